@@ -1,6 +1,14 @@
 //! aws-load-balancer-controller: a drop-in Rust replacement for the Kubernetes AWS Load Balancer Controller.
 #![forbid(unsafe_code)]
 
+pub mod app;
+pub mod args;
 pub mod aws;
+pub mod certs_cmd;
+pub mod config;
 pub mod crd;
+pub mod goflags;
+pub mod metrics;
 pub mod model;
+pub mod telemetry;
+pub mod webhook;

@@ -1,1 +1,31 @@
-fn main() {}
+//! Entry point: parse flags, then hand over to the subcommand or the controller.
+
+use aws_load_balancer_controller::args::{CertsCommand, Cli, Command};
+use aws_load_balancer_controller::{app, certs_cmd, config::Config, telemetry};
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Certs(CertsCommand::Generate(args))) => certs_cmd::run(&args),
+        None => run_controller(&cli.controller),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_controller(args: &aws_load_balancer_controller::args::ControllerArgs) -> anyhow::Result<()> {
+    let cfg = Config::from_args(args)?;
+    telemetry::init(&cfg.log_level, cfg.log_format);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(app::run(cfg))
+}

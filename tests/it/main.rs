@@ -1,1 +1,5 @@
+//! Integration tests: one binary, one module per area.
 
+mod process;
+mod support;
+mod webhook_server;

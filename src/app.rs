@@ -1,0 +1,183 @@
+//! Process wiring: servers, Kubernetes connection and shutdown. The only place `anyhow` meets the
+//! layers below; read top to bottom to see what runs.
+
+use crate::config::Config;
+use crate::metrics::{self, Readiness, WebhookMetrics};
+use crate::webhook::{self, server, service_mutator::ServiceMutator, Handler};
+use anyhow::Context;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// Readiness check names.
+pub const READY_WEBHOOK: &str = "webhook";
+pub const READY_KUBE: &str = "kube-api";
+
+/// The admission route table. Handlers arrive with their own issues; each is one line here.
+fn routes(cfg: &Config) -> Vec<(&'static str, Arc<dyn Handler>)> {
+    vec![(
+        webhook::service_mutator::PATH,
+        Arc::new(ServiceMutator {
+            load_balancer_class: cfg.load_balancer_class.clone(),
+        }) as Arc<dyn Handler>,
+    )]
+}
+
+async fn bind(what: &str, addr: SocketAddr) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen for {what} on {addr}"))
+}
+
+/// Runs the controller until SIGTERM/SIGINT; returns after draining.
+pub async fn run(cfg: Config) -> anyhow::Result<()> {
+    let shutdown = CancellationToken::new();
+    spawn_signal_handler(shutdown.clone());
+
+    let mut registry = metrics::new_registry();
+    let webhook_metrics = WebhookMetrics::register(&mut registry);
+    let registry = Arc::new(registry);
+    let readiness = Readiness::default();
+    readiness.add(READY_WEBHOOK);
+    readiness.add(READY_KUBE);
+
+    // Fail fast on an unreadable certificate: a pod that cannot serve TLS must not look healthy.
+    let (tls, _resolver) = webhook::tls::server_config(
+        cfg.webhook.cert_file.clone(),
+        cfg.webhook.key_file.clone(),
+        cfg.webhook.tls_min_version,
+    )
+    .context("webhook serving certificate")?;
+    let limits = webhook::Limits {
+        max_body_bytes: cfg.webhook.max_body_bytes,
+        body_timeout: cfg.webhook.request_timeout,
+    };
+    let router = webhook::router(routes(&cfg), webhook_metrics, limits);
+    let conn_limits = server::ConnLimits {
+        header_timeout: cfg.webhook.request_timeout,
+        drain_timeout: cfg.shutdown_grace_period,
+        ..Default::default()
+    };
+
+    let webhook_listener = bind("the webhook server", cfg.webhook.bind).await?;
+    tracing::info!(addr = %webhook_listener.local_addr()?, "webhook server listening");
+    let mut tasks = tokio::task::JoinSet::new();
+    tasks.spawn(server::serve_tls(
+        webhook_listener,
+        tls,
+        router,
+        conn_limits,
+        shutdown.clone(),
+    ));
+    readiness.set(READY_WEBHOOK, true);
+
+    if let Some(addr) = cfg.metrics_bind {
+        let listener = bind("metrics", addr).await?;
+        tracing::info!(addr = %listener.local_addr()?, "metrics server listening");
+        let (router, token) = (metrics::metrics_router(registry.clone()), shutdown.clone());
+        tasks.spawn(async move {
+            if let Err(error) = server::serve_plain(listener, router, token).await {
+                tracing::error!(%error, "metrics server failed");
+            }
+        });
+    }
+    if let Some(addr) = cfg.health_probe_bind {
+        let listener = bind("health probes", addr).await?;
+        tracing::info!(addr = %listener.local_addr()?, "health probe server listening");
+        let (router, token) = (metrics::probes_router(readiness.clone()), shutdown.clone());
+        tasks.spawn(async move {
+            if let Err(error) = server::serve_plain(listener, router, token).await {
+                tracing::error!(%error, "health probe server failed");
+            }
+        });
+    }
+
+    let kube_task = {
+        let (cfg, readiness, token) = (cfg.clone(), readiness.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = token.cancelled() => None,
+                client = connect_kube(&cfg) => {
+                    readiness.set(READY_KUBE, true);
+                    Some(client)
+                }
+            }
+        })
+    };
+
+    shutdown.cancelled().await;
+    tracing::info!("shutting down: draining in-flight requests");
+    kube_task.abort();
+    while tasks.join_next().await.is_some() {}
+    tracing::info!("shut down cleanly");
+    Ok(())
+}
+
+fn spawn_signal_handler(token: CancellationToken) {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
+            tokio::select! {
+                _ = term.recv() => tracing::info!("received SIGTERM"),
+                _ = tokio::signal::ctrl_c() => tracing::info!("received SIGINT"),
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        token.cancel();
+    });
+}
+
+async fn kube_config(cfg: &Config) -> Result<kube::Config, String> {
+    match &cfg.kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path)
+                .map_err(|e| format!("cannot read kubeconfig {}: {e}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kc, &Default::default())
+                .await
+                .map_err(|e| format!("invalid kubeconfig {}: {e}", path.display()))
+        }
+        None => kube::Config::infer().await.map_err(|e| {
+            format!(
+                "no in-cluster service account and no usable kubeconfig (set --kubeconfig): {e}"
+            )
+        }),
+    }
+}
+
+/// Connects to the API server, retrying with capped exponential backoff and saying clearly what
+/// fails (which URL, which error) instead of hanging silently or crash-looping.
+pub async fn connect_kube(cfg: &Config) -> kube::Client {
+    let mut delay = Duration::from_millis(500);
+    let max = Duration::from_secs(30);
+    loop {
+        match kube_config(cfg).await {
+            Err(error) => {
+                tracing::error!(%error, retry_in = ?delay, "cannot configure the Kubernetes API client")
+            }
+            Ok(kc) => {
+                let url = kc.cluster_url.to_string();
+                match kube::Client::try_from(kc) {
+                    Err(error) => {
+                        tracing::error!(%url, %error, retry_in = ?delay, "cannot build the Kubernetes API client")
+                    }
+                    Ok(client) => match client.apiserver_version().await {
+                        Ok(v) => {
+                            tracing::info!(%url, version = %v.git_version, "connected to the Kubernetes API");
+                            return client;
+                        }
+                        Err(error) => {
+                            tracing::error!(%url, %error, retry_in = ?delay, "Kubernetes API unreachable")
+                        }
+                    },
+                }
+            }
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(max);
+    }
+}

@@ -1,0 +1,312 @@
+//! Command-line flags: upstream's names, defaults and spellings, in flattened clap groups.
+//!
+//! Values stay as written here; [`crate::config::Config::from_args`] validates them once, with
+//! messages that name the flag, so bad values fail at start rather than at first use.
+
+use clap::{Args, Parser, Subcommand};
+
+/// Help suffix for flags the chart may pass that this build accepts but does not act on yet.
+/// Saying so beats failing on an unknown flag (a crash-loop) or pretending to honour it.
+pub const NOT_YET: &str = "[accepted for compatibility; not acted on by this build yet]";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "aws-load-balancer-controller",
+    version,
+    about = "Drop-in Rust replacement for the Kubernetes AWS Load Balancer Controller",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub controller: ControllerArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Webhook certificate tooling.
+    #[command(subcommand)]
+    Certs(CertsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CertsCommand {
+    /// Write ca.crt, tls.crt and tls.key for the webhook Service.
+    Generate(CertsGenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CertsGenerateArgs {
+    /// Webhook Service name.
+    #[arg(long)]
+    pub service: String,
+    /// Webhook Service namespace.
+    #[arg(long)]
+    pub namespace: String,
+    /// Output directory (created if missing).
+    #[arg(long)]
+    pub out: std::path::PathBuf,
+    /// Serving certificate validity in days (at most 365).
+    #[arg(long, default_value_t = webhook_certs::DEFAULT_SERVING_DAYS)]
+    pub days: u32,
+    /// Cluster DNS domain.
+    #[arg(long, default_value = "cluster.local")]
+    pub dns_domain: String,
+    /// Extra SANs (host names or IPs), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub extra_san: Vec<String>,
+}
+
+/// Everything the controller process takes, grouped as upstream groups its config structs.
+#[derive(Debug, Args)]
+pub struct ControllerArgs {
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+    #[command(flatten)]
+    pub runtime: RuntimeArgs,
+    #[command(flatten)]
+    pub webhook: WebhookArgs,
+    #[command(flatten)]
+    pub reconcile: ReconcileArgs,
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Controller")]
+pub struct ClusterArgs {
+    /// Kubernetes cluster name (required).
+    #[arg(long, default_value = "")]
+    pub cluster_name: String,
+    /// Ingress class this controller satisfies ("" = also manage Ingresses without a class).
+    #[arg(long, default_value = "alb")]
+    pub ingress_class: String,
+    /// Service loadBalancerClass this controller satisfies.
+    #[arg(long, default_value = "service.k8s.aws/nlb")]
+    pub load_balancer_class: String,
+    /// Default AWS tags for resources we create (k1=v1,k2=v2).
+    #[arg(long, default_value = "")]
+    pub default_tags: String,
+    /// AWS tag keys managed outside this controller (comma-separated).
+    #[arg(long, default_value = "")]
+    pub external_managed_tags: String,
+    /// Default target type for target groups: instance or ip.
+    #[arg(long, default_value = "instance")]
+    pub default_target_type: String,
+    /// Default scheme for load balancers: internal or internet-facing.
+    #[arg(long, default_value = "internal")]
+    pub default_load_balancer_scheme: String,
+    /// Default SSL policy for HTTPS listeners.
+    #[arg(long, default_value = "ELBSecurityPolicy-2016-08")]
+    pub default_ssl_policy: String,
+    /// Feature gates (Name=true,Name=false).
+    #[arg(long, default_value = "")]
+    pub feature_gates: String,
+    /// Inject pod readiness gates for ip TargetGroupBindings.
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub enable_pod_readiness_gate_inject: bool,
+    /// Use a shared backend security group for LB-to-target traffic.
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub enable_backend_security_group: bool,
+    /// Backend security group id (sg-...); auto-created when empty.
+    #[arg(long, default_value = "")]
+    pub backend_security_group: String,
+    /// Manage backend security group rules by default.
+    #[arg(long, default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub enable_manage_backend_security_group_rules: bool,
+    /// Use EndpointSlices instead of Endpoints for ip targets.
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub enable_endpoint_slices: bool,
+    /// Open all TCP ports from the LB to targets instead of the target ports only.
+    #[arg(long, default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub disable_restricted_sg_rules: bool,
+    /// Maximum targets registered per target group (0 = unlimited).
+    #[arg(long, default_value_t = 0)]
+    pub max_targets_per_target_group: u32,
+    /// Reject the kubernetes.io/ingress.class annotation on new usage.
+    #[arg(long, default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub disable_ingress_class_annotation: bool,
+    /// Reject the alb.ingress.kubernetes.io/group.name annotation on new usage.
+    #[arg(long, default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub disable_ingress_group_name_annotation: bool,
+    /// Answer 503 for backends whose Service does not exist instead of failing the group.
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub tolerate_non_existent_backend_service: bool,
+    /// Answer 503 for unknown actions.* backends instead of failing the group.
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub tolerate_non_existent_backend_action: bool,
+    /// Security group tags that select target ENI security groups (k=v,...). [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "")]
+    pub service_target_eni_security_group_tags: String,
+    /// Only allow certificates from these CAs (comma-separated ARNs). [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "")]
+    pub allowed_certificate_authority_arns: String,
+    /// Default private CA for certificates. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "")]
+    pub default_pca_arn: String,
+    /// Only read Secrets carrying this label (key=value). [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "")]
+    pub required_secrets_label: String,
+    /// Enable WAF Classic. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub enable_waf: bool,
+    /// Enable WAFv2. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub enable_wafv2: bool,
+    /// Enable Shield Advanced. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub enable_shield: bool,
+    /// Environment variable name for QUIC server ids. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "AWS_LBC_QUIC_SERVER_ID")]
+    pub quic_environment_variable_name: String,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "AWS")]
+pub struct AwsArgs {
+    /// AWS region (else AWS_REGION / AWS_DEFAULT_REGION, else instance metadata).
+    #[arg(long, default_value = "")]
+    pub aws_region: String,
+    /// VPC id (else --aws-vpc-tags, else instance metadata).
+    #[arg(long, default_value = "")]
+    pub aws_vpc_id: String,
+    /// Tags that select exactly one VPC (k=v,...).
+    #[arg(long, default_value = "")]
+    pub aws_vpc_tags: String,
+    /// Deprecated: tag key for VPC lookup. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "Name")]
+    pub aws_vpc_tag_key: String,
+    /// Custom endpoints (serviceID=URL,...), e.g. elasticloadbalancing=http://127.0.0.1:5000.
+    #[arg(long, default_value = "")]
+    pub aws_api_endpoints: String,
+    /// Client-side throttles (serviceID:operationRegex=rate:burst,...).
+    #[arg(long, default_value = "")]
+    pub aws_api_throttle: String,
+    /// Maximum retries of a failed AWS call.
+    #[arg(long, default_value_t = 10)]
+    pub aws_max_retries: u32,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Runtime")]
+pub struct RuntimeArgs {
+    /// Path to a kubeconfig; empty = in-cluster or the default kubeconfig.
+    #[arg(long, default_value = "")]
+    pub kubeconfig: String,
+    /// Address of the Prometheus metrics endpoint.
+    #[arg(long, default_value = ":8080")]
+    pub metrics_bind_addr: String,
+    /// Address of the /healthz and /readyz probes.
+    #[arg(long, default_value = ":61779")]
+    pub health_probe_bind_addr: String,
+    /// Elect a leader with a coordination.k8s.io Lease.
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub enable_leader_election: bool,
+    /// Name of the leader-election Lease.
+    #[arg(long, default_value = "aws-load-balancer-controller-leader")]
+    pub leader_election_id: String,
+    /// Namespace of the Lease (empty = the pod's namespace).
+    #[arg(long, default_value = "", env = "POD_NAMESPACE")]
+    pub leader_election_namespace: String,
+    /// Namespace to watch (empty = all).
+    #[arg(long, default_value = "")]
+    pub watch_namespace: String,
+    /// Period of the full resync that heals drift.
+    #[arg(long, default_value = "10h")]
+    pub sync_period: String,
+    /// CA file for verifying API-server client certificates. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "")]
+    pub kube_ca_pem_filepath: String,
+    /// How long to wait for in-flight requests on SIGTERM.
+    #[arg(long, default_value = "10s")]
+    pub shutdown_grace_period: String,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Webhook")]
+pub struct WebhookArgs {
+    /// Port of the admission webhook server.
+    #[arg(long, default_value_t = 9443)]
+    pub webhook_bind_port: u16,
+    /// Address the webhook server binds to.
+    #[arg(long, default_value = "0.0.0.0")]
+    pub webhook_bind_host: String,
+    /// Directory holding the serving certificate and key.
+    #[arg(long, default_value = "/tmp/k8s-webhook-server/serving-certs")]
+    pub webhook_cert_dir: String,
+    /// Certificate file name in --webhook-cert-dir.
+    #[arg(long, default_value = "tls.crt")]
+    pub webhook_cert_file: String,
+    /// Key file name in --webhook-cert-dir.
+    #[arg(long, default_value = "tls.key")]
+    pub webhook_key_file: String,
+    /// Lowest TLS version offered: 1.3 (default) or 1.2 (ECDHE + AEAD suites only).
+    #[arg(long, default_value = "1.3")]
+    pub webhook_tls_min_version: String,
+    /// Largest admission request body accepted, in bytes.
+    #[arg(long, default_value_t = 3 * 1024 * 1024)]
+    pub webhook_max_body_bytes: usize,
+    /// Time allowed to send request headers and body.
+    #[arg(long, default_value = "10s")]
+    pub webhook_request_timeout: String,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Reconcilers")]
+pub struct ReconcileArgs {
+    /// Concurrent Ingress group reconciles.
+    #[arg(long, default_value_t = 3)]
+    pub ingress_max_concurrent_reconciles: u32,
+    /// Concurrent Service reconciles. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value_t = 3)]
+    pub service_max_concurrent_reconciles: u32,
+    /// Concurrent TargetGroupBinding reconciles.
+    #[arg(long, default_value_t = 3)]
+    pub targetgroupbinding_max_concurrent_reconciles: u32,
+    /// Concurrent GatewayClass reconciles. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value_t = 3)]
+    pub gateway_class_max_concurrent_reconciles: u32,
+    /// Concurrent ALB Gateway reconciles. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value_t = 3)]
+    pub alb_gateway_max_concurrent_reconciles: u32,
+    /// Concurrent NLB Gateway reconciles. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value_t = 3)]
+    pub nlb_gateway_max_concurrent_reconciles: u32,
+    /// Concurrent GlobalAccelerator reconciles. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value_t = 1)]
+    pub globalaccelerator_max_concurrent_reconciles: u32,
+    /// Maximum GlobalAccelerator retry backoff. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "1000s")]
+    pub globalaccelerator_max_exponential_backoff_delay: String,
+    /// Maximum TargetGroupBinding retry backoff (upstream default 1000s; ours caps far lower).
+    #[arg(long, default_value = "1000s")]
+    pub targetgroupbinding_max_exponential_backoff_delay: String,
+    /// Requeue interval while gated pods wait for healthy targets.
+    #[arg(long, default_value = "15s")]
+    pub targetgroupbinding_requeue_duration: String,
+    /// LB stabilization monitor interval. [accepted for compatibility; not acted on by this build yet]
+    #[arg(long, default_value = "2m")]
+    pub lb_stabilization_monitor_interval: String,
+    /// Maximum retry backoff of an Ingress group reconcile.
+    #[arg(long, default_value = "1m")]
+    pub ingress_max_exponential_backoff_delay: String,
+}
+
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Logging")]
+pub struct LogArgs {
+    /// Log level: info or debug (RUST_LOG overrides for finer filters).
+    #[arg(long, default_value = "info")]
+    pub log_level: String,
+    /// Log format: text or json.
+    #[arg(long, default_value = "text")]
+    pub log_format: String,
+}
+
+/// Boolean flags take pflag's forms: `--flag`, `--flag=true`, `--flag=false` (no separate value).
+fn go_bool(raw: &str) -> Result<bool, String> {
+    crate::goflags::parse_bool(raw)
+}

@@ -1,0 +1,400 @@
+//! The validated controller configuration, built once from the flags.
+//!
+//! Every check here produces a message that names the flag (or repeats upstream's own text where
+//! users already know it), so a bad chart value fails the pod at start with a readable reason.
+
+use crate::args::ControllerArgs;
+use crate::goflags::{
+    parse_bind_addr, parse_bool_map, parse_duration, parse_list, parse_string_map,
+};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Configuration errors; each message says which flag is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("kubernetes cluster name must be specified")]
+    MissingClusterName,
+    #[error("invalid value {value:?} for --{flag}: {reason}")]
+    Invalid {
+        flag: &'static str,
+        value: String,
+        reason: String,
+    },
+    #[error("invalid value {0} for default target type")]
+    DefaultTargetType(String),
+    #[error("tag key {key} cannot be specified in {flag} flag")]
+    ReservedTagKey { key: String, flag: &'static str },
+    #[error("unknown feature: {0}")]
+    UnknownFeature(String),
+}
+
+/// Feature gates with upstream's names and defaults (`--feature-gates`).
+pub const FEATURE_GATE_DEFAULTS: &[(&str, bool)] = &[
+    ("ListenerRulesTagging", true),
+    ("WeightedTargetGroups", true),
+    ("ServiceTypeLoadBalancerOnly", false),
+    ("EndpointsFailOpen", true),
+    ("EnableServiceController", true),
+    ("EnableIPTargetType", true),
+    ("EnableTCPUDPListener", false),
+    ("EnableRGTAPI", false),
+    ("SubnetsClusterTagCheck", true),
+    ("NLBHealthCheckAdvancedConfig", true),
+    ("NLBSecurityGroup", true),
+    ("ALBSingleSubnet", false),
+    ("LBCapacityReservation", true),
+    ("SubnetDiscoveryByReachability", true),
+    ("NLBGatewayAPI", true),
+    ("ALBGatewayAPI", true),
+    ("GatewayListenerSet", true),
+    ("GlobalAcceleratorController", false),
+    ("EnhancedDefaultBehavior", false),
+    ("EnableDefaultTagsLowPriority", false),
+    ("ALBTargetControlAgent", false),
+    ("EnableCertificateManagement", false),
+    ("IngressPlanAnnotation", false),
+];
+
+/// Tag keys the controller uses to track ownership; users may not set them through flags.
+pub const TRACKING_TAG_KEYS: &[&str] = &[
+    "elbv2.k8s.aws/cluster",
+    "elbv2.k8s.aws/resource",
+    "ingress.k8s.aws/stack",
+    "ingress.k8s.aws/resource",
+    "service.k8s.aws/stack",
+    "service.k8s.aws/resource",
+    "gateway.k8s.aws.nlb/stack",
+    "gateway.k8s.aws.nlb/resource",
+    "gateway.k8s.aws.alb/stack",
+    "gateway.k8s.aws.alb/resource",
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsMinVersion {
+    Tls12,
+    Tls13,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Webhook server settings.
+#[derive(Clone, Debug)]
+pub struct WebhookConfig {
+    pub bind: SocketAddr,
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub tls_min_version: TlsMinVersion,
+    pub max_body_bytes: usize,
+    pub request_timeout: Duration,
+}
+
+/// The whole validated configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub cluster_name: String,
+    pub ingress_class: String,
+    pub load_balancer_class: String,
+    pub default_tags: BTreeMap<String, String>,
+    pub external_managed_tags: Vec<String>,
+    pub default_target_type: String,
+    pub default_scheme: String,
+    pub default_ssl_policy: String,
+    pub feature_gates: BTreeMap<String, bool>,
+    pub enable_pod_readiness_gate_inject: bool,
+    pub enable_backend_security_group: bool,
+    pub backend_security_group: Option<String>,
+    pub enable_endpoint_slices: bool,
+    pub aws_region: Option<String>,
+    pub aws_vpc_id: Option<String>,
+    pub aws_vpc_tags: BTreeMap<String, String>,
+    pub aws_api_endpoints: BTreeMap<String, String>,
+    pub aws_api_throttle: Option<String>,
+    pub aws_max_retries: u32,
+    pub kubeconfig: Option<PathBuf>,
+    pub metrics_bind: Option<SocketAddr>,
+    pub health_probe_bind: Option<SocketAddr>,
+    pub enable_leader_election: bool,
+    pub leader_election_id: String,
+    pub leader_election_namespace: Option<String>,
+    pub watch_namespace: Option<String>,
+    pub sync_period: Duration,
+    pub shutdown_grace_period: Duration,
+    pub webhook: WebhookConfig,
+    pub ingress_max_concurrent_reconciles: u32,
+    pub targetgroupbinding_max_concurrent_reconciles: u32,
+    pub targetgroupbinding_max_backoff: Duration,
+    pub targetgroupbinding_requeue: Duration,
+    pub ingress_max_backoff: Duration,
+    pub log_level: String,
+    pub log_format: LogFormat,
+}
+
+fn invalid(flag: &'static str, value: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        flag,
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn duration(flag: &'static str, raw: &str) -> Result<Duration, ConfigError> {
+    parse_duration(raw).map_err(|e| invalid(flag, raw, e))
+}
+
+fn string_map(flag: &'static str, raw: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    parse_string_map(raw).map_err(|e| invalid(flag, raw, e))
+}
+
+fn non_empty(s: &str) -> Option<String> {
+    (!s.trim().is_empty()).then(|| s.trim().to_string())
+}
+
+fn check_tag_keys<'a>(
+    keys: impl Iterator<Item = &'a String>,
+    flag: &'static str,
+) -> Result<(), ConfigError> {
+    for key in keys {
+        if TRACKING_TAG_KEYS.contains(&key.as_str()) {
+            return Err(ConfigError::ReservedTagKey {
+                key: key.clone(),
+                flag,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Parses `--feature-gates` over upstream's defaults; unknown names are an error as upstream.
+pub fn feature_gates(raw: &str) -> Result<BTreeMap<String, bool>, ConfigError> {
+    let mut gates: BTreeMap<String, bool> = FEATURE_GATE_DEFAULTS
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    for (k, v) in parse_bool_map(raw).map_err(|e| invalid("feature-gates", raw, e))? {
+        match gates.get_mut(&k) {
+            Some(slot) => *slot = v,
+            None => return Err(ConfigError::UnknownFeature(k)),
+        }
+    }
+    Ok(gates)
+}
+
+impl Config {
+    /// Validates the flags; the first problem found is returned.
+    pub fn from_args(a: &ControllerArgs) -> Result<Config, ConfigError> {
+        let c = &a.cluster;
+        if c.cluster_name.trim().is_empty() {
+            return Err(ConfigError::MissingClusterName);
+        }
+        if !matches!(c.default_target_type.as_str(), "instance" | "ip") {
+            return Err(ConfigError::DefaultTargetType(
+                c.default_target_type.clone(),
+            ));
+        }
+        if !matches!(
+            c.default_load_balancer_scheme.as_str(),
+            "internal" | "internet-facing"
+        ) {
+            return Err(invalid(
+                "default-load-balancer-scheme",
+                &c.default_load_balancer_scheme,
+                "must be internal or internet-facing",
+            ));
+        }
+        let default_tags = string_map("default-tags", &c.default_tags)?;
+        check_tag_keys(default_tags.keys(), "default-tags")?;
+        let external_managed_tags = parse_list(&c.external_managed_tags);
+        check_tag_keys(external_managed_tags.iter(), "external-managed-tags")?;
+        let backend_security_group = non_empty(&c.backend_security_group);
+        if let Some(sg) = &backend_security_group {
+            if !sg.starts_with("sg-") {
+                return Err(invalid(
+                    "backend-security-group",
+                    sg,
+                    "security group id must start with sg-",
+                ));
+            }
+        }
+        if c.enable_manage_backend_security_group_rules && !c.enable_backend_security_group {
+            return Err(invalid(
+                "enable-manage-backend-security-group-rules",
+                "true",
+                "requires --enable-backend-security-group=true",
+            ));
+        }
+        if let Some(label) = non_empty(&c.required_secrets_label) {
+            if !label.contains('=') {
+                return Err(invalid(
+                    "required-secrets-label",
+                    &label,
+                    "must be key=value",
+                ));
+            }
+        }
+        string_map(
+            "service-target-eni-security-group-tags",
+            &c.service_target_eni_security_group_tags,
+        )?;
+
+        let aws = &a.aws;
+        let aws_vpc_id = non_empty(&aws.aws_vpc_id);
+        if let Some(vpc) = &aws_vpc_id {
+            if !vpc.starts_with("vpc-") {
+                return Err(invalid("aws-vpc-id", vpc, "VPC id must start with vpc-"));
+            }
+        }
+        let aws_api_endpoints = string_map("aws-api-endpoints", &aws.aws_api_endpoints)?;
+        for (service, url) in &aws_api_endpoints {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(invalid(
+                    "aws-api-endpoints",
+                    url,
+                    format!("endpoint for {service} must be an http(s) URL"),
+                ));
+            }
+        }
+
+        let r = &a.runtime;
+        let w = &a.webhook;
+        let cert_dir = PathBuf::from(&w.webhook_cert_dir);
+        let tls_min_version = match w.webhook_tls_min_version.as_str() {
+            "1.3" => TlsMinVersion::Tls13,
+            "1.2" => TlsMinVersion::Tls12,
+            other => {
+                return Err(invalid(
+                    "webhook-tls-min-version",
+                    other,
+                    "must be 1.2 or 1.3",
+                ))
+            }
+        };
+        let host: std::net::IpAddr = w.webhook_bind_host.parse().map_err(|_| {
+            invalid(
+                "webhook-bind-host",
+                &w.webhook_bind_host,
+                "must be an IP address",
+            )
+        })?;
+        if w.webhook_max_body_bytes < 1024 {
+            return Err(invalid(
+                "webhook-max-body-bytes",
+                &w.webhook_max_body_bytes.to_string(),
+                "must be at least 1024",
+            ));
+        }
+        let log = &a.log;
+        if !matches!(log.log_level.as_str(), "info" | "debug") {
+            return Err(invalid(
+                "log-level",
+                &log.log_level,
+                "must be info or debug",
+            ));
+        }
+        let log_format = match log.log_format.as_str() {
+            "text" => LogFormat::Text,
+            "json" => LogFormat::Json,
+            other => return Err(invalid("log-format", other, "must be text or json")),
+        };
+        let rc = &a.reconcile;
+        for (flag, v) in [
+            (
+                "ingress-max-concurrent-reconciles",
+                rc.ingress_max_concurrent_reconciles,
+            ),
+            (
+                "targetgroupbinding-max-concurrent-reconciles",
+                rc.targetgroupbinding_max_concurrent_reconciles,
+            ),
+            (
+                "service-max-concurrent-reconciles",
+                rc.service_max_concurrent_reconciles,
+            ),
+        ] {
+            if v == 0 {
+                return Err(invalid(flag, "0", "must be at least 1"));
+            }
+        }
+        duration(
+            "globalaccelerator-max-exponential-backoff-delay",
+            &rc.globalaccelerator_max_exponential_backoff_delay,
+        )?;
+        duration(
+            "lb-stabilization-monitor-interval",
+            &rc.lb_stabilization_monitor_interval,
+        )?;
+
+        Ok(Config {
+            cluster_name: c.cluster_name.trim().to_string(),
+            ingress_class: c.ingress_class.clone(),
+            load_balancer_class: c.load_balancer_class.clone(),
+            default_tags,
+            external_managed_tags,
+            default_target_type: c.default_target_type.clone(),
+            default_scheme: c.default_load_balancer_scheme.clone(),
+            default_ssl_policy: c.default_ssl_policy.clone(),
+            feature_gates: feature_gates(&c.feature_gates)?,
+            enable_pod_readiness_gate_inject: c.enable_pod_readiness_gate_inject,
+            enable_backend_security_group: c.enable_backend_security_group,
+            backend_security_group,
+            enable_endpoint_slices: c.enable_endpoint_slices,
+            aws_region: non_empty(&aws.aws_region),
+            aws_vpc_id,
+            aws_vpc_tags: string_map("aws-vpc-tags", &aws.aws_vpc_tags)?,
+            aws_api_endpoints,
+            aws_api_throttle: non_empty(&aws.aws_api_throttle),
+            aws_max_retries: aws.aws_max_retries,
+            kubeconfig: non_empty(&r.kubeconfig).map(PathBuf::from),
+            metrics_bind: parse_bind_addr(&r.metrics_bind_addr)
+                .map_err(|e| invalid("metrics-bind-addr", &r.metrics_bind_addr, e))?,
+            health_probe_bind: parse_bind_addr(&r.health_probe_bind_addr)
+                .map_err(|e| invalid("health-probe-bind-addr", &r.health_probe_bind_addr, e))?,
+            enable_leader_election: r.enable_leader_election,
+            leader_election_id: r.leader_election_id.clone(),
+            leader_election_namespace: non_empty(&r.leader_election_namespace),
+            watch_namespace: non_empty(&r.watch_namespace),
+            sync_period: duration("sync-period", &r.sync_period)?,
+            shutdown_grace_period: duration("shutdown-grace-period", &r.shutdown_grace_period)?,
+            webhook: WebhookConfig {
+                bind: SocketAddr::new(host, w.webhook_bind_port),
+                cert_file: cert_dir.join(&w.webhook_cert_file),
+                key_file: cert_dir.join(&w.webhook_key_file),
+                tls_min_version,
+                max_body_bytes: w.webhook_max_body_bytes,
+                request_timeout: duration("webhook-request-timeout", &w.webhook_request_timeout)?,
+            },
+            ingress_max_concurrent_reconciles: rc.ingress_max_concurrent_reconciles,
+            targetgroupbinding_max_concurrent_reconciles: rc
+                .targetgroupbinding_max_concurrent_reconciles,
+            targetgroupbinding_max_backoff: duration(
+                "targetgroupbinding-max-exponential-backoff-delay",
+                &rc.targetgroupbinding_max_exponential_backoff_delay,
+            )?,
+            targetgroupbinding_requeue: duration(
+                "targetgroupbinding-requeue-duration",
+                &rc.targetgroupbinding_requeue_duration,
+            )?,
+            ingress_max_backoff: duration(
+                "ingress-max-exponential-backoff-delay",
+                &rc.ingress_max_exponential_backoff_delay,
+            )?,
+            log_level: log.log_level.clone(),
+            log_format,
+        })
+    }
+
+    /// Whether a feature gate is on.
+    pub fn gate(&self, name: &str) -> bool {
+        self.feature_gates.get(name).copied().unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

@@ -1,0 +1,280 @@
+//! Metrics (Prometheus text on --metrics-bind-addr) and health probes (--health-probe-bind-addr).
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// Labels of upstream's webhook failure counters.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WebhookFailureLabels {
+    pub webhook_name: String,
+    pub error_category: String,
+}
+
+/// `awslbc_webhook_validation_failure_total` and `awslbc_webhook_mutation_failure_total`.
+#[derive(Clone, Debug, Default)]
+pub struct WebhookMetrics {
+    pub validation_failures: Family<WebhookFailureLabels, Counter>,
+    pub mutation_failures: Family<WebhookFailureLabels, Counter>,
+}
+
+impl WebhookMetrics {
+    pub fn register(registry: &mut Registry) -> Self {
+        let m = WebhookMetrics::default();
+        // prometheus-client appends `_total` to counters, giving upstream's exact names.
+        registry.register(
+            "awslbc_webhook_validation_failure",
+            "Number of validation failures in the webhooks",
+            m.validation_failures.clone(),
+        );
+        registry.register(
+            "awslbc_webhook_mutation_failure",
+            "Number of mutation failures in the webhooks",
+            m.mutation_failures.clone(),
+        );
+        m
+    }
+
+    /// Counts one failure of `webhook` (its path) in `category` (the failing check's name).
+    pub fn record_failure(&self, mutating: bool, webhook: &str, category: &str) {
+        let labels = WebhookFailureLabels {
+            webhook_name: webhook.to_string(),
+            error_category: category.to_string(),
+        };
+        let family = if mutating {
+            &self.mutation_failures
+        } else {
+            &self.validation_failures
+        };
+        family.get_or_create(&labels).inc();
+    }
+}
+
+/// Standard `process_*` metrics read from /proc on each scrape (Linux only; empty elsewhere).
+#[derive(Debug, Default)]
+pub struct ProcessCollector;
+
+impl ProcessCollector {
+    fn read() -> Option<(f64, f64, f64, f64, f64)> {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // Fields after the parenthesised command name; the name itself may contain spaces.
+        let rest = stat.rsplit_once(')')?.1;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = 100.0; // USER_HZ is 100 on every Linux we run on.
+        let cpu = (f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?) / ticks;
+        let start_ticks: f64 = f.get(19)?.parse().ok()?;
+        let vsize: f64 = f.get(20)?.parse().ok()?;
+        let rss_pages: f64 = f.get(21)?.parse().ok()?;
+        let boot = std::fs::read_to_string("/proc/stat")
+            .ok()?
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("btime ")
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+            })?;
+        let fds = std::fs::read_dir("/proc/self/fd")
+            .map(|d| d.count() as f64)
+            .unwrap_or(0.0);
+        Some((
+            cpu,
+            boot + start_ticks / ticks,
+            vsize,
+            rss_pages * 4096.0,
+            fds,
+        ))
+    }
+}
+
+impl Collector for ProcessCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let Some((cpu, start, vsize, rss, fds)) = Self::read() else {
+            return Ok(());
+        };
+        let counter = ConstCounter::new(cpu);
+        counter.encode(encoder.encode_descriptor(
+            "process_cpu_seconds",
+            "Total user and system CPU time spent in seconds",
+            None,
+            counter.metric_type(),
+        )?)?;
+        for (name, help, value) in [
+            (
+                "process_start_time_seconds",
+                "Start time of the process since unix epoch in seconds",
+                start,
+            ),
+            (
+                "process_virtual_memory_bytes",
+                "Virtual memory size in bytes",
+                vsize,
+            ),
+            (
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes",
+                rss,
+            ),
+            ("process_open_fds", "Number of open file descriptors", fds),
+        ] {
+            let gauge = ConstGauge::new(value);
+            gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
+        }
+        Ok(())
+    }
+}
+
+/// Builds the registry with the process collector already in it.
+pub fn new_registry() -> Registry {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(ProcessCollector));
+    registry
+}
+
+/// The `/metrics` router.
+pub fn metrics_router(registry: Arc<Registry>) -> Router {
+    Router::new()
+        .route("/metrics", get(render_metrics))
+        .with_state(registry)
+}
+
+async fn render_metrics(State(registry): State<Arc<Registry>>) -> impl IntoResponse {
+    let mut body = String::new();
+    match prometheus_client::encoding::text::encode(&mut body, &registry) {
+        Ok(()) => (
+            StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            body,
+        )
+            .into_response(),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "failed to encode metrics",
+        )
+            .into_response(),
+    }
+}
+
+/// Named readiness checks; `/readyz` is ready only when every registered check has passed.
+#[derive(Clone, Debug, Default)]
+pub struct Readiness {
+    checks: Arc<Mutex<BTreeMap<&'static str, bool>>>,
+}
+
+impl Readiness {
+    /// Registers a check that starts out not ready.
+    pub fn add(&self, name: &'static str) {
+        self.checks
+            .lock()
+            .expect("readiness lock")
+            .insert(name, false);
+    }
+
+    pub fn set(&self, name: &'static str, ready: bool) {
+        self.checks
+            .lock()
+            .expect("readiness lock")
+            .insert(name, ready);
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.checks
+            .lock()
+            .expect("readiness lock")
+            .values()
+            .all(|ok| *ok)
+    }
+
+    /// A report in the API server's style: one `[+]name ok` / `[-]name not ready` line per check.
+    pub fn report(&self) -> String {
+        let checks = self.checks.lock().expect("readiness lock");
+        let mut out = String::new();
+        for (name, ok) in checks.iter() {
+            out.push_str(&if *ok {
+                format!("[+]{name} ok\n")
+            } else {
+                format!("[-]{name} not ready\n")
+            });
+        }
+        out
+    }
+}
+
+/// The `/healthz` and `/readyz` router.
+pub fn probes_router(readiness: Readiness) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .with_state(readiness)
+}
+
+async fn readyz(State(readiness): State<Readiness>) -> impl IntoResponse {
+    let report = readiness.report();
+    if readiness.is_ready() {
+        (StatusCode::OK, format!("{report}readyz check passed\n"))
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("{report}readyz check failed\n"),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhook_counters_render_with_upstream_names_and_labels() {
+        let mut registry = new_registry();
+        let m = WebhookMetrics::register(&mut registry);
+        m.record_failure(
+            false,
+            "/validate-elbv2-k8s-aws-v1beta1-targetgroupbinding",
+            "checkRequiredFields",
+        );
+        m.record_failure(
+            false,
+            "/validate-elbv2-k8s-aws-v1beta1-targetgroupbinding",
+            "checkRequiredFields",
+        );
+        m.record_failure(true, "/mutate-v1-pod", "listTargetGroupBindings");
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
+        assert!(out.contains(
+            "awslbc_webhook_validation_failure_total{webhook_name=\"/validate-elbv2-k8s-aws-v1beta1-targetgroupbinding\",error_category=\"checkRequiredFields\"} 2"
+        ), "{out}");
+        assert!(out.contains(
+            "awslbc_webhook_mutation_failure_total{webhook_name=\"/mutate-v1-pod\",error_category=\"listTargetGroupBindings\"} 1"
+        ), "{out}");
+        assert!(out.contains("process_resident_memory_bytes"), "{out}");
+    }
+
+    #[test]
+    fn readiness_needs_every_check() {
+        let r = Readiness::default();
+        assert!(
+            r.is_ready(),
+            "no checks registered means nothing to wait for"
+        );
+        r.add("webhook");
+        r.add("kube-api");
+        assert!(!r.is_ready());
+        r.set("webhook", true);
+        assert!(!r.is_ready());
+        assert!(r.report().contains("[-]kube-api not ready"));
+        r.set("kube-api", true);
+        assert!(r.is_ready());
+    }
+}

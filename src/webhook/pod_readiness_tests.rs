@@ -1,0 +1,311 @@
+//! Tests for readiness-gate injection: upstream's cases and a property test over random pods.
+
+use super::*;
+use crate::webhook::pod_index::{BindingEntry, PodGateIndex};
+use proptest::prelude::*;
+use serde_json::json;
+
+fn index() -> PodGateIndex {
+    let idx = PodGateIndex::default();
+    let ip = |svc: &str| BindingEntry {
+        target_type: Some("ip".into()),
+        service: svc.into(),
+    };
+    idx.reset_bindings(vec![
+        ("ns".into(), "tgb-b".into(), ip("web")),
+        ("ns".into(), "tgb-a".into(), ip("web")),
+        (
+            "ns".into(),
+            "tgb-inst".into(),
+            BindingEntry {
+                target_type: Some("instance".into()),
+                service: "web".into(),
+            },
+        ),
+        (
+            "ns".into(),
+            "tgb-nil".into(),
+            BindingEntry {
+                target_type: None,
+                service: "web".into(),
+            },
+        ),
+        ("ns".into(), "tgb-missing-svc".into(), ip("gone")),
+        ("ns".into(), "tgb-empty-sel".into(), ip("headless")),
+        ("other".into(), "tgb-x".into(), ip("web")),
+    ]);
+    idx.reset_services(vec![
+        (
+            "ns".into(),
+            "web".into(),
+            [("app".to_string(), "web".to_string())].into(),
+        ),
+        ("ns".into(), "headless".into(), Default::default()),
+        (
+            "other".into(),
+            "web".into(),
+            [("app".to_string(), "web".to_string())].into(),
+        ),
+    ]);
+    idx
+}
+
+fn injector(enabled: bool) -> PodReadinessGateInjector {
+    PodReadinessGateInjector {
+        enabled,
+        index: index(),
+        sync_wait: Duration::from_millis(50),
+    }
+}
+
+fn req(op: Operation, ns: &str, pod: Value) -> AdmissionRequest {
+    AdmissionRequest {
+        uid: "u".into(),
+        operation: op,
+        namespace: Some(ns.into()),
+        name: None,
+        object: Some(pod),
+        old_object: None,
+        dry_run: false,
+    }
+}
+
+fn apply(pod: &Value, d: &Decision) -> Value {
+    let Decision::Patch(ops) = d else {
+        panic!("expected patch, got {d:?}")
+    };
+    let mut out = pod.clone();
+    json_patch::patch(&mut out, ops).unwrap();
+    out
+}
+
+fn gate_types(pod: &Value) -> Vec<String> {
+    pod["spec"]["readinessGates"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|g| g["conditionType"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn web_pod() -> Value {
+    json!({"metadata": {"labels": {"app": "web", "tier": "x"}}, "spec": {"containers": [{"name": "c"}]}})
+}
+
+#[tokio::test]
+async fn injects_a_gate_per_matching_ip_binding_in_name_order() {
+    let pod = web_pod();
+    let out = apply(
+        &pod,
+        &injector(true)
+            .admit(&req(Operation::Create, "ns", pod.clone()))
+            .await,
+    );
+    assert_eq!(
+        gate_types(&out),
+        vec![
+            "target-health.elbv2.k8s.aws/tgb-a",
+            "target-health.elbv2.k8s.aws/tgb-b"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn skips_instance_nil_type_missing_service_empty_selector_and_other_namespaces() {
+    let pod = json!({"metadata": {"labels": {"app": "other"}}, "spec": {}});
+    assert_eq!(
+        injector(true)
+            .admit(&req(Operation::Create, "ns", pod))
+            .await,
+        Decision::Patch(vec![])
+    );
+    let no_labels = json!({"spec": {}});
+    assert_eq!(
+        injector(true)
+            .admit(&req(Operation::Create, "ns", no_labels))
+            .await,
+        Decision::Patch(vec![])
+    );
+    let out = apply(
+        &web_pod(),
+        &injector(true)
+            .admit(&req(Operation::Create, "other", web_pod()))
+            .await,
+    );
+    assert_eq!(gate_types(&out), vec!["target-health.elbv2.k8s.aws/tgb-x"]);
+    assert_eq!(
+        injector(true)
+            .admit(&req(Operation::Create, "empty-ns", web_pod()))
+            .await,
+        Decision::Patch(vec![])
+    );
+}
+
+#[tokio::test]
+async fn keeps_existing_gates_and_does_not_duplicate() {
+    let mut pod = web_pod();
+    pod["spec"]["readinessGates"] = json!([{"conditionType": "custom/one"}, {"conditionType": "target-health.elbv2.k8s.aws/tgb-b"}]);
+    let out = apply(
+        &pod,
+        &injector(true)
+            .admit(&req(Operation::Create, "ns", pod.clone()))
+            .await,
+    );
+    assert_eq!(
+        gate_types(&out),
+        vec![
+            "custom/one",
+            "target-health.elbv2.k8s.aws/tgb-b",
+            "target-health.elbv2.k8s.aws/tgb-a"
+        ]
+    );
+    // Everything already present: no patch at all.
+    let out2 = injector(true)
+        .admit(&req(Operation::Create, "ns", out.clone()))
+        .await;
+    assert_eq!(out2, Decision::Patch(vec![]));
+}
+
+#[tokio::test]
+async fn drops_legacy_gates_only_when_adding() {
+    let mut pod = web_pod();
+    pod["spec"]["readinessGates"] = json!([
+        {"conditionType": "target-health.alb.ingress.k8s.aws/old-1"},
+        {"conditionType": "keep"},
+        {"conditionType": "target-health.alb.ingress.k8s.aws/old-2"}
+    ]);
+    let out = apply(
+        &pod,
+        &injector(true)
+            .admit(&req(Operation::Create, "ns", pod.clone()))
+            .await,
+    );
+    assert_eq!(
+        gate_types(&out),
+        vec![
+            "keep",
+            "target-health.elbv2.k8s.aws/tgb-a",
+            "target-health.elbv2.k8s.aws/tgb-b"
+        ]
+    );
+    // No match: legacy gates stay.
+    let mut unmatched = pod.clone();
+    unmatched["metadata"]["labels"] = json!({"app": "nothing"});
+    assert_eq!(
+        injector(true)
+            .admit(&req(Operation::Create, "ns", unmatched))
+            .await,
+        Decision::Patch(vec![])
+    );
+}
+
+#[tokio::test]
+async fn update_and_disabled_are_no_ops() {
+    assert_eq!(
+        injector(true)
+            .admit(&req(Operation::Update, "ns", web_pod()))
+            .await,
+        Decision::Patch(vec![])
+    );
+    let mut pod = web_pod();
+    pod["spec"]["readinessGates"] =
+        json!([{"conditionType": "target-health.alb.ingress.k8s.aws/old"}]);
+    assert_eq!(
+        injector(false)
+            .admit(&req(Operation::Create, "ns", pod))
+            .await,
+        Decision::Patch(vec![])
+    );
+}
+
+#[tokio::test]
+async fn unsynced_index_denies_with_upstreams_prefix_and_bad_pods_error() {
+    let inj = PodReadinessGateInjector {
+        enabled: true,
+        index: PodGateIndex::default(),
+        sync_wait: Duration::from_millis(30),
+    };
+    let Decision::Deny { message, .. } = inj.admit(&req(Operation::Create, "ns", web_pod())).await
+    else {
+        panic!()
+    };
+    assert!(
+        message.starts_with("unable to determine targetHealth readinessGates: "),
+        "{message}"
+    );
+    assert!(matches!(
+        injector(true)
+            .admit(&req(Operation::Create, "ns", json!("pod")))
+            .await,
+        Decision::Errored { .. }
+    ));
+}
+
+#[test]
+fn patch_is_only_adds_and_legacy_removes() {
+    let mut pod = web_pod();
+    pod["spec"]["readinessGates"] =
+        json!([{"conditionType": "target-health.alb.ingress.k8s.aws/x"}]);
+    let ops = gate_patch(&pod, &["target-health.elbv2.k8s.aws/a".to_string()]);
+    let v = serde_json::to_value(&ops).unwrap();
+    assert_eq!(
+        v,
+        json!([
+            {"op": "remove", "path": "/spec/readinessGates/0"},
+            {"op": "add", "path": "/spec/readinessGates/-", "value": {"conditionType": "target-health.elbv2.k8s.aws/a"}}
+        ])
+    );
+}
+
+fn arb_json(depth: u32) -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        "[a-zA-Z0-9 _./-]{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(depth, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-zA-Z][a-zA-Z0-9]{0,8}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Random pods with unknown fields anywhere: the patched pod is the input plus our gates, and
+    /// nothing else changes (we compare the whole document with the gates taken out again).
+    #[test]
+    fn patched_pod_is_input_plus_gates(
+        extra_top in arb_json(3), extra_spec in arb_json(3), extra_meta in arb_json(2),
+        existing in prop::collection::vec("[a-z./-]{1,20}", 0..3), labelled in any::<bool>(),
+    ) {
+        let mut pod = json!({"metadata": {"labels": {"app": if labelled {"web"} else {"db"}}, "xMeta": extra_meta},
+            "spec": {"containers": [{"name": "c", "futureProbe": extra_spec.clone()}], "xSpec": extra_spec}, "xTop": extra_top});
+        if !existing.is_empty() {
+            pod["spec"]["readinessGates"] = Value::Array(existing.iter().map(|t| json!({"conditionType": t, "x": 1})).collect());
+        }
+        let decision = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+            .block_on(injector(true).admit(&req(Operation::Create, "ns", pod.clone())));
+        let out = apply(&pod, &decision);
+        let ours = ["target-health.elbv2.k8s.aws/tgb-a", "target-health.elbv2.k8s.aws/tgb-b"];
+        let mut stripped = out.clone();
+        if let Some(gates) = stripped["spec"].get_mut("readinessGates").and_then(Value::as_array_mut) {
+            gates.retain(|g| !(ours.contains(&g["conditionType"].as_str().unwrap_or("")) && g.as_object().unwrap().len() == 1 && !existing.iter().any(|e| e == g["conditionType"].as_str().unwrap())));
+        }
+        if existing.is_empty() && labelled {
+            stripped["spec"].as_object_mut().unwrap().remove("readinessGates");
+        }
+        prop_assert_eq!(&stripped, &pod);
+        let types = gate_types(&out);
+        if labelled {
+            for g in ours { prop_assert!(types.contains(&g.to_string())); }
+        } else {
+            prop_assert_eq!(&out, &pod);
+        }
+    }
+}
