@@ -1,1 +1,2 @@
-
+mod aws;
+mod support;
