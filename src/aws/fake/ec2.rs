@@ -20,6 +20,13 @@ fn one(v: &str) -> Option<Vec<String>> {
 }
 
 impl Filterable for Vpc {
+    const FILTERS: &'static [&'static str] = &[
+        "vpc-id",
+        "cidr",
+        "cidr-block-association.cidr-block",
+        "is-default",
+        "state",
+    ];
     fn id(&self) -> &str {
         &self.id
     }
@@ -38,6 +45,17 @@ impl Filterable for Vpc {
 }
 
 impl Filterable for Subnet {
+    const FILTERS: &'static [&'static str] = &[
+        "subnet-id",
+        "vpc-id",
+        "availability-zone",
+        "availability-zone-id",
+        "cidr-block",
+        "cidr",
+        "cidrBlock",
+        "state",
+        "default-for-az",
+    ];
     fn id(&self) -> &str {
         &self.id
     }
@@ -59,6 +77,7 @@ impl Filterable for Subnet {
 }
 
 impl Filterable for AvailabilityZone {
+    const FILTERS: &'static [&'static str] = &["zone-name", "zone-id", "zone-type", "state"];
     fn id(&self) -> &str {
         &self.zone_name
     }
@@ -77,6 +96,7 @@ impl Filterable for AvailabilityZone {
 }
 
 impl Filterable for SecurityGroup {
+    const FILTERS: &'static [&'static str] = &["group-id", "group-name", "vpc-id", "description"];
     fn id(&self) -> &str {
         &self.id
     }
@@ -95,6 +115,15 @@ impl Filterable for SecurityGroup {
 }
 
 impl Filterable for Instance {
+    const FILTERS: &'static [&'static str] = &[
+        "instance-id",
+        "vpc-id",
+        "subnet-id",
+        "private-ip-address",
+        "availability-zone",
+        "instance-state-name",
+        "network-interface.network-interface-id",
+    ];
     fn id(&self) -> &str {
         &self.id
     }
@@ -121,6 +150,17 @@ impl Filterable for Instance {
 }
 
 impl Filterable for NetworkInterface {
+    const FILTERS: &'static [&'static str] = &[
+        "network-interface-id",
+        "vpc-id",
+        "subnet-id",
+        "availability-zone",
+        "private-ip-address",
+        "addresses.private-ip-address",
+        "ipv6-addresses.ipv6-address",
+        "attachment.instance-id",
+        "group-id",
+    ];
     fn id(&self) -> &str {
         &self.id
     }
@@ -145,6 +185,12 @@ impl Filterable for NetworkInterface {
 }
 
 impl Filterable for RouteTable {
+    const FILTERS: &'static [&'static str] = &[
+        "route-table-id",
+        "vpc-id",
+        "association.subnet-id",
+        "association.main",
+    ];
     fn id(&self) -> &str {
         &self.id
     }

@@ -6,6 +6,8 @@ use crate::aws::types::{Ec2Query, Tags};
 
 /// A resource the fake can filter.
 pub(crate) trait Filterable {
+    /// The non-tag filter names this kind supports (checked even when nothing exists yet).
+    const FILTERS: &'static [&'static str];
     fn id(&self) -> &str;
     fn tags(&self) -> &Tags;
     /// Values of a non-tag filter, or `None` when the filter is not supported.
@@ -55,6 +57,15 @@ pub(crate) fn select<'a, R: Filterable + Clone + 'a>(
     q: &Ec2Query,
     not_found: impl Fn(&str) -> AwsError,
 ) -> Result<Vec<R>> {
+    for (name, _) in &q.filters {
+        let tag = name.starts_with("tag:") || name == "tag-key" || name == "tag-value";
+        if !tag && !R::FILTERS.contains(&name.as_str()) {
+            return Err(AwsError::Validation {
+                code: "InvalidParameterValue".into(),
+                message: format!("The filter '{name}' is invalid"),
+            });
+        }
+    }
     let all: Vec<&R> = all.collect();
     for id in &q.ids {
         if !all.iter().any(|r| r.id() == id) {

@@ -204,7 +204,7 @@ async fn security_group_in_use() {
 
 #[tokio::test]
 async fn tag_limits() {
-    let (env, _, vpc, subnets) = setup().await;
+    let (env, fake, vpc, subnets) = setup().await;
     let lb = env
         .elb
         .create_load_balancer(&lb_req("tagged", &subnets[..2], ""))
@@ -227,6 +227,9 @@ async fn tag_limits() {
         .await
         .unwrap();
 
+    // A VPC without tags (the one from setup has `Name`).
+    let _ = vpc;
+    let vpc = fake.add_vpc("10.9.0.0/16", Tags::new());
     env.ec2.create_tags(&[vpc.clone()], &fifty).await.unwrap();
     let err = env
         .ec2

@@ -1,5 +1,6 @@
 //! The limiter / retry / metrics wrapper, exercised through the fake (the same `Caller` wraps
-//! the SDK implementation). Time-based tests run on tokio's paused clock.
+//! the SDK implementation). Time-based tests measure 1-3 s of real time (tokio's paused clock
+//! would need the `test-util` feature, and with it a rebuild of every tokio dependant).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -130,18 +131,36 @@ async fn metrics_and_call_log_are_exact() {
         sample(&text, &format!("aws_api_call_retries_sum{vpcs}")),
         0.0
     );
-    assert!(
-        text.contains("# TYPE aws_api_call_service_limit_exceeded_errors counter"),
-        "{text}"
-    );
 
     // Every request reached the fake once: no retries for non-retryable errors.
     assert_eq!(fake.calls().len(), 9);
     assert_eq!(fake.count("DescribeVpcs"), 7);
     assert!(fake.write_calls().is_empty());
+
+    // A quota error counts as a service-limit error.
+    fake.fail_nth_call(
+        1,
+        AwsError::from_code("TagLimitExceeded", "too many", Some(400)),
+    );
+    let err = ec2
+        .create_tags(&["vpc-1".to_string()], &Tags::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AwsError::LimitExceeded { .. }));
+    let text = render(&registry);
+    let op = r#"{service="EC2",operation="CreateTags"}"#;
+    assert_eq!(
+        sample(
+            &text,
+            &format!("aws_api_call_service_limit_exceeded_errors_total{op}")
+        ),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(fake.write_calls().len(), 1);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn throttled_and_5xx_calls_are_retried() {
     let (fake, registry) = fake_with(None, fast_retry(3));
     let elb: Arc<dyn ElbV2> = fake.clone();
@@ -172,7 +191,7 @@ async fn throttled_and_5xx_calls_are_retried() {
     );
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn retries_stop_at_max_retries() {
     let (fake, registry) = fake_with(None, fast_retry(2));
     fake.set_throttle_rate(1.0);
@@ -208,7 +227,7 @@ async fn retries_stop_at_max_retries() {
     assert_eq!(fake.calls().len(), 1);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn random_5xx_are_absorbed_by_retries() {
     let (fake, _) = fake_with(None, fast_retry(10));
     fake.set_server_error_rate(0.3);
@@ -231,7 +250,7 @@ async fn elapsed_for(n: usize, f: impl AsyncFn()) -> f64 {
     start.elapsed().as_secs_f64()
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn limiter_holds_configured_rate() {
     // User rule: 10/s, burst 5 → 55 calls need 5 s.
     let (fake, _) = fake_with(Some("ec2:^Describe=10:5"), fast_retry(0));
@@ -247,12 +266,12 @@ async fn limiter_holds_configured_rate() {
         let _ = Ec2::delete_security_group(fake.as_ref(), "sg-missing").await;
     })
     .await;
-    assert_eq!(secs, 0.0);
+    assert!(secs < 0.1, "took {secs}s");
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn default_register_targets_limit() {
-    // Upstream default: RegisterTargets 4/s burst 20 → 60 requests need 10 s.
+    // Upstream default: RegisterTargets 4/s burst 20 → 32 requests need 3 s.
     let (fake, _) = fake_with(None, fast_retry(0));
     let vpc = fake.add_vpc("10.0.0.0/16", Tags::new());
     let tg = ElbV2::create_target_group(
@@ -278,7 +297,7 @@ async fn default_register_targets_limit() {
     assert_eq!(fake.count("RegisterTargets"), 60);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn injected_latency() {
     let (fake, _) = fake_with(None, fast_retry(0));
     fake.set_latency(Duration::from_millis(100));
@@ -288,5 +307,5 @@ async fn injected_latency() {
             .unwrap();
     })
     .await;
-    assert!((secs - 1.0).abs() < 0.01, "took {secs}s");
+    assert!((secs - 1.0).abs() < 0.1, "took {secs}s");
 }

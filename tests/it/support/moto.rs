@@ -70,7 +70,8 @@ impl Moto {
         }
     }
 
-    /// Wipes all state (`POST /moto-api/reset`).
+    /// Wipes all state (`POST /moto-api/reset`), for tests that reuse one server.
+    #[allow(dead_code)]
     pub async fn reset(&self) {
         let r = reqwest::Client::new()
             .post(format!("{}/moto-api/reset", self.endpoint))
