@@ -1,1 +1,120 @@
 //! The AWS boundary: ELBv2 and EC2 behind narrow traits (SDK implementation and in-memory fake).
+//!
+//! Callers hold `Arc<dyn ElbV2>` / `Arc<dyn Ec2>` and never see SDK types. Both implementations
+//! send every request through [`caller::Caller`], so throttling, retries and metrics behave the
+//! same against AWS and against the fake. Pagination and chunking (RegisterTargets in 200s,
+//! DescribeTags in 20s) are folded in: one trait call may be several AWS requests.
+
+pub mod caller;
+pub mod config;
+pub mod error;
+pub mod fake;
+pub mod metrics;
+pub mod retry;
+pub mod sdk;
+mod sdk_ec2;
+mod sdk_elbv2;
+pub mod throttle;
+pub mod types;
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+
+pub use caller::Caller;
+pub use config::{build, parse_api_endpoints, AwsConfig, ResolvedCloud};
+pub use error::{AwsError, Result};
+pub use metrics::AwsMetrics;
+pub use types::*;
+
+/// Most targets AWS accepts in one RegisterTargets/DeregisterTargets request.
+pub const TARGETS_PER_CALL: usize = 200;
+/// Most ARNs AWS accepts in one DescribeTags request.
+pub const TAG_ARNS_PER_CALL: usize = 20;
+
+/// Elastic Load Balancing v2.
+#[async_trait]
+pub trait ElbV2: Send + Sync {
+    async fn describe_load_balancers(&self, q: &LoadBalancerQuery) -> Result<Vec<LoadBalancer>>;
+    async fn create_load_balancer(&self, req: &CreateLoadBalancer) -> Result<LoadBalancer>;
+    async fn delete_load_balancer(&self, arn: &str) -> Result<()>;
+    async fn describe_load_balancer_attributes(&self, arn: &str) -> Result<Attributes>;
+    /// Changes the given attributes; returns all attributes afterwards.
+    async fn modify_load_balancer_attributes(
+        &self,
+        arn: &str,
+        attrs: &Attributes,
+    ) -> Result<Attributes>;
+    async fn set_security_groups(&self, arn: &str, security_groups: &[String]) -> Result<()>;
+    async fn set_subnets(&self, arn: &str, subnets: &[SubnetMapping]) -> Result<()>;
+    async fn set_ip_address_type(&self, arn: &str, ip_address_type: &str) -> Result<()>;
+
+    async fn describe_target_groups(&self, q: &TargetGroupQuery) -> Result<Vec<TargetGroup>>;
+    async fn create_target_group(&self, req: &CreateTargetGroup) -> Result<TargetGroup>;
+    /// Changes the health check settings given (`None` fields are left alone).
+    async fn modify_target_group(
+        &self,
+        arn: &str,
+        health_check: &HealthCheck,
+    ) -> Result<TargetGroup>;
+    async fn delete_target_group(&self, arn: &str) -> Result<()>;
+    async fn describe_target_group_attributes(&self, arn: &str) -> Result<Attributes>;
+    async fn modify_target_group_attributes(
+        &self,
+        arn: &str,
+        attrs: &Attributes,
+    ) -> Result<Attributes>;
+    async fn register_targets(&self, tg_arn: &str, targets: &[TargetDescription]) -> Result<()>;
+    async fn deregister_targets(&self, tg_arn: &str, targets: &[TargetDescription]) -> Result<()>;
+    /// Health of the given targets, or of all registered targets when `targets` is empty.
+    async fn describe_target_health(
+        &self,
+        tg_arn: &str,
+        targets: &[TargetDescription],
+    ) -> Result<Vec<TargetHealthDescription>>;
+
+    async fn describe_listeners(&self, lb_arn: &str) -> Result<Vec<Listener>>;
+    async fn create_listener(&self, lb_arn: &str, spec: &ListenerSpec) -> Result<Listener>;
+    async fn modify_listener(&self, arn: &str, spec: &ListenerSpec) -> Result<Listener>;
+    async fn delete_listener(&self, arn: &str) -> Result<()>;
+    async fn describe_listener_certificates(&self, arn: &str) -> Result<Vec<ListenerCertificate>>;
+    async fn add_listener_certificates(&self, arn: &str, cert_arns: &[String]) -> Result<()>;
+    async fn remove_listener_certificates(&self, arn: &str, cert_arns: &[String]) -> Result<()>;
+
+    async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>>;
+    async fn create_rule(&self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule>;
+    /// Replaces the conditions and actions of a rule.
+    async fn modify_rule(
+        &self,
+        arn: &str,
+        conditions: &[RuleCondition],
+        actions: &[Action],
+    ) -> Result<Rule>;
+    async fn delete_rule(&self, arn: &str) -> Result<()>;
+    /// `(rule ARN, new priority)` pairs, applied in one request.
+    async fn set_rule_priorities(&self, priorities: &[(String, u32)]) -> Result<()>;
+
+    /// Tags of each ARN (in batches of 20 ARNs per request).
+    async fn describe_tags(&self, arns: &[String]) -> Result<BTreeMap<String, Tags>>;
+    async fn add_tags(&self, arns: &[String], tags: &Tags) -> Result<()>;
+    async fn remove_tags(&self, arns: &[String], keys: &[String]) -> Result<()>;
+}
+
+/// Elastic Compute Cloud: the discovery and security-group calls the controller needs.
+#[async_trait]
+pub trait Ec2: Send + Sync {
+    async fn describe_vpcs(&self, q: &Ec2Query) -> Result<Vec<Vpc>>;
+    async fn describe_subnets(&self, q: &Ec2Query) -> Result<Vec<Subnet>>;
+    async fn describe_availability_zones(&self, q: &Ec2Query) -> Result<Vec<AvailabilityZone>>;
+    async fn describe_security_groups(&self, q: &Ec2Query) -> Result<Vec<SecurityGroup>>;
+    /// Creates a security group (with its tags) and returns its ID.
+    async fn create_security_group(&self, req: &CreateSecurityGroup) -> Result<String>;
+    async fn delete_security_group(&self, id: &str) -> Result<()>;
+    async fn authorize_ingress(&self, group_id: &str, permissions: &[IpPermission]) -> Result<()>;
+    async fn revoke_ingress(&self, group_id: &str, permissions: &[IpPermission]) -> Result<()>;
+    async fn describe_instances(&self, q: &Ec2Query) -> Result<Vec<Instance>>;
+    async fn describe_network_interfaces(&self, q: &Ec2Query) -> Result<Vec<NetworkInterface>>;
+    async fn describe_route_tables(&self, q: &Ec2Query) -> Result<Vec<RouteTable>>;
+    async fn create_tags(&self, resource_ids: &[String], tags: &Tags) -> Result<()>;
+    async fn delete_tags(&self, resource_ids: &[String], keys: &[String]) -> Result<()>;
+}

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per area.
 
+mod aws;
 mod process;
 mod support;
 mod webhook_server;

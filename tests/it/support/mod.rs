@@ -1,6 +1,7 @@
 //! Shared test helpers: throwaway certificates, a raw HTTPS client, and the controller process.
 
 pub mod client;
+pub mod moto;
 pub mod process;
 
 use std::path::Path;

@@ -1,0 +1,105 @@
+//! The wrapper every AWS request goes through, in the SDK implementation and in the fake alike:
+//! one throttle token per attempt, retries with jittered backoff, metrics per finished call.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use super::error::{AwsError, Result};
+use super::metrics::AwsMetrics;
+use super::retry::RetryPolicy;
+use super::throttle::{effective_rules, Throttler};
+use super::types::Service;
+
+/// Shared limiter, retry policy and metrics of one AWS client set. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    throttler: Arc<Throttler>,
+    retry: RetryPolicy,
+    metrics: Option<AwsMetrics>,
+}
+
+impl Default for Caller {
+    /// No limits, no retries, no metrics: the raw behaviour, for unit tests.
+    fn default() -> Self {
+        Self {
+            throttler: Arc::new(Throttler::unlimited()),
+            retry: RetryPolicy {
+                max_retries: 0,
+                ..RetryPolicy::default()
+            },
+            metrics: None,
+        }
+    }
+}
+
+impl Caller {
+    pub fn new(throttler: Throttler, retry: RetryPolicy, metrics: Option<AwsMetrics>) -> Self {
+        Self {
+            throttler: Arc::new(throttler),
+            retry,
+            metrics,
+        }
+    }
+
+    /// Built from the flag values: `--aws-api-throttle` (over upstream's defaults) and
+    /// `--aws-max-retries`.
+    pub fn from_flags(
+        api_throttle: Option<&str>,
+        max_retries: u32,
+        metrics: Option<AwsMetrics>,
+    ) -> Result<Self> {
+        let rules = effective_rules(api_throttle)?;
+        Ok(Self::new(
+            Throttler::new(&rules),
+            RetryPolicy::with_max_retries(max_retries),
+            metrics,
+        ))
+    }
+
+    pub fn retry_policy(&self) -> RetryPolicy {
+        self.retry
+    }
+
+    /// Runs one AWS request: `attempt` is called once per try.
+    pub async fn call<T, F, Fut>(
+        &self,
+        service: Service,
+        operation: &'static str,
+        mut attempt: F,
+    ) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let start = Instant::now();
+        let mut retries = 0u32;
+        loop {
+            self.throttler.acquire(service, operation).await;
+            let result = attempt().await;
+            match result {
+                Err(e) if e.is_retryable() && retries < self.retry.max_retries => {
+                    let wait = self.retry.backoff(retries);
+                    tracing::debug!(service = service.id(), operation, error = %e, retry = retries + 1, ?wait, "retrying AWS call");
+                    tokio::time::sleep(wait).await;
+                    retries += 1;
+                }
+                other => {
+                    if let Some(m) = &self.metrics {
+                        let r: std::result::Result<(), &AwsError> =
+                            other.as_ref().map(|_| ()).map_err(|e| e);
+                        m.observe(
+                            service,
+                            operation,
+                            r,
+                            start.elapsed().as_secs_f64(),
+                            retries,
+                        );
+                    }
+                    return other;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! In-memory fake of ELBv2 and EC2 behind the same traits as the SDK implementation, for fast
+//! tests and scale benchmarks. It enforces the AWS rules moto does not (name limits, deletion
+//! protection, DependencyViolation, tag limits), lets tests set target health, logs every
+//! request, and injects faults (throttling, 5xx, latency, failing the N-th request).
+//! Requests go through the same [`Caller`] (limiter, retries, metrics) as the SDK ones.
+
+mod ec2;
+mod elb;
+mod elb_listeners;
+mod filter;
+mod state;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rand::Rng;
+
+use super::caller::Caller;
+use super::error::{AwsError, Result};
+use super::types::*;
+pub(crate) use state::State;
+
+/// Injected failures; rates are probabilities per request in `[0, 1]`.
+#[derive(Debug, Clone, Default)]
+struct Faults {
+    throttle_rate: f64,
+    server_error_rate: f64,
+    latency: Duration,
+    /// Request numbers (1-based, over the fake's lifetime) that fail with the given error.
+    fail_at: Vec<(u64, AwsError)>,
+}
+
+/// The fake AWS account (one region). Share it as `Arc<FakeAws>`; it coerces to both
+/// `Arc<dyn ElbV2>` and `Arc<dyn Ec2>`.
+#[derive(Debug)]
+pub struct FakeAws {
+    state: Mutex<State>,
+    faults: Mutex<Faults>,
+    log: Mutex<Vec<(Service, String)>>,
+    requests: AtomicU64,
+    caller: Caller,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Default for FakeAws {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FakeAws {
+    /// A fake in `us-west-2`, account `123456789012`, with three AZs and no limiter or retries.
+    pub fn new() -> Self {
+        Self::with_caller("us-west-2", Caller::default())
+    }
+
+    /// A fake whose requests go through `caller` (limiter, retries, metrics).
+    pub fn with_caller(region: &str, caller: Caller) -> Self {
+        Self {
+            state: Mutex::new(State::new(region, "123456789012")),
+            faults: Mutex::new(Faults::default()),
+            log: Mutex::new(Vec::new()),
+            requests: AtomicU64::new(0),
+            caller,
+        }
+    }
+
+    pub fn region(&self) -> String {
+        lock(&self.state).region.clone()
+    }
+
+    // ---------------------------------------------------------------- call log
+
+    /// Every request that reached the fake (retries included), in order.
+    pub fn calls(&self) -> Vec<(Service, String)> {
+        lock(&self.log).clone()
+    }
+
+    /// The requests that change something (not Describe*).
+    pub fn write_calls(&self) -> Vec<(Service, String)> {
+        self.calls()
+            .into_iter()
+            .filter(|(_, op)| !op.starts_with("Describe"))
+            .collect()
+    }
+
+    /// How many requests named `op` reached the fake.
+    pub fn count(&self, op: &str) -> usize {
+        lock(&self.log).iter().filter(|(_, o)| o == op).count()
+    }
+
+    pub fn clear_calls(&self) {
+        lock(&self.log).clear();
+    }
+
+    // ---------------------------------------------------------------- faults
+
+    /// Fraction of requests answered with `Throttling` (HTTP 400).
+    pub fn set_throttle_rate(&self, rate: f64) {
+        lock(&self.faults).throttle_rate = rate.clamp(0.0, 1.0);
+    }
+
+    /// Fraction of requests answered with `InternalFailure` (HTTP 500).
+    pub fn set_server_error_rate(&self, rate: f64) {
+        lock(&self.faults).server_error_rate = rate.clamp(0.0, 1.0);
+    }
+
+    /// Added to every request.
+    pub fn set_latency(&self, latency: Duration) {
+        lock(&self.faults).latency = latency;
+    }
+
+    /// Makes the `n`-th request from now (1 = the next one) fail with `err`.
+    pub fn fail_nth_call(&self, n: u64, err: AwsError) {
+        let at = self.requests.load(Ordering::SeqCst) + n.max(1);
+        lock(&self.faults).fail_at.push((at, err));
+    }
+
+    pub fn clear_faults(&self) {
+        *lock(&self.faults) = Faults::default();
+    }
+
+    // ---------------------------------------------------------------- test access to state
+
+    /// Runs `f` on the state directly (no log, no faults): for seeding and inspection.
+    pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        f(&mut lock(&self.state))
+    }
+
+    /// Adds a VPC; returns its ID.
+    pub fn add_vpc(&self, cidr: &str, tags: Tags) -> String {
+        self.with_state(|st| st.add_vpc(cidr, tags))
+    }
+
+    /// Adds a subnet (8 + 243 free addresses unless `available_ips` is set later).
+    pub fn add_subnet(&self, vpc_id: &str, cidr: &str, az: &str, tags: Tags) -> Result<String> {
+        self.with_state(|st| st.add_subnet(vpc_id, cidr, az, tags))
+    }
+
+    /// Changes the free address count of a subnet.
+    pub fn set_subnet_available_ips(&self, subnet_id: &str, n: i32) {
+        self.with_state(|st| {
+            if let Some(s) = st.subnets.get_mut(subnet_id) {
+                s.available_ip_address_count = n;
+            }
+        })
+    }
+
+    /// Adds a running instance with a primary ENI in the subnet; returns the instance ID.
+    pub fn add_instance(
+        &self,
+        subnet_id: &str,
+        private_ip: &str,
+        security_groups: &[String],
+    ) -> Result<String> {
+        self.with_state(|st| st.add_instance(subnet_id, private_ip, security_groups))
+    }
+
+    /// Adds a route table associated with the subnets; `igw` adds a default route to an IGW.
+    pub fn add_route_table(&self, vpc_id: &str, subnet_ids: &[String], igw: bool) -> String {
+        self.with_state(|st| st.add_route_table(vpc_id, subnet_ids, igw))
+    }
+
+    /// Sets the health of a registered target (AWS starts them `initial`; moto says `healthy`).
+    pub fn set_target_health(
+        &self,
+        tg_arn: &str,
+        target: &TargetDescription,
+        state: TargetHealthState,
+        reason: Option<&str>,
+    ) -> Result<()> {
+        self.with_state(|st| st.set_target_health(tg_arn, target, state, reason))
+    }
+
+    /// Sets every registered target of the group to `state`.
+    pub fn set_all_targets_health(&self, tg_arn: &str, state: TargetHealthState) -> Result<()> {
+        self.with_state(|st| st.set_all_targets_health(tg_arn, state))
+    }
+
+    /// When on, deregistered targets stay `draining` until [`FakeAws::finish_draining`].
+    pub fn set_deregistration_draining(&self, on: bool) {
+        self.with_state(|st| st.drain_on_deregister = on)
+    }
+
+    pub fn finish_draining(&self) {
+        self.with_state(|st| st.finish_draining())
+    }
+
+    // ---------------------------------------------------------------- request path
+
+    /// One logical request: through the caller, with the fault checks on each attempt.
+    async fn run<T, F>(&self, service: Service, op: &'static str, f: F) -> Result<T>
+    where
+        F: Fn(&mut State) -> Result<T> + Send + Sync,
+        T: Send,
+    {
+        self.caller
+            .call(service, op, || self.attempt(service, op, &f))
+            .await
+    }
+
+    async fn attempt<T, F>(&self, service: Service, op: &'static str, f: &F) -> Result<T>
+    where
+        F: Fn(&mut State) -> Result<T> + Send + Sync,
+    {
+        let n = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
+        lock(&self.log).push((service, op.to_string()));
+        let latency = lock(&self.faults).latency;
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        if let Some(err) = self.injected(n) {
+            return Err(err);
+        }
+        f(&mut lock(&self.state))
+    }
+
+    fn injected(&self, n: u64) -> Option<AwsError> {
+        let mut faults = lock(&self.faults);
+        if let Some(i) = faults.fail_at.iter().position(|(at, _)| *at == n) {
+            return Some(faults.fail_at.remove(i).1);
+        }
+        let mut rng = rand::rng();
+        if faults.throttle_rate > 0.0 && rng.random_bool(faults.throttle_rate) {
+            return Some(AwsError::from_code(
+                "Throttling",
+                "Rate exceeded",
+                Some(400),
+            ));
+        }
+        if faults.server_error_rate > 0.0 && rng.random_bool(faults.server_error_rate) {
+            return Some(AwsError::from_code(
+                "InternalFailure",
+                "injected server error",
+                Some(500),
+            ));
+        }
+        None
+    }
+}

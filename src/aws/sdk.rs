@@ -1,0 +1,112 @@
+//! The real AWS implementation: SDK clients (retries off; ours run in [`Caller`]) and the
+//! translation of SDK errors into [`AwsError`]. Trait impls live in `sdk_elbv2.rs`/`sdk_ec2.rs`.
+
+use std::error::Error as StdError;
+use std::future::Future;
+
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+use aws_smithy_runtime_api::client::result::SdkError;
+use aws_smithy_types::error::display::DisplayErrorContext;
+use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+
+use super::caller::Caller;
+use super::error::{AwsError, Result};
+use super::types::Service;
+
+/// ELBv2 over the AWS SDK.
+#[derive(Debug, Clone)]
+pub struct SdkElbV2 {
+    pub(crate) client: aws_sdk_elasticloadbalancingv2::Client,
+    pub(crate) caller: Caller,
+}
+
+/// EC2 over the AWS SDK.
+#[derive(Debug, Clone)]
+pub struct SdkEc2 {
+    pub(crate) client: aws_sdk_ec2::Client,
+    pub(crate) caller: Caller,
+}
+
+impl SdkElbV2 {
+    pub fn new(client: aws_sdk_elasticloadbalancingv2::Client, caller: Caller) -> Self {
+        Self { client, caller }
+    }
+}
+
+impl SdkEc2 {
+    pub fn new(client: aws_sdk_ec2::Client, caller: Caller) -> Self {
+        Self { client, caller }
+    }
+}
+
+/// Turns an SDK error into ours, keeping the AWS code, message and HTTP status.
+pub(crate) fn from_sdk<E>(err: SdkError<E, HttpResponse>) -> AwsError
+where
+    E: ProvideErrorMetadata + StdError + Send + Sync + 'static,
+{
+    match &err {
+        SdkError::ServiceError(se) => {
+            let status = se.raw().status().as_u16();
+            let code = se.err().code().unwrap_or("Unknown").to_string();
+            let message = se.err().message().unwrap_or_default().to_string();
+            AwsError::from_code(&code, message, Some(status))
+        }
+        SdkError::ResponseError(re) => AwsError::Other {
+            code: "ResponseError".into(),
+            message: DisplayErrorContext(&err).to_string(),
+            status: Some(re.raw().status().as_u16()),
+        },
+        SdkError::TimeoutError(_) => AwsError::Other {
+            code: "RequestTimeout".into(),
+            message: DisplayErrorContext(&err).to_string(),
+            status: None,
+        },
+        SdkError::DispatchFailure(_) => AwsError::Other {
+            code: "RequestError".into(),
+            message: DisplayErrorContext(&err).to_string(),
+            status: None,
+        },
+        // Construction failures are our bug or bad input: never retried.
+        _ => AwsError::Validation {
+            code: "ConstructionFailure".into(),
+            message: DisplayErrorContext(&err).to_string(),
+        },
+    }
+}
+
+/// Sends one SDK request through the caller (throttle, retry, metrics).
+pub(crate) async fn send<T, E, F, Fut>(
+    caller: &Caller,
+    service: Service,
+    op: &'static str,
+    mut f: F,
+) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = std::result::Result<T, SdkError<E, HttpResponse>>>,
+    E: ProvideErrorMetadata + StdError + Send + Sync + 'static,
+{
+    caller
+        .call(service, op, || {
+            let fut = f();
+            async move { fut.await.map_err(from_sdk) }
+        })
+        .await
+}
+
+/// `None` for an empty list, so the SDK leaves the parameter out (AWS rejects some empty lists).
+pub(crate) fn non_empty<T: Clone>(v: &[T]) -> Option<Vec<T>> {
+    if v.is_empty() {
+        None
+    } else {
+        Some(v.to_vec())
+    }
+}
+
+pub(crate) fn s(v: Option<&str>) -> String {
+    v.unwrap_or_default().to_string()
+}
+
+pub(crate) fn os(v: Option<&str>) -> Option<String> {
+    v.map(str::to_string)
+}

@@ -1,0 +1,564 @@
+//! Our own ELBv2/EC2 data types: what the controller reads and writes, independent of the SDK.
+//! AWS enum-like values (protocols, schemes, target types) are kept as AWS spells them
+//! (`"HTTP"`, `"internet-facing"`, `"ip"`), so they compare directly with annotation values.
+
+use std::collections::BTreeMap;
+
+/// Resource tags, sorted by key.
+pub type Tags = BTreeMap<String, String>;
+/// Load balancer / target group attributes (`key → value`), as AWS lists them.
+pub type Attributes = BTreeMap<String, String>;
+
+/// The AWS service a call goes to; `id()` is the SDK service ID used in metrics and throttle config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Service {
+    ElbV2,
+    Ec2,
+}
+
+impl Service {
+    pub fn id(self) -> &'static str {
+        match self {
+            Service::ElbV2 => "Elastic Load Balancing v2",
+            Service::Ec2 => "EC2",
+        }
+    }
+}
+
+// ------------------------------------------------------------------ load balancers
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LoadBalancer {
+    pub arn: String,
+    pub name: String,
+    pub dns_name: String,
+    pub canonical_hosted_zone_id: String,
+    /// `internal` or `internet-facing`.
+    pub scheme: String,
+    /// `application`, `network` or `gateway`.
+    pub lb_type: String,
+    /// `ipv4`, `dualstack` or `dualstack-without-public-ipv4`.
+    pub ip_address_type: String,
+    pub vpc_id: String,
+    /// `provisioning`, `active`, `active_impaired` or `failed`.
+    pub state: String,
+    pub security_groups: Vec<String>,
+    pub availability_zones: Vec<LbZone>,
+}
+
+/// One zone of a load balancer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LbZone {
+    pub zone_name: String,
+    pub subnet_id: String,
+}
+
+/// Which load balancers to describe; both empty means all.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LoadBalancerQuery {
+    pub arns: Vec<String>,
+    pub names: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SubnetMapping {
+    pub subnet_id: String,
+    pub allocation_id: Option<String>,
+    pub private_ipv4_address: Option<String>,
+    pub ipv6_address: Option<String>,
+}
+
+impl SubnetMapping {
+    pub fn subnet(id: impl Into<String>) -> Self {
+        Self {
+            subnet_id: id.into(),
+            ..Default::default()
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CreateLoadBalancer {
+    pub name: String,
+    /// `application` (default when empty) or `network`.
+    pub lb_type: String,
+    /// `internal` or `internet-facing` (default when empty).
+    pub scheme: String,
+    /// empty means `ipv4`.
+    pub ip_address_type: String,
+    pub subnet_mappings: Vec<SubnetMapping>,
+    pub security_groups: Vec<String>,
+    pub tags: Tags,
+}
+
+// ------------------------------------------------------------------ target groups
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HealthCheck {
+    pub enabled: Option<bool>,
+    pub protocol: Option<String>,
+    /// A port number or `traffic-port`.
+    pub port: Option<String>,
+    pub path: Option<String>,
+    pub interval_seconds: Option<i32>,
+    pub timeout_seconds: Option<i32>,
+    pub healthy_threshold: Option<i32>,
+    pub unhealthy_threshold: Option<i32>,
+    pub matcher_http_code: Option<String>,
+    pub matcher_grpc_code: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TargetGroup {
+    pub arn: String,
+    pub name: String,
+    pub protocol: Option<String>,
+    pub protocol_version: Option<String>,
+    pub port: Option<u16>,
+    pub vpc_id: Option<String>,
+    /// `instance`, `ip`, `lambda` or `alb`.
+    pub target_type: String,
+    pub ip_address_type: Option<String>,
+    pub health_check: HealthCheck,
+    pub load_balancer_arns: Vec<String>,
+}
+
+/// Which target groups to describe; all empty means all.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TargetGroupQuery {
+    pub arns: Vec<String>,
+    pub names: Vec<String>,
+    pub load_balancer_arn: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CreateTargetGroup {
+    pub name: String,
+    pub protocol: Option<String>,
+    pub protocol_version: Option<String>,
+    pub port: Option<u16>,
+    pub vpc_id: Option<String>,
+    pub target_type: String,
+    pub ip_address_type: Option<String>,
+    pub health_check: HealthCheck,
+    pub tags: Tags,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct TargetDescription {
+    pub id: String,
+    pub port: Option<u16>,
+    pub availability_zone: Option<String>,
+}
+
+impl TargetDescription {
+    pub fn new(id: impl Into<String>, port: u16) -> Self {
+        Self {
+            id: id.into(),
+            port: Some(port),
+            availability_zone: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TargetHealthState {
+    Initial,
+    Healthy,
+    Unhealthy,
+    UnhealthyDraining,
+    Unused,
+    Draining,
+    Unavailable,
+}
+
+impl TargetHealthState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Initial => "initial",
+            Self::Healthy => "healthy",
+            Self::Unhealthy => "unhealthy",
+            Self::UnhealthyDraining => "unhealthy.draining",
+            Self::Unused => "unused",
+            Self::Draining => "draining",
+            Self::Unavailable => "unavailable",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "initial" => Self::Initial,
+            "healthy" => Self::Healthy,
+            "unhealthy" => Self::Unhealthy,
+            "unhealthy.draining" => Self::UnhealthyDraining,
+            "unused" => Self::Unused,
+            "draining" => Self::Draining,
+            "unavailable" => Self::Unavailable,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetHealth {
+    pub state: TargetHealthState,
+    /// e.g. `Elb.RegistrationInProgress`, `Target.NotRegistered`.
+    pub reason: Option<String>,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetHealthDescription {
+    pub target: TargetDescription,
+    pub health_check_port: Option<String>,
+    pub health: TargetHealth,
+}
+
+// ------------------------------------------------------------------ listeners and rules
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Listener {
+    pub arn: String,
+    pub load_balancer_arn: String,
+    pub port: u16,
+    pub protocol: String,
+    pub ssl_policy: Option<String>,
+    /// The default certificate (AWS returns only that one here).
+    pub certificates: Vec<String>,
+    pub alpn_policy: Vec<String>,
+    pub default_actions: Vec<Action>,
+}
+
+/// What to create or change on a listener (ModifyListener replaces every field given).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListenerSpec {
+    pub port: u16,
+    pub protocol: String,
+    pub ssl_policy: Option<String>,
+    /// The default certificate first; extra certificates go through `add_listener_certificates`.
+    pub certificates: Vec<String>,
+    pub alpn_policy: Vec<String>,
+    pub default_actions: Vec<Action>,
+    /// Only used on create.
+    pub tags: Tags,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenerCertificate {
+    pub arn: String,
+    pub is_default: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Rule {
+    pub arn: String,
+    /// A number as text, or `default`.
+    pub priority: String,
+    pub is_default: bool,
+    pub conditions: Vec<RuleCondition>,
+    pub actions: Vec<Action>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RuleSpec {
+    pub priority: u32,
+    pub conditions: Vec<RuleCondition>,
+    pub actions: Vec<Action>,
+    pub tags: Tags,
+}
+
+/// One action; a list of actions is executed in order (AWS `Order` = position + 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Forward(ForwardConfig),
+    Redirect(RedirectConfig),
+    FixedResponse(FixedResponseConfig),
+    AuthenticateOidc(AuthenticateOidcConfig),
+    AuthenticateCognito(AuthenticateCognitoConfig),
+}
+
+impl Action {
+    /// A forward to a single target group.
+    pub fn forward(tg_arn: impl Into<String>) -> Self {
+        Action::Forward(ForwardConfig {
+            target_groups: vec![WeightedTargetGroup {
+                arn: tg_arn.into(),
+                weight: None,
+            }],
+            stickiness: None,
+        })
+    }
+
+    pub fn fixed(status: &str, content_type: Option<&str>, body: Option<&str>) -> Self {
+        Action::FixedResponse(FixedResponseConfig {
+            status_code: status.into(),
+            content_type: content_type.map(Into::into),
+            message_body: body.map(Into::into),
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ForwardConfig {
+    pub target_groups: Vec<WeightedTargetGroup>,
+    pub stickiness: Option<Stickiness>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WeightedTargetGroup {
+    pub arn: String,
+    pub weight: Option<i32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Stickiness {
+    pub enabled: bool,
+    pub duration_seconds: Option<i32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RedirectConfig {
+    pub protocol: Option<String>,
+    pub port: Option<String>,
+    pub host: Option<String>,
+    pub path: Option<String>,
+    pub query: Option<String>,
+    /// `HTTP_301` or `HTTP_302`.
+    pub status_code: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FixedResponseConfig {
+    pub status_code: String,
+    pub content_type: Option<String>,
+    pub message_body: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AuthenticateOidcConfig {
+    pub issuer: String,
+    pub authorization_endpoint: String,
+    pub token_endpoint: String,
+    pub user_info_endpoint: String,
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    pub session_cookie_name: Option<String>,
+    pub scope: Option<String>,
+    pub session_timeout: Option<i64>,
+    pub authentication_request_extra_params: BTreeMap<String, String>,
+    pub on_unauthenticated_request: Option<String>,
+    pub use_existing_client_secret: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AuthenticateCognitoConfig {
+    pub user_pool_arn: String,
+    pub user_pool_client_id: String,
+    pub user_pool_domain: String,
+    pub session_cookie_name: Option<String>,
+    pub scope: Option<String>,
+    pub session_timeout: Option<i64>,
+    pub authentication_request_extra_params: BTreeMap<String, String>,
+    pub on_unauthenticated_request: Option<String>,
+}
+
+/// A rule condition: `values` are wildcard patterns, `regex_values` regular expressions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleCondition {
+    HostHeader {
+        values: Vec<String>,
+        regex_values: Vec<String>,
+    },
+    PathPattern {
+        values: Vec<String>,
+        regex_values: Vec<String>,
+    },
+    HttpHeader {
+        name: String,
+        values: Vec<String>,
+        regex_values: Vec<String>,
+    },
+    HttpRequestMethod {
+        values: Vec<String>,
+    },
+    QueryString {
+        values: Vec<QueryStringPair>,
+    },
+    SourceIp {
+        values: Vec<String>,
+    },
+}
+
+impl RuleCondition {
+    /// The AWS `Field` name of the condition.
+    pub fn field(&self) -> &'static str {
+        match self {
+            Self::HostHeader { .. } => "host-header",
+            Self::PathPattern { .. } => "path-pattern",
+            Self::HttpHeader { .. } => "http-header",
+            Self::HttpRequestMethod { .. } => "http-request-method",
+            Self::QueryString { .. } => "query-string",
+            Self::SourceIp { .. } => "source-ip",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueryStringPair {
+    pub key: Option<String>,
+    pub value: String,
+}
+
+// ------------------------------------------------------------------ EC2
+
+/// A Describe* query: IDs plus AWS filters (`vpc-id`, `tag:Name`, `tag-key`, ...), all ANDed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Ec2Query {
+    pub ids: Vec<String>,
+    pub filters: Vec<(String, Vec<String>)>,
+}
+
+impl Ec2Query {
+    pub fn ids<I: IntoIterator<Item = S>, S: Into<String>>(ids: I) -> Self {
+        Self {
+            ids: ids.into_iter().map(Into::into).collect(),
+            filters: vec![],
+        }
+    }
+
+    pub fn filter<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        name: &str,
+        values: I,
+    ) -> Self {
+        self.filters.push((
+            name.to_string(),
+            values.into_iter().map(Into::into).collect(),
+        ));
+        self
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Vpc {
+    pub id: String,
+    pub cidr_blocks: Vec<String>,
+    pub ipv6_cidr_blocks: Vec<String>,
+    pub tags: Tags,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Subnet {
+    pub id: String,
+    pub vpc_id: String,
+    pub availability_zone: String,
+    pub availability_zone_id: String,
+    pub cidr_block: String,
+    pub ipv6_cidr_blocks: Vec<String>,
+    pub available_ip_address_count: i32,
+    pub outpost_arn: Option<String>,
+    pub tags: Tags,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AvailabilityZone {
+    pub zone_name: String,
+    pub zone_id: String,
+    /// `availability-zone`, `local-zone` or `wavelength-zone`.
+    pub zone_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SecurityGroup {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub vpc_id: String,
+    pub ingress: Vec<IpPermission>,
+    pub tags: Tags,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CreateSecurityGroup {
+    pub name: String,
+    pub description: String,
+    pub vpc_id: String,
+    pub tags: Tags,
+}
+
+/// One ingress permission; AWS merges permissions with the same protocol and ports.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct IpPermission {
+    /// `tcp`, `udp`, `icmp` or `-1`.
+    pub ip_protocol: String,
+    pub from_port: Option<i32>,
+    pub to_port: Option<i32>,
+    pub ipv4_ranges: Vec<IpRange>,
+    pub ipv6_ranges: Vec<IpRange>,
+    pub prefix_list_ids: Vec<IpRange>,
+    pub group_ids: Vec<IpRange>,
+}
+
+/// A CIDR, prefix-list ID or security-group ID with its optional description.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct IpRange {
+    pub value: String,
+    pub description: Option<String>,
+}
+
+impl IpRange {
+    pub fn new(v: impl Into<String>) -> Self {
+        Self {
+            value: v.into(),
+            description: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Instance {
+    pub id: String,
+    pub vpc_id: Option<String>,
+    pub subnet_id: Option<String>,
+    pub private_ip_address: Option<String>,
+    pub availability_zone: Option<String>,
+    /// `pending`, `running`, `stopped`, ...
+    pub state: String,
+    pub network_interfaces: Vec<InstanceNetworkInterface>,
+    pub tags: Tags,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InstanceNetworkInterface {
+    pub id: String,
+    pub device_index: i32,
+    pub security_groups: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NetworkInterface {
+    pub id: String,
+    pub vpc_id: String,
+    pub subnet_id: String,
+    pub availability_zone: String,
+    pub private_ip_addresses: Vec<String>,
+    pub ipv6_addresses: Vec<String>,
+    pub security_groups: Vec<String>,
+    pub instance_id: Option<String>,
+    pub tags: Tags,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RouteTable {
+    pub id: String,
+    pub vpc_id: String,
+    pub main: bool,
+    pub subnet_ids: Vec<String>,
+    pub routes: Vec<Route>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Route {
+    pub destination: Option<String>,
+    pub gateway_id: Option<String>,
+}

@@ -1,0 +1,132 @@
+//! `aws::build`: endpoints from `--aws-api-endpoints`, VPC from `--aws-vpc-tags` (exactly one
+//! must match), and no instance-metadata traffic when region and VPC are given.
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use aws_load_balancer_controller::aws::*;
+
+use super::env::tags;
+use crate::support::moto::Moto;
+
+/// A TCP listener standing in for IMDS that counts connection attempts.
+fn imds_trap() -> (String, Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = format!("http://{}", l.local_addr().unwrap());
+    let hits = Arc::new(AtomicUsize::new(0));
+    let h = hits.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            h.fetch_add(1, Ordering::SeqCst);
+            drop(c);
+        }
+    });
+    (addr, hits)
+}
+
+// One test owns the process environment it changes (credentials, IMDS endpoint).
+#[tokio::test]
+async fn build_uses_flags_and_never_touches_imds() {
+    let moto = Moto::start();
+    let (imds, hits) = imds_trap();
+    std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
+    std::env::set_var("AWS_EC2_METADATA_SERVICE_ENDPOINT", &imds);
+
+    let endpoints =
+        parse_api_endpoints(&format!("elasticloadbalancing={0},ec2={0}", moto.endpoint)).unwrap();
+    let cfg = AwsConfig {
+        region: Some("us-west-2".into()),
+        vpc_id: Some("vpc-given".into()),
+        api_endpoints: endpoints.clone(),
+        ..Default::default()
+    };
+    let (elb, ec2, cloud) = build(&cfg, None).await.unwrap();
+    assert_eq!(
+        cloud,
+        ResolvedCloud {
+            region: "us-west-2".into(),
+            vpc_id: "vpc-given".into()
+        }
+    );
+    // Requests reach moto (the endpoint flag works) and are signed with the env credentials.
+    assert!(elb
+        .describe_load_balancers(&LoadBalancerQuery::default())
+        .await
+        .unwrap()
+        .is_empty());
+    let azs = ec2
+        .describe_availability_zones(&Ec2Query::default())
+        .await
+        .unwrap();
+    assert!(azs.iter().any(|z| z.zone_name == "us-west-2a"));
+
+    // VPC by tags: exactly one must match.
+    let raw = super::env::sdk_clients(&moto.endpoint, Caller::default()).2;
+    let mk = |name: &'static str| {
+        let raw = raw.clone();
+        async move {
+            let id = raw
+                .create_vpc()
+                .cidr_block("10.1.0.0/16")
+                .send()
+                .await
+                .unwrap()
+                .vpc()
+                .unwrap()
+                .vpc_id()
+                .unwrap()
+                .to_string();
+            let tag = aws_sdk_ec2::types::Tag::builder()
+                .key("cluster")
+                .value(name)
+                .build();
+            raw.create_tags()
+                .resources(&id)
+                .tags(tag)
+                .send()
+                .await
+                .unwrap();
+            id
+        }
+    };
+    let one = mk("blue").await;
+    let by_tags = |v: &str| AwsConfig {
+        region: Some("us-west-2".into()),
+        vpc_tags: tags(&[("cluster", v)]),
+        api_endpoints: endpoints.clone(),
+        ..Default::default()
+    };
+    let (_, _, cloud) = build(&by_tags("blue"), None).await.unwrap();
+    assert_eq!(cloud.vpc_id, one);
+    mk("green").await;
+    mk("green").await;
+    let err = build(&by_tags("green"), None).await.err().unwrap();
+    assert!(
+        err.to_string()
+            .starts_with("multiple VPCs exist with tags cluster=green"),
+        "{err}"
+    );
+    let err = build(&by_tags("red"), None).await.err().unwrap();
+    assert_eq!(err.to_string(), "no VPC exists with tags: cluster=red");
+
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "IMDS was contacted");
+}
+
+#[tokio::test]
+async fn bad_throttle_flag_is_a_clear_error() {
+    let cfg = AwsConfig {
+        region: Some("us-west-2".into()),
+        vpc_id: Some("vpc-1".into()),
+        api_throttle: Some("ec2:Describe.*=fast:10".into()),
+        api_endpoints: BTreeMap::new(),
+        ..Default::default()
+    };
+    let err = build(&cfg, None).await.err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "invalid --aws-api-throttle: fast must be valid positive float number as rate limit"
+    );
+}
