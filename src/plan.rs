@@ -1,0 +1,1 @@
+//! Offline `plan` command (in progress).
