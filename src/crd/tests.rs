@@ -162,3 +162,16 @@ fn ingress_class_params_keeps_non_omitempty_waf_fields() {
     let v = serde_json::to_value(&icp).unwrap();
     assert_eq!(v["spec"], json!({"wafv2AclArn": "", "wafv2AclName": ""}));
 }
+
+#[test]
+fn schemas_have_no_nullable_like_controller_gen() {
+    for crd in all_crds() {
+        let text = serde_json::to_string(&crd).unwrap();
+        assert!(
+            !text.contains("nullable"),
+            "{}",
+            crd.metadata.name.unwrap_or_default()
+        );
+        assert!(!text.contains(",null]"), "null in an enum");
+    }
+}

@@ -21,6 +21,9 @@ fn member_err<'b>(
     move |e| super::error::Fail::from(e).on(&m.key())
 }
 
+/// Discards an insert's "was it new" result (sets here only collect values).
+fn ignore<T>(_: T) {}
+
 fn group(msg: String) -> ModelError {
     ModelError::Group(msg)
 }
@@ -78,7 +81,7 @@ impl LbSettings {
             let a = m.annotations();
             let p = m.params.map(|p| &p.spec);
             match p.and_then(|p| p.scheme) {
-                Some(s) => drop(
+                Some(s) => ignore(
                     schemes.insert(
                         if s == crate::crd::ingress_class_params::LoadBalancerScheme::Internal {
                             "internal"
@@ -88,10 +91,12 @@ impl LbSettings {
                         .to_string(),
                     ),
                 ),
-                None => drop(ann::string(a, suffix::SCHEME).map(|s| schemes.insert(s.to_string()))),
+                None => {
+                    ignore(ann::string(a, suffix::SCHEME).map(|s| schemes.insert(s.to_string())))
+                }
             }
             match p.and_then(|p| p.ip_address_type) {
-                Some(t) => drop(
+                Some(t) => ignore(
                     ip_types.insert(
                         serde_json::to_value(t)
                             .ok()
@@ -99,13 +104,13 @@ impl LbSettings {
                             .unwrap_or_default(),
                     ),
                 ),
-                None => drop(
+                None => ignore(
                     ann::string(a, suffix::IP_ADDRESS_TYPE).map(|s| ip_types.insert(s.to_string())),
                 ),
             }
             match p.filter(|p| !p.load_balancer_name.is_empty()) {
-                Some(p) => drop(names.insert(p.load_balancer_name.clone())),
-                None => drop(
+                Some(p) => ignore(names.insert(p.load_balancer_name.clone())),
+                None => ignore(
                     ann::string(a, suffix::LOAD_BALANCER_NAME).map(|s| names.insert(s.to_string())),
                 ),
             }
@@ -138,7 +143,7 @@ impl LbSettings {
             }
             match p.and_then(|p| p.minimum_load_balancer_capacity.as_ref()) {
                 Some(c) => {
-                    drop(capacity.insert("CapacityUnits".into(), c.capacity_units.to_string()))
+                    ignore(capacity.insert("CapacityUnits".into(), c.capacity_units.to_string()))
                 }
                 None => {
                     for (k, v) in ann::string_map(a, suffix::MINIMUM_LOAD_BALANCER_CAPACITY)
@@ -163,8 +168,8 @@ impl LbSettings {
                 .and_then(|p| p.ipam_configuration.as_ref())
                 .and_then(|i| i.ipv4_ipam_pool_id.clone())
             {
-                Some(id) => drop(ipams.insert(id)),
-                None => drop(
+                Some(id) => ignore(ipams.insert(id)),
+                None => ignore(
                     ann::string(a, suffix::IPAM_IPV4_POOL_ID).map(|s| ipams.insert(s.to_string())),
                 ),
             }
@@ -542,13 +547,15 @@ fn addons(
         let a = m.annotations();
         let p = m.params.map(|p| &p.spec);
         match p.filter(|p| !p.wafv2_acl_arn.is_empty()) {
-            Some(p) => drop(arns.insert(p.wafv2_acl_arn.clone())),
-            None => drop(ann::string(a, suffix::WAFV2_ACL_ARN).map(|v| arns.insert(v.to_string()))),
+            Some(p) => ignore(arns.insert(p.wafv2_acl_arn.clone())),
+            None => {
+                ignore(ann::string(a, suffix::WAFV2_ACL_ARN).map(|v| arns.insert(v.to_string())))
+            }
         }
         match p.filter(|p| !p.wafv2_acl_name.is_empty()) {
-            Some(p) => drop(names.insert(p.wafv2_acl_name.clone())),
+            Some(p) => ignore(names.insert(p.wafv2_acl_name.clone())),
             None => {
-                drop(ann::string(a, suffix::WAFV2_ACL_NAME).map(|v| names.insert(v.to_string())))
+                ignore(ann::string(a, suffix::WAFV2_ACL_NAME).map(|v| names.insert(v.to_string())))
             }
         }
         if let Some(v) =
@@ -605,7 +612,7 @@ pub fn ssl_redirect_port(
         if let Some(p) = m.params.filter(|p| !p.spec.ssl_redirect_port.is_empty()) {
             // Upstream silently drops the whole redirect config when the class value is not a number.
             match p.spec.ssl_redirect_port.parse::<i32>() {
-                Ok(v) => drop(set.insert(v)),
+                Ok(v) => ignore(set.insert(v)),
                 Err(_) => return Ok(None),
             }
             continue;
