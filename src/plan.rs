@@ -207,6 +207,14 @@ pub fn parse_documents(text: &str) -> anyhow::Result<Vec<Value>> {
     Ok(docs)
 }
 
+/// Adds every object of a manifest text (YAML or JSON) to `objs`; other kinds are noted on stderr.
+pub fn add_manifests(objs: &mut ClusterObjects, text: &str, file: &Path) -> anyhow::Result<()> {
+    for doc in parse_documents(text).with_context(|| format!("parsing {}", file.display()))? {
+        add_object(objs, doc, file)?;
+    }
+    Ok(())
+}
+
 fn add_object(objs: &mut ClusterObjects, doc: Value, file: &Path) -> anyhow::Result<()> {
     let kind = doc
         .get("kind")
