@@ -28,6 +28,8 @@ pub enum Command {
     /// Webhook certificate tooling.
     #[command(subcommand)]
     Certs(CertsCommand),
+    /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
+    Plan(crate::plan::PlanArgs),
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,6 +1,7 @@
 //! aws-load-balancer-controller: a drop-in Rust replacement for the Kubernetes AWS Load Balancer Controller.
 #![forbid(unsafe_code)]
 
+pub mod annotations;
 pub mod app;
 pub mod args;
 pub mod aws;
@@ -10,5 +11,6 @@ pub mod crd;
 pub mod goflags;
 pub mod metrics;
 pub mod model;
+pub mod plan;
 pub mod telemetry;
 pub mod webhook;

@@ -1,1 +1,27 @@
-//! Desired state: Ingress groups → an ALB stack, as a pure function of Kubernetes objects.
+//! Desired state: Ingress groups → an ALB stack, as a pure function of Kubernetes objects and
+//! the controller's configuration (no network). The reconciler deploys `Stack`s, the webhooks
+//! admit only what `build_stack` can build, and `plan` prints them offline.
+//!
+//! Entry points: [`load_groups`] (classification and grouping of all Ingresses) and
+//! [`build_stack`] (one group → [`Stack`]). Names and tags are hash-for-hash upstream's.
+
+pub mod backend;
+pub mod build;
+pub mod config;
+pub mod error;
+pub mod group;
+pub mod lb;
+pub mod listen;
+pub mod naming;
+pub mod rules;
+pub mod subnets;
+pub mod tags;
+pub mod target_group;
+pub mod types;
+
+pub use build::{build_stack, BuildEnv};
+pub use config::ModelConfig;
+pub use error::ModelError;
+pub use group::{load_groups, ClassifiedIngress, ClusterObjects, IngressGroup};
+pub use subnets::SubnetInfo;
+pub use types::*;

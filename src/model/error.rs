@@ -1,0 +1,58 @@
+//! Model errors: one naming an Ingress (and the annotation, when one is at fault) or one about
+//! the group as a whole (conflicts between members), with upstream's message texts.
+
+use crate::annotations::AnnotationError;
+
+/// Why a stack (or one member of it) could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    /// The Ingress's own configuration is invalid; `annotation` is the full key when known.
+    #[error("ingress: {ingress}: {message}")]
+    Ingress {
+        ingress: String,
+        annotation: Option<String>,
+        message: String,
+    },
+    /// Members disagree, or a group-wide setting is invalid: the whole group cannot be built.
+    #[error("{0}")]
+    Group(String),
+}
+
+/// An error before it is attributed to an Ingress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fail {
+    pub annotation: Option<String>,
+    pub message: String,
+}
+
+impl Fail {
+    pub fn msg(message: impl Into<String>) -> Self {
+        Fail {
+            annotation: None,
+            message: message.into(),
+        }
+    }
+    pub fn at(annotation: impl Into<String>, message: impl Into<String>) -> Self {
+        Fail {
+            annotation: Some(annotation.into()),
+            message: message.into(),
+        }
+    }
+    /// Attributes the failure to an Ingress (`ns/name`).
+    pub fn on(self, ingress: &str) -> ModelError {
+        ModelError::Ingress {
+            ingress: ingress.to_string(),
+            annotation: self.annotation,
+            message: self.message,
+        }
+    }
+}
+
+impl From<AnnotationError> for Fail {
+    fn from(e: AnnotationError) -> Self {
+        Fail {
+            annotation: Some(e.key),
+            message: e.message,
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! Which Ingresses this controller owns and how they form IngressGroups: the class annotation vs
+//! `spec.ingressClassName`, the default IngressClass, IngressClassParams (group, namespaceSelector),
+//! group-name validation, `group.order`, inactive members and finalizers.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+use super::types::{ExcludedMember, GroupId};
+use crate::annotations::{self as ann, suffix};
+use crate::crd::IngressClassParams;
+
+/// `spec.controller` of IngressClasses this controller serves.
+pub const INGRESS_CLASS_CONTROLLER: &str = "ingress.k8s.aws/alb";
+const MAX_GROUP_NAME_LEN: usize = 63;
+
+/// The Kubernetes objects the model reads (a cache snapshot, or manifests for `plan`).
+#[derive(Debug, Clone, Default)]
+pub struct ClusterObjects {
+    pub ingresses: Vec<Ingress>,
+    pub services: Vec<Service>,
+    pub ingress_classes: Vec<IngressClass>,
+    pub ingress_class_params: Vec<IngressClassParams>,
+    pub namespaces: Vec<Namespace>,
+}
+
+impl ClusterObjects {
+    pub fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
+        self.services.iter().find(|s| {
+            s.metadata.namespace.as_deref().unwrap_or("default") == namespace
+                && s.metadata.name.as_deref() == Some(name)
+        })
+    }
+}
+
+/// `ns/name` of an object.
+pub fn key_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or("default"),
+        meta.name.as_deref().unwrap_or("")
+    )
+}
+
+/// An Ingress this controller owns, with its IngressClassParams if any.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassifiedIngress<'a> {
+    pub ingress: &'a Ingress,
+    pub params: Option<&'a IngressClassParams>,
+}
+
+impl ClassifiedIngress<'_> {
+    pub fn key(&self) -> String {
+        key_of(&self.ingress.metadata)
+    }
+    pub fn namespace(&self) -> &str {
+        self.ingress
+            .metadata
+            .namespace
+            .as_deref()
+            .unwrap_or("default")
+    }
+    pub fn name(&self) -> &str {
+        self.ingress.metadata.name.as_deref().unwrap_or("")
+    }
+    pub fn annotations(&self) -> &ann::AnnotationMap {
+        static EMPTY: ann::AnnotationMap = BTreeMap::new();
+        self.ingress.metadata.annotations.as_ref().unwrap_or(&EMPTY)
+    }
+}
+
+/// One IngressGroup: active members in priority order, and Ingresses that still hold the group's
+/// finalizer but left it (class or group changed, or being deleted).
+#[derive(Debug, Clone)]
+pub struct IngressGroup<'a> {
+    pub id: GroupId,
+    pub members: Vec<ClassifiedIngress<'a>>,
+    pub inactive_members: Vec<&'a Ingress>,
+    /// Members that cannot be placed (bad `group.order`, broken class while holding the
+    /// finalizer). The reconciler must keep their finalizer and must not treat them as gone.
+    pub excluded: Vec<ExcludedMember>,
+}
+
+/// Upstream's group-name rule.
+pub fn validate_group_name(name: &str) -> Result<(), String> {
+    let bytes = name.as_bytes();
+    let ok_edge = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let ok_inner = |b: u8| ok_edge(b) || b == b'-' || b == b'.';
+    let valid = !bytes.is_empty()
+        && ok_edge(bytes[0])
+        && ok_edge(bytes[bytes.len() - 1])
+        && bytes.iter().all(|b| ok_inner(*b));
+    if !valid {
+        return Err("groupName must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character".into());
+    }
+    if name.len() > MAX_GROUP_NAME_LEN {
+        return Err(format!(
+            "groupName must be no more than {MAX_GROUP_NAME_LEN} characters"
+        ));
+    }
+    Ok(())
+}
+
+/// Classification outcome for one Ingress.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClassError {
+    /// Upstream's `ErrInvalidIngressClass` family (`invalid ingress class: ...`).
+    InvalidClass(String),
+    Other(String),
+}
+
+impl std::fmt::Display for ClassError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClassError::InvalidClass(m) => write!(f, "invalid ingress class: {m}"),
+            ClassError::Other(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Whether this controller owns `ing`, and its IngressClassParams. `Ok(None)` = not ours.
+pub fn classify<'a>(
+    ing: &'a Ingress,
+    objs: &'a ClusterObjects,
+    ingress_class_flag: &str,
+) -> Result<Option<Option<&'a IngressClassParams>>, ClassError> {
+    let annotations = ing.metadata.annotations.as_ref();
+    if let Some(value) = annotations.and_then(|a| a.get(ann::INGRESS_CLASS)) {
+        let matches =
+            (ingress_class_flag.is_empty() && value == "alb") || value == ingress_class_flag;
+        return Ok(matches.then_some(None));
+    }
+    let class_name = match ing.spec.as_ref().and_then(|s| s.ingress_class_name.clone()) {
+        Some(n) => n,
+        None => {
+            let defaults: Vec<&IngressClass> = objs
+                .ingress_classes
+                .iter()
+                .filter(|c| {
+                    c.metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(ann::DEFAULT_CLASS))
+                        .map(String::as_str)
+                        == Some("true")
+                })
+                .collect();
+            match defaults.as_slice() {
+                [] => return Ok(ingress_class_flag.is_empty().then_some(None)),
+                [one] => one.metadata.name.clone().unwrap_or_default(),
+                _ => {
+                    return Err(ClassError::Other(
+                        "multiple default IngressClasses found".into(),
+                    ))
+                }
+            }
+        }
+    };
+    let class = objs
+        .ingress_classes
+        .iter()
+        .find(|c| c.metadata.name.as_deref() == Some(class_name.as_str()))
+        .ok_or_else(|| {
+            ClassError::InvalidClass(format!(
+                "ingressclasses.networking.k8s.io \"{class_name}\" not found"
+            ))
+        })?;
+    let spec = class.spec.as_ref();
+    if spec.and_then(|s| s.controller.as_deref()) != Some(INGRESS_CLASS_CONTROLLER) {
+        return Ok(None);
+    }
+    let Some(params_ref) = spec.and_then(|s| s.parameters.as_ref()) else {
+        return Ok(Some(None));
+    };
+    if params_ref.api_group.as_deref() != Some(crate::crd::GROUP)
+        || params_ref.kind != "IngressClassParams"
+    {
+        return Err(ClassError::InvalidClass(format!(
+            "IngressClass {class_name} references unknown parameters"
+        )));
+    }
+    let params = objs
+        .ingress_class_params
+        .iter()
+        .find(|p| p.metadata.name.as_deref() == Some(params_ref.name.as_str()))
+        .ok_or_else(|| {
+            ClassError::InvalidClass(format!(
+                "ingressclassparams.elbv2.k8s.aws \"{}\" not found",
+                params_ref.name
+            ))
+        })?;
+    if let Some(sel) = &params.spec.namespace_selector {
+        let ns = ing.metadata.namespace.as_deref().unwrap_or("default");
+        if !selector_matches(sel, &namespace_labels(objs, ns)) {
+            return Err(ClassError::InvalidClass(format!(
+                "namespaceSelector of IngressClassParams {} mismatch",
+                params_ref.name
+            )));
+        }
+    }
+    Ok(Some(Some(params)))
+}
+
+/// Labels of a namespace; an unknown namespace only has the automatic name label.
+fn namespace_labels(objs: &ClusterObjects, ns: &str) -> BTreeMap<String, String> {
+    objs.namespaces
+        .iter()
+        .find(|n| n.metadata.name.as_deref() == Some(ns))
+        .and_then(|n| n.metadata.labels.clone())
+        .unwrap_or_else(|| {
+            BTreeMap::from([("kubernetes.io/metadata.name".to_string(), ns.to_string())])
+        })
+}
+
+/// Label-selector matching (matchLabels AND every matchExpression).
+pub fn selector_matches(sel: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    let labels_ok = sel
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    let exprs_ok = sel.match_expressions.iter().flatten().all(|e| {
+        let values = e.values.as_deref().unwrap_or(&[]);
+        let got = labels.get(&e.key);
+        match e.operator.as_str() {
+            "In" => got.is_some_and(|g| values.contains(g)),
+            "NotIn" => got.is_none_or(|g| !values.contains(g)),
+            "Exists" => got.is_some(),
+            "DoesNotExist" => got.is_none(),
+            _ => false,
+        }
+    });
+    labels_ok && exprs_ok
+}
+
+/// The group of a classified Ingress: IngressClassParams `group.name`, else the annotation, else
+/// implicit. `Err` = invalid group name (the Ingress leaves any group).
+pub fn group_id(c: &ClassifiedIngress<'_>) -> Result<GroupId, String> {
+    let explicit = match c.params.and_then(|p| p.spec.group.as_ref()) {
+        Some(g) => Some(g.name.clone()),
+        None => ann::string(c.annotations(), suffix::GROUP_NAME).map(String::from),
+    };
+    match explicit {
+        Some(name) => validate_group_name(&name).map(|()| GroupId::explicit(&name)),
+        None => Ok(GroupId::implicit(c.namespace(), c.name())),
+    }
+}
+
+fn is_deleting(ing: &Ingress) -> bool {
+    ing.metadata.deletion_timestamp.is_some()
+}
+
+fn finalizer_groups(ing: &Ingress) -> Vec<GroupId> {
+    let mut out = Vec::new();
+    for f in ing.metadata.finalizers.iter().flatten() {
+        if f == "ingress.k8s.aws/resources" {
+            let ns = ing.metadata.namespace.as_deref().unwrap_or("default");
+            out.push(GroupId::implicit(
+                ns,
+                ing.metadata.name.as_deref().unwrap_or(""),
+            ));
+        } else if let Some(name) = f.strip_prefix("group.ingress.k8s.aws/") {
+            out.push(GroupId::explicit(name));
+        }
+    }
+    out
+}
+
+/// Every group found in `objs`, keyed by id, plus classification errors of Ingresses that
+/// belong to no group yet (reported, not fatal).
+pub fn load_groups<'a>(
+    objs: &'a ClusterObjects,
+    ingress_class_flag: &str,
+) -> (BTreeMap<GroupId, IngressGroup<'a>>, Vec<ExcludedMember>) {
+    let mut groups: BTreeMap<GroupId, IngressGroup<'a>> = BTreeMap::new();
+    let mut errors = Vec::new();
+    let mut orders: BTreeMap<String, i32> = BTreeMap::new();
+    let entry = |groups: &mut BTreeMap<GroupId, IngressGroup<'a>>, id: &GroupId| {
+        groups.entry(id.clone()).or_insert_with(|| IngressGroup {
+            id: id.clone(),
+            members: Vec::new(),
+            inactive_members: Vec::new(),
+            excluded: Vec::new(),
+        });
+    };
+    for ing in &objs.ingresses {
+        let key = key_of(&ing.metadata);
+        let held = finalizer_groups(ing);
+        let active: Option<GroupId> = if is_deleting(ing) {
+            None
+        } else {
+            match classify(ing, objs, ingress_class_flag) {
+                Ok(None) => None,
+                Ok(Some(params)) => {
+                    let c = ClassifiedIngress {
+                        ingress: ing,
+                        params,
+                    };
+                    match group_id(&c) {
+                        Ok(id) => {
+                            match ann::int32(c.annotations(), suffix::GROUP_ORDER) {
+                                Ok(order) if order.is_none_or(|o| (-1000..=1000).contains(&o)) => {
+                                    orders.insert(key.clone(), order.unwrap_or(0));
+                                    entry(&mut groups, &id);
+                                    if let Some(g) = groups.get_mut(&id) {
+                                        g.members.push(c);
+                                    }
+                                    Some(id)
+                                }
+                                Ok(order) => {
+                                    let msg = format!(
+                                    "explicit Ingress group order must be within [-1000:1000], Ingress: {key}, order: {}",
+                                    order.unwrap_or_default()
+                                );
+                                    exclude(
+                                        &mut groups,
+                                        &mut errors,
+                                        &id,
+                                        &key,
+                                        Some(ann::key(suffix::GROUP_ORDER)),
+                                        msg,
+                                    );
+                                    Some(id)
+                                }
+                                Err(e) => {
+                                    let msg = format!("failed to load Ingress group order for ingress: {key}: {e}");
+                                    exclude(&mut groups, &mut errors, &id, &key, Some(e.key), msg);
+                                    Some(id)
+                                }
+                            }
+                        }
+                        // An invalid group name means leaving the group: inactive where held.
+                        Err(_) => None,
+                    }
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    let mut placed = false;
+                    for id in &held {
+                        if matches!(e, ClassError::InvalidClass(_)) {
+                            let m =
+                                format!("Ingress has invalid IngressClass configuration: {msg}");
+                            exclude(&mut groups, &mut errors, id, &key, None, m);
+                            placed = true;
+                        }
+                    }
+                    if !placed {
+                        errors.push(ExcludedMember {
+                            ingress: key.clone(),
+                            annotation: None,
+                            error: msg,
+                        });
+                    }
+                    // Treat as member of every held group so it is not finalized away.
+                    held.first().cloned()
+                }
+            }
+        };
+        for id in held {
+            if Some(&id) != active.as_ref() {
+                entry(&mut groups, &id);
+                if let Some(g) = groups.get_mut(&id) {
+                    g.inactive_members.push(ing);
+                }
+            }
+        }
+    }
+    for g in groups.values_mut() {
+        g.members.sort_by(|a, b| {
+            let (ka, kb) = (a.key(), b.key());
+            orders.get(&ka).cmp(&orders.get(&kb)).then(ka.cmp(&kb))
+        });
+    }
+    (groups, errors)
+}
+
+fn exclude(
+    groups: &mut BTreeMap<GroupId, IngressGroup<'_>>,
+    errors: &mut Vec<ExcludedMember>,
+    id: &GroupId,
+    key: &str,
+    annotation: Option<String>,
+    msg: String,
+) {
+    let ex = ExcludedMember {
+        ingress: key.to_string(),
+        annotation,
+        error: msg,
+    };
+    match groups.get_mut(id) {
+        Some(g) => g.excluded.push(ex),
+        None => {
+            groups.insert(
+                id.clone(),
+                IngressGroup {
+                    id: id.clone(),
+                    members: Vec::new(),
+                    inactive_members: Vec::new(),
+                    excluded: vec![ex],
+                },
+            );
+        }
+    }
+    let _ = errors;
+}
+
+#[cfg(test)]
+#[path = "group_tests.rs"]
+mod tests;

@@ -1,0 +1,401 @@
+//! Listener configuration: each member's `listen-ports` (defaults, certificates, ssl-policy,
+//! inbound CIDRs / prefix lists, mTLS) and the per-port merge across a group with upstream's
+//! conflict errors.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+
+use super::error::Fail;
+use super::group::ClassifiedIngress;
+use super::types::{MutualAuthentication, Protocol};
+use crate::annotations::{self as ann, suffix};
+
+/// One member's view of a listener port, or the merged view of the group.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PortConfig {
+    pub protocol: Option<Protocol>,
+    pub cidr_v4: Vec<String>,
+    pub cidr_v6: Vec<String>,
+    pub prefix_lists: Vec<String>,
+    pub ssl_policy: Option<String>,
+    /// Explicit certificate ARNs (IngressClassParams or annotation).
+    pub certificates: Vec<String>,
+    /// HTTPS without explicit certificates: hosts whose certificates ACM discovery must find.
+    pub discovery_hosts: Option<BTreeSet<String>>,
+    pub mtls: Option<MutualAuthentication>,
+}
+
+/// `listen-ports` of one Ingress: default `[{"HTTP":80}]`, or `[{"HTTPS":443}]` with explicit certs.
+pub fn listen_ports(
+    annotations: &ann::AnnotationMap,
+    prefer_tls: bool,
+) -> Result<BTreeMap<i32, Protocol>, Fail> {
+    let Some(raw) = ann::string(annotations, suffix::LISTEN_PORTS) else {
+        return Ok(if prefer_tls {
+            BTreeMap::from([(443, Protocol::Https)])
+        } else {
+            BTreeMap::from([(80, Protocol::Http)])
+        });
+    };
+    let at = ann::key(suffix::LISTEN_PORTS);
+    let entries: Vec<BTreeMap<String, i64>> = serde_json::from_str(raw).map_err(|e| {
+        Fail::at(
+            &at,
+            format!("failed to parse listen-ports configuration: `{raw}`: {e}"),
+        )
+    })?;
+    if entries.is_empty() {
+        return Err(Fail::at(
+            &at,
+            format!("empty listen-ports configuration: `{raw}`"),
+        ));
+    }
+    let mut out = BTreeMap::new();
+    for entry in entries {
+        for (protocol, port) in entry {
+            if !(1..=65535).contains(&port) {
+                return Err(Fail::at(
+                    &at,
+                    format!("listen port must be within [1, 65535]: {port}"),
+                ));
+            }
+            let p = match protocol.as_str() {
+                "HTTP" => Protocol::Http,
+                "HTTPS" => Protocol::Https,
+                other => {
+                    return Err(Fail::at(
+                        &at,
+                        format!("listen protocol must be within [HTTP, HTTPS]: {other}"),
+                    ))
+                }
+            };
+            out.insert(port as i32, p);
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MtlsInput {
+    #[serde(default)]
+    port: i32,
+    #[serde(default)]
+    mode: String,
+    trust_store: Option<String>,
+    ignore_client_certificate_expiry: Option<bool>,
+    advertise_trust_store_ca_names: Option<String>,
+}
+
+fn mutual_authentication(
+    annotations: &ann::AnnotationMap,
+) -> Result<BTreeMap<i32, MutualAuthentication>, Fail> {
+    let Some(raw) = ann::string(annotations, suffix::MUTUAL_AUTHENTICATION) else {
+        return Ok(BTreeMap::new());
+    };
+    let at = ann::key(suffix::MUTUAL_AUTHENTICATION);
+    let entries: Vec<MtlsInput> = serde_json::from_str(raw).map_err(|e| {
+        Fail::at(&at, format!("failed to parse mutualAuthentication configuration from ingress annotation: `{raw}`: {e}"))
+    })?;
+    if entries.is_empty() {
+        return Err(Fail::at(
+            &at,
+            format!("empty mutualAuthentication configuration from ingress annotation: `{raw}`"),
+        ));
+    }
+    let mut out = BTreeMap::new();
+    for e in entries {
+        let (port, mode) = (e.port, e.mode.as_str());
+        let ts = e.trust_store.clone().unwrap_or_default();
+        let err = |m: String| Err(Fail::at(&at, m));
+        if !(1..=65535).contains(&port) {
+            return err(format!("listen port must be within [1, 65535]: {port}"));
+        }
+        if mode.is_empty() {
+            return err(format!(
+                "mutualAuthentication mode cannot be empty for port {port}"
+            ));
+        }
+        if !["off", "passthrough", "verify"].contains(&mode) {
+            return err(format!(
+                "mutualAuthentication mode value must be among [off, passthrough, verify] for port {port} : {mode}"
+            ));
+        }
+        if mode == "verify" && ts.is_empty() {
+            return err(format!(
+                "trustStore is required when mutualAuthentication mode is verify for port {port}"
+            ));
+        }
+        if mode != "verify" && !ts.is_empty() {
+            return err(format!(
+                "Mutual Authentication mode {mode} does not support trustStore for port {port}"
+            ));
+        }
+        if mode != "verify" && e.ignore_client_certificate_expiry.is_some() {
+            return err(format!(
+                "Mutual Authentication mode {mode} does not support ignoring client certificate expiry for port {port}"
+            ));
+        }
+        if let Some(adv) = &e.advertise_trust_store_ca_names {
+            if mode != "verify" {
+                return err(format!(
+                    "Mutual Authentication mode {mode} does not support advertiseTrustStoreCaNames for port {port}"
+                ));
+            }
+            if adv != "on" && adv != "off" {
+                return err(format!(
+                    "advertiseTrustStoreCaNames only supports the values \"on\" and \"off\" got value {adv} for port {port}"
+                ));
+            }
+        }
+        let ignore = if mode == "verify" {
+            Some(e.ignore_client_certificate_expiry.unwrap_or(false))
+        } else {
+            None
+        };
+        out.insert(
+            port,
+            MutualAuthentication {
+                mode: e.mode,
+                trust_store: Some(ts),
+                ignore_client_certificate_expiry: ignore,
+                advertise_trust_store_ca_names: e.advertise_trust_store_ca_names,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Every listener port one Ingress asks for, with its settings.
+pub fn member_ports(m: &ClassifiedIngress<'_>) -> Result<BTreeMap<i32, PortConfig>, Fail> {
+    let a = m.annotations();
+    let params = m.params.map(|p| &p.spec);
+    let certificates: Vec<String> = match params.filter(|p| !p.certificate_arn.is_empty()) {
+        Some(p) => p.certificate_arn.clone(),
+        None => ann::string_list(a, suffix::CERTIFICATE_ARN).unwrap_or_default(),
+    };
+    let ssl_policy = match params.filter(|p| !p.ssl_policy.is_empty()) {
+        Some(p) => Some(p.ssl_policy.clone()),
+        None => ann::string(a, suffix::SSL_POLICY).map(String::from),
+    };
+    let prefix_lists = match params {
+        Some(p) if !p.prefix_lists_ids.is_empty() => p.prefix_lists_ids.clone(),
+        Some(p) if !p.prefix_lists_ids_legacy.is_empty() => p.prefix_lists_ids_legacy.clone(),
+        _ => ann::string_list(a, suffix::SECURITY_GROUP_PREFIX_LISTS).unwrap_or_default(),
+    };
+    let (raw_cidrs, from_params) = match params.filter(|p| !p.inbound_cidrs.is_empty()) {
+        Some(p) => (p.inbound_cidrs.clone(), true),
+        None => (
+            ann::string_list(a, suffix::INBOUND_CIDRS).unwrap_or_default(),
+            false,
+        ),
+    };
+    let (mut cidr_v4, mut cidr_v6) = (Vec::new(), Vec::new());
+    for cidr in raw_cidrs {
+        if cidr.parse::<ipnet::IpNet>().is_err() {
+            let e = format!("invalid CIDR address: {cidr}");
+            return Err(if from_params {
+                Fail::msg(format!(
+                    "invalid CIDR in IngressClassParams InboundCIDR {cidr}: {e}"
+                ))
+            } else {
+                Fail::at(
+                    ann::key(suffix::INBOUND_CIDRS),
+                    format!(
+                        "invalid inbound-cidrs settings on Ingress: {}: {e}",
+                        m.key()
+                    ),
+                )
+            });
+        }
+        if cidr.contains(':') {
+            cidr_v6.push(cidr)
+        } else {
+            cidr_v4.push(cidr)
+        }
+    }
+    let mtls = mutual_authentication(a)?;
+    let ports = listen_ports(a, !certificates.is_empty())?;
+    let has_https = ports.values().any(|p| *p == Protocol::Https);
+    let discovery = (has_https && certificates.is_empty()).then(|| tls_hosts(m));
+    Ok(ports
+        .into_iter()
+        .map(|(port, protocol)| {
+            let https = protocol == Protocol::Https;
+            let cfg = PortConfig {
+                protocol: Some(protocol),
+                cidr_v4: cidr_v4.clone(),
+                cidr_v6: cidr_v6.clone(),
+                prefix_lists: prefix_lists.clone(),
+                ssl_policy: if https { ssl_policy.clone() } else { None },
+                certificates: if https {
+                    certificates.clone()
+                } else {
+                    Vec::new()
+                },
+                discovery_hosts: if https { discovery.clone() } else { None },
+                mtls: if https {
+                    mtls.get(&port).cloned()
+                } else {
+                    None
+                },
+            };
+            (port, cfg)
+        })
+        .collect())
+}
+
+/// Hosts of rules and TLS sections (what ACM discovery would look up).
+fn tls_hosts(m: &ClassifiedIngress<'_>) -> BTreeSet<String> {
+    let spec = m.ingress.spec.as_ref();
+    let rules = spec
+        .and_then(|s| s.rules.as_ref())
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.host.clone());
+    let tls = spec
+        .and_then(|s| s.tls.as_ref())
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t.hosts.clone().unwrap_or_default());
+    rules.chain(tls).filter(|h| !h.is_empty()).collect()
+}
+
+fn set(v: &[String]) -> BTreeSet<&String> {
+    v.iter().collect()
+}
+
+fn go_list(v: &BTreeSet<&String>) -> String {
+    format!(
+        "[{}]",
+        v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
+    )
+}
+
+/// Merges one port's configs from several members (in group order), upstream's rules.
+pub fn merge(
+    port: i32,
+    cfgs: &[(String, &PortConfig)],
+    default_ssl_policy: &str,
+) -> Result<PortConfig, String> {
+    let wrap = |e: String| format!("failed to merge listenPort config for port: {port}: {e}");
+    let mut out = PortConfig::default();
+    let (mut proto_by, mut cidr_by, mut pl_by, mut ssl_by, mut mtls_by) =
+        (None, None, None, None, None);
+    let default_idx = cfgs.iter().position(|(_, c)| !c.certificates.is_empty());
+    if let Some(i) = default_idx {
+        out.certificates.push(cfgs[i].1.certificates[0].clone());
+    }
+    let mut seen = BTreeSet::new();
+    for (i, (key, c)) in cfgs.iter().enumerate() {
+        match (&proto_by, c.protocol) {
+            (None, p) => {
+                proto_by = Some(key.clone());
+                out.protocol = p;
+            }
+            (Some(by), p) if p != out.protocol => {
+                let s = |p: Option<Protocol>| p.map(|p| p.as_str()).unwrap_or("");
+                return Err(wrap(format!(
+                    "conflicting protocol, {by}: {} | {key}: {}",
+                    s(out.protocol),
+                    s(p)
+                )));
+            }
+            _ => {}
+        }
+        if !c.cidr_v4.is_empty() || !c.cidr_v6.is_empty() {
+            match &cidr_by {
+                None => {
+                    cidr_by = Some(key.clone());
+                    out.cidr_v4 = c.cidr_v4.clone();
+                    out.cidr_v6 = c.cidr_v6.clone();
+                }
+                Some(by)
+                    if set(&out.cidr_v4) != set(&c.cidr_v4)
+                        || set(&out.cidr_v6) != set(&c.cidr_v6) =>
+                {
+                    return Err(wrap(format!(
+                        "conflicting inbound-cidrs, {by}: {}, {} | {key}: {}, {}",
+                        go_list(&set(&out.cidr_v4)),
+                        go_list(&set(&out.cidr_v6)),
+                        go_list(&set(&c.cidr_v4)),
+                        go_list(&set(&c.cidr_v6))
+                    )));
+                }
+                _ => {}
+            }
+        }
+        if !c.prefix_lists.is_empty() {
+            match &pl_by {
+                None => {
+                    pl_by = Some(key.clone());
+                    out.prefix_lists = c.prefix_lists.clone();
+                }
+                Some(by) if set(&out.prefix_lists) != set(&c.prefix_lists) => {
+                    return Err(wrap(format!(
+                        "conflicting inbound-prefix-lists, {by}: {} | {key}: {}",
+                        go_list(&set(&out.prefix_lists)),
+                        go_list(&set(&c.prefix_lists))
+                    )));
+                }
+                _ => {}
+            }
+        }
+        if let Some(p) = &c.ssl_policy {
+            match &ssl_by {
+                None => {
+                    ssl_by = Some(key.clone());
+                    out.ssl_policy = Some(p.clone());
+                }
+                Some(by) if out.ssl_policy.as_ref() != Some(p) => {
+                    let cur = out.ssl_policy.clone().unwrap_or_default();
+                    return Err(wrap(format!(
+                        "conflicting sslPolicy, {by}: {cur} | {key}: {p}"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        for (j, cert) in c.certificates.iter().enumerate() {
+            // The default certificate's own slot is skipped; it may reappear as an SNI cert.
+            if Some(i) == default_idx && j == 0 {
+                continue;
+            }
+            if seen.insert(cert.clone()) {
+                out.certificates.push(cert.clone());
+            }
+        }
+        if let Some(hosts) = &c.discovery_hosts {
+            out.discovery_hosts
+                .get_or_insert_with(BTreeSet::new)
+                .extend(hosts.iter().cloned());
+        }
+        if let Some(m) = &c.mtls {
+            match &mtls_by {
+                None => {
+                    mtls_by = Some(key.clone());
+                    out.mtls = Some(m.clone());
+                }
+                Some(by) if out.mtls.as_ref() != Some(m) => {
+                    return Err(wrap(format!(
+                        "conflicting mTLS Attributes, {by}: {:?} | {key}: {m:?}",
+                        out.mtls
+                    )));
+                }
+                _ => {}
+            }
+        }
+    }
+    out.cidr_v4 = set(&out.cidr_v4).into_iter().cloned().collect();
+    out.cidr_v6 = set(&out.cidr_v6).into_iter().cloned().collect();
+    out.prefix_lists = set(&out.prefix_lists).into_iter().cloned().collect();
+    if out.cidr_v4.is_empty() && out.cidr_v6.is_empty() && out.prefix_lists.is_empty() {
+        out.cidr_v4 = vec!["0.0.0.0/0".into()];
+        out.cidr_v6 = vec!["::/0".into()];
+    }
+    if out.protocol == Some(Protocol::Https) && out.ssl_policy.is_none() {
+        out.ssl_policy = Some(default_ssl_policy.to_string());
+    }
+    Ok(out)
+}

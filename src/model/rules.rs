@@ -1,0 +1,492 @@
+//! Listener rules of one Ingress: path ordering (Exact, then Prefix longest first, then the rest)
+//! and pattern conversion, host / annotation conditions, actions (forward, fixed response,
+//! redirect, auth, JWT) and upstream's optimiser that drops redirect loops and shadowed rules.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::networking::v1::{HTTPIngressPath, IngressBackend};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::backend::{self, *};
+use super::error::Fail;
+use super::group::ClassifiedIngress;
+use super::types::{Protocol, Token};
+use crate::annotations::{self as ann, suffix, AnnotationMap};
+
+/// Paths in upstream's evaluation order; `Err` on an unknown pathType.
+pub fn sort_paths(paths: &[HTTPIngressPath]) -> Result<Vec<&HTTPIngressPath>, Fail> {
+    let (mut exact, mut prefix, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+    for p in paths {
+        match p.path_type.as_str() {
+            "Exact" => exact.push(p),
+            "Prefix" => prefix.push(p),
+            "ImplementationSpecific" | "" => rest.push(p),
+            _ => {
+                return Err(Fail::msg(format!(
+                    "unknown pathType for path {}",
+                    p.path.as_deref().unwrap_or("")
+                )))
+            }
+        }
+    }
+    // Stable: equal lengths keep their written order.
+    prefix.sort_by(|a, b| {
+        b.path
+            .as_deref()
+            .unwrap_or("")
+            .len()
+            .cmp(&a.path.as_deref().unwrap_or("").len())
+    });
+    exact.extend(prefix);
+    exact.extend(rest);
+    Ok(exact)
+}
+
+/// ELBv2 path patterns for an Ingress path: (values, regexValues).
+pub fn path_patterns(
+    path: &str,
+    path_type: &str,
+    use_regex: bool,
+) -> Result<(Vec<String>, Vec<String>), Fail> {
+    match path_type {
+        "Exact" => {
+            if path.contains(['*', '?']) {
+                return Err(Fail::msg(format!(
+                    "exact path shouldn't contain wildcards: {path}"
+                )));
+            }
+            Ok((vec![path.to_string()], vec![]))
+        }
+        "Prefix" => {
+            if path == "/" {
+                return Ok((vec!["/*".into()], vec![]));
+            }
+            if path.contains(['*', '?']) {
+                return Err(Fail::msg(format!(
+                    "prefix path shouldn't contain wildcards: {path}"
+                )));
+            }
+            let p = path.strip_suffix('/').unwrap_or(path);
+            Ok((vec![p.to_string(), format!("{p}/*")], vec![]))
+        }
+        _ if use_regex => Ok((vec![], vec![path.get(1..).unwrap_or("").to_string()])),
+        _ => Ok((vec![path.to_string()], vec![])),
+    }
+}
+
+/// A parsed Ingress backend: routing extras from annotations plus the action to take.
+pub struct EnhancedBackend {
+    pub conditions: Vec<ConditionInput>,
+    pub transforms: Vec<Transform>,
+    pub action: ActionInput,
+    pub auth: Option<Action>,
+    pub jwt: Option<JwtValidationConfig>,
+}
+
+/// Parses a backend like upstream's enhanced-backend builder; `services_exist` tells whether
+/// a Service is known, for the 503 tolerance.
+pub fn enhanced_backend(
+    m: &ClassifiedIngress<'_>,
+    b: &IngressBackend,
+    tolerate_service: bool,
+    tolerate_action: bool,
+    service_annotations: &dyn Fn(&str) -> Option<AnnotationMap>,
+) -> Result<EnhancedBackend, Fail> {
+    let svc = b
+        .service
+        .as_ref()
+        .ok_or_else(|| Fail::msg("missing required \"service\" field"))?;
+    let a = m.annotations();
+    let conditions = backend::conditions(a, &svc.name)?;
+    let transforms = backend::transforms(a, &svc.name)?;
+    let port = svc.port.as_ref();
+    let port_name = port.and_then(|p| p.name.clone()).unwrap_or_default();
+    let mut action = if port_name == USE_ANNOTATION {
+        backend::action_via_annotation(a, &svc.name, tolerate_action)?
+    } else if !port_name.is_empty() {
+        ActionInput::forward_to(&svc.name, IntOrString::String(port_name))
+    } else {
+        ActionInput::forward_to(
+            &svc.name,
+            IntOrString::Int(port.and_then(|p| p.number).unwrap_or(0)),
+        )
+    };
+    let mut single_svc_annotations = None;
+    if action.action_type == "forward" {
+        if let Some(fc) = &action.forward_config {
+            let names: BTreeSet<&String> = fc
+                .target_groups
+                .iter()
+                .filter_map(|t| t.service_name.as_ref())
+                .collect();
+            let single = fc.target_groups.len() == 1 && names.len() == 1;
+            for name in &names {
+                match service_annotations(name) {
+                    Some(sa) if single => single_svc_annotations = Some(sa),
+                    Some(_) => {}
+                    None if tolerate_service && single => {
+                        action = backend::ActionInput {
+                            action_type: "fixed-response".into(),
+                            fixed_response_config: Some(FixedResponseConfig {
+                                content_type: Some("text/plain".into()),
+                                message_body: Some(NON_EXISTENT_SERVICE_BODY.into()),
+                                status_code: "503".into(),
+                            }),
+                            ..Default::default()
+                        };
+                        break;
+                    }
+                    None => return Err(Fail::msg(format!("services \"{name}\" not found"))),
+                }
+            }
+        }
+    }
+    let auth_ann = match &single_svc_annotations {
+        Some(sa) => ann::merge_service_over_ingress(sa, a),
+        None => a.clone(),
+    };
+    let auth = auth_action(&auth_ann, m.namespace())?;
+    let jwt = jwt_validation(a)?;
+    Ok(EnhancedBackend {
+        conditions,
+        transforms,
+        action,
+        auth,
+        jwt,
+    })
+}
+
+fn auth_action(a: &AnnotationMap, namespace: &str) -> Result<Option<Action>, Fail> {
+    let kind = ann::string(a, suffix::AUTH_TYPE).unwrap_or("none");
+    let on_unauth = ann::string(a, suffix::AUTH_ON_UNAUTHENTICATED_REQUEST)
+        .unwrap_or("authenticate")
+        .to_string();
+    let scope = ann::string(a, suffix::AUTH_SCOPE)
+        .unwrap_or("openid")
+        .to_string();
+    let cookie = ann::string(a, suffix::AUTH_SESSION_COOKIE)
+        .unwrap_or("AWSELBAuthSessionCookie")
+        .to_string();
+    let timeout = ann::int64(a, suffix::AUTH_SESSION_TIMEOUT)?.unwrap_or(604800);
+    #[derive(serde::Deserialize, Default)]
+    #[serde(rename_all = "camelCase")]
+    struct Cognito {
+        #[serde(rename = "userPoolARN", default)]
+        user_pool_arn: String,
+        #[serde(rename = "userPoolClientID", default)]
+        user_pool_client_id: String,
+        #[serde(default)]
+        user_pool_domain: String,
+        #[serde(default)]
+        authentication_request_extra_params: std::collections::BTreeMap<String, String>,
+    }
+    #[derive(serde::Deserialize, Default)]
+    #[serde(rename_all = "camelCase")]
+    struct Oidc {
+        #[serde(default)]
+        issuer: String,
+        #[serde(default)]
+        authorization_endpoint: String,
+        #[serde(default)]
+        token_endpoint: String,
+        #[serde(default)]
+        user_info_endpoint: String,
+        #[serde(default)]
+        secret_name: String,
+        #[serde(default)]
+        authentication_request_extra_params: std::collections::BTreeMap<String, String>,
+    }
+    let cognito: Option<Cognito> = ann::json(a, suffix::AUTH_IDP_COGNITO)?;
+    let oidc: Option<Oidc> = ann::json(a, suffix::AUTH_IDP_OIDC)?;
+    match kind {
+        "none" => Ok(None),
+        "cognito" => {
+            let c = cognito.ok_or_else(|| {
+                Fail::at(
+                    ann::key(suffix::AUTH_IDP_COGNITO),
+                    "missing IDPConfigCognito",
+                )
+            })?;
+            Ok(Some(Action::AuthenticateCognito {
+                config: AuthenticateCognitoConfig {
+                    user_pool_arn: c.user_pool_arn,
+                    user_pool_client_id: c.user_pool_client_id,
+                    user_pool_domain: c.user_pool_domain,
+                    authentication_request_extra_params: c.authentication_request_extra_params,
+                    on_unauthenticated_request: on_unauth,
+                    scope,
+                    session_cookie_name: cookie,
+                    session_timeout: timeout,
+                },
+            }))
+        }
+        "oidc" => {
+            let o = oidc.ok_or_else(|| {
+                Fail::at(ann::key(suffix::AUTH_IDP_OIDC), "missing IDPConfigOIDC")
+            })?;
+            Ok(Some(Action::AuthenticateOidc {
+                config: AuthenticateOidcConfig {
+                    issuer: o.issuer,
+                    authorization_endpoint: o.authorization_endpoint,
+                    token_endpoint: o.token_endpoint,
+                    user_info_endpoint: o.user_info_endpoint,
+                    secret: format!("{namespace}/{}", o.secret_name),
+                    authentication_request_extra_params: o.authentication_request_extra_params,
+                    on_unauthenticated_request: on_unauth,
+                    scope,
+                    session_cookie_name: cookie,
+                    session_timeout: timeout,
+                },
+            }))
+        }
+        other => Err(Fail::at(
+            ann::key(suffix::AUTH_TYPE),
+            format!("unknown authType: {other}"),
+        )),
+    }
+}
+
+fn jwt_validation(a: &AnnotationMap) -> Result<Option<JwtValidationConfig>, Fail> {
+    let Some(cfg) = ann::json::<JwtValidationConfig>(a, suffix::JWT_VALIDATION)? else {
+        return Ok(None);
+    };
+    let at = ann::key(suffix::JWT_VALIDATION);
+    if cfg.jwks_endpoint.is_empty() {
+        return Err(Fail::at(
+            at,
+            "jwksEndpoint is a required field for jwt validation",
+        ));
+    }
+    if cfg.issuer.is_empty() {
+        return Err(Fail::at(
+            at,
+            "issuer is a required field for jwt validation",
+        ));
+    }
+    for c in &cfg.additional_claims {
+        if c.format.is_empty() {
+            return Err(Fail::at(
+                at,
+                "format is a required field for additional claims for jwt validation",
+            ));
+        }
+        if c.name.is_empty() {
+            return Err(Fail::at(
+                at,
+                "name is a required field for additional claims for jwt validation",
+            ));
+        }
+        if c.values.is_empty() {
+            return Err(Fail::at(
+                at,
+                "values must not be empty for additional claims for jwt validation",
+            ));
+        }
+    }
+    Ok(Some(cfg))
+}
+
+/// Conditions of one rule: host and path from the Ingress plus `conditions.*` entries.
+pub fn conditions(
+    host: Option<&str>,
+    path: Option<(Vec<String>, Vec<String>)>,
+    extra: &[ConditionInput],
+) -> Result<Vec<RuleCondition>, Fail> {
+    let (mut hosts, mut host_re) = (Vec::new(), Vec::new());
+    if let Some(h) = host.filter(|h| !h.is_empty()) {
+        hosts.push(h.to_string());
+    }
+    let (mut paths, mut path_re) = path.unwrap_or_default();
+    let mut out = Vec::new();
+    for c in extra {
+        match c.field.as_str() {
+            "host-header" => {
+                let cfg = c
+                    .host_header_config
+                    .clone()
+                    .ok_or_else(|| Fail::msg("missing HostHeaderConfig"))?;
+                hosts.extend(cfg.values);
+                host_re.extend(cfg.regex_values);
+            }
+            "path-pattern" => {
+                let cfg = c
+                    .path_pattern_config
+                    .clone()
+                    .ok_or_else(|| Fail::msg("missing PathPatternConfig"))?;
+                paths.extend(cfg.values);
+                path_re.extend(cfg.regex_values);
+            }
+            "http-header" => out.push(RuleCondition::HttpHeader {
+                config: c
+                    .http_header_config
+                    .clone()
+                    .ok_or_else(|| Fail::msg("missing HTTPHeaderConfig"))?,
+            }),
+            "http-request-method" => out.push(RuleCondition::HttpRequestMethod {
+                config: c
+                    .http_request_method_config
+                    .clone()
+                    .ok_or_else(|| Fail::msg("missing HTTPRequestMethodConfig"))?,
+            }),
+            "query-string" => out.push(RuleCondition::QueryString {
+                config: c
+                    .query_string_config
+                    .clone()
+                    .ok_or_else(|| Fail::msg("missing QueryStringConfig"))?,
+            }),
+            "source-ip" => out.push(RuleCondition::SourceIp {
+                config: c
+                    .source_ip_config
+                    .clone()
+                    .ok_or_else(|| Fail::msg("missing SourceIPConfig"))?,
+            }),
+            _ => {}
+        }
+    }
+    if !hosts.is_empty() && !host_re.is_empty() {
+        return Err(Fail::msg(format!(
+            "host condition must specify exactly one of Values and RegexValues, got both Values [{}] and RegexValues [{}]",
+            hosts.join(" "),
+            host_re.join(" ")
+        )));
+    }
+    if !paths.is_empty() && !path_re.is_empty() {
+        return Err(Fail::msg(format!(
+            "path condition must specify exactly one of Values and RegexValues, got both Values [{}] and RegexValues [{}]",
+            paths.join(" "),
+            path_re.join(" ")
+        )));
+    }
+    let vc = |values, regex_values| ValuesConfig {
+        values,
+        regex_values,
+    };
+    if !hosts.is_empty() {
+        out.push(RuleCondition::HostHeader {
+            config: vc(hosts, vec![]),
+        });
+    }
+    if !host_re.is_empty() {
+        out.push(RuleCondition::HostHeader {
+            config: vc(vec![], host_re),
+        });
+    }
+    if !paths.is_empty() {
+        out.push(RuleCondition::PathPattern {
+            config: vc(paths, vec![]),
+        });
+    }
+    if !path_re.is_empty() {
+        out.push(RuleCondition::PathPattern {
+            config: vc(vec![], path_re),
+        });
+    }
+    if out.is_empty() {
+        out.push(RuleCondition::PathPattern {
+            config: vc(vec!["/*".into()], vec![]),
+        });
+    }
+    Ok(out)
+}
+
+/// A rule before priorities are assigned.
+#[derive(Debug, Clone)]
+pub struct DraftRule {
+    pub ingress: String,
+    pub conditions: Vec<RuleCondition>,
+    pub actions: Vec<Action>,
+    pub transforms: Vec<Transform>,
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+fn redirect_of(actions: &[Action]) -> Option<&RedirectConfig> {
+    actions.iter().find_map(|a| match a {
+        Action::Redirect { config } => Some(config),
+        _ => None,
+    })
+}
+
+fn infinite_redirect(port: i32, protocol: Protocol, r: &DraftRule) -> bool {
+    let Some(rc) = redirect_of(&r.actions) else {
+        return false;
+    };
+    let (mut hosts, mut paths) = (BTreeSet::new(), BTreeSet::new());
+    for c in &r.conditions {
+        match c {
+            RuleCondition::HostHeader { config } => hosts.extend(config.values.iter().cloned()),
+            RuleCondition::PathPattern { config } => {
+                if !config.regex_values.is_empty() {
+                    return false;
+                }
+                paths.extend(config.values.iter().cloned())
+            }
+            _ => {}
+        }
+    }
+    let differs = |v: &Option<String>, wild: &str, ok: &dyn Fn(&str) -> bool| {
+        v.as_deref().is_some_and(|v| v != wild && !ok(v))
+    };
+    !(differs(&rc.host, "#{host}", &|h| hosts.contains(h))
+        || differs(&rc.path, "/#{path}", &|p| paths.contains(p))
+        || differs(&rc.port, "#{port}", &|p| p == port.to_string())
+        || differs(&rc.protocol, "#{protocol}", &|p| p == protocol.as_str())
+        || differs(&rc.query, "#{query}", &|_| false))
+}
+
+fn host_path_sets(
+    conds: &[RuleCondition],
+    strict: bool,
+) -> Option<(BTreeSet<&String>, BTreeSet<&String>)> {
+    let (mut hosts, mut paths) = (BTreeSet::new(), BTreeSet::new());
+    for c in conds {
+        match c {
+            RuleCondition::HostHeader { config } => hosts.extend(config.values.iter()),
+            RuleCondition::PathPattern { config } if !config.regex_values.is_empty() => {
+                paths.extend(config.regex_values.iter())
+            }
+            RuleCondition::PathPattern { config } => paths.extend(config.values.iter()),
+            _ if strict => return None,
+            _ => {}
+        }
+    }
+    Some((hosts, paths))
+}
+
+fn is_superset(lhs: &[RuleCondition], rhs: &[RuleCondition]) -> bool {
+    let Some((lh, lp)) = host_path_sets(lhs, true) else {
+        return false;
+    };
+    let Some((rh, rp)) = host_path_sets(rhs, false) else {
+        return false;
+    };
+    let star = "/*".to_string();
+    let host_ok = lh.is_empty() || (!rh.is_empty() && lh.is_superset(&rh));
+    let path_ok = lp.is_empty() || lp.contains(&star) || (!rp.is_empty() && lp.is_superset(&rp));
+    host_ok && path_ok
+}
+
+/// Upstream's rule optimiser for one listener.
+pub fn optimize(port: i32, protocol: Protocol, rules: Vec<DraftRule>) -> Vec<DraftRule> {
+    let mut out: Vec<DraftRule> = Vec::new();
+    for r in rules
+        .into_iter()
+        .filter(|r| !infinite_redirect(port, protocol, r))
+    {
+        let shadowed = out.iter().any(|e| {
+            redirect_of(&e.actions).is_some() && is_superset(&e.conditions, &r.conditions)
+        });
+        if !shadowed {
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// The listener token of a rule.
+pub fn listener_token(port: i32) -> Token {
+    Token::ListenerArn(port)
+}
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;

@@ -1,0 +1,161 @@
+//! AWS tags and TGB labels with upstream's precedence: IngressClassParams tags over annotation
+//! tags, the Service's `tags` over the Ingress's (target groups), `--default-tags` over both
+//! (unless EnableDefaultTagsLowPriority), and the tracking tags over everything.
+
+use std::collections::BTreeMap;
+
+use super::config::ModelConfig;
+use super::error::Fail;
+use super::group::ClassifiedIngress;
+use super::types::GroupId;
+use crate::annotations::{self as ann, suffix, AnnotationMap};
+
+pub const TAG_CLUSTER: &str = "elbv2.k8s.aws/cluster";
+pub const TAG_STACK: &str = "ingress.k8s.aws/stack";
+pub const TAG_RESOURCE: &str = "ingress.k8s.aws/resource";
+
+type Tags = BTreeMap<String, String>;
+
+/// Everything needed to compute tags for one stack.
+pub struct TagContext<'a> {
+    pub cfg: &'a ModelConfig,
+    pub group: &'a GroupId,
+}
+
+impl TagContext<'_> {
+    /// `elbv2.k8s.aws/cluster` + `ingress.k8s.aws/stack`.
+    pub fn stack_tags(&self) -> Tags {
+        BTreeMap::from([
+            (TAG_CLUSTER.to_string(), self.cfg.cluster_name.clone()),
+            (TAG_STACK.to_string(), self.group.as_string()),
+        ])
+    }
+
+    /// Labels on TargetGroupBinding objects of this stack.
+    pub fn stack_labels(&self) -> Tags {
+        if self.group.is_explicit() {
+            BTreeMap::from([("ingress.k8s.aws/stack".to_string(), self.group.name.clone())])
+        } else {
+            BTreeMap::from([
+                (
+                    "ingress.k8s.aws/stack-namespace".to_string(),
+                    self.group.namespace.clone(),
+                ),
+                (
+                    "ingress.k8s.aws/stack-name".to_string(),
+                    self.group.name.clone(),
+                ),
+            ])
+        }
+    }
+
+    fn check_external(&self, tags: &Tags) -> Result<(), String> {
+        match tags
+            .keys()
+            .find(|k| self.cfg.external_managed_tags.contains(k))
+        {
+            Some(k) => Err(format!("external managed tag key {k} cannot be specified")),
+            None => Ok(()),
+        }
+    }
+
+    fn class_tags(&self, m: &ClassifiedIngress<'_>) -> Result<Tags, Fail> {
+        let Some(p) = m.params else {
+            return Ok(Tags::new());
+        };
+        let tags: Tags = p
+            .spec
+            .tags
+            .iter()
+            .map(|t| (t.key.clone(), t.value.clone()))
+            .collect();
+        self.check_external(&tags).map_err(|e| {
+            Fail::msg(format!(
+                "failed build tags for IngressClassParams {}: {e}",
+                p.metadata.name.as_deref().unwrap_or("")
+            ))
+        })?;
+        Ok(tags)
+    }
+
+    /// User tags of one Ingress (listener rules; input of group tags).
+    pub fn ingress_user_tags(&self, m: &ClassifiedIngress<'_>) -> Result<Tags, Fail> {
+        let mut tags = ann::string_map(m.annotations(), suffix::TAGS)?.unwrap_or_default();
+        self.check_external(&tags).map_err(|e| {
+            Fail::at(
+                ann::key(suffix::TAGS),
+                format!("failed build tags for Ingress {}: {e}", m.key()),
+            )
+        })?;
+        tags.extend(self.class_tags(m)?);
+        Ok(tags)
+    }
+
+    /// User tags of a target group: Service `tags` over Ingress `tags`, class tags over both.
+    pub fn backend_user_tags(
+        &self,
+        m: &ClassifiedIngress<'_>,
+        svc_ann: &AnnotationMap,
+        svc_key: &str,
+    ) -> Result<Tags, Fail> {
+        let mut tags = ann::string_map(m.annotations(), suffix::TAGS)?.unwrap_or_default();
+        tags.extend(ann::string_map(svc_ann, suffix::TAGS)?.unwrap_or_default());
+        self.check_external(&tags).map_err(|e| {
+            Fail::at(
+                ann::key(suffix::TAGS),
+                format!(
+                    "failed build tags for Ingress {} and Service {svc_key}: {e}",
+                    m.key()
+                ),
+            )
+        })?;
+        tags.extend(self.class_tags(m)?);
+        Ok(tags)
+    }
+
+    /// Union of members' tags; different values for a key are a group error.
+    pub fn group_user_tags(
+        &self,
+        members: &[ClassifiedIngress<'_>],
+    ) -> Result<Result<Tags, String>, (String, Fail)> {
+        let mut out = Tags::new();
+        for m in members {
+            let tags = self.ingress_user_tags(m).map_err(|f| (m.key(), f))?;
+            for (k, v) in tags {
+                if let Some(existing) = out.get(&k) {
+                    if *existing != v {
+                        return Ok(Err(format!("conflicting tag {k}: {existing} | {v}")));
+                    }
+                }
+                out.insert(k, v);
+            }
+        }
+        Ok(Ok(out))
+    }
+
+    /// Final AWS tags of a resource: user tags, then defaults (precedence per gate), then the
+    /// tracking tags, which always win.
+    pub fn resource_tags(&self, resource_id: &str, user: Tags) -> Tags {
+        let mut tags = if self.cfg.gate("EnableDefaultTagsLowPriority") {
+            let mut t = self.cfg.default_tags.clone();
+            t.extend(user);
+            t
+        } else {
+            let mut t = user;
+            t.extend(self.cfg.default_tags.clone());
+            t
+        };
+        tags.extend(self.stack_tags());
+        tags.insert(TAG_RESOURCE.to_string(), resource_id.to_string());
+        tags
+    }
+
+    /// Listener / rule tags, empty when the ListenerRulesTagging gate is off.
+    pub fn listener_tags(&self, resource_id: &str, user: Tags) -> Tags {
+        if self.cfg.gate("ListenerRulesTagging") {
+            self.resource_tags(resource_id, user)
+        } else {
+            Tags::new()
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! Target groups and their TargetGroupBindings for one (Ingress, Service, port): target type,
+//! protocol and version, port (NodePort or target port), health checks with upstream defaults,
+//! attributes and tags, Service annotations overriding the Ingress's, and TGB networking.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Service, ServicePort};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::error::Fail;
+use super::group::{key_of, ClassifiedIngress};
+use super::naming::{self, TargetGroupNameInputs};
+use super::tags::TagContext;
+use super::types::*;
+use crate::annotations::{self as ann, suffix, AnnotationMap};
+
+/// Service UID hashed into target-group names when the Service has none (manifests from git).
+pub const PLACEHOLDER_SERVICE_UID: &str = "00000000-0000-0000-0000-000000000000";
+
+/// What target-group building needs from the rest of the build.
+pub struct TargetGroupContext<'a> {
+    pub tags: &'a TagContext<'a>,
+    pub group: &'a GroupId,
+    pub lb_ip_address_type: IpAddressType,
+    /// Source of TGB networking rules (backend SG, or the managed SG when that feature is off).
+    pub networking_source: Option<Token>,
+}
+
+/// `IntOrString.String()`.
+pub fn port_string(p: &IntOrString) -> String {
+    match p {
+        IntOrString::Int(i) => i.to_string(),
+        IntOrString::String(s) => s.clone(),
+    }
+}
+
+/// Upstream's `LookupServicePort`.
+pub fn lookup_service_port<'s>(
+    svc: &'s Service,
+    port: &IntOrString,
+) -> Result<&'s ServicePort, Fail> {
+    let ports = svc
+        .spec
+        .as_ref()
+        .and_then(|s| s.ports.as_ref())
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    ports
+        .iter()
+        .find(|p| match port {
+            IntOrString::String(n) => p.name.as_deref() == Some(n.as_str()),
+            IntOrString::Int(n) => p.port == *n,
+        })
+        .ok_or_else(|| {
+            Fail::msg(format!(
+                "unable to find port {} on service {}",
+                port_string(port),
+                key_of(&svc.metadata)
+            ))
+        })
+}
+
+/// Resource id: `<ingNs>/<ingName>-<svcName>:<port>`.
+pub fn resource_id(m: &ClassifiedIngress<'_>, svc_name: &str, port: &IntOrString) -> String {
+    format!(
+        "{}/{}-{}:{}",
+        m.namespace(),
+        m.name(),
+        svc_name,
+        port_string(port)
+    )
+}
+
+fn target_type(
+    a: &AnnotationMap,
+    m: &ClassifiedIngress<'_>,
+    ctx: &TargetGroupContext<'_>,
+) -> Result<TargetType, Fail> {
+    let cfg = ctx.tags.cfg;
+    let mut raw = ann::string(a, suffix::TARGET_TYPE)
+        .unwrap_or(cfg.default_target_type.as_str())
+        .to_string();
+    if let Some(t) = m.params.and_then(|p| p.spec.target_type) {
+        raw = t.as_str().to_string();
+    }
+    match raw.as_str() {
+        "instance" => Ok(TargetType::Instance),
+        "ip" if cfg.gate("EnableIPTargetType") => Ok(TargetType::Ip),
+        "ip" => Err(Fail::msg(format!(
+            "unsupported targetType: {raw} when EnableIPTargetType is false"
+        ))),
+        _ => Err(Fail::at(
+            ann::key(suffix::TARGET_TYPE),
+            format!("unknown targetType: {raw}"),
+        )),
+    }
+}
+
+fn protocol(
+    a: &AnnotationMap,
+    sfx: &str,
+    default: Protocol,
+    err: impl Fn(&str) -> String,
+) -> Result<Protocol, Fail> {
+    match ann::string(a, sfx).unwrap_or(default.as_str()) {
+        "HTTP" => Ok(Protocol::Http),
+        "HTTPS" => Ok(Protocol::Https),
+        other => Err(Fail::at(ann::key(sfx), err(other))),
+    }
+}
+
+fn protocol_version(a: &AnnotationMap) -> Result<ProtocolVersion, Fail> {
+    match ann::string(a, suffix::BACKEND_PROTOCOL_VERSION).unwrap_or("HTTP1") {
+        "HTTP1" => Ok(ProtocolVersion::HTTP1),
+        "HTTP2" => Ok(ProtocolVersion::HTTP2),
+        "GRPC" => Ok(ProtocolVersion::GRPC),
+        other => Err(Fail::at(
+            ann::key(suffix::BACKEND_PROTOCOL_VERSION),
+            format!("backend protocol version must be within [HTTP1, HTTP2, GRPC]: {other}"),
+        )),
+    }
+}
+
+fn health_check_port(a: &AnnotationMap, svc: &Service, tt: TargetType) -> Result<String, Fail> {
+    let Some(raw) = ann::string(a, suffix::HEALTHCHECK_PORT) else {
+        return Ok("traffic-port".into());
+    };
+    if raw == "traffic-port" || raw.parse::<i32>().is_ok() {
+        return Ok(raw.to_string());
+    }
+    let at = ann::key(suffix::HEALTHCHECK_PORT);
+    let sp = lookup_service_port(svc, &IntOrString::String(raw.to_string())).map_err(|e| {
+        Fail::at(
+            &at,
+            format!("failed to resolve healthCheckPort: {}", e.message),
+        )
+    })?;
+    match (tt, &sp.target_port) {
+        (TargetType::Instance, _) => Ok(sp.node_port.unwrap_or(0).to_string()),
+        (TargetType::Ip, Some(IntOrString::Int(p))) => Ok(p.to_string()),
+        (TargetType::Ip, None) => Ok(sp.port.to_string()),
+        _ => Err(Fail::at(&at, "cannot use named healthCheckPort for IP TargetType when service's targetPort is a named port")),
+    }
+}
+
+fn int_or(a: &AnnotationMap, sfx: &str, default: i32) -> Result<i32, Fail> {
+    Ok(ann::int32(a, sfx)?.unwrap_or(default))
+}
+
+/// Builds the target group and its TargetGroupBinding.
+pub fn build(
+    ctx: &TargetGroupContext<'_>,
+    m: &ClassifiedIngress<'_>,
+    svc: &Service,
+    port: &IntOrString,
+) -> Result<(TargetGroup, TargetGroupBindingResource), Fail> {
+    let svc_ann_owned;
+    let svc_ann = match &svc.metadata.annotations {
+        Some(a) => a,
+        None => {
+            svc_ann_owned = AnnotationMap::new();
+            &svc_ann_owned
+        }
+    };
+    let a = ann::merge_service_over_ingress(svc_ann, m.annotations());
+    let svc_name = svc.metadata.name.clone().unwrap_or_default();
+    let svc_ns = svc
+        .metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let id = resource_id(m, &svc_name, port);
+    let sp = lookup_service_port(svc, port)?;
+    let tt = target_type(&a, m, ctx)?;
+    let proto = protocol(&a, suffix::BACKEND_PROTOCOL, Protocol::Http, |v| {
+        format!("backend protocol must be within [HTTP, HTTPS]: {v}")
+    })?;
+    let version = protocol_version(&a)?;
+    let hc_port = health_check_port(&a, svc, tt)?;
+    let hc_proto = protocol(&a, suffix::HEALTHCHECK_PROTOCOL, proto, |_| {
+        "healthCheckProtocol must be within [HTTP, HTTPS]".to_string()
+    })?;
+    let grpc = version == ProtocolVersion::GRPC;
+    let hc_path = ann::string(&a, suffix::HEALTHCHECK_PATH)
+        .unwrap_or(if grpc { "/AWS.ALB/healthcheck" } else { "/" })
+        .to_string();
+    let codes = ann::string(&a, suffix::SUCCESS_CODES)
+        .unwrap_or(if grpc { "12" } else { "200" })
+        .to_string();
+    let health_check = HealthCheck {
+        port: hc_port.clone(),
+        protocol: hc_proto,
+        path: hc_path,
+        matcher: BTreeMap::from([(
+            if grpc { "grpcCode" } else { "httpCode" }.to_string(),
+            codes,
+        )]),
+        interval_seconds: int_or(&a, suffix::HEALTHCHECK_INTERVAL_SECONDS, 15)?,
+        timeout_seconds: int_or(&a, suffix::HEALTHCHECK_TIMEOUT_SECONDS, 5)?,
+        healthy_threshold_count: int_or(&a, suffix::HEALTHY_THRESHOLD_COUNT, 2)?,
+        unhealthy_threshold_count: int_or(&a, suffix::UNHEALTHY_THRESHOLD_COUNT, 2)?,
+    };
+    let attributes = ann::string_map(&a, suffix::TARGET_GROUP_ATTRIBUTES)?.unwrap_or_default();
+    let user_tags = ctx
+        .tags
+        .backend_user_tags(m, svc_ann, &key_of(&svc.metadata))?;
+    let ipv6 = svc
+        .spec
+        .as_ref()
+        .and_then(|s| s.ip_families.as_ref())
+        .is_some_and(|f| f.iter().any(|x| x == "IPv6"));
+    if ipv6 && !ctx.lb_ip_address_type.is_dual_stack() {
+        return Err(Fail::msg(
+            "unsupported IPv6 configuration, lb not dual-stack",
+        ));
+    }
+    let ip_type = if ipv6 { "ipv6" } else { "ipv4" };
+    let tg_port = match (tt, &sp.target_port) {
+        (TargetType::Instance, _) => sp.node_port.unwrap_or(0),
+        (TargetType::Ip, Some(IntOrString::Int(p))) => *p,
+        // Kubernetes defaults targetPort to port; a named targetPort is not in the data path.
+        (TargetType::Ip, None) => sp.port,
+        (TargetType::Ip, Some(IntOrString::String(_))) => 1,
+    };
+    let control_sfx = format!(
+        "{}.{}.{}",
+        suffix::TARGET_CONTROL_PORT,
+        svc_name,
+        port_string(port)
+    );
+    let control = ann::int32(&a, &control_sfx)?;
+    if tt == TargetType::Instance && control.is_some() {
+        return Err(Fail::at(
+            ann::key(&control_sfx),
+            "target control port is not supported for instance target target group",
+        ));
+    }
+    let uid = svc
+        .metadata
+        .uid
+        .clone()
+        .unwrap_or_else(|| PLACEHOLDER_SERVICE_UID.to_string());
+    let ps = port_string(port);
+    let name = naming::target_group_name(&TargetGroupNameInputs {
+        cluster: &ctx.tags.cfg.cluster_name,
+        group: ctx.group,
+        ingress_namespace: m.namespace(),
+        ingress_name: m.name(),
+        service_namespace: &svc_ns,
+        service_name: &svc_name,
+        service_uid: &uid,
+        service_port: &ps,
+        target_port: tg_port,
+        target_type: tt,
+        protocol: proto,
+        protocol_version: version,
+        target_control_port: control,
+    });
+    if tg_port == 0 {
+        return Err(Fail::msg(if tt == TargetType::Ip {
+            "TargetGroup port is empty. Are you using the correct service type?"
+        } else {
+            "TargetGroup port is empty. When using Instance targets, your service be must of type 'NodePort' or 'LoadBalancer'"
+        }));
+    }
+    let node_selector = match tt {
+        TargetType::Instance => {
+            ann::string_map(&a, suffix::TARGET_NODE_LABELS)?.filter(|l| !l.is_empty())
+        }
+        TargetType::Ip => None,
+    };
+    let multi = ann::bool(m.annotations(), suffix::MULTI_CLUSTER_TARGET_GROUP)?.unwrap_or(false)
+        || ann::bool(svc_ann, suffix::MULTI_CLUSTER_TARGET_GROUP)?.unwrap_or(false);
+    let target_port = match tt {
+        TargetType::Instance => IntOrString::Int(sp.node_port.unwrap_or(0)),
+        TargetType::Ip => sp.target_port.clone().unwrap_or(IntOrString::Int(sp.port)),
+    };
+    let networking = networking_rules(ctx, target_port, &hc_port, control);
+    let tg = TargetGroup {
+        id: id.clone(),
+        name: name.clone(),
+        target_type: tt,
+        port: tg_port,
+        protocol: proto,
+        protocol_version: version,
+        ip_address_type: ip_type.into(),
+        health_check,
+        target_control_port: control,
+        attributes,
+        tags: ctx.tags.resource_tags(&id, user_tags),
+        service_uid: uid,
+    };
+    let tgb = TargetGroupBindingResource {
+        id: id.clone(),
+        name,
+        namespace: svc_ns,
+        labels: ctx.tags.stack_labels(),
+        spec: TargetGroupBindingModelSpec {
+            target_group_arn: Token::TargetGroupArn(id),
+            target_type: tt,
+            service_name: svc_name,
+            service_port: port.clone(),
+            networking,
+            node_selector,
+            ip_address_type: ip_type.into(),
+            vpc_id: ctx.tags.cfg.vpc_id.clone(),
+            multi_cluster_target_group: multi,
+            target_group_protocol: proto,
+        },
+    };
+    Ok((tg, tgb))
+}
+
+fn networking_rules(
+    ctx: &TargetGroupContext<'_>,
+    target_port: IntOrString,
+    hc_port: &str,
+    control: Option<i32>,
+) -> Vec<NetworkingRule> {
+    let Some(source) = &ctx.networking_source else {
+        return Vec::new();
+    };
+    if ctx.tags.cfg.disable_restricted_sg_rules {
+        return vec![NetworkingRule {
+            from_security_group: source.clone(),
+            port: None,
+        }];
+    }
+    let mut ports = vec![target_port];
+    if hc_port != "traffic-port" {
+        ports.push(match hc_port.parse::<i32>() {
+            Ok(p) => IntOrString::Int(p),
+            Err(_) => IntOrString::String(hc_port.to_string()),
+        });
+    }
+    ports.extend(control.map(IntOrString::Int));
+    ports
+        .into_iter()
+        .map(|p| NetworkingRule {
+            from_security_group: source.clone(),
+            port: Some(p),
+        })
+        .collect()
+}

@@ -1,0 +1,359 @@
+//! The offline `plan` command: reads manifests as kept in git (multi-document YAML or JSON;
+//! Ingress, Service, IngressClass, IngressClassParams, Namespace) and prints, per Ingress group,
+//! the stack the controller would deploy. No cluster and no AWS access.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::target_group::PLACEHOLDER_SERVICE_UID;
+use crate::model::{
+    self, BuildEnv, ClusterObjects, ExcludedMember, LoadBalancerScheme, ModelConfig, Stack,
+    SubnetInfo, TargetType,
+};
+
+/// `aws-load-balancer-controller plan`: show the AWS resources a set of manifests would produce.
+#[derive(clap::Args, Debug, Clone)]
+pub struct PlanArgs {
+    /// Manifest file or directory (YAML, multi-document, or JSON); repeatable.
+    #[arg(short = 'f', long = "filename", required = true)]
+    pub filename: Vec<PathBuf>,
+    /// Kubernetes cluster name (hashed into generated names and tags).
+    #[arg(long)]
+    pub cluster_name: String,
+    /// VPC id written into TargetGroupBindings.
+    #[arg(long)]
+    pub aws_vpc_id: Option<String>,
+    /// JSON array of subnets (`[{"id","availabilityZone","availableIps","tags",...}]`) to
+    /// resolve subnets; without it the discovery criteria are shown.
+    #[arg(long)]
+    pub subnets_file: Option<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long, default_value = "yaml", value_parser = ["yaml", "json"])]
+    pub output: String,
+    /// IngressClass this controller serves.
+    #[arg(long, default_value = "alb")]
+    pub ingress_class: String,
+    /// Tags added to every AWS resource (`k=v,k2=v2`).
+    #[arg(long)]
+    pub default_tags: Option<String>,
+    /// Target type when not annotated (`instance` or `ip`).
+    #[arg(long, default_value = "instance", value_parser = ["instance", "ip"])]
+    pub default_target_type: String,
+    /// Scheme when not annotated (`internal` or `internet-facing`).
+    #[arg(long, default_value = "internal", value_parser = ["internal", "internet-facing"])]
+    pub default_load_balancer_scheme: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GroupPlan {
+    group: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stack: Option<Stack>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Plan {
+    notes: Vec<String>,
+    groups: Vec<GroupPlan>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    ingresses_not_in_any_group: Vec<ExcludedMember>,
+}
+
+/// Runs `plan`, writing the plan to `out` and notes about skipped objects to stderr.
+pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut files = Vec::new();
+    for p in &args.filename {
+        collect_files(p, &mut files)?;
+    }
+    let mut objs = ClusterObjects::default();
+    for f in &files {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        for doc in parse_documents(&text).with_context(|| format!("parsing {}", f.display()))? {
+            add_object(&mut objs, doc, f)?;
+        }
+    }
+    let default_tags = match &args.default_tags {
+        Some(raw) => crate::annotations::parse_string_map(raw)
+            .map_err(|()| anyhow::anyhow!("invalid --default-tags: {raw}"))?,
+        None => BTreeMap::new(),
+    };
+    let cfg = ModelConfig {
+        cluster_name: args.cluster_name.clone(),
+        vpc_id: args.aws_vpc_id.clone(),
+        ingress_class: args.ingress_class.clone(),
+        default_tags,
+        default_target_type: if args.default_target_type == "ip" {
+            TargetType::Ip
+        } else {
+            TargetType::Instance
+        },
+        default_scheme: if args.default_load_balancer_scheme == "internet-facing" {
+            LoadBalancerScheme::InternetFacing
+        } else {
+            LoadBalancerScheme::Internal
+        },
+        ..ModelConfig::default()
+    };
+    let env = BuildEnv {
+        subnets: match &args.subnets_file {
+            Some(p) => {
+                let raw = std::fs::read_to_string(p)
+                    .with_context(|| format!("reading {}", p.display()))?;
+                Some(
+                    serde_json::from_str::<Vec<SubnetInfo>>(&raw)
+                        .with_context(|| format!("parsing {}", p.display()))?,
+                )
+            }
+            None => None,
+        },
+        existing_load_balancer: None,
+    };
+    let plan = make_plan(&objs, &cfg, &env);
+    match args.output.as_str() {
+        "json" => {
+            serde_json::to_writer_pretty(&mut *out, &plan)?;
+            writeln!(out)?;
+        }
+        _ => out.write_all(serde_yaml::to_string(&plan)?.as_bytes())?,
+    }
+    Ok(())
+}
+
+fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {
+    let mut notes = vec![format!(
+        "target group names hash the live Service UID; Services without metadata.uid use the placeholder {PLACEHOLDER_SERVICE_UID}, so their target group (and TargetGroupBinding) names will differ in the cluster"
+    )];
+    if env.subnets.is_none() {
+        notes.push(
+            "no --subnets-file: subnets show the discovery criteria instead of subnet ids".into(),
+        );
+    }
+    let (groups, errors) = model::load_groups(objs, &cfg.ingress_class);
+    let groups = groups
+        .values()
+        .map(|g| match model::build_stack(g, objs, cfg, env) {
+            Ok(stack) => GroupPlan {
+                group: g.id.as_string(),
+                stack: Some(stack),
+                error: None,
+            },
+            Err(e) => GroupPlan {
+                group: g.id.as_string(),
+                stack: None,
+                error: Some(e.to_string()),
+            },
+        })
+        .collect();
+    Plan {
+        notes,
+        groups,
+        ingresses_not_in_any_group: errors,
+    }
+}
+
+fn collect_files(p: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    if p.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+            .with_context(|| format!("reading directory {}", p.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for e in entries {
+            let ext = e.extension().and_then(|x| x.to_str()).unwrap_or("");
+            if e.is_dir() || matches!(ext, "yaml" | "yml" | "json") {
+                collect_files(&e, files)?;
+            }
+        }
+    } else if p.exists() {
+        files.push(p.to_path_buf());
+    } else {
+        bail!("{}: no such file or directory", p.display());
+    }
+    Ok(())
+}
+
+/// Splits YAML (multi-document) or JSON text into objects; `List` kinds are flattened.
+pub fn parse_documents(text: &str) -> anyhow::Result<Vec<Value>> {
+    let mut docs = Vec::new();
+    for de in serde_yaml::Deserializer::from_str(text) {
+        let v: Value = serde::Deserialize::deserialize(de)?;
+        if v.is_null() {
+            continue;
+        }
+        if v.get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| k.ends_with("List"))
+        {
+            docs.extend(
+                v.get("items")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+        } else {
+            docs.push(v);
+        }
+    }
+    Ok(docs)
+}
+
+/// Adds every object of a manifest text (YAML or JSON) to `objs`; other kinds are noted on stderr.
+pub fn add_manifests(objs: &mut ClusterObjects, text: &str, file: &Path) -> anyhow::Result<()> {
+    for doc in parse_documents(text).with_context(|| format!("parsing {}", file.display()))? {
+        add_object(objs, doc, file)?;
+    }
+    Ok(())
+}
+
+fn add_object(objs: &mut ClusterObjects, doc: Value, file: &Path) -> anyhow::Result<()> {
+    let kind = doc
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let name = doc
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let ctx = || format!("{}: {kind} {name}", file.display());
+    match kind.as_str() {
+        "Ingress" => objs.ingresses.push(with_default_ns(
+            serde_json::from_value(doc).with_context(ctx)?,
+        )),
+        "Service" => {
+            let mut s: k8s_openapi::api::core::v1::Service =
+                serde_json::from_value(doc).with_context(ctx)?;
+            s.metadata.namespace.get_or_insert_with(|| "default".into());
+            objs.services.push(s)
+        }
+        "IngressClass" => objs
+            .ingress_classes
+            .push(serde_json::from_value(doc).with_context(ctx)?),
+        "IngressClassParams" => objs
+            .ingress_class_params
+            .push(serde_json::from_value(doc).with_context(ctx)?),
+        "Namespace" => objs
+            .namespaces
+            .push(serde_json::from_value(doc).with_context(ctx)?),
+        _ => eprintln!(
+            "note: {}: skipping {kind} {name} (not read by plan)",
+            file.display()
+        ),
+    }
+    Ok(())
+}
+
+fn with_default_ns(
+    mut ing: k8s_openapi::api::networking::v1::Ingress,
+) -> k8s_openapi::api::networking::v1::Ingress {
+    ing.metadata
+        .namespace
+        .get_or_insert_with(|| "default".into());
+    ing
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_multi_document_yaml_and_lists() {
+        let docs = parse_documents(
+            "a: 1\n---\nkind: List\nitems:\n- kind: Service\n- kind: Ingress\n---\n",
+        )
+        .unwrap();
+        assert_eq!(docs.len(), 3);
+        assert_eq!(docs[2]["kind"], "Ingress");
+    }
+
+    #[test]
+    fn plan_prints_stack_for_sample_ingress() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("app.yaml");
+        std::fs::write(
+            &f,
+            r#"
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  type: NodePort
+  ports: [{name: http, port: 80, targetPort: 8080, nodePort: 30080}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: shop
+  annotations:
+    kubernetes.io/ingress.class: alb
+    alb.ingress.kubernetes.io/scheme: internet-facing
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ignored}
+"#,
+        )
+        .unwrap();
+        let args = PlanArgs {
+            filename: vec![dir.path().to_path_buf()],
+            cluster_name: "demo".into(),
+            aws_vpc_id: None,
+            subnets_file: None,
+            output: "json".into(),
+            ingress_class: "alb".into(),
+            default_tags: Some("team=web".into()),
+            default_target_type: "instance".into(),
+            default_load_balancer_scheme: "internal".into(),
+        };
+        let mut out = Vec::new();
+        run(args, &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let stack = &v["groups"][0]["stack"];
+        assert_eq!(v["groups"][0]["group"], "shop/web");
+        assert_eq!(stack["loadBalancer"]["scheme"], "internet-facing");
+        assert_eq!(stack["loadBalancer"]["tags"]["team"], "web");
+        assert_eq!(
+            stack["loadBalancer"]["subnets"]["discover"]["roleTag"],
+            "kubernetes.io/role/elb"
+        );
+        assert_eq!(
+            stack["targetGroups"][0]["serviceUid"],
+            PLACEHOLDER_SERVICE_UID
+        );
+        assert!(v["notes"][0].as_str().unwrap().contains("placeholder"));
+    }
+
+    #[test]
+    fn missing_file_is_an_error_not_a_panic() {
+        let args = PlanArgs {
+            filename: vec!["/nonexistent/x.yaml".into()],
+            cluster_name: "c".into(),
+            aws_vpc_id: None,
+            subnets_file: None,
+            output: "yaml".into(),
+            ingress_class: "alb".into(),
+            default_tags: None,
+            default_target_type: "instance".into(),
+            default_load_balancer_scheme: "internal".into(),
+        };
+        let err = run(args, &mut Vec::new()).unwrap_err();
+        assert!(err.to_string().contains("no such file"));
+    }
+}
