@@ -34,21 +34,33 @@ async fn main() -> anyhow::Result<()> {
         .buffer_unordered(32)
         .try_collect::<Vec<_>>()
         .await?;
-    println!("create {N} pods (32 concurrent, kube::Client): {:?}", t.elapsed());
+    println!(
+        "create {N} pods (32 concurrent, kube::Client): {:?}",
+        t.elapsed()
+    );
 
     let t = Instant::now();
     let list = pods.list(&ListParams::default()).await?;
     assert_eq!(list.items.len(), N);
-    println!("list {N} pods (kube::Client, typed decode): {:?}", t.elapsed());
+    println!(
+        "list {N} pods (kube::Client, typed decode): {:?}",
+        t.elapsed()
+    );
 
     let t = Instant::now();
     let raw = reqwest_like_get(&format!("{}/api/v1/namespaces/default/pods", server.url())).await?;
     println!("list {N} pods (raw HTTP, {} bytes): {:?}", raw, t.elapsed());
 
     let t = Instant::now();
-    let sel = pods.list(&ListParams::default().labels("shard in (3,7)")).await?;
+    let sel = pods
+        .list(&ListParams::default().labels("shard in (3,7)"))
+        .await?;
     assert_eq!(sel.items.len(), N / 5);
-    println!("list with label selector over {N} pods ({} match): {:?}", sel.items.len(), t.elapsed());
+    println!(
+        "list with label selector over {N} pods ({} match): {:?}",
+        sel.items.len(),
+        t.elapsed()
+    );
 
     let t = Instant::now();
     let replayed = pods
@@ -56,19 +68,28 @@ async fn main() -> anyhow::Result<()> {
         .await?
         .try_take_while(|_| futures::future::ready(Ok(true)))
         .take(N)
-        .try_fold(0usize, |n, e| futures::future::ready(Ok(n + matches!(e, WatchEvent::Added(_)) as usize)))
+        .try_fold(0usize, |n, e| {
+            futures::future::ready(Ok(n + matches!(e, WatchEvent::Added(_)) as usize))
+        })
         .await?;
     assert_eq!(replayed, N);
-    println!("watch replay of {N} ADDED events from history: {:?}", t.elapsed());
+    println!(
+        "watch replay of {N} ADDED events from history: {:?}",
+        t.elapsed()
+    );
 
     let rv1 = server.resource_version().to_string();
     let watcher = {
         let pods = pods.clone();
         tokio::spawn(async move {
-            let stream = pods.watch(&WatchParams::default().timeout(120), &rv1).await?;
+            let stream = pods
+                .watch(&WatchParams::default().timeout(120), &rv1)
+                .await?;
             let n = stream
                 .take(N)
-                .try_fold(0usize, |n, e| futures::future::ready(Ok(n + matches!(e, WatchEvent::Modified(_)) as usize)))
+                .try_fold(0usize, |n, e| {
+                    futures::future::ready(Ok(n + matches!(e, WatchEvent::Modified(_)) as usize))
+                })
                 .await?;
             Ok::<_, kube::Error>(n)
         })
@@ -79,7 +100,8 @@ async fn main() -> anyhow::Result<()> {
             let pods = pods.clone();
             async move {
                 let p = Patch::Merge(json!({"metadata": {"labels": {"touched": "yes"}}}));
-                pods.patch(&format!("pod-{i:05}"), &PatchParams::default(), &p).await
+                pods.patch(&format!("pod-{i:05}"), &PatchParams::default(), &p)
+                    .await
             }
         })
         .buffer_unordered(32)
@@ -97,11 +119,18 @@ async fn main() -> anyhow::Result<()> {
 async fn reqwest_like_get(url: &str) -> anyhow::Result<usize> {
     use http_body_util::{BodyExt, Empty};
     let uri: http::Uri = url.parse()?;
-    let addr = format!("{}:{}", uri.host().unwrap_or("127.0.0.1"), uri.port_u16().unwrap_or(80));
+    let addr = format!(
+        "{}:{}",
+        uri.host().unwrap_or("127.0.0.1"),
+        uri.port_u16().unwrap_or(80)
+    );
     let tcp = tokio::net::TcpStream::connect(addr).await?;
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await?;
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await?;
     tokio::spawn(conn);
-    let req = http::Request::get(uri.path()).header("host", "127.0.0.1").body(Empty::<bytes::Bytes>::new())?;
+    let req = http::Request::get(uri.path())
+        .header("host", "127.0.0.1")
+        .body(Empty::<bytes::Bytes>::new())?;
     let resp = sender.send_request(req).await?;
     Ok(resp.into_body().collect().await?.to_bytes().len())
 }

@@ -24,7 +24,9 @@ pub struct AdmissionInput<'a> {
 }
 
 fn strs(v: Option<&Value>) -> Vec<&str> {
-    v.and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
 }
 
 fn rule_matches(rule: &Value, input: &AdmissionInput<'_>) -> bool {
@@ -54,15 +56,26 @@ fn is_namespace(def: &ResourceDef) -> bool {
 }
 
 /// Whether one webhook applies to this request; a malformed selector is a call failure.
-fn webhook_matches(app: &App, hook: &Value, input: &AdmissionInput<'_>, obj: Option<&Value>) -> Result<bool, String> {
-    let rules = hook.get("rules").and_then(Value::as_array).cloned().unwrap_or_default();
+fn webhook_matches(
+    app: &App,
+    hook: &Value,
+    input: &AdmissionInput<'_>,
+    obj: Option<&Value>,
+) -> Result<bool, String> {
+    let rules = hook
+        .get("rules")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if !rules.iter().any(|r| rule_matches(r, input)) {
         return Ok(false);
     }
     let ns_sel = LabelSelector::from_object(hook.get("namespaceSelector"))?;
     if !ns_sel.is_empty() {
         let labels = if is_namespace(input.def) {
-            obj.or(input.old).and_then(|o| o.pointer("/metadata/labels")).cloned()
+            obj.or(input.old)
+                .and_then(|o| o.pointer("/metadata/labels"))
+                .cloned()
         } else if input.def.namespaced {
             let ns = app.store.get(&app.core("namespaces"), "", input.ns);
             ns.and_then(|n| n.pointer("/metadata/labels").cloned())
@@ -75,7 +88,11 @@ fn webhook_matches(app: &App, hook: &Value, input: &AdmissionInput<'_>, obj: Opt
         }
     }
     let obj_sel = LabelSelector::from_object(hook.get("objectSelector"))?;
-    Ok(obj_sel.is_empty() || [obj, input.old].iter().flatten().any(|o| obj_sel.matches(o)))
+    Ok(obj_sel.is_empty()
+        || [obj, input.old]
+            .iter()
+            .flatten()
+            .any(|o| obj_sel.matches(o)))
 }
 
 fn review(input: &AdmissionInput<'_>, obj: Option<&Value>, uid: &str) -> Value {
@@ -108,23 +125,44 @@ fn review(input: &AdmissionInput<'_>, obj: Option<&Value>, uid: &str) -> Value {
 async fn call(app: &App, hook: &Value, body: &Value, uid: &str) -> Result<Value, String> {
     let cc = hook.get("clientConfig").cloned().unwrap_or(Value::Null);
     let ca = cc.get("caBundle").and_then(Value::as_str).unwrap_or("");
-    let ca = base64::engine::general_purpose::STANDARD.decode(ca).map_err(|e| format!("caBundle: {e}"))?;
-    let timeout = hook.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(10);
+    let ca = base64::engine::general_purpose::STANDARD
+        .decode(ca)
+        .map_err(|e| format!("caBundle: {e}"))?;
+    let timeout = hook
+        .get("timeoutSeconds")
+        .and_then(Value::as_u64)
+        .unwrap_or(10);
     let (addr, host, path, url) = if let Some(svc) = cc.get("service") {
-        let (ns, name) = (svc["namespace"].as_str().unwrap_or(""), svc["name"].as_str().unwrap_or(""));
+        let (ns, name) = (
+            svc["namespace"].as_str().unwrap_or(""),
+            svc["name"].as_str().unwrap_or(""),
+        );
         let port = svc.get("port").and_then(Value::as_u64).unwrap_or(443);
         let path = svc.get("path").and_then(Value::as_str).unwrap_or("/");
         let host = format!("{name}.{ns}.svc");
         let path = format!("{path}?timeout={timeout}s");
         let url = format!("https://{host}:{port}{path}");
-        let addr = app.endpoint(ns, name).ok_or_else(|| format!("Post \"{url}\": no endpoints available for service \"{name}\""))?;
+        let addr = app.endpoint(ns, name).ok_or_else(|| {
+            format!("Post \"{url}\": no endpoints available for service \"{name}\"")
+        })?;
         (addr, host, path, url)
     } else {
-        let url = cc.get("url").and_then(Value::as_str).ok_or("clientConfig has neither url nor service")?;
-        let rest = url.strip_prefix("https://").ok_or_else(|| format!("Post \"{url}\": webhook url must use https"))?;
-        let (hostport, path) = rest.split_once('/').map(|(h, p)| (h, format!("/{p}"))).unwrap_or((rest, "/".into()));
+        let url = cc
+            .get("url")
+            .and_then(Value::as_str)
+            .ok_or("clientConfig has neither url nor service")?;
+        let rest = url
+            .strip_prefix("https://")
+            .ok_or_else(|| format!("Post \"{url}\": webhook url must use https"))?;
+        let (hostport, path) = rest
+            .split_once('/')
+            .map(|(h, p)| (h, format!("/{p}")))
+            .unwrap_or((rest, "/".into()));
         let (host, port) = match hostport.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), p.parse::<u16>().map_err(|e| format!("bad url port: {e}"))?),
+            Some((h, p)) => (
+                h.to_string(),
+                p.parse::<u16>().map_err(|e| format!("bad url port: {e}"))?,
+            ),
             None => (hostport.to_string(), 443),
         };
         let sep = if path.contains('?') { '&' } else { '?' };
@@ -141,7 +179,10 @@ async fn call(app: &App, hook: &Value, body: &Value, uid: &str) -> Result<Value,
     let reply = post_json(addr, &host, &ca, &path, bytes, Duration::from_secs(timeout))
         .await
         .map_err(|e| format!("Post \"{url}\": {e}"))?;
-    let resp = reply.get("response").cloned().ok_or("the response had no response field")?;
+    let resp = reply
+        .get("response")
+        .cloned()
+        .ok_or("the response had no response field")?;
     let got = resp.get("uid").and_then(Value::as_str).unwrap_or("");
     if got != uid {
         return Err(format!("expected response.uid=\"{uid}\", got \"{got}\""));
@@ -161,26 +202,57 @@ fn denial(name: &str, resp: &Value) -> ApiError {
         format!("admission webhook \"{name}\" denied the request without explanation")
     };
     let code = st.get("code").and_then(Value::as_u64).unwrap_or(0) as u16;
-    ApiError::Custom { code: code.max(400), reason: reason.to_string(), message }
+    ApiError::Custom {
+        code: code.max(400),
+        reason: reason.to_string(),
+        message,
+    }
 }
 
 fn hooks(app: &App, plural: &str) -> Vec<Value> {
-    let def = app.resource("admissionregistration.k8s.io", "v1", plural).expect("built-in");
+    let def = app
+        .resource("admissionregistration.k8s.io", "v1", plural)
+        .expect("built-in");
     let configs = app.store.list(&def.storage_key(), None).0;
-    configs.iter().flat_map(|c| c.get("webhooks").and_then(Value::as_array).cloned().unwrap_or_default()).collect()
+    configs
+        .iter()
+        .flat_map(|c| {
+            c.get("webhooks")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect()
 }
 
 /// Runs one phase; returns the (possibly patched) object.
-async fn run(app: &App, input: &AdmissionInput<'_>, mut obj: Option<Value>, mutating: bool) -> ApiResult<Option<Value>> {
+async fn run(
+    app: &App,
+    input: &AdmissionInput<'_>,
+    mut obj: Option<Value>,
+    mutating: bool,
+) -> ApiResult<Option<Value>> {
     // Like the real server, webhooks are never called for webhook configurations themselves.
     if input.def.group == "admissionregistration.k8s.io" {
         return Ok(obj);
     }
-    let plural = if mutating { "mutatingwebhookconfigurations" } else { "validatingwebhookconfigurations" };
+    let plural = if mutating {
+        "mutatingwebhookconfigurations"
+    } else {
+        "validatingwebhookconfigurations"
+    };
     for hook in hooks(app, plural) {
-        let name = hook.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        let name = hook
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let fail_open = hook.get("failurePolicy").and_then(Value::as_str) == Some("Ignore");
-        let failed = |e: String| ApiError::InternalError(format!("failed calling webhook \"{name}\": failed to call webhook: {e}"));
+        let failed = |e: String| {
+            ApiError::InternalError(format!(
+                "failed calling webhook \"{name}\": failed to call webhook: {e}"
+            ))
+        };
         let matched = match webhook_matches(app, &hook, input, obj.as_ref()) {
             Ok(m) => m,
             Err(e) if fail_open => {
@@ -205,14 +277,28 @@ async fn run(app: &App, input: &AdmissionInput<'_>, mut obj: Option<Value>, muta
         if resp.get("allowed").and_then(Value::as_bool) != Some(true) {
             return Err(denial(&name, &resp));
         }
-        if let (true, Some(p), Some(o)) = (mutating, resp.get("patch").and_then(Value::as_str), obj.as_mut()) {
+        if let (true, Some(p), Some(o)) = (
+            mutating,
+            resp.get("patch").and_then(Value::as_str),
+            obj.as_mut(),
+        ) {
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(p)
-                .map_err(|e| ApiError::InternalError(format!("webhook \"{name}\" returned an undecodable patch: {e}")))?;
-            let ops: json_patch::Patch = serde_json::from_slice(&raw)
-                .map_err(|e| ApiError::InternalError(format!("webhook \"{name}\" returned an invalid JSON patch: {e}")))?;
-            json_patch::patch(o, &ops)
-                .map_err(|e| ApiError::InternalError(format!("webhook \"{name}\" returned a patch that does not apply: {e}")))?;
+                .map_err(|e| {
+                    ApiError::InternalError(format!(
+                        "webhook \"{name}\" returned an undecodable patch: {e}"
+                    ))
+                })?;
+            let ops: json_patch::Patch = serde_json::from_slice(&raw).map_err(|e| {
+                ApiError::InternalError(format!(
+                    "webhook \"{name}\" returned an invalid JSON patch: {e}"
+                ))
+            })?;
+            json_patch::patch(o, &ops).map_err(|e| {
+                ApiError::InternalError(format!(
+                    "webhook \"{name}\" returned a patch that does not apply: {e}"
+                ))
+            })?;
         }
     }
     Ok(obj)

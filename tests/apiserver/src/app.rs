@@ -47,7 +47,8 @@ impl App {
     }
 
     pub fn core(&self, plural: &str) -> ResourceDef {
-        self.resource("", "v1", plural).expect("built-in core resource")
+        self.resource("", "v1", plural)
+            .expect("built-in core resource")
     }
 
     pub fn endpoint(&self, ns: &str, name: &str) -> Option<SocketAddr> {
@@ -73,7 +74,9 @@ impl App {
 /// RFC 3339 UTC timestamp with second precision, as Kubernetes writes `metav1.Time`.
 pub fn now() -> String {
     let f = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
-    time::OffsetDateTime::now_utc().format(&f).unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
+    time::OffsetDateTime::now_utc()
+        .format(&f)
+        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
 }
 
 pub fn new_uid() -> String {

@@ -41,9 +41,16 @@ pub fn on_update(app: &App, def: &ResourceDef, old: &Value, obj: &mut Value) -> 
 
 fn common(app: &App, def: &ResourceDef, old: Option<&Value>, obj: &mut Value) -> ApiResult<()> {
     if is(def, "", "namespaces") {
-        let name = obj.pointer("/metadata/name").cloned().unwrap_or(Value::Null);
-        let meta = obj["metadata"].as_object_mut().ok_or_else(|| ApiError::BadRequest("metadata must be an object".into()))?;
-        let labels = meta.entry("labels").or_insert_with(|| Value::Object(Map::new()));
+        let name = obj
+            .pointer("/metadata/name")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let meta = obj["metadata"]
+            .as_object_mut()
+            .ok_or_else(|| ApiError::BadRequest("metadata must be an object".into()))?;
+        let labels = meta
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Map::new()));
         if let Some(l) = labels.as_object_mut() {
             l.insert("kubernetes.io/metadata.name".into(), name);
         }
@@ -53,8 +60,13 @@ fn common(app: &App, def: &ResourceDef, old: Option<&Value>, obj: &mut Value) ->
     }
     if is(def, "apiextensions.k8s.io", "customresourcedefinitions") {
         crd_resources(obj).map_err(|e| {
-            let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
-            ApiError::Invalid(format!("CustomResourceDefinition.apiextensions.k8s.io \"{name}\" is invalid: {e}"))
+            let name = obj
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            ApiError::Invalid(format!(
+                "CustomResourceDefinition.apiextensions.k8s.io \"{name}\" is invalid: {e}"
+            ))
         })?;
         let names = obj.pointer("/spec/names").cloned().unwrap_or(Value::Null);
         let stored: Vec<Value> = obj
@@ -88,12 +100,19 @@ fn service(app: &App, old: Option<&Value>, obj: &mut Value) -> ApiResult<()> {
         return Err(ApiError::BadRequest("spec must be an object".into()));
     };
     let old_spec = old.and_then(|o| o.get("spec"));
-    let ty = spec.get("type").and_then(Value::as_str).unwrap_or("ClusterIP").to_string();
+    let ty = spec
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP")
+        .to_string();
     spec.insert("type".into(), json!(ty));
     if ty != "ExternalName" {
         let ip = match spec.get("clusterIP").and_then(Value::as_str) {
             Some(ip) if !ip.is_empty() => ip.to_string(),
-            _ => match old_spec.and_then(|s| s.get("clusterIP")).and_then(Value::as_str) {
+            _ => match old_spec
+                .and_then(|s| s.get("clusterIP"))
+                .and_then(Value::as_str)
+            {
                 Some(ip) if !ip.is_empty() => ip.to_string(),
                 _ => app.next_cluster_ip(),
             },
@@ -101,10 +120,15 @@ fn service(app: &App, old: Option<&Value>, obj: &mut Value) -> ApiResult<()> {
         spec.insert("clusterIP".into(), json!(ip));
         spec.insert("clusterIPs".into(), json!([ip]));
         spec.entry("ipFamilies").or_insert_with(|| json!(["IPv4"]));
-        spec.entry("sessionAffinity").or_insert_with(|| json!("None"));
+        spec.entry("sessionAffinity")
+            .or_insert_with(|| json!("None"));
     }
     let wants_node_port = ty == "NodePort" || ty == "LoadBalancer";
-    let old_ports = old_spec.and_then(|s| s.get("ports")).and_then(Value::as_array).cloned().unwrap_or_default();
+    let old_ports = old_spec
+        .and_then(|s| s.get("ports"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
         for p in ports.iter_mut().filter_map(Value::as_object_mut) {
             p.entry("protocol").or_insert_with(|| json!("TCP"));
@@ -112,7 +136,9 @@ fn service(app: &App, old: Option<&Value>, obj: &mut Value) -> ApiResult<()> {
                 p.entry("targetPort").or_insert(port);
             }
             if wants_node_port && p.get("nodePort").and_then(Value::as_u64).unwrap_or(0) == 0 {
-                let same = old_ports.iter().find(|o| o.get("port") == p.get("port") && o.get("nodePort").is_some());
+                let same = old_ports
+                    .iter()
+                    .find(|o| o.get("port") == p.get("port") && o.get("nodePort").is_some());
                 let np = match same.and_then(|o| o.get("nodePort")) {
                     Some(np) => np.clone(),
                     None => json!(app.next_node_port()),

@@ -32,7 +32,13 @@ fn group_doc(app: &App, group: &str) -> Value {
 }
 
 pub fn api_groups(app: &App) -> Value {
-    let groups: Vec<String> = app.table().groups().iter().filter(|g| !g.is_empty()).cloned().collect();
+    let groups: Vec<String> = app
+        .table()
+        .groups()
+        .iter()
+        .filter(|g| !g.is_empty())
+        .cloned()
+        .collect();
     let groups: Vec<Value> = groups.iter().map(|g| group_doc(app, g)).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
@@ -49,7 +55,16 @@ pub fn api_group(app: &App, group: &str) -> Option<Value> {
 }
 
 fn resource_entries(d: &ResourceDef) -> Vec<Value> {
-    let verbs = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+    let verbs = [
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    ];
     let mut main = json!({
         "name": d.plural, "singularName": d.singular, "namespaced": d.namespaced,
         "kind": d.kind, "verbs": verbs,
@@ -77,7 +92,13 @@ pub fn resource_list(app: &App, group: &str, version: &str) -> Option<Value> {
     if defs.is_empty() {
         return None;
     }
-    let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
     let resources: Vec<Value> = defs.into_iter().flat_map(resource_entries).collect();
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    )
 }

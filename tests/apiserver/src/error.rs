@@ -14,7 +14,11 @@ pub enum ApiError {
     #[error("{resource} \"{name}\" already exists")]
     AlreadyExists { resource: String, name: String },
     #[error("Operation cannot be fulfilled on {resource} \"{name}\": {detail}")]
-    Conflict { resource: String, name: String, detail: String },
+    Conflict {
+        resource: String,
+        name: String,
+        detail: String,
+    },
     #[error("{0}")]
     Invalid(String),
     #[error("{0}")]
@@ -31,7 +35,11 @@ pub enum ApiError {
     InternalError(String),
     /// A webhook denial or any Status built elsewhere: message, reason and code are kept as given.
     #[error("{message}")]
-    Custom { code: u16, reason: String, message: String },
+    Custom {
+        code: u16,
+        reason: String,
+        message: String,
+    },
 }
 
 impl ApiError {
@@ -44,7 +52,10 @@ impl ApiError {
     }
 
     pub fn not_found(resource: &str, name: &str) -> Self {
-        ApiError::NotFound { resource: resource.into(), name: name.into() }
+        ApiError::NotFound {
+            resource: resource.into(),
+            name: name.into(),
+        }
     }
 
     pub fn code(&self) -> u16 {
@@ -116,7 +127,12 @@ impl IntoResponse for ApiError {
 /// A JSON response with the content type clients expect.
 pub fn json_response(code: StatusCode, body: &Value) -> Response {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
-    (code, [(axum::http::header::CONTENT_TYPE, "application/json")], bytes).into_response()
+    (
+        code,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        bytes,
+    )
+        .into_response()
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;

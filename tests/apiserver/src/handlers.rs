@@ -4,6 +4,7 @@
 use crate::app::App;
 use crate::discovery;
 use crate::error::{json_response, ApiError, ApiResult};
+use crate::openapi;
 use crate::ops::{self, Target};
 use crate::patch::{self, PatchType};
 use crate::resources::ResourceDef;
@@ -25,7 +26,11 @@ pub fn router(app: Arc<App>) -> axum::Router {
 }
 
 fn not_served() -> ApiError {
-    ApiError::Custom { code: 404, reason: "NotFound".into(), message: "the server could not find the requested resource".into() }
+    ApiError::Custom {
+        code: 404,
+        reason: "NotFound".into(),
+        message: "the server could not find the requested resource".into(),
+    }
 }
 
 fn ok(v: Option<Value>) -> Response {
@@ -44,7 +49,11 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     let path = uri.path().trim_matches('/');
-    let segs: Vec<&str> = if path.is_empty() { vec![] } else { path.split('/').collect() };
+    let segs: Vec<&str> = if path.is_empty() {
+        vec![]
+    } else {
+        path.split('/').collect()
+    };
     match segs.as_slice() {
         ["version"] => ok(Some(discovery::version())),
         ["healthz" | "readyz" | "livez"] => "ok".into_response(),
@@ -53,6 +62,9 @@ async fn handle(
         ["apis"] => ok(Some(discovery::api_groups(&app))),
         ["apis", g] => ok(discovery::api_group(&app, g)),
         ["apis", g, v] => ok(discovery::resource_list(&app, g, v)),
+        ["openapi", "v3"] => ok(Some(openapi::root(&app))),
+        ["openapi", "v3", "api", v] => ok(openapi::group_version(&app, "", v)),
+        ["openapi", "v3", "apis", g, v] => ok(openapi::group_version(&app, g, v)),
         ["api", v, rest @ ..] => resource(app, "", v, rest, method, &headers, &q, body).await,
         ["apis", g, v, rest @ ..] => resource(app, g, v, rest, method, &headers, &q, body).await,
         _ => not_served().into_response(),
@@ -74,7 +86,9 @@ fn parse_path(app: &App, group: &str, version: &str, rest: &[&str]) -> ApiResult
         r => (false, r),
     };
     let (ns, rest) = match rest {
-        ["namespaces", ns, r @ ..] if !r.is_empty() && !(r.len() == 1 && matches!(r[0], "status" | "finalize")) => {
+        ["namespaces", ns, r @ ..]
+            if !r.is_empty() && !(r.len() == 1 && matches!(r[0], "status" | "finalize")) =>
+        {
             (Some(ns.to_string()), r)
         }
         r => (None, r),
@@ -85,14 +99,22 @@ fn parse_path(app: &App, group: &str, version: &str, rest: &[&str]) -> ApiResult
         [p, n, s] => (*p, Some(n.to_string()), *s),
         _ => return Err(not_served()),
     };
-    let def = app.resource(group, version, plural).ok_or_else(not_served)?;
+    let def = app
+        .resource(group, version, plural)
+        .ok_or_else(not_served)?;
     if ns.is_some() && !def.namespaced {
         return Err(not_served());
     }
     if !sub.is_empty() && !(sub == "status" && def.status_subresource) {
         return Err(not_served());
     }
-    Ok(ResPath { def, ns, name, sub: sub.to_string(), watch_path })
+    Ok(ResPath {
+        def,
+        ns,
+        name,
+        sub: sub.to_string(),
+        watch_path,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -112,12 +134,30 @@ async fn resource(
     }
 }
 
+/// Only JSON bodies are understood; kubectl's typed commands (`create configmap`, ...) send
+/// protobuf, which this server refuses clearly instead of misreading.
+fn check_body_type(headers: &HeaderMap) -> ApiResult<()> {
+    let ct = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if ct.contains("protobuf") || ct.contains("cbor") {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (kube-test-apiserver does not decode {ct})"
+        )));
+    }
+    Ok(())
+}
+
 fn parse_json(body: &[u8]) -> ApiResult<Value> {
-    serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("error decoding request body: {e}")))
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::BadRequest(format!("error decoding request body: {e}")))
 }
 
 fn with_version(def: &ResourceDef, mut v: Value) -> Value {
-    if v.get("apiVersion").and_then(Value::as_str) != Some(def.api_version().as_str()) && v.get("kind").is_some() {
+    if v.get("apiVersion").and_then(Value::as_str) != Some(def.api_version().as_str())
+        && v.get("kind").is_some()
+    {
         v["apiVersion"] = json!(def.api_version());
     }
     v
@@ -135,26 +175,48 @@ async fn dispatch(
     body: Bytes,
 ) -> ApiResult<Response> {
     let p = parse_path(&app, group, version, rest)?;
+    if method == Method::POST || method == Method::PUT {
+        check_body_type(headers)?;
+    }
     let def = &p.def;
     let dry_run = q.get("dryRun").is_some_and(|v| v == "All");
-    if def.namespaced && p.ns.is_none() && (p.name.is_some() || (method != Method::GET && method != Method::DELETE)) {
+    if def.namespaced
+        && p.ns.is_none()
+        && (p.name.is_some() || (method != Method::GET && method != Method::DELETE))
+    {
         return Err(not_served());
     }
     let ns = p.ns.clone().unwrap_or_default();
-    let t = Target { def, ns: &ns, sub: &p.sub };
+    let t = Target {
+        def,
+        ns: &ns,
+        sub: &p.sub,
+    };
     let watching = p.watch_path || q.get("watch").is_some_and(|w| w == "true" || w == "1");
     let done = |code: StatusCode, v: Value| Ok(json_response(code, &with_version(def, v)));
     match (method, p.name.as_deref()) {
         (Method::GET, _) if watching => watch(app.clone(), &p, q),
         (Method::GET, None) => list(&app, &p, q),
         (Method::GET, Some(name)) => {
-            let obj = app.store.get(def, &ns, name).ok_or_else(|| ApiError::not_found(&def.qualified(), name))?;
+            let obj = app
+                .store
+                .get(def, &ns, name)
+                .ok_or_else(|| ApiError::not_found(&def.qualified(), name))?;
             done(StatusCode::OK, (*obj).clone())
         }
-        (Method::POST, None) => done(StatusCode::CREATED, ops::create(&app, &t, parse_json(&body)?, dry_run).await?),
-        (Method::PUT, Some(name)) => done(StatusCode::OK, ops::update(&app, &t, name, parse_json(&body)?, dry_run).await?),
+        (Method::POST, None) => done(
+            StatusCode::CREATED,
+            ops::create(&app, &t, parse_json(&body)?, dry_run).await?,
+        ),
+        (Method::PUT, Some(name)) => done(
+            StatusCode::OK,
+            ops::update(&app, &t, name, parse_json(&body)?, dry_run).await?,
+        ),
         (Method::PATCH, Some(name)) => {
-            let ct = headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+            let ct = headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
             let kind = PatchType::from_content_type(ct)?;
             if kind == PatchType::Apply && q.get("fieldManager").is_none_or(|m| m.is_empty()) {
                 return Err(ApiError::Invalid(
@@ -164,19 +226,45 @@ async fn dispatch(
             let existed = app.store.get(def, &ns, name).is_some();
             let patch = patch::parse_body(kind, &body)?;
             let out = ops::patch(&app, &t, name, kind, &patch, dry_run).await?;
-            done(if existed { StatusCode::OK } else { StatusCode::CREATED }, out)
+            done(
+                if existed {
+                    StatusCode::OK
+                } else {
+                    StatusCode::CREATED
+                },
+                out,
+            )
         }
         (Method::DELETE, Some(name)) => {
-            let opts = if body.is_empty() { Value::Null } else { parse_json(&body)? };
-            done(StatusCode::OK, ops::delete(&app, &t, name, &opts, dry_run).await?)
+            let opts = if body.is_empty() {
+                Value::Null
+            } else {
+                parse_json(&body)?
+            };
+            done(
+                StatusCode::OK,
+                ops::delete(&app, &t, name, &opts, dry_run).await?,
+            )
         }
         (Method::DELETE, None) => {
             let (items, _) = selected(&app, &p, q)?;
             let mut deleted = Vec::new();
             for obj in items {
-                let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string();
-                let obj_ns = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("").to_string();
-                let t = Target { def, ns: &obj_ns, sub: "" };
+                let name = obj
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                let obj_ns = obj
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                let t = Target {
+                    def,
+                    ns: &obj_ns,
+                    sub: "",
+                };
                 match ops::delete(&app, &t, &name, &Value::Null, dry_run).await {
                     Ok(v) => deleted.push(v),
                     Err(ApiError::NotFound { .. }) => {}
@@ -184,9 +272,14 @@ async fn dispatch(
                 }
             }
             let rv = app.store.current_rv().to_string();
-            done(StatusCode::OK, json!({"kind": format!("{}List", def.kind), "apiVersion": def.api_version(), "metadata": {"resourceVersion": rv}, "items": deleted}))
+            done(
+                StatusCode::OK,
+                json!({"kind": format!("{}List", def.kind), "apiVersion": def.api_version(), "metadata": {"resourceVersion": rv}, "items": deleted}),
+            )
         }
-        (m, _) => Err(ApiError::MethodNotAllowed(format!("the server does not allow this method on the requested resource ({m})"))),
+        (m, _) => Err(ApiError::MethodNotAllowed(format!(
+            "the server does not allow this method on the requested resource ({m})"
+        ))),
     }
 }
 
@@ -197,15 +290,23 @@ fn selectors(q: &HashMap<String, String>) -> ApiResult<(LabelSelector, FieldSele
 }
 
 /// Objects matching the request's namespace and selectors, with the list resourceVersion.
-fn selected(app: &App, p: &ResPath, q: &HashMap<String, String>) -> ApiResult<(Vec<Arc<Value>>, u64)> {
+fn selected(
+    app: &App,
+    p: &ResPath,
+    q: &HashMap<String, String>,
+) -> ApiResult<(Vec<Arc<Value>>, u64)> {
     let (labels, fields) = selectors(q)?;
     let (items, rv) = app.store.list(&p.def.storage_key(), p.ns.as_deref());
-    let items = items.into_iter().filter(|o| labels.matches(o) && fields.matches(o)).collect();
+    let items = items
+        .into_iter()
+        .filter(|o| labels.matches(o) && fields.matches(o))
+        .collect();
     Ok((items, rv))
 }
 
 fn parse_rv(s: &str) -> ApiResult<u64> {
-    s.parse().map_err(|_| ApiError::BadRequest(format!("invalid resource version: {s:?}")))
+    s.parse()
+        .map_err(|_| ApiError::BadRequest(format!("invalid resource version: {s:?}")))
 }
 
 fn list(app: &App, p: &ResPath, q: &HashMap<String, String>) -> ApiResult<Response> {
@@ -215,27 +316,43 @@ fn list(app: &App, p: &ResPath, q: &HashMap<String, String>) -> ApiResult<Respon
     if q.get("resourceVersionMatch").is_some_and(|m| m == "Exact") {
         let rv = parse_rv(q.get("resourceVersion").map(String::as_str).unwrap_or(""))?;
         if rv != current {
-            return Err(ApiError::Gone(format!("too old resource version: {rv} ({compacted})")));
+            return Err(ApiError::Gone(format!(
+                "too old resource version: {rv} ({compacted})"
+            )));
         }
     }
     let (items, rv) = selected(app, p, q)?;
     let key = |o: &Value| {
-        let m = |f: &str| o.pointer(&format!("/metadata/{f}")).and_then(Value::as_str).unwrap_or("").to_string();
+        let m = |f: &str| {
+            o.pointer(&format!("/metadata/{f}"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
         (m("namespace"), m("name"))
     };
     let mut items: &[Arc<Value>] = &items;
     if let Some(token) = q.get("continue").filter(|c| !c.is_empty()) {
         let bad = || ApiError::BadRequest("continue key is not valid".into());
-        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).map_err(|_| bad())?;
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(token)
+            .map_err(|_| bad())?;
         let c: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
-        let (trv, tns, tname) = (c["rv"].as_u64().unwrap_or(0), c["ns"].as_str().unwrap_or(""), c["name"].as_str().unwrap_or(""));
+        let (trv, tns, tname) = (
+            c["rv"].as_u64().unwrap_or(0),
+            c["ns"].as_str().unwrap_or(""),
+            c["name"].as_str().unwrap_or(""),
+        );
         if trv < compacted {
             return Err(ApiError::Gone("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into()));
         }
         let start = items.partition_point(|o| key(&**o) <= (tns.to_string(), tname.to_string()));
         items = &items[start..];
     }
-    let limit = q.get("limit").and_then(|l| l.parse::<usize>().ok()).filter(|l| *l > 0);
+    let limit = q
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|l| *l > 0);
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some(limit) = limit.filter(|l| *l < items.len()) {
         let (ns, name) = key(&*items[limit - 1]);
@@ -246,7 +363,11 @@ fn list(app: &App, p: &ResPath, q: &HashMap<String, String>) -> ApiResult<Respon
     }
     // Written by hand so 10,000 stored objects are serialized without being copied.
     let av = def.api_version();
-    let mut out = format!("{{\"kind\":\"{}List\",\"apiVersion\":\"{av}\",\"metadata\":{meta},\"items\":[", def.kind).into_bytes();
+    let mut out = format!(
+        "{{\"kind\":\"{}List\",\"apiVersion\":\"{av}\",\"metadata\":{meta},\"items\":[",
+        def.kind
+    )
+    .into_bytes();
     for (i, o) in items.iter().enumerate() {
         if i > 0 {
             out.push(b',');
@@ -259,7 +380,12 @@ fn list(app: &App, p: &ResPath, q: &HashMap<String, String>) -> ApiResult<Respon
         res.map_err(|e| ApiError::InternalError(e.to_string()))?;
     }
     out.extend_from_slice(b"]}");
-    Ok((StatusCode::OK, [(http::header::CONTENT_TYPE, "application/json")], out).into_response())
+    Ok((
+        StatusCode::OK,
+        [(http::header::CONTENT_TYPE, "application/json")],
+        out,
+    )
+        .into_response())
 }
 
 fn watch(app: Arc<App>, p: &ResPath, q: &HashMap<String, String>) -> ApiResult<Response> {
@@ -274,7 +400,10 @@ fn watch(app: Arc<App>, p: &ResPath, q: &HashMap<String, String>) -> ApiResult<R
         Some(_) if send_initial_events => WatchStart::Now,
         Some(rv) => WatchStart::From(parse_rv(rv)?),
     };
-    let timeout = q.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).unwrap_or(1800);
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .unwrap_or(1800);
     let params = WatchParams {
         def: p.def.clone(),
         ns: p.ns.clone(),

@@ -15,6 +15,7 @@ mod defaults;
 mod discovery;
 mod error;
 mod handlers;
+mod openapi;
 mod ops;
 pub mod patch;
 pub mod resources;
@@ -61,12 +62,23 @@ impl TestApiServer {
             .with_context(|| format!("binding 127.0.0.1:{}", opts.port))?;
         let addr = listener.local_addr()?;
         let (tx, rx) = tokio::sync::watch::channel(false);
-        let app = Arc::new(App::new(opts.event_history.unwrap_or(100_000), opts.service_endpoints, addr, rx.clone()));
+        let app = Arc::new(App::new(
+            opts.event_history.unwrap_or(100_000),
+            opts.service_endpoints,
+            addr,
+            rx.clone(),
+        ));
         let ns_def = app.core("namespaces");
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            let t = ops::Target { def: &ns_def, ns: "", sub: "" };
+            let t = ops::Target {
+                def: &ns_def,
+                ns: "",
+                sub: "",
+            };
             let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-            ops::create(&app, &t, obj, false).await.map_err(|e| anyhow::anyhow!("seeding namespace {ns}: {e}"))?;
+            ops::create(&app, &t, obj, false)
+                .await
+                .map_err(|e| anyhow::anyhow!("seeding namespace {ns}: {e}"))?;
         }
         let router = handlers::router(app.clone());
         let mut stop = rx;
@@ -78,7 +90,12 @@ impl TestApiServer {
                 tracing::error!(error = %e, "kube-test-apiserver stopped with an error");
             }
         });
-        Ok(TestApiServer { app, addr, shutdown: tx, task })
+        Ok(TestApiServer {
+            app,
+            addr,
+            shutdown: tx,
+            task,
+        })
     }
 
     pub fn url(&self) -> String {
@@ -98,7 +115,8 @@ impl TestApiServer {
 
     /// Writes a kubeconfig (context `kube-test-apiserver`) for kubectl and other processes.
     pub fn write_kubeconfig(&self, path: &Path) -> anyhow::Result<()> {
-        std::fs::write(path, kubeconfig(&self.url())).with_context(|| format!("writing {}", path.display()))
+        std::fs::write(path, kubeconfig(&self.url()))
+            .with_context(|| format!("writing {}", path.display()))
     }
 
     /// Makes every resourceVersion older than the current one too old (410 Gone) and ends
@@ -109,7 +127,11 @@ impl TestApiServer {
 
     /// Maps a webhook service (namespace, name) to where it listens; replaces any earlier one.
     pub fn set_service_endpoint(&self, namespace: &str, name: &str, addr: SocketAddr) {
-        let mut map = self.app.endpoints.write().unwrap_or_else(|p| p.into_inner());
+        let mut map = self
+            .app
+            .endpoints
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         map.insert((namespace.to_string(), name.to_string()), addr);
     }
 
@@ -122,7 +144,10 @@ impl TestApiServer {
     pub async fn stop(self) {
         let _ = self.shutdown.send(true);
         let mut task = self.task;
-        if tokio::time::timeout(Duration::from_secs(5), &mut task).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(5), &mut task)
+            .await
+            .is_err()
+        {
             task.abort();
         }
     }

@@ -7,7 +7,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
-#[command(name = "kube-test-apiserver", about = "In-memory Kubernetes API server for tests")]
+#[command(
+    name = "kube-test-apiserver",
+    about = "In-memory Kubernetes API server for tests"
+)]
 struct Args {
     /// Port on 127.0.0.1 (0 picks a free one; the chosen port is printed).
     #[arg(long, default_value_t = 0)]
@@ -24,12 +27,18 @@ struct Args {
 }
 
 fn parse_endpoint(s: &str) -> Result<((String, String), SocketAddr), String> {
-    let (svc, addr) = s.split_once('=').ok_or("expected <namespace>/<name>=<ip>:<port>")?;
-    let (ns, name) = svc.split_once('/').ok_or("expected <namespace>/<name> before '='")?;
+    let (svc, addr) = s
+        .split_once('=')
+        .ok_or("expected <namespace>/<name>=<ip>:<port>")?;
+    let (ns, name) = svc
+        .split_once('/')
+        .ok_or("expected <namespace>/<name> before '='")?;
     if ns.is_empty() || name.is_empty() {
         return Err("namespace and name must not be empty".into());
     }
-    let addr: SocketAddr = addr.parse().map_err(|e| format!("invalid address {addr:?}: {e}"))?;
+    let addr: SocketAddr = addr
+        .parse()
+        .map_err(|e| format!("invalid address {addr:?}: {e}"))?;
     Ok(((ns.to_string(), name.to_string()), addr))
 }
 
@@ -42,14 +51,21 @@ async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let opts = Options {
         port: args.port,
-        service_endpoints: args.service_endpoints.into_iter().collect::<HashMap<_, _>>(),
+        service_endpoints: args
+            .service_endpoints
+            .into_iter()
+            .collect::<HashMap<_, _>>(),
         event_history: args.event_history,
     };
     let server = TestApiServer::start(opts).await?;
     if let Some(path) = &args.kubeconfig_out {
         server.write_kubeconfig(path)?;
     }
-    println!("kube-test-apiserver listening on {} (port {})", server.url(), server.addr().port());
+    println!(
+        "kube-test-apiserver listening on {} (port {})",
+        server.url(),
+        server.addr().port()
+    );
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}

@@ -20,7 +20,10 @@ pub fn root(app: &App) -> Value {
     for g in table.groups() {
         for v in table.versions(g) {
             let p = gv_path(g, &v);
-            paths.insert(p.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{p}?hash=0")}));
+            paths.insert(
+                p.clone(),
+                json!({"serverRelativeURL": format!("/openapi/v3/{p}?hash=0")}),
+            );
         }
     }
     json!({"paths": paths})
@@ -48,5 +51,7 @@ pub fn group_version(app: &App, group: &str, version: &str) -> Option<Value> {
         });
         paths.insert(item, json!({"patch": op.clone(), "put": op}));
     }
-    Some(json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.33.0"}, "paths": paths, "components": {"schemas": {}}}))
+    Some(
+        json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.33.0"}, "paths": paths, "components": {"schemas": {}}}),
+    )
 }

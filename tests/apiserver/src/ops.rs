@@ -23,9 +23,14 @@ pub struct Target<'a> {
 const CAS_RETRIES: usize = 16;
 
 fn meta_mut(obj: &mut Value) -> ApiResult<&mut Map<String, Value>> {
-    let m = obj.as_object_mut().ok_or_else(|| ApiError::BadRequest("the object must be a JSON object".into()))?;
-    let meta = m.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
-    meta.as_object_mut().ok_or_else(|| ApiError::BadRequest("metadata must be an object".into()))
+    let m = obj
+        .as_object_mut()
+        .ok_or_else(|| ApiError::BadRequest("the object must be a JSON object".into()))?;
+    let meta = m
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    meta.as_object_mut()
+        .ok_or_else(|| ApiError::BadRequest("metadata must be an object".into()))
 }
 
 fn str_of<'a>(obj: &'a Value, ptr: &str) -> &'a str {
@@ -46,7 +51,10 @@ fn normalize(t: &Target<'_>, obj: &mut Value, url_name: Option<&str>) -> ApiResu
     }
     match obj.get("kind").and_then(Value::as_str) {
         Some(k) if !k.is_empty() && k != def.kind => {
-            return Err(ApiError::BadRequest(format!("the kind in the data ({k}) does not match the expected kind ({})", def.kind)))
+            return Err(ApiError::BadRequest(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                def.kind
+            )))
         }
         _ => {}
     }
@@ -81,7 +89,10 @@ fn normalize(t: &Target<'_>, obj: &mut Value, url_name: Option<&str>) -> ApiResu
 }
 
 fn finalizers(obj: &Value) -> Vec<Value> {
-    obj.pointer("/metadata/finalizers").and_then(Value::as_array).cloned().unwrap_or_default()
+    obj.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The part of an object whose change bumps `metadata.generation`: everything but metadata
@@ -102,13 +113,28 @@ pub async fn create(app: &App, t: &Target<'_>, mut obj: Value, dry_run: bool) ->
     }
     // Mutating admission sees the object before the name is generated and uid/timestamps set.
     let early_name = str_of(&obj, "/metadata/name").to_string();
-    let input = AdmissionInput { def: t.def, sub: t.sub, op: "CREATE", ns: t.ns, name: &early_name, old: None, dry_run };
+    let input = AdmissionInput {
+        def: t.def,
+        sub: t.sub,
+        op: "CREATE",
+        ns: t.ns,
+        name: &early_name,
+        old: None,
+        dry_run,
+    };
     let mut obj = admission::mutate(app, &input, obj).await?;
     normalize(t, &mut obj, None)?;
     let meta = meta_mut(&mut obj)?;
-    let mut name = meta.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    let mut name = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     if name.is_empty() {
-        let prefix = meta.get("generateName").and_then(Value::as_str).unwrap_or("");
+        let prefix = meta
+            .get("generateName")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if prefix.is_empty() {
             return Err(ApiError::Invalid(format!(
                 "{} \"\" is invalid: metadata.name: Required value: name or generateName is required",
@@ -118,14 +144,21 @@ pub async fn create(app: &App, t: &Target<'_>, mut obj: Value, dry_run: bool) ->
         name = format!("{prefix}{}", name_suffix());
         meta.insert("name".into(), json!(name));
     }
-    for k in ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"] {
+    for k in [
+        "resourceVersion",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+    ] {
         meta.remove(k);
     }
     meta.insert("uid".into(), json!(new_uid()));
     meta.insert("creationTimestamp".into(), json!(now()));
     meta.insert("generation".into(), json!(1));
     defaults::on_create(app, t.def, &mut obj)?;
-    let input = AdmissionInput { name: &name, ..input };
+    let input = AdmissionInput {
+        name: &name,
+        ..input
+    };
     admission::validate(app, &input, Some(&obj)).await?;
     if dry_run {
         return Ok(obj);
@@ -136,7 +169,13 @@ pub async fn create(app: &App, t: &Target<'_>, mut obj: Value, dry_run: bool) ->
 }
 
 /// Update (PUT) of the main resource or a subresource.
-pub async fn update(app: &App, t: &Target<'_>, name: &str, mut body: Value, dry_run: bool) -> ApiResult<Value> {
+pub async fn update(
+    app: &App,
+    t: &Target<'_>,
+    name: &str,
+    mut body: Value,
+    dry_run: bool,
+) -> ApiResult<Value> {
     normalize(t, &mut body, Some(name))?;
     let wanted = object_rv(&body);
     let has_rv = !str_of(&body, "/metadata/resourceVersion").is_empty();
@@ -169,7 +208,12 @@ pub async fn patch(
         patch::apply_patch(&mut doc, kind, p, t.def.custom)?;
         // A resourceVersion written by the patch is a precondition.
         let rv = str_of(&doc, "/metadata/resourceVersion");
-        if !rv.is_empty() && Some(rv) != cur.pointer("/metadata/resourceVersion").and_then(Value::as_str) {
+        if !rv.is_empty()
+            && Some(rv)
+                != cur
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+        {
             return Err(ApiError::conflict_modified(&t.def.qualified(), name));
         }
         normalize(t, &mut doc, Some(name))?;
@@ -190,7 +234,10 @@ async fn guarded(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let cur = app.store.get(t.def, t.ns, name).ok_or_else(|| ApiError::not_found(&t.def.qualified(), name))?;
+        let cur = app
+            .store
+            .get(t.def, t.ns, name)
+            .ok_or_else(|| ApiError::not_found(&t.def.qualified(), name))?;
         let body = make(&cur)?;
         match commit_update(app, t, name, &cur, body, dry_run).await {
             Err(ApiError::Conflict { .. }) if attempt < CAS_RETRIES => continue,
@@ -233,9 +280,20 @@ async fn commit_update(
         n
     };
     {
-        let old_meta = cur.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+        let old_meta = cur
+            .get("metadata")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
         let meta = meta_mut(&mut new)?;
-        for k in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "resourceVersion"] {
+        for k in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "resourceVersion",
+        ] {
             match old_meta.get(k) {
                 Some(v) => meta.insert(k.into(), v.clone()),
                 None => meta.remove(k),
@@ -244,7 +302,10 @@ async fn commit_update(
     }
     if cur.pointer("/metadata/deletionTimestamp").is_some() {
         let old = finalizers(cur);
-        let added: Vec<Value> = finalizers(&new).into_iter().filter(|f| !old.contains(f)).collect();
+        let added: Vec<Value> = finalizers(&new)
+            .into_iter()
+            .filter(|f| !old.contains(f))
+            .collect();
         if !added.is_empty() {
             return Err(ApiError::Invalid(format!(
                 "{} \"{name}\" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers {}",
@@ -253,12 +314,23 @@ async fn commit_update(
             )));
         }
     }
-    let input = AdmissionInput { def: t.def, sub: t.sub, op: "UPDATE", ns: t.ns, name, old: Some(cur), dry_run };
+    let input = AdmissionInput {
+        def: t.def,
+        sub: t.sub,
+        op: "UPDATE",
+        ns: t.ns,
+        name,
+        old: Some(cur),
+        dry_run,
+    };
     let mut new = admission::mutate(app, &input, new).await?;
     normalize(t, &mut new, Some(name))?;
     defaults::on_update(app, t.def, cur, &mut new)?;
     if spec_part(&new) != spec_part(cur) {
-        let g = cur.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0);
+        let g = cur
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
         meta_mut(&mut new)?.insert("generation".into(), json!(g + 1));
     }
     admission::validate(app, &input, Some(&new)).await?;
@@ -278,14 +350,33 @@ async fn commit_update(
 }
 
 /// Delete: objects with finalizers get a deletionTimestamp and stay; others go at once.
-pub async fn delete(app: &App, t: &Target<'_>, name: &str, opts: &Value, dry_run: bool) -> ApiResult<Value> {
+pub async fn delete(
+    app: &App,
+    t: &Target<'_>,
+    name: &str,
+    opts: &Value,
+    dry_run: bool,
+) -> ApiResult<Value> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let cur = app.store.get(t.def, t.ns, name).ok_or_else(|| ApiError::not_found(&t.def.qualified(), name))?;
-        for (field, ptr) in [("UID", "/metadata/uid"), ("ResourceVersion", "/metadata/resourceVersion")] {
-            let key = if field == "UID" { "uid" } else { "resourceVersion" };
-            if let Some(want) = opts.pointer(&format!("/preconditions/{key}")).and_then(Value::as_str) {
+        let cur = app
+            .store
+            .get(t.def, t.ns, name)
+            .ok_or_else(|| ApiError::not_found(&t.def.qualified(), name))?;
+        for (field, ptr) in [
+            ("UID", "/metadata/uid"),
+            ("ResourceVersion", "/metadata/resourceVersion"),
+        ] {
+            let key = if field == "UID" {
+                "uid"
+            } else {
+                "resourceVersion"
+            };
+            if let Some(want) = opts
+                .pointer(&format!("/preconditions/{key}"))
+                .and_then(Value::as_str)
+            {
                 let have = str_of(&cur, ptr);
                 if want != have {
                     return Err(ApiError::Conflict {
@@ -297,7 +388,15 @@ pub async fn delete(app: &App, t: &Target<'_>, name: &str, opts: &Value, dry_run
             }
         }
         if attempt == 1 {
-            let input = AdmissionInput { def: t.def, sub: "", op: "DELETE", ns: t.ns, name, old: Some(&cur), dry_run };
+            let input = AdmissionInput {
+                def: t.def,
+                sub: "",
+                op: "DELETE",
+                ns: t.ns,
+                name,
+                old: Some(&cur),
+                dry_run,
+            };
             admission::admit_delete(app, &input).await?;
         }
         if dry_run {
@@ -308,12 +407,17 @@ pub async fn delete(app: &App, t: &Target<'_>, name: &str, opts: &Value, dry_run
         }
         let expected = object_rv(&cur).unwrap_or(0);
         let result = if finalizers(&cur).is_empty() {
-            app.store.remove(t.def, t.ns, name, expected).inspect(|gone| after_delete(app, t.def, gone))
+            app.store
+                .remove(t.def, t.ns, name, expected)
+                .inspect(|gone| after_delete(app, t.def, gone))
         } else if cur.pointer("/metadata/deletionTimestamp").is_some() {
             return Ok((*cur).clone());
         } else {
             let mut new = (*cur).clone();
-            let g = new.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(0);
+            let g = new
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
             let meta = meta_mut(&mut new)?;
             meta.insert("deletionTimestamp".into(), json!(now()));
             meta.insert("deletionGracePeriodSeconds".into(), json!(0));
@@ -337,7 +441,11 @@ fn delete_namespace_content(app: &App, ns: &str) {
         for g in table.groups().to_vec() {
             for v in table.versions(&g) {
                 for d in table.in_group_version(&g, &v) {
-                    if d.namespaced && !seen.iter().any(|s: &ResourceDef| s.storage_key() == d.storage_key()) {
+                    if d.namespaced
+                        && !seen
+                            .iter()
+                            .any(|s: &ResourceDef| s.storage_key() == d.storage_key())
+                    {
                         seen.push(d.clone());
                     }
                 }

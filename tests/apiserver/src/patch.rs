@@ -39,7 +39,12 @@ pub fn parse_body(kind: PatchType, body: &[u8]) -> Result<Value, ApiError> {
 
 /// Applies a patch of any non-apply type to `doc`. `custom` refuses strategic merge, as the
 /// real apiserver does for custom resources.
-pub fn apply_patch(doc: &mut Value, kind: PatchType, patch: &Value, custom: bool) -> Result<(), ApiError> {
+pub fn apply_patch(
+    doc: &mut Value,
+    kind: PatchType,
+    patch: &Value,
+    custom: bool,
+) -> Result<(), ApiError> {
     match kind {
         PatchType::Json => {
             let ops: json_patch::Patch = serde_json::from_value(patch.clone())
@@ -86,8 +91,12 @@ fn list_strategy(path: &str) -> ListStrategy {
         ("metadata", "ownerReferences") => ListStrategy::MergeKey("uid"),
         (_, "conditions") => ListStrategy::MergeKey("type"),
         ("spec", "readinessGates") => ListStrategy::MergeKey("conditionType"),
-        (_, "containers" | "initContainers" | "ephemeralContainers") => ListStrategy::MergeKey("name"),
-        ("containers" | "initContainers" | "ephemeralContainers", "ports") => ListStrategy::MergeKey("containerPort"),
+        (_, "containers" | "initContainers" | "ephemeralContainers") => {
+            ListStrategy::MergeKey("name")
+        }
+        ("containers" | "initContainers" | "ephemeralContainers", "ports") => {
+            ListStrategy::MergeKey("containerPort")
+        }
         ("spec", "ports") => ListStrategy::MergeKey("port"),
         (_, "env" | "volumes" | "imagePullSecrets") => ListStrategy::MergeKey("name"),
         (_, "volumeMounts") => ListStrategy::MergeKey("mountPath"),
@@ -143,13 +152,17 @@ fn merge_map(orig: &mut Value, p: &Value, path: &str) -> bool {
                 om.remove(k);
             }
             Value::Object(_) => {
-                let slot = om.entry(k.clone()).or_insert_with(|| Value::Object(Map::new()));
+                let slot = om
+                    .entry(k.clone())
+                    .or_insert_with(|| Value::Object(Map::new()));
                 if merge_map(slot, v, &cpath) {
                     om.remove(k);
                 }
             }
             Value::Array(items) => {
-                let slot = om.entry(k.clone()).or_insert_with(|| Value::Array(Vec::new()));
+                let slot = om
+                    .entry(k.clone())
+                    .or_insert_with(|| Value::Array(Vec::new()));
                 merge_list(slot, items, &cpath);
             }
             scalar => {
@@ -161,11 +174,17 @@ fn merge_map(orig: &mut Value, p: &Value, path: &str) -> bool {
 }
 
 fn merge_list(orig: &mut Value, patch: &[Value], path: &str) {
-    let replace_all = patch.iter().any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"));
+    let replace_all = patch
+        .iter()
+        .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"));
     if replace_all || !orig.is_array() {
         *orig = Value::Array(Vec::new());
     }
-    let strategy = if replace_all { ListStrategy::MergeKey("") } else { list_strategy(path) };
+    let strategy = if replace_all {
+        ListStrategy::MergeKey("")
+    } else {
+        list_strategy(path)
+    };
     let list = orig.as_array_mut().expect("made an array above");
     match strategy {
         ListStrategy::Replace => {
@@ -229,11 +248,17 @@ mod tests {
     fn strategic_merges_conditions_by_type() {
         let pod = json!({"status": {"conditions": [
             {"type": "Ready", "status": "False"}, {"type": "PodScheduled", "status": "True"}]}});
-        let out = smp(pod, json!({"status": {"conditions": [
-            {"type": "Ready", "status": "True"}, {"type": "target-health.elbv2.k8s.aws/tg", "status": "True"}]}}));
-        assert_eq!(out["status"]["conditions"], json!([
+        let out = smp(
+            pod,
+            json!({"status": {"conditions": [
+            {"type": "Ready", "status": "True"}, {"type": "target-health.elbv2.k8s.aws/tg", "status": "True"}]}}),
+        );
+        assert_eq!(
+            out["status"]["conditions"],
+            json!([
             {"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"},
-            {"type": "target-health.elbv2.k8s.aws/tg", "status": "True"}]));
+            {"type": "target-health.elbv2.k8s.aws/tg", "status": "True"}])
+        );
     }
 
     #[test]
@@ -241,16 +266,28 @@ mod tests {
         let pod = json!({"metadata": {"labels": {"a": "1", "b": "2"}, "finalizers": ["x"]},
             "spec": {"containers": [{"name": "c", "image": "i1", "ports": [{"containerPort": 80}]}],
                      "readinessGates": [{"conditionType": "g1"}], "tolerations": [{"key": "t"}]}});
-        let out = smp(pod, json!({"metadata": {"labels": {"a": null, "c": "3"}, "finalizers": ["y"]},
+        let out = smp(
+            pod,
+            json!({"metadata": {"labels": {"a": null, "c": "3"}, "finalizers": ["y"]},
             "spec": {"containers": [{"name": "c", "image": "i2"}, {"name": "d", "$patch": "delete"}],
-                     "readinessGates": [{"conditionType": "g2"}], "tolerations": [{"key": "u"}]}}));
+                     "readinessGates": [{"conditionType": "g2"}], "tolerations": [{"key": "u"}]}}),
+        );
         assert_eq!(out["metadata"]["labels"], json!({"b": "2", "c": "3"}));
         assert_eq!(out["metadata"]["finalizers"], json!(["x", "y"]));
-        assert_eq!(out["spec"]["containers"], json!([{"name": "c", "image": "i2", "ports": [{"containerPort": 80}]}]));
-        assert_eq!(out["spec"]["readinessGates"], json!([{"conditionType": "g1"}, {"conditionType": "g2"}]));
+        assert_eq!(
+            out["spec"]["containers"],
+            json!([{"name": "c", "image": "i2", "ports": [{"containerPort": 80}]}])
+        );
+        assert_eq!(
+            out["spec"]["readinessGates"],
+            json!([{"conditionType": "g1"}, {"conditionType": "g2"}])
+        );
         assert_eq!(out["spec"]["tolerations"], json!([{"key": "u"}]));
-        let out = smp(out, json!({"spec": {"containers": [{"name": "c", "$patch": "delete"}]},
-            "metadata": {"$deleteFromPrimitiveList/finalizers": ["x"], "labels": {"$patch": "replace", "z": "9"}}}));
+        let out = smp(
+            out,
+            json!({"spec": {"containers": [{"name": "c", "$patch": "delete"}]},
+            "metadata": {"$deleteFromPrimitiveList/finalizers": ["x"], "labels": {"$patch": "replace", "z": "9"}}}),
+        );
         assert_eq!(out["spec"]["containers"], json!([]));
         assert_eq!(out["metadata"]["finalizers"], json!(["y"]));
         assert_eq!(out["metadata"]["labels"], json!({"z": "9"}));
@@ -259,16 +296,40 @@ mod tests {
     #[test]
     fn json_and_merge_patches() {
         let mut doc = json!({"a": {"b": 1}, "l": [1, 2]});
-        apply_patch(&mut doc, PatchType::Merge, &json!({"a": {"b": null, "c": 2}, "l": [3]}), true).unwrap();
+        apply_patch(
+            &mut doc,
+            PatchType::Merge,
+            &json!({"a": {"b": null, "c": 2}, "l": [3]}),
+            true,
+        )
+        .unwrap();
         assert_eq!(doc, json!({"a": {"c": 2}, "l": [3]}));
         let p = json!([{"op": "add", "path": "/l/-", "value": 4}, {"op": "remove", "path": "/a"}]);
         apply_patch(&mut doc, PatchType::Json, &p, true).unwrap();
         assert_eq!(doc, json!({"l": [3, 4]}));
         let bad = json!([{"op": "test", "path": "/l/0", "value": 9}]);
-        assert_eq!(apply_patch(&mut doc, PatchType::Json, &bad, true).unwrap_err().code(), 422);
-        assert_eq!(apply_patch(&mut doc, PatchType::Json, &json!({"op": 1}), true).unwrap_err().code(), 400);
-        assert_eq!(apply_patch(&mut doc, PatchType::Strategic, &json!({}), true).unwrap_err().code(), 415);
+        assert_eq!(
+            apply_patch(&mut doc, PatchType::Json, &bad, true)
+                .unwrap_err()
+                .code(),
+            422
+        );
+        assert_eq!(
+            apply_patch(&mut doc, PatchType::Json, &json!({"op": 1}), true)
+                .unwrap_err()
+                .code(),
+            400
+        );
+        assert_eq!(
+            apply_patch(&mut doc, PatchType::Strategic, &json!({}), true)
+                .unwrap_err()
+                .code(),
+            415
+        );
         assert!(PatchType::from_content_type("text/plain").is_err());
-        assert_eq!(PatchType::from_content_type("application/merge-patch+json; charset=utf-8").unwrap(), PatchType::Merge);
+        assert_eq!(
+            PatchType::from_content_type("application/merge-patch+json; charset=utf-8").unwrap(),
+            PatchType::Merge
+        );
     }
 }

@@ -78,12 +78,60 @@ pub fn builtins() -> Vec<ResourceDef> {
         builtin("", "v1", "configmaps", "ConfigMap", true, false, &["cm"]),
         builtin("", "v1", "secrets", "Secret", true, false, &[]),
         builtin("", "v1", "events", "Event", true, false, &["ev"]),
-        builtin("", "v1", "serviceaccounts", "ServiceAccount", true, false, &["sa"]),
-        builtin("events.k8s.io", "v1", "events", "Event", true, false, &["ev"]),
-        builtin("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true, false, &[]),
-        builtin("coordination.k8s.io", "v1", "leases", "Lease", true, false, &[]),
-        builtin("networking.k8s.io", "v1", "ingresses", "Ingress", true, true, &["ing"]),
-        builtin("networking.k8s.io", "v1", "ingressclasses", "IngressClass", false, false, &[]),
+        builtin(
+            "",
+            "v1",
+            "serviceaccounts",
+            "ServiceAccount",
+            true,
+            false,
+            &["sa"],
+        ),
+        builtin(
+            "events.k8s.io",
+            "v1",
+            "events",
+            "Event",
+            true,
+            false,
+            &["ev"],
+        ),
+        builtin(
+            "discovery.k8s.io",
+            "v1",
+            "endpointslices",
+            "EndpointSlice",
+            true,
+            false,
+            &[],
+        ),
+        builtin(
+            "coordination.k8s.io",
+            "v1",
+            "leases",
+            "Lease",
+            true,
+            false,
+            &[],
+        ),
+        builtin(
+            "networking.k8s.io",
+            "v1",
+            "ingresses",
+            "Ingress",
+            true,
+            true,
+            &["ing"],
+        ),
+        builtin(
+            "networking.k8s.io",
+            "v1",
+            "ingressclasses",
+            "IngressClass",
+            false,
+            false,
+            &[],
+        ),
         builtin(
             "admissionregistration.k8s.io",
             "v1",
@@ -143,9 +191,16 @@ pub fn crd_resources(crd: &Value) -> Result<Vec<ResourceDef>, String> {
     let short_names: Vec<String> = names
         .get("shortNames")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
-    let versions = spec.get("versions").and_then(Value::as_array).ok_or("spec.versions: Required value")?;
+    let versions = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .ok_or("spec.versions: Required value")?;
     let mut out = Vec::new();
     for v in versions {
         if v.get("served").and_then(Value::as_bool) == Some(false) {
@@ -190,12 +245,14 @@ impl ResourceTable {
         if !self.group_order.contains(&d.group) {
             self.group_order.push(d.group.clone());
         }
-        self.defs.insert((d.group.clone(), d.version.clone(), d.plural.clone()), d);
+        self.defs
+            .insert((d.group.clone(), d.version.clone(), d.plural.clone()), d);
     }
 
     /// Forgets every version of a custom resource (CRD deleted or replaced).
     pub fn remove_custom(&mut self, group: &str, plural: &str) {
-        self.defs.retain(|(g, _, p), d| !(d.custom && g == group && p == plural));
+        self.defs
+            .retain(|(g, _, p), d| !(d.custom && g == group && p == plural));
         let still = self.defs.keys().any(|(g, _, _)| g == group);
         if !still {
             self.group_order.retain(|g| g != group);
@@ -203,12 +260,16 @@ impl ResourceTable {
     }
 
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&ResourceDef> {
-        self.defs.get(&(group.to_string(), version.to_string(), plural.to_string()))
+        self.defs
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
     }
 
     /// Every version of one stored resource.
     pub fn versions_of(&self, group: &str, plural: &str) -> Vec<&ResourceDef> {
-        self.defs.values().filter(|d| d.group == group && d.plural == plural).collect()
+        self.defs
+            .values()
+            .filter(|d| d.group == group && d.plural == plural)
+            .collect()
     }
 
     pub fn groups(&self) -> &[String] {
@@ -224,11 +285,20 @@ impl ResourceTable {
             }
         }
         // Prefer GA over beta over alpha, like kube's version priority.
-        v.sort_by_key(|s| (s.contains("alpha"), s.contains("beta"), std::cmp::Reverse(s.clone())));
+        v.sort_by_key(|s| {
+            (
+                s.contains("alpha"),
+                s.contains("beta"),
+                std::cmp::Reverse(s.clone()),
+            )
+        });
         v
     }
 
     pub fn in_group_version(&self, group: &str, version: &str) -> Vec<&ResourceDef> {
-        self.defs.values().filter(|d| d.group == group && d.version == version).collect()
+        self.defs
+            .values()
+            .filter(|d| d.group == group && d.version == version)
+            .collect()
     }
 }

@@ -38,7 +38,8 @@ fn split_top(s: &str) -> Vec<&str> {
 
 fn valid_key(k: &str) -> bool {
     !k.is_empty()
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
 }
 
 fn parse_set(rest: &str, sel: &str) -> Result<Vec<String>, ApiError> {
@@ -46,8 +47,16 @@ fn parse_set(rest: &str, sel: &str) -> Result<Vec<String>, ApiError> {
     let inner = rest
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| ApiError::BadRequest(format!("unable to parse requirement: found '{rest}', expected: '(' in \"{sel}\"")))?;
-    Ok(inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect())
+        .ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "unable to parse requirement: found '{rest}', expected: '(' in \"{sel}\""
+            ))
+        })?;
+    Ok(inner
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect())
 }
 
 impl LabelSelector {
@@ -56,7 +65,11 @@ impl LabelSelector {
         if sel.trim().is_empty() {
             return Ok(LabelSelector(reqs));
         }
-        let bad = |why: &str| ApiError::BadRequest(format!("unable to parse requirement: {why} in selector \"{sel}\""));
+        let bad = |why: &str| {
+            ApiError::BadRequest(format!(
+                "unable to parse requirement: {why} in selector \"{sel}\""
+            ))
+        };
         for part in split_top(sel) {
             let p = part.trim();
             if p.is_empty() {
@@ -92,26 +105,45 @@ impl LabelSelector {
     /// Builds a selector from a `LabelSelector` object (`matchLabels`, `matchExpressions`).
     pub fn from_object(obj: Option<&Value>) -> Result<Self, String> {
         let mut reqs = Vec::new();
-        let Some(obj) = obj.filter(|o| !o.is_null()) else { return Ok(LabelSelector(reqs)) };
+        let Some(obj) = obj.filter(|o| !o.is_null()) else {
+            return Ok(LabelSelector(reqs));
+        };
         if let Some(m) = obj.get("matchLabels").and_then(Value::as_object) {
             for (k, v) in m {
                 reqs.push(Req::Eq(k.clone(), v.as_str().unwrap_or("").to_string()));
             }
         }
-        for e in obj.get("matchExpressions").and_then(Value::as_array).into_iter().flatten() {
-            let key = e.get("key").and_then(Value::as_str).unwrap_or("").to_string();
+        for e in obj
+            .get("matchExpressions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let key = e
+                .get("key")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             let values: Vec<String> = e
                 .get("values")
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
                 .unwrap_or_default();
-            reqs.push(match e.get("operator").and_then(Value::as_str).unwrap_or("") {
-                "In" => Req::In(key, values),
-                "NotIn" => Req::NotIn(key, values),
-                "Exists" => Req::Exists(key),
-                "DoesNotExist" => Req::NotExists(key),
-                other => return Err(format!("{other:?} is not a valid label selector operator")),
-            });
+            reqs.push(
+                match e.get("operator").and_then(Value::as_str).unwrap_or("") {
+                    "In" => Req::In(key, values),
+                    "NotIn" => Req::NotIn(key, values),
+                    "Exists" => Req::Exists(key),
+                    "DoesNotExist" => Req::NotExists(key),
+                    other => {
+                        return Err(format!("{other:?} is not a valid label selector operator"))
+                    }
+                },
+            );
         }
         Ok(LabelSelector(reqs))
     }
@@ -155,7 +187,9 @@ impl FieldSelector {
             } else if let Some((k, v)) = part.split_once('=') {
                 (k, true, v)
             } else {
-                return Err(ApiError::BadRequest(format!("invalid selector: '{sel}'; can't understand '{part}'")));
+                return Err(ApiError::BadRequest(format!(
+                    "invalid selector: '{sel}'; can't understand '{part}'"
+                )));
             };
             let path = path.trim().split('.').map(String::from).collect();
             reqs.push((path, eq, value.trim().to_string()));
@@ -223,7 +257,10 @@ mod tests {
         let s = json!({"matchLabels": {"x": "y"}});
         assert!(!LabelSelector::from_object(Some(&s)).unwrap().matches(&o));
         assert!(LabelSelector::from_object(None).unwrap().matches(&o));
-        assert!(LabelSelector::from_object(Some(&json!({"matchExpressions": [{"key": "a", "operator": "Nope"}]}))).is_err());
+        assert!(LabelSelector::from_object(Some(
+            &json!({"matchExpressions": [{"key": "a", "operator": "Nope"}]})
+        ))
+        .is_err());
     }
 
     #[test]
@@ -233,7 +270,12 @@ mod tests {
         assert!(m("metadata.name=a") && m("metadata.namespace==ns1") && m("status.phase!=Pending"));
         assert!(!m("metadata.name=b") && !m("metadata.name=a,metadata.namespace=x"));
         assert!(m("spec.nodeName="));
-        assert_eq!(FieldSelector::parse("metadata.name=a").unwrap().pinned_name(), Some("a"));
+        assert_eq!(
+            FieldSelector::parse("metadata.name=a")
+                .unwrap()
+                .pinned_name(),
+            Some("a")
+        );
         assert!(FieldSelector::parse("nonsense").is_err());
     }
 }

@@ -76,7 +76,10 @@ pub struct WatchSetup {
 }
 
 fn meta_str<'a>(obj: &'a Value, field: &str) -> &'a str {
-    obj.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str).unwrap_or("")
+    obj.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
 }
 
 pub fn object_rv(obj: &Value) -> Option<u64> {
@@ -120,7 +123,11 @@ impl Store {
 
     pub fn get(&self, def: &ResourceDef, ns: &str, name: &str) -> Option<Arc<Value>> {
         let inner = self.lock();
-        inner.objects.get(&def.storage_key())?.get(&(ns.to_string(), name.to_string())).cloned()
+        inner
+            .objects
+            .get(&def.storage_key())?
+            .get(&(ns.to_string(), name.to_string()))
+            .cloned()
     }
 
     /// Every object of a resource (in one namespace when `ns` is given), sorted by
@@ -141,8 +148,21 @@ impl Store {
         (items, inner.rv)
     }
 
-    fn emit(&self, inner: &mut Inner, kind: EventType, key: StorageKey, object: Arc<Value>, prev: Option<Arc<Value>>) {
-        let ev = Arc::new(WatchEvent { kind, key, rv: inner.rv, object, prev });
+    fn emit(
+        &self,
+        inner: &mut Inner,
+        kind: EventType,
+        key: StorageKey,
+        object: Arc<Value>,
+        prev: Option<Arc<Value>>,
+    ) {
+        let ev = Arc::new(WatchEvent {
+            kind,
+            key,
+            rv: inner.rv,
+            object,
+            prev,
+        });
         inner.history.push_back(ev.clone());
         while inner.history.len() > self.history_cap {
             if let Some(old) = inner.history.pop_front() {
@@ -158,24 +178,43 @@ impl Store {
         let name = meta_str(&obj, "name").to_string();
         let mut inner = self.lock();
         let key = def.storage_key();
-        if inner.objects.get(&key).is_some_and(|o| o.contains_key(&(ns.clone(), name.clone()))) {
-            return Err(ApiError::AlreadyExists { resource: def.qualified(), name });
+        if inner
+            .objects
+            .get(&key)
+            .is_some_and(|o| o.contains_key(&(ns.clone(), name.clone())))
+        {
+            return Err(ApiError::AlreadyExists {
+                resource: def.qualified(),
+                name,
+            });
         }
         inner.rv += 1;
         set_rv(&mut obj, inner.rv);
         let obj = Arc::new(obj);
-        inner.objects.entry(key.clone()).or_default().insert((ns, name), obj.clone());
+        inner
+            .objects
+            .entry(key.clone())
+            .or_default()
+            .insert((ns, name), obj.clone());
         self.emit(&mut inner, EventType::Added, key, obj.clone(), None);
         Ok(obj)
     }
 
     /// Replaces an object if it is still at `expected_rv` (compare-and-swap).
-    pub fn update(&self, def: &ResourceDef, expected_rv: u64, mut obj: Value) -> ApiResult<Arc<Value>> {
+    pub fn update(
+        &self,
+        def: &ResourceDef,
+        expected_rv: u64,
+        mut obj: Value,
+    ) -> ApiResult<Arc<Value>> {
         let ns = meta_str(&obj, "namespace").to_string();
         let name = meta_str(&obj, "name").to_string();
         let mut inner = self.lock();
         let key = def.storage_key();
-        let cur = inner.objects.get(&key).and_then(|o| o.get(&(ns.clone(), name.clone())));
+        let cur = inner
+            .objects
+            .get(&key)
+            .and_then(|o| o.get(&(ns.clone(), name.clone())));
         match cur {
             None => return Err(ApiError::not_found(&def.qualified(), &name)),
             Some(c) if object_rv(c) != Some(expected_rv) => {
@@ -186,14 +225,24 @@ impl Store {
         inner.rv += 1;
         set_rv(&mut obj, inner.rv);
         let obj = Arc::new(obj);
-        let prev = inner.objects.entry(key.clone()).or_default().insert((ns, name), obj.clone());
+        let prev = inner
+            .objects
+            .entry(key.clone())
+            .or_default()
+            .insert((ns, name), obj.clone());
         self.emit(&mut inner, EventType::Modified, key, obj.clone(), prev);
         Ok(obj)
     }
 
     /// Removes an object if it is still at `expected_rv`; the DELETED event carries the last
     /// state with a fresh resourceVersion.
-    pub fn remove(&self, def: &ResourceDef, ns: &str, name: &str, expected_rv: u64) -> ApiResult<Arc<Value>> {
+    pub fn remove(
+        &self,
+        def: &ResourceDef,
+        ns: &str,
+        name: &str,
+        expected_rv: u64,
+    ) -> ApiResult<Arc<Value>> {
         let mut inner = self.lock();
         let key = def.storage_key();
         let k = (ns.to_string(), name.to_string());
@@ -219,12 +268,20 @@ impl Store {
     /// Drops every object of a resource (its CRD is gone), emitting DELETED for each.
     pub fn drop_resource(&self, key: &StorageKey) {
         let mut inner = self.lock();
-        let Some(objs) = inner.objects.remove(key) else { return };
+        let Some(objs) = inner.objects.remove(key) else {
+            return;
+        };
         for (_, obj) in objs {
             inner.rv += 1;
             let mut last = (*obj).clone();
             set_rv(&mut last, inner.rv);
-            self.emit(&mut inner, EventType::Deleted, key.clone(), Arc::new(last), None);
+            self.emit(
+                &mut inner,
+                EventType::Deleted,
+                key.clone(),
+                Arc::new(last),
+                None,
+            );
         }
     }
 
@@ -256,10 +313,20 @@ impl Store {
                     return Err(inner.compacted);
                 }
                 let first = inner.history.partition_point(|e| e.rv <= rv);
-                inner.history.iter().skip(first).filter(|e| e.key == *key).cloned().collect()
+                inner
+                    .history
+                    .iter()
+                    .skip(first)
+                    .filter(|e| e.key == *key)
+                    .cloned()
+                    .collect()
             }
         };
-        Ok(WatchSetup { initial, rv: inner.rv, rx })
+        Ok(WatchSetup {
+            initial,
+            rv: inner.rv,
+            rx,
+        })
     }
 
     /// Forgets all history: every resourceVersion older than the current one becomes too old,
@@ -285,24 +352,38 @@ mod tests {
     #[test]
     fn rv_history_and_compaction() {
         let store = Store::new(3);
-        let def = builtins().into_iter().find(|d| d.plural == "configmaps").unwrap();
+        let def = builtins()
+            .into_iter()
+            .find(|d| d.plural == "configmaps")
+            .unwrap();
         let a = store.create(&def, cm("a")).unwrap();
         let rv_a = object_rv(&a).unwrap();
         assert!(store.create(&def, cm("a")).is_err());
         let b = store.update(&def, rv_a, cm("a")).unwrap();
         assert!(object_rv(&b).unwrap() > rv_a);
-        assert!(matches!(store.update(&def, rv_a, cm("a")), Err(ApiError::Conflict { .. })));
-        let w = store.watch(&def.storage_key(), WatchStart::From(rv_a)).unwrap();
+        assert!(matches!(
+            store.update(&def, rv_a, cm("a")),
+            Err(ApiError::Conflict { .. })
+        ));
+        let w = store
+            .watch(&def.storage_key(), WatchStart::From(rv_a))
+            .unwrap();
         assert_eq!(w.initial.len(), 1);
         for n in ["b", "c", "d"] {
             store.create(&def, cm(n)).unwrap();
         }
         // The history keeps 3 events, so the first update fell out of it.
-        assert!(store.watch(&def.storage_key(), WatchStart::From(rv_a)).is_err());
+        assert!(store
+            .watch(&def.storage_key(), WatchStart::From(rv_a))
+            .is_err());
         store.force_compaction();
         let now = store.current_rv();
-        assert!(store.watch(&def.storage_key(), WatchStart::From(now - 1)).is_err());
-        assert!(store.watch(&def.storage_key(), WatchStart::From(now)).is_ok());
+        assert!(store
+            .watch(&def.storage_key(), WatchStart::From(now - 1))
+            .is_err());
+        assert!(store
+            .watch(&def.storage_key(), WatchStart::From(now))
+            .is_ok());
         assert_eq!(store.list(&def.storage_key(), Some("default")).0.len(), 4);
         assert_eq!(store.list(&def.storage_key(), Some("other")).0.len(), 0);
     }

@@ -31,7 +31,9 @@ pub struct WatchParams {
 impl WatchParams {
     fn matches(&self, obj: &Value) -> bool {
         let ns_ok = match &self.ns {
-            Some(ns) => obj.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns.as_str()),
+            Some(ns) => {
+                obj.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns.as_str())
+            }
             None => true,
         };
         ns_ok && self.labels.matches(obj) && self.fields.matches(obj)
@@ -46,7 +48,10 @@ impl WatchParams {
             o["apiVersion"] = json!(av);
             serde_json::to_string(&o)
         };
-        Bytes::from(format!("{{\"type\":\"{ty}\",\"object\":{}}}\n", body.unwrap_or_default()))
+        Bytes::from(format!(
+            "{{\"type\":\"{ty}\",\"object\":{}}}\n",
+            body.unwrap_or_default()
+        ))
     }
 
     fn bookmark(&self, rv: u64, initial_end: bool) -> Bytes {
@@ -54,7 +59,8 @@ impl WatchParams {
         if initial_end {
             meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
-        let obj = json!({"kind": self.def.kind, "apiVersion": self.def.api_version(), "metadata": meta});
+        let obj =
+            json!({"kind": self.def.kind, "apiVersion": self.def.api_version(), "metadata": meta});
         self.line("BOOKMARK", &obj)
     }
 
@@ -107,7 +113,11 @@ async fn run(app: Arc<App>, p: WatchParams, tx: mpsc::Sender<Result<Bytes, Infal
                 WatchStart::From(rv) => rv,
                 WatchStart::Now => 0,
             };
-            send(gone_line(&p, format!("too old resource version: {asked} ({compacted})"))).await;
+            send(gone_line(
+                &p,
+                format!("too old resource version: {asked} ({compacted})"),
+            ))
+            .await;
             return;
         }
     };

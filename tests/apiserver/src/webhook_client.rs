@@ -38,8 +38,11 @@ pub async fn post_json(
 ) -> Result<Value, String> {
     let call = async {
         let cfg = tls_config(ca_pem)?;
-        let name = ServerName::try_from(server_name.to_string()).map_err(|e| format!("invalid server name: {e}"))?;
-        let tcp = tokio::net::TcpStream::connect(addr).await.map_err(|e| format!("dial tcp {addr}: {e}"))?;
+        let name = ServerName::try_from(server_name.to_string())
+            .map_err(|e| format!("invalid server name: {e}"))?;
+        let tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| format!("dial tcp {addr}: {e}"))?;
         let tls = tokio_rustls::TlsConnector::from(Arc::new(cfg))
             .connect(name, tcp)
             .await
@@ -59,9 +62,17 @@ pub async fn post_json(
             .map_err(|e| e.to_string())?;
         let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
         let status = resp.status();
-        let bytes = resp.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+        let bytes = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
         if !status.is_success() {
-            return Err(format!("the server responded with status code {}", status.as_u16()));
+            return Err(format!(
+                "the server responded with status code {}",
+                status.as_u16()
+            ));
         }
         serde_json::from_slice::<Value>(&bytes).map_err(|e| format!("decoding the response: {e}"))
     };

@@ -6,7 +6,10 @@
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchEvent,
+    WatchParams,
+};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::{controller::Action, reflector, watcher, Controller, WatchStreamExt};
 use kube::{Client, ResourceExt};
@@ -16,7 +19,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 async fn server() -> TestApiServer {
-    TestApiServer::start(Options::default()).await.expect("server starts")
+    TestApiServer::start(Options::default())
+        .await
+        .expect("server starts")
 }
 
 fn code(e: kube::Error) -> (u16, String) {
@@ -28,7 +33,8 @@ fn code(e: kube::Error) -> (u16, String) {
 
 fn pod(name: &str) -> Pod {
     serde_json::from_value(json!({"metadata": {"name": name, "labels": {"app": "web"}},
-        "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}})).unwrap()
+        "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}))
+    .unwrap()
 }
 
 #[tokio::test]
@@ -39,36 +45,89 @@ async fn crud_generation_status_and_errors() {
     let p = pods.create(&pp, &pod("p1")).await.unwrap();
     assert!(p.metadata.uid.is_some() && p.metadata.creation_timestamp.is_some());
     assert_eq!(p.metadata.generation, Some(1));
-    assert_eq!(p.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Pending"));
+    assert_eq!(
+        p.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Pending")
+    );
     assert_eq!(code(pods.create(&pp, &pod("p1")).await.unwrap_err()).0, 409);
-    let (c, msg) = code(Api::<Pod>::namespaced(s.client(), "nope").create(&pp, &pod("x")).await.unwrap_err());
+    let (c, msg) = code(
+        Api::<Pod>::namespaced(s.client(), "nope")
+            .create(&pp, &pod("x"))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((c, msg.as_str()), (404, "namespaces \"nope\" not found"));
-    assert_eq!(code(pods.get("missing").await.unwrap_err()), (404, "pods \"missing\" not found".into()));
+    assert_eq!(
+        code(pods.get("missing").await.unwrap_err()),
+        (404, "pods \"missing\" not found".into())
+    );
 
     // Stale resourceVersion on replace → 409; metadata-only patch keeps the generation.
     let mut stale = p.clone();
-    let labelled = pods.patch("p1", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"x": "1"}}}))).await.unwrap();
+    let labelled = pods
+        .patch(
+            "p1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"x": "1"}}})),
+        )
+        .await
+        .unwrap();
     assert_eq!(labelled.metadata.generation, Some(1));
     stale.labels_mut().insert("y".into(), "2".into());
-    assert_eq!(code(pods.replace("p1", &pp, &stale).await.unwrap_err()).0, 409);
-    let spec = pods.patch("p1", &PatchParams::default(),
-        &Patch::Strategic(json!({"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}))).await.unwrap();
+    assert_eq!(
+        code(pods.replace("p1", &pp, &stale).await.unwrap_err()).0,
+        409
+    );
+    let spec = pods
+        .patch(
+            "p1",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}})),
+        )
+        .await
+        .unwrap();
     assert_eq!(spec.metadata.generation, Some(2));
-    assert_eq!(spec.spec.unwrap().containers[0].image.as_deref(), Some("nginx:2"));
+    assert_eq!(
+        spec.spec.unwrap().containers[0].image.as_deref(),
+        Some("nginx:2")
+    );
 
     // Status only through /status; status in a main-resource write is ignored.
     let cond = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "custom/gate", "status": "False"}]}});
-    let st = pods.patch_status("p1", &PatchParams::default(), &Patch::Strategic(cond)).await.unwrap();
+    let st = pods
+        .patch_status("p1", &PatchParams::default(), &Patch::Strategic(cond))
+        .await
+        .unwrap();
     assert_eq!(st.metadata.generation, Some(2));
     let more = json!({"status": {"conditions": [{"type": "custom/gate", "status": "True"}]}});
-    let st = pods.patch_status("p1", &PatchParams::default(), &Patch::Strategic(more)).await.unwrap();
+    let st = pods
+        .patch_status("p1", &PatchParams::default(), &Patch::Strategic(more))
+        .await
+        .unwrap();
     let conds = st.status.unwrap().conditions.unwrap();
     assert_eq!(conds.len(), 2, "conditions are merged by type");
     assert!(conds.iter().all(|c| c.status == "True"));
-    let ignored = pods.patch("p1", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Failed"}}))).await.unwrap();
-    assert_eq!(ignored.status.as_ref().unwrap().phase.as_deref(), Some("Pending"));
+    let ignored = pods
+        .patch(
+            "p1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Failed"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        ignored.status.as_ref().unwrap().phase.as_deref(),
+        Some("Pending")
+    );
     // A no-op write keeps the resourceVersion.
-    let again = pods.patch("p1", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"x": "1"}}}))).await.unwrap();
+    let again = pods
+        .patch(
+            "p1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"x": "1"}}})),
+        )
+        .await
+        .unwrap();
     assert_eq!(again.resource_version(), ignored.resource_version());
 
     // generateName, JSON patch with a failing test op, apply requires a field manager.
@@ -77,16 +136,35 @@ async fn crud_generation_status_and_errors() {
     g.metadata.generate_name = Some("gen-".into());
     let made = pods.create(&pp, &g).await.unwrap();
     assert!(made.name_any().starts_with("gen-") && made.name_any().len() == 9);
-    let bad: json_patch::Patch = serde_json::from_value(json!([{"op": "test", "path": "/metadata/name", "value": "zz"}])).unwrap();
-    assert_eq!(code(pods.patch("p1", &PatchParams::default(), &Patch::<()>::Json(bad)).await.unwrap_err()).0, 422);
+    let bad: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "test", "path": "/metadata/name", "value": "zz"}]))
+            .unwrap();
+    assert_eq!(
+        code(
+            pods.patch("p1", &PatchParams::default(), &Patch::<()>::Json(bad))
+                .await
+                .unwrap_err()
+        )
+        .0,
+        422
+    );
     let cm: Api<ConfigMap> = Api::default_namespaced(s.client());
     let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"a": "1"}});
-    let first = cm.patch("cfg", &PatchParams::apply("tests"), &Patch::Apply(&applied)).await.unwrap();
+    let first = cm
+        .patch("cfg", &PatchParams::apply("tests"), &Patch::Apply(&applied))
+        .await
+        .unwrap();
     assert_eq!(first.data.unwrap()["a"], "1");
     let second = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"b": "2"}});
-    let merged = cm.patch("cfg", &PatchParams::apply("tests"), &Patch::Apply(&second)).await.unwrap();
+    let merged = cm
+        .patch("cfg", &PatchParams::apply("tests"), &Patch::Apply(&second))
+        .await
+        .unwrap();
     assert_eq!(merged.data.unwrap().len(), 2);
-    let no_manager = cm.patch("cfg", &PatchParams::default(), &Patch::Apply(&second)).await.unwrap_err();
+    let no_manager = cm
+        .patch("cfg", &PatchParams::default(), &Patch::Apply(&second))
+        .await
+        .unwrap_err();
     assert_eq!(code(no_manager).0, 422);
     s.stop().await;
 }
@@ -95,49 +173,110 @@ async fn crud_generation_status_and_errors() {
 async fn finalizers_hold_deletion_until_removed() {
     let s = server().await;
     let cms: Api<ConfigMap> = Api::default_namespaced(s.client());
-    let obj: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "f", "finalizers": ["example.com/hold"]}})).unwrap();
+    let obj: ConfigMap = serde_json::from_value(
+        json!({"metadata": {"name": "f", "finalizers": ["example.com/hold"]}}),
+    )
+    .unwrap();
     let created = cms.create(&PostParams::default(), &obj).await.unwrap();
-    let mut events = cms.watch(&WatchParams::default().fields("metadata.name=f"), &created.resource_version().unwrap()).await.unwrap().boxed();
+    let mut events = cms
+        .watch(
+            &WatchParams::default().fields("metadata.name=f"),
+            &created.resource_version().unwrap(),
+        )
+        .await
+        .unwrap()
+        .boxed();
     cms.delete("f", &DeleteParams::default()).await.unwrap();
     let held = cms.get("f").await.unwrap();
     assert!(held.metadata.deletion_timestamp.is_some());
     assert_eq!(held.metadata.deletion_grace_period_seconds, Some(0));
-    assert!(matches!(events.try_next().await.unwrap(), Some(WatchEvent::Modified(_))));
-    let add = Patch::Merge(json!({"metadata": {"finalizers": ["example.com/hold", "example.com/new"]}}));
-    assert_eq!(code(cms.patch("f", &PatchParams::default(), &add).await.unwrap_err()).0, 422);
-    cms.patch("f", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}}))).await.unwrap();
+    assert!(matches!(
+        events.try_next().await.unwrap(),
+        Some(WatchEvent::Modified(_))
+    ));
+    let add =
+        Patch::Merge(json!({"metadata": {"finalizers": ["example.com/hold", "example.com/new"]}}));
+    assert_eq!(
+        code(
+            cms.patch("f", &PatchParams::default(), &add)
+                .await
+                .unwrap_err()
+        )
+        .0,
+        422
+    );
+    cms.patch(
+        "f",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
     assert_eq!(code(cms.get("f").await.unwrap_err()).0, 404);
-    assert!(matches!(events.try_next().await.unwrap(), Some(WatchEvent::Deleted(_))));
+    assert!(matches!(
+        events.try_next().await.unwrap(),
+        Some(WatchEvent::Deleted(_))
+    ));
     s.stop().await;
 }
 
 #[tokio::test]
 async fn watch_resume_bookmarks_and_gone() {
-    let s = TestApiServer::start(Options { event_history: Some(5), ..Default::default() }).await.unwrap();
+    let s = TestApiServer::start(Options {
+        event_history: Some(5),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     let cms: Api<ConfigMap> = Api::default_namespaced(s.client());
-    let cm = |n: &str| serde_json::from_value::<ConfigMap>(json!({"metadata": {"name": n}})).unwrap();
+    let cm =
+        |n: &str| serde_json::from_value::<ConfigMap>(json!({"metadata": {"name": n}})).unwrap();
     let first = cms.create(&PostParams::default(), &cm("a")).await.unwrap();
     let rv = first.resource_version().unwrap();
     cms.create(&PostParams::default(), &cm("b")).await.unwrap();
     // Resuming from `rv` replays exactly what happened after it.
     let wp = WatchParams::default().timeout(3);
-    let evs: Vec<_> = cms.watch(&wp, &rv).await.unwrap().take(2).try_collect().await.unwrap();
+    let evs: Vec<_> = cms
+        .watch(&wp, &rv)
+        .await
+        .unwrap()
+        .take(2)
+        .try_collect()
+        .await
+        .unwrap();
     assert!(matches!(&evs[0], WatchEvent::Added(c) if c.name_any() == "b"));
-    assert!(matches!(&evs[1], WatchEvent::Bookmark(_)), "a bookmark arrives when asked for");
+    assert!(
+        matches!(&evs[1], WatchEvent::Bookmark(_)),
+        "a bookmark arrives when asked for"
+    );
     // The history keeps 5 events: resuming from the first one after 6 more writes is too old.
     for i in 0..6 {
-        cms.create(&PostParams::default(), &cm(&format!("n{i}"))).await.unwrap();
+        cms.create(&PostParams::default(), &cm(&format!("n{i}")))
+            .await
+            .unwrap();
     }
-    let mut old = cms.watch(&WatchParams::default(), &rv).await.unwrap().boxed();
+    let mut old = cms
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .unwrap()
+        .boxed();
     match old.try_next().await.unwrap() {
         Some(WatchEvent::Error(st)) => assert_eq!(st.code, 410),
         other => panic!("expected a 410 ERROR event, got {other:?}"),
     }
     // An open watch ends with 410 when the server compacts.
     let now = s.resource_version().to_string();
-    let mut open = cms.watch(&WatchParams::default(), &now).await.unwrap().boxed();
+    let mut open = cms
+        .watch(&WatchParams::default(), &now)
+        .await
+        .unwrap()
+        .boxed();
     s.force_compaction();
-    match tokio::time::timeout(Duration::from_secs(5), open.try_next()).await.unwrap().unwrap() {
+    match tokio::time::timeout(Duration::from_secs(5), open.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+    {
         Some(WatchEvent::Error(st)) => assert_eq!(st.code, 410),
         other => panic!("expected a 410 ERROR event, got {other:?}"),
     }
@@ -149,28 +288,85 @@ async fn selectors_and_pagination() {
     let s = server().await;
     let cms: Api<ConfigMap> = Api::default_namespaced(s.client());
     for (n, tier) in [("a", "front"), ("b", "back"), ("c", "front"), ("d", "db")] {
-        let o = serde_json::from_value(json!({"metadata": {"name": n, "labels": {"tier": tier}}})).unwrap();
+        let o = serde_json::from_value(json!({"metadata": {"name": n, "labels": {"tier": tier}}}))
+            .unwrap();
         cms.create(&PostParams::default(), &o).await.unwrap();
     }
-    let names = |l: kube::core::ObjectList<ConfigMap>| l.items.iter().map(|c| c.name_any()).collect::<Vec<_>>();
-    assert_eq!(names(cms.list(&ListParams::default().labels("tier=front")).await.unwrap()), ["a", "c"]);
-    assert_eq!(names(cms.list(&ListParams::default().labels("tier in (back,db)")).await.unwrap()), ["b", "d"]);
-    assert_eq!(names(cms.list(&ListParams::default().labels("tier notin (front),tier!=db")).await.unwrap()), ["b"]);
-    assert_eq!(names(cms.list(&ListParams::default().labels("!tier")).await.unwrap()).len(), 0);
-    assert_eq!(names(cms.list(&ListParams::default().fields("metadata.name=d")).await.unwrap()), ["d"]);
+    let names = |l: kube::core::ObjectList<ConfigMap>| {
+        l.items.iter().map(|c| c.name_any()).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(
+            cms.list(&ListParams::default().labels("tier=front"))
+                .await
+                .unwrap()
+        ),
+        ["a", "c"]
+    );
+    assert_eq!(
+        names(
+            cms.list(&ListParams::default().labels("tier in (back,db)"))
+                .await
+                .unwrap()
+        ),
+        ["b", "d"]
+    );
+    assert_eq!(
+        names(
+            cms.list(&ListParams::default().labels("tier notin (front),tier!=db"))
+                .await
+                .unwrap()
+        ),
+        ["b"]
+    );
+    assert_eq!(
+        names(
+            cms.list(&ListParams::default().labels("!tier"))
+                .await
+                .unwrap()
+        )
+        .len(),
+        0
+    );
+    assert_eq!(
+        names(
+            cms.list(&ListParams::default().fields("metadata.name=d"))
+                .await
+                .unwrap()
+        ),
+        ["d"]
+    );
     let page = cms.list(&ListParams::default().limit(3)).await.unwrap();
     assert_eq!(names(page.clone()), ["a", "b", "c"]);
     let token = page.metadata.continue_.clone().expect("a continue token");
-    let rest = cms.list(&ListParams::default().limit(3).continue_token(&token)).await.unwrap();
+    let rest = cms
+        .list(&ListParams::default().limit(3).continue_token(&token))
+        .await
+        .unwrap();
     assert_eq!(names(rest.clone()), ["d"]);
     assert!(rest.metadata.continue_.is_none());
+    // The token predates a write and a compaction: it is expired.
+    cms.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "e"}})).unwrap(),
+    )
+    .await
+    .unwrap();
     s.force_compaction();
-    cms.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "e"}})).unwrap()).await.unwrap();
-    let expired = cms.list(&ListParams::default().limit(3).continue_token(&token)).await.unwrap_err();
+    let expired = cms
+        .list(&ListParams::default().limit(3).continue_token(&token))
+        .await
+        .unwrap_err();
     assert_eq!(code(expired).0, 410);
     let all: Api<ConfigMap> = Api::all(s.client());
-    assert_eq!(all.list(&ListParams::default()).await.unwrap().items.len(), 5);
-    let bad = cms.list(&ListParams::default().labels("tier in front")).await.unwrap_err();
+    assert_eq!(
+        all.list(&ListParams::default()).await.unwrap().items.len(),
+        5
+    );
+    let bad = cms
+        .list(&ListParams::default().labels("tier in front"))
+        .await
+        .unwrap_err();
     assert_eq!(code(bad).0, 400);
     s.stop().await;
 }
@@ -191,34 +387,82 @@ async fn crds_serve_custom_resources() {
     let s = server().await;
     let client = s.client();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    crds.create(&PostParams::default(), &crd("targetgroupbindings", "TargetGroupBinding", "Namespaced")).await.unwrap();
-    crds.create(&PostParams::default(), &crd("ingressclassparams", "IngressClassParams", "Cluster")).await.unwrap();
+    crds.create(
+        &PostParams::default(),
+        &crd("targetgroupbindings", "TargetGroupBinding", "Namespaced"),
+    )
+    .await
+    .unwrap();
+    crds.create(
+        &PostParams::default(),
+        &crd("ingressclassparams", "IngressClassParams", "Cluster"),
+    )
+    .await
+    .unwrap();
     let established = crds.get("targetgroupbindings.elbv2.k8s.aws").await.unwrap();
     let conds = established.status.unwrap().conditions.unwrap();
-    assert!(conds.iter().any(|c| c.type_ == "Established" && c.status == "True"));
+    assert!(conds
+        .iter()
+        .any(|c| c.type_ == "Established" && c.status == "True"));
     let discovery = kube::Discovery::new(client.clone()).run().await.unwrap();
-    let (ar, caps) = discovery.resolve_gvk(&GroupVersionKind::gvk("elbv2.k8s.aws", "v1beta1", "TargetGroupBinding")).expect("discovered");
+    let (ar, caps) = discovery
+        .resolve_gvk(&GroupVersionKind::gvk(
+            "elbv2.k8s.aws",
+            "v1beta1",
+            "TargetGroupBinding",
+        ))
+        .expect("discovered");
     assert_eq!(caps.scope, kube::discovery::Scope::Namespaced);
-    assert!(discovery.resolve_gvk(&GroupVersionKind::gvk("networking.k8s.io", "v1", "Ingress")).is_some());
+    assert!(discovery
+        .resolve_gvk(&GroupVersionKind::gvk("networking.k8s.io", "v1", "Ingress"))
+        .is_some());
 
     let tgbs: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
     let obj: DynamicObject = serde_json::from_value(json!({"apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
         "metadata": {"name": "tgb"}, "spec": {"targetGroupARN": "arn:1"}, "status": {"observedGeneration": 9}})).unwrap();
     let made = tgbs.create(&PostParams::default(), &obj).await.unwrap();
-    assert!(made.data.get("status").is_none(), "status is dropped on create");
-    let st = tgbs.patch_status("tgb", &PatchParams::default(), &Patch::Merge(json!({"status": {"observedGeneration": 1}}))).await.unwrap();
+    assert!(
+        made.data.get("status").is_none(),
+        "status is dropped on create"
+    );
+    let st = tgbs
+        .patch_status(
+            "tgb",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"observedGeneration": 1}})),
+        )
+        .await
+        .unwrap();
     assert_eq!(st.data["status"]["observedGeneration"], 1);
     assert_eq!(st.metadata.generation, Some(1));
-    let strategic = tgbs.patch("tgb", &PatchParams::default(), &Patch::Strategic(json!({"spec": {}}))).await.unwrap_err();
+    let strategic = tgbs
+        .patch(
+            "tgb",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"spec": {}})),
+        )
+        .await
+        .unwrap_err();
     assert_eq!(code(strategic).0, 415);
-    let icp_ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("elbv2.k8s.aws", "v1beta1", "IngressClassParams"), "ingressclassparams");
+    let icp_ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("elbv2.k8s.aws", "v1beta1", "IngressClassParams"),
+        "ingressclassparams",
+    );
     let icps: Api<DynamicObject> = Api::all_with(client.clone(), &icp_ar);
     let applied = json!({"apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "IngressClassParams", "metadata": {"name": "p"}, "spec": {"scheme": "internal"}});
-    let p = icps.patch("p", &PatchParams::apply("tests"), &Patch::Apply(&applied)).await.unwrap();
+    let p = icps
+        .patch("p", &PatchParams::apply("tests"), &Patch::Apply(&applied))
+        .await
+        .unwrap();
     assert_eq!(p.data["spec"]["scheme"], "internal");
     assert!(p.metadata.namespace.is_none());
     // Deleting the CRD removes its objects and stops serving it.
-    crds.delete("targetgroupbindings.elbv2.k8s.aws", &DeleteParams::default()).await.unwrap();
+    crds.delete(
+        "targetgroupbindings.elbv2.k8s.aws",
+        &DeleteParams::default(),
+    )
+    .await
+    .unwrap();
     assert_eq!(code(tgbs.get("tgb").await.unwrap_err()).0, 404);
     s.stop().await;
 }
@@ -228,9 +472,12 @@ async fn watcher_reflector_and_controller_survive_compaction() {
     let s = server().await;
     let client = s.client();
     let cms: Api<ConfigMap> = Api::default_namespaced(client.clone());
-    let cm = |n: String| serde_json::from_value::<ConfigMap>(json!({"metadata": {"name": n}})).unwrap();
+    let cm =
+        |n: String| serde_json::from_value::<ConfigMap>(json!({"metadata": {"name": n}})).unwrap();
     for i in 0..5 {
-        cms.create(&PostParams::default(), &cm(format!("before-{i}"))).await.unwrap();
+        cms.create(&PostParams::default(), &cm(format!("before-{i}")))
+            .await
+            .unwrap();
     }
     let (reader, writer) = reflector::store::<ConfigMap>();
     let errors = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -246,28 +493,46 @@ async fn watcher_reflector_and_controller_survive_compaction() {
         });
     let reflector_task = tokio::spawn(stream);
 
-    async fn reconcile(obj: Arc<ConfigMap>, api: Arc<Api<ConfigMap>>) -> Result<Action, kube::Error> {
+    async fn reconcile(
+        obj: Arc<ConfigMap>,
+        api: Arc<Api<ConfigMap>>,
+    ) -> Result<Action, kube::Error> {
         if obj.annotations().get("seen").is_none() {
             let p = Patch::Merge(json!({"metadata": {"annotations": {"seen": "yes"}}}));
-            api.patch(&obj.name_any(), &PatchParams::default(), &p).await?;
+            api.patch(&obj.name_any(), &PatchParams::default(), &p)
+                .await?;
         }
         Ok(Action::await_change())
     }
     let ctl = Controller::new(cms.clone(), watcher::Config::default())
-        .run(reconcile, |_, _: &kube::Error, _| Action::requeue(Duration::from_millis(200)), Arc::new(cms.clone()))
+        .run(
+            reconcile,
+            |_, _: &kube::Error, _| Action::requeue(Duration::from_millis(200)),
+            Arc::new(cms.clone()),
+        )
         .for_each(|_| futures::future::ready(()));
     let ctl_task = tokio::spawn(ctl);
 
     wait_for(|| reader.state().len() == 5).await;
     s.force_compaction();
     for i in 0..5 {
-        cms.create(&PostParams::default(), &cm(format!("after-{i}"))).await.unwrap();
+        cms.create(&PostParams::default(), &cm(format!("after-{i}")))
+            .await
+            .unwrap();
     }
-    cms.delete("before-0", &DeleteParams::default()).await.unwrap();
-    wait_for(|| reader.state().len() == 9 && reader.state().iter().all(|c| c.name_any() != "before-0")).await;
+    cms.delete("before-0", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for(|| {
+        reader.state().len() == 9 && reader.state().iter().all(|c| c.name_any() != "before-0")
+    })
+    .await;
     let all_seen = || async {
         let l = cms.list(&ListParams::default()).await.unwrap();
-        l.items.len() == 9 && l.items.iter().all(|c| c.annotations().get("seen").is_some_and(|v| v == "yes"))
+        l.items.len() == 9
+            && l.items
+                .iter()
+                .all(|c| c.annotations().get("seen").is_some_and(|v| v == "yes"))
     };
     let mut ok = false;
     for _ in 0..100 {
@@ -277,7 +542,14 @@ async fn watcher_reflector_and_controller_survive_compaction() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(ok, "the controller reconciled every object, including those made after the compaction");
+    assert!(
+        ok,
+        "the controller reconciled every object, including those made after the compaction"
+    );
+    assert!(
+        errors.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+        "the watcher saw the 410 and relisted"
+    );
     reflector_task.abort();
     ctl_task.abort();
     s.stop().await;
@@ -317,15 +589,22 @@ mod webhook {
         let uid = review["request"]["uid"].clone();
         let patch = json!([{"op": "add", "path": "/spec/readinessGates", "value": [{"conditionType": "target-health.elbv2.k8s.aws/tg"}]}]);
         let patch = base64::engine::general_purpose::STANDARD.encode(patch.to_string());
-        Json(json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "response": {"uid": uid, "allowed": true, "patchType": "JSONPatch", "patch": patch}}))
+        Json(
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "response": {"uid": uid, "allowed": true, "patchType": "JSONPatch", "patch": patch}}),
+        )
     }
 
     async fn deny(Json(review): Json<Value>) -> Json<Value> {
         let uid = review["request"]["uid"].clone();
-        let op = review["request"]["operation"].as_str().unwrap_or("").to_string();
-        Json(json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "response": {"uid": uid, "allowed": false, "status": {"code": 403, "message": format!("no {op} today")}}}))
+        let op = review["request"]["operation"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        Json(
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "response": {"uid": uid, "allowed": false, "status": {"code": 403, "message": format!("no {op} today")}}}),
+        )
     }
 
     pub async fn start(dns_name: &str) -> Hook {
@@ -334,25 +613,37 @@ mod webhook {
         ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
         let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
         let key = rcgen::KeyPair::generate().unwrap();
-        let cert = rcgen::CertificateParams::new(vec![dns_name.to_string()]).unwrap().signed_by(&key, &ca).unwrap();
+        let cert = rcgen::CertificateParams::new(vec![dns_name.to_string()])
+            .unwrap()
+            .signed_by(&key, &ca)
+            .unwrap();
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
         let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .unwrap()
             .with_no_client_auth()
-            .with_single_cert(vec![cert.der().clone()], rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap())
+            .with_single_cert(
+                vec![cert.der().clone()],
+                rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap(),
+            )
             .unwrap();
         cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = Router::new().route("/mutate", post(mutate)).route("/deny", post(deny));
+        let app = Router::new()
+            .route("/mutate", post(mutate))
+            .route("/deny", post(deny));
         let task = tokio::spawn(async move {
             loop {
-                let Ok((tcp, _)) = listener.accept().await else { return };
+                let Ok((tcp, _)) = listener.accept().await else {
+                    return;
+                };
                 let (acceptor, app) = (acceptor.clone(), app.clone());
                 tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else { return };
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
                     let svc = TowerToHyperService::new(app);
                     let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
                         .serve_connection(TokioIo::new(tls), svc)
@@ -360,7 +651,11 @@ mod webhook {
                 });
             }
         });
-        Hook { ca_pem: ca.pem(), addr, task }
+        Hook {
+            ca_pem: ca.pem(),
+            addr,
+            task,
+        }
     }
 }
 
@@ -378,45 +673,128 @@ async fn admission_webhooks_mutate_deny_and_fail() {
             "clientConfig": {"caBundle": ca, "service": {"namespace": "kube-system", "name": "webhook-svc", "path": "/mutate"}},
             "namespaceSelector": {"matchLabels": {"elbv2.k8s.aws/pod-readiness-gate-inject": "enabled"}},
             "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"], "scope": "Namespaced"}]}]});
-    let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration");
+    let gvk = GroupVersionKind::gvk(
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+    );
     let mar = ApiResource::from_gvk(&gvk);
     let mwcs: Api<DynamicObject> = Api::all_with(client.clone(), &mar);
-    mwcs.create(&PostParams::default(), &serde_json::from_value(mwc).unwrap()).await.unwrap();
+    mwcs.create(
+        &PostParams::default(),
+        &serde_json::from_value(mwc).unwrap(),
+    )
+    .await
+    .unwrap();
     let nss: Api<Namespace> = Api::all(client.clone());
-    for (name, labels) in [("injected", json!({"elbv2.k8s.aws/pod-readiness-gate-inject": "enabled"})), ("plain", json!({}))] {
-        let ns = serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap();
+    for (name, labels) in [
+        (
+            "injected",
+            json!({"elbv2.k8s.aws/pod-readiness-gate-inject": "enabled"}),
+        ),
+        ("plain", json!({})),
+    ] {
+        let ns =
+            serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}})).unwrap();
         nss.create(&PostParams::default(), &ns).await.unwrap();
     }
     let injected: Api<Pod> = Api::namespaced(client.clone(), "injected");
-    let p = injected.create(&PostParams::default(), &pod("p")).await.unwrap();
-    let gates = p.spec.unwrap().readiness_gates.expect("the webhook added readiness gates");
+    let p = injected
+        .create(&PostParams::default(), &pod("p"))
+        .await
+        .unwrap();
+    let gates = p
+        .spec
+        .unwrap()
+        .readiness_gates
+        .expect("the webhook added readiness gates");
     assert_eq!(gates[0].condition_type, "target-health.elbv2.k8s.aws/tg");
     let plain: Api<Pod> = Api::namespaced(client.clone(), "plain");
-    let q = plain.create(&PostParams::default(), &pod("p")).await.unwrap();
-    assert!(q.spec.unwrap().readiness_gates.is_none(), "namespaceSelector does not match");
+    let q = plain
+        .create(&PostParams::default(), &pod("p"))
+        .await
+        .unwrap();
+    assert!(
+        q.spec.unwrap().readiness_gates.is_none(),
+        "namespaceSelector does not match"
+    );
 
     // A validating webhook denies UPDATE of configmaps; a second one points at no endpoint.
-    let vwc = |name: &str, svc: &str, policy: &str| json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+    let vwc = |name: &str, svc: &str, policy: &str| {
+        json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": name},
         "webhooks": [{"name": format!("{name}.example.com"), "admissionReviewVersions": ["v1"], "sideEffects": "None", "failurePolicy": policy,
             "clientConfig": {"caBundle": ca, "service": {"namespace": "kube-system", "name": svc, "path": "/deny"}},
             "objectSelector": {"matchLabels": {"guarded": "yes"}},
-            "rules": [{"operations": ["UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["configmaps"]}]}]});
-    let var = ApiResource::from_gvk(&GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration"));
+            "rules": [{"operations": ["UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["configmaps"]}]}]})
+    };
+    let var = ApiResource::from_gvk(&GroupVersionKind::gvk(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+    ));
     let vwcs: Api<DynamicObject> = Api::all_with(client.clone(), &var);
-    vwcs.create(&PostParams::default(), &serde_json::from_value(vwc("deny", "webhook-svc", "Fail")).unwrap()).await.unwrap();
+    vwcs.create(
+        &PostParams::default(),
+        &serde_json::from_value(vwc("deny", "webhook-svc", "Fail")).unwrap(),
+    )
+    .await
+    .unwrap();
     let cms: Api<ConfigMap> = Api::default_namespaced(client.clone());
-    let guarded = serde_json::from_value(json!({"metadata": {"name": "g", "labels": {"guarded": "yes"}}})).unwrap();
+    let guarded =
+        serde_json::from_value(json!({"metadata": {"name": "g", "labels": {"guarded": "yes"}}}))
+            .unwrap();
     cms.create(&PostParams::default(), &guarded).await.unwrap();
-    let (c, msg) = code(cms.patch("g", &PatchParams::default(), &Patch::Merge(json!({"data": {"a": "b"}}))).await.unwrap_err());
-    assert_eq!((c, msg.as_str()), (403, "admission webhook \"deny.example.com\" denied the request: no UPDATE today"));
+    let (c, msg) = code(
+        cms.patch(
+            "g",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"a": "b"}})),
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(
+        (c, msg.as_str()),
+        (
+            403,
+            "admission webhook \"deny.example.com\" denied the request: no UPDATE today"
+        )
+    );
     vwcs.delete("deny", &DeleteParams::default()).await.unwrap();
-    vwcs.create(&PostParams::default(), &serde_json::from_value(vwc("gone", "missing-svc", "Fail")).unwrap()).await.unwrap();
-    let (c, msg) = code(cms.patch("g", &PatchParams::default(), &Patch::Merge(json!({"data": {"a": "b"}}))).await.unwrap_err());
+    vwcs.create(
+        &PostParams::default(),
+        &serde_json::from_value(vwc("gone", "missing-svc", "Fail")).unwrap(),
+    )
+    .await
+    .unwrap();
+    let (c, msg) = code(
+        cms.patch(
+            "g",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"a": "b"}})),
+        )
+        .await
+        .unwrap_err(),
+    );
     assert_eq!(c, 500);
-    assert!(msg.contains("failed calling webhook \"gone.example.com\""), "{msg}");
+    assert!(
+        msg.contains("failed calling webhook \"gone.example.com\""),
+        "{msg}"
+    );
     vwcs.delete("gone", &DeleteParams::default()).await.unwrap();
-    vwcs.create(&PostParams::default(), &serde_json::from_value(vwc("lenient", "missing-svc", "Ignore")).unwrap()).await.unwrap();
-    cms.patch("g", &PatchParams::default(), &Patch::Merge(json!({"data": {"a": "b"}}))).await.expect("failurePolicy Ignore lets it through");
+    vwcs.create(
+        &PostParams::default(),
+        &serde_json::from_value(vwc("lenient", "missing-svc", "Ignore")).unwrap(),
+    )
+    .await
+    .unwrap();
+    cms.patch(
+        "g",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"a": "b"}})),
+    )
+    .await
+    .expect("failurePolicy Ignore lets it through");
     s.stop().await;
 }
