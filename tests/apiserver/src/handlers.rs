@@ -2,6 +2,7 @@
 //! the write operations in `ops`.
 
 use crate::app::App;
+use crate::deletion;
 use crate::discovery;
 use crate::error::{json_response, ApiError, ApiResult};
 use crate::openapi;
@@ -243,7 +244,7 @@ async fn dispatch(
             };
             done(
                 StatusCode::OK,
-                ops::delete(&app, &t, name, &opts, dry_run).await?,
+                deletion::delete(&app, &t, name, &opts, dry_run).await?,
             )
         }
         (Method::DELETE, None) => {
@@ -265,7 +266,7 @@ async fn dispatch(
                     ns: &obj_ns,
                     sub: "",
                 };
-                match ops::delete(&app, &t, &name, &Value::Null, dry_run).await {
+                match deletion::delete(&app, &t, &name, &Value::Null, dry_run).await {
                     Ok(v) => deleted.push(v),
                     Err(ApiError::NotFound { .. }) => {}
                     Err(e) => return Err(e),

@@ -12,6 +12,7 @@
 mod admission;
 mod app;
 mod defaults;
+mod deletion;
 mod discovery;
 mod error;
 mod handlers;
