@@ -88,7 +88,7 @@ fn parse_path(app: &App, group: &str, version: &str, rest: &[&str]) -> ApiResult
     };
     let (ns, rest) = match rest {
         ["namespaces", ns, r @ ..]
-            if !r.is_empty() && !(r.len() == 1 && matches!(r[0], "status" | "finalize")) =>
+            if !(r.is_empty() || (r.len() == 1 && matches!(r[0], "status" | "finalize"))) =>
         {
             (Some(ns.to_string()), r)
         }
@@ -106,7 +106,7 @@ fn parse_path(app: &App, group: &str, version: &str, rest: &[&str]) -> ApiResult
     if ns.is_some() && !def.namespaced {
         return Err(not_served());
     }
-    if !sub.is_empty() && !(sub == "status" && def.status_subresource) {
+    if !(sub.is_empty() || (sub == "status" && def.status_subresource)) {
         return Err(not_served());
     }
     Ok(ResPath {
@@ -347,7 +347,7 @@ fn list(app: &App, p: &ResPath, q: &HashMap<String, String>) -> ApiResult<Respon
         if trv < compacted {
             return Err(ApiError::Gone("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into()));
         }
-        let start = items.partition_point(|o| key(&**o) <= (tns.to_string(), tname.to_string()));
+        let start = items.partition_point(|o| key(o) <= (tns.to_string(), tname.to_string()));
         items = &items[start..];
     }
     let limit = q
@@ -356,7 +356,7 @@ fn list(app: &App, p: &ResPath, q: &HashMap<String, String>) -> ApiResult<Respon
         .filter(|l| *l > 0);
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some(limit) = limit.filter(|l| *l < items.len()) {
-        let (ns, name) = key(&*items[limit - 1]);
+        let (ns, name) = key(&items[limit - 1]);
         let token = json!({"rv": rv, "ns": ns, "name": name}).to_string();
         meta["continue"] = json!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token));
         meta["remainingItemCount"] = json!(items.len() - limit);

@@ -74,3 +74,20 @@ async fn main() -> anyhow::Result<()> {
     server.stop().await;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_endpoint;
+
+    #[test]
+    fn service_endpoint_flag() {
+        let ((ns, name), addr) = parse_endpoint("kube-system/webhook=127.0.0.1:9443").unwrap();
+        assert_eq!(
+            (ns.as_str(), name.as_str(), addr.port()),
+            ("kube-system", "webhook", 9443)
+        );
+        assert!(parse_endpoint("webhook=127.0.0.1:9443").is_err());
+        assert!(parse_endpoint("a/b=nowhere").is_err());
+        assert!(parse_endpoint("/b=127.0.0.1:1").is_err());
+    }
+}

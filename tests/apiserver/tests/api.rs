@@ -798,3 +798,142 @@ async fn admission_webhooks_mutate_deny_and_fail() {
     .expect("failurePolicy Ignore lets it through");
     s.stop().await;
 }
+
+#[tokio::test]
+async fn services_namespaces_collections_and_selector_watches() {
+    use k8s_openapi::api::core::v1::Service;
+    let s = server().await;
+    let client = s.client();
+    let svcs: Api<Service> = Api::default_namespaced(client.clone());
+    let svc: Service = serde_json::from_value(json!({"metadata": {"name": "lb"},
+        "spec": {"type": "NodePort", "ports": [{"port": 80}]}}))
+    .unwrap();
+    let made = svcs.create(&PostParams::default(), &svc).await.unwrap();
+    let spec = made.spec.unwrap();
+    assert!(spec
+        .cluster_ip
+        .as_deref()
+        .is_some_and(|ip| ip.starts_with("10.96.")));
+    let port = &spec.ports.as_ref().unwrap()[0];
+    let node_port = port.node_port.expect("a node port is allocated");
+    assert!((30000..=32767).contains(&node_port));
+    let relabelled = svcs
+        .patch(
+            "lb",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"a": "b"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        relabelled.spec.unwrap().ports.unwrap()[0].node_port,
+        Some(node_port),
+        "kept across updates"
+    );
+
+    // A label-selector watch reports objects entering and leaving the selection.
+    let cms: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    let rv = s.resource_version().to_string();
+    let mut w = cms
+        .watch(&WatchParams::default().labels("sel=yes"), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    cms.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "x"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    cms.patch(
+        "x",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"sel": "yes"}}})),
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(w.try_next().await.unwrap(), Some(WatchEvent::Added(c)) if c.name_any() == "x")
+    );
+    cms.patch(
+        "x",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"sel": "no"}}})),
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(w.try_next().await.unwrap(), Some(WatchEvent::Deleted(c)) if c.name_any() == "x")
+    );
+
+    // dryRun stores nothing; deletecollection honours selectors.
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    cms.create(
+        &dry,
+        &serde_json::from_value(json!({"metadata": {"name": "dry"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(code(cms.get("dry").await.unwrap_err()).0, 404);
+    cms.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "y", "labels": {"sel": "no"}}}))
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    cms.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "z"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    cms.delete_collection(
+        &DeleteParams::default(),
+        &ListParams::default().labels("sel=no"),
+    )
+    .await
+    .unwrap();
+    let left: Vec<String> = cms
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .map(|c| c.name_any())
+        .collect();
+    assert_eq!(left, ["z"]);
+
+    // Streaming lists: initial events end with the initial-events-end bookmark.
+    let (reader, writer) = reflector::store::<ConfigMap>();
+    let stream = reflector(
+        writer,
+        watcher(cms.clone(), watcher::Config::default().streaming_lists()),
+    );
+    let task = tokio::spawn(stream.for_each(|_| futures::future::ready(())));
+    wait_for(|| reader.state().len() == 1).await;
+    task.abort();
+
+    // Deleting a namespace deletes what is in it.
+    let nss: Api<Namespace> = Api::all(client.clone());
+    nss.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "tmp"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    let tmp: Api<ConfigMap> = Api::namespaced(client.clone(), "tmp");
+    tmp.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "c"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    nss.delete("tmp", &DeleteParams::default()).await.unwrap();
+    assert_eq!(code(tmp.get("c").await.unwrap_err()).0, 404);
+    assert_eq!(code(nss.get("tmp").await.unwrap_err()).0, 404);
+    s.stop().await;
+}
