@@ -1,0 +1,164 @@
+//! kube-test-apiserver: an in-memory Kubernetes API server for tests. It serves discovery,
+//! the built-in kinds the controller uses and custom resources of CRDs created at run time,
+//! with watches, resourceVersions, finalizers, status subresources, patches and admission
+//! webhooks, over plain HTTP on 127.0.0.1. Never shipped in the controller binary.
+//!
+//! Simplifications (documented, on purpose): objects are schema-less JSON (no validation, no
+//! defaulting beyond a few fields, no version conversion); server-side apply is a merge without
+//! field ownership; no garbage collection of ownerReferences; deleting a namespace deletes its
+//! content at once; events.k8s.io and core events are stored separately; no authentication.
+#![forbid(unsafe_code)]
+
+mod admission;
+mod app;
+mod defaults;
+mod deletion;
+mod discovery;
+mod error;
+mod handlers;
+mod openapi;
+mod ops;
+pub mod patch;
+pub mod resources;
+pub mod selectors;
+mod store;
+mod watch;
+mod webhook_client;
+
+pub use error::ApiError;
+
+use anyhow::Context;
+use app::App;
+use serde_json::json;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How to start the server.
+#[derive(Debug, Default, Clone)]
+pub struct Options {
+    /// Port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Where webhook services (`clientConfig.service` namespace, name) really listen.
+    pub service_endpoints: HashMap<(String, String), SocketAddr>,
+    /// How many events the watch history keeps (default 100,000); older resourceVersions
+    /// get 410 Gone.
+    pub event_history: Option<usize>,
+}
+
+/// A running server; stop it with [`TestApiServer::stop`].
+pub struct TestApiServer {
+    app: Arc<App>,
+    addr: SocketAddr,
+    shutdown: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TestApiServer {
+    pub async fn start(opts: Options) -> anyhow::Result<TestApiServer> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.port))
+            .await
+            .with_context(|| format!("binding 127.0.0.1:{}", opts.port))?;
+        let addr = listener.local_addr()?;
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let app = Arc::new(App::new(
+            opts.event_history.unwrap_or(100_000),
+            opts.service_endpoints,
+            addr,
+            rx.clone(),
+        ));
+        let ns_def = app.core("namespaces");
+        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            let t = ops::Target {
+                def: &ns_def,
+                ns: "",
+                sub: "",
+            };
+            let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            ops::create(&app, &t, obj, false)
+                .await
+                .map_err(|e| anyhow::anyhow!("seeding namespace {ns}: {e}"))?;
+        }
+        let router = handlers::router(app.clone());
+        let mut stop = rx;
+        let task = tokio::spawn(async move {
+            let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
+                let _ = stop.wait_for(|s| *s).await;
+            });
+            if let Err(e) = serve.await {
+                tracing::error!(error = %e, "kube-test-apiserver stopped with an error");
+            }
+        });
+        Ok(TestApiServer {
+            app,
+            addr,
+            shutdown: tx,
+            task,
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// A `kube::Client` talking to this server, default namespace `default`.
+    pub fn client(&self) -> kube::Client {
+        let uri: http::Uri = self.url().parse().expect("a valid http URL");
+        let config = kube::Config::new(uri);
+        kube::Client::try_from(config).expect("a plain-HTTP kube client needs no TLS setup")
+    }
+
+    /// Writes a kubeconfig (context `kube-test-apiserver`) for kubectl and other processes.
+    pub fn write_kubeconfig(&self, path: &Path) -> anyhow::Result<()> {
+        std::fs::write(path, kubeconfig(&self.url()))
+            .with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// Makes every resourceVersion older than the current one too old (410 Gone) and ends
+    /// every open watch with an ERROR 410 event, like an etcd compaction.
+    pub fn force_compaction(&self) {
+        self.app.store.force_compaction();
+    }
+
+    /// Maps a webhook service (namespace, name) to where it listens; replaces any earlier one.
+    pub fn set_service_endpoint(&self, namespace: &str, name: &str, addr: SocketAddr) {
+        let mut map = self
+            .app
+            .endpoints
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        map.insert((namespace.to_string(), name.to_string()), addr);
+    }
+
+    /// The current global resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.app.store.current_rv()
+    }
+
+    /// Ends every watch, stops accepting connections and waits (up to 5 s) for the server.
+    pub async fn stop(self) {
+        let _ = self.shutdown.send(true);
+        let mut task = self.task;
+        if tokio::time::timeout(Duration::from_secs(5), &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
+    }
+}
+
+/// The kubeconfig text for a server URL.
+pub fn kubeconfig(url: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: kube-test-apiserver\n  cluster:\n    server: {url}\n\
+         contexts:\n- name: kube-test-apiserver\n  context:\n    cluster: kube-test-apiserver\n    user: test\n    namespace: default\n\
+         current-context: kube-test-apiserver\nusers:\n- name: test\n  user:\n    token: test\npreferences: {{}}\n"
+    )
+}
