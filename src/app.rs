@@ -3,7 +3,9 @@
 
 use crate::config::Config;
 use crate::metrics::{self, Readiness, WebhookMetrics};
-use crate::webhook::{self, server, service_mutator::ServiceMutator, Handler};
+use crate::webhook::pod_index::PodGateIndex;
+use crate::webhook::pod_readiness::PodReadinessGateInjector;
+use crate::webhook::{self, pod_index_feed, server, service_mutator::ServiceMutator, Handler};
 use anyhow::Context;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -14,15 +16,41 @@ use tokio_util::sync::CancellationToken;
 /// Readiness check names.
 pub const READY_WEBHOOK: &str = "webhook";
 pub const READY_KUBE: &str = "kube-api";
+pub const READY_CACHES: &str = "caches";
 
-/// The admission route table. Handlers arrive with their own issues; each is one line here.
-fn routes(cfg: &Config) -> Vec<(&'static str, Arc<dyn Handler>)> {
-    vec![(
-        webhook::service_mutator::PATH,
-        Arc::new(ServiceMutator {
-            load_balancer_class: cfg.load_balancer_class.clone(),
-        }) as Arc<dyn Handler>,
-    )]
+/// Watch-fed state the webhooks answer from.
+#[derive(Clone, Default)]
+struct Indexes {
+    pod_gates: PodGateIndex,
+}
+
+/// The admission route table: one line per webhook.
+fn routes(cfg: &Config, idx: &Indexes) -> Vec<(&'static str, Arc<dyn Handler>)> {
+    let service = ServiceMutator {
+        load_balancer_class: cfg.load_balancer_class.clone(),
+    };
+    let pod = PodReadinessGateInjector {
+        enabled: cfg.enable_pod_readiness_gate_inject,
+        index: idx.pod_gates.clone(),
+        sync_wait: Duration::from_secs(2),
+    };
+    vec![
+        (webhook::service_mutator::PATH, Arc::new(service)),
+        (webhook::pod_readiness::PATH, Arc::new(pod)),
+    ]
+}
+
+/// Starts the watches behind the indexes and marks the caches ready once every one has synced.
+async fn run_indexes(client: kube::Client, cfg: Config, idx: Indexes, readiness: Readiness) {
+    let feeds = pod_index_feed::run(client, idx.pod_gates.clone(), cfg.watch_namespace.clone());
+    let synced = async {
+        while !idx.pod_gates.synced() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        readiness.set(READY_CACHES, true);
+        tracing::info!("caches synced");
+    };
+    futures::join!(feeds, synced);
 }
 
 async fn bind(what: &str, addr: SocketAddr) -> anyhow::Result<TcpListener> {
@@ -42,6 +70,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let readiness = Readiness::default();
     readiness.add(READY_WEBHOOK);
     readiness.add(READY_KUBE);
+    readiness.add(READY_CACHES);
+    let indexes = Indexes::default();
 
     // Fail fast on an unreadable certificate: a pod that cannot serve TLS must not look healthy.
     let (tls, _resolver) = webhook::tls::server_config(
@@ -54,7 +84,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         max_body_bytes: cfg.webhook.max_body_bytes,
         body_timeout: cfg.webhook.request_timeout,
     };
-    let router = webhook::router(routes(&cfg), webhook_metrics, limits);
+    let router = webhook::router(routes(&cfg, &indexes), webhook_metrics, limits);
     let conn_limits = server::ConnLimits {
         header_timeout: cfg.webhook.request_timeout,
         drain_timeout: cfg.shutdown_grace_period,
@@ -95,15 +125,11 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     }
 
     let kube_task = {
-        let (cfg, readiness, token) = (cfg.clone(), readiness.clone(), shutdown.clone());
+        let (cfg, readiness, indexes) = (cfg.clone(), readiness.clone(), indexes.clone());
         tokio::spawn(async move {
-            tokio::select! {
-                _ = token.cancelled() => None,
-                client = connect_kube(&cfg) => {
-                    readiness.set(READY_KUBE, true);
-                    Some(client)
-                }
-            }
+            let client = connect_kube(&cfg).await;
+            readiness.set(READY_KUBE, true);
+            run_indexes(client, cfg, indexes, readiness).await;
         })
     };
 

@@ -5,6 +5,7 @@
 //! metric labels, and answers anything malformed without ever panicking.
 
 pub mod pod_index;
+pub mod pod_index_feed;
 pub mod pod_readiness;
 pub mod review;
 pub mod server;

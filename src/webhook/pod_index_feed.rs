@@ -1,0 +1,117 @@
+//! Feeds [`PodGateIndex`] from watches of TargetGroupBindings and Services.
+//!
+//! Bindings are read as untyped objects so one malformed binding cannot stall the whole watch
+//! (a typed decode failure would fail the list); only the three fields the mutator uses are kept.
+
+use super::pod_index::{BindingEntry, PodGateIndex, Selector};
+use crate::crd::TargetGroupBinding;
+use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::Service;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::WatchStreamExt;
+use kube::{Client, ResourceExt};
+
+fn binding_entry(obj: &DynamicObject) -> Option<(String, String, BindingEntry)> {
+    let ns = obj.namespace()?;
+    let spec = obj.data.get("spec")?;
+    let entry = BindingEntry {
+        target_type: spec
+            .get("targetType")
+            .and_then(|v| v.as_str())
+            .map(String::from),
+        service: spec
+            .pointer("/serviceRef/name")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string(),
+    };
+    Some((ns, obj.name_any(), entry))
+}
+
+fn service_entry(svc: &Service) -> Option<(String, String, Selector)> {
+    let selector = svc
+        .spec
+        .as_ref()
+        .and_then(|s| s.selector.clone())
+        .unwrap_or_default();
+    Some((
+        svc.namespace()?,
+        svc.name_any(),
+        selector.into_iter().collect(),
+    ))
+}
+
+/// A change to one half of the index.
+enum Change<T> {
+    Reset(Vec<(String, String, T)>),
+    Upsert(String, String, T),
+    Remove(String, String),
+}
+
+/// Applies one watch stream; buffers the initial list so readers never see a half list.
+async fn drive<K, T, S>(
+    stream: S,
+    what: &'static str,
+    project: impl Fn(&K) -> Option<(String, String, T)>,
+    mut apply: impl FnMut(Change<T>),
+) where
+    S: Stream<Item = Result<Event<K>, watcher::Error>>,
+{
+    futures::pin_mut!(stream);
+    let mut buffer = Vec::new();
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(Event::Init) => buffer.clear(),
+            Ok(Event::InitApply(obj)) => buffer.extend(project(&obj)),
+            Ok(Event::InitDone) => apply(Change::Reset(std::mem::take(&mut buffer))),
+            Ok(Event::Apply(obj)) => {
+                if let Some((ns, name, entry)) = project(&obj) {
+                    apply(Change::Upsert(ns, name, entry));
+                }
+            }
+            Ok(Event::Delete(obj)) => {
+                if let Some((ns, name, _)) = project(&obj) {
+                    apply(Change::Remove(ns, name));
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, watch = what, "watch failed; retrying with backoff")
+            }
+        }
+    }
+}
+
+/// Runs both watches until the future is dropped. `namespace` limits them like `--watch-namespace`.
+pub async fn run(client: Client, index: PodGateIndex, namespace: Option<String>) {
+    let ar = ApiResource::erase::<TargetGroupBinding>(&());
+    let (bindings, services): (Api<DynamicObject>, Api<Service>) = match &namespace {
+        Some(ns) => (
+            Api::namespaced_with(client.clone(), ns, &ar),
+            Api::namespaced(client, ns),
+        ),
+        None => (Api::all_with(client.clone(), &ar), Api::all(client)),
+    };
+    let cfg = watcher::Config::default();
+    let b = drive(
+        watcher::watcher(bindings, cfg.clone()).default_backoff(),
+        "targetgroupbindings",
+        binding_entry,
+        |c| match c {
+            Change::Reset(all) => index.reset_bindings(all),
+            Change::Upsert(ns, name, e) => index.upsert_binding(&ns, &name, e),
+            Change::Remove(ns, name) => index.remove_binding(&ns, &name),
+        },
+    );
+    let s = drive(
+        watcher::watcher(services, cfg).default_backoff(),
+        "services",
+        service_entry,
+        |c| match c {
+            Change::Reset(all) => index.reset_services(all),
+            Change::Upsert(ns, name, e) => index.upsert_service(&ns, &name, e),
+            Change::Remove(ns, name) => index.remove_service(&ns, &name),
+        },
+    );
+    futures::join!(b, s);
+}
