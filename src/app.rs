@@ -1,7 +1,8 @@
 //! Process wiring: servers, Kubernetes connection and shutdown. The only place `anyhow` meets the
 //! layers below; read top to bottom to see what runs.
 
-use crate::config::Config;
+use crate::certs_manager::{CertManager, CertManagerConfig};
+use crate::config::{Config, ManagedCertConfig};
 use crate::metrics::{self, Readiness, WebhookMetrics};
 use crate::webhook::pod_index::PodGateIndex;
 use crate::webhook::pod_readiness::PodReadinessGateInjector;
@@ -73,13 +74,55 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     readiness.add(READY_CACHES);
     let indexes = Indexes::default();
 
+    let mut tasks = tokio::task::JoinSet::new();
+    // With a managed certificate the Secret and caBundle come first: nothing may serve a
+    // certificate the API servers do not trust yet.
+    let managed_resolver = Arc::new(webhook::tls::ReloadingCert::in_memory(
+        webhook::tls::provider(),
+    ));
+    let early_client = match &cfg.webhook.managed_cert {
+        None => None,
+        Some(m) => {
+            let client = tokio::select! {
+                _ = shutdown.cancelled() => return Ok(()),
+                client = connect_kube(&cfg) => client,
+            };
+            readiness.set(READY_KUBE, true);
+            let mut manager = CertManager::new(
+                client.clone(),
+                cert_manager_config(m),
+                managed_resolver.clone(),
+            );
+            let mut delay = Duration::from_millis(500);
+            while let Err(error) = manager.ensure().await {
+                tracing::error!(error = %format!("{error:#}"), retry_in = ?delay, "cannot set up the webhook certificate");
+                tokio::select! {
+                    _ = shutdown.cancelled() => return Ok(()),
+                    _ = tokio::time::sleep(delay) => {}
+                }
+                delay = (delay * 2).min(Duration::from_secs(30));
+            }
+            let token = shutdown.clone();
+            tasks.spawn(async move {
+                tokio::select! { _ = token.cancelled() => {}, _ = manager.run() => {} }
+            });
+            Some(client)
+        }
+    };
+
     // Fail fast on an unreadable certificate: a pod that cannot serve TLS must not look healthy.
-    let (tls, _resolver) = webhook::tls::server_config(
-        cfg.webhook.cert_file.clone(),
-        cfg.webhook.key_file.clone(),
-        cfg.webhook.tls_min_version,
-    )
-    .context("webhook serving certificate")?;
+    let tls = match early_client {
+        Some(_) => webhook::tls::server_config_with(managed_resolver, cfg.webhook.tls_min_version)?,
+        None => {
+            webhook::tls::server_config(
+                cfg.webhook.cert_file.clone(),
+                cfg.webhook.key_file.clone(),
+                cfg.webhook.tls_min_version,
+            )
+            .context("webhook serving certificate")?
+            .0
+        }
+    };
     let limits = webhook::Limits {
         max_body_bytes: cfg.webhook.max_body_bytes,
         body_timeout: cfg.webhook.request_timeout,
@@ -93,7 +136,6 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
 
     let webhook_listener = bind("the webhook server", cfg.webhook.bind).await?;
     tracing::info!(addr = %webhook_listener.local_addr()?, "webhook server listening");
-    let mut tasks = tokio::task::JoinSet::new();
     tasks.spawn(server::serve_tls(
         webhook_listener,
         tls,
@@ -127,7 +169,10 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let kube_task = {
         let (cfg, readiness, indexes) = (cfg.clone(), readiness.clone(), indexes.clone());
         tokio::spawn(async move {
-            let client = connect_kube(&cfg).await;
+            let client = match early_client {
+                Some(client) => client,
+                None => connect_kube(&cfg).await,
+            };
             readiness.set(READY_KUBE, true);
             run_indexes(client, cfg, indexes, readiness).await;
         })
@@ -139,6 +184,20 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     while tasks.join_next().await.is_some() {}
     tracing::info!("shut down cleanly");
     Ok(())
+}
+
+fn cert_manager_config(m: &ManagedCertConfig) -> CertManagerConfig {
+    CertManagerConfig {
+        namespace: m.namespace.clone(),
+        secret_name: m.secret_name.clone(),
+        service_name: m.service_name.clone(),
+        webhook_config_name: m.webhook_config_name.clone(),
+        dns_domain: m.dns_domain.clone(),
+        serving_days: m.validity_days,
+        renew_before: m.renew_before,
+        check_interval: m.check_interval,
+        bundle_propagation: m.ca_propagation_delay,
+    }
 }
 
 fn spawn_signal_handler(token: CancellationToken) {

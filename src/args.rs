@@ -254,6 +254,46 @@ pub struct WebhookArgs {
     /// Time allowed to send request headers and body.
     #[arg(long, default_value = "10s")]
     pub webhook_request_timeout: String,
+    /// Manage the serving certificate in this Secret (create, renew, patch caBundle); empty = use
+    /// the files in --webhook-cert-dir as they are.
+    #[arg(long, default_value = "", env = "AWS_LBC_WEBHOOK_TLS_SECRET")]
+    pub webhook_cert_secret_name: String,
+    /// Namespace of the certificate Secret (empty = the pod's namespace, else kube-system).
+    #[arg(long, default_value = "")]
+    pub webhook_cert_namespace: String,
+    /// Webhook Service the certificate is issued for.
+    #[arg(
+        long,
+        default_value = "aws-load-balancer-webhook-service",
+        env = "AWS_LBC_WEBHOOK_SERVICE"
+    )]
+    pub webhook_service_name: String,
+    /// Mutating and Validating webhook configuration whose caBundle is kept current.
+    #[arg(
+        long,
+        default_value = "aws-load-balancer-webhook",
+        env = "AWS_LBC_WEBHOOK_CONFIGURATION"
+    )]
+    pub webhook_config_name: String,
+    /// Cluster DNS domain used in the managed certificate's names.
+    #[arg(
+        long,
+        default_value = "cluster.local",
+        env = "AWS_LBC_CLUSTER_DNS_DOMAIN"
+    )]
+    pub cluster_dns_domain: String,
+    /// Validity of a managed serving certificate, in days (at most 365).
+    #[arg(long, default_value_t = 365)]
+    pub webhook_cert_validity_days: u32,
+    /// Renew a managed certificate (or CA) when less than this is left.
+    #[arg(long, default_value = "720h")]
+    pub webhook_cert_renew_before: String,
+    /// How often the managed certificate is checked.
+    #[arg(long, default_value = "1m")]
+    pub webhook_cert_check_interval: String,
+    /// Time the API servers get to load a new caBundle before a new CA is served.
+    #[arg(long, default_value = "10s")]
+    pub webhook_ca_propagation_delay: String,
 }
 
 #[derive(Debug, Args)]

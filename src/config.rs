@@ -93,6 +93,22 @@ pub struct WebhookConfig {
     pub tls_min_version: TlsMinVersion,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
+    /// Set when the controller manages the certificate itself.
+    pub managed_cert: Option<ManagedCertConfig>,
+}
+
+/// Controller-managed certificate settings (`--webhook-cert-secret-name` set).
+#[derive(Clone, Debug)]
+pub struct ManagedCertConfig {
+    pub secret_name: String,
+    pub namespace: String,
+    pub service_name: String,
+    pub webhook_config_name: String,
+    pub dns_domain: String,
+    pub validity_days: u32,
+    pub renew_before: Duration,
+    pub check_interval: Duration,
+    pub ca_propagation_delay: Duration,
 }
 
 /// The whole validated configuration.
@@ -289,6 +305,43 @@ impl Config {
                 "must be at least 1024",
             ));
         }
+        let managed_cert = match non_empty(&w.webhook_cert_secret_name) {
+            None => None,
+            Some(secret_name) => {
+                if w.webhook_cert_validity_days == 0
+                    || w.webhook_cert_validity_days > webhook_certs::MAX_SERVING_DAYS
+                {
+                    return Err(invalid(
+                        "webhook-cert-validity-days",
+                        &w.webhook_cert_validity_days.to_string(),
+                        "must be between 1 and 365",
+                    ));
+                }
+                let namespace = non_empty(&w.webhook_cert_namespace)
+                    .or_else(|| non_empty(&r.leader_election_namespace))
+                    .unwrap_or_else(|| "kube-system".to_string());
+                Some(ManagedCertConfig {
+                    secret_name,
+                    namespace,
+                    service_name: w.webhook_service_name.clone(),
+                    webhook_config_name: w.webhook_config_name.clone(),
+                    dns_domain: w.cluster_dns_domain.clone(),
+                    validity_days: w.webhook_cert_validity_days,
+                    renew_before: duration(
+                        "webhook-cert-renew-before",
+                        &w.webhook_cert_renew_before,
+                    )?,
+                    check_interval: duration(
+                        "webhook-cert-check-interval",
+                        &w.webhook_cert_check_interval,
+                    )?,
+                    ca_propagation_delay: duration(
+                        "webhook-ca-propagation-delay",
+                        &w.webhook_ca_propagation_delay,
+                    )?,
+                })
+            }
+        };
         let log = &a.log;
         if !matches!(log.log_level.as_str(), "info" | "debug") {
             return Err(invalid(
@@ -368,6 +421,7 @@ impl Config {
                 tls_min_version,
                 max_body_bytes: w.webhook_max_body_bytes,
                 request_timeout: duration("webhook-request-timeout", &w.webhook_request_timeout)?,
+                managed_cert,
             },
             ingress_max_concurrent_reconciles: rc.ingress_max_concurrent_reconciles,
             targetgroupbinding_max_concurrent_reconciles: rc

@@ -6,6 +6,7 @@ pub mod app;
 pub mod args;
 pub mod aws;
 pub mod certs_cmd;
+pub mod certs_manager;
 pub mod config;
 pub mod crd;
 pub mod goflags;

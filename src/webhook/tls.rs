@@ -66,13 +66,52 @@ pub fn load_pair(
         path: key.into(),
         source,
     })?;
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
+    parse_pair(&cert_pem, &key_pem, (cert, key), provider)
+}
+
+struct Current {
+    stamp: Stamp,
+    key: Arc<CertifiedKey>,
+}
+
+/// Where the certificate comes from.
+#[derive(Debug)]
+enum Source {
+    /// PEM files, re-checked on every handshake.
+    Files { cert: PathBuf, key: PathBuf },
+    /// Set by the controller's own certificate manager (no files, so a read-only root works).
+    Memory,
+}
+
+/// A certificate resolver that follows the files on disk, or what the certificate manager sets.
+pub struct ReloadingCert {
+    source: Source,
+    provider: Arc<CryptoProvider>,
+    current: RwLock<Option<Current>>,
+}
+
+impl std::fmt::Debug for ReloadingCert {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReloadingCert")
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+fn parse_pair(
+    cert_pem: &[u8],
+    key_pem: &[u8],
+    names: (&Path, &Path),
+    provider: &CryptoProvider,
+) -> Result<CertifiedKey, TlsError> {
+    let (cert, key) = names;
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
         .filter_map(Result::ok)
         .collect();
     if chain.is_empty() {
         return Err(TlsError::NoCertificate { path: cert.into() });
     }
-    let der = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| TlsError::BadKey {
+    let der = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| TlsError::BadKey {
         path: key.into(),
         reason: e.to_string(),
     })?;
@@ -83,61 +122,79 @@ pub fn load_pair(
     })
 }
 
-struct Current {
-    stamp: Stamp,
-    key: Arc<CertifiedKey>,
-}
-
-/// A certificate resolver that follows the files on disk.
-pub struct ReloadingCert {
-    cert_path: PathBuf,
-    key_path: PathBuf,
-    provider: Arc<CryptoProvider>,
-    current: RwLock<Current>,
-}
-
-impl std::fmt::Debug for ReloadingCert {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReloadingCert")
-            .field("cert", &self.cert_path)
-            .field("key", &self.key_path)
-            .finish()
-    }
-}
-
 impl ReloadingCert {
     /// Loads the pair once; failing here is what makes a bad mount fail the pod at start.
-    pub fn new(
-        cert_path: PathBuf,
-        key_path: PathBuf,
+    pub fn from_files(
+        cert: PathBuf,
+        key: PathBuf,
         provider: Arc<CryptoProvider>,
     ) -> Result<Self, TlsError> {
-        let stamp = stamp(&cert_path, &key_path);
-        let key = Arc::new(load_pair(&cert_path, &key_path, &provider)?);
+        let stamp = stamp(&cert, &key);
+        let pair = Arc::new(load_pair(&cert, &key, &provider)?);
+        let current = RwLock::new(Some(Current { stamp, key: pair }));
         Ok(ReloadingCert {
-            cert_path,
-            key_path,
+            source: Source::Files { cert, key },
             provider,
-            current: RwLock::new(Current { stamp, key }),
+            current,
         })
     }
 
+    /// An empty resolver for the certificate manager to fill with [`ReloadingCert::set_pem`].
+    pub fn in_memory(provider: Arc<CryptoProvider>) -> Self {
+        ReloadingCert {
+            source: Source::Memory,
+            provider,
+            current: RwLock::new(None),
+        }
+    }
+
+    /// Replaces the served pair (memory source); a pair that does not parse or match is refused.
+    pub fn set_pem(&self, cert_pem: &str, key_pem: &str) -> Result<(), TlsError> {
+        let names = (
+            Path::new("<managed tls.crt>"),
+            Path::new("<managed tls.key>"),
+        );
+        let pair = parse_pair(
+            cert_pem.as_bytes(),
+            key_pem.as_bytes(),
+            names,
+            &self.provider,
+        )?;
+        *self.current.write().expect("cert lock") = Some(Current {
+            stamp: None,
+            key: Arc::new(pair),
+        });
+        Ok(())
+    }
+
     /// The certificate in service, reloading first if the files changed.
-    pub fn current(&self) -> Arc<CertifiedKey> {
-        let now = stamp(&self.cert_path, &self.key_path);
+    pub fn current(&self) -> Option<Arc<CertifiedKey>> {
+        let Source::Files { cert, key } = &self.source else {
+            return self
+                .current
+                .read()
+                .expect("cert lock")
+                .as_ref()
+                .map(|c| c.key.clone());
+        };
+        let now = stamp(cert, key);
         {
             let cur = self.current.read().expect("cert lock");
-            if cur.stamp == now || now.is_none() {
-                return cur.key.clone();
+            if let Some(c) = cur.as_ref() {
+                if c.stamp == now || now.is_none() {
+                    return Some(c.key.clone());
+                }
             }
         }
         let mut cur = self.current.write().expect("cert lock");
-        if cur.stamp != now {
-            match load_pair(&self.cert_path, &self.key_path, &self.provider) {
-                Ok(key) => {
-                    tracing::info!(cert = %self.cert_path.display(), "webhook serving certificate reloaded");
-                    cur.key = Arc::new(key);
-                    cur.stamp = now;
+        if cur.as_ref().is_none_or(|c| c.stamp != now) {
+            match load_pair(cert, key, &self.provider) {
+                Ok(pair) => {
+                    tracing::info!(cert = %cert.display(), "webhook serving certificate reloaded");
+                    *cur = Some(Current {
+                        stamp: now,
+                        key: Arc::new(pair),
+                    });
                 }
                 // Keep serving the old pair; the stamp stays stale so the next handshake retries.
                 Err(error) => {
@@ -145,33 +202,40 @@ impl ReloadingCert {
                 }
             }
         }
-        cur.key.clone()
+        cur.as_ref().map(|c| c.key.clone())
     }
 }
 
 impl ResolvesServerCert for ReloadingCert {
     fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        Some(self.current())
+        self.current()
     }
 }
 
 /// Builds the server config: TLS 1.3 only by default; with 1.2 allowed, only rustls's TLS 1.2
 /// suites, which are all ECDHE key exchange with AEAD ciphers (no RSA key exchange, no CBC).
+pub fn server_config_with(
+    resolver: Arc<ReloadingCert>,
+    min_version: TlsMinVersion,
+) -> Result<Arc<ServerConfig>, TlsError> {
+    let versions: &[&'static rustls::SupportedProtocolVersion] = match min_version {
+        TlsMinVersion::Tls13 => &[&rustls::version::TLS13],
+        TlsMinVersion::Tls12 => &[&rustls::version::TLS13, &rustls::version::TLS12],
+    };
+    let mut config = ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(versions)?
+        .with_no_client_auth()
+        .with_cert_resolver(resolver);
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// Server config serving (and following) the PEM files `cert` and `key`.
 pub fn server_config(
     cert: PathBuf,
     key: PathBuf,
     min_version: TlsMinVersion,
 ) -> Result<(Arc<ServerConfig>, Arc<ReloadingCert>), TlsError> {
-    let provider = provider();
-    let resolver = Arc::new(ReloadingCert::new(cert, key, provider.clone())?);
-    let versions: &[&'static rustls::SupportedProtocolVersion] = match min_version {
-        TlsMinVersion::Tls13 => &[&rustls::version::TLS13],
-        TlsMinVersion::Tls12 => &[&rustls::version::TLS13, &rustls::version::TLS12],
-    };
-    let mut config = ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(versions)?
-        .with_no_client_auth()
-        .with_cert_resolver(resolver.clone());
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok((Arc::new(config), resolver))
+    let resolver = Arc::new(ReloadingCert::from_files(cert, key, provider())?);
+    Ok((server_config_with(resolver.clone(), min_version)?, resolver))
 }

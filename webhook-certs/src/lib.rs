@@ -35,7 +35,7 @@ pub enum CertError {
 }
 
 /// A CA certificate and its private key, PEM encoded.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ca {
     pub cert_pem: String,
     pub key_pem: String,
