@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per area.
 
 mod aws;
+mod chart;
 mod model;
 mod process;
 mod support;
