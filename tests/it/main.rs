@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per area.
 
 mod aws;
+mod chart;
 mod e2e_managed_cert;
 mod e2e_pod_gates;
 mod model;

@@ -1,0 +1,123 @@
+//! config/iam/iam_policy.json allows every AWS operation our SDK clients call, and write access
+//! is tied to the `elbv2.k8s.aws/cluster` tag where AWS supports a tag condition.
+
+use super::*;
+use serde_json::Value as Json;
+use std::collections::BTreeSet;
+
+fn policy() -> Json {
+    let text = std::fs::read_to_string(repo().join("config/iam/iam_policy.json")).expect("policy");
+    serde_json::from_str(&text).expect("policy is JSON")
+}
+
+fn actions(st: &Json) -> Vec<String> {
+    match &st["Action"] {
+        Json::String(a) => vec![a.clone()],
+        Json::Array(a) => a
+            .iter()
+            .filter_map(|x| x.as_str().map(str::to_owned))
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// `self.client.describe_target_groups()` -> `DescribeTargetGroups`, for every call in `file`.
+fn sdk_operations(file: &str) -> BTreeSet<String> {
+    let src = std::fs::read_to_string(repo().join(file)).expect(file);
+    let flat: String = src.split_whitespace().collect::<Vec<_>>().join("");
+    let mut ops = BTreeSet::new();
+    for piece in flat.split(".client.").skip(1) {
+        let op: String = piece
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+            .collect();
+        if op.is_empty() || !piece[op.len()..].starts_with('(') {
+            continue;
+        }
+        ops.insert(
+            op.split('_')
+                .map(|w| w[..1].to_uppercase() + &w[1..])
+                .collect(),
+        );
+    }
+    ops
+}
+
+#[test]
+fn policy_allows_every_operation_the_sdk_clients_call() {
+    let policy = policy();
+    let allowed: BTreeSet<String> = policy["Statement"]
+        .as_array()
+        .expect("statements")
+        .iter()
+        .filter(|s| s["Effect"] == "Allow")
+        .flat_map(actions)
+        .collect();
+    let mut checked = 0;
+    for (file, service) in [
+        ("src/aws/sdk_elbv2.rs", "elasticloadbalancing"),
+        ("src/aws/sdk_ec2.rs", "ec2"),
+    ] {
+        let ops = sdk_operations(file);
+        assert!(ops.len() > 5, "found too few SDK calls in {file}: {ops:?}");
+        for op in ops {
+            let action = format!("{service}:{op}");
+            assert!(
+                allowed.contains(&action),
+                "iam_policy.json does not allow {action}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 30, "only {checked} operations checked");
+}
+
+#[test]
+fn writes_to_load_balancers_and_security_groups_need_the_cluster_tag() {
+    let policy = policy();
+    let statements = policy["Statement"].as_array().unwrap();
+    let cluster_tag = |st: &Json| {
+        let c = st["Condition"].to_string();
+        c.contains("aws:ResourceTag/elbv2.k8s.aws/cluster")
+            || c.contains("aws:RequestTag/elbv2.k8s.aws/cluster")
+    };
+    for action in [
+        "elasticloadbalancing:CreateLoadBalancer",
+        "elasticloadbalancing:CreateTargetGroup",
+        "elasticloadbalancing:DeleteLoadBalancer",
+        "elasticloadbalancing:DeleteTargetGroup",
+        "elasticloadbalancing:ModifyLoadBalancerAttributes",
+        "elasticloadbalancing:ModifyTargetGroup",
+        "elasticloadbalancing:SetSecurityGroups",
+        "elasticloadbalancing:RemoveTags",
+        "ec2:DeleteSecurityGroup",
+        "ec2:DeleteTags",
+    ] {
+        // Listener and rule ARNs are exempt, as upstream has them: listeners created by older
+        // releases carry no cluster tag, and they can only exist on a load balancer we own anyway.
+        let listener_only = |st: &Json| {
+            st["Resource"].as_array().is_some_and(|r| {
+                r.iter()
+                    .all(|x| x.as_str().is_some_and(|x| x.contains(":listener")))
+            })
+        };
+        let grants: Vec<&Json> = statements
+            .iter()
+            .filter(|s| actions(s).iter().any(|a| a == action) && !listener_only(s))
+            .collect();
+        assert!(!grants.is_empty(), "{action} not granted");
+        for st in grants {
+            assert!(
+                cluster_tag(st),
+                "{action} is granted without a cluster-tag condition: {st}"
+            );
+        }
+    }
+    // Nothing is granted with a wildcard action.
+    for st in statements {
+        assert!(
+            actions(st).iter().all(|a| !a.contains('*')),
+            "wildcard action in {st}"
+        );
+    }
+}

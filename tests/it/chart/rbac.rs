@@ -1,0 +1,162 @@
+//! RBAC is least-privilege by default: no Secrets and no ConfigMap writes cluster-wide, Secrets
+//! only by name in the release namespace, leader election on Leases only. The opt-ins work.
+
+use super::*;
+
+const WRITE: &[&str] = &[
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+    "*",
+];
+
+/// (apiGroups, resources, verbs, resourceNames) of every rule of a Role or ClusterRole.
+type Rule = (Vec<String>, Vec<String>, Vec<String>, Vec<String>);
+
+fn rules(role: &Value) -> Vec<Rule> {
+    role["rules"]
+        .as_sequence()
+        .expect("rules")
+        .iter()
+        .map(|r| {
+            (
+                strings(&r["apiGroups"]),
+                strings(&r["resources"]),
+                strings(&r["verbs"]),
+                strings(&r["resourceNames"]),
+            )
+        })
+        .collect()
+}
+
+fn cluster_role(docs: &[Value]) -> Vec<Rule> {
+    rules(find(
+        docs,
+        "ClusterRole",
+        "aws-load-balancer-controller-role",
+    ))
+}
+
+fn touches(rule: &Rule, resource: &str) -> bool {
+    rule.1.iter().any(|r| r == resource || r == "*")
+        && rule.0.iter().any(|g| g.is_empty() || g == "*")
+}
+
+#[test]
+fn cluster_role_has_no_secrets_and_no_configmap_writes_by_default() {
+    let default_docs = docs(&render(&["--set", "clusterName=test"]));
+    let ci = ci_values();
+    let ci_docs = docs(&render(&["-f", &ci]));
+    for docs in [&default_docs, &ci_docs] {
+        let rules = cluster_role(docs);
+        assert!(!rules.is_empty());
+        for r in &rules {
+            assert!(!touches(r, "secrets"), "ClusterRole grants secrets: {r:?}");
+            assert!(
+                !(touches(r, "configmaps") && r.2.iter().any(|v| WRITE.contains(&v.as_str()))),
+                "ClusterRole writes configmaps cluster-wide: {r:?}"
+            );
+            assert!(!r.2.iter().any(|v| v == "*"), "wildcard verb: {r:?}");
+            assert!(!r.1.iter().any(|v| v == "*"), "wildcard resource: {r:?}");
+        }
+    }
+    // Webhook configurations: only the chart's own, only get/patch (for caBundle).
+    let all = cluster_role(&default_docs);
+    let admission: Vec<&Rule> = all
+        .iter()
+        .filter(|r| r.0.iter().any(|g| g == "admissionregistration.k8s.io"))
+        .collect();
+    assert_eq!(admission.len(), 1, "{admission:?}");
+    assert_eq!(admission[0].3, ["aws-load-balancer-webhook"]);
+    assert_eq!(admission[0].2, ["get", "patch"]);
+}
+
+#[test]
+fn namespaced_roles_are_narrow() {
+    let docs = docs(&render(&["--set", "clusterName=test"]));
+    let le = rules(find(
+        &docs,
+        "Role",
+        "aws-load-balancer-controller-leader-election-role",
+    ));
+    for r in &le {
+        assert_eq!(
+            r.0,
+            ["coordination.k8s.io"],
+            "leader election touches more than leases: {r:?}"
+        );
+        assert_eq!(r.1, ["leases"]);
+    }
+    let tls = find(
+        &docs,
+        "Role",
+        "aws-load-balancer-controller-webhook-tls-role",
+    );
+    assert_eq!(tls["metadata"]["namespace"], "kube-system");
+    let tls = rules(tls);
+    for r in &tls {
+        assert_eq!(r.1, ["secrets"]);
+        assert!(
+            r.2.iter()
+                .all(|v| ["get", "create", "update"].contains(&v.as_str())),
+            "{r:?}"
+        );
+        // Only create (which RBAC cannot limit by name) is unnamed.
+        if r.2 != ["create"] {
+            assert_eq!(r.3, ["aws-load-balancer-tls"], "{r:?}");
+        }
+    }
+    // Nothing else in the chart may read Secrets.
+    let secret_roles = all_of(&docs, "Role")
+        .into_iter()
+        .filter(|r| rules(r).iter().any(|x| touches(x, "secrets")))
+        .count();
+    assert_eq!(secret_roles, 1);
+}
+
+#[test]
+fn opt_ins_grant_what_they_say() {
+    let docs = docs(&render(&[
+        "--set",
+        "clusterName=test",
+        "--set",
+        "clusterSecretsPermissions.allowAllSecrets=true",
+        "--set",
+        "multiClusterConfigMapsPermissions.namespaces={team-a,team-b}",
+    ]));
+    validate_k8s(&docs, "render with RBAC opt-ins");
+    assert!(cluster_role(&docs)
+        .iter()
+        .any(|r| touches(r, "secrets") && r.2.contains(&"list".to_owned())));
+    assert!(!cluster_role(&docs).iter().any(|r| touches(r, "configmaps")));
+    for ns in ["team-a", "team-b"] {
+        let role = docs
+            .iter()
+            .find(|d| d["kind"] == "Role" && d["metadata"]["namespace"] == ns)
+            .unwrap_or_else(|| panic!("no configmaps Role in {ns}"));
+        assert_eq!(rules(role)[0].1, ["configmaps"]);
+        assert!(docs
+            .iter()
+            .any(|d| d["kind"] == "RoleBinding" && d["metadata"]["namespace"] == ns));
+    }
+
+    let docs = super::docs(&render(&[
+        "--set",
+        "clusterName=test",
+        "--set",
+        "multiClusterConfigMapsPermissions.allNamespaces=true",
+    ]));
+    assert!(cluster_role(&docs)
+        .iter()
+        .any(|r| touches(r, "configmaps") && r.2.contains(&"create".to_owned())));
+
+    let docs = super::docs(&render(&[
+        "--set",
+        "clusterName=test",
+        "--set",
+        "rbac.create=false",
+    ]));
+    assert!(all_of(&docs, "ClusterRole").is_empty() && all_of(&docs, "Role").is_empty());
+}
