@@ -3,6 +3,12 @@
 
 #[path = "bench/aws.rs"]
 mod aws;
+#[path = "bench/deploy.rs"]
+mod deploy;
+#[path = "bench/model.rs"]
+mod model;
+#[path = "bench/tgb.rs"]
+mod tgb;
 #[path = "bench/webhook.rs"]
 mod webhook;
 
@@ -15,5 +21,14 @@ fn main() {
     }
     if wanted("aws") {
         aws::run();
+    }
+    if wanted("model") {
+        model::run();
+    }
+    if wanted("tgb") {
+        tgb::run();
+    }
+    if wanted("deploy") {
+        deploy::run();
     }
 }

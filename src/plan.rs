@@ -118,7 +118,9 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         },
         existing_load_balancer: None,
     };
-    let plan = make_plan(&objs, &cfg, &env);
+    let node_port_notes = placeholder_node_ports(&mut objs);
+    let mut plan = make_plan(&objs, &cfg, &env);
+    plan.notes.extend(node_port_notes);
     match args.output.as_str() {
         "json" => {
             serde_json::to_writer_pretty(&mut *out, &plan)?;
@@ -127,6 +129,39 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         _ => out.write_all(serde_yaml::to_string(&plan)?.as_bytes())?,
     }
     Ok(())
+}
+
+/// First node port used for NodePort/LoadBalancer Services whose manifest leaves it to the
+/// API server (instance targets need one; it is hashed into target group names).
+pub const PLACEHOLDER_NODE_PORT_BASE: i32 = 30000;
+
+/// Fills missing `nodePort`s of NodePort/LoadBalancer Services with placeholders, returning notes.
+fn placeholder_node_ports(objs: &mut ClusterObjects) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut next = PLACEHOLDER_NODE_PORT_BASE;
+    for svc in &mut objs.services {
+        let key = model::group::key_of(&svc.metadata);
+        let Some(spec) = svc.spec.as_mut() else {
+            continue;
+        };
+        if !matches!(
+            spec.type_.as_deref(),
+            Some("NodePort") | Some("LoadBalancer")
+        ) {
+            continue;
+        }
+        for p in spec.ports.iter_mut().flatten() {
+            if p.node_port.is_none() {
+                p.node_port = Some(next);
+                notes.push(format!(
+                    "Service {key} port {} has no nodePort in the manifest (the API server allocates it); plan uses placeholder {next}",
+                    p.port
+                ));
+                next += 1;
+            }
+        }
+    }
+    notes
 }
 
 fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {

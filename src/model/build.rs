@@ -139,7 +139,7 @@ fn try_build(
     let ip_type = lb.ip_address_type;
     stack.load_balancer = Some(lb);
     // 3. SSL redirect.
-    let ssl_redirect = lb::ssl_redirect_port(members, &merged)?;
+    let ssl_redirect = super::lb_extras::ssl_redirect_port(members, &merged)?;
     // 4. Rules and target groups, member by member in group order.
     let networking_source = if stack.managed_security_group.is_some() && !cfg.enable_backend_sg {
         Some(Token::ManagedSecurityGroupId)
@@ -245,7 +245,7 @@ fn try_build(
             .group_user_tags(&on_port)
             .map_err(|(k, f)| f.on(&k))?
             .map_err(ModelError::Group)?;
-        let attributes = lb::listener_attributes(&on_port, protocol, *port)?;
+        let attributes = super::lb_extras::listener_attributes(&on_port, protocol, *port)?;
         if let Some(hosts) = &pc.discovery_hosts {
             stack.warnings.push(Warning {
                 ingress: None,
@@ -362,7 +362,7 @@ fn actions_for(
     let ns = m.namespace().to_string();
     let lookup = |name: &str| {
         objs.service(&ns, name)
-            .map(|s| s.metadata.annotations.clone().unwrap_or_default())
+            .map(|s| s.metadata.annotations.as_ref())
     };
     let eb = rules::enhanced_backend(
         m,

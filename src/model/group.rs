@@ -316,7 +316,6 @@ pub fn load_groups<'a>(
                                 );
                                     exclude(
                                         &mut groups,
-                                        &mut errors,
                                         &id,
                                         &key,
                                         Some(ann::key(suffix::GROUP_ORDER)),
@@ -326,7 +325,7 @@ pub fn load_groups<'a>(
                                 }
                                 Err(e) => {
                                     let msg = format!("failed to load Ingress group order for ingress: {key}: {e}");
-                                    exclude(&mut groups, &mut errors, &id, &key, Some(e.key), msg);
+                                    exclude(&mut groups, &id, &key, Some(e.key), msg);
                                     Some(id)
                                 }
                             }
@@ -342,7 +341,7 @@ pub fn load_groups<'a>(
                         if matches!(e, ClassError::InvalidClass(_)) {
                             let m =
                                 format!("Ingress has invalid IngressClass configuration: {msg}");
-                            exclude(&mut groups, &mut errors, id, &key, None, m);
+                            exclude(&mut groups, id, &key, None, m);
                             placed = true;
                         }
                     }
@@ -378,7 +377,6 @@ pub fn load_groups<'a>(
 
 fn exclude(
     groups: &mut BTreeMap<GroupId, IngressGroup<'_>>,
-    errors: &mut Vec<ExcludedMember>,
     id: &GroupId,
     key: &str,
     annotation: Option<String>,
@@ -403,7 +401,6 @@ fn exclude(
             );
         }
     }
-    let _ = errors;
 }
 
 #[cfg(test)]

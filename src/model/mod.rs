@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 pub mod group;
 pub mod lb;
+pub mod lb_extras;
 pub mod listen;
 pub mod naming;
 pub mod rules;

@@ -83,14 +83,17 @@ pub struct EnhancedBackend {
     pub jwt: Option<JwtValidationConfig>,
 }
 
-/// Parses a backend like upstream's enhanced-backend builder; `services_exist` tells whether
-/// a Service is known, for the 503 tolerance.
-pub fn enhanced_backend(
+/// Annotations of a Service by name (`None` = no such Service; `Some(None)` = no annotations).
+pub type ServiceAnnotations<'s> = dyn Fn(&str) -> Option<Option<&'s AnnotationMap>> + 's;
+
+/// Parses a backend like upstream's enhanced-backend builder; `service_annotations` tells
+/// whether a Service exists (for the 503 tolerance) and supplies its auth annotations.
+pub fn enhanced_backend<'s>(
     m: &ClassifiedIngress<'_>,
     b: &IngressBackend,
     tolerate_service: bool,
     tolerate_action: bool,
-    service_annotations: &dyn Fn(&str) -> Option<AnnotationMap>,
+    service_annotations: &ServiceAnnotations<'s>,
 ) -> Result<EnhancedBackend, Fail> {
     let svc = b
         .service
@@ -141,11 +144,15 @@ pub fn enhanced_backend(
             }
         }
     }
-    let auth_ann = match &single_svc_annotations {
-        Some(sa) => ann::merge_service_over_ingress(sa, a),
-        None => a.clone(),
+    // Only auth-* keys are read from the merged map, so merge only when the Service has some.
+    let auth_prefix = ann::key("auth-");
+    let auth = match single_svc_annotations
+        .flatten()
+        .filter(|sa| sa.keys().any(|k| k.starts_with(&auth_prefix)))
+    {
+        Some(sa) => auth_action(&ann::merge_service_over_ingress(sa, a), m.namespace())?,
+        None => auth_action(a, m.namespace())?,
     };
-    let auth = auth_action(&auth_ann, m.namespace())?;
     let jwt = jwt_validation(a)?;
     Ok(EnhancedBackend {
         conditions,
@@ -468,14 +475,19 @@ fn is_superset(lhs: &[RuleCondition], rhs: &[RuleCondition]) -> bool {
 /// Upstream's rule optimiser for one listener.
 pub fn optimize(port: i32, protocol: Protocol, rules: Vec<DraftRule>) -> Vec<DraftRule> {
     let mut out: Vec<DraftRule> = Vec::new();
+    // Only redirect rules can shadow later ones; remember where they are.
+    let mut redirects: Vec<usize> = Vec::new();
     for r in rules
         .into_iter()
         .filter(|r| !infinite_redirect(port, protocol, r))
     {
-        let shadowed = out.iter().any(|e| {
-            redirect_of(&e.actions).is_some() && is_superset(&e.conditions, &r.conditions)
-        });
+        let shadowed = redirects
+            .iter()
+            .any(|i| is_superset(&out[*i].conditions, &r.conditions));
         if !shadowed {
+            if redirect_of(&r.actions).is_some() {
+                redirects.push(out.len());
+            }
             out.push(r);
         }
     }

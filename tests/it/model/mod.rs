@@ -307,3 +307,50 @@ fn invalid_member_is_excluded_not_fatal() {
         vec![("80:1".into(), 1, "team/good".into())]
     );
 }
+
+#[test]
+fn config_samples_plan_without_errors() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/samples");
+    let args = aws_load_balancer_controller::plan::PlanArgs {
+        filename: vec![dir.clone()],
+        cluster_name: "demo".into(),
+        aws_vpc_id: None,
+        subnets_file: None,
+        output: "json".into(),
+        ingress_class: "alb".into(),
+        default_tags: None,
+        default_target_type: "instance".into(),
+        default_load_balancer_scheme: "internal".into(),
+    };
+    let mut out = Vec::new();
+    aws_load_balancer_controller::plan::run(args, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let groups = v["groups"].as_array().unwrap();
+    let ids: Vec<&str> = groups
+        .iter()
+        .map(|g| g["group"].as_str().unwrap())
+        .collect();
+    // Groups are ordered by id: explicit groups (no namespace) first.
+    assert_eq!(ids, vec!["shop", "default/app", "default/echo"]);
+    for g in groups {
+        assert!(g.get("error").is_none(), "{g}");
+    }
+    let shop = &groups[0]["stack"];
+    assert_eq!(
+        shop["members"],
+        json!(["shop/maintenance", "shop/api", "shop/web"])
+    );
+    assert_eq!(
+        shop["loadBalancer"]["tags"]["managed-by"],
+        "aws-load-balancer-controller"
+    );
+    for f in [
+        "targetgroupbinding-ip.yaml",
+        "targetgroupbinding-instance.yaml",
+    ] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        let tgb: aws_load_balancer_controller::crd::TargetGroupBinding =
+            serde_yaml::from_str(&text).unwrap();
+        assert!(tgb.spec.target_type.is_some(), "{f}");
+    }
+}
