@@ -4,11 +4,17 @@
 //! requests and decisions into AdmissionReview responses, counts failures with upstream's
 //! metric labels, and answers anything malformed without ever panicking.
 
+pub mod indexes;
 pub mod pod_index;
 pub mod pod_readiness;
 pub mod review;
 pub mod server;
 pub mod service_mutator;
+#[cfg(test)]
+mod test_support;
+pub mod tg_cache;
+pub mod tgb_mutator;
+pub mod tgb_view;
 pub mod tls;
 
 use crate::metrics::WebhookMetrics;
