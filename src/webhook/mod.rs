@@ -14,6 +14,7 @@ pub mod service_mutator;
 mod test_support;
 pub mod tg_cache;
 pub mod tgb_mutator;
+pub mod tgb_validator;
 pub mod tgb_view;
 pub mod tls;
 
