@@ -5,6 +5,7 @@
 //! metric labels, and answers anything malformed without ever panicking.
 
 pub mod indexes;
+pub mod ingress_validator;
 pub mod pod_index;
 pub mod pod_readiness;
 pub mod review;
