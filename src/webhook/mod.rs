@@ -4,6 +4,7 @@
 //! requests and decisions into AdmissionReview responses, counts failures with upstream's
 //! metric labels, and answers anything malformed without ever panicking.
 
+pub mod icp_validator;
 pub mod indexes;
 pub mod ingress_validator;
 pub mod pod_index;
