@@ -329,3 +329,6 @@ impl Handler for TgbValidator {
 #[cfg(test)]
 #[path = "tgb_validator_tests.rs"]
 mod tests;
+#[cfg(test)]
+#[path = "tgb_validator_update_tests.rs"]
+mod update_tests;
