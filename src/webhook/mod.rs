@@ -4,12 +4,21 @@
 //! requests and decisions into AdmissionReview responses, counts failures with upstream's
 //! metric labels, and answers anything malformed without ever panicking.
 
+pub mod icp_validator;
+pub mod indexes;
+pub mod ingress_validator;
 pub mod pod_index;
 pub mod pod_index_feed;
 pub mod pod_readiness;
 pub mod review;
 pub mod server;
 pub mod service_mutator;
+#[cfg(test)]
+mod test_support;
+pub mod tg_cache;
+pub mod tgb_mutator;
+pub mod tgb_validator;
+pub mod tgb_view;
 pub mod tls;
 
 use crate::metrics::WebhookMetrics;

@@ -1,0 +1,89 @@
+//! Shared fixtures for the webhook unit tests: a fake AWS account with a VPC, target groups on
+//! demand, admission requests and decision helpers.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::tg_cache::{TgCache, DEFAULT_TTL};
+use super::{AdmissionRequest, Decision, Operation};
+use crate::aws::fake::FakeAws;
+use crate::aws::{CreateTargetGroup, ElbV2, Tags, TargetGroup};
+
+pub struct World {
+    pub aws: Arc<FakeAws>,
+    pub vpc: String,
+    pub cache: Arc<TgCache>,
+}
+
+impl World {
+    pub fn new() -> Self {
+        let aws = Arc::new(FakeAws::new());
+        let vpc = aws.add_vpc("10.0.0.0/16", Tags::new());
+        let cache = Arc::new(TgCache::new(aws.clone(), DEFAULT_TTL));
+        World { aws, vpc, cache }
+    }
+
+    /// Creates a target group in the VPC (`lambda` ones have no protocol, port or VPC).
+    pub async fn tg(
+        &self,
+        name: &str,
+        target_type: &str,
+        ip: Option<&str>,
+        proto: &str,
+    ) -> TargetGroup {
+        let lambda = target_type == "lambda";
+        let tg = self
+            .aws
+            .create_target_group(&CreateTargetGroup {
+                name: name.into(),
+                protocol: (!lambda).then(|| proto.to_string()),
+                port: (!lambda).then_some(80),
+                vpc_id: (!lambda).then(|| self.vpc.clone()),
+                target_type: target_type.into(),
+                ip_address_type: ip.map(String::from),
+                ..Default::default()
+            })
+            .await
+            .expect("create target group");
+        self.aws.clear_calls();
+        tg
+    }
+
+    pub fn describes(&self) -> usize {
+        self.aws.count("DescribeTargetGroups")
+    }
+}
+
+pub fn req(op: Operation, obj: Value, old: Option<Value>) -> AdmissionRequest {
+    AdmissionRequest {
+        uid: "req-1".into(),
+        operation: op,
+        namespace: obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map(String::from),
+        name: None,
+        object: Some(obj),
+        old_object: old,
+        dry_run: false,
+    }
+}
+
+/// `(category, message)` of a denial; panics (failing the test) on anything else.
+pub fn denial(d: &Decision) -> (&str, &str) {
+    match d {
+        Decision::Deny { message, category } => (category.as_str(), message.as_str()),
+        other => panic!("expected a denial, got {other:?}"),
+    }
+}
+
+/// Applies a mutator's patch to `obj`.
+pub fn apply(obj: &Value, d: &Decision) -> Value {
+    let Decision::Patch(ops) = d else {
+        panic!("expected a patch, got {d:?}")
+    };
+    let mut out = obj.clone();
+    json_patch::patch(&mut out, ops).expect("patch applies");
+    out
+}
