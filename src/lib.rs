@@ -7,6 +7,7 @@ pub mod args;
 pub mod aws;
 pub mod certs_cmd;
 pub mod config;
+pub mod controller;
 pub mod crd;
 pub mod goflags;
 pub mod metrics;
