@@ -57,9 +57,13 @@ where
     let patch = serde_json::json!({
         "metadata": { "finalizers": list, "resourceVersion": obj.resource_version() }
     });
-    api.patch(&obj.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map(|_| ())
+    api.patch(
+        &obj.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .map(|_| ())
 }
 
 /// Publishes events for one controller. Failures are logged, never returned: an event is

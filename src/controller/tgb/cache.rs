@@ -41,7 +41,9 @@ impl<V: Clone + PartialEq> Projected<V> {
     }
 
     pub fn get(&self, ns: &str, name: &str) -> Option<V> {
-        self.read().get(&(ns.to_string(), name.to_string())).cloned()
+        self.read()
+            .get(&(ns.to_string(), name.to_string()))
+            .cloned()
     }
 
     pub fn is_synced(&self) -> bool {
@@ -225,6 +227,8 @@ pub fn project_service(s: &k8s_openapi::api::core::v1::Service) -> Option<Servic
     Some(ServiceInfo::from_service(s))
 }
 
-pub fn project_slice(s: &k8s_openapi::api::discovery::v1::EndpointSlice) -> Option<(String, SliceInfo)> {
+pub fn project_slice(
+    s: &k8s_openapi::api::discovery::v1::EndpointSlice,
+) -> Option<(String, SliceInfo)> {
     SliceInfo::from_slice(s)
 }

@@ -25,7 +25,10 @@ pub struct NodeEndpoint {
 }
 
 /// The ServicePort a `serviceRef.port` names: by number (`port`) or by name.
-pub fn find_service_port<'a>(svc: &'a ServiceInfo, port: &IntOrString) -> Option<&'a ServicePortInfo> {
+pub fn find_service_port<'a>(
+    svc: &'a ServiceInfo,
+    port: &IntOrString,
+) -> Option<&'a ServicePortInfo> {
     svc.ports.iter().find(|p| match port {
         IntOrString::Int(n) => p.port == *n,
         IntOrString::String(s) => p.name == *s || s.parse::<i32>().is_ok_and(|n| n == p.port),
@@ -105,7 +108,10 @@ pub fn node_is_candidate(n: &NodeInfo, selector: Option<&LabelSelector>) -> bool
         "alpha.service-controller.kubernetes.io/exclude-balancer",
     ];
     if ABSENT.iter().any(|k| n.labels.contains_key(*k))
-        || n.labels.get("eks.amazonaws.com/compute-type").map(String::as_str) == Some("fargate")
+        || n.labels
+            .get("eks.amazonaws.com/compute-type")
+            .map(String::as_str)
+            == Some("fargate")
         || n.tainted_out
     {
         return false;
@@ -152,9 +158,15 @@ pub fn select_node_endpoints<'a>(
         .into_iter()
         .filter(|(_, n)| node_is_candidate(n, selector))
         .collect();
-    let mut chosen: Vec<_> = candidates.iter().filter(|(_, n)| n.ready == Tri::True).collect();
+    let mut chosen: Vec<_> = candidates
+        .iter()
+        .filter(|(_, n)| n.ready == Tri::True)
+        .collect();
     if chosen.is_empty() && fail_open {
-        chosen = candidates.iter().filter(|(_, n)| n.ready == Tri::Unknown).collect();
+        chosen = candidates
+            .iter()
+            .filter(|(_, n)| n.ready == Tri::Unknown)
+            .collect();
     }
     let mut out = Vec::with_capacity(chosen.len());
     for (name, n) in chosen {

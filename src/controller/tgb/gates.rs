@@ -78,7 +78,10 @@ pub fn next_condition(
 ) -> Option<GateCondition> {
     let s = |o: &Option<String>| o.clone().unwrap_or_default();
     if let Some(e) = existing {
-        if e.status == desired.status && s(&e.reason) == desired.reason && s(&e.message) == desired.message {
+        if e.status == desired.status
+            && s(&e.reason) == desired.reason
+            && s(&e.message) == desired.message
+        {
             return None;
         }
     }

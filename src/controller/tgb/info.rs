@@ -8,7 +8,10 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::ResourceExt;
 
 /// Condition-type prefixes of the target-health readiness gates (current and legacy).
-pub const GATE_PREFIXES: [&str; 2] = ["target-health.elbv2.k8s.aws/", "target-health.alb.ingress.k8s.aws/"];
+pub const GATE_PREFIXES: [&str; 2] = [
+    "target-health.elbv2.k8s.aws/",
+    "target-health.alb.ingress.k8s.aws/",
+];
 
 /// A pod readiness condition written by this controller.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -183,7 +183,10 @@ pub async fn run(
         let (c, t) = (caches.clone(), trig.clone());
         let api: Api<Service> = Api::all(client.clone());
         feeders.spawn(async move {
-            cache::feed(api, &c.services, cache::project_service, |(ns, n), _, _| t.by_service(ns, n)).await
+            cache::feed(api, &c.services, cache::project_service, |(ns, n), _, _| {
+                t.by_service(ns, n)
+            })
+            .await
         });
     }
     {
@@ -191,7 +194,11 @@ pub async fn run(
         let api: Api<EndpointSlice> = Api::all(client.clone());
         feeders.spawn(async move {
             cache::feed(api, &c.slices, cache::project_slice, |(ns, _), old, new| {
-                let svcs: BTreeSet<&str> = old.iter().chain(new.iter()).map(|(s, _)| s.as_str()).collect();
+                let svcs: BTreeSet<&str> = old
+                    .iter()
+                    .chain(new.iter())
+                    .map(|(s, _)| s.as_str())
+                    .collect();
                 svcs.into_iter().for_each(|s| t.by_service(ns, s));
             })
             .await
@@ -204,7 +211,12 @@ pub async fn run(
             let idx = &c.index;
             cache::feed(api, &c.pods, cache::project_pod, |(ns, pod), old, new| {
                 // Our own condition writes come back here; they need no reconcile.
-                let strip = |p: Option<&PodInfo>| p.map(|p| PodInfo { conditions: Vec::new(), ..p.clone() });
+                let strip = |p: Option<&PodInfo>| {
+                    p.map(|p| PodInfo {
+                        conditions: Vec::new(),
+                        ..p.clone()
+                    })
+                };
                 if old.is_some() && new.is_some() && strip(old) == strip(new) {
                     return;
                 }
@@ -220,7 +232,9 @@ pub async fn run(
     {
         let (c, t) = (caches.clone(), trig.clone());
         let api: Api<Node> = Api::all(client.clone());
-        feeders.spawn(async move { cache::feed(api, &c.nodes, cache::project_node, |_, _, _| t.all()).await });
+        feeders.spawn(async move {
+            cache::feed(api, &c.nodes, cache::project_node, |_, _, _| t.all()).await
+        });
     }
 
     let events = super::Events::new(client.clone(), &cfg.controller_name);

@@ -46,7 +46,11 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
         }
         if let Err(e) = remove_finalizer(&api, tgb.as_ref(), FINALIZER).await {
             ctx.events
-                .warning(&oref, "FailedRemoveFinalizer", format!("Failed remove finalizer due to {e}"))
+                .warning(
+                    &oref,
+                    "FailedRemoveFinalizer",
+                    format!("Failed remove finalizer due to {e}"),
+                )
                 .await;
             return Err(e.into());
         }
@@ -57,7 +61,11 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
 
     if let Err(e) = add_finalizer(&api, tgb.as_ref(), FINALIZER).await {
         ctx.events
-            .warning(&oref, "FailedAddFinalizer", format!("Failed add finalizer due to {e}"))
+            .warning(
+                &oref,
+                "FailedAddFinalizer",
+                format!("Failed add finalizer due to {e}"),
+            )
             .await;
         return Err(e.into());
     }
@@ -66,16 +74,27 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
     let outcome = match tgb.spec.target_type {
         Some(TargetType::Ip) => reconcile_ip(&ctx, &tgb).await?,
         Some(TargetType::Instance) => reconcile_instance(&ctx, &tgb).await?,
-        None => return Err(TgbError::Invalid(format!("targetType is not specified: {key}"))),
+        None => {
+            return Err(TgbError::Invalid(format!(
+                "targetType is not specified: {key}"
+            )))
+        }
     };
 
     let generation = tgb.metadata.generation;
     let observed = tgb.status.as_ref().and_then(|s| s.observed_generation);
     if generation.is_some() && observed != generation {
         let body = serde_json::json!({ "status": { "observedGeneration": generation } });
-        if let Err(e) = api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body)).await {
+        if let Err(e) = api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
+            .await
+        {
             ctx.events
-                .warning(&oref, "FailedUpdateStatus", format!("Failed update status due to {e}"))
+                .warning(
+                    &oref,
+                    "FailedUpdateStatus",
+                    format!("Failed update status due to {e}"),
+                )
                 .await;
             return Err(e.into());
         }
@@ -83,7 +102,11 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
     // Health polls re-run this often; an event per poll would only flood the API.
     if outcome.changed || observed != generation {
         ctx.events
-            .normal(&oref, "SuccessfullyReconciled", "Successfully reconciled".into())
+            .normal(
+                &oref,
+                "SuccessfullyReconciled",
+                "Successfully reconciled".into(),
+            )
             .await;
     }
     ctx.backoff.succeeded(&key);
@@ -102,10 +125,19 @@ fn port_text(p: &IntOrString) -> String {
 }
 
 /// The Service or its port is gone: tell the user and take every target out.
-async fn backend_not_found(ctx: &Ctx, tgb: &TargetGroupBinding, msg: String) -> Result<Outcome, TgbError> {
-    ctx.events.warning(&tgb.object_ref(&()), "BackendNotFound", msg).await;
+async fn backend_not_found(
+    ctx: &Ctx,
+    tgb: &TargetGroupBinding,
+    msg: String,
+) -> Result<Outcome, TgbError> {
+    ctx.events
+        .warning(&tgb.object_ref(&()), "BackendNotFound", msg)
+        .await;
     cleanup(ctx, tgb).await?;
-    Ok(Outcome { changed: true, pending: false })
+    Ok(Outcome {
+        changed: true,
+        pending: false,
+    })
 }
 
 async fn reconcile_ip(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, TgbError> {
@@ -158,7 +190,10 @@ async fn reconcile_ip(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, Tg
         .map(|e| (e.pod.clone(), target_key(&e.ip, Some(e.port))))
         .collect();
     let pending = update_gates(ctx, tgb, &pairs, &sync).await?;
-    Ok(Outcome { changed: sync.changed, pending })
+    Ok(Outcome {
+        changed: sync.changed,
+        pending,
+    })
 }
 
 async fn reconcile_instance(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, TgbError> {
@@ -183,7 +218,10 @@ async fn reconcile_instance(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outco
         .and_then(|p| u16::try_from(p).ok())
         .filter(|p| *p > 0)
         .ok_or_else(|| {
-            TgbError::Invalid(format!("service port {} of {ns}/{svc_name} has no nodePort", port.port))
+            TgbError::Invalid(format!(
+                "service port {} of {ns}/{svc_name} has no nodePort",
+                port.port
+            ))
         })?;
     let nodes = {
         let nodes = ctx.caches.nodes.read();
@@ -200,5 +238,8 @@ async fn reconcile_instance(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outco
         .map(|n| TargetDescription::new(n.instance_id.clone(), n.port))
         .collect();
     let sync = sync_targets(ctx, tgb, &wanted).await?;
-    Ok(Outcome { changed: sync.changed, pending: false })
+    Ok(Outcome {
+        changed: sync.changed,
+        pending: false,
+    })
 }

@@ -44,7 +44,11 @@ pub async fn sync_targets(
     let arn = &tgb.spec.target_group_arn;
     let current = ctx.elbv2.describe_target_health(arn, &[]).await?;
     let mc = tgb.spec.multi_cluster_target_group;
-    let tracked = if mc { Some(load_tracked(ctx, tgb).await?) } else { None };
+    let tracked = if mc {
+        Some(load_tracked(ctx, tgb).await?)
+    } else {
+        None
+    };
     let diff = diff_targets(wanted, &current, tracked.as_ref().map(Option::as_ref));
     if !diff.deregister.is_empty() {
         ctx.elbv2.deregister_targets(arn, &diff.deregister).await?;
@@ -59,7 +63,11 @@ pub async fn sync_targets(
         ctx.elbv2.register_targets(arn, &diff.register).await?;
     }
     Ok(SyncResult {
-        registered: diff.register.iter().map(|t| target_key(&t.id, t.port)).collect(),
+        registered: diff
+            .register
+            .iter()
+            .map(|t| target_key(&t.id, t.port))
+            .collect(),
         health: current
             .into_iter()
             .filter(|t| !is_draining(t.health.state))
@@ -120,7 +128,11 @@ async fn release_gates(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbErr
     patch_pods(ctx, &ns, writes).await
 }
 
-async fn patch_pods(ctx: &Ctx, ns: &str, writes: Vec<(String, serde_json::Value)>) -> Result<(), TgbError> {
+async fn patch_pods(
+    ctx: &Ctx,
+    ns: &str,
+    writes: Vec<(String, serde_json::Value)>,
+) -> Result<(), TgbError> {
     let api: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
     let results: Vec<_> = stream::iter(writes)
         .map(|(pod, body)| {
@@ -145,7 +157,8 @@ async fn patch_pods(ctx: &Ctx, ns: &str, writes: Vec<(String, serde_json::Value)
 }
 
 fn now() -> String {
-    let t = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
+    let t =
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
     match serde_json::to_value(t) {
         Ok(serde_json::Value::String(s)) => s,
         _ => String::new(),
@@ -169,7 +182,9 @@ pub async fn cleanup(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbError
         let diff = diff_targets(&[], &current, tracked.as_ref().map(Option::as_ref));
         if !diff.deregister.is_empty() {
             match ctx.elbv2.deregister_targets(arn, &diff.deregister).await {
-                Err(e) if e.is_not_found() || matches!(e.code(), "InvalidTarget" | "ValidationError") => {}
+                Err(e)
+                    if e.is_not_found()
+                        || matches!(e.code(), "InvalidTarget" | "ValidationError") => {}
                 other => other?,
             }
         }
@@ -177,7 +192,10 @@ pub async fn cleanup(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbError
     if tgb.spec.multi_cluster_target_group {
         let (ns, name) = ns_name(tgb);
         let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &ns);
-        match api.delete(&format!("{TRACKED_PREFIX}{name}"), &Default::default()).await {
+        match api
+            .delete(&format!("{TRACKED_PREFIX}{name}"), &Default::default())
+            .await
+        {
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             other => {
                 other?;
@@ -189,7 +207,10 @@ pub async fn cleanup(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbError
 }
 
 /// The recorded targets of a multi-cluster binding; `None` before the first record.
-async fn load_tracked(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Option<BTreeSet<String>>, TgbError> {
+async fn load_tracked(
+    ctx: &Ctx,
+    tgb: &TargetGroupBinding,
+) -> Result<Option<BTreeSet<String>>, TgbError> {
     let (ns, name) = ns_name(tgb);
     if let Some(set) = ctx.tracked_get(&ns, &name) {
         return Ok(Some(set));
@@ -198,18 +219,30 @@ async fn load_tracked(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Option<BTre
     let Some(cm) = api.get_opt(&format!("{TRACKED_PREFIX}{name}")).await? else {
         return Ok(None);
     };
-    let set = tracked_from_csv(cm.data.as_ref().and_then(|d| d.get(TRACKED_KEY)).map_or("", |s| s));
+    let set = tracked_from_csv(
+        cm.data
+            .as_ref()
+            .and_then(|d| d.get(TRACKED_KEY))
+            .map_or("", |s| s),
+    );
     ctx.tracked_put(&ns, &name, set.clone());
     Ok(Some(set))
 }
 
-async fn save_tracked(ctx: &Ctx, tgb: &TargetGroupBinding, set: BTreeSet<String>) -> Result<(), TgbError> {
+async fn save_tracked(
+    ctx: &Ctx,
+    tgb: &TargetGroupBinding,
+    set: BTreeSet<String>,
+) -> Result<(), TgbError> {
     let (ns, name) = ns_name(tgb);
     let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &ns);
     let cm_name = format!("{TRACKED_PREFIX}{name}");
     let csv = tracked_to_csv(&set);
     let body = serde_json::json!({ "data": { TRACKED_KEY: csv } });
-    match api.patch(&cm_name, &PatchParams::default(), &Patch::Merge(&body)).await {
+    match api
+        .patch(&cm_name, &PatchParams::default(), &Patch::Merge(&body))
+        .await
+    {
         Err(kube::Error::Api(e)) if e.code == 404 => {
             let cm = ConfigMap {
                 metadata: kube::api::ObjectMeta {

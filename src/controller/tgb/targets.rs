@@ -18,7 +18,10 @@ pub fn target_key(id: &str, port: Option<u16>) -> String {
 
 /// Draining targets are on their way out; they never count as registered.
 pub fn is_draining(state: TargetHealthState) -> bool {
-    matches!(state, TargetHealthState::Draining | TargetHealthState::UnhealthyDraining)
+    matches!(
+        state,
+        TargetHealthState::Draining | TargetHealthState::UnhealthyDraining
+    )
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,7 +75,10 @@ pub fn diff_targets(
         .collect();
     register.sort();
     register.dedup();
-    TargetDiff { register, deregister }
+    TargetDiff {
+        register,
+        deregister,
+    }
 }
 
 /// `all` for an IP outside every VPC CIDR (peered or on-premises targets need it); `None`
