@@ -4,4 +4,5 @@ mod aws;
 mod model;
 mod process;
 mod support;
+mod tgb;
 mod webhook_server;
