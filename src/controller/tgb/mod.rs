@@ -17,6 +17,8 @@ pub mod targets;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_gates;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
