@@ -92,14 +92,26 @@ fn ready_and_gated_endpoints_are_wanted_terminating_and_deleting_are_not() {
         ("deleting", pod(true, true)),
     ]
     .into();
-    let got = select(&[s.clone()], &pods, &node(Tri::True), &svc_port(""), false);
+    let got = select(
+        std::slice::from_ref(&s),
+        &pods,
+        &node(Tri::True),
+        &svc_port(""),
+        false,
+    );
     let ips: Vec<&str> = got.iter().map(|(ip, _)| ip.as_str()).collect();
     assert_eq!(ips, vec!["10.0.0.1", "10.0.0.2", "10.0.0.3"]);
     assert!(got.iter().all(|(_, p)| *p == 8080));
 
     // The gated pod needs a Ready node.
     for state in [Tri::False, Tri::Unknown] {
-        let got = select(&[s.clone()], &pods, &node(state), &svc_port(""), false);
+        let got = select(
+            std::slice::from_ref(&s),
+            &pods,
+            &node(state),
+            &svc_port(""),
+            false,
+        );
         assert!(!got.iter().any(|(ip, _)| ip == "10.0.0.3"), "{state:?}");
     }
 }
