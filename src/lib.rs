@@ -8,6 +8,7 @@ pub mod aws;
 pub mod certs_cmd;
 pub mod certs_manager;
 pub mod config;
+pub mod controller;
 pub mod crd;
 pub mod goflags;
 pub mod metrics;

@@ -7,4 +7,5 @@ mod e2e_pod_gates;
 mod model;
 mod process;
 mod support;
+mod tgb;
 mod webhook_server;

@@ -1,0 +1,159 @@
+//! Controllers that reconcile Kubernetes objects against AWS, and the plumbing they share:
+//! finalizer add/remove, best-effort event publishing and a capped per-object error backoff.
+
+pub mod tgb;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Api, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+
+/// Adds `finalizer` to `obj` unless present. Returns whether a patch was sent.
+///
+/// The merge patch carries the resourceVersion, so a concurrent writer makes it fail (409)
+/// instead of silently dropping someone else's finalizer list change.
+pub async fn add_finalizer<K>(api: &Api<K>, obj: &K, finalizer: &str) -> Result<bool, kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let mut list = obj.finalizers().to_vec();
+    if list.iter().any(|f| f == finalizer) {
+        return Ok(false);
+    }
+    list.push(finalizer.to_string());
+    patch_finalizers(api, obj, list).await?;
+    Ok(true)
+}
+
+/// Removes `finalizer` from `obj` if present; an object already gone counts as done.
+pub async fn remove_finalizer<K>(api: &Api<K>, obj: &K, finalizer: &str) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let list: Vec<String> = obj
+        .finalizers()
+        .iter()
+        .filter(|f| *f != finalizer)
+        .cloned()
+        .collect();
+    if list.len() == obj.finalizers().len() {
+        return Ok(());
+    }
+    match patch_finalizers(api, obj, list).await {
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+        other => other,
+    }
+}
+
+async fn patch_finalizers<K>(api: &Api<K>, obj: &K, list: Vec<String>) -> Result<(), kube::Error>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let patch = serde_json::json!({
+        "metadata": { "finalizers": list, "resourceVersion": obj.resource_version() }
+    });
+    api.patch(
+        &obj.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .map(|_| ())
+}
+
+/// Publishes events for one controller. Failures are logged, never returned: an event is
+/// a courtesy to the user and must not fail a reconcile.
+#[derive(Clone)]
+pub struct Events {
+    recorder: std::sync::Arc<Recorder>,
+}
+
+impl Events {
+    pub fn new(client: kube::Client, controller: &str) -> Self {
+        let reporter = Reporter {
+            controller: controller.to_string(),
+            instance: std::env::var("POD_NAME").ok(),
+        };
+        Self {
+            recorder: std::sync::Arc::new(Recorder::new(client, reporter)),
+        }
+    }
+
+    pub async fn normal(&self, obj: &ObjectReference, reason: &str, note: String) {
+        self.publish(obj, EventType::Normal, reason, note).await
+    }
+
+    pub async fn warning(&self, obj: &ObjectReference, reason: &str, note: String) {
+        self.publish(obj, EventType::Warning, reason, note).await
+    }
+
+    async fn publish(&self, obj: &ObjectReference, type_: EventType, reason: &str, note: String) {
+        let ev = Event {
+            type_,
+            reason: reason.to_string(),
+            note: Some(note),
+            action: "Reconcile".to_string(),
+            secondary: None,
+        };
+        if let Err(e) = self.recorder.publish(&ev, obj).await {
+            tracing::warn!(error = %e, reason, "failed to publish event");
+        }
+    }
+}
+
+/// Exponential per-object backoff for failed reconciles: `base · 2^(failures-1)`, capped.
+/// A success resets the object's count.
+#[derive(Debug)]
+pub struct Backoff {
+    base: Duration,
+    cap: Duration,
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl Backoff {
+    pub fn new(base: Duration, cap: Duration) -> Self {
+        Self {
+            base,
+            cap: cap.max(base),
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Records one more failure of `key` and returns how long to wait before retrying.
+    pub fn failed(&self, key: &str) -> Duration {
+        let mut map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        let n = map.entry(key.to_string()).or_insert(0);
+        *n = n.saturating_add(1);
+        let factor = 1u32.checked_shl(n.saturating_sub(1)).unwrap_or(u32::MAX);
+        self.base.saturating_mul(factor).min(self.cap)
+    }
+
+    pub fn succeeded(&self, key: &str) {
+        let mut map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        map.remove(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap_and_resets_on_success() {
+        let b = Backoff::new(Duration::from_millis(100), Duration::from_secs(1));
+        let got: Vec<_> = (0..6).map(|_| b.failed("a").as_millis()).collect();
+        assert_eq!(got, vec![100, 200, 400, 800, 1000, 1000]);
+        assert_eq!(b.failed("b"), Duration::from_millis(100));
+        b.succeeded("a");
+        assert_eq!(b.failed("a"), Duration::from_millis(100));
+        for _ in 0..100 {
+            b.failed("c");
+        }
+        assert_eq!(b.failed("c"), Duration::from_secs(1));
+    }
+}

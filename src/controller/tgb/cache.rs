@@ -1,0 +1,234 @@
+//! Watch-fed caches of projected Pods, Nodes, Services and EndpointSlices, and the index of
+//! which bindings looked at which pod. Each watch calls back with (old, new) projections so the
+//! caller can enqueue exactly the bindings a change concerns.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Debug;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, RwLock, RwLockReadGuard};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::WatchStreamExt;
+use kube::{Api, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+
+use super::info::{NodeInfo, PodInfo, ServiceInfo, SliceInfo};
+
+/// `(namespace, name)`; namespace is empty for cluster-scoped objects.
+pub type ObjKey = (String, String);
+
+/// One projected cache.
+#[derive(Debug)]
+pub struct Projected<V> {
+    map: RwLock<HashMap<ObjKey, V>>,
+    synced: AtomicBool,
+}
+
+impl<V> Default for Projected<V> {
+    fn default() -> Self {
+        Self {
+            map: RwLock::new(HashMap::new()),
+            synced: AtomicBool::new(false),
+        }
+    }
+}
+
+impl<V: Clone + PartialEq> Projected<V> {
+    pub fn read(&self) -> RwLockReadGuard<'_, HashMap<ObjKey, V>> {
+        self.map.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn get(&self, ns: &str, name: &str) -> Option<V> {
+        self.read()
+            .get(&(ns.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    pub fn is_synced(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+
+    /// Inserts (`Some`) or removes (`None`) and returns the old value when something changed.
+    fn set(&self, key: ObjKey, v: Option<V>) -> Option<(Option<V>, Option<V>)> {
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        let old = match &v {
+            Some(v) => map.insert(key, v.clone()),
+            None => map.remove(&key),
+        };
+        (old != v).then_some((old, v))
+    }
+
+    /// Replaces everything (a relist) and returns the changes.
+    fn replace(&self, new: HashMap<ObjKey, V>) -> Vec<(ObjKey, Option<V>, Option<V>)> {
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        let old = std::mem::replace(&mut *map, new);
+        let mut changes = Vec::new();
+        for (k, v) in map.iter() {
+            if old.get(k) != Some(v) {
+                changes.push((k.clone(), old.get(k).cloned(), Some(v.clone())));
+            }
+        }
+        for (k, v) in old {
+            if !map.contains_key(&k) {
+                changes.push((k, Some(v), None));
+            }
+        }
+        changes
+    }
+}
+
+/// All caches the reconciler reads.
+#[derive(Debug, Default)]
+pub struct Caches {
+    pub pods: Projected<PodInfo>,
+    pub nodes: Projected<NodeInfo>,
+    pub services: Projected<ServiceInfo>,
+    /// Keyed by slice; the value carries the Service name.
+    pub slices: Projected<(String, SliceInfo)>,
+    pub index: PodIndex,
+}
+
+impl Caches {
+    pub fn all_synced(&self) -> bool {
+        self.pods.is_synced()
+            && self.nodes.is_synced()
+            && self.services.is_synced()
+            && self.slices.is_synced()
+    }
+
+    pub async fn wait_synced(&self) {
+        while !self.all_synced() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Projected slices of one Service.
+    pub fn slices_of(&self, ns: &str, svc: &str) -> Vec<SliceInfo> {
+        self.slices
+            .read()
+            .iter()
+            .filter(|((n, _), (s, _))| n == ns && s == svc)
+            .map(|(_, (_, info))| info.clone())
+            .collect()
+    }
+}
+
+/// Which bindings referenced which pods at their last reconcile, so a pod change (deletion
+/// started, containers ready) reaches the bindings whose Service selects it.
+#[derive(Debug, Default)]
+pub struct PodIndex {
+    inner: Mutex<PodIndexInner>,
+}
+
+#[derive(Debug, Default)]
+struct PodIndexInner {
+    by_pod: HashMap<ObjKey, BTreeSet<String>>,
+    by_binding: HashMap<ObjKey, Vec<String>>,
+}
+
+impl PodIndex {
+    pub fn set(&self, ns: &str, binding: &str, pods: Vec<String>) {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let bkey = (ns.to_string(), binding.to_string());
+        for p in g.by_binding.remove(&bkey).unwrap_or_default() {
+            let pkey = (ns.to_string(), p);
+            if let Some(set) = g.by_pod.get_mut(&pkey) {
+                set.remove(binding);
+                if set.is_empty() {
+                    g.by_pod.remove(&pkey);
+                }
+            }
+        }
+        for p in &pods {
+            g.by_pod
+                .entry((ns.to_string(), p.clone()))
+                .or_default()
+                .insert(binding.to_string());
+        }
+        if !pods.is_empty() {
+            g.by_binding.insert(bkey, pods);
+        }
+    }
+
+    pub fn bindings_of(&self, ns: &str, pod: &str) -> Vec<String> {
+        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        g.by_pod
+            .get(&(ns.to_string(), pod.to_string()))
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Runs a watch of `api` into `cache` until the stream ends (never, in practice; the caller
+/// aborts the task). `on_change(key, old, new)` is called after each change is visible.
+pub async fn feed<K, V>(
+    api: Api<K>,
+    cache: &Projected<V>,
+    project: impl Fn(&K) -> Option<V>,
+    on_change: impl Fn(&ObjKey, Option<&V>, Option<&V>),
+) where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+    V: Clone + PartialEq,
+{
+    let key = |o: &K| (o.namespace().unwrap_or_default(), o.name_any());
+    let stream = watcher(api).default_backoff();
+    futures::pin_mut!(stream);
+    let mut buffer: HashMap<ObjKey, V> = HashMap::new();
+    while let Some(ev) = stream.next().await {
+        match ev {
+            Ok(Event::Init) => buffer = HashMap::new(),
+            Ok(Event::InitApply(o)) => {
+                if let Some(v) = project(&o) {
+                    buffer.insert(key(&o), v);
+                }
+            }
+            Ok(Event::InitDone) => {
+                let changes = cache.replace(std::mem::take(&mut buffer));
+                cache.synced.store(true, Ordering::Release);
+                for (k, old, new) in changes {
+                    on_change(&k, old.as_ref(), new.as_ref());
+                }
+            }
+            Ok(Event::Apply(o)) => {
+                let k = key(&o);
+                if let Some((old, new)) = cache.set(k.clone(), project(&o)) {
+                    on_change(&k, old.as_ref(), new.as_ref());
+                }
+            }
+            Ok(Event::Delete(o)) => {
+                let k = key(&o);
+                if let Some((old, new)) = cache.set(k.clone(), None) {
+                    on_change(&k, old.as_ref(), new.as_ref());
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "watch failed; retrying"),
+        }
+    }
+}
+
+fn watcher<K>(api: Api<K>) -> impl futures::Stream<Item = Result<Event<K>, watcher::Error>>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    watcher::watcher(api, watcher::Config::default())
+}
+
+pub fn project_pod(p: &k8s_openapi::api::core::v1::Pod) -> Option<PodInfo> {
+    Some(PodInfo::from_pod(p))
+}
+
+pub fn project_node(n: &k8s_openapi::api::core::v1::Node) -> Option<NodeInfo> {
+    Some(NodeInfo::from_node(n))
+}
+
+pub fn project_service(s: &k8s_openapi::api::core::v1::Service) -> Option<ServiceInfo> {
+    Some(ServiceInfo::from_service(s))
+}
+
+pub fn project_slice(
+    s: &k8s_openapi::api::discovery::v1::EndpointSlice,
+) -> Option<(String, SliceInfo)> {
+    SliceInfo::from_slice(s)
+}

@@ -1,0 +1,219 @@
+//! The few fields of Pods, Nodes, Services and EndpointSlices the reconciler reads, projected
+//! out of the watched objects so the caches hold kilobytes instead of whole objects.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kube::ResourceExt;
+
+/// Condition-type prefixes of the target-health readiness gates (current and legacy).
+pub const GATE_PREFIXES: [&str; 2] = [
+    "target-health.elbv2.k8s.aws/",
+    "target-health.alb.ingress.k8s.aws/",
+];
+
+/// A pod readiness condition written by this controller.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GateCondition {
+    pub type_: String,
+    pub status: String,
+    pub reason: Option<String>,
+    pub message: Option<String>,
+    /// RFC 3339, as the API server returned it.
+    pub last_transition_time: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PodInfo {
+    pub uid: String,
+    pub node: Option<String>,
+    /// `ContainersReady=True`.
+    pub containers_ready: bool,
+    /// `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// Readiness-gate condition types with a target-health prefix.
+    pub gates: Vec<String>,
+    /// Current status conditions of those gate types.
+    pub conditions: Vec<GateCondition>,
+}
+
+impl PodInfo {
+    pub fn from_pod(p: &Pod) -> PodInfo {
+        let gates: Vec<String> = p
+            .spec
+            .iter()
+            .flat_map(|s| s.readiness_gates.iter().flatten())
+            .map(|g| g.condition_type.clone())
+            .filter(|t| GATE_PREFIXES.iter().any(|pre| t.starts_with(pre)))
+            .collect();
+        let conds = p.status.as_ref().and_then(|s| s.conditions.as_ref());
+        let containers_ready = conds
+            .into_iter()
+            .flatten()
+            .any(|c| c.type_ == "ContainersReady" && c.status == "True");
+        let conditions = conds
+            .into_iter()
+            .flatten()
+            .filter(|c| gates.contains(&c.type_))
+            .map(|c| GateCondition {
+                type_: c.type_.clone(),
+                status: c.status.clone(),
+                reason: c.reason.clone(),
+                message: c.message.clone(),
+                last_transition_time: c.last_transition_time.as_ref().map(|t| t.0.to_string()),
+            })
+            .collect();
+        PodInfo {
+            uid: p.uid().unwrap_or_default(),
+            node: p.spec.as_ref().and_then(|s| s.node_name.clone()),
+            containers_ready,
+            deleting: p.metadata.deletion_timestamp.is_some(),
+            gates,
+            conditions,
+        }
+    }
+
+    pub fn condition(&self, type_: &str) -> Option<&GateCondition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+}
+
+/// A condition status: `True`, `False` or anything else (treated as `Unknown`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tri {
+    True,
+    False,
+    #[default]
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeInfo {
+    pub labels: BTreeMap<String, String>,
+    /// Tainted `ToBeDeletedByClusterAutoscaler` (any effect) or `karpenter.sh/disrupted:NoSchedule`.
+    pub tainted_out: bool,
+    pub ready: Tri,
+    pub provider_id: Option<String>,
+}
+
+impl NodeInfo {
+    pub fn from_node(n: &Node) -> NodeInfo {
+        let tainted_out = n
+            .spec
+            .iter()
+            .flat_map(|s| s.taints.iter().flatten())
+            .any(|t| {
+                t.key == "ToBeDeletedByClusterAutoscaler"
+                    || (t.key == "karpenter.sh/disrupted" && t.effect == "NoSchedule")
+            });
+        let ready = n
+            .status
+            .iter()
+            .flat_map(|s| s.conditions.iter().flatten())
+            .find(|c| c.type_ == "Ready")
+            .map(|c| match c.status.as_str() {
+                "True" => Tri::True,
+                "False" => Tri::False,
+                _ => Tri::Unknown,
+            })
+            .unwrap_or(Tri::Unknown);
+        NodeInfo {
+            labels: n.labels().clone(),
+            tainted_out,
+            ready,
+            provider_id: n.spec.as_ref().and_then(|s| s.provider_id.clone()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ServicePortInfo {
+    pub name: String,
+    pub port: i32,
+    pub node_port: Option<i32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ServiceInfo {
+    /// `spec.type` (`ClusterIP` when unset).
+    pub type_: String,
+    pub ports: Vec<ServicePortInfo>,
+}
+
+impl ServiceInfo {
+    pub fn from_service(s: &Service) -> ServiceInfo {
+        let spec = s.spec.as_ref();
+        ServiceInfo {
+            type_: spec
+                .and_then(|s| s.type_.clone())
+                .unwrap_or_else(|| "ClusterIP".into()),
+            ports: spec
+                .iter()
+                .flat_map(|s| s.ports.iter().flatten())
+                .map(|p| ServicePortInfo {
+                    name: p.name.clone().unwrap_or_default(),
+                    port: p.port,
+                    node_port: p.node_port,
+                })
+                .collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EndpointInfo {
+    pub address: String,
+    pub ready: Option<bool>,
+    pub terminating: Option<bool>,
+    /// Name of the pod when `targetRef.kind == Pod`.
+    pub pod: Option<String>,
+    pub node: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SliceInfo {
+    /// `IPv4`, `IPv6` or `FQDN`.
+    pub address_type: String,
+    /// `(name, port)` of each slice port.
+    pub ports: Vec<(String, Option<i32>)>,
+    pub endpoints: Vec<EndpointInfo>,
+}
+
+/// Label naming the Service an EndpointSlice belongs to.
+pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+
+impl SliceInfo {
+    /// The projection and the Service name, or `None` for slices of no Service.
+    pub fn from_slice(s: &EndpointSlice) -> Option<(String, SliceInfo)> {
+        let svc = s.labels().get(SERVICE_NAME_LABEL)?.clone();
+        let info = SliceInfo {
+            address_type: s.address_type.clone(),
+            ports: s
+                .ports
+                .iter()
+                .flatten()
+                .map(|p| (p.name.clone().unwrap_or_default(), p.port))
+                .collect(),
+            endpoints: s
+                .endpoints
+                .iter()
+                .filter_map(|e| {
+                    let conds = e.conditions.as_ref();
+                    Some(EndpointInfo {
+                        address: e.addresses.first()?.clone(),
+                        ready: conds.and_then(|c| c.ready),
+                        terminating: conds.and_then(|c| c.terminating),
+                        pod: e
+                            .target_ref
+                            .as_ref()
+                            .filter(|r| r.kind.as_deref() == Some("Pod"))
+                            .and_then(|r| r.name.clone()),
+                        node: e.node_name.clone(),
+                    })
+                })
+                .collect(),
+        };
+        Some((svc, info))
+    }
+}

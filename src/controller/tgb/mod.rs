@@ -1,0 +1,275 @@
+//! The TargetGroupBinding controller: keeps each binding's target group registered with the
+//! pods (ip) or nodes (instance) behind its Service port, and the pods' target-health
+//! readiness gates in step with AWS.
+//!
+//! Watch-driven: Services, EndpointSlices, Pods and Nodes feed small projected caches, and each
+//! change enqueues only the bindings it concerns. Error retries back off exponentially up to
+//! `max_backoff`; target health is polled every `health_poll` only while a gated pod is not
+//! True.
+
+mod cache;
+pub mod endpoints;
+pub mod gates;
+pub mod info;
+mod reconcile;
+mod sync;
+pub mod targets;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_gates;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::channel::mpsc::{unbounded, UnboundedSender};
+use futures::StreamExt;
+use ipnet::IpNet;
+use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kube::runtime::controller::{Action, Config, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use kube::{Api, ResourceExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::aws::{AwsError, Ec2, Ec2Query, ElbV2};
+use crate::crd::TargetGroupBinding;
+use cache::Caches;
+use info::GATE_PREFIXES;
+
+pub use info::{NodeInfo, PodInfo};
+
+/// Finalizer that keeps a binding until its targets are deregistered.
+pub const FINALIZER: &str = "elbv2.k8s.aws/resources";
+
+/// Settings of the controller.
+#[derive(Debug, Clone)]
+pub struct TgbConfig {
+    /// Bindings reconciled at once (`--targetgroupbinding-max-concurrent-reconciles`).
+    pub concurrency: u16,
+    /// Cap of the per-binding error backoff (starts at 5 ms, doubles).
+    pub max_backoff: Duration,
+    /// Periodic full resync of a settled binding (watches carry every change in between).
+    pub requeue: Duration,
+    /// Target-health poll interval while some gated pod is not True.
+    pub health_poll: Duration,
+    /// CIDRs of the cluster VPC; pod IPs outside them register with `AvailabilityZone: all`.
+    /// Empty: never set a zone.
+    pub vpc_cidrs: Vec<IpNet>,
+    /// Use Ready=Unknown nodes when no node is Ready (upstream's `EndpointsFailOpen`).
+    pub fail_open: bool,
+    /// Reporting controller of the events.
+    pub controller_name: String,
+}
+
+impl Default for TgbConfig {
+    fn default() -> Self {
+        Self {
+            concurrency: 3,
+            max_backoff: Duration::from_secs(30),
+            requeue: Duration::from_secs(300),
+            health_poll: Duration::from_secs(2),
+            vpc_cidrs: Vec::new(),
+            fail_open: true,
+            controller_name: "targetGroupBinding".into(),
+        }
+    }
+}
+
+/// The CIDRs (IPv4 and IPv6) of a VPC, for [`TgbConfig::vpc_cidrs`].
+pub async fn vpc_cidrs(ec2: &dyn Ec2, vpc_id: &str) -> Result<Vec<IpNet>, AwsError> {
+    let vpcs = ec2.describe_vpcs(&Ec2Query::ids([vpc_id])).await?;
+    Ok(vpcs
+        .iter()
+        .flat_map(|v| v.cidr_blocks.iter().chain(&v.ipv6_cidr_blocks))
+        .filter_map(|c| c.parse().ok())
+        .collect())
+}
+
+/// Errors of one reconcile.
+#[derive(Debug, thiserror::Error)]
+pub enum TgbError {
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    #[error("{0}")]
+    Aws(#[from] AwsError),
+    /// The binding or its Service cannot work as specified.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// State shared by all reconciles.
+pub struct Ctx {
+    client: kube::Client,
+    elbv2: Arc<dyn ElbV2>,
+    cfg: TgbConfig,
+    caches: Arc<Caches>,
+    events: super::Events,
+    backoff: super::Backoff,
+    /// Multi-cluster records by `ns/name`, so the ConfigMap is read once.
+    tracked: Mutex<HashMap<String, BTreeSet<String>>>,
+}
+
+impl Ctx {
+    fn tracked_get(&self, ns: &str, name: &str) -> Option<BTreeSet<String>> {
+        let g = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
+        g.get(&format!("{ns}/{name}")).cloned()
+    }
+
+    fn tracked_put(&self, ns: &str, name: &str, set: BTreeSet<String>) {
+        let mut g = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
+        g.insert(format!("{ns}/{name}"), set);
+    }
+
+    fn forget_tracked(&self, tgb: &TargetGroupBinding) {
+        let key = format!("{}/{}", tgb.namespace().unwrap_or_default(), tgb.name_any());
+        let mut g = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
+        g.remove(&key);
+    }
+}
+
+/// Enqueues bindings for changes of the objects they depend on.
+#[derive(Clone)]
+struct Triggers {
+    store: Store<TargetGroupBinding>,
+    tx: UnboundedSender<ObjectRef<TargetGroupBinding>>,
+}
+
+impl Triggers {
+    fn send(&self, ns: &str, name: &str) {
+        let _ = self.tx.unbounded_send(ObjectRef::new(name).within(ns));
+    }
+
+    fn by_service(&self, ns: &str, svc: &str) {
+        for b in self.store.state() {
+            if b.spec.service_ref.name == svc && b.namespace().as_deref() == Some(ns) {
+                self.send(ns, &b.name_any());
+            }
+        }
+    }
+
+    fn all(&self) {
+        for b in self.store.state() {
+            self.send(&b.namespace().unwrap_or_default(), &b.name_any());
+        }
+    }
+}
+
+fn gate_bindings(p: &PodInfo) -> impl Iterator<Item = &str> {
+    p.gates
+        .iter()
+        .filter_map(|g| GATE_PREFIXES.iter().find_map(|pre| g.strip_prefix(pre)))
+}
+
+/// Runs the controller until `shutdown` is cancelled.
+pub async fn run(
+    client: kube::Client,
+    elbv2: Arc<dyn ElbV2>,
+    cfg: TgbConfig,
+    shutdown: CancellationToken,
+) {
+    let caches = Arc::new(Caches::default());
+    let api: Api<TargetGroupBinding> = Api::all(client.clone());
+    let controller = Controller::new(api, watcher::Config::default())
+        .with_config(Config::default().concurrency(cfg.concurrency));
+    let (tx, rx) = unbounded();
+    let trig = Triggers {
+        store: controller.store(),
+        tx,
+    };
+    let mut feeders = tokio::task::JoinSet::new();
+    {
+        let (c, t) = (caches.clone(), trig.clone());
+        let api: Api<Service> = Api::all(client.clone());
+        feeders.spawn(async move {
+            cache::feed(api, &c.services, cache::project_service, |(ns, n), _, _| {
+                t.by_service(ns, n)
+            })
+            .await
+        });
+    }
+    {
+        let (c, t) = (caches.clone(), trig.clone());
+        let api: Api<EndpointSlice> = Api::all(client.clone());
+        feeders.spawn(async move {
+            cache::feed(api, &c.slices, cache::project_slice, |(ns, _), old, new| {
+                let svcs: BTreeSet<&str> = old
+                    .iter()
+                    .chain(new.iter())
+                    .map(|(s, _)| s.as_str())
+                    .collect();
+                svcs.into_iter().for_each(|s| t.by_service(ns, s));
+            })
+            .await
+        });
+    }
+    {
+        let (c, t) = (caches.clone(), trig.clone());
+        let api: Api<Pod> = Api::all(client.clone());
+        feeders.spawn(async move {
+            let idx = &c.index;
+            cache::feed(api, &c.pods, cache::project_pod, |(ns, pod), old, new| {
+                // Our own condition writes come back here; they need no reconcile.
+                let strip = |p: Option<&PodInfo>| {
+                    p.map(|p| PodInfo {
+                        conditions: Vec::new(),
+                        ..p.clone()
+                    })
+                };
+                if old.is_some() && new.is_some() && strip(old) == strip(new) {
+                    return;
+                }
+                let mut names: BTreeSet<String> = idx.bindings_of(ns, pod).into_iter().collect();
+                for p in old.iter().chain(new.iter()) {
+                    names.extend(gate_bindings(p).map(String::from));
+                }
+                names.iter().for_each(|b| t.send(ns, b));
+            })
+            .await
+        });
+    }
+    {
+        let (c, t) = (caches.clone(), trig.clone());
+        let api: Api<Node> = Api::all(client.clone());
+        feeders.spawn(async move {
+            cache::feed(api, &c.nodes, cache::project_node, |_, _, _| t.all()).await
+        });
+    }
+
+    let events = super::Events::new(client.clone(), &cfg.controller_name);
+    let ctx = Arc::new(Ctx {
+        client,
+        elbv2,
+        backoff: super::Backoff::new(Duration::from_millis(5), cfg.max_backoff),
+        events,
+        cfg,
+        caches,
+        tracked: Mutex::new(HashMap::new()),
+    });
+    let fut = controller
+        .reconcile_on(rx)
+        .run(reconcile::reconcile, error_policy, ctx)
+        .for_each(|r| async move {
+            if let Err(e) = r {
+                tracing::debug!(error = %e, "targetgroupbinding controller");
+            }
+        });
+    tokio::select! {
+        _ = fut => {}
+        _ = shutdown.cancelled() => {}
+    }
+    feeders.abort_all();
+}
+
+fn error_policy(tgb: Arc<TargetGroupBinding>, err: &TgbError, ctx: Arc<Ctx>) -> Action {
+    let key = format!("{}/{}", tgb.namespace().unwrap_or_default(), tgb.name_any());
+    tracing::warn!(binding = %key, error = %err, "reconcile failed");
+    let delay = ctx.backoff.failed(&key);
+    let note = format!("Failed reconcile due to {err}");
+    let oref = kube::Resource::object_ref(tgb.as_ref(), &());
+    tokio::spawn(async move { ctx.events.warning(&oref, "FailedReconcile", note).await });
+    Action::requeue(delay)
+}

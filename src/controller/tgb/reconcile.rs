@@ -1,0 +1,245 @@
+//! One reconcile of a TargetGroupBinding: finalizer, wanted targets (ip or instance), target
+//! sync, readiness gates, status and events; cleanup when the binding is deleted.
+
+use std::sync::Arc;
+
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::{Api, Resource, ResourceExt};
+
+use super::endpoints::{find_service_port, select_node_endpoints, select_pod_endpoints};
+use super::sync::{cleanup, sync_targets, update_gates};
+use super::targets::{availability_zone_for, target_key};
+use super::{Ctx, TgbError, FINALIZER};
+use crate::aws::TargetDescription;
+use crate::controller::{add_finalizer, remove_finalizer};
+use crate::crd::target_group_binding::{TargetGroupIpAddressType, TargetType};
+use crate::crd::TargetGroupBinding;
+
+/// What a reconcile of a live binding found.
+#[derive(Debug, Default)]
+struct Outcome {
+    /// Targets were registered or deregistered.
+    changed: bool,
+    /// Some gated pod is not True yet: poll target health soon.
+    pending: bool,
+}
+
+pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Action, TgbError> {
+    let ns = tgb.namespace().unwrap_or_default();
+    let name = tgb.name_any();
+    let api: Api<TargetGroupBinding> = Api::namespaced(ctx.client.clone(), &ns);
+    let oref = tgb.object_ref(&());
+    let key = format!("{ns}/{name}");
+
+    if tgb.metadata.deletion_timestamp.is_some() {
+        if !tgb.finalizers().iter().any(|f| f == FINALIZER) {
+            return Ok(Action::await_change());
+        }
+        ctx.caches.wait_synced().await;
+        if let Err(e) = cleanup(&ctx, &tgb).await {
+            ctx.events
+                .warning(&oref, "FailedCleanup", format!("Failed cleanup due to {e}"))
+                .await;
+            return Err(e);
+        }
+        if let Err(e) = remove_finalizer(&api, tgb.as_ref(), FINALIZER).await {
+            ctx.events
+                .warning(
+                    &oref,
+                    "FailedRemoveFinalizer",
+                    format!("Failed remove finalizer due to {e}"),
+                )
+                .await;
+            return Err(e.into());
+        }
+        ctx.caches.index.set(&ns, &name, Vec::new());
+        ctx.backoff.succeeded(&key);
+        return Ok(Action::await_change());
+    }
+
+    if let Err(e) = add_finalizer(&api, tgb.as_ref(), FINALIZER).await {
+        ctx.events
+            .warning(
+                &oref,
+                "FailedAddFinalizer",
+                format!("Failed add finalizer due to {e}"),
+            )
+            .await;
+        return Err(e.into());
+    }
+    ctx.caches.wait_synced().await;
+
+    let outcome = match tgb.spec.target_type {
+        Some(TargetType::Ip) => reconcile_ip(&ctx, &tgb).await?,
+        Some(TargetType::Instance) => reconcile_instance(&ctx, &tgb).await?,
+        None => {
+            return Err(TgbError::Invalid(format!(
+                "targetType is not specified: {key}"
+            )))
+        }
+    };
+
+    let generation = tgb.metadata.generation;
+    let observed = tgb.status.as_ref().and_then(|s| s.observed_generation);
+    if generation.is_some() && observed != generation {
+        let body = serde_json::json!({ "status": { "observedGeneration": generation } });
+        if let Err(e) = api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
+            .await
+        {
+            ctx.events
+                .warning(
+                    &oref,
+                    "FailedUpdateStatus",
+                    format!("Failed update status due to {e}"),
+                )
+                .await;
+            return Err(e.into());
+        }
+    }
+    // Health polls re-run this often; an event per poll would only flood the API.
+    if outcome.changed || observed != generation {
+        ctx.events
+            .normal(
+                &oref,
+                "SuccessfullyReconciled",
+                "Successfully reconciled".into(),
+            )
+            .await;
+    }
+    ctx.backoff.succeeded(&key);
+    Ok(Action::requeue(if outcome.pending {
+        ctx.cfg.health_poll
+    } else {
+        ctx.cfg.requeue
+    }))
+}
+
+fn port_text(p: &IntOrString) -> String {
+    match p {
+        IntOrString::Int(n) => n.to_string(),
+        IntOrString::String(s) => s.clone(),
+    }
+}
+
+/// The Service or its port is gone: tell the user and take every target out.
+async fn backend_not_found(
+    ctx: &Ctx,
+    tgb: &TargetGroupBinding,
+    msg: String,
+) -> Result<Outcome, TgbError> {
+    ctx.events
+        .warning(&tgb.object_ref(&()), "BackendNotFound", msg)
+        .await;
+    cleanup(ctx, tgb).await?;
+    Ok(Outcome {
+        changed: true,
+        pending: false,
+    })
+}
+
+async fn reconcile_ip(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, TgbError> {
+    let ns = tgb.namespace().unwrap_or_default();
+    let name = tgb.name_any();
+    let svc_name = &tgb.spec.service_ref.name;
+    let Some(svc) = ctx.caches.services.get(&ns, svc_name) else {
+        ctx.caches.index.set(&ns, &name, Vec::new());
+        let msg = format!("backend not found: services \"{svc_name}\" not found");
+        return backend_not_found(ctx, tgb, msg).await;
+    };
+    let Some(port) = find_service_port(&svc, &tgb.spec.service_ref.port) else {
+        let p = port_text(&tgb.spec.service_ref.port);
+        let msg = format!("backend not found: unable to find port {p} on service {ns}/{svc_name}");
+        return backend_not_found(ctx, tgb, msg).await;
+    };
+    let slices = ctx.caches.slices_of(&ns, svc_name);
+    let ipv6 = tgb.spec.ip_address_type == Some(TargetGroupIpAddressType::Ipv6);
+    let endpoints = {
+        let pods = ctx.caches.pods.read();
+        let nodes = ctx.caches.nodes.read();
+        select_pod_endpoints(
+            port,
+            &slices,
+            ipv6,
+            |p| pods.get(&(ns.clone(), p.to_string())),
+            |n| nodes.get(&(String::new(), n.to_string())),
+        )
+    };
+    // Every pod the Service's slices mention, selected or not: its changes concern us.
+    let mut referenced: Vec<String> = slices
+        .iter()
+        .flat_map(|s| s.endpoints.iter().filter_map(|e| e.pod.clone()))
+        .collect();
+    referenced.sort();
+    referenced.dedup();
+    ctx.caches.index.set(&ns, &name, referenced);
+
+    let wanted: Vec<TargetDescription> = endpoints
+        .iter()
+        .map(|e| TargetDescription {
+            id: e.ip.clone(),
+            port: Some(e.port),
+            availability_zone: availability_zone_for(&e.ip, &ctx.cfg.vpc_cidrs),
+        })
+        .collect();
+    let sync = sync_targets(ctx, tgb, &wanted).await?;
+    let pairs: Vec<(String, String)> = endpoints
+        .iter()
+        .map(|e| (e.pod.clone(), target_key(&e.ip, Some(e.port))))
+        .collect();
+    let pending = update_gates(ctx, tgb, &pairs, &sync).await?;
+    Ok(Outcome {
+        changed: sync.changed,
+        pending,
+    })
+}
+
+async fn reconcile_instance(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, TgbError> {
+    let ns = tgb.namespace().unwrap_or_default();
+    let svc_name = &tgb.spec.service_ref.name;
+    let Some(svc) = ctx.caches.services.get(&ns, svc_name) else {
+        let msg = format!("backend not found: services \"{svc_name}\" not found");
+        return backend_not_found(ctx, tgb, msg).await;
+    };
+    if svc.type_ != "NodePort" && svc.type_ != "LoadBalancer" {
+        return Err(TgbError::Invalid(format!(
+            "service type must be either 'NodePort' or 'LoadBalancer': {ns}/{svc_name}"
+        )));
+    }
+    let Some(port) = find_service_port(&svc, &tgb.spec.service_ref.port) else {
+        let p = port_text(&tgb.spec.service_ref.port);
+        let msg = format!("backend not found: unable to find port {p} on service {ns}/{svc_name}");
+        return backend_not_found(ctx, tgb, msg).await;
+    };
+    let node_port = port
+        .node_port
+        .and_then(|p| u16::try_from(p).ok())
+        .filter(|p| *p > 0)
+        .ok_or_else(|| {
+            TgbError::Invalid(format!(
+                "service port {} of {ns}/{svc_name} has no nodePort",
+                port.port
+            ))
+        })?;
+    let nodes = {
+        let nodes = ctx.caches.nodes.read();
+        select_node_endpoints(
+            node_port,
+            nodes.iter().map(|((_, n), info)| (n.as_str(), info)),
+            tgb.spec.node_selector.as_ref(),
+            ctx.cfg.fail_open,
+        )
+        .map_err(|e| TgbError::Invalid(e.to_string()))?
+    };
+    let wanted: Vec<TargetDescription> = nodes
+        .iter()
+        .map(|n| TargetDescription::new(n.instance_id.clone(), n.port))
+        .collect();
+    let sync = sync_targets(ctx, tgb, &wanted).await?;
+    Ok(Outcome {
+        changed: sync.changed,
+        pending: false,
+    })
+}

@@ -1,0 +1,264 @@
+//! The side effects of a reconcile: target (de)registration with the multi-cluster record,
+//! readiness-gate patches on pods, and cleanup when a binding goes away.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use futures::{stream, StreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+
+use super::gates::{condition_type, desired_condition, next_condition, status_patch, Desired};
+use super::targets::{diff_targets, is_draining, target_key, tracked_from_csv, tracked_to_csv};
+use super::{Ctx, TgbError};
+use crate::aws::{TargetDescription, TargetHealth};
+use crate::crd::TargetGroupBinding;
+
+/// Key of the multi-cluster record.
+pub const TRACKED_PREFIX: &str = "aws-lbc-targets-";
+pub const TRACKED_KEY: &str = "targets";
+/// Pod status patches in flight per reconcile.
+const PATCH_CONCURRENCY: usize = 16;
+
+/// What one target sync did and saw.
+#[derive(Debug, Default)]
+pub struct SyncResult {
+    /// Keys (`id:port`) registered by this sync.
+    pub registered: HashSet<String>,
+    /// Health of every non-draining target the group held before the sync.
+    pub health: HashMap<String, TargetHealth>,
+    /// Whether anything was registered or deregistered.
+    pub changed: bool,
+}
+
+fn ns_name(tgb: &TargetGroupBinding) -> (String, String) {
+    (tgb.namespace().unwrap_or_default(), tgb.name_any())
+}
+
+/// Brings the target group to `wanted`: deregister first, then register.
+pub async fn sync_targets(
+    ctx: &Ctx,
+    tgb: &TargetGroupBinding,
+    wanted: &[TargetDescription],
+) -> Result<SyncResult, TgbError> {
+    let arn = &tgb.spec.target_group_arn;
+    let current = ctx.elbv2.describe_target_health(arn, &[]).await?;
+    let mc = tgb.spec.multi_cluster_target_group;
+    let tracked = if mc {
+        Some(load_tracked(ctx, tgb).await?)
+    } else {
+        None
+    };
+    let diff = diff_targets(wanted, &current, tracked.as_ref().map(Option::as_ref));
+    if !diff.deregister.is_empty() {
+        ctx.elbv2.deregister_targets(arn, &diff.deregister).await?;
+    }
+    if mc {
+        let keys: BTreeSet<String> = wanted.iter().map(|t| target_key(&t.id, t.port)).collect();
+        if tracked.as_ref().and_then(Option::as_ref) != Some(&keys) {
+            save_tracked(ctx, tgb, keys).await?;
+        }
+    }
+    if !diff.register.is_empty() {
+        ctx.elbv2.register_targets(arn, &diff.register).await?;
+    }
+    Ok(SyncResult {
+        registered: diff
+            .register
+            .iter()
+            .map(|t| target_key(&t.id, t.port))
+            .collect(),
+        health: current
+            .into_iter()
+            .filter(|t| !is_draining(t.health.state))
+            .map(|t| (target_key(&t.target.id, t.target.port), t.health))
+            .collect(),
+        changed: !diff.is_empty(),
+    })
+}
+
+/// Sets each gated pod's condition from its target's health; returns whether any is not True.
+/// `targets` are `(pod name, target key)`.
+pub async fn update_gates(
+    ctx: &Ctx,
+    tgb: &TargetGroupBinding,
+    targets: &[(String, String)],
+    sync: &SyncResult,
+) -> Result<bool, TgbError> {
+    let (ns, name) = ns_name(tgb);
+    let gate = condition_type(&name);
+    let mut pending = false;
+    let mut writes = Vec::new();
+    {
+        let pods = ctx.caches.pods.read();
+        for (pod, key) in targets {
+            let Some(info) = pods.get(&(ns.clone(), pod.clone())) else {
+                continue;
+            };
+            if !info.gates.contains(&gate) {
+                continue;
+            }
+            let desired = desired_condition(sync.health.get(key), sync.registered.contains(key));
+            pending |= !desired.is_true();
+            if let Some(c) = next_condition(&gate, info.condition(&gate), &desired, &now()) {
+                writes.push((pod.clone(), status_patch(&info.uid, &c)));
+            }
+        }
+    }
+    patch_pods(ctx, &ns, writes).await?;
+    Ok(pending)
+}
+
+/// Every pod of the namespace gated on this binding gets True: nothing will register it any more.
+async fn release_gates(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbError> {
+    let (ns, name) = ns_name(tgb);
+    let gate = condition_type(&name);
+    let desired = Desired::binding_deleted();
+    let writes: Vec<_> = ctx
+        .caches
+        .pods
+        .read()
+        .iter()
+        .filter(|((n, _), info)| *n == ns && info.gates.contains(&gate))
+        .filter_map(|((_, pod), info)| {
+            next_condition(&gate, info.condition(&gate), &desired, &now())
+                .map(|c| (pod.clone(), status_patch(&info.uid, &c)))
+        })
+        .collect();
+    patch_pods(ctx, &ns, writes).await
+}
+
+async fn patch_pods(
+    ctx: &Ctx,
+    ns: &str,
+    writes: Vec<(String, serde_json::Value)>,
+) -> Result<(), TgbError> {
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
+    let results: Vec<_> = stream::iter(writes)
+        .map(|(pod, body)| {
+            let api = api.clone();
+            async move {
+                match api
+                    .patch_status(&pod, &PatchParams::default(), &Patch::Strategic(&body))
+                    .await
+                {
+                    Ok(_) => Ok(()),
+                    // Gone or replaced (UID mismatch) pods need no condition.
+                    Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => Ok(()),
+                    Err(e) => Err(e),
+                }
+            }
+        })
+        .buffer_unordered(PATCH_CONCURRENCY)
+        .collect()
+        .await;
+    results.into_iter().collect::<Result<(), _>>()?;
+    Ok(())
+}
+
+fn now() -> String {
+    let t =
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now());
+    match serde_json::to_value(t) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+/// Deregisters every target this binding owns (all of them, or only the recorded ones for a
+/// multi-cluster group), drops the record and releases the pods' gates.
+pub async fn cleanup(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbError> {
+    let arn = &tgb.spec.target_group_arn;
+    if !arn.is_empty() {
+        let current = match ctx.elbv2.describe_target_health(arn, &[]).await {
+            Err(e) if e.is_not_found() => Vec::new(),
+            other => other?,
+        };
+        let tracked = if tgb.spec.multi_cluster_target_group {
+            Some(load_tracked(ctx, tgb).await?)
+        } else {
+            None
+        };
+        let diff = diff_targets(&[], &current, tracked.as_ref().map(Option::as_ref));
+        if !diff.deregister.is_empty() {
+            match ctx.elbv2.deregister_targets(arn, &diff.deregister).await {
+                Err(e)
+                    if e.is_not_found()
+                        || matches!(e.code(), "InvalidTarget" | "ValidationError") => {}
+                other => other?,
+            }
+        }
+    }
+    if tgb.spec.multi_cluster_target_group {
+        let (ns, name) = ns_name(tgb);
+        let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &ns);
+        match api
+            .delete(&format!("{TRACKED_PREFIX}{name}"), &Default::default())
+            .await
+        {
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            other => {
+                other?;
+            }
+        }
+    }
+    ctx.forget_tracked(tgb);
+    release_gates(ctx, tgb).await
+}
+
+/// The recorded targets of a multi-cluster binding; `None` before the first record.
+async fn load_tracked(
+    ctx: &Ctx,
+    tgb: &TargetGroupBinding,
+) -> Result<Option<BTreeSet<String>>, TgbError> {
+    let (ns, name) = ns_name(tgb);
+    if let Some(set) = ctx.tracked_get(&ns, &name) {
+        return Ok(Some(set));
+    }
+    let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &ns);
+    let Some(cm) = api.get_opt(&format!("{TRACKED_PREFIX}{name}")).await? else {
+        return Ok(None);
+    };
+    let set = tracked_from_csv(
+        cm.data
+            .as_ref()
+            .and_then(|d| d.get(TRACKED_KEY))
+            .map_or("", |s| s),
+    );
+    ctx.tracked_put(&ns, &name, set.clone());
+    Ok(Some(set))
+}
+
+async fn save_tracked(
+    ctx: &Ctx,
+    tgb: &TargetGroupBinding,
+    set: BTreeSet<String>,
+) -> Result<(), TgbError> {
+    let (ns, name) = ns_name(tgb);
+    let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &ns);
+    let cm_name = format!("{TRACKED_PREFIX}{name}");
+    let csv = tracked_to_csv(&set);
+    let body = serde_json::json!({ "data": { TRACKED_KEY: csv } });
+    match api
+        .patch(&cm_name, &PatchParams::default(), &Patch::Merge(&body))
+        .await
+    {
+        Err(kube::Error::Api(e)) if e.code == 404 => {
+            let cm = ConfigMap {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(cm_name),
+                    namespace: Some(ns.clone()),
+                    ..Default::default()
+                },
+                data: Some([(TRACKED_KEY.to_string(), csv)].into()),
+                ..Default::default()
+            };
+            api.create(&PostParams::default(), &cm).await?;
+        }
+        other => {
+            other?;
+        }
+    }
+    ctx.tracked_put(&ns, &name, set);
+    Ok(())
+}

@@ -1,0 +1,298 @@
+//! Pure-function tests: endpoint selection and node filtering.
+
+use std::collections::HashMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::endpoints::*;
+use super::info::*;
+
+fn ep(addr: &str, pod: &str, ready: Option<bool>, terminating: Option<bool>) -> EndpointInfo {
+    EndpointInfo {
+        address: addr.into(),
+        ready,
+        terminating,
+        pod: Some(pod.into()),
+        node: Some("n1".into()),
+    }
+}
+
+fn slice(family: &str, ports: &[(&str, i32)], eps: Vec<EndpointInfo>) -> SliceInfo {
+    SliceInfo {
+        address_type: family.into(),
+        ports: ports
+            .iter()
+            .map(|(n, p)| (n.to_string(), Some(*p)))
+            .collect(),
+        endpoints: eps,
+    }
+}
+
+fn pod(containers_ready: bool, deleting: bool) -> PodInfo {
+    PodInfo {
+        uid: "u".into(),
+        node: Some("n1".into()),
+        containers_ready,
+        deleting,
+        ..Default::default()
+    }
+}
+
+fn node(ready: Tri) -> NodeInfo {
+    NodeInfo {
+        ready,
+        provider_id: Some("aws:///us-west-2a/i-0123".into()),
+        ..Default::default()
+    }
+}
+
+fn svc_port(name: &str) -> ServicePortInfo {
+    ServicePortInfo {
+        name: name.into(),
+        port: 80,
+        node_port: Some(31000),
+    }
+}
+
+fn select(
+    slices: &[SliceInfo],
+    pods: &HashMap<&str, PodInfo>,
+    n: &NodeInfo,
+    port: &ServicePortInfo,
+    v6: bool,
+) -> Vec<(String, u16)> {
+    select_pod_endpoints(port, slices, v6, |p| pods.get(p), |_| Some(n))
+        .into_iter()
+        .map(|e| (e.ip, e.port))
+        .collect()
+}
+
+#[test]
+fn ready_and_gated_endpoints_are_wanted_terminating_and_deleting_are_not() {
+    let s = slice(
+        "IPv4",
+        &[("", 8080)],
+        vec![
+            ep("10.0.0.1", "ready", Some(true), None),
+            ep("10.0.0.2", "unknown", None, None),
+            ep("10.0.0.3", "gated", Some(false), Some(false)),
+            ep("10.0.0.4", "starting", Some(false), None),
+            ep("10.0.0.5", "terminating", None, Some(true)),
+            ep("10.0.0.6", "deleting", Some(true), None),
+            ep("10.0.0.7", "unknown-pod", Some(true), None),
+        ],
+    );
+    let pods: HashMap<&str, PodInfo> = [
+        ("ready", pod(true, false)),
+        ("unknown", pod(true, false)),
+        ("gated", pod(true, false)),
+        ("starting", pod(false, false)),
+        ("terminating", pod(true, false)),
+        ("deleting", pod(true, true)),
+    ]
+    .into();
+    let got = select(
+        std::slice::from_ref(&s),
+        &pods,
+        &node(Tri::True),
+        &svc_port(""),
+        false,
+    );
+    let ips: Vec<&str> = got.iter().map(|(ip, _)| ip.as_str()).collect();
+    assert_eq!(ips, vec!["10.0.0.1", "10.0.0.2", "10.0.0.3"]);
+    assert!(got.iter().all(|(_, p)| *p == 8080));
+
+    // The gated pod needs a Ready node.
+    for state in [Tri::False, Tri::Unknown] {
+        let got = select(
+            std::slice::from_ref(&s),
+            &pods,
+            &node(state),
+            &svc_port(""),
+            false,
+        );
+        assert!(!got.iter().any(|(ip, _)| ip == "10.0.0.3"), "{state:?}");
+    }
+}
+
+#[test]
+fn named_ports_family_and_non_pod_targets() {
+    let mut non_pod = ep("10.0.0.9", "x", Some(true), None);
+    non_pod.pod = None;
+    let v4 = slice(
+        "IPv4",
+        &[("http", 8080), ("metrics", 9090)],
+        vec![ep("10.0.0.1", "a", Some(true), None), non_pod],
+    );
+    let v6 = slice(
+        "IPv6",
+        &[("http", 8080)],
+        vec![ep("fd00::1", "a", Some(true), None)],
+    );
+    let pods: HashMap<&str, PodInfo> = [("a", pod(true, false))].into();
+    let n = node(Tri::True);
+    let slices = [v4, v6];
+    assert_eq!(
+        select(&slices, &pods, &n, &svc_port("http"), false),
+        vec![("10.0.0.1".to_string(), 8080)]
+    );
+    assert_eq!(
+        select(&slices, &pods, &n, &svc_port("metrics"), false),
+        vec![("10.0.0.1".to_string(), 9090)]
+    );
+    assert_eq!(
+        select(&slices, &pods, &n, &svc_port("http"), true),
+        vec![("fd00::1".to_string(), 8080)]
+    );
+    assert!(select(&slices, &pods, &n, &svc_port("grpc"), false).is_empty());
+}
+
+#[test]
+fn duplicate_endpoints_across_slices_count_once() {
+    let a = slice(
+        "IPv4",
+        &[("", 80)],
+        vec![ep("10.0.0.1", "a", Some(true), None)],
+    );
+    let pods: HashMap<&str, PodInfo> = [("a", pod(true, false))].into();
+    let got = select(
+        &[a.clone(), a],
+        &pods,
+        &node(Tri::True),
+        &svc_port(""),
+        false,
+    );
+    assert_eq!(got.len(), 1);
+}
+
+#[test]
+fn service_port_by_number_or_name() {
+    let svc = ServiceInfo {
+        type_: "ClusterIP".into(),
+        ports: vec![
+            ServicePortInfo {
+                name: "http".into(),
+                port: 80,
+                node_port: None,
+            },
+            ServicePortInfo {
+                name: "https".into(),
+                port: 443,
+                node_port: None,
+            },
+        ],
+    };
+    assert_eq!(
+        find_service_port(&svc, &IntOrString::Int(443))
+            .unwrap()
+            .name,
+        "https"
+    );
+    assert_eq!(
+        find_service_port(&svc, &IntOrString::String("http".into()))
+            .unwrap()
+            .port,
+        80
+    );
+    assert!(find_service_port(&svc, &IntOrString::Int(8080)).is_none());
+    assert!(find_service_port(&svc, &IntOrString::String("grpc".into())).is_none());
+}
+
+fn labelled(labels: &[(&str, &str)]) -> NodeInfo {
+    NodeInfo {
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..node(Tri::True)
+    }
+}
+
+#[test]
+fn node_exclusions_and_selector() {
+    assert!(node_is_candidate(&labelled(&[("role", "web")]), None));
+    for l in [
+        ("node-role.kubernetes.io/master", ""),
+        (
+            "node.kubernetes.io/exclude-from-external-load-balancers",
+            "true",
+        ),
+        (
+            "alpha.service-controller.kubernetes.io/exclude-balancer",
+            "true",
+        ),
+        ("eks.amazonaws.com/compute-type", "fargate"),
+    ] {
+        assert!(!node_is_candidate(&labelled(&[l]), None), "{l:?}");
+    }
+    assert!(node_is_candidate(
+        &labelled(&[("eks.amazonaws.com/compute-type", "ec2")]),
+        None
+    ));
+    let tainted = NodeInfo {
+        tainted_out: true,
+        ..labelled(&[])
+    };
+    assert!(!node_is_candidate(&tainted, None));
+
+    let sel = LabelSelector {
+        match_labels: Some([("role".to_string(), "web".to_string())].into()),
+        match_expressions: Some(vec![LabelSelectorRequirement {
+            key: "zone".into(),
+            operator: "NotIn".into(),
+            values: Some(vec!["b".into()]),
+        }]),
+    };
+    assert!(node_is_candidate(
+        &labelled(&[("role", "web"), ("zone", "a")]),
+        Some(&sel)
+    ));
+    assert!(!node_is_candidate(
+        &labelled(&[("role", "web"), ("zone", "b")]),
+        Some(&sel)
+    ));
+    assert!(!node_is_candidate(&labelled(&[("role", "db")]), Some(&sel)));
+}
+
+#[test]
+fn node_targets_use_ready_nodes_and_fail_open_to_unknown() {
+    let ready = node(Tri::True);
+    let unknown = NodeInfo {
+        provider_id: Some("aws:///us-west-2b/i-0456".into()),
+        ..node(Tri::Unknown)
+    };
+    let not_ready = node(Tri::False);
+    let got = select_node_endpoints(
+        31000,
+        [("a", &ready), ("b", &unknown), ("c", &not_ready)],
+        None,
+        true,
+    )
+    .unwrap();
+    assert_eq!(
+        got.iter()
+            .map(|e| e.instance_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["i-0123"]
+    );
+    assert_eq!(got[0].port, 31000);
+    let got =
+        select_node_endpoints(31000, [("b", &unknown), ("c", &not_ready)], None, true).unwrap();
+    assert_eq!(got[0].instance_id, "i-0456");
+    assert!(select_node_endpoints(31000, [("b", &unknown)], None, false)
+        .unwrap()
+        .is_empty());
+
+    let bad = NodeInfo {
+        provider_id: Some("kind://docker/x/node".into()),
+        ..node(Tri::True)
+    };
+    let err = select_node_endpoints(31000, [("k", &bad)], None, true).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "providerID kind://docker/x/node is invalid for EC2 instances, node: k"
+    );
+    assert_eq!(instance_id("aws:///us-west-2a/i-0abc"), Some("i-0abc"));
+    assert_eq!(instance_id("aws:///us-west-2a/"), None);
+}

@@ -1,0 +1,299 @@
+//! The controller against the in-memory AWS fake: gates through every health state, drain
+//! first, instance mode, multi-cluster ownership, deletion.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use aws_load_balancer_controller::aws::fake::FakeAws;
+use aws_load_balancer_controller::aws::{TargetDescription, TargetHealthState};
+use k8s_openapi::api::core::v1::{Node, Service};
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use serde_json::json;
+
+use super::*;
+
+fn fake_with_vpc() -> (Arc<FakeAws>, String) {
+    let fake = Arc::new(FakeAws::new());
+    let vpc = fake.add_vpc("10.0.0.0/16", BTreeMap::new());
+    (fake, vpc)
+}
+
+async fn events(h: &Harness, reason: &str) -> Vec<String> {
+    let api: Api<Event> = Api::namespaced(h.client.clone(), NS);
+    api.list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some(reason))
+        .map(|e| e.note.unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn ip_binding_registers_gates_follow_health_drains_and_cleans_up() {
+    let (fake, vpc) = fake_with_vpc();
+    let arn = ip_tg(fake.as_ref(), "web", &vpc, "ip").await;
+    let h = Harness::start(fake.clone(), "10.0.0.0/16").await;
+    h.node("node-a", "i-0aaa", json!({})).await;
+    h.service(
+        "web",
+        "ClusterIP",
+        json!([{ "name": "http", "port": 80, "targetPort": 8080 }]),
+    )
+    .await;
+    h.pod("web-1", "10.0.1.1", "node-a", Some("web")).await;
+    h.pod("web-2", "10.0.1.2", "node-a", Some("web")).await;
+    // Not ready yet: only the readiness gate holds them back.
+    h.endpoints(
+        "web",
+        "http",
+        8080,
+        &[("web-1", "10.0.1.1", false), ("web-2", "10.0.1.2", false)],
+    )
+    .await;
+    h.binding("web", "web", json!(80), &arn, "ip").await;
+
+    let both = vec!["10.0.1.1:8080".to_string(), "10.0.1.2:8080".to_string()];
+    eventually("both pods registered", WAIT, || async {
+        targets(fake.as_ref(), &arn).await == both
+    })
+    .await;
+
+    // The group is used by no load balancer: AWS says unused; the gate stays False with that reason.
+    eventually("gate False/Target.NotInUse", WAIT, || async {
+        h.gate("web-1", "web")
+            .await
+            .is_some_and(|(s, r, _)| s == "False" && r == "Target.NotInUse")
+    })
+    .await;
+    let t1 = TargetDescription::new("10.0.1.1", 8080);
+    fake.set_target_health(
+        &arn,
+        &t1,
+        TargetHealthState::Initial,
+        Some("Elb.InitialHealthChecking"),
+    )
+    .unwrap();
+    eventually("gate False/Elb.InitialHealthChecking", WAIT, || async {
+        h.gate("web-1", "web").await
+            == Some((
+                "False".into(),
+                "Elb.InitialHealthChecking".into(),
+                String::new(),
+            ))
+    })
+    .await;
+    fake.set_target_health(&arn, &t1, TargetHealthState::Healthy, None)
+        .unwrap();
+    eventually("gate True once healthy", WAIT, || async {
+        h.gate("web-1", "web")
+            .await
+            .is_some_and(|(s, r, m)| s == "True" && r.is_empty() && m.is_empty())
+    })
+    .await;
+    assert_eq!(
+        h.gate("web-2", "web").await.unwrap().0,
+        "False",
+        "web-2 is not healthy"
+    );
+
+    let b = h.bindings().get("web").await.unwrap();
+    assert!(b
+        .metadata
+        .finalizers
+        .unwrap_or_default()
+        .contains(&"elbv2.k8s.aws/resources".to_string()));
+    assert_eq!(
+        b.status.and_then(|s| s.observed_generation),
+        b.metadata.generation
+    );
+    assert!(events(&h, "SuccessfullyReconciled")
+        .await
+        .contains(&"Successfully reconciled".to_string()));
+
+    // Drain first: a terminating endpoint is deregistered at once.
+    let slice = json!({ "endpoints": [
+        { "addresses": ["10.0.1.1"], "conditions": { "ready": true }, "targetRef": { "kind": "Pod", "name": "web-1" } },
+        { "addresses": ["10.0.1.2"], "conditions": { "ready": false, "terminating": true }, "targetRef": { "kind": "Pod", "name": "web-2" } },
+    ]});
+    h.slices()
+        .patch("web-abc", &PatchParams::default(), &Patch::Merge(&slice))
+        .await
+        .unwrap();
+    eventually("terminating web-2 deregistered", WAIT, || async {
+        targets(fake.as_ref(), &arn).await == vec!["10.0.1.1:8080".to_string()]
+    })
+    .await;
+
+    // Deleting the binding empties the group, releases the gates and drops the finalizer.
+    h.bindings()
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("binding gone", WAIT, || async {
+        h.bindings().get_opt("web").await.unwrap().is_none()
+    })
+    .await;
+    assert!(targets(fake.as_ref(), &arn).await.is_empty());
+    let (s, _, m) = h.gate("web-2", "web").await.unwrap();
+    assert_eq!(
+        (s.as_str(), m.as_str()),
+        ("True", "Target Group Binding is deleted")
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn instance_binding_follows_suitable_ready_nodes() {
+    let (fake, vpc) = fake_with_vpc();
+    let arn = ip_tg(fake.as_ref(), "nodes", &vpc, "instance").await;
+    let h = Harness::start(fake.clone(), "10.0.0.0/16").await;
+    h.node("node-a", "i-0aaa", json!({})).await;
+    h.node("node-b", "i-0bbb", json!({ "role": "web" })).await;
+    h.node(
+        "master",
+        "i-0mmm",
+        json!({ "node-role.kubernetes.io/master": "" }),
+    )
+    .await;
+    h.node(
+        "excluded",
+        "i-0xxx",
+        json!({ "node.kubernetes.io/exclude-from-external-load-balancers": "" }),
+    )
+    .await;
+    h.node(
+        "fargate",
+        "i-0fff",
+        json!({ "eks.amazonaws.com/compute-type": "fargate" }),
+    )
+    .await;
+    h.service(
+        "web",
+        "NodePort",
+        json!([{ "name": "http", "port": 80, "targetPort": 8080 }]),
+    )
+    .await;
+    let svc = Api::<Service>::namespaced(h.client.clone(), NS)
+        .get("web")
+        .await
+        .unwrap();
+    let np = svc.spec.unwrap().ports.unwrap()[0]
+        .node_port
+        .expect("node port assigned");
+    h.binding("nodes", "web", json!("http"), &arn, "instance")
+        .await;
+
+    let want = |ids: &[&str]| ids.iter().map(|i| format!("{i}:{np}")).collect::<Vec<_>>();
+    eventually("suitable nodes registered", WAIT, || async {
+        targets(fake.as_ref(), &arn).await == want(&["i-0aaa", "i-0bbb"])
+    })
+    .await;
+
+    // A node going NotReady leaves; a new node joins.
+    let not_ready = json!({ "status": { "conditions": [{ "type": "Ready", "status": "False" }] } });
+    Api::<Node>::all(h.client.clone())
+        .patch_status("node-a", &PatchParams::default(), &Patch::Merge(&not_ready))
+        .await
+        .unwrap();
+    h.node("node-c", "i-0ccc", json!({})).await;
+    eventually("node-a out, node-c in", WAIT, || async {
+        targets(fake.as_ref(), &arn).await == want(&["i-0bbb", "i-0ccc"])
+    })
+    .await;
+
+    // A ClusterIP Service cannot back instance targets.
+    h.service("internal", "ClusterIP", json!([{ "port": 80 }]))
+        .await;
+    h.binding("bad", "internal", json!(80), &arn, "instance")
+        .await;
+    eventually("FailedReconcile event", WAIT, || async {
+        events(&h, "FailedReconcile").await.iter().any(|n| {
+            n == "Failed reconcile due to service type must be either 'NodePort' or 'LoadBalancer': default/internal"
+        })
+    })
+    .await;
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn multi_cluster_binding_leaves_foreign_targets_alone() {
+    let (fake, vpc) = fake_with_vpc();
+    let arn = ip_tg(fake.as_ref(), "shared", &vpc, "ip").await;
+    use aws_load_balancer_controller::aws::ElbV2;
+    fake.register_targets(&arn, &[target("10.9.9.9", 8080)])
+        .await
+        .unwrap();
+    let h = Harness::start(fake.clone(), "10.0.0.0/16").await;
+    h.node("node-a", "i-0aaa", json!({})).await;
+    h.service(
+        "web",
+        "ClusterIP",
+        json!([{ "port": 80, "targetPort": 8080 }]),
+    )
+    .await;
+    h.pod("web-1", "10.0.1.1", "node-a", None).await;
+    h.pod("web-2", "10.0.1.2", "node-a", None).await;
+    h.endpoints(
+        "web",
+        "",
+        8080,
+        &[("web-1", "10.0.1.1", true), ("web-2", "10.0.1.2", true)],
+    )
+    .await;
+    let mut tgb: serde_json::Value = json!({
+        "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+        "metadata": { "name": "shared", "namespace": NS },
+        "spec": { "targetGroupARN": arn, "targetType": "ip", "multiClusterTargetGroup": true,
+                  "serviceRef": { "name": "web", "port": 80 } }
+    });
+    let obj = serde_json::from_value(tgb.take()).unwrap();
+    h.bindings()
+        .create(&Default::default(), &obj)
+        .await
+        .unwrap();
+
+    eventually(
+        "ours registered next to the foreign target",
+        WAIT,
+        || async {
+            targets(fake.as_ref(), &arn).await
+                == vec!["10.0.1.1:8080", "10.0.1.2:8080", "10.9.9.9:8080"]
+        },
+    )
+    .await;
+    eventually("record written", WAIT, || async {
+        h.config_maps()
+            .get_opt("aws-lbc-targets-shared")
+            .await
+            .unwrap()
+            .and_then(|c| c.data)
+            .and_then(|d| d.get("targets").cloned())
+            == Some("10.0.1.1:8080,10.0.1.2:8080".to_string())
+    })
+    .await;
+    h.endpoints("web", "", 8080, &[("web-1", "10.0.1.1", true)])
+        .await;
+    eventually("only our removed endpoint leaves", WAIT, || async {
+        targets(fake.as_ref(), &arn).await == vec!["10.0.1.1:8080", "10.9.9.9:8080"]
+    })
+    .await;
+    h.bindings()
+        .delete("shared", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("binding gone", WAIT, || async {
+        h.bindings().get_opt("shared").await.unwrap().is_none()
+    })
+    .await;
+    assert_eq!(targets(fake.as_ref(), &arn).await, vec!["10.9.9.9:8080"]);
+    assert!(h
+        .config_maps()
+        .get_opt("aws-lbc-targets-shared")
+        .await
+        .unwrap()
+        .is_none());
+    h.stop().await;
+}
