@@ -8,6 +8,7 @@ pub mod aws;
 pub mod certs_cmd;
 pub mod config;
 pub mod crd;
+pub mod deploy;
 pub mod goflags;
 pub mod metrics;
 pub mod model;
