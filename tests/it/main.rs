@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per area.
 
 mod aws;
+mod deploy;
 mod model;
 mod process;
 mod support;
