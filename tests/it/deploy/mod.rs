@@ -3,6 +3,7 @@
 
 mod faults;
 mod functional;
+mod moto;
 
 use std::path::Path;
 use std::sync::Arc;
