@@ -3,6 +3,8 @@
 
 #[path = "bench/aws.rs"]
 mod aws;
+#[path = "bench/deploy.rs"]
+mod deploy;
 #[path = "bench/webhook.rs"]
 mod webhook;
 
@@ -15,5 +17,8 @@ fn main() {
     }
     if wanted("aws") {
         aws::run();
+    }
+    if wanted("deploy") {
+        deploy::run();
     }
 }
