@@ -10,6 +10,7 @@ pub mod certs_manager;
 pub mod config;
 pub mod controller;
 pub mod crd;
+pub mod deploy;
 pub mod goflags;
 pub mod metrics;
 pub mod model;

@@ -2,6 +2,7 @@
 
 mod aws;
 mod chart;
+mod deploy;
 mod e2e_managed_cert;
 mod e2e_pod_gates;
 mod model;

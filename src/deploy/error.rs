@@ -1,0 +1,45 @@
+//! The one error type of the deploy layer: which step failed, on what, and the AWS cause.
+
+use crate::aws::AwsError;
+
+/// A failed deploy or stack deletion.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An AWS call failed; `what` says which step and resource.
+    #[error("{what}: {source}")]
+    Aws {
+        what: String,
+        #[source]
+        source: AwsError,
+    },
+    /// The stack cannot be deployed as built (unresolvable subnets or security groups, a token
+    /// that points at nothing).
+    #[error("{0}")]
+    Invalid(String),
+    /// The stack needs something this deployer does not do yet (ACM discovery, OIDC secrets...).
+    #[error("not supported by the deployer yet: {0}")]
+    Unsupported(String),
+    /// A resource stayed in use (DependencyViolation / ResourceInUse) for the whole retry window.
+    #[error("timed out deleting {what}: {source}")]
+    DeleteTimeout {
+        what: String,
+        #[source]
+        source: AwsError,
+    },
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Attaches the step description to an AWS result.
+pub(crate) trait Context<T> {
+    fn ctx(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> Context<T> for std::result::Result<T, AwsError> {
+    fn ctx(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| Error::Aws {
+            what: what(),
+            source,
+        })
+    }
+}

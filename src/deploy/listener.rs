@@ -1,0 +1,223 @@
+//! Listeners of the load balancer, paired by port: created, modified when protocol, port, SSL
+//! policy, default certificate or (normalised) default actions differ, extra certificates and
+//! tags reconciled. Listeners on ports the stack no longer has are deleted in the cleanup phase.
+
+use std::collections::BTreeMap;
+
+use super::error::{Context, Error, Result};
+use super::normalize::{self, Resolved};
+use super::Deployer;
+use crate::aws::{self, ListenerSpec};
+use crate::model;
+
+pub fn spec(l: &model::Listener, r: &Resolved) -> Result<ListenerSpec> {
+    if l.certificates.is_empty() && l.certificate_discovery_hosts.is_some() {
+        return Err(Error::Unsupported(format!(
+            "certificate discovery through ACM for listener {}",
+            l.port
+        )));
+    }
+    if l.mutual_authentication.is_some() || !l.attributes.is_empty() {
+        tracing::warn!(
+            port = l.port,
+            "listener attributes and mutual authentication are not applied by this deployer yet"
+        );
+    }
+    let port = u16::try_from(l.port)
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| {
+            Error::Invalid(format!("listen port must be within [1, 65535]: {}", l.port))
+        })?;
+    Ok(ListenerSpec {
+        port,
+        protocol: l.protocol.as_str().into(),
+        ssl_policy: l.ssl_policy.clone(),
+        certificates: l.certificates.clone(),
+        alpn_policy: vec![],
+        default_actions: normalize::actions(&l.default_actions, r)?,
+        tags: l.tags.clone(),
+    })
+}
+
+/// True when ModifyListener is needed (extra certificates are handled separately).
+pub fn listener_differs(want: &ListenerSpec, have: &aws::Listener) -> bool {
+    want.port != have.port
+        || !want.protocol.eq_ignore_ascii_case(&have.protocol)
+        || (want.ssl_policy.is_some() && want.ssl_policy != have.ssl_policy)
+        || want.certificates.first() != have.certificates.first()
+        || normalize::norm_actions(&want.default_actions)
+            != normalize::norm_actions(&have.default_actions)
+}
+
+/// (to add, to remove) among the non-default certificates.
+pub fn extra_cert_changes(
+    want: &[String],
+    have: &[aws::ListenerCertificate],
+) -> (Vec<String>, Vec<String>) {
+    let want_extra: Vec<&String> = want.iter().skip(1).collect();
+    let have_extra: Vec<&String> = have
+        .iter()
+        .filter(|c| !c.is_default)
+        .map(|c| &c.arn)
+        .collect();
+    let add = want_extra
+        .iter()
+        .filter(|c| !have_extra.contains(c))
+        .map(|c| c.to_string())
+        .collect();
+    let remove = have_extra
+        .iter()
+        .filter(|c| !want_extra.contains(c) && want.first() != Some(**c))
+        .map(|c| c.to_string())
+        .collect();
+    (add, remove)
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ListenerOutcome {
+    pub arns: BTreeMap<i32, String>,
+    pub leftovers: Vec<String>,
+}
+
+impl Deployer {
+    pub(crate) async fn sync_listeners(
+        &self,
+        lb_arn: &str,
+        want: &[model::Listener],
+        r: &Resolved,
+    ) -> Result<ListenerOutcome> {
+        let mut have: Vec<aws::Listener> = self
+            .elbv2
+            .describe_listeners(lb_arn)
+            .await
+            .ctx(|| format!("describe listeners of {lb_arn}"))?;
+        let matched_arns: Vec<String> = have
+            .iter()
+            .filter(|h| want.iter().any(|w| w.port == i32::from(h.port)))
+            .map(|h| h.arn.clone())
+            .collect();
+        let mut tags = if self.listener_rules_tagging && !matched_arns.is_empty() {
+            self.elb_tags(&matched_arns).await?
+        } else {
+            BTreeMap::new()
+        };
+        let mut out = ListenerOutcome::default();
+        for l in want {
+            let s = spec(l, r)?;
+            let default_only = ListenerSpec {
+                certificates: s.certificates.iter().take(1).cloned().collect(),
+                ..s.clone()
+            };
+            let pos = have.iter().position(|h| h.port == s.port);
+            let arn = match pos {
+                Some(i) => {
+                    let h = have.remove(i);
+                    if listener_differs(&s, &h) {
+                        self.elbv2
+                            .modify_listener(&h.arn, &default_only)
+                            .await
+                            .ctx(|| format!("modify listener {}", s.port))?;
+                    }
+                    if self.listener_rules_tagging {
+                        let actual = tags.remove(&h.arn).unwrap_or_default();
+                        self.reconcile_elb_tags(&h.arn, &l.tags, &actual).await?;
+                    }
+                    h.arn
+                }
+                None => {
+                    let mut create = default_only.clone();
+                    if !self.listener_rules_tagging {
+                        create.tags.clear();
+                    }
+                    let c = self
+                        .elbv2
+                        .create_listener(lb_arn, &create)
+                        .await
+                        .ctx(|| format!("create listener {}", s.port))?;
+                    self.tag_cache.put(&c.arn, create.tags.clone());
+                    c.arn
+                }
+            };
+            if s.protocol == "HTTPS" {
+                let certs = self
+                    .elbv2
+                    .describe_listener_certificates(&arn)
+                    .await
+                    .ctx(|| format!("describe certificates of listener {}", s.port))?;
+                let (add, remove) = extra_cert_changes(&s.certificates, &certs);
+                if !add.is_empty() {
+                    self.elbv2
+                        .add_listener_certificates(&arn, &add)
+                        .await
+                        .ctx(|| format!("add certificates to listener {}", s.port))?;
+                }
+                if !remove.is_empty() {
+                    self.elbv2
+                        .remove_listener_certificates(&arn, &remove)
+                        .await
+                        .ctx(|| format!("remove certificates from listener {}", s.port))?;
+                }
+            }
+            out.arns.insert(l.port, arn);
+        }
+        out.leftovers = have.into_iter().map(|h| h.arn).collect();
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn have(port: u16, actions: Vec<aws::Action>) -> aws::Listener {
+        aws::Listener {
+            arn: "arn:l".into(),
+            load_balancer_arn: "arn:lb".into(),
+            port,
+            protocol: "HTTP".into(),
+            ssl_policy: None,
+            certificates: vec![],
+            alpn_policy: vec![],
+            default_actions: actions,
+        }
+    }
+
+    #[test]
+    fn echoed_default_action_is_not_a_change() {
+        let want = ListenerSpec {
+            port: 80,
+            protocol: "HTTP".into(),
+            default_actions: vec![aws::Action::fixed("404", Some("text/plain"), None)],
+            ..Default::default()
+        };
+        assert!(!listener_differs(
+            &want,
+            &have(80, want.default_actions.clone())
+        ));
+        let other = vec![aws::Action::fixed("503", Some("text/plain"), None)];
+        assert!(listener_differs(&want, &have(80, other)));
+    }
+
+    #[test]
+    fn extra_certificates_diff_keeps_the_default() {
+        let want = vec!["c1".to_string(), "c2".to_string()];
+        let have = vec![
+            aws::ListenerCertificate {
+                arn: "c1".into(),
+                is_default: true,
+            },
+            aws::ListenerCertificate {
+                arn: "c3".into(),
+                is_default: false,
+            },
+            aws::ListenerCertificate {
+                arn: "c1".into(),
+                is_default: false,
+            },
+        ];
+        let (add, remove) = extra_cert_changes(&want, &have);
+        assert_eq!(add, vec!["c2".to_string()]);
+        assert_eq!(remove, vec!["c3".to_string()]);
+    }
+}

@@ -1,0 +1,231 @@
+//! Deploys a model [`Stack`] to AWS idempotently through the [`ElbV2`] / [`Ec2`] traits, in
+//! upstream's order: security groups → target groups → load balancer → listeners → rules, then
+//! leftovers deleted in reverse (rules, listeners, load balancers, target groups, security
+//! groups). Existing resources are found by ownership tags (cluster + stack, legacy cluster key
+//! accepted) and paired with model resources by the `ingress.k8s.aws/resource` tag; anything
+//! without our cluster and stack tags is never touched. A second deploy of an unchanged stack
+//! makes no write call. An empty stack (no load balancer) deletes everything tagged with it.
+//!
+//! TargetGroupBinding objects are not written here: [`DeployResult::target_group_bindings`]
+//! carries their specs with the target-group ARNs and security-group ids filled in.
+
+mod error;
+pub mod listener;
+pub mod load_balancer;
+pub mod normalize;
+pub mod rule;
+pub mod security_group;
+pub mod tags;
+pub mod target_group;
+mod tgb;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use error::{Error, Result};
+pub use tgb::ResolvedTargetGroupBinding;
+
+use crate::aws::{Ec2, ElbV2};
+use crate::model::{Stack, Token};
+use error::Context;
+use normalize::Resolved;
+
+/// Deploys stacks of one cluster in one VPC. Cheap to share (`Arc<Deployer>`); concurrent
+/// deploys of different stacks are safe (the shared backend SG is found/created once).
+pub struct Deployer {
+    elbv2: Arc<dyn ElbV2>,
+    ec2: Arc<dyn Ec2>,
+    cluster: String,
+    vpc_id: String,
+    external_managed_tags: Vec<String>,
+    listener_rules_tagging: bool,
+    delete_interval: Duration,
+    delete_timeout: Duration,
+    tag_cache: tags::TagCache,
+    backend_sg: tokio::sync::Mutex<Option<String>>,
+}
+
+/// What a deploy produced, for the reconciler (Ingress status, TargetGroupBindings).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeployResult {
+    /// None for an empty stack (everything deleted).
+    pub load_balancer: Option<DeployedLoadBalancer>,
+    /// Listener ports, ascending (Ingress `status.loadBalancer.ingress[].ports`).
+    pub listener_ports: Vec<i32>,
+    /// Target-group ARN by model resource id.
+    pub target_group_arns: BTreeMap<String, String>,
+    pub target_group_bindings: Vec<ResolvedTargetGroupBinding>,
+    pub managed_security_group: Option<String>,
+    pub backend_security_group: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeployedLoadBalancer {
+    pub arn: String,
+    pub name: String,
+    /// Lower-cased, as upstream writes it into Ingress status.
+    pub dns_name: String,
+    pub canonical_hosted_zone_id: String,
+}
+
+impl Deployer {
+    /// Upstream defaults: listener/rule tagging on, SG deletion retried every 2 s for 2 min.
+    pub fn new(
+        elbv2: Arc<dyn ElbV2>,
+        ec2: Arc<dyn Ec2>,
+        cluster: impl Into<String>,
+        vpc_id: impl Into<String>,
+    ) -> Self {
+        Self {
+            elbv2,
+            ec2,
+            cluster: cluster.into(),
+            vpc_id: vpc_id.into(),
+            external_managed_tags: vec![],
+            listener_rules_tagging: true,
+            delete_interval: Duration::from_secs(2),
+            delete_timeout: Duration::from_secs(120),
+            tag_cache: tags::TagCache::default(),
+            backend_sg: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// `--external-managed-tags`: keys never added or removed.
+    pub fn with_external_managed_tags(mut self, keys: Vec<String>) -> Self {
+        self.external_managed_tags = keys;
+        self
+    }
+
+    /// Feature gate `ListenerRulesTagging` (default on).
+    pub fn with_listener_rules_tagging(mut self, on: bool) -> Self {
+        self.listener_rules_tagging = on;
+        self
+    }
+
+    /// How deletes of in-use security groups / target groups are retried.
+    pub fn with_delete_retry(mut self, interval: Duration, timeout: Duration) -> Self {
+        self.delete_interval = interval;
+        self.delete_timeout = timeout;
+        self
+    }
+
+    pub fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    pub fn vpc_id(&self) -> &str {
+        &self.vpc_id
+    }
+
+    /// Makes AWS match `stack`; see the module docs.
+    pub async fn deploy(&self, stack: &Stack) -> Result<DeployResult> {
+        let sid = stack.stack_id.as_str();
+        if sid.is_empty() {
+            return Err(Error::Invalid("stack id is empty".into()));
+        }
+        for r in &stack.listener_rules {
+            let ok = matches!(&r.listener_arn, Token::ListenerArn(p)
+                if stack.listeners.iter().any(|l| l.port == *p));
+            if !ok {
+                return Err(Error::Invalid(format!(
+                    "rule {} refers to a listener the stack does not have",
+                    r.id
+                )));
+            }
+        }
+        let mut owned_sgs = self.find_owned_sgs(sid).await?;
+        let owned_tgs = self.find_owned_tgs(sid).await?;
+        let owned_lbs = self.find_owned_lbs(sid).await?;
+        let mut res = Resolved::default();
+
+        // 1. Security groups.
+        if let Some(sg) = &stack.managed_security_group {
+            res.managed_sg = Some(self.sync_managed_sg(sg, &mut owned_sgs).await?);
+        }
+        if let Some(b) = &stack.backend_security_group {
+            res.backend_sg = Some(self.backend_sg(b).await?);
+        }
+        // 2. Target groups.
+        let tgs = self
+            .sync_target_groups(&stack.target_groups, owned_tgs)
+            .await?;
+        res.target_group_arns = tgs.arns.clone();
+        // 3. Load balancer.
+        let (lb, lb_leftovers) = match &stack.load_balancer {
+            Some(want) => {
+                let o = self.sync_load_balancer(want, owned_lbs, &res).await?;
+                (o.lb, o.leftovers)
+            }
+            None => (None, owned_lbs.into_iter().map(|(l, _)| l.arn).collect()),
+        };
+        // 4. Listeners, 5. rules.
+        let mut rule_leftovers = Vec::new();
+        let mut listener_leftovers = Vec::new();
+        if let Some(lb) = &lb {
+            res.load_balancer_arn = Some(lb.arn.clone());
+            let ls = self.sync_listeners(&lb.arn, &stack.listeners, &res).await?;
+            res.listener_arns = ls.arns.clone();
+            listener_leftovers = ls.leftovers;
+            for (port, arn) in &ls.arns {
+                let rules: Vec<_> = stack
+                    .listener_rules
+                    .iter()
+                    .filter(|r| r.listener_arn == Token::ListenerArn(*port))
+                    .cloned()
+                    .collect();
+                rule_leftovers.extend(self.sync_rules(arn, &rules, &res).await?);
+            }
+        }
+        // Cleanup, in reverse order.
+        for arn in &rule_leftovers {
+            self.delete_rule(arn).await?;
+        }
+        for arn in &listener_leftovers {
+            match self.elbv2.delete_listener(arn).await {
+                Err(e) if !e.is_not_found() => {
+                    return Err(e).ctx(|| format!("delete listener {arn}"));
+                }
+                _ => self.tag_cache.forget(arn),
+            }
+        }
+        for arn in &lb_leftovers {
+            self.delete_lb(arn).await?;
+        }
+        for arn in &tgs.leftovers {
+            self.delete_tg(arn).await?;
+        }
+        for g in &owned_sgs {
+            self.delete_sg(&g.id).await?;
+        }
+
+        let target_group_bindings = stack
+            .target_group_bindings
+            .iter()
+            .map(|b| tgb::resolve(b, &res, &self.vpc_id))
+            .collect::<Result<_>>()?;
+        Ok(DeployResult {
+            load_balancer: lb.map(|l| DeployedLoadBalancer {
+                arn: l.arn,
+                name: l.name,
+                dns_name: l.dns_name.to_ascii_lowercase(),
+                canonical_hosted_zone_id: l.canonical_hosted_zone_id,
+            }),
+            listener_ports: res.listener_arns.keys().copied().collect(),
+            target_group_arns: res.target_group_arns,
+            target_group_bindings,
+            managed_security_group: res.managed_sg,
+            backend_security_group: res.backend_sg,
+        })
+    }
+
+    /// Deletes every AWS resource tagged with this cluster and `stack_id` (load balancer with
+    /// its listeners and rules, then target groups, then security groups).
+    pub async fn delete_stack(&self, stack_id: &str) -> Result<()> {
+        let empty = Stack {
+            stack_id: stack_id.to_string(),
+            ..Default::default()
+        };
+        self.deploy(&empty).await.map(|_| ())
+    }
+}

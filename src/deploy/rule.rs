@@ -1,0 +1,221 @@
+//! Listener rules, planned as a pure function: described rules are paired with model rules
+//! first by identical (normalised) conditions and actions — those at most change priority,
+//! all moves in one SetRulePriorities — then by resource id / priority, then any leftover —
+//! those are changed in place with ModifyRule (never delete-then-create). Only surplus rules
+//! are created or deleted; a surplus rule that holds a priority another rule moves to is
+//! deleted before the move, the rest in the cleanup phase.
+
+use std::collections::BTreeSet;
+
+use super::error::{Context, Error, Result};
+use super::normalize::{self, Resolved};
+use super::tags;
+use super::Deployer;
+use crate::aws::{self, RuleSpec, Tags};
+use crate::model;
+
+/// A model rule with its references resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WantRule {
+    pub id: String,
+    pub priority: u32,
+    pub conditions: Vec<aws::RuleCondition>,
+    pub actions: Vec<aws::Action>,
+    pub tags: Tags,
+}
+
+/// A described (non-default) rule with its resource-id tag, if any.
+#[derive(Debug, Clone)]
+pub struct HaveRule {
+    pub rule: aws::Rule,
+    pub priority: u32,
+    pub resource_id: Option<String>,
+}
+
+/// What to do on one listener; indexes point into the `want` slice.
+#[derive(Debug, Default, PartialEq)]
+pub struct RulePlan {
+    /// Every pairing (want index, rule ARN), modified or not.
+    pub paired: Vec<(usize, String)>,
+    /// Pairs whose conditions or actions change (ModifyRule).
+    pub modify: Vec<(usize, String)>,
+    /// One SetRulePriorities request.
+    pub priorities: Vec<(String, u32)>,
+    pub create: Vec<usize>,
+    /// Surplus rules in the way of a priority move: deleted before the move.
+    pub delete_first: Vec<String>,
+    /// Other surplus rules: deleted in the cleanup phase.
+    pub delete_later: Vec<String>,
+}
+
+pub fn plan(want: &[WantRule], have: &[HaveRule]) -> RulePlan {
+    let mut used = vec![false; have.len()];
+    let mut pair: Vec<Option<usize>> = vec![None; want.len()];
+    let mut claim = |pair: &mut Vec<Option<usize>>, f: &dyn Fn(&WantRule, &HaveRule) -> bool| {
+        for (wi, w) in want.iter().enumerate() {
+            if pair[wi].is_some() {
+                continue;
+            }
+            if let Some(hi) = (0..have.len()).find(|&hi| !used[hi] && f(w, &have[hi])) {
+                used[hi] = true;
+                pair[wi] = Some(hi);
+            }
+        }
+    };
+    let same =
+        |w: &WantRule, h: &HaveRule| normalize::same_rule(&w.conditions, &w.actions, &h.rule);
+    claim(&mut pair, &|w, h| same(w, h) && w.priority == h.priority);
+    claim(&mut pair, &|w, h| same(w, h));
+    claim(&mut pair, &|w, h| {
+        h.resource_id.as_deref() == Some(w.id.as_str())
+    });
+    claim(&mut pair, &|w, h| h.priority == w.priority);
+    claim(&mut pair, &|_, _| true);
+
+    let mut p = RulePlan::default();
+    let mut taken: BTreeSet<u32> = BTreeSet::new();
+    for (wi, w) in want.iter().enumerate() {
+        match pair[wi] {
+            Some(hi) => {
+                let h = &have[hi];
+                p.paired.push((wi, h.rule.arn.clone()));
+                if !same(w, h) {
+                    p.modify.push((wi, h.rule.arn.clone()));
+                }
+                if h.priority != w.priority {
+                    p.priorities.push((h.rule.arn.clone(), w.priority));
+                    taken.insert(w.priority);
+                }
+            }
+            None => {
+                p.create.push(wi);
+                taken.insert(w.priority);
+            }
+        }
+    }
+    for (hi, h) in have.iter().enumerate() {
+        if used[hi] {
+            continue;
+        }
+        if taken.contains(&h.priority) {
+            p.delete_first.push(h.rule.arn.clone());
+        } else {
+            p.delete_later.push(h.rule.arn.clone());
+        }
+    }
+    p
+}
+
+pub fn want_rule(r: &model::ListenerRule, res: &Resolved) -> Result<WantRule> {
+    if !r.transforms.is_empty() {
+        return Err(Error::Unsupported(format!("transforms on rule {}", r.id)));
+    }
+    let priority = u32::try_from(r.priority)
+        .map_err(|_| Error::Invalid(format!("invalid priority {} of rule {}", r.priority, r.id)))?;
+    Ok(WantRule {
+        id: r.id.clone(),
+        priority,
+        conditions: r.conditions.iter().map(normalize::condition).collect(),
+        actions: normalize::actions(&r.actions, res)?,
+        tags: r.tags.clone(),
+    })
+}
+
+impl Deployer {
+    /// Reconciles the rules of one listener; returns the rules to delete in the cleanup phase.
+    pub(crate) async fn sync_rules(
+        &self,
+        listener_arn: &str,
+        want: &[model::ListenerRule],
+        res: &Resolved,
+    ) -> Result<Vec<String>> {
+        let want: Vec<WantRule> = want
+            .iter()
+            .map(|r| want_rule(r, res))
+            .collect::<Result<_>>()?;
+        let described = self
+            .elbv2
+            .describe_rules(listener_arn)
+            .await
+            .ctx(|| format!("describe rules of {listener_arn}"))?;
+        let rules: Vec<aws::Rule> = described.into_iter().filter(|r| !r.is_default).collect();
+        let arns: Vec<String> = rules.iter().map(|r| r.arn.clone()).collect();
+        let mut tag_map = if self.listener_rules_tagging && !arns.is_empty() {
+            self.elb_tags(&arns).await?
+        } else {
+            Default::default()
+        };
+        let have: Vec<HaveRule> = rules
+            .into_iter()
+            .map(|rule| HaveRule {
+                priority: rule.priority.parse().unwrap_or(u32::MAX),
+                resource_id: tag_map
+                    .get(&rule.arn)
+                    .and_then(|t| tags::resource_id(t).map(String::from)),
+                rule,
+            })
+            .collect();
+        let p = plan(&want, &have);
+        for (wi, arn) in &p.modify {
+            let w = &want[*wi];
+            self.elbv2
+                .modify_rule(arn, &w.conditions, &w.actions)
+                .await
+                .ctx(|| format!("modify rule {}", w.id))?;
+        }
+        for arn in &p.delete_first {
+            self.delete_rule(arn).await?;
+        }
+        if !p.priorities.is_empty() {
+            self.elbv2
+                .set_rule_priorities(&p.priorities)
+                .await
+                .ctx(|| format!("set rule priorities on {listener_arn}"))?;
+        }
+        for wi in &p.create {
+            let w = &want[*wi];
+            let spec = RuleSpec {
+                priority: w.priority,
+                conditions: w.conditions.clone(),
+                actions: w.actions.clone(),
+                tags: if self.listener_rules_tagging {
+                    w.tags.clone()
+                } else {
+                    Tags::new()
+                },
+            };
+            let created = self
+                .elbv2
+                .create_rule(listener_arn, &spec)
+                .await
+                .ctx(|| format!("create rule {}", w.id))?;
+            self.tag_cache.put(&created.arn, spec.tags);
+        }
+        if self.listener_rules_tagging {
+            for (wi, arn) in &p.paired {
+                let actual = tag_map.remove(arn).unwrap_or_default();
+                self.reconcile_elb_tags(arn, &want[*wi].tags, &actual)
+                    .await?;
+            }
+        }
+        Ok(p.delete_later)
+    }
+
+    /// Deletes a rule; gone counts as deleted.
+    pub(crate) async fn delete_rule(&self, arn: &str) -> Result<()> {
+        match self.elbv2.delete_rule(arn).await {
+            Err(e) if !e.is_not_found() => Err(Error::Aws {
+                what: format!("delete rule {arn}"),
+                source: e,
+            }),
+            _ => {
+                self.tag_cache.forget(arn);
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "rule_tests.rs"]
+mod tests;

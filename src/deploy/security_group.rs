@@ -1,0 +1,332 @@
+//! Security groups: the stack's managed (frontend) SG — found by stack tags in the VPC, created,
+//! its ingress permissions and tags reconciled — the cluster's shared backend SG (found or
+//! created once per `Deployer`, never deleted here), SG names from the `security-groups`
+//! annotation, and bounded deletion that waits out DependencyViolation.
+
+use std::collections::BTreeSet;
+
+use super::error::{Context, Error, Result};
+use super::tags::{self, CLUSTER_TAG, STACK_TAG};
+use super::Deployer;
+use crate::aws::{self, AwsError, Ec2Query};
+use crate::model;
+
+/// One single-source permission: (protocol, from, to, source kind, source). Kinds: 0 IPv4 CIDR,
+/// 1 IPv6 CIDR, 2 prefix list, 3 security group.
+pub type PermKey = (String, Option<i32>, Option<i32>, u8, String);
+
+fn proto(p: &str) -> String {
+    match p.to_ascii_lowercase().as_str() {
+        "6" => "tcp".into(),
+        "17" => "udp".into(),
+        "all" => "-1".into(),
+        other => other.into(),
+    }
+}
+
+/// The model's permissions as single-source keys.
+pub fn desired_perms(perms: &[model::IpPermission]) -> BTreeSet<PermKey> {
+    let mut out = BTreeSet::new();
+    for p in perms {
+        let pr = proto(&p.ip_protocol);
+        let (from, to) = if pr == "-1" {
+            (None, None)
+        } else {
+            (Some(p.from_port), Some(p.to_port))
+        };
+        let sources = [
+            (0u8, &p.cidr_ipv4),
+            (1, &p.cidr_ipv6),
+            (2, &p.prefix_list_id),
+        ];
+        for (kind, src) in sources {
+            if let Some(s) = src {
+                out.insert((pr.clone(), from, to, kind, s.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Described permissions (AWS merges sources per protocol and ports) as single-source keys.
+pub fn actual_perms(perms: &[aws::IpPermission]) -> BTreeSet<PermKey> {
+    let mut out = BTreeSet::new();
+    for p in perms {
+        let pr = proto(&p.ip_protocol);
+        let (from, to) = if pr == "-1" {
+            (None, None)
+        } else {
+            (p.from_port, p.to_port)
+        };
+        let lists = [
+            (0u8, &p.ipv4_ranges),
+            (1, &p.ipv6_ranges),
+            (2, &p.prefix_list_ids),
+            (3, &p.group_ids),
+        ];
+        for (kind, list) in lists {
+            for r in list {
+                out.insert((pr.clone(), from, to, kind, r.value.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Keys back to request permissions, one per key.
+pub fn to_permissions<'a>(keys: impl IntoIterator<Item = &'a PermKey>) -> Vec<aws::IpPermission> {
+    keys.into_iter()
+        .map(|(pr, from, to, kind, src)| {
+            let mut p = aws::IpPermission {
+                ip_protocol: pr.clone(),
+                from_port: *from,
+                to_port: *to,
+                ..Default::default()
+            };
+            let r = vec![aws::IpRange::new(src.clone())];
+            match kind {
+                0 => p.ipv4_ranges = r,
+                1 => p.ipv6_ranges = r,
+                2 => p.prefix_list_ids = r,
+                _ => p.group_ids = r,
+            }
+            p
+        })
+        .collect()
+}
+
+/// (to authorize, to revoke).
+pub fn perm_diff(
+    desired: &BTreeSet<PermKey>,
+    actual: &BTreeSet<PermKey>,
+) -> (Vec<aws::IpPermission>, Vec<aws::IpPermission>) {
+    (
+        to_permissions(desired.difference(actual)),
+        to_permissions(actual.difference(desired)),
+    )
+}
+
+impl Deployer {
+    /// Security groups in the VPC tagged with this cluster (or legacy cluster key) and stack.
+    pub(crate) async fn find_owned_sgs(&self, stack_id: &str) -> Result<Vec<aws::SecurityGroup>> {
+        let q = Ec2Query::default()
+            .filter("vpc-id", [self.vpc_id.as_str()])
+            .filter(&format!("tag:{STACK_TAG}"), [stack_id]);
+        let all = self
+            .ec2
+            .describe_security_groups(&q)
+            .await
+            .ctx(|| format!("find security groups of stack {stack_id}"))?;
+        Ok(all
+            .into_iter()
+            .filter(|g| tags::is_owned(&g.tags, &self.cluster, stack_id))
+            .collect())
+    }
+
+    /// Creates or updates the managed SG; the matched group is removed from `existing`.
+    pub(crate) async fn sync_managed_sg(
+        &self,
+        want: &model::SecurityGroup,
+        existing: &mut Vec<aws::SecurityGroup>,
+    ) -> Result<String> {
+        let desired = desired_perms(&want.ingress);
+        let found = existing
+            .iter()
+            .position(|g| tags::resource_id(&g.tags) == Some(want.id.as_str()));
+        let (id, actual, actual_tags) = match found {
+            Some(i) => {
+                let g = existing.remove(i);
+                (g.id, actual_perms(&g.ingress), g.tags)
+            }
+            None => {
+                let req = aws::CreateSecurityGroup {
+                    name: want.name.clone(),
+                    description: want.description.clone(),
+                    vpc_id: self.vpc_id.clone(),
+                    tags: want.tags.clone(),
+                };
+                let id = self
+                    .ec2
+                    .create_security_group(&req)
+                    .await
+                    .ctx(|| format!("create security group {}", want.name))?;
+                (id, BTreeSet::new(), want.tags.clone())
+            }
+        };
+        let (add, remove) = perm_diff(&desired, &actual);
+        if !add.is_empty() {
+            self.ec2
+                .authorize_ingress(&id, &add)
+                .await
+                .ctx(|| format!("authorize ingress on {id}"))?;
+        }
+        if !remove.is_empty() {
+            self.ec2
+                .revoke_ingress(&id, &remove)
+                .await
+                .ctx(|| format!("revoke ingress on {id}"))?;
+        }
+        self.reconcile_ec2_tags(&id, &want.tags, &actual_tags)
+            .await?;
+        Ok(id)
+    }
+
+    /// The shared backend SG: the configured id, else found by its two tags, else created.
+    /// Serialised per `Deployer` so concurrent stacks do not race to create it.
+    pub(crate) async fn backend_sg(&self, want: &model::BackendSecurityGroup) -> Result<String> {
+        if let Some(id) = &want.group_id {
+            return Ok(id.clone());
+        }
+        let mut cached = self.backend_sg.lock().await;
+        if let Some(id) = cached.as_ref() {
+            return Ok(id.clone());
+        }
+        let q = Ec2Query::default()
+            .filter("vpc-id", [self.vpc_id.as_str()])
+            .filter(&format!("tag:{CLUSTER_TAG}"), [self.cluster.as_str()])
+            .filter("tag:elbv2.k8s.aws/resource", ["backend-sg"]);
+        let found = self
+            .ec2
+            .describe_security_groups(&q)
+            .await
+            .ctx(|| "find the backend security group".into())?;
+        let id = match found.into_iter().next() {
+            Some(g) => g.id,
+            None => {
+                let req = aws::CreateSecurityGroup {
+                    name: want.name.clone(),
+                    description: want.description.clone(),
+                    vpc_id: self.vpc_id.clone(),
+                    tags: want.tags.clone(),
+                };
+                self.ec2
+                    .create_security_group(&req)
+                    .await
+                    .ctx(|| format!("create backend security group {}", want.name))?
+            }
+        };
+        *cached = Some(id.clone());
+        Ok(id)
+    }
+
+    /// `security-groups` annotation names → ids (by `group-name` in the VPC; every name must exist).
+    pub(crate) async fn sg_ids_by_name(&self, names: &[String]) -> Result<Vec<String>> {
+        if names.is_empty() {
+            return Ok(vec![]);
+        }
+        let q = Ec2Query::default()
+            .filter("vpc-id", [self.vpc_id.as_str()])
+            .filter("group-name", names.iter().map(String::as_str));
+        let found = self
+            .ec2
+            .describe_security_groups(&q)
+            .await
+            .ctx(|| "resolve security group names".into())?;
+        let mut ids = Vec::new();
+        for n in names {
+            match found.iter().find(|g| &g.name == n) {
+                Some(g) => ids.push(g.id.clone()),
+                None => {
+                    return Err(Error::Invalid(format!(
+                        "couldn't find all security groups: security group not found: {n}"
+                    )))
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Deletes a SG; gone counts as deleted; in-use is retried until the delete timeout.
+    pub(crate) async fn delete_sg(&self, id: &str) -> Result<()> {
+        let what = format!("security group {id}");
+        self.delete_with_retry(&what, || self.ec2.delete_security_group(id))
+            .await
+    }
+
+    /// Runs a delete until it succeeds, the resource is gone, or it stays in use past the timeout.
+    pub(crate) async fn delete_with_retry<F, Fut>(&self, what: &str, mut f: F) -> Result<()>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = std::result::Result<(), AwsError>>,
+    {
+        let start = tokio::time::Instant::now();
+        loop {
+            match f().await {
+                Ok(()) => return Ok(()),
+                Err(e) if e.is_not_found() => return Ok(()),
+                Err(e @ AwsError::InUse { .. }) => {
+                    if start.elapsed() >= self.delete_timeout {
+                        return Err(Error::DeleteTimeout {
+                            what: what.to_string(),
+                            source: e,
+                        });
+                    }
+                    tokio::time::sleep(self.delete_interval).await;
+                }
+                Err(source) => {
+                    return Err(Error::Aws {
+                        what: format!("delete {what}"),
+                        source,
+                    })
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(from: i32, v4: Option<&str>, v6: Option<&str>) -> model::IpPermission {
+        model::IpPermission {
+            ip_protocol: "tcp".into(),
+            from_port: from,
+            to_port: from,
+            cidr_ipv4: v4.map(Into::into),
+            cidr_ipv6: v6.map(Into::into),
+            prefix_list_id: None,
+        }
+    }
+
+    #[test]
+    fn merged_aws_permissions_equal_model_permissions() {
+        let want = desired_perms(&[
+            m(80, Some("0.0.0.0/0"), None),
+            m(443, Some("0.0.0.0/0"), None),
+        ]);
+        let described = vec![
+            aws::IpPermission {
+                ip_protocol: "TCP".into(),
+                from_port: Some(443),
+                to_port: Some(443),
+                ipv4_ranges: vec![aws::IpRange {
+                    value: "0.0.0.0/0".into(),
+                    description: Some("x".into()),
+                }],
+                ..Default::default()
+            },
+            aws::IpPermission {
+                ip_protocol: "6".into(),
+                from_port: Some(80),
+                to_port: Some(80),
+                ipv4_ranges: vec![aws::IpRange::new("0.0.0.0/0")],
+                ..Default::default()
+            },
+        ];
+        let (add, remove) = perm_diff(&want, &actual_perms(&described));
+        assert!(add.is_empty() && remove.is_empty(), "{add:?} {remove:?}");
+    }
+
+    #[test]
+    fn diff_adds_missing_and_revokes_extra() {
+        let want = desired_perms(&[m(80, Some("10.0.0.0/8"), Some("::/0"))]);
+        let have = desired_perms(&[m(80, Some("0.0.0.0/0"), None)]);
+        let (add, remove) = perm_diff(&want, &have);
+        assert_eq!(add.len(), 2);
+        assert_eq!(remove.len(), 1);
+        assert_eq!(remove[0].ipv4_ranges[0].value, "0.0.0.0/0");
+        assert_eq!(remove[0].from_port, Some(80));
+        assert!(add.iter().any(|p| p.ipv6_ranges.len() == 1));
+    }
+}

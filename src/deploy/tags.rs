@@ -1,0 +1,257 @@
+//! Ownership tags: which AWS resources belong to a stack, the tag diff (ignoring upstream's
+//! legacy keys and `--external-managed-tags`), AddTags/RemoveTags (ELBv2) and
+//! CreateTags/DeleteTags (EC2), and a tag cache for ELBv2 ARNs like upstream's (20 min TTL),
+//! kept current with the writes this deployer makes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::error::{Context, Result};
+use super::Deployer;
+use crate::aws::Tags;
+
+pub const CLUSTER_TAG: &str = "elbv2.k8s.aws/cluster";
+pub const LEGACY_CLUSTER_TAG: &str = "ingress.k8s.aws/cluster";
+pub const STACK_TAG: &str = "ingress.k8s.aws/stack";
+pub const RESOURCE_TAG: &str = "ingress.k8s.aws/resource";
+/// How long ELBv2 tags read by DescribeTags are trusted (upstream's tag cache TTL).
+pub const TAG_CACHE_TTL: Duration = Duration::from_secs(20 * 60);
+
+/// True when the tags say "cluster `cluster`, stack `stack`" (current or legacy cluster key).
+pub fn is_owned(tags: &Tags, cluster: &str, stack: &str) -> bool {
+    let cluster_ok = tags.get(CLUSTER_TAG).map(String::as_str) == Some(cluster)
+        || tags.get(LEGACY_CLUSTER_TAG).map(String::as_str) == Some(cluster);
+    cluster_ok && tags.get(STACK_TAG).map(String::as_str) == Some(stack)
+}
+
+/// The model resource id an AWS resource is paired with.
+pub fn resource_id(tags: &Tags) -> Option<&str> {
+    tags.get(RESOURCE_TAG).map(String::as_str)
+}
+
+/// Keys the deployer neither adds nor removes.
+#[derive(Debug, Clone, Default)]
+pub struct TagPolicy {
+    pub cluster: String,
+    pub external_managed: Vec<String>,
+}
+
+impl TagPolicy {
+    /// Upstream's legacy keys and the externally managed ones are left alone.
+    pub fn ignored(&self, key: &str) -> bool {
+        if self.external_managed.iter().any(|k| k == key) {
+            return true;
+        }
+        if key == format!("kubernetes.io/cluster/{}", self.cluster) {
+            return true;
+        }
+        matches!(
+            key,
+            "kubernetes.io/cluster-name"
+                | "kubernetes.io/namespace"
+                | "kubernetes.io/ingress-name"
+                | "kubernetes.io/service-name"
+                | "kubernetes.io/service-port"
+                | LEGACY_CLUSTER_TAG
+        )
+    }
+}
+
+/// What to add (new or changed values) and remove to go from `actual` to `desired`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TagDiff {
+    pub add: Tags,
+    pub remove: Vec<String>,
+}
+
+impl TagDiff {
+    pub fn is_empty(&self) -> bool {
+        self.add.is_empty() && self.remove.is_empty()
+    }
+}
+
+pub fn diff(desired: &Tags, actual: &Tags, policy: &TagPolicy) -> TagDiff {
+    let add = desired
+        .iter()
+        .filter(|(k, v)| !policy.ignored(k) && actual.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let remove = actual
+        .keys()
+        .filter(|k| !policy.ignored(k) && !desired.contains_key(*k))
+        .cloned()
+        .collect();
+    TagDiff { add, remove }
+}
+
+/// ELBv2 tags by ARN, shared by the concurrent deploys of one `Deployer`.
+#[derive(Debug, Default)]
+pub struct TagCache {
+    entries: Mutex<HashMap<String, (Instant, Tags)>>,
+}
+
+impl TagCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Tags)>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    pub fn get(&self, arn: &str) -> Option<Tags> {
+        let m = self.lock();
+        m.get(arn)
+            .filter(|(at, _)| at.elapsed() < TAG_CACHE_TTL)
+            .map(|(_, t)| t.clone())
+    }
+    pub fn put(&self, arn: &str, tags: Tags) {
+        self.lock().insert(arn.to_string(), (Instant::now(), tags));
+    }
+    pub fn forget(&self, arn: &str) {
+        self.lock().remove(arn);
+    }
+}
+
+impl Deployer {
+    /// Tags of ELBv2 resources: from the cache, DescribeTags (20 ARNs per request) for the rest.
+    pub(crate) async fn elb_tags(&self, arns: &[String]) -> Result<BTreeMap<String, Tags>> {
+        let mut out = BTreeMap::new();
+        let mut missing = Vec::new();
+        for a in arns {
+            match self.tag_cache.get(a) {
+                Some(t) => {
+                    out.insert(a.clone(), t);
+                }
+                None => missing.push(a.clone()),
+            }
+        }
+        if !missing.is_empty() {
+            let got = self
+                .elbv2
+                .describe_tags(&missing)
+                .await
+                .ctx(|| format!("describe tags of {} resources", missing.len()))?;
+            for (a, t) in got {
+                self.tag_cache.put(&a, t.clone());
+                out.insert(a, t);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Brings the tags of one ELBv2 resource from `actual` to `desired`.
+    pub(crate) async fn reconcile_elb_tags(
+        &self,
+        arn: &str,
+        desired: &Tags,
+        actual: &Tags,
+    ) -> Result<()> {
+        let d = diff(desired, actual, &self.tag_policy());
+        let arns = [arn.to_string()];
+        if !d.add.is_empty() {
+            self.elbv2
+                .add_tags(&arns, &d.add)
+                .await
+                .ctx(|| format!("add tags to {arn}"))?;
+        }
+        if !d.remove.is_empty() {
+            self.elbv2
+                .remove_tags(&arns, &d.remove)
+                .await
+                .ctx(|| format!("remove tags from {arn}"))?;
+        }
+        if !d.is_empty() {
+            let mut now = actual.clone();
+            now.extend(d.add);
+            now.retain(|k, _| !d.remove.contains(k));
+            self.tag_cache.put(arn, now);
+        }
+        Ok(())
+    }
+
+    /// Brings the tags of one EC2 resource (security group) from `actual` to `desired`.
+    pub(crate) async fn reconcile_ec2_tags(
+        &self,
+        id: &str,
+        desired: &Tags,
+        actual: &Tags,
+    ) -> Result<()> {
+        let d = diff(desired, actual, &self.tag_policy());
+        let ids = [id.to_string()];
+        if !d.add.is_empty() {
+            self.ec2
+                .create_tags(&ids, &d.add)
+                .await
+                .ctx(|| format!("tag {id}"))?;
+        }
+        if !d.remove.is_empty() {
+            self.ec2
+                .delete_tags(&ids, &d.remove)
+                .await
+                .ctx(|| format!("untag {id}"))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn tag_policy(&self) -> TagPolicy {
+        TagPolicy {
+            cluster: self.cluster.clone(),
+            external_managed: self.external_managed_tags.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(kv: &[(&str, &str)]) -> Tags {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn ownership_needs_cluster_and_stack() {
+        let ok = t(&[(CLUSTER_TAG, "c"), (STACK_TAG, "ns/a")]);
+        assert!(is_owned(&ok, "c", "ns/a"));
+        assert!(!is_owned(&ok, "c", "ns/b"));
+        assert!(!is_owned(&ok, "other", "ns/a"));
+        assert!(!is_owned(&t(&[(STACK_TAG, "ns/a")]), "c", "ns/a"));
+        assert!(!is_owned(&t(&[(CLUSTER_TAG, "c")]), "c", "ns/a"));
+        let legacy = t(&[(LEGACY_CLUSTER_TAG, "c"), (STACK_TAG, "ns/a")]);
+        assert!(is_owned(&legacy, "c", "ns/a"));
+    }
+
+    #[test]
+    fn diff_adds_changes_and_removes_but_ignores_legacy_and_external() {
+        let policy = TagPolicy {
+            cluster: "c".into(),
+            external_managed: vec!["Owner".into()],
+        };
+        let desired = t(&[("a", "1"), ("b", "2"), ("Owner", "me")]);
+        let actual = t(&[
+            ("a", "1"),
+            ("b", "old"),
+            ("gone", "x"),
+            ("Owner", "ext"),
+            ("kubernetes.io/cluster/c", "owned"),
+            ("kubernetes.io/ingress-name", "web"),
+            (LEGACY_CLUSTER_TAG, "c"),
+        ]);
+        let d = diff(&desired, &actual, &policy);
+        assert_eq!(d.add, t(&[("b", "2")]));
+        assert_eq!(d.remove, vec!["gone".to_string()]);
+        assert!(diff(&desired, &desired, &policy).is_empty());
+        // Another cluster's legacy key is not ours to keep.
+        let other = t(&[("kubernetes.io/cluster/x", "owned")]);
+        assert_eq!(diff(&Tags::new(), &other, &policy).remove.len(), 1);
+    }
+
+    #[test]
+    fn cache_returns_fresh_entries_only() {
+        let c = TagCache::default();
+        assert!(c.get("arn").is_none());
+        c.put("arn", t(&[("a", "1")]));
+        assert_eq!(c.get("arn"), Some(t(&[("a", "1")])));
+        c.forget("arn");
+        assert!(c.get("arn").is_none());
+    }
+}

@@ -1,0 +1,91 @@
+//! TargetGroupBinding specs of a deployed stack: the model's specs with the target-group ARN
+//! and security-group tokens resolved, ready for the reconciler to create/update the objects.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+use super::error::Result;
+use super::normalize::Resolved;
+use crate::crd::target_group_binding::{
+    NetworkingIngressRule, NetworkingPeer, NetworkingPort, NetworkingProtocol, SecurityGroup,
+    ServiceReference, TargetGroupBindingNetworking, TargetGroupBindingSpec,
+    TargetGroupIpAddressType, TargetGroupProtocol,
+};
+use crate::model::{self, Protocol};
+
+/// One TargetGroupBinding to create or update.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedTargetGroupBinding {
+    /// Model resource id (same as the target group's).
+    pub id: String,
+    pub name: String,
+    pub namespace: String,
+    pub labels: BTreeMap<String, String>,
+    pub spec: TargetGroupBindingSpec,
+}
+
+pub(crate) fn resolve(
+    b: &model::TargetGroupBindingResource,
+    r: &Resolved,
+    vpc_id: &str,
+) -> Result<ResolvedTargetGroupBinding> {
+    let s = &b.spec;
+    // One ingress rule per source security group, with its ports in model order.
+    let mut rules: Vec<NetworkingIngressRule> = Vec::new();
+    for n in &s.networking {
+        let sg = r.token(&n.from_security_group)?;
+        let port = NetworkingPort {
+            protocol: Some(NetworkingProtocol::Tcp),
+            port: n.port.clone(),
+        };
+        let existing = rules.iter_mut().find(|x| {
+            x.from
+                .first()
+                .and_then(|p| p.security_group.as_ref())
+                .is_some_and(|g| g.group_id == sg)
+        });
+        match existing {
+            Some(rule) => rule.ports.push(port),
+            None => rules.push(NetworkingIngressRule {
+                from: vec![NetworkingPeer {
+                    ip_block: None,
+                    security_group: Some(SecurityGroup { group_id: sg }),
+                }],
+                ports: vec![port],
+            }),
+        }
+    }
+    let spec = TargetGroupBindingSpec {
+        target_group_arn: r.token(&s.target_group_arn)?,
+        multi_cluster_target_group: s.multi_cluster_target_group,
+        target_type: Some(s.target_type),
+        target_group_protocol: Some(match s.target_group_protocol {
+            Protocol::Http => TargetGroupProtocol::Http,
+            Protocol::Https => TargetGroupProtocol::Https,
+        }),
+        service_ref: ServiceReference {
+            name: s.service_name.clone(),
+            port: s.service_port.clone(),
+        },
+        networking: (!rules.is_empty()).then_some(TargetGroupBindingNetworking { ingress: rules }),
+        node_selector: s.node_selector.as_ref().map(|m| LabelSelector {
+            match_labels: Some(m.clone()),
+            match_expressions: None,
+        }),
+        ip_address_type: Some(if s.ip_address_type == "ipv6" {
+            TargetGroupIpAddressType::Ipv6
+        } else {
+            TargetGroupIpAddressType::Ipv4
+        }),
+        vpc_id: s.vpc_id.clone().unwrap_or_else(|| vpc_id.to_string()),
+        ..Default::default()
+    };
+    Ok(ResolvedTargetGroupBinding {
+        id: b.id.clone(),
+        name: b.name.clone(),
+        namespace: b.namespace.clone(),
+        labels: b.labels.clone(),
+        spec,
+    })
+}
