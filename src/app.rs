@@ -4,6 +4,9 @@
 use crate::certs_manager::{CertManager, CertManagerConfig};
 use crate::config::{Config, ManagedCertConfig};
 use crate::metrics::{self, Readiness, WebhookMetrics};
+use crate::webhook::icp_validator::IcpValidator;
+use crate::webhook::indexes::IngressClassIndex;
+use crate::webhook::ingress_validator::IngressValidator;
 use crate::webhook::pod_index::PodGateIndex;
 use crate::webhook::pod_readiness::PodReadinessGateInjector;
 use crate::webhook::{self, pod_index_feed, server, service_mutator::ServiceMutator, Handler};
@@ -23,6 +26,7 @@ pub const READY_CACHES: &str = "caches";
 #[derive(Clone, Default)]
 struct Indexes {
     pod_gates: PodGateIndex,
+    ingress_classes: IngressClassIndex,
 }
 
 /// The admission route table: one line per webhook.
@@ -35,23 +39,36 @@ fn routes(cfg: &Config, idx: &Indexes) -> Vec<(&'static str, Arc<dyn Handler>)> 
         index: idx.pod_gates.clone(),
         sync_wait: Duration::from_secs(2),
     };
+    let ingress = IngressValidator::new(
+        cfg.ingress_class.clone(),
+        cfg.disable_ingress_class_annotation,
+        cfg.disable_ingress_group_name_annotation,
+        idx.ingress_classes.clone(),
+    );
     vec![
         (webhook::service_mutator::PATH, Arc::new(service)),
         (webhook::pod_readiness::PATH, Arc::new(pod)),
+        (webhook::ingress_validator::PATH, Arc::new(ingress)),
+        (webhook::icp_validator::PATH, Arc::new(IcpValidator)),
     ]
 }
 
 /// Starts the watches behind the indexes and marks the caches ready once every one has synced.
 async fn run_indexes(client: kube::Client, cfg: Config, idx: Indexes, readiness: Readiness) {
-    let feeds = pod_index_feed::run(client, idx.pod_gates.clone(), cfg.watch_namespace.clone());
+    let feeds = pod_index_feed::run(
+        client.clone(),
+        idx.pod_gates.clone(),
+        cfg.watch_namespace.clone(),
+    );
+    let classes = pod_index_feed::run_ingress_classes(client, idx.ingress_classes.clone());
     let synced = async {
-        while !idx.pod_gates.synced() {
+        while !(idx.pod_gates.synced() && idx.ingress_classes.synced()) {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         readiness.set(READY_CACHES, true);
         tracing::info!("caches synced");
     };
-    futures::join!(feeds, synced);
+    futures::join!(feeds, classes, synced);
 }
 
 async fn bind(what: &str, addr: SocketAddr) -> anyhow::Result<TcpListener> {

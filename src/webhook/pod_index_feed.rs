@@ -43,14 +43,14 @@ fn service_entry(svc: &Service) -> Option<(String, String, Selector)> {
 }
 
 /// A change to one half of the index.
-enum Change<T> {
+pub(crate) enum Change<T> {
     Reset(Vec<(String, String, T)>),
     Upsert(String, String, T),
     Remove(String, String),
 }
 
 /// Applies one watch stream; buffers the initial list so readers never see a half list.
-async fn drive<K, T, S>(
+pub(crate) async fn drive<K, T, S>(
     stream: S,
     what: &'static str,
     project: impl Fn(&K) -> Option<(String, String, T)>,
@@ -114,4 +114,25 @@ pub async fn run(client: Client, index: PodGateIndex, namespace: Option<String>)
         },
     );
     futures::join!(b, s);
+}
+
+/// Feeds the IngressClass index the Ingress validator answers from.
+pub async fn run_ingress_classes(client: Client, index: super::indexes::IngressClassIndex) {
+    use k8s_openapi::api::networking::v1::IngressClass;
+    let api: Api<IngressClass> = Api::all(client);
+    let project = |c: &IngressClass| {
+        let (name, entry) = super::indexes::IngressClassEntry::from_class(c);
+        Some((String::new(), name, entry))
+    };
+    drive(
+        watcher::watcher(api, watcher::Config::default()).default_backoff(),
+        "ingressclasses",
+        project,
+        |c| match c {
+            Change::Reset(all) => index.reset(all.into_iter().map(|(_, n, e)| (n, e)).collect()),
+            Change::Upsert(_, name, entry) => index.upsert(&name, entry),
+            Change::Remove(_, name) => index.remove(&name),
+        },
+    )
+    .await;
 }

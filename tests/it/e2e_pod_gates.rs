@@ -230,6 +230,39 @@ spec:
     assert!(ok, "{out}");
     assert!(gates(&serde_json::from_str(&out).unwrap()).is_empty());
 
+    // The validating webhooks answer through the same admission chain.
+    let vwc: Api<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration> =
+        Api::all(client.clone());
+    let hook = |name: &str, path: &str, group: &str, resource: &str| {
+        json!({"name": name, "admissionReviewVersions": ["v1"], "sideEffects": "None", "failurePolicy": "Fail",
+            "clientConfig": {"caBundle": ca_bundle, "service": {"name": SVC, "namespace": "kube-system", "path": path}},
+            "rules": [{"apiGroups": [group], "apiVersions": ["v1", "v1beta1"], "operations": ["CREATE", "UPDATE"], "resources": [resource]}]})
+    };
+    create(&vwc, json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "aws-load-balancer-webhook"},
+        "webhooks": [
+            hook("vingress.elbv2.k8s.aws", "/validate-networking-v1-ingress", "networking.k8s.io", "ingresses"),
+            hook("vingressclassparams.elbv2.k8s.aws", "/validate-elbv2-k8s-aws-v1beta1-ingressclassparams", "elbv2.k8s.aws", "ingressclassparams"),
+        ]
+    })).await;
+    let ingress = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web, namespace: shop}\nspec:\n  ingressClassName: missing\n  defaultBackend: {service: {name: web, port: {number: 80}}}\n";
+    let (ok, out) = kubectl(&kubeconfig, &["create", "-f", "-"], Some(ingress));
+    assert!(!ok, "an Ingress naming a missing class must be refused");
+    assert!(
+        out.contains(
+            r#"invalid ingress class: ingressclasses.networking.k8s.io "missing" not found"#
+        ),
+        "{out}"
+    );
+    let icp = "apiVersion: elbv2.k8s.aws/v1beta1\nkind: IngressClassParams\nmetadata: {name: bad}\nspec:\n  inboundCIDRs: [192.168.0.1]\n";
+    let (ok, out) = kubectl(&kubeconfig, &["create", "-f", "-"], Some(icp));
+    assert!(!ok, "a bad CIDR must be refused");
+    assert!(
+        out.contains(r#"spec.inboundCIDRs[0]: Invalid value: "192.168.0.1""#),
+        "{out}"
+    );
+
     drop(ctl);
     server.stop().await;
 }
