@@ -16,14 +16,35 @@ use crate::model::{
     SubnetInfo, TargetType,
 };
 
+/// The samples `plan` uses when no `-f` is given.
+const EMBEDDED_SAMPLES: &[(&str, &str)] = &[
+    (
+        "config/samples/ingressclass.yaml",
+        include_str!("../config/samples/ingressclass.yaml"),
+    ),
+    (
+        "config/samples/ingress-group.yaml",
+        include_str!("../config/samples/ingress-group.yaml"),
+    ),
+    (
+        "config/samples/ingress-https.yaml",
+        include_str!("../config/samples/ingress-https.yaml"),
+    ),
+    (
+        "config/samples/ingress-ip-target.yaml",
+        include_str!("../config/samples/ingress-ip-target.yaml"),
+    ),
+];
+
 /// `aws-load-balancer-controller plan`: show the AWS resources a set of manifests would produce.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PlanArgs {
-    /// Manifest file or directory (YAML, multi-document, or JSON); repeatable.
-    #[arg(short = 'f', long = "filename", required = true)]
+    /// Manifest file or directory (YAML, multi-document, or JSON); repeatable. Without it, the
+    /// samples built into the binary (config/samples) are planned.
+    #[arg(short = 'f', long = "filename")]
     pub filename: Vec<PathBuf>,
     /// Kubernetes cluster name (hashed into generated names and tags).
-    #[arg(long)]
+    #[arg(long, default_value = "demo")]
     pub cluster_name: String,
     /// VPC id written into TargetGroupBindings.
     #[arg(long)]
@@ -80,6 +101,15 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         for doc in parse_documents(&text).with_context(|| format!("parsing {}", f.display()))? {
             add_object(&mut objs, doc, f)?;
+        }
+    }
+    if args.filename.is_empty() {
+        // The embedded default: the samples shipped in config/samples, so `plan` runs anywhere.
+        for (name, text) in EMBEDDED_SAMPLES {
+            let path = std::path::Path::new(name);
+            for doc in parse_documents(text).with_context(|| format!("parsing embedded {name}"))? {
+                add_object(&mut objs, doc, path)?;
+            }
         }
     }
     let default_tags = match &args.default_tags {
