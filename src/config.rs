@@ -31,32 +31,8 @@ pub enum ConfigError {
     UnknownFeature(String),
 }
 
-/// Feature gates with upstream's names and defaults (`--feature-gates`).
-pub const FEATURE_GATE_DEFAULTS: &[(&str, bool)] = &[
-    ("ListenerRulesTagging", true),
-    ("WeightedTargetGroups", true),
-    ("ServiceTypeLoadBalancerOnly", false),
-    ("EndpointsFailOpen", true),
-    ("EnableServiceController", true),
-    ("EnableIPTargetType", true),
-    ("EnableTCPUDPListener", false),
-    ("EnableRGTAPI", false),
-    ("SubnetsClusterTagCheck", true),
-    ("NLBHealthCheckAdvancedConfig", true),
-    ("NLBSecurityGroup", true),
-    ("ALBSingleSubnet", false),
-    ("LBCapacityReservation", true),
-    ("SubnetDiscoveryByReachability", true),
-    ("NLBGatewayAPI", true),
-    ("ALBGatewayAPI", true),
-    ("GatewayListenerSet", true),
-    ("GlobalAcceleratorController", false),
-    ("EnhancedDefaultBehavior", false),
-    ("EnableDefaultTagsLowPriority", false),
-    ("ALBTargetControlAgent", false),
-    ("EnableCertificateManagement", false),
-    ("IngressPlanAnnotation", false),
-];
+/// Feature gates with upstream's names and defaults (`--feature-gates`); one list, shared with the model.
+pub use crate::model::config::FEATURE_GATE_DEFAULTS;
 
 /// Tag keys the controller uses to track ownership; users may not set them through flags.
 pub const TRACKING_TAG_KEYS: &[&str] = &[
