@@ -94,6 +94,25 @@ where
         .await
 }
 
+/// Follows ELBv2 `Marker` pagination: `fetch(marker)` sends one request and returns that page's
+/// items and its next marker; pages are requested until the marker runs out.
+pub(crate) async fn all_pages<T, F, Fut>(mut fetch: F) -> Result<Vec<T>>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>)>>,
+{
+    let mut out = Vec::new();
+    let mut marker = None;
+    loop {
+        let (items, next) = fetch(marker.take()).await?;
+        out.extend(items);
+        match next {
+            Some(m) if !m.is_empty() => marker = Some(m),
+            _ => return Ok(out),
+        }
+    }
+}
+
 /// `None` for an empty list, so the SDK leaves the parameter out (AWS rejects some empty lists).
 pub(crate) fn non_empty<T: Clone>(v: &[T]) -> Option<Vec<T>> {
     if v.is_empty() {

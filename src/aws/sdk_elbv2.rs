@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::types as et;
 
 use super::error::Result;
-use super::sdk::{non_empty, os, s, send, SdkElbV2};
+use super::sdk::{all_pages, non_empty, os, s, send, SdkElbV2};
 use super::types::*;
 use super::{ElbV2, TAG_ARNS_PER_CALL, TARGETS_PER_CALL};
 
@@ -16,9 +16,7 @@ const SVC: Service = Service::ElbV2;
 #[async_trait]
 impl ElbV2 for SdkElbV2 {
     async fn describe_load_balancers(&self, q: &LoadBalancerQuery) -> Result<Vec<LoadBalancer>> {
-        let mut out = Vec::new();
-        let mut marker: Option<String> = None;
-        loop {
+        all_pages(|marker| async move {
             let page = send(&self.caller, SVC, "DescribeLoadBalancers", || {
                 self.client
                     .describe_load_balancers()
@@ -28,12 +26,10 @@ impl ElbV2 for SdkElbV2 {
                     .send()
             })
             .await?;
-            out.extend(page.load_balancers().iter().map(lb_from));
-            match page.next_marker() {
-                Some(m) if !m.is_empty() => marker = Some(m.to_string()),
-                _ => return Ok(out),
-            }
-        }
+            let items = page.load_balancers().iter().map(lb_from).collect();
+            Ok((items, page.next_marker().map(String::from)))
+        })
+        .await
     }
 
     async fn create_load_balancer(&self, req: &CreateLoadBalancer) -> Result<LoadBalancer> {
@@ -153,9 +149,7 @@ impl ElbV2 for SdkElbV2 {
     }
 
     async fn describe_target_groups(&self, q: &TargetGroupQuery) -> Result<Vec<TargetGroup>> {
-        let mut out = Vec::new();
-        let mut marker: Option<String> = None;
-        loop {
+        all_pages(|marker| async move {
             let page = send(&self.caller, SVC, "DescribeTargetGroups", || {
                 self.client
                     .describe_target_groups()
@@ -166,12 +160,10 @@ impl ElbV2 for SdkElbV2 {
                     .send()
             })
             .await?;
-            out.extend(page.target_groups().iter().map(tg_from));
-            match page.next_marker() {
-                Some(m) if !m.is_empty() => marker = Some(m.to_string()),
-                _ => return Ok(out),
-            }
-        }
+            let items = page.target_groups().iter().map(tg_from).collect();
+            Ok((items, page.next_marker().map(String::from)))
+        })
+        .await
     }
 
     async fn create_target_group(&self, req: &CreateTargetGroup) -> Result<TargetGroup> {
@@ -331,9 +323,7 @@ impl ElbV2 for SdkElbV2 {
     }
 
     async fn describe_listeners(&self, lb_arn: &str) -> Result<Vec<Listener>> {
-        let mut out = Vec::new();
-        let mut marker: Option<String> = None;
-        loop {
+        all_pages(|marker| async move {
             let page = send(&self.caller, SVC, "DescribeListeners", || {
                 self.client
                     .describe_listeners()
@@ -342,12 +332,10 @@ impl ElbV2 for SdkElbV2 {
                     .send()
             })
             .await?;
-            out.extend(page.listeners().iter().map(listener_from));
-            match page.next_marker() {
-                Some(m) if !m.is_empty() => marker = Some(m.to_string()),
-                _ => return Ok(out),
-            }
-        }
+            let items = page.listeners().iter().map(listener_from).collect();
+            Ok((items, page.next_marker().map(String::from)))
+        })
+        .await
     }
 
     async fn create_listener(&self, lb_arn: &str, spec: &ListenerSpec) -> Result<Listener> {
@@ -402,9 +390,7 @@ impl ElbV2 for SdkElbV2 {
     }
 
     async fn describe_listener_certificates(&self, arn: &str) -> Result<Vec<ListenerCertificate>> {
-        let mut out = Vec::new();
-        let mut marker: Option<String> = None;
-        loop {
+        all_pages(|marker| async move {
             let page = send(&self.caller, SVC, "DescribeListenerCertificates", || {
                 self.client
                     .describe_listener_certificates()
@@ -413,15 +399,17 @@ impl ElbV2 for SdkElbV2 {
                     .send()
             })
             .await?;
-            out.extend(page.certificates().iter().map(|c| ListenerCertificate {
-                arn: s(c.certificate_arn()),
-                is_default: c.is_default().unwrap_or(false),
-            }));
-            match page.next_marker() {
-                Some(m) if !m.is_empty() => marker = Some(m.to_string()),
-                _ => return Ok(out),
-            }
-        }
+            let items = page
+                .certificates()
+                .iter()
+                .map(|c| ListenerCertificate {
+                    arn: s(c.certificate_arn()),
+                    is_default: c.is_default().unwrap_or(false),
+                })
+                .collect();
+            Ok((items, page.next_marker().map(String::from)))
+        })
+        .await
     }
 
     async fn add_listener_certificates(&self, arn: &str, cert_arns: &[String]) -> Result<()> {
@@ -449,9 +437,7 @@ impl ElbV2 for SdkElbV2 {
     }
 
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>> {
-        let mut out = Vec::new();
-        let mut marker: Option<String> = None;
-        loop {
+        all_pages(|marker| async move {
             let page = send(&self.caller, SVC, "DescribeRules", || {
                 self.client
                     .describe_rules()
@@ -460,12 +446,10 @@ impl ElbV2 for SdkElbV2 {
                     .send()
             })
             .await?;
-            out.extend(page.rules().iter().map(rule_from));
-            match page.next_marker() {
-                Some(m) if !m.is_empty() => marker = Some(m.to_string()),
-                _ => return Ok(out),
-            }
-        }
+            let items = page.rules().iter().map(rule_from).collect();
+            Ok((items, page.next_marker().map(String::from)))
+        })
+        .await
     }
 
     async fn create_rule(&self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule> {
