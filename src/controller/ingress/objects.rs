@@ -1,0 +1,253 @@
+//! The watched objects (reflector stores of Ingresses, Services, IngressClasses,
+//! IngressClassParams and Namespaces), the groups an Ingress concerns, and the per-group
+//! `ClusterObjects` snapshot the model is built from.
+
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+
+use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use kube::runtime::reflector::Store;
+
+use crate::crd::IngressClassParams;
+use crate::model::group::{classify, group_id, key_of, ClassifiedIngress};
+use crate::model::{ClusterObjects, GroupId};
+
+const IMPLICIT_FINALIZER: &str = "ingress.k8s.aws/resources";
+const GROUP_FINALIZER_PREFIX: &str = "group.ingress.k8s.aws/";
+
+/// Read sides of the reflectors.
+#[derive(Clone)]
+pub struct Stores {
+    pub ingresses: Store<Ingress>,
+    pub services: Store<Service>,
+    pub classes: Store<IngressClass>,
+    pub params: Store<IngressClassParams>,
+    pub namespaces: Store<Namespace>,
+}
+
+impl Stores {
+    /// Classes, parameters and namespaces: all that classification reads besides the Ingress.
+    pub fn class_objects(&self) -> ClusterObjects {
+        ClusterObjects {
+            ingress_classes: self.classes.state().iter().map(|c| (**c).clone()).collect(),
+            ingress_class_params: self.params.state().iter().map(|p| (**p).clone()).collect(),
+            namespaces: self
+                .namespaces
+                .state()
+                .iter()
+                .map(|n| (**n).clone())
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    /// Every group any Ingress belongs to or holds a finalizer of.
+    pub fn all_groups(&self, ingress_class: &str) -> BTreeSet<GroupId> {
+        let objs = self.class_objects();
+        self.ingresses
+            .state()
+            .iter()
+            .flat_map(|i| groups_of(i, &objs, ingress_class))
+            .collect()
+    }
+
+    /// What the model needs to build `group`: its members and former members, the Services of
+    /// their namespaces, and the class objects.
+    pub fn snapshot(&self, group: &GroupId, ingress_class: &str) -> ClusterObjects {
+        let mut objs = self.class_objects();
+        let mut namespaces = BTreeSet::new();
+        for ing in self.ingresses.state() {
+            if groups_of(&ing, &objs, ingress_class).contains(group) {
+                namespaces.insert(ing.metadata.namespace.clone().unwrap_or_default());
+                objs.ingresses.push((*ing).clone());
+            }
+        }
+        objs.services = self
+            .services
+            .state()
+            .iter()
+            .filter(|s| namespaces.contains(s.metadata.namespace.as_deref().unwrap_or_default()))
+            .map(|s| (**s).clone())
+            .collect();
+        // Store order is arbitrary; the model sorts members, but keep snapshots stable anyway.
+        objs.ingresses.sort_by_key(|i| key_of(&i.metadata));
+        objs
+    }
+}
+
+/// Groups named by the Ingress's finalizers.
+pub fn finalizer_groups(ing: &Ingress) -> Vec<GroupId> {
+    let ns = ing.metadata.namespace.as_deref().unwrap_or("default");
+    let name = ing.metadata.name.as_deref().unwrap_or("");
+    ing.metadata
+        .finalizers
+        .iter()
+        .flatten()
+        .filter_map(|f| {
+            if f == IMPLICIT_FINALIZER {
+                Some(GroupId::implicit(ns, name))
+            } else {
+                f.strip_prefix(GROUP_FINALIZER_PREFIX)
+                    .map(GroupId::explicit)
+            }
+        })
+        .collect()
+}
+
+/// The group the Ingress is an active member of now, if any (ours, not deleting, valid group).
+pub fn current_group(ing: &Ingress, objs: &ClusterObjects, ingress_class: &str) -> Option<GroupId> {
+    if ing.metadata.deletion_timestamp.is_some() {
+        return None;
+    }
+    let params = classify(ing, objs, ingress_class).ok()??;
+    group_id(&ClassifiedIngress {
+        ingress: ing,
+        params,
+    })
+    .ok()
+}
+
+/// Current group plus every group whose finalizer the Ingress holds.
+pub fn groups_of(ing: &Ingress, objs: &ClusterObjects, ingress_class: &str) -> Vec<GroupId> {
+    let mut out = finalizer_groups(ing);
+    if let Some(g) = current_group(ing, objs, ingress_class) {
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    out
+}
+
+/// Whether an Ingress mentions a Service of its namespace (backends, or any annotation value,
+/// which covers `actions.*` forward configs). Over-matching only costs a no-op reconcile.
+pub fn references_service(ing: &Ingress, service: &str) -> bool {
+    let spec_hit = ing.spec.as_ref().is_some_and(|s| {
+        let default = s
+            .default_backend
+            .as_ref()
+            .and_then(|b| b.service.as_ref())
+            .is_some_and(|b| b.name == service);
+        default
+            || s.rules.iter().flatten().any(|r| {
+                r.http.as_ref().is_some_and(|h| {
+                    h.paths.iter().any(|p| {
+                        p.backend
+                            .service
+                            .as_ref()
+                            .is_some_and(|b| b.name == service)
+                    })
+                })
+            })
+    });
+    spec_hit
+        || ing
+            .metadata
+            .annotations
+            .iter()
+            .flatten()
+            .any(|(k, v)| k.starts_with("alb.ingress.kubernetes.io/") && v.contains(service))
+}
+
+/// Remembers a fingerprint per object so that updates which do not matter to the model (status
+/// writes, our own finalizer patches, resyncs of unchanged objects) trigger nothing.
+#[derive(Default)]
+pub struct Fingerprints {
+    seen: Mutex<HashMap<String, u64>>,
+}
+
+impl Fingerprints {
+    /// Records `value` for `key`; true when it differs from the last one.
+    pub fn changed(&self, key: String, value: &serde_json::Value) -> bool {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        value.to_string().hash(&mut h);
+        let fp = h.finish();
+        let mut g = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        g.insert(key, fp) != Some(fp)
+    }
+
+    pub fn forget(&self, key: &str) {
+        let mut g = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        g.remove(key);
+    }
+}
+
+/// The parts of an Ingress the model reads (upstream's update filter: annotations, spec,
+/// deletion state).
+pub fn ingress_fingerprint(ing: &Ingress) -> serde_json::Value {
+    serde_json::json!([
+        ing.metadata.annotations,
+        ing.spec,
+        ing.metadata.deletion_timestamp.is_some(),
+    ])
+}
+
+/// The parts of a Service the model reads.
+pub fn service_fingerprint(svc: &Service) -> serde_json::Value {
+    serde_json::json!([svc.metadata.annotations, svc.metadata.uid, svc.spec])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ingress(v: serde_json::Value) -> Ingress {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn groups_cover_current_group_and_held_finalizers() {
+        let objs = ClusterObjects::default();
+        let ing = ingress(json!({
+            "metadata": {"name": "a", "namespace": "ns",
+                "annotations": {"kubernetes.io/ingress.class": "alb",
+                    "alb.ingress.kubernetes.io/group.name": "new"},
+                "finalizers": ["group.ingress.k8s.aws/old", "other/finalizer"]},
+            "spec": {}
+        }));
+        assert_eq!(
+            groups_of(&ing, &objs, "alb"),
+            vec![GroupId::explicit("old"), GroupId::explicit("new")]
+        );
+        let mut deleting = ing.clone();
+        deleting.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::now(),
+            ));
+        assert_eq!(
+            groups_of(&deleting, &objs, "alb"),
+            vec![GroupId::explicit("old")]
+        );
+        let foreign = ingress(json!({
+            "metadata": {"name": "b", "namespace": "ns",
+                "annotations": {"kubernetes.io/ingress.class": "nginx"},
+                "finalizers": ["ingress.k8s.aws/resources"]}
+        }));
+        assert_eq!(
+            groups_of(&foreign, &objs, "alb"),
+            vec![GroupId::implicit("ns", "b")]
+        );
+    }
+
+    #[test]
+    fn service_references_and_fingerprints() {
+        let ing = ingress(json!({
+            "metadata": {"name": "a", "namespace": "ns"},
+            "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix",
+                "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}
+        }));
+        assert!(references_service(&ing, "web"));
+        assert!(!references_service(&ing, "api"));
+        let fps = Fingerprints::default();
+        assert!(fps.changed("ns/a".into(), &ingress_fingerprint(&ing)));
+        let mut with_status = ing.clone();
+        with_status.status = Some(Default::default());
+        with_status.metadata.finalizers = Some(vec!["ingress.k8s.aws/resources".into()]);
+        assert!(!fps.changed("ns/a".into(), &ingress_fingerprint(&with_status)));
+        let mut annotated = ing.clone();
+        annotated.metadata.annotations = Some([("x".to_string(), "y".to_string())].into());
+        assert!(fps.changed("ns/a".into(), &ingress_fingerprint(&annotated)));
+    }
+}

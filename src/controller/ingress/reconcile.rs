@@ -1,0 +1,198 @@
+//! One reconcile of one Ingress group, in upstream's order: finalizers on members → build the
+//! model → deploy → TargetGroupBinding objects → status on members → finalizers off former
+//! members → `SuccessfullyReconciled`. A group without active members is deleted (bindings,
+//! then every AWS resource of the stack, then the finalizers) unless a member that only failed
+//! to classify still holds the finalizer. A model that fails to build never deletes anything.
+
+use std::time::Duration;
+
+use k8s_openapi::api::networking::v1::Ingress;
+use kube::{Api, Resource, ResourceExt};
+
+use super::{bindings, status, Ctx, IngressError};
+use crate::controller::{add_finalizer, remove_finalizer};
+use crate::model::group::key_of;
+use crate::model::{self, BuildEnv, ClusterObjects, GroupId, IngressGroup};
+
+/// Upstream's event reasons (`pkg/k8s/events.go`).
+pub mod reason {
+    pub const FAILED_ADD_FINALIZER: &str = "FailedAddFinalizer";
+    pub const FAILED_REMOVE_FINALIZER: &str = "FailedRemoveFinalizer";
+    pub const FAILED_UPDATE_STATUS: &str = "FailedUpdateStatus";
+    pub const FAILED_BUILD_MODEL: &str = "FailedBuildModel";
+    pub const FAILED_DEPLOY_MODEL: &str = "FailedDeployModel";
+    pub const SUCCESSFULLY_RECONCILED: &str = "SuccessfullyReconciled";
+}
+
+fn api_of(ctx: &Ctx, ing: &Ingress) -> Api<Ingress> {
+    let ns = ing.namespace().unwrap_or_else(|| "default".into());
+    Api::namespaced(ctx.client.clone(), &ns)
+}
+
+async fn warn_all(ctx: &Ctx, on: &[&Ingress], reason: &str, note: &str) {
+    for ing in on {
+        ctx.events
+            .warning(&ing.object_ref(&()), reason, note.to_string())
+            .await;
+    }
+}
+
+fn find<'a>(objs: &'a ClusterObjects, key: &str) -> Option<&'a Ingress> {
+    objs.ingresses.iter().find(|i| key_of(&i.metadata) == key)
+}
+
+/// Reconciles group `id`; `Ok(Some(d))` asks for a resync after `d`.
+pub async fn reconcile(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, IngressError> {
+    let class = &ctx.cfg.model.ingress_class;
+    let objs = ctx.stores.snapshot(id, class);
+    let (groups, _) = model::load_groups(&objs, class);
+    let group = groups.get(id);
+    match group {
+        Some(g) if !g.members.is_empty() => deploy_group(ctx, g, &objs).await,
+        _ => delete_group(ctx, id, group, &objs).await,
+    }
+}
+
+async fn deploy_group(
+    ctx: &Ctx,
+    group: &IngressGroup<'_>,
+    objs: &ClusterObjects,
+) -> Result<Option<Duration>, IngressError> {
+    let finalizer = group.id.finalizer();
+    let members: Vec<&Ingress> = group.members.iter().map(|m| m.ingress).collect();
+    // 1. Finalizers first: from here on, deleting a member cannot leak the stack.
+    for ing in &members {
+        if let Err(e) = add_finalizer(&api_of(ctx, ing), *ing, &finalizer).await {
+            let note = format!("Failed add finalizer due to {e}");
+            warn_all(ctx, &members, reason::FAILED_ADD_FINALIZER, &note).await;
+            return Err(e.into());
+        }
+    }
+    // 2. Model.
+    let stack = match model::build_stack(group, objs, &ctx.cfg.model, &BuildEnv::default()) {
+        Ok(s) => s,
+        Err(e) => {
+            let note = format!("Failed build model due to {e}");
+            warn_all(ctx, &members, reason::FAILED_BUILD_MODEL, &note).await;
+            return Err(e.into());
+        }
+    };
+    for ex in &stack.excluded_members {
+        if let Some(ing) = find(objs, &ex.ingress) {
+            let note = format!("Failed build model due to {}", ex.error);
+            warn_all(ctx, &[ing], reason::FAILED_BUILD_MODEL, &note).await;
+        }
+    }
+    for w in &stack.warnings {
+        tracing::warn!(group = %group.id.as_string(), ingress = ?w.ingress, annotation = ?w.annotation, "{}", w.message);
+    }
+    tracing::debug!(group = %group.id.as_string(), "built model");
+    // 3. AWS, 4. TargetGroupBinding objects.
+    let deployed = match ctx.deployer.deploy(&stack).await {
+        Ok(d) => d,
+        Err(e) => {
+            let note = format!("Failed deploy model due to {e}");
+            warn_all(ctx, &members, reason::FAILED_DEPLOY_MODEL, &note).await;
+            return Err(e.into());
+        }
+    };
+    if let Err(e) = bindings::sync(&ctx.client, &group.id, &deployed.target_group_bindings).await {
+        let note = format!("Failed deploy model due to {e}");
+        warn_all(ctx, &members, reason::FAILED_DEPLOY_MODEL, &note).await;
+        return Err(e.into());
+    }
+    // 5. Status on the members the stack serves.
+    let served: Vec<&Ingress> = members
+        .iter()
+        .copied()
+        .filter(|i| stack.members.contains(&key_of(&i.metadata)))
+        .collect();
+    if let Some(lb) = &deployed.load_balancer {
+        let want = status::desired(&lb.dns_name, &deployed.listener_ports);
+        for ing in &served {
+            if let Err(e) = status::update(&ctx.client, ing, &want).await {
+                let note = format!("Failed update status due to {e}");
+                warn_all(ctx, &members, reason::FAILED_UPDATE_STATUS, &note).await;
+                return Err(e.into());
+            }
+        }
+    }
+    // 6. Former members let go only now that the stack no longer needs them.
+    remove_finalizers(ctx, &group.inactive_members, &finalizer, &members).await?;
+    for ing in &served {
+        ctx.events
+            .normal(
+                &ing.object_ref(&()),
+                reason::SUCCESSFULLY_RECONCILED,
+                "Successfully reconciled".into(),
+            )
+            .await;
+    }
+    tracing::info!(group = %group.id.as_string(), "successfully deployed model");
+    Ok(Some(ctx.cfg.sync_period))
+}
+
+async fn remove_finalizers(
+    ctx: &Ctx,
+    from: &[&Ingress],
+    finalizer: &str,
+    report_on: &[&Ingress],
+) -> Result<(), IngressError> {
+    for ing in from {
+        if let Err(e) = remove_finalizer(&api_of(ctx, ing), *ing, finalizer).await {
+            let note = format!("Failed remove finalizer due to {e}");
+            let mut on: Vec<&Ingress> = report_on.to_vec();
+            on.push(ing);
+            warn_all(ctx, &on, reason::FAILED_REMOVE_FINALIZER, &note).await;
+            return Err(e.into());
+        }
+    }
+    Ok(())
+}
+
+/// No active member: delete the stack and release the former members. Only the former
+/// members' own settings (deletion protection) can stop this, never other Ingresses' models.
+async fn delete_group(
+    ctx: &Ctx,
+    id: &GroupId,
+    group: Option<&IngressGroup<'_>>,
+    objs: &ClusterObjects,
+) -> Result<Option<Duration>, IngressError> {
+    let inactive: Vec<&Ingress> = group
+        .map(|g| g.inactive_members.clone())
+        .unwrap_or_default();
+    if let Some(g) = group {
+        if !g.excluded.is_empty() {
+            // A member we cannot classify right now still holds the finalizer: it may come back
+            // once its class is fixed, so its load balancer stays.
+            for ex in &g.excluded {
+                if let Some(ing) = find(objs, &ex.ingress) {
+                    let note = format!("Failed build model due to {}", ex.error);
+                    warn_all(ctx, &[ing], reason::FAILED_BUILD_MODEL, &note).await;
+                }
+            }
+            return Ok(Some(ctx.cfg.sync_period));
+        }
+        // Checks deletion protection on the members being deleted; nothing else is built.
+        if let Err(e) = model::build_stack(g, objs, &ctx.cfg.model, &BuildEnv::default()) {
+            let note = format!("Failed build model due to {e}");
+            warn_all(ctx, &inactive, reason::FAILED_BUILD_MODEL, &note).await;
+            return Err(e.into());
+        }
+    }
+    if let Err(e) = bindings::sync(&ctx.client, id, &[]).await {
+        let note = format!("Failed deploy model due to {e}");
+        warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
+        return Err(e.into());
+    }
+    if let Err(e) = ctx.deployer.delete_stack(&id.as_string()).await {
+        let note = format!("Failed deploy model due to {e}");
+        warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
+        return Err(e.into());
+    }
+    remove_finalizers(ctx, &inactive, &id.finalizer(), &[]).await?;
+    if !inactive.is_empty() {
+        tracing::info!(group = %id.as_string(), "deleted the group's resources");
+    }
+    Ok(None)
+}

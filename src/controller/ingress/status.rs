@@ -1,0 +1,112 @@
+//! Ingress status: `status.loadBalancer.ingress` = one entry with the load balancer's lower-cased
+//! DNS name and its listener ports (ascending), written on `/status` only when it differs.
+
+use k8s_openapi::api::networking::v1::{
+    Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressPortStatus,
+    IngressStatus,
+};
+use kube::api::{Patch, PatchParams};
+use kube::{Api, ResourceExt};
+
+/// The status every member of a deployed group should carry.
+pub fn desired(dns_name: &str, ports: &[i32]) -> IngressStatus {
+    let mut ports: Vec<i32> = ports.to_vec();
+    ports.sort_unstable();
+    ports.dedup();
+    IngressStatus {
+        load_balancer: Some(IngressLoadBalancerStatus {
+            ingress: Some(vec![IngressLoadBalancerIngress {
+                hostname: Some(dns_name.to_ascii_lowercase()),
+                ip: None,
+                // The API requires a protocol on each port status; ALB listeners are TCP.
+                ports: (!ports.is_empty()).then(|| {
+                    ports
+                        .iter()
+                        .map(|p| IngressPortStatus {
+                            port: *p,
+                            protocol: "TCP".into(),
+                            error: None,
+                        })
+                        .collect()
+                }),
+            }]),
+        }),
+    }
+}
+
+/// Whether the Ingress already shows `want` (entries compared field by field; an empty
+/// `ports` list equals an absent one).
+pub fn is_current(ing: &Ingress, want: &IngressStatus) -> bool {
+    let norm = |s: Option<&IngressStatus>| {
+        s.and_then(|s| s.load_balancer.as_ref())
+            .and_then(|lb| lb.ingress.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|mut e| {
+                if e.ports.as_ref().is_some_and(Vec::is_empty) {
+                    e.ports = None;
+                }
+                e
+            })
+            .collect::<Vec<_>>()
+    };
+    norm(ing.status.as_ref()) == norm(Some(want))
+}
+
+/// Patches the status of `ing` to `want` unless it already matches; returns whether it wrote.
+pub async fn update(
+    client: &kube::Client,
+    ing: &Ingress,
+    want: &IngressStatus,
+) -> Result<bool, kube::Error> {
+    if is_current(ing, want) {
+        return Ok(false);
+    }
+    let ns = ing.namespace().unwrap_or_else(|| "default".into());
+    let api: Api<Ingress> = Api::namespaced(client.clone(), &ns);
+    let body = serde_json::json!({ "status": want });
+    match api
+        .patch_status(
+            &ing.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&body),
+        )
+        .await
+    {
+        Ok(_) => Ok(true),
+        // Deleted meanwhile: nothing to show any more.
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn desired_status_is_lower_cased_with_sorted_ports() {
+        let s = desired("K8S-Shop-ABC.us-west-2.ELB.amazonaws.com", &[443, 80]);
+        assert_eq!(
+            serde_json::to_value(&s).unwrap(),
+            json!({"loadBalancer": {"ingress": [{
+                "hostname": "k8s-shop-abc.us-west-2.elb.amazonaws.com",
+                "ports": [{"port": 80, "protocol": "TCP"}, {"port": 443, "protocol": "TCP"}]
+            }]}})
+        );
+    }
+
+    #[test]
+    fn only_a_different_status_needs_a_write() {
+        let want = desired("lb.example", &[80]);
+        let mut ing: Ingress = serde_json::from_value(json!({"metadata": {"name": "a"}})).unwrap();
+        assert!(!is_current(&ing, &want));
+        ing.status = Some(want.clone());
+        assert!(is_current(&ing, &want));
+        ing.status = Some(desired("other.example", &[80]));
+        assert!(!is_current(&ing, &want));
+        ing.status = Some(desired("lb.example", &[80, 8080]));
+        assert!(!is_current(&ing, &want));
+    }
+}
