@@ -5,6 +5,7 @@ mod chart;
 mod deploy;
 mod e2e_managed_cert;
 mod e2e_pod_gates;
+mod ingress;
 mod model;
 mod process;
 mod support;
