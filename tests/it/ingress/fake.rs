@@ -77,24 +77,45 @@ async fn two_paths_become_upstream_resources_then_edit_and_delete() {
     assert_eq!(lb_tags["ingress.k8s.aws/resource"], "LoadBalancer");
     assert_eq!(inv.sgs.len(), 1);
     assert!(inv.sgs[0].name.starts_with("k8s-demo-app-"));
-    assert_eq!(inv.sgs[0].description, "[k8s] Managed SecurityGroup for LoadBalancer");
+    assert_eq!(
+        inv.sgs[0].description,
+        "[k8s] Managed SecurityGroup for LoadBalancer"
+    );
     assert_eq!(inv.listeners.len(), 1);
-    assert_eq!((inv.listeners[0].port, inv.listeners[0].protocol.as_str()), (80, "HTTP"));
+    assert_eq!(
+        (inv.listeners[0].port, inv.listeners[0].protocol.as_str()),
+        (80, "HTTP")
+    );
     let rule_paths: Vec<Vec<String>> = inv.rules.iter().map(|(r, _)| paths(r)).collect();
     assert_eq!(rule_paths, vec![vec!["/api", "/api/*"], vec!["/*"]]);
     assert_eq!(inv.rules[0].1["ingress.k8s.aws/resource"], "80:1");
     let tg_names: Vec<&str> = inv.tgs.iter().map(|(t, _)| t.name.as_str()).collect();
     assert_eq!(tg_names.len(), 2);
-    assert!(tg_names[0].starts_with("k8s-demo-back-") && tg_names[1].starts_with("k8s-demo-front-"));
-    assert_eq!(inv.tgs[0].1["ingress.k8s.aws/resource"], "demo/app-back:8080");
+    assert!(
+        tg_names[0].starts_with("k8s-demo-back-") && tg_names[1].starts_with("k8s-demo-front-")
+    );
+    assert_eq!(
+        inv.tgs[0].1["ingress.k8s.aws/resource"],
+        "demo/app-back:8080"
+    );
     assert_eq!(inv.tgs[0].0.target_type, "instance");
-    assert_eq!(inv.tgs[0].0.port, Some(30091), "instance targets use the NodePort");
+    assert_eq!(
+        inv.tgs[0].0.port,
+        Some(30091),
+        "instance targets use the NodePort"
+    );
 
     // Status, finalizer, bindings, events.
     let ing = h.ingress("demo", "app").await.unwrap();
-    assert_eq!(ing.metadata.finalizers, Some(vec!["ingress.k8s.aws/resources".to_string()]));
+    assert_eq!(
+        ing.metadata.finalizers,
+        Some(vec!["ingress.k8s.aws/resources".to_string()])
+    );
     let st = json_of(&ing.status);
-    assert_eq!(st["loadBalancer"]["ingress"][0]["hostname"], lb.dns_name.to_ascii_lowercase());
+    assert_eq!(
+        st["loadBalancer"]["ingress"][0]["hostname"],
+        lb.dns_name.to_ascii_lowercase()
+    );
     assert_eq!(st["loadBalancer"]["ingress"][0]["ports"][0]["port"], 80);
     let tgbs = h.bindings().list(&Default::default()).await.unwrap().items;
     assert_eq!(tgbs.len(), 2);
@@ -103,24 +124,34 @@ async fn two_paths_become_upstream_resources_then_edit_and_delete() {
         assert_eq!(labels["ingress.k8s.aws/stack-namespace"], "demo");
         assert_eq!(labels["ingress.k8s.aws/stack-name"], "app");
         assert_eq!(b.metadata.namespace.as_deref(), Some("demo"));
-        let tg = inv.tgs.iter().find(|(t, _)| t.arn == b.spec.target_group_arn);
+        let tg = inv
+            .tgs
+            .iter()
+            .find(|(t, _)| t.arn == b.spec.target_group_arn);
         assert_eq!(tg.map(|(t, _)| t.name.as_str()), b.metadata.name.as_deref());
         assert_eq!(b.spec.vpc_id, vpc);
     }
     eventually("SuccessfullyReconciled event", WAIT, || async {
-        h.event_reasons("demo", "app").await.iter().any(|r| r == "SuccessfullyReconciled")
+        h.event_reasons("demo", "app")
+            .await
+            .iter()
+            .any(|r| r == "SuccessfullyReconciled")
     })
     .await;
 
     // Unchanged: zero writes.
-    assert_eq!(reconcile_again(&h, &fake, "demo", "app").await, Vec::<String>::new());
+    assert_eq!(
+        reconcile_again(&h, &fake, "demo", "app").await,
+        Vec::<String>::new()
+    );
 
     // One path edited: only its rule changes, in place.
     fake.clear_calls();
     let mut ing = h.ingress("demo", "app").await.unwrap();
     let spec = ing.spec.as_mut().unwrap();
     spec.rules.as_mut().unwrap()[0].http.as_mut().unwrap().paths[0].path = Some("/v2".into());
-    h.patch_ingress("demo", "app", json!({"spec": json_of(&ing.spec)})).await;
+    h.patch_ingress("demo", "app", json!({"spec": json_of(&ing.spec)}))
+        .await;
     eventually("edited rule", WAIT, || async {
         let inv = inventory(fake.as_ref(), fake.as_ref(), "demo/app").await;
         inv.rules.first().map(|(r, _)| paths(r)) == Some(vec!["/v2".into(), "/v2/*".into()])
@@ -134,10 +165,19 @@ async fn two_paths_become_upstream_resources_then_edit_and_delete() {
 
     // Deleted: nothing of the stack left, bindings gone, finalizer released.
     h.delete_ingress("demo", "app").await;
-    eventually("ingress gone", WAIT, || async { h.ingress("demo", "app").await.is_none() }).await;
+    eventually("ingress gone", WAIT, || async {
+        h.ingress("demo", "app").await.is_none()
+    })
+    .await;
     let inv = inventory(fake.as_ref(), fake.as_ref(), "demo/app").await;
     assert!(inv.is_empty(), "{inv:#?}");
-    assert!(h.bindings().list(&Default::default()).await.unwrap().items.is_empty());
+    assert!(h
+        .bindings()
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .is_empty());
     h.stop().await;
 }
 
@@ -155,14 +195,22 @@ async fn explicit_group_of_three_shares_one_alb_in_group_order() {
         .await;
     }
     eventually("three rules", WAIT, || async {
-        inventory(fake.as_ref(), fake.as_ref(), "team").await.rules.len() == 3
+        inventory(fake.as_ref(), fake.as_ref(), "team")
+            .await
+            .rules
+            .len()
+            == 3
     })
     .await;
     let inv = inventory(fake.as_ref(), fake.as_ref(), "team").await;
     assert_eq!(inv.lbs.len(), 1);
     assert!(inv.lbs[0].0.name.starts_with("k8s-team-"));
     let firsts: Vec<String> = inv.rules.iter().map(|(r, _)| paths(r)[0].clone()).collect();
-    assert_eq!(firsts, vec!["/beta", "/gamma", "/alpha"], "priorities follow group.order");
+    assert_eq!(
+        firsts,
+        vec!["/beta", "/gamma", "/alpha"],
+        "priorities follow group.order"
+    );
     let host = h.hostname("a", "alpha").await;
     for (ns, n) in [("b", "beta"), ("c", "gamma")] {
         assert_eq!(h.hostname(ns, n).await, host);
@@ -171,11 +219,16 @@ async fn explicit_group_of_three_shares_one_alb_in_group_order() {
     }
     let tgbs = h.bindings().list(&Default::default()).await.unwrap().items;
     assert_eq!(tgbs.len(), 3);
-    assert!(tgbs.iter().all(|b| b.metadata.labels.as_ref().unwrap()["ingress.k8s.aws/stack"] == "team"));
+    assert!(tgbs
+        .iter()
+        .all(|b| b.metadata.labels.as_ref().unwrap()["ingress.k8s.aws/stack"] == "team"));
 
     // One member leaves: its rule, target group and binding go; the ALB stays.
     h.delete_ingress("b", "beta").await;
-    eventually("beta released", WAIT, || async { h.ingress("b", "beta").await.is_none() }).await;
+    eventually("beta released", WAIT, || async {
+        h.ingress("b", "beta").await.is_none()
+    })
+    .await;
     eventually("two rules", WAIT, || async {
         let inv = inventory(fake.as_ref(), fake.as_ref(), "team").await;
         inv.rules.len() == 2 && inv.tgs.len() == 2
@@ -184,7 +237,13 @@ async fn explicit_group_of_three_shares_one_alb_in_group_order() {
     let after = inventory(fake.as_ref(), fake.as_ref(), "team").await;
     assert_eq!(after.lbs[0].0.arn, inv.lbs[0].0.arn);
     eventually("binding of beta deleted", WAIT, || async {
-        h.bindings().list(&Default::default()).await.unwrap().items.len() == 2
+        h.bindings()
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .len()
+            == 2
     })
     .await;
 
@@ -195,7 +254,9 @@ async fn explicit_group_of_three_shares_one_alb_in_group_order() {
         h.ingress("a", "alpha").await.is_none() && h.ingress("c", "gamma").await.is_none()
     })
     .await;
-    assert!(inventory(fake.as_ref(), fake.as_ref(), "team").await.is_empty());
+    assert!(inventory(fake.as_ref(), fake.as_ref(), "team")
+        .await
+        .is_empty());
     h.stop().await;
 }
 
@@ -205,7 +266,10 @@ async fn a_broken_ingress_stalls_nothing_and_loses_nothing() {
     let h = start(&fake, &vpc).await;
     h.apply(&app("good", "web", 30201, None)).await;
     h.apply(&app("keep", "api", 30202, None)).await;
-    eventually("api deployed", WAIT, || async { h.hostname("keep", "api").await.is_some() }).await;
+    eventually("api deployed", WAIT, || async {
+        h.hostname("keep", "api").await.is_some()
+    })
+    .await;
     let before = inventory(fake.as_ref(), fake.as_ref(), "keep/api").await;
 
     // A bad value breaks api's model: nothing of its stack may be deleted.
@@ -217,14 +281,23 @@ async fn a_broken_ingress_stalls_nothing_and_loses_nothing() {
     )
     .await;
     eventually("FailedBuildModel on api", WAIT, || async {
-        h.event_reasons("keep", "api").await.iter().any(|r| r == "FailedBuildModel")
+        h.event_reasons("keep", "api")
+            .await
+            .iter()
+            .any(|r| r == "FailedBuildModel")
     })
     .await;
     // A new group meanwhile converges although api keeps failing and retrying.
     h.apply(&app("late", "new", 30203, None)).await;
-    eventually("new deployed", WAIT, || async { h.hostname("late", "new").await.is_some() }).await;
+    eventually("new deployed", WAIT, || async {
+        h.hostname("late", "new").await.is_some()
+    })
+    .await;
     assert!(h.hostname("good", "web").await.is_some());
-    let deletes: Vec<String> = write_ops(&fake).into_iter().filter(|o| o.starts_with("Delete")).collect();
+    let deletes: Vec<String> = write_ops(&fake)
+        .into_iter()
+        .filter(|o| o.starts_with("Delete"))
+        .collect();
     assert_eq!(deletes, Vec::<String>::new());
     let still = inventory(fake.as_ref(), fake.as_ref(), "keep/api").await;
     assert_eq!(still.lbs[0].0.arn, before.lbs[0].0.arn);
@@ -238,6 +311,9 @@ async fn a_broken_ingress_stalls_nothing_and_loses_nothing() {
     )
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(reconcile_again(&h, &fake, "keep", "api").await, Vec::<String>::new());
+    assert_eq!(
+        reconcile_again(&h, &fake, "keep", "api").await,
+        Vec::<String>::new()
+    );
     h.stop().await;
 }

@@ -22,8 +22,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::deploy::CLUSTER;
-use aws_load_balancer_controller::aws::fake::FakeAws;
 pub use crate::tgb::eventually;
+use aws_load_balancer_controller::aws::fake::FakeAws;
 
 pub const WAIT: Duration = Duration::from_secs(30);
 
@@ -36,8 +36,13 @@ pub fn network(fake: &FakeAws) -> String {
             ("kubernetes.io/role/elb", "1"),
             ("kubernetes.io/role/internal-elb", "1"),
         ]);
-        fake.add_subnet(&vpc, &format!("10.0.{}.0/24", i + 1), &format!("us-west-2{az}"), t)
-            .unwrap();
+        fake.add_subnet(
+            &vpc,
+            &format!("10.0.{}.0/24", i + 1),
+            &format!("us-west-2{az}"),
+            t,
+        )
+        .unwrap();
     }
     vpc
 }
@@ -208,7 +213,12 @@ impl Harness {
     /// `status.loadBalancer.ingress[0].hostname` of an Ingress.
     pub async fn hostname(&self, ns: &str, name: &str) -> Option<String> {
         let ing = self.ingress(ns, name).await?;
-        ing.status?.load_balancer?.ingress?.first()?.hostname.clone()
+        ing.status?
+            .load_balancer?
+            .ingress?
+            .first()?
+            .hostname
+            .clone()
     }
 
     /// Reasons of the events recorded on an object named `name` in `ns`.
@@ -258,7 +268,10 @@ impl Inventory {
 pub async fn inventory(elb: &dyn ElbV2, ec2: &dyn Ec2, stack: &str) -> Inventory {
     let mut inv = Inventory::default();
     let ours = |t: &Tags| t.get("ingress.k8s.aws/stack").map(String::as_str) == Some(stack);
-    let lbs = elb.describe_load_balancers(&Default::default()).await.unwrap();
+    let lbs = elb
+        .describe_load_balancers(&Default::default())
+        .await
+        .unwrap();
     let arns: Vec<String> = lbs.iter().map(|l| l.arn.clone()).collect();
     let tags = elb.describe_tags(&arns).await.unwrap();
     for l in lbs {
@@ -284,7 +297,10 @@ pub async fn inventory(elb: &dyn ElbV2, ec2: &dyn Ec2, stack: &str) -> Inventory
         }
         inv.lbs.push((l, t));
     }
-    let tgs = elb.describe_target_groups(&Default::default()).await.unwrap();
+    let tgs = elb
+        .describe_target_groups(&Default::default())
+        .await
+        .unwrap();
     let arns: Vec<String> = tgs.iter().map(|t| t.arn.clone()).collect();
     let tags = elb.describe_tags(&arns).await.unwrap();
     for tg in tgs {

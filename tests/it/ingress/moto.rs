@@ -43,7 +43,12 @@ async fn cloud() -> Cloud {
     let endpoints =
         parse_api_endpoints(&format!("elasticloadbalancing={0},ec2={0}", moto.endpoint)).unwrap();
     let raw = raw_ec2(&moto.endpoint);
-    let vpc = raw.create_vpc().cidr_block("10.1.0.0/16").send().await.unwrap();
+    let vpc = raw
+        .create_vpc()
+        .cidr_block("10.1.0.0/16")
+        .send()
+        .await
+        .unwrap();
     let vpc = vpc.vpc().unwrap().vpc_id().unwrap().to_string();
     let mut subnets = Vec::new();
     for (i, az) in ["a", "b"].iter().enumerate() {
@@ -60,7 +65,12 @@ async fn cloud() -> Cloud {
             .key("kubernetes.io/role/elb")
             .value("1")
             .build();
-        raw.create_tags().resources(&id).tags(tag).send().await.unwrap();
+        raw.create_tags()
+            .resources(&id)
+            .tags(tag)
+            .send()
+            .await
+            .unwrap();
         subnets.push(id);
     }
     let mut registry = Registry::default();
@@ -88,7 +98,13 @@ fn calls_by_op(r: &Registry) -> BTreeMap<String, f64> {
     prometheus_client::encoding::text::encode(&mut s, r).unwrap();
     let mut out = BTreeMap::new();
     for line in s.lines().filter(|l| l.starts_with("aws_api_calls_total{")) {
-        let op = line.split("operation=\"").nth(1).unwrap().split('"').next().unwrap();
+        let op = line
+            .split("operation=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
         let v: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
         *out.entry(op.to_string()).or_insert(0.0) += v;
     }
@@ -127,7 +143,12 @@ async fn model_stack(h: &Harness, ns: &str) -> Stack {
         .await
         .unwrap()
         .items;
-    objs.ingresses = h.ingresses(ns).list(&Default::default()).await.unwrap().items;
+    objs.ingresses = h
+        .ingresses(ns)
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items;
     let (groups, _) = model::load_groups(&objs, "alb");
     let g = groups.values().next().unwrap();
     model::build_stack(g, &objs, &h.cfg.model, &Default::default()).unwrap()
@@ -139,7 +160,10 @@ fn assert_upstream_shape(inv: &Inventory, stack: &Stack) {
     assert_eq!(inv.lbs[0].0.name, want_lb.name);
     assert_eq!(inv.lbs[0].1, want_lb.tags);
     assert_eq!(inv.sgs.len(), 1);
-    assert_eq!(inv.sgs[0].name, stack.managed_security_group.as_ref().unwrap().name);
+    assert_eq!(
+        inv.sgs[0].name,
+        stack.managed_security_group.as_ref().unwrap().name
+    );
     assert_eq!(inv.listeners.len(), 1);
     assert_eq!(inv.rules.len(), 2);
     assert_eq!(inv.tgs.len(), 2);
@@ -165,14 +189,23 @@ async fn moto_two_paths_then_edit_then_delete() {
         h.hostname("demo", "app").await.unwrap(),
         inv.lbs[0].0.dns_name.to_ascii_lowercase()
     );
-    assert_eq!(h.bindings().list(&Default::default()).await.unwrap().items.len(), 2);
+    assert_eq!(
+        h.bindings()
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
 
     settle(&c.registry).await;
     let before = calls_by_op(&c.registry);
     let mut ing = h.ingress("demo", "app").await.unwrap();
     let spec = ing.spec.as_mut().unwrap();
     spec.rules.as_mut().unwrap()[0].http.as_mut().unwrap().paths[0].path = Some("/v2".into());
-    h.patch_ingress("demo", "app", json!({"spec": json_of(&ing.spec)})).await;
+    h.patch_ingress("demo", "app", json!({"spec": json_of(&ing.spec)}))
+        .await;
     eventually("edited rule on moto", WAIT, || async {
         let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await;
         inv.rules.first().map(|(r, _)| paths(r)) == Some(vec!["/v2".into(), "/v2/*".into()])
@@ -182,9 +215,20 @@ async fn moto_two_paths_then_edit_then_delete() {
     assert_eq!(new_writes(&c.registry, &before), vec!["ModifyRule=1"]);
 
     h.delete_ingress("demo", "app").await;
-    eventually("ingress gone", WAIT, || async { h.ingress("demo", "app").await.is_none() }).await;
-    assert!(inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await.is_empty());
-    assert!(h.bindings().list(&Default::default()).await.unwrap().items.is_empty());
+    eventually("ingress gone", WAIT, || async {
+        h.ingress("demo", "app").await.is_none()
+    })
+    .await;
+    assert!(inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app")
+        .await
+        .is_empty());
+    assert!(h
+        .bindings()
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .is_empty());
     h.stop().await;
 }
 
@@ -253,7 +297,12 @@ async fn create_as_upstream(c: &Cloud, stack: &Stack) {
         lb_type: "application".into(),
         scheme: "internet-facing".into(),
         ip_address_type: "ipv4".into(),
-        subnet_mappings: c.subnets.iter().cloned().map(SubnetMapping::subnet).collect(),
+        subnet_mappings: c
+            .subnets
+            .iter()
+            .cloned()
+            .map(SubnetMapping::subnet)
+            .collect(),
         security_groups: vec![sg, backend],
         tags: lb.tags.clone(),
     };
@@ -306,9 +355,21 @@ async fn moto_resources_left_by_upstream_are_adopted_without_creates_or_deletes(
     .await;
     settle(&c.registry).await;
     let writes = new_writes(&c.registry, &before);
-    assert_eq!(writes, Vec::<String>::new(), "adoption needs no write at all");
+    assert_eq!(
+        writes,
+        Vec::<String>::new(),
+        "adoption needs no write at all"
+    );
     let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await;
     assert_upstream_shape(&inv, &stack);
-    assert_eq!(h.bindings().list(&Default::default()).await.unwrap().items.len(), 2);
+    assert_eq!(
+        h.bindings()
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
     h.stop().await;
 }
