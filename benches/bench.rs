@@ -5,6 +5,8 @@
 mod aws;
 #[path = "bench/deploy.rs"]
 mod deploy;
+#[path = "bench/ingress.rs"]
+mod ingress;
 #[path = "bench/model.rs"]
 mod model;
 #[path = "bench/tgb.rs"]
@@ -30,5 +32,8 @@ fn main() {
     }
     if wanted("deploy") {
         deploy::run();
+    }
+    if wanted("ingress") {
+        ingress::run();
     }
 }

@@ -317,3 +317,30 @@ async fn a_broken_ingress_stalls_nothing_and_loses_nothing() {
     );
     h.stop().await;
 }
+
+#[tokio::test]
+async fn periodic_resync_restores_a_rule_deleted_behind_our_back() {
+    let (fake, vpc) = fake_aws();
+    let mut cfg = test_config(&vpc);
+    cfg.sync_period = Duration::from_millis(500);
+    let h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
+    h.apply(DEMO).await;
+    eventually("two rules", WAIT, || async {
+        inventory(fake.as_ref(), fake.as_ref(), "demo/app")
+            .await
+            .rules
+            .len()
+            == 2
+    })
+    .await;
+    let inv = inventory(fake.as_ref(), fake.as_ref(), "demo/app").await;
+    use aws_load_balancer_controller::aws::ElbV2;
+    fake.delete_rule(&inv.rules[0].0.arn).await.unwrap();
+    fake.delete_listener(&inv.listeners[0].arn).await.ok();
+    eventually("listener and rules restored by resync", WAIT, || async {
+        let inv = inventory(fake.as_ref(), fake.as_ref(), "demo/app").await;
+        inv.listeners.len() == 1 && inv.rules.len() == 2
+    })
+    .await;
+    h.stop().await;
+}
