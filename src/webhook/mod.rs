@@ -7,6 +7,7 @@
 pub mod icp_validator;
 pub mod indexes;
 pub mod ingress_validator;
+pub mod late;
 pub mod pod_index;
 pub mod pod_index_feed;
 pub mod pod_readiness;

@@ -5,6 +5,8 @@ mod chart;
 mod deploy;
 mod e2e_managed_cert;
 mod e2e_pod_gates;
+mod e2e_tgb;
+mod leader;
 mod model;
 mod process;
 mod support;
