@@ -103,6 +103,7 @@ fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
         max_backoff: cfg.targetgroupbinding_max_backoff,
         requeue: cfg.targetgroupbinding_requeue,
         vpc_cidrs: cloud.vpc_cidrs.clone(),
+        max_targets: cfg.max_targets_per_target_group as usize,
         ..TgbConfig::default()
     }
 }
@@ -145,6 +146,13 @@ async fn run_leading(
 /// `--enable-leader-election` is set.
 pub async fn run(client: kube::Client, cloud: Cloud, cfg: Config, shutdown: CancellationToken) {
     let cfg = Arc::new(cfg);
+    if !cfg.enable_endpoint_slices {
+        // discovery.k8s.io/v1 has been GA since Kubernetes 1.21 and core/v1 Endpoints is
+        // deprecated; one code path keeps the reconciler small. Said loudly, not silently.
+        tracing::warn!(
+            "--enable-endpoint-slices=false: this build always reads EndpointSlices for ip targets"
+        );
+    }
     if !cfg.enable_leader_election {
         run_leading(client, cloud, cfg, shutdown).await;
         return;

@@ -63,6 +63,8 @@ pub struct TgbConfig {
     pub fail_open: bool,
     /// Reporting controller of the events.
     pub controller_name: String,
+    /// `--max-targets-per-target-group` (0 = unlimited).
+    pub max_targets: usize,
 }
 
 impl Default for TgbConfig {
@@ -75,6 +77,7 @@ impl Default for TgbConfig {
             vpc_cidrs: Vec::new(),
             fail_open: true,
             controller_name: "targetGroupBinding".into(),
+            max_targets: 0,
         }
     }
 }
