@@ -135,7 +135,9 @@ pub(super) fn actions_from(list: &[et::Action]) -> Vec<Action> {
     sorted.into_iter().filter_map(action_from).collect()
 }
 
-pub(super) fn sorted_map(m: Option<&std::collections::HashMap<String, String>>) -> BTreeMap<String, String> {
+pub(super) fn sorted_map(
+    m: Option<&std::collections::HashMap<String, String>>,
+) -> BTreeMap<String, String> {
     m.map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         .unwrap_or_default()
 }
