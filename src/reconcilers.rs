@@ -103,6 +103,8 @@ fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
         max_backoff: cfg.targetgroupbinding_max_backoff,
         requeue: cfg.targetgroupbinding_requeue,
         vpc_cidrs: cloud.vpc_cidrs.clone(),
+        cluster_name: cfg.cluster_name.clone(),
+        vpc_id: cloud.resolved.vpc_id.clone(),
         ..TgbConfig::default()
     }
 }
@@ -135,6 +137,7 @@ async fn run_leading(
     let tgb = tgb::run(
         client.clone(),
         cloud.elbv2.clone(),
+        cloud.ec2.clone(),
         tgb_config(&cfg, &cloud),
         token.clone(),
     );
