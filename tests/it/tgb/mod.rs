@@ -4,6 +4,7 @@
 mod fake;
 mod moto;
 mod networking;
+mod networking_moto;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -14,9 +14,9 @@ use serde_json::json;
 
 use super::*;
 
-const LABEL: &str = "elbv2.k8s.aws/targetGroupBinding=shared";
+pub const LABEL: &str = "elbv2.k8s.aws/targetGroupBinding=shared";
 
-async fn sg(ec2: &dyn Ec2, vpc: &str, name: &str, tags: &[(&str, &str)]) -> String {
+pub async fn sg(ec2: &dyn Ec2, vpc: &str, name: &str, tags: &[(&str, &str)]) -> String {
     let req = CreateSecurityGroup {
         name: name.into(),
         description: name.into(),
@@ -30,7 +30,7 @@ async fn sg(ec2: &dyn Ec2, vpc: &str, name: &str, tags: &[(&str, &str)]) -> Stri
 }
 
 /// `proto from-to peer [description]` of every source of the group's ingress, sorted.
-async fn rules(ec2: &dyn Ec2, id: &str) -> Vec<String> {
+pub async fn rules(ec2: &dyn Ec2, id: &str) -> Vec<String> {
     let g = ec2
         .describe_security_groups(&Ec2Query::ids([id]))
         .await
@@ -52,11 +52,11 @@ async fn rules(ec2: &dyn Ec2, id: &str) -> Vec<String> {
     out
 }
 
-fn rule(from: i32, peer: &str, desc: &str) -> String {
+pub fn rule(from: i32, peer: &str, desc: &str) -> String {
     format!("tcp {from}-{from} {peer} [{desc}]")
 }
 
-async fn binding_with_networking(
+pub async fn binding_with_networking(
     h: &Harness,
     name: &str,
     svc: &str,
@@ -82,7 +82,7 @@ async fn binding_with_networking(
         .unwrap();
 }
 
-fn from_group(group: &str, port: i32) -> serde_json::Value {
+pub fn from_group(group: &str, port: i32) -> serde_json::Value {
     json!({ "ingress": [{
         "from": [{ "securityGroup": { "groupID": group } }],
         "ports": [{ "protocol": "TCP", "port": port }]
