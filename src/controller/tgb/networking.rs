@@ -100,11 +100,13 @@ pub fn is_ours(description: Option<&str>) -> bool {
         .any(|c| &c[1] == RULE_LABEL_KEY && &c[2] == RULE_LABEL_VALUE)
 }
 
+type PeerOf = fn(String) -> Peer;
+
 /// Splits EC2 permissions into single-source rules with their descriptions.
 pub fn explode(perms: &[IpPermission]) -> Vec<(Perm, Option<String>)> {
     let mut out = Vec::new();
     for p in perms {
-        let lists: [(&Vec<IpRange>, fn(String) -> Peer); 4] = [
+        let lists: [(&Vec<IpRange>, PeerOf); 4] = [
             (&p.ipv4_ranges, Peer::Ipv4),
             (&p.ipv6_ranges, Peer::Ipv6),
             (&p.prefix_list_ids, Peer::PrefixList),
