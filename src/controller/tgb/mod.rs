@@ -24,6 +24,8 @@ mod tests;
 mod tests_gates;
 #[cfg(test)]
 mod tests_networking;
+#[cfg(test)]
+mod tests_networking_sync;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};

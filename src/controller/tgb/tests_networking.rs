@@ -2,19 +2,15 @@
 //! aggregation, diff, and the registry against the in-memory fake.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use serde_json::json;
 
-use super::eni::PodTarget;
 use super::info::PodInfo;
 use super::networking::*;
-use super::sg_rules::{NetConfig, Networking};
-use crate::aws::fake::FakeAws;
-use crate::aws::{CreateSecurityGroup, Ec2, IpPermission, IpRange, Tags};
+use crate::aws::{IpPermission, IpRange, Tags};
 use crate::crd::target_group_binding::TargetGroupBindingNetworking;
 
-fn net(v: serde_json::Value) -> TargetGroupBindingNetworking {
+pub(super) fn net(v: serde_json::Value) -> TargetGroupBindingNetworking {
     serde_json::from_value(v).unwrap()
 }
 
@@ -24,7 +20,7 @@ fn from_sg(ports: serde_json::Value) -> TargetGroupBindingNetworking {
     )
 }
 
-fn perm(proto: &str, from: i32, to: i32, peer: Peer) -> Perm {
+pub(super) fn perm(proto: &str, from: i32, to: i32, peer: Peer) -> Perm {
     Perm {
         protocol: proto.into(),
         from: Some(from),
@@ -33,7 +29,7 @@ fn perm(proto: &str, from: i32, to: i32, peer: Peer) -> Perm {
     }
 }
 
-fn group(id: &str) -> Peer {
+pub(super) fn group(id: &str) -> Peer {
     Peer::Group(id.into())
 }
 
@@ -130,7 +126,7 @@ fn ip_blocks_pick_the_family_and_bad_input_is_an_error() {
     );
 }
 
-fn tags(pairs: &[(&str, &str)]) -> Tags {
+pub(super) fn tags(pairs: &[(&str, &str)]) -> Tags {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -275,120 +271,4 @@ fn pod_projection_keeps_named_ports_and_the_branch_eni() {
         .unwrap()
         .insert("vpc.amazonaws.com/pod-eni".into(), "{".into());
     assert_eq!(PodInfo::from_pod(&broken).branch_eni, None);
-}
-
-async fn sg(fake: &FakeAws, vpc: &str, name: &str, tags: Tags) -> String {
-    let req = CreateSecurityGroup {
-        name: name.into(),
-        description: name.into(),
-        vpc_id: vpc.into(),
-        tags,
-    };
-    fake.create_security_group(&req).await.unwrap()
-}
-
-fn pod_target(key: &str, ip: &str) -> (PodTarget, Vec<(String, i32)>) {
-    let t = PodTarget {
-        key: key.into(),
-        uid: key.into(),
-        ip: ip.into(),
-        branch_eni: None,
-    };
-    (t, vec![("http".into(), 8080)])
-}
-
-#[tokio::test]
-async fn registry_authorizes_first_revokes_only_when_all_computed_and_caches_lookups() {
-    let fake = Arc::new(FakeAws::new());
-    let vpc = fake.add_vpc("10.0.0.0/16", BTreeMap::new());
-    let subnet = fake
-        .add_subnet(&vpc, "10.0.1.0/24", "us-west-2a", BTreeMap::new())
-        .unwrap();
-    let lb = sg(&fake, &vpc, "lb", BTreeMap::new()).await;
-    let node = sg(
-        &fake,
-        &vpc,
-        "node",
-        tags(&[("kubernetes.io/cluster/c1", "owned")]),
-    )
-    .await;
-    let extra = sg(&fake, &vpc, "extra", BTreeMap::new()).await;
-    fake.add_instance(&subnet, "10.0.1.10", &[node.clone(), extra])
-        .unwrap();
-    let cfg = NetConfig {
-        cluster_name: "c1".into(),
-        vpc_id: vpc.clone(),
-        restricted: true,
-        ..Default::default()
-    };
-    let net = Networking::new(fake.clone(), cfg);
-    let n = net_from(&lb, json!("http"));
-    let pods = [pod_target("default/a", "10.0.1.10")];
-    let wanted = net.for_pods(&n, &pods).await.unwrap();
-    assert_eq!(wanted.keys().collect::<Vec<_>>(), vec![&node]);
-    let both: BTreeSet<String> = ["default/a".to_string(), "default/b".to_string()].into();
-    // Stale rule of ours from before the "restart".
-    let stale = perm("tcp", 7070, 7070, group(&lb)).to_ip_permission(Some(rule_description()));
-    fake.authorize_ingress(&node, &[stale]).await.unwrap();
-
-    net.reconcile("default/a", wanted.clone(), &both)
-        .await
-        .unwrap();
-    let rules = |fake: Arc<FakeAws>, id: String| async move {
-        let g = fake
-            .describe_security_groups(&crate::aws::Ec2Query::ids([id]))
-            .await
-            .unwrap();
-        let mut v: Vec<Perm> = explode(&g[0].ingress).into_iter().map(|(p, _)| p).collect();
-        v.sort();
-        v
-    };
-    let r = rules(fake.clone(), node.clone()).await;
-    assert_eq!(
-        r,
-        vec![
-            perm("tcp", 7070, 7070, group(&lb)),
-            perm("tcp", 8080, 8080, group(&lb))
-        ],
-        "authorize only while default/b has not been computed"
-    );
-    net.reconcile("default/b", BTreeMap::new(), &both)
-        .await
-        .unwrap();
-    let r = rules(fake.clone(), node.clone()).await;
-    assert_eq!(
-        r,
-        vec![perm("tcp", 8080, 8080, group(&lb))],
-        "stale rule revoked once all computed"
-    );
-
-    fake.clear_calls();
-    let again = net.for_pods(&n, &pods).await.unwrap();
-    net.reconcile("default/a", again, &both).await.unwrap();
-    assert!(
-        fake.calls().is_empty(),
-        "cached ENI and group: no EC2 call, got {:?}",
-        fake.calls()
-    );
-}
-
-fn net_from(lb: &str, port: serde_json::Value) -> TargetGroupBindingNetworking {
-    net(
-        json!({ "ingress": [{ "from": [{ "securityGroup": { "groupID": lb } }], "ports": [{ "port": port }] }] }),
-    )
-}
-
-#[tokio::test]
-async fn unresolvable_pods_and_nodes_are_named() {
-    let fake = Arc::new(FakeAws::new());
-    let net = Networking::new(fake.clone(), NetConfig::default());
-    let n = net_from("sg-lb", json!(80));
-    let e = net
-        .for_pods(&n, &[pod_target("default/x", "10.9.9.9")])
-        .await
-        .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "cannot resolve pod ENI for pods: [default/x]"
-    );
 }
