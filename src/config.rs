@@ -106,6 +106,8 @@ pub struct Config {
     pub backend_security_group: Option<String>,
     pub enable_endpoint_slices: bool,
     pub max_targets_per_target_group: u32,
+    pub disable_restricted_sg_rules: bool,
+    pub service_target_eni_sg_tags: BTreeMap<String, String>,
     pub aws_region: Option<String>,
     pub aws_vpc_id: Option<String>,
     pub aws_vpc_tags: BTreeMap<String, String>,
@@ -233,7 +235,7 @@ impl Config {
                 ));
             }
         }
-        string_map(
+        let service_target_eni_sg_tags = string_map(
             "service-target-eni-security-group-tags",
             &c.service_target_eni_security_group_tags,
         )?;
@@ -379,6 +381,8 @@ impl Config {
             backend_security_group,
             enable_endpoint_slices: c.enable_endpoint_slices,
             max_targets_per_target_group: c.max_targets_per_target_group,
+            disable_restricted_sg_rules: c.disable_restricted_sg_rules,
+            service_target_eni_sg_tags,
             aws_region: non_empty(&aws.aws_region),
             aws_vpc_id,
             aws_vpc_tags: string_map("aws-vpc-tags", &aws.aws_vpc_tags)?,

@@ -104,6 +104,10 @@ fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
         requeue: cfg.targetgroupbinding_requeue,
         vpc_cidrs: cloud.vpc_cidrs.clone(),
         max_targets: cfg.max_targets_per_target_group as usize,
+        cluster_name: cfg.cluster_name.clone(),
+        vpc_id: cloud.resolved.vpc_id.clone(),
+        service_target_eni_sg_tags: cfg.service_target_eni_sg_tags.clone(),
+        disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
         ..TgbConfig::default()
     }
 }
@@ -136,6 +140,7 @@ async fn run_leading(
     let tgb = tgb::run(
         client.clone(),
         cloud.elbv2.clone(),
+        cloud.ec2.clone(),
         tgb_config(&cfg, &cloud),
         token.clone(),
     );

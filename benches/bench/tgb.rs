@@ -215,7 +215,13 @@ pub fn run() {
         let token = CancellationToken::new();
         let cfg = TgbConfig::default();
         let concurrency = cfg.concurrency;
-        let task = tokio::spawn(tgb::run(client.clone(), fake.clone(), cfg, token.clone()));
+        let task = tokio::spawn(tgb::run(
+            client.clone(),
+            fake.clone(),
+            fake.clone(),
+            cfg,
+            token.clone(),
+        ));
         let tgbs: Api<TargetGroupBinding> = Api::namespaced(client.clone(), NS);
         let start = Instant::now();
         loop {

@@ -147,6 +147,10 @@ pub fn run() {
         );
         mem(pid, "end");
         drop(child);
+        let kept = std::env::temp_dir().join("tgb-process-controller.log");
+        if std::fs::copy(dir.path().join("controller.log"), &kept).is_ok() {
+            println!("tgb-process: controller log kept at {}", kept.display());
+        }
         server.stop().await;
         drop(moto);
     });

@@ -213,6 +213,12 @@ pub async fn cleanup(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbError
         }
     }
     ctx.forget_tracked(tgb);
+    // This binding's rules are no longer wanted.
+    let (ns, name) = ns_name(tgb);
+    let all = ctx.with_networking().await;
+    ctx.net
+        .reconcile(&format!("{ns}/{name}"), Default::default(), &all)
+        .await?;
     release_gates(ctx, tgb).await
 }
 
