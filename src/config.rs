@@ -34,6 +34,9 @@ pub enum ConfigError {
 /// Feature gates with upstream's names and defaults (`--feature-gates`); one list, shared with the model.
 pub use crate::model::config::FEATURE_GATE_DEFAULTS;
 
+/// A gate upstream knows that this build refuses to turn on.
+pub const UNSUPPORTED_GATE: &str = "ALBTargetControlAgent";
+
 /// Tag keys the controller uses to track ownership; users may not set them through flags.
 pub const TRACKING_TAG_KEYS: &[&str] = &[
     "elbv2.k8s.aws/cluster",
@@ -100,6 +103,8 @@ pub struct Config {
     pub default_ssl_policy: String,
     pub feature_gates: BTreeMap<String, bool>,
     pub enable_pod_readiness_gate_inject: bool,
+    /// Env var the QUIC server-id webhook injects (`--quic-environment-variable-name`).
+    pub quic_environment_variable_name: String,
     pub disable_ingress_class_annotation: bool,
     pub disable_ingress_group_name_annotation: bool,
     pub enable_backend_security_group: bool,
@@ -177,6 +182,18 @@ pub fn feature_gates(raw: &str) -> Result<BTreeMap<String, bool>, ConfigError> {
             None => return Err(ConfigError::UnknownFeature(k)),
         }
     }
+    // Upstream serves two fail-closed pod webhooks under this gate; we do not implement the
+    // agent, so refusing to start beats admitting pods without the sidecar users asked for.
+    if gates.get(UNSUPPORTED_GATE) == Some(&true) {
+        return Err(invalid(
+            "feature-gates",
+            raw,
+            format!(
+                "{UNSUPPORTED_GATE} is not supported by this build (the ALB target control agent \
+                 webhooks are not implemented); remove it or set {UNSUPPORTED_GATE}=false"
+            ),
+        ));
+    }
     Ok(gates)
 }
 
@@ -231,6 +248,14 @@ impl Config {
                     "must be key=value",
                 ));
             }
+        }
+        let quic_env = &c.quic_environment_variable_name;
+        if quic_env.is_empty() || quic_env.contains('=') {
+            return Err(invalid(
+                "quic-environment-variable-name",
+                quic_env,
+                "must be a non-empty environment variable name without '='",
+            ));
         }
         string_map(
             "service-target-eni-security-group-tags",
@@ -372,6 +397,7 @@ impl Config {
             default_ssl_policy: c.default_ssl_policy.clone(),
             feature_gates: feature_gates(&c.feature_gates)?,
             enable_pod_readiness_gate_inject: c.enable_pod_readiness_gate_inject,
+            quic_environment_variable_name: c.quic_environment_variable_name.clone(),
             disable_ingress_class_annotation: c.disable_ingress_class_annotation,
             disable_ingress_group_name_annotation: c.disable_ingress_group_name_annotation,
             enable_backend_security_group: c.enable_backend_security_group,

@@ -184,3 +184,28 @@ fn flags_not_acted_on_say_so_in_help() {
         .unwrap();
     assert!(!line.contains(crate::args::NOT_YET));
 }
+
+#[test]
+fn alb_target_control_gate_is_refused_and_quic_env_name_is_checked() {
+    let err = parse(&[
+        "--cluster-name=a",
+        "--feature-gates=ALBTargetControlAgent=true",
+    ])
+    .unwrap_err();
+    assert!(
+        err.contains("--feature-gates")
+            && err.contains("ALBTargetControlAgent is not supported by this build"),
+        "{err}"
+    );
+    let c = parse(&[
+        "--cluster-name=a",
+        "--feature-gates=ALBTargetControlAgent=false",
+    ])
+    .unwrap();
+    assert!(!c.gate("ALBTargetControlAgent"));
+    assert_eq!(c.quic_environment_variable_name, "AWS_LBC_QUIC_SERVER_ID");
+    let c = parse(&["--cluster-name=a", "--quic-environment-variable-name=SID"]).unwrap();
+    assert_eq!(c.quic_environment_variable_name, "SID");
+    let err = parse(&["--cluster-name=a", "--quic-environment-variable-name="]).unwrap_err();
+    assert!(err.contains("--quic-environment-variable-name"), "{err}");
+}

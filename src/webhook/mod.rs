@@ -10,6 +10,7 @@ pub mod ingress_validator;
 pub mod pod_index;
 pub mod pod_index_feed;
 pub mod pod_readiness;
+pub mod quic_server_id;
 pub mod review;
 pub mod server;
 pub mod service_mutator;
