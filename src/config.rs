@@ -34,8 +34,17 @@ pub enum ConfigError {
 /// Feature gates with upstream's names and defaults (`--feature-gates`); one list, shared with the model.
 pub use crate::model::config::FEATURE_GATE_DEFAULTS;
 
-/// A gate upstream knows that this build refuses to turn on.
-pub const UNSUPPORTED_GATE: &str = "ALBTargetControlAgent";
+/// Gates upstream knows that this build refuses to turn on, with what is missing.
+pub const UNSUPPORTED_GATES: &[(&str, &str)] = &[
+    (
+        "ALBTargetControlAgent",
+        "the ALB target control agent and its pod webhooks are not implemented",
+    ),
+    (
+        "GlobalAcceleratorController",
+        "the Global Accelerator controller and its webhook are not implemented",
+    ),
+];
 
 /// Tag keys the controller uses to track ownership; users may not set them through flags.
 pub const TRACKING_TAG_KEYS: &[&str] = &[
@@ -182,17 +191,19 @@ pub fn feature_gates(raw: &str) -> Result<BTreeMap<String, bool>, ConfigError> {
             None => return Err(ConfigError::UnknownFeature(k)),
         }
     }
-    // Upstream serves two fail-closed pod webhooks under this gate; we do not implement the
-    // agent, so refusing to start beats admitting pods without the sidecar users asked for.
-    if gates.get(UNSUPPORTED_GATE) == Some(&true) {
-        return Err(invalid(
-            "feature-gates",
-            raw,
-            format!(
-                "{UNSUPPORTED_GATE} is not supported by this build (the ALB target control agent \
-                 webhooks are not implemented); remove it or set {UNSUPPORTED_GATE}=false"
-            ),
-        ));
+    // Upstream serves fail-closed webhooks under these gates; we do not implement what is behind
+    // them, so refusing to start beats registering paths nobody serves or admitting objects
+    // nothing will act on.
+    for (gate, what) in UNSUPPORTED_GATES {
+        if gates.get(*gate) == Some(&true) {
+            return Err(invalid(
+                "feature-gates",
+                raw,
+                format!(
+                    "{gate} is not supported by this build ({what}); remove it or set {gate}=false"
+                ),
+            ));
+        }
     }
     Ok(gates)
 }

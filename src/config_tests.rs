@@ -186,17 +186,16 @@ fn flags_not_acted_on_say_so_in_help() {
 }
 
 #[test]
-fn alb_target_control_gate_is_refused_and_quic_env_name_is_checked() {
-    let err = parse(&[
-        "--cluster-name=a",
-        "--feature-gates=ALBTargetControlAgent=true",
-    ])
-    .unwrap_err();
-    assert!(
-        err.contains("--feature-gates")
-            && err.contains("ALBTargetControlAgent is not supported by this build"),
-        "{err}"
-    );
+fn unimplemented_gates_are_refused_and_quic_env_name_is_checked() {
+    for gate in ["ALBTargetControlAgent", "GlobalAcceleratorController"] {
+        let flag = format!("--feature-gates=EnableRGTAPI=true,{gate}=true");
+        let err = parse(&["--cluster-name=a", &flag]).unwrap_err();
+        assert!(
+            err.contains("--feature-gates")
+                && err.contains(&format!("{gate} is not supported by this build")),
+            "{err}"
+        );
+    }
     let c = parse(&[
         "--cluster-name=a",
         "--feature-gates=ALBTargetControlAgent=false",

@@ -9,6 +9,7 @@ mod iam;
 mod kustomize;
 mod rbac;
 mod render;
+mod served;
 mod webhooks;
 
 use serde::Deserialize;
