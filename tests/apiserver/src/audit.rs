@@ -19,8 +19,11 @@ pub struct RequestRecord {
     /// Namespace of a namespaced request; for `namespaces/<n>` RBAC treats `<n>` as the
     /// namespace too, and so does this log. `None` for cluster-scoped and all-namespace requests.
     pub namespace: Option<String>,
-    /// Object name for get/update/patch/delete (and create when the URL names it); `None` else.
+    /// Object name for get/update/patch/delete; `None` for list/watch/create/deletecollection.
     pub name: Option<String>,
+    /// Who asked: the bearer token of the request (there is no authentication, so the token is
+    /// taken as the user name; `write_kubeconfig` uses `test`); `None` without one.
+    pub user: Option<String>,
 }
 
 impl RequestRecord {
@@ -57,6 +60,16 @@ pub fn verb(method: &http::Method, has_name: bool, watching: bool) -> &'static s
         Method::DELETE => "deletecollection",
         _ => "unknown",
     }
+}
+
+/// The user of a request: its bearer token.
+pub fn user(headers: &http::HeaderMap) -> Option<String> {
+    headers
+        .get(http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+        .map(|t| t.trim().to_string())
 }
 
 /// Append-only log shared by all handlers.

@@ -192,6 +192,7 @@ async fn dispatch(
             p.ns.clone()
         },
         name: p.name.clone(),
+        user: audit::user(headers),
     });
     if method == Method::POST || method == Method::PUT {
         check_body_type(headers)?;

@@ -23,6 +23,7 @@ fn rec(
         subresource: sub.into(),
         namespace: ns.map(String::from),
         name: name.map(String::from),
+        user: None,
     }
 }
 
@@ -121,6 +122,19 @@ async fn every_request_is_logged_with_rbac_attributes() {
         want[12].describe(),
         "list ingressclasses.networking.k8s.io */*"
     );
+    // A bearer token names the user (the kubeconfig written for processes carries `test`).
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    s.write_kubeconfig(&kc).unwrap();
+    let kubeconfig = kube::config::Kubeconfig::read_from(&kc).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    let as_test: Api<Pod> = Api::namespaced(kube::Client::try_from(config).unwrap(), "default");
+    as_test.list(&ListParams::default()).await.unwrap();
+    let last = s.requests().pop().unwrap();
+    assert_eq!(last.user.as_deref(), Some("test"));
+    assert_eq!(last.verb, "list");
     s.clear_requests();
     assert!(s.requests().is_empty());
     s.stop().await;
