@@ -8,6 +8,7 @@
 mod iam;
 mod kustomize;
 mod rbac;
+mod rbac_flows;
 mod render;
 mod served;
 mod webhooks;
