@@ -11,6 +11,7 @@ use crate::webhook::ingress_validator::IngressValidator;
 use crate::webhook::late::Late;
 use crate::webhook::pod_index::PodGateIndex;
 use crate::webhook::pod_readiness::PodReadinessGateInjector;
+use crate::webhook::quic_server_id::QuicServerIdInjector;
 use crate::webhook::{self, pod_index_feed, server, service_mutator::ServiceMutator, Handler};
 use anyhow::Context;
 use std::net::SocketAddr;
@@ -49,11 +50,13 @@ fn routes(cfg: &Config, idx: &Indexes) -> (Vec<(&'static str, Arc<dyn Handler>)>
         cfg.disable_ingress_group_name_annotation,
         idx.ingress_classes.clone(),
     );
+    let quic = QuicServerIdInjector::new(cfg.quic_environment_variable_name.clone());
     let (tgb_mutator, tgb_mutator_slot) = Late::new(true, "the AWS client");
     let (tgb_validator, tgb_validator_slot) = Late::new(false, "the AWS client");
     let routes: Vec<(&'static str, Arc<dyn Handler>)> = vec![
         (webhook::service_mutator::PATH, Arc::new(service)),
         (webhook::pod_readiness::PATH, Arc::new(pod)),
+        (webhook::quic_server_id::PATH, Arc::new(quic)),
         (webhook::ingress_validator::PATH, Arc::new(ingress)),
         (webhook::icp_validator::PATH, Arc::new(IcpValidator)),
         (webhook::tgb_mutator::PATH, Arc::new(tgb_mutator)),
@@ -64,6 +67,16 @@ fn routes(cfg: &Config, idx: &Indexes) -> (Vec<(&'static str, Arc<dyn Handler>)>
         tgb_validator: tgb_validator_slot,
     };
     (routes, slots)
+}
+
+/// Every admission path the process serves with this configuration, read off [`routes`] so the
+/// chart tests compare the webhook configurations with what is really served.
+pub fn served_paths(cfg: &Config) -> Vec<&'static str> {
+    routes(cfg, &Indexes::default())
+        .0
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect()
 }
 
 /// Starts the watches behind the indexes and marks the caches ready once every one has synced.
