@@ -112,6 +112,14 @@ pub fn run() {
                 "--health-probe-bind-addr=127.0.0.1:0",
             ])
             .arg(format!("--aws-vpc-id={}", vpc.id))
+            // Upstream's default client throttle for Register/DeregisterTargets (4/s, burst 20)
+            // alone makes 500 target groups take ~120 s; `TGB_PROCESS_THROTTLE` overrides it
+            // (e.g. `elasticloadbalancing:RegisterTargets|DeregisterTargets=100:200`).
+            .args(
+                std::env::var("TGB_PROCESS_THROTTLE")
+                    .map(|t| vec![format!("--aws-api-throttle={t}")])
+                    .unwrap_or_default(),
+            )
             .arg(format!("--aws-api-endpoints={endpoints}"))
             .arg(format!("--webhook-cert-dir={}", certs.display()))
             .arg(format!("--kubeconfig={}", kubeconfig.display()))
