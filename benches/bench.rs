@@ -1,5 +1,5 @@
 //! Benchmarks, one module per area under `benches/bench/`: `cargo bench --bench bench -- <area>`
-//! (no area = all). Figures are printed; they are reported in issue notes, never asserted.
+//! (no area = all; `tgb-process` needs the controller binary of the same profile). Figures are printed; they are reported in issue notes, never asserted.
 
 #[path = "bench/aws.rs"]
 mod aws;
@@ -9,14 +9,18 @@ mod deploy;
 mod ingress;
 #[path = "bench/model.rs"]
 mod model;
+#[path = "../tests/it/support/moto.rs"]
+mod moto;
 #[path = "bench/tgb.rs"]
 mod tgb;
+#[path = "bench/tgb_process.rs"]
+mod tgb_process;
 #[path = "bench/webhook.rs"]
 mod webhook;
 
 fn main() {
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let wanted = |area: &str| filter.as_deref().is_none_or(|f| area.contains(f));
+    let wanted = |area: &str| filter.as_deref().is_none_or(|f| area == f);
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     if wanted("webhook") {
         webhook::run();
@@ -29,6 +33,9 @@ fn main() {
     }
     if wanted("tgb") {
         tgb::run();
+    }
+    if wanted("tgb-process") {
+        tgb_process::run();
     }
     if wanted("deploy") {
         deploy::run();

@@ -4,11 +4,14 @@
 use crate::certs_manager::{CertManager, CertManagerConfig};
 use crate::config::{Config, ManagedCertConfig};
 use crate::metrics::{self, Readiness, WebhookMetrics};
+use crate::reconcilers::{self, AwsWebhooks};
 use crate::webhook::icp_validator::IcpValidator;
-use crate::webhook::indexes::IngressClassIndex;
+use crate::webhook::indexes::{IngressClassIndex, TgbIndex};
 use crate::webhook::ingress_validator::IngressValidator;
+use crate::webhook::late::Late;
 use crate::webhook::pod_index::PodGateIndex;
 use crate::webhook::pod_readiness::PodReadinessGateInjector;
+use crate::webhook::quic_server_id::QuicServerIdInjector;
 use crate::webhook::{self, pod_index_feed, server, service_mutator::ServiceMutator, Handler};
 use anyhow::Context;
 use std::net::SocketAddr;
@@ -27,10 +30,12 @@ pub const READY_CACHES: &str = "caches";
 struct Indexes {
     pod_gates: PodGateIndex,
     ingress_classes: IngressClassIndex,
+    bindings: TgbIndex,
 }
 
-/// The admission route table: one line per webhook.
-fn routes(cfg: &Config, idx: &Indexes) -> Vec<(&'static str, Arc<dyn Handler>)> {
+/// The admission route table: one line per webhook. The TargetGroupBinding webhooks need AWS;
+/// they are filled in through the returned slots once the AWS clients resolve.
+fn routes(cfg: &Config, idx: &Indexes) -> (Vec<(&'static str, Arc<dyn Handler>)>, AwsWebhooks) {
     let service = ServiceMutator {
         load_balancer_class: cfg.load_balancer_class.clone(),
     };
@@ -45,12 +50,33 @@ fn routes(cfg: &Config, idx: &Indexes) -> Vec<(&'static str, Arc<dyn Handler>)> 
         cfg.disable_ingress_group_name_annotation,
         idx.ingress_classes.clone(),
     );
-    vec![
+    let quic = QuicServerIdInjector::new(cfg.quic_environment_variable_name.clone());
+    let (tgb_mutator, tgb_mutator_slot) = Late::new(true, "the AWS client");
+    let (tgb_validator, tgb_validator_slot) = Late::new(false, "the AWS client");
+    let routes: Vec<(&'static str, Arc<dyn Handler>)> = vec![
         (webhook::service_mutator::PATH, Arc::new(service)),
         (webhook::pod_readiness::PATH, Arc::new(pod)),
+        (webhook::quic_server_id::PATH, Arc::new(quic)),
         (webhook::ingress_validator::PATH, Arc::new(ingress)),
         (webhook::icp_validator::PATH, Arc::new(IcpValidator)),
-    ]
+        (webhook::tgb_mutator::PATH, Arc::new(tgb_mutator)),
+        (webhook::tgb_validator::PATH, Arc::new(tgb_validator)),
+    ];
+    let slots = AwsWebhooks {
+        tgb_mutator: tgb_mutator_slot,
+        tgb_validator: tgb_validator_slot,
+    };
+    (routes, slots)
+}
+
+/// Every admission path the process serves with this configuration, read off [`routes`] so the
+/// chart tests compare the webhook configurations with what is really served.
+pub fn served_paths(cfg: &Config) -> Vec<&'static str> {
+    routes(cfg, &Indexes::default())
+        .0
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect()
 }
 
 /// Starts the watches behind the indexes and marks the caches ready once every one has synced.
@@ -60,15 +86,16 @@ async fn run_indexes(client: kube::Client, cfg: Config, idx: Indexes, readiness:
         idx.pod_gates.clone(),
         cfg.watch_namespace.clone(),
     );
-    let classes = pod_index_feed::run_ingress_classes(client, idx.ingress_classes.clone());
+    let classes = pod_index_feed::run_ingress_classes(client.clone(), idx.ingress_classes.clone());
+    let bindings = pod_index_feed::run_bindings(client, idx.bindings.clone());
     let synced = async {
-        while !(idx.pod_gates.synced() && idx.ingress_classes.synced()) {
+        while !(idx.pod_gates.synced() && idx.ingress_classes.synced() && idx.bindings.synced()) {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         readiness.set(READY_CACHES, true);
         tracing::info!("caches synced");
     };
-    futures::join!(feeds, classes, synced);
+    futures::join!(feeds, classes, bindings, synced);
 }
 
 async fn bind(what: &str, addr: SocketAddr) -> anyhow::Result<TcpListener> {
@@ -84,6 +111,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
 
     let mut registry = metrics::new_registry();
     let webhook_metrics = WebhookMetrics::register(&mut registry);
+    let aws_metrics = crate::aws::AwsMetrics::register(&mut registry);
     let registry = Arc::new(registry);
     let readiness = Readiness::default();
     readiness.add(READY_WEBHOOK);
@@ -144,7 +172,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         max_body_bytes: cfg.webhook.max_body_bytes,
         body_timeout: cfg.webhook.request_timeout,
     };
-    let router = webhook::router(routes(&cfg, &indexes), webhook_metrics, limits);
+    let (routes, aws_webhooks) = routes(&cfg, &indexes);
+    let router = webhook::router(routes, webhook_metrics, limits);
     let conn_limits = server::ConnLimits {
         header_timeout: cfg.webhook.request_timeout,
         drain_timeout: cfg.shutdown_grace_period,
@@ -185,20 +214,50 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
 
     let kube_task = {
         let (cfg, readiness, indexes) = (cfg.clone(), readiness.clone(), indexes.clone());
+        let token = shutdown.clone();
         tokio::spawn(async move {
             let client = match early_client {
                 Some(client) => client,
-                None => connect_kube(&cfg).await,
+                None => tokio::select! {
+                    _ = token.cancelled() => return,
+                    client = connect_kube(&cfg) => client,
+                },
             };
             readiness.set(READY_KUBE, true);
-            run_indexes(client, cfg, indexes, readiness).await;
+            let bindings = indexes.bindings.clone();
+            let watches = {
+                let (client, cfg, token) = (client.clone(), cfg.clone(), token.clone());
+                async move {
+                    tokio::select! {
+                        _ = token.cancelled() => {}
+                        _ = run_indexes(client, cfg, indexes, readiness) => {}
+                    }
+                }
+            };
+            // Reconcilers handle `token` themselves: the leader releases its Lease on the way out.
+            let reconcile = async move {
+                let Some(cloud) = reconcilers::resolve_aws(&cfg, Some(aws_metrics), &token).await
+                else {
+                    return;
+                };
+                aws_webhooks.install(&cloud, &bindings);
+                reconcilers::run(client, cloud, cfg, token).await;
+            };
+            futures::join!(watches, reconcile);
         })
     };
 
     shutdown.cancelled().await;
     tracing::info!("shutting down: draining in-flight requests");
-    kube_task.abort();
     while tasks.join_next().await.is_some() {}
+    let abort = kube_task.abort_handle();
+    if tokio::time::timeout(cfg.shutdown_grace_period, kube_task)
+        .await
+        .is_err()
+    {
+        tracing::warn!("reconcilers did not stop within the grace period");
+        abort.abort();
+    }
     tracing::info!("shut down cleanly");
     Ok(())
 }

@@ -140,7 +140,7 @@ pub struct ClusterArgs {
     /// Answer 503 for unknown actions.* backends instead of failing the group.
     #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
     pub tolerate_non_existent_backend_action: bool,
-    /// Security group tags that select target ENI security groups (k=v,...). [accepted for compatibility; not acted on by this build yet]
+    /// Security group tags that select target ENI security groups (k=v,...).
     #[arg(long, default_value = "")]
     pub service_target_eni_security_group_tags: String,
     /// Only allow certificates from these CAs (comma-separated ARNs). [accepted for compatibility; not acted on by this build yet]
@@ -161,7 +161,7 @@ pub struct ClusterArgs {
     /// Enable Shield Advanced. [accepted for compatibility; not acted on by this build yet]
     #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
     pub enable_shield: bool,
-    /// Environment variable name for QUIC server ids. [accepted for compatibility; not acted on by this build yet]
+    /// Environment variable that receives the generated QUIC server id (pod webhook /mutate-v1-pod-server-id).
     #[arg(long, default_value = "AWS_LBC_QUIC_SERVER_ID")]
     pub quic_environment_variable_name: String,
 }

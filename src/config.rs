@@ -34,6 +34,18 @@ pub enum ConfigError {
 /// Feature gates with upstream's names and defaults (`--feature-gates`); one list, shared with the model.
 pub use crate::model::config::FEATURE_GATE_DEFAULTS;
 
+/// Gates upstream knows that this build refuses to turn on, with what is missing.
+pub const UNSUPPORTED_GATES: &[(&str, &str)] = &[
+    (
+        "ALBTargetControlAgent",
+        "the ALB target control agent and its pod webhooks are not implemented",
+    ),
+    (
+        "GlobalAcceleratorController",
+        "the Global Accelerator controller and its webhook are not implemented",
+    ),
+];
+
 /// Tag keys the controller uses to track ownership; users may not set them through flags.
 pub const TRACKING_TAG_KEYS: &[&str] = &[
     "elbv2.k8s.aws/cluster",
@@ -100,11 +112,16 @@ pub struct Config {
     pub default_ssl_policy: String,
     pub feature_gates: BTreeMap<String, bool>,
     pub enable_pod_readiness_gate_inject: bool,
+    /// Env var the QUIC server-id webhook injects (`--quic-environment-variable-name`).
+    pub quic_environment_variable_name: String,
     pub disable_ingress_class_annotation: bool,
     pub disable_ingress_group_name_annotation: bool,
     pub enable_backend_security_group: bool,
     pub backend_security_group: Option<String>,
     pub enable_endpoint_slices: bool,
+    pub max_targets_per_target_group: u32,
+    pub disable_restricted_sg_rules: bool,
+    pub service_target_eni_sg_tags: BTreeMap<String, String>,
     pub aws_region: Option<String>,
     pub aws_vpc_id: Option<String>,
     pub aws_vpc_tags: BTreeMap<String, String>,
@@ -177,6 +194,20 @@ pub fn feature_gates(raw: &str) -> Result<BTreeMap<String, bool>, ConfigError> {
             None => return Err(ConfigError::UnknownFeature(k)),
         }
     }
+    // Upstream serves fail-closed webhooks under these gates; we do not implement what is behind
+    // them, so refusing to start beats registering paths nobody serves or admitting objects
+    // nothing will act on.
+    for (gate, what) in UNSUPPORTED_GATES {
+        if gates.get(*gate) == Some(&true) {
+            return Err(invalid(
+                "feature-gates",
+                raw,
+                format!(
+                    "{gate} is not supported by this build ({what}); remove it or set {gate}=false"
+                ),
+            ));
+        }
+    }
     Ok(gates)
 }
 
@@ -232,7 +263,15 @@ impl Config {
                 ));
             }
         }
-        string_map(
+        let quic_env = &c.quic_environment_variable_name;
+        if quic_env.is_empty() || quic_env.contains('=') {
+            return Err(invalid(
+                "quic-environment-variable-name",
+                quic_env,
+                "must be a non-empty environment variable name without '='",
+            ));
+        }
+        let service_target_eni_sg_tags = string_map(
             "service-target-eni-security-group-tags",
             &c.service_target_eni_security_group_tags,
         )?;
@@ -372,11 +411,15 @@ impl Config {
             default_ssl_policy: c.default_ssl_policy.clone(),
             feature_gates: feature_gates(&c.feature_gates)?,
             enable_pod_readiness_gate_inject: c.enable_pod_readiness_gate_inject,
+            quic_environment_variable_name: c.quic_environment_variable_name.clone(),
             disable_ingress_class_annotation: c.disable_ingress_class_annotation,
             disable_ingress_group_name_annotation: c.disable_ingress_group_name_annotation,
             enable_backend_security_group: c.enable_backend_security_group,
             backend_security_group,
             enable_endpoint_slices: c.enable_endpoint_slices,
+            max_targets_per_target_group: c.max_targets_per_target_group,
+            disable_restricted_sg_rules: c.disable_restricted_sg_rules,
+            service_target_eni_sg_tags,
             aws_region: non_empty(&aws.aws_region),
             aws_vpc_id,
             aws_vpc_tags: string_map("aws-vpc-tags", &aws.aws_vpc_tags)?,

@@ -184,3 +184,27 @@ fn flags_not_acted_on_say_so_in_help() {
         .unwrap();
     assert!(!line.contains(crate::args::NOT_YET));
 }
+
+#[test]
+fn unimplemented_gates_are_refused_and_quic_env_name_is_checked() {
+    for gate in ["ALBTargetControlAgent", "GlobalAcceleratorController"] {
+        let flag = format!("--feature-gates=EnableRGTAPI=true,{gate}=true");
+        let err = parse(&["--cluster-name=a", &flag]).unwrap_err();
+        assert!(
+            err.contains("--feature-gates")
+                && err.contains(&format!("{gate} is not supported by this build")),
+            "{err}"
+        );
+    }
+    let c = parse(&[
+        "--cluster-name=a",
+        "--feature-gates=ALBTargetControlAgent=false",
+    ])
+    .unwrap();
+    assert!(!c.gate("ALBTargetControlAgent"));
+    assert_eq!(c.quic_environment_variable_name, "AWS_LBC_QUIC_SERVER_ID");
+    let c = parse(&["--cluster-name=a", "--quic-environment-variable-name=SID"]).unwrap();
+    assert_eq!(c.quic_environment_variable_name, "SID");
+    let err = parse(&["--cluster-name=a", "--quic-environment-variable-name="]).unwrap_err();
+    assert!(err.contains("--quic-environment-variable-name"), "{err}");
+}

@@ -15,5 +15,6 @@ pub mod goflags;
 pub mod metrics;
 pub mod model;
 pub mod plan;
+pub mod reconcilers;
 pub mod telemetry;
 pub mod webhook;

@@ -21,12 +21,17 @@ use kube_test_apiserver::{Options, TestApiServer};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-const BINDINGS: usize = 500;
-const PODS_PER: usize = 20;
-const NS: &str = "default";
+pub const BINDINGS: usize = 500;
+pub const PODS_PER: usize = 20;
+pub const NS: &str = "default";
 
-fn proc_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
+pub fn proc_kib(field: &str) -> u64 {
+    proc_status_kib("self", field)
+}
+
+/// A `/proc/<pid>/status` field in KiB (0 when unreadable).
+pub fn proc_status_kib(pid: &str, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
@@ -69,7 +74,7 @@ fn slice(b: usize, pods: usize) -> serde_json::Value {
     })
 }
 
-async fn apply_slices(client: &kube::Client, pods: usize) {
+pub async fn apply_slices(client: &kube::Client, pods: usize) {
     let api: Api<EndpointSlice> = Api::namespaced(client.clone(), NS);
     stream::iter(0..BINDINGS)
         .for_each_concurrent(32, |b| {
@@ -85,7 +90,7 @@ async fn apply_slices(client: &kube::Client, pods: usize) {
 }
 
 /// Waits until every target group holds exactly `n` targets; returns the time taken.
-async fn wait_targets(elb: &dyn ElbV2, arns: &[String], n: usize, start: Instant) -> Duration {
+pub async fn wait_targets(elb: &dyn ElbV2, arns: &[String], n: usize, start: Instant) -> Duration {
     let mut pending: Vec<&String> = arns.iter().collect();
     while !pending.is_empty() {
         let mut still = Vec::new();
@@ -112,7 +117,9 @@ async fn wait_targets(elb: &dyn ElbV2, arns: &[String], n: usize, start: Instant
     start.elapsed()
 }
 
-async fn seed(client: &kube::Client, fake: &FakeAws) -> Vec<String> {
+/// Creates the CRDs, one Ready node, and per binding a target group (in `elb`), a Service,
+/// `PODS_PER` running pods and the ip TargetGroupBinding.
+pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str) -> Vec<String> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in all_crds() {
         crds.create(&PostParams::default(), &crd)
@@ -128,15 +135,14 @@ async fn seed(client: &kube::Client, fake: &FakeAws) -> Vec<String> {
         .create(&PostParams::default(), &node)
         .await
         .expect("node");
-    let vpc = fake.add_vpc("10.0.0.0/8", Tags::new());
     let mut arns = Vec::new();
     for b in 0..BINDINGS {
-        let tg = fake
+        let tg = elb
             .create_target_group(&CreateTargetGroup {
                 name: format!("tg-{b}"),
                 protocol: Some("HTTP".into()),
                 port: Some(80),
-                vpc_id: Some(vpc.clone()),
+                vpc_id: Some(vpc.to_string()),
                 target_type: "ip".into(),
                 ..Default::default()
             })
@@ -196,7 +202,8 @@ pub fn run() {
         let client = server.client();
         let fake = Arc::new(FakeAws::new());
         let t = Instant::now();
-        let arns = seed(&client, &fake).await;
+        let vpc = fake.add_vpc("10.0.0.0/8", Tags::new());
+        let arns = seed(&client, fake.as_ref(), &vpc).await;
         apply_slices(&client, 0).await;
         println!(
             "tgb/seed: {BINDINGS} bindings, {} pods in {:.2} s",
@@ -208,7 +215,13 @@ pub fn run() {
         let token = CancellationToken::new();
         let cfg = TgbConfig::default();
         let concurrency = cfg.concurrency;
-        let task = tokio::spawn(tgb::run(client.clone(), fake.clone(), cfg, token.clone()));
+        let task = tokio::spawn(tgb::run(
+            client.clone(),
+            fake.clone(),
+            fake.clone(),
+            cfg,
+            token.clone(),
+        ));
         let tgbs: Api<TargetGroupBinding> = Api::namespaced(client.clone(), NS);
         let start = Instant::now();
         loop {

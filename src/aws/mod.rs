@@ -14,6 +14,8 @@ pub mod retry;
 pub mod sdk;
 mod sdk_ec2;
 mod sdk_elbv2;
+mod sdk_elbv2_convert;
+mod sdk_elbv2_rules;
 pub mod throttle;
 pub mod types;
 

@@ -7,9 +7,11 @@
 pub mod icp_validator;
 pub mod indexes;
 pub mod ingress_validator;
+pub mod late;
 pub mod pod_index;
 pub mod pod_index_feed;
 pub mod pod_readiness;
+pub mod quic_server_id;
 pub mod review;
 pub mod server;
 pub mod service_mutator;

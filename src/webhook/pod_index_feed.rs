@@ -136,3 +136,37 @@ pub async fn run_ingress_classes(client: Client, index: super::indexes::IngressC
     )
     .await;
 }
+
+fn tgb_entry(obj: &DynamicObject) -> Option<(String, String, super::indexes::TgbEntry)> {
+    let spec = obj.data.get("spec");
+    let field = |p: &str| spec.and_then(|s| s.pointer(p));
+    let entry = super::indexes::TgbEntry {
+        uid: obj.uid().unwrap_or_default(),
+        target_group_arn: field("/targetGroupARN")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string(),
+        multi_cluster: field("/multiClusterTargetGroup")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
+    };
+    Some((obj.namespace()?, obj.name_any(), entry))
+}
+
+/// Feeds the cluster-wide binding index behind the duplicate-target-group check (untyped, like
+/// the pod index, so one malformed binding cannot stall it).
+pub async fn run_bindings(client: Client, index: super::indexes::TgbIndex) {
+    let ar = ApiResource::erase::<TargetGroupBinding>(&());
+    let api: Api<DynamicObject> = Api::all_with(client, &ar);
+    drive(
+        watcher::watcher(api, watcher::Config::default()).default_backoff(),
+        "targetgroupbindings",
+        tgb_entry,
+        |c| match c {
+            Change::Reset(all) => index.reset(all),
+            Change::Upsert(ns, name, entry) => index.upsert(&ns, &name, entry),
+            Change::Remove(ns, name) => index.remove(&ns, &name),
+        },
+    )
+    .await;
+}

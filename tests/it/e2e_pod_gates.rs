@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 const SVC: &str = "aws-load-balancer-webhook-service";
 
-async fn create<K>(api: &Api<K>, obj: Value) -> K
+pub(crate) async fn create<K>(api: &Api<K>, obj: Value) -> K
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
 {
@@ -24,7 +24,11 @@ where
     .unwrap()
 }
 
-fn kubectl(kubeconfig: &std::path::Path, args: &[&str], stdin: Option<&str>) -> (bool, String) {
+pub(crate) fn kubectl(
+    kubeconfig: &std::path::Path,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> (bool, String) {
     use std::io::Write;
     let mut cmd =
         std::process::Command::new(std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into()));
@@ -50,7 +54,7 @@ fn kubectl(kubeconfig: &std::path::Path, args: &[&str], stdin: Option<&str>) -> 
     (out.status.success(), text)
 }
 
-fn gates(pod: &Value) -> Vec<String> {
+pub(crate) fn gates(pod: &Value) -> Vec<String> {
     pod.pointer("/spec/readinessGates")
         .and_then(Value::as_array)
         .map(|a| {

@@ -6,7 +6,9 @@
 
 mod ec2;
 mod elb;
+mod elb_api;
 mod elb_listeners;
+mod elb_tg;
 mod filter;
 mod state;
 

@@ -36,6 +36,54 @@ pub struct PodInfo {
     pub gates: Vec<String>,
     /// Current status conditions of those gate types.
     pub conditions: Vec<GateCondition>,
+    /// `(name, containerPort)` of the named ports of containers and sidecars, for rules that
+    /// name a port.
+    pub container_ports: Vec<(String, i32)>,
+    /// The branch ENI holding the pod IP, from the `vpc.amazonaws.com/pod-eni` annotation.
+    pub branch_eni: Option<String>,
+}
+
+/// Annotation listing a pod's branch ENIs (security groups for pods).
+pub const POD_ENI_ANNOTATION: &str = "vpc.amazonaws.com/pod-eni";
+
+#[derive(serde::Deserialize)]
+struct PodEniEntry {
+    #[serde(rename = "eniId", default)]
+    eni_id: String,
+    #[serde(rename = "privateIp", default)]
+    private_ip: String,
+    #[serde(rename = "ipv6Addr", default)]
+    ipv6_addr: String,
+}
+
+/// The ENI of the annotation whose address is the pod IP; a malformed annotation counts as
+/// none (the VPC lookup then finds the ENI).
+fn branch_eni(p: &Pod) -> Option<String> {
+    let raw = p.annotations().get(POD_ENI_ANNOTATION)?;
+    let ip = p.status.as_ref()?.pod_ip.as_deref()?;
+    let entries: Vec<PodEniEntry> = serde_json::from_str(raw).ok()?;
+    entries
+        .into_iter()
+        .find(|e| e.private_ip == ip || (!e.ipv6_addr.is_empty() && e.ipv6_addr == ip))
+        .map(|e| e.eni_id)
+        .filter(|id| !id.is_empty())
+}
+
+fn named_container_ports(p: &Pod) -> Vec<(String, i32)> {
+    let Some(spec) = p.spec.as_ref() else {
+        return Vec::new();
+    };
+    let sidecars = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"));
+    spec.containers
+        .iter()
+        .chain(sidecars)
+        .flat_map(|c| c.ports.iter().flatten())
+        .filter_map(|cp| Some((cp.name.clone()?, cp.container_port)))
+        .collect()
 }
 
 impl PodInfo {
@@ -71,6 +119,8 @@ impl PodInfo {
             deleting: p.metadata.deletion_timestamp.is_some(),
             gates,
             conditions,
+            container_ports: named_container_ports(p),
+            branch_eni: branch_eni(p),
         }
     }
 

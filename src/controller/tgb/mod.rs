@@ -9,9 +9,12 @@
 
 mod cache;
 pub mod endpoints;
+pub mod eni;
 pub mod gates;
 pub mod info;
+pub mod networking;
 mod reconcile;
+pub mod sg_rules;
 mod sync;
 pub mod targets;
 
@@ -19,8 +22,12 @@ pub mod targets;
 mod tests;
 #[cfg(test)]
 mod tests_gates;
+#[cfg(test)]
+mod tests_networking;
+#[cfg(test)]
+mod tests_networking_sync;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -39,6 +46,8 @@ use crate::aws::{AwsError, Ec2, Ec2Query, ElbV2};
 use crate::crd::TargetGroupBinding;
 use cache::Caches;
 use info::GATE_PREFIXES;
+use networking::NetError;
+use sg_rules::{NetConfig, Networking};
 
 pub use info::{NodeInfo, PodInfo};
 
@@ -63,6 +72,16 @@ pub struct TgbConfig {
     pub fail_open: bool,
     /// Reporting controller of the events.
     pub controller_name: String,
+    /// `--max-targets-per-target-group` (0 = unlimited).
+    pub max_targets: usize,
+    /// `--cluster-name`: endpoint security groups are told apart by `kubernetes.io/cluster/<it>`.
+    pub cluster_name: String,
+    /// VPC of the cluster: scope of pod-IP ENI lookups and of cluster-tagged group discovery.
+    pub vpc_id: String,
+    /// `--service-target-eni-security-group-tags`.
+    pub service_target_eni_sg_tags: BTreeMap<String, String>,
+    /// `--disable-restricted-sg-rules`: one rule per port instead of one range per source.
+    pub disable_restricted_sg_rules: bool,
 }
 
 impl Default for TgbConfig {
@@ -75,6 +94,11 @@ impl Default for TgbConfig {
             vpc_cidrs: Vec::new(),
             fail_open: true,
             controller_name: "targetGroupBinding".into(),
+            max_targets: 0,
+            cluster_name: String::new(),
+            vpc_id: String::new(),
+            service_target_eni_sg_tags: BTreeMap::new(),
+            disable_restricted_sg_rules: false,
         }
     }
 }
@@ -101,12 +125,25 @@ pub enum TgbError {
     Invalid(String),
 }
 
+impl From<NetError> for TgbError {
+    fn from(e: NetError) -> Self {
+        match e {
+            NetError::Aws(e) => TgbError::Aws(e),
+            NetError::Rule(m) => TgbError::Invalid(m),
+        }
+    }
+}
+
 /// State shared by all reconciles.
 pub struct Ctx {
     client: kube::Client,
     elbv2: Arc<dyn ElbV2>,
     cfg: TgbConfig,
     caches: Arc<Caches>,
+    /// Security-group rules of `spec.networking`, shared by all bindings.
+    net: Networking,
+    /// The bindings as the controller sees them.
+    bindings: Store<TargetGroupBinding>,
     events: super::Events,
     backoff: super::Backoff,
     /// Multi-cluster records by `ns/name`, so the ConfigMap is read once.
@@ -122,6 +159,17 @@ impl Ctx {
     fn tracked_put(&self, ns: &str, name: &str, set: BTreeSet<String>) {
         let mut g = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
         g.insert(format!("{ns}/{name}"), set);
+    }
+
+    /// `ns/name` of every binding with `spec.networking` (once the first list is in).
+    async fn with_networking(&self) -> BTreeSet<String> {
+        let _ = self.bindings.wait_until_ready().await;
+        self.bindings
+            .state()
+            .iter()
+            .filter(|b| b.spec.networking.is_some())
+            .map(|b| format!("{}/{}", b.namespace().unwrap_or_default(), b.name_any()))
+            .collect()
     }
 
     fn forget_tracked(&self, tgb: &TargetGroupBinding) {
@@ -168,6 +216,7 @@ fn gate_bindings(p: &PodInfo) -> impl Iterator<Item = &str> {
 pub async fn run(
     client: kube::Client,
     elbv2: Arc<dyn ElbV2>,
+    ec2: Arc<dyn Ec2>,
     cfg: TgbConfig,
     shutdown: CancellationToken,
 ) {
@@ -240,9 +289,21 @@ pub async fn run(
     }
 
     let events = super::Events::new(client.clone(), &cfg.controller_name);
+    let net = Networking::new(
+        ec2,
+        NetConfig {
+            cluster_name: cfg.cluster_name.clone(),
+            vpc_id: cfg.vpc_id.clone(),
+            required_tags: cfg.service_target_eni_sg_tags.clone(),
+            restricted: !cfg.disable_restricted_sg_rules,
+        },
+    );
+    let bindings = trig.store.clone();
     let ctx = Arc::new(Ctx {
         client,
         elbv2,
+        net,
+        bindings,
         backoff: super::Backoff::new(Duration::from_millis(5), cfg.max_backoff),
         events,
         cfg,

@@ -8,7 +8,11 @@ use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 
-use super::endpoints::{find_service_port, select_node_endpoints, select_pod_endpoints};
+use super::endpoints::{
+    find_service_port, select_node_endpoints, select_pod_endpoints, NodeEndpoint, PodEndpoint,
+};
+use super::eni::PodTarget;
+use super::networking::NetError;
 use super::sync::{cleanup, sync_targets, update_gates};
 use super::targets::{availability_zone_for, target_key};
 use super::{Ctx, TgbError, FINALIZER};
@@ -24,6 +28,8 @@ struct Outcome {
     changed: bool,
     /// Some gated pod is not True yet: poll target health soon.
     pending: bool,
+    /// The security-group rules could not be reconciled (the targets were): retry later.
+    net_failed: bool,
 }
 
 pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Action, TgbError> {
@@ -109,6 +115,9 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
             )
             .await;
     }
+    if outcome.net_failed {
+        return Ok(Action::requeue(ctx.backoff.failed(&key)));
+    }
     ctx.backoff.succeeded(&key);
     Ok(Action::requeue(if outcome.pending {
         ctx.cfg.health_poll
@@ -136,7 +145,7 @@ async fn backend_not_found(
     cleanup(ctx, tgb).await?;
     Ok(Outcome {
         changed: true,
-        pending: false,
+        ..Outcome::default()
     })
 }
 
@@ -184,6 +193,7 @@ async fn reconcile_ip(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, Tg
             availability_zone: availability_zone_for(&e.ip, &ctx.cfg.vpc_cidrs),
         })
         .collect();
+    let net_failed = !net_pods(ctx, tgb, &endpoints).await;
     let sync = sync_targets(ctx, tgb, &wanted).await?;
     let pairs: Vec<(String, String)> = endpoints
         .iter()
@@ -193,6 +203,7 @@ async fn reconcile_ip(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, Tg
     Ok(Outcome {
         changed: sync.changed,
         pending,
+        net_failed,
     })
 }
 
@@ -237,9 +248,88 @@ async fn reconcile_instance(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outco
         .iter()
         .map(|n| TargetDescription::new(n.instance_id.clone(), n.port))
         .collect();
+    let net_failed = !net_nodes(ctx, tgb, &nodes).await;
     let sync = sync_targets(ctx, tgb, &wanted).await?;
     Ok(Outcome {
         changed: sync.changed,
         pending: false,
+        net_failed,
     })
+}
+
+fn binding_key(tgb: &TargetGroupBinding) -> String {
+    format!("{}/{}", tgb.namespace().unwrap_or_default(), tgb.name_any())
+}
+
+/// Reports a networking failure; targets are reconciled regardless (as upstream does).
+async fn net_outcome(ctx: &Ctx, tgb: &TargetGroupBinding, r: Result<(), NetError>) -> bool {
+    match r {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(binding = %binding_key(tgb), error = %e, "networking reconcile failed");
+            ctx.events
+                .warning(
+                    &tgb.object_ref(&()),
+                    "FailedNetworkReconcile",
+                    e.to_string(),
+                )
+                .await;
+            false
+        }
+    }
+}
+
+/// Security-group rules for pod targets; false when they failed (event sent).
+async fn net_pods(ctx: &Ctx, tgb: &TargetGroupBinding, endpoints: &[PodEndpoint]) -> bool {
+    let r = async {
+        let wanted = match &tgb.spec.networking {
+            Some(n) => {
+                let ns = tgb.namespace().unwrap_or_default();
+                let pods: Vec<(PodTarget, Vec<(String, i32)>)> = {
+                    let cache = ctx.caches.pods.read();
+                    let mut seen = std::collections::HashSet::new();
+                    endpoints
+                        .iter()
+                        .filter(|e| seen.insert(e.pod.as_str()))
+                        .filter_map(|e| {
+                            let p = cache.get(&(ns.clone(), e.pod.clone()))?;
+                            let t = PodTarget {
+                                key: format!("{ns}/{}", e.pod),
+                                uid: p.uid.clone(),
+                                ip: e.ip.clone(),
+                                branch_eni: p.branch_eni.clone(),
+                            };
+                            Some((t, p.container_ports.clone()))
+                        })
+                        .collect()
+                };
+                ctx.net.for_pods(n, &pods).await?
+            }
+            None => Default::default(),
+        };
+        let all = ctx.with_networking().await;
+        ctx.net.reconcile(&binding_key(tgb), wanted, &all).await
+    }
+    .await;
+    net_outcome(ctx, tgb, r).await
+}
+
+/// Security-group rules for node targets; false when they failed (event sent).
+async fn net_nodes(ctx: &Ctx, tgb: &TargetGroupBinding, nodes: &[NodeEndpoint]) -> bool {
+    let r = async {
+        let wanted = match &tgb.spec.networking {
+            Some(n) => {
+                let pairs: Vec<(String, String)> = nodes
+                    .iter()
+                    .map(|e| (e.node.clone(), e.instance_id.clone()))
+                    .collect();
+                ctx.net.for_nodes(n, &pairs).await?
+            }
+            None => Default::default(),
+        };
+        let all = ctx.with_networking().await;
+        ctx.net.reconcile(&binding_key(tgb), wanted, &all).await
+    }
+    .await;
+    net_outcome(ctx, tgb, r).await
 }

@@ -9,7 +9,9 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 
 use super::gates::{condition_type, desired_condition, next_condition, status_patch, Desired};
-use super::targets::{diff_targets, is_draining, target_key, tracked_from_csv, tracked_to_csv};
+use super::targets::{
+    cap_registrations, diff_targets, is_draining, target_key, tracked_from_csv, tracked_to_csv,
+};
 use super::{Ctx, TgbError};
 use crate::aws::{TargetDescription, TargetHealth};
 use crate::crd::TargetGroupBinding;
@@ -49,7 +51,15 @@ pub async fn sync_targets(
     } else {
         None
     };
-    let diff = diff_targets(wanted, &current, tracked.as_ref().map(Option::as_ref));
+    let mut diff = diff_targets(wanted, &current, tracked.as_ref().map(Option::as_ref));
+    let live = current
+        .iter()
+        .filter(|t| !is_draining(t.health.state))
+        .count();
+    let capped = cap_registrations(&mut diff, live, ctx.cfg.max_targets);
+    if capped > 0 {
+        tracing::warn!(binding = %tgb.name_any(), capped, max = ctx.cfg.max_targets, "target group is at --max-targets-per-target-group; targets left unregistered");
+    }
     if !diff.deregister.is_empty() {
         ctx.elbv2.deregister_targets(arn, &diff.deregister).await?;
     }
@@ -203,6 +213,12 @@ pub async fn cleanup(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbError
         }
     }
     ctx.forget_tracked(tgb);
+    // This binding's rules are no longer wanted.
+    let (ns, name) = ns_name(tgb);
+    let all = ctx.with_networking().await;
+    ctx.net
+        .reconcile(&format!("{ns}/{name}"), Default::default(), &all)
+        .await?;
     release_gates(ctx, tgb).await
 }
 

@@ -81,6 +81,20 @@ pub fn diff_targets(
     }
 }
 
+/// Applies `--max-targets-per-target-group` (0 = unlimited): registrations beyond what keeps
+/// the group at `max` targets (counting the `live` ones left after deregistration) are dropped
+/// for this round, in the diff's sorted order so the choice is stable. Returns how many.
+pub fn cap_registrations(diff: &mut TargetDiff, live: usize, max: usize) -> usize {
+    if max == 0 {
+        return 0;
+    }
+    let remaining = live.saturating_sub(diff.deregister.len());
+    let room = max.saturating_sub(remaining);
+    let dropped = diff.register.len().saturating_sub(room);
+    diff.register.truncate(room.min(diff.register.len()));
+    dropped
+}
+
 /// `all` for an IP outside every VPC CIDR (peered or on-premises targets need it); `None`
 /// when inside, when the CIDRs are unknown, or for a non-IP id.
 pub fn availability_zone_for(ip: &str, vpc_cidrs: &[IpNet]) -> Option<String> {
@@ -102,4 +116,38 @@ pub fn tracked_from_csv(csv: &str) -> BTreeSet<String> {
         .filter(|s| !s.is_empty())
         .map(String::from)
         .collect()
+}
+
+#[cfg(test)]
+mod cap_tests {
+    use super::*;
+
+    fn diff(register: usize, deregister: usize) -> TargetDiff {
+        let t = |i: usize| TargetDescription::new(&format!("10.0.0.{i}"), 80);
+        TargetDiff {
+            register: (0..register).map(t).collect(),
+            deregister: (100..100 + deregister).map(t).collect(),
+        }
+    }
+
+    #[test]
+    fn zero_means_unlimited() {
+        let mut d = diff(5, 0);
+        assert_eq!(cap_registrations(&mut d, 10, 0), 0);
+        assert_eq!(d.register.len(), 5);
+    }
+
+    #[test]
+    fn additions_stop_at_the_cap_counting_what_stays_registered() {
+        // 8 live, 2 leaving: room for 4 of 5 under a cap of 10.
+        let mut d = diff(5, 2);
+        assert_eq!(cap_registrations(&mut d, 8, 10), 1);
+        assert_eq!(d.register.len(), 4);
+        assert_eq!(d.register[0].id, "10.0.0.0", "the sorted prefix is kept");
+        assert_eq!(d.deregister.len(), 2, "deregistrations are never capped");
+        // Already over the cap: nothing is added.
+        let mut d = diff(3, 0);
+        assert_eq!(cap_registrations(&mut d, 12, 10), 3);
+        assert!(d.register.is_empty());
+    }
 }

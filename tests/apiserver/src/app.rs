@@ -14,6 +14,8 @@ pub struct App {
     pub endpoints: RwLock<HashMap<(String, String), SocketAddr>>,
     pub addr: SocketAddr,
     pub shutdown: tokio::sync::watch::Receiver<bool>,
+    /// Every resource request, in arrival order (see `audit`).
+    pub requests: crate::audit::RequestLog,
     alloc: Mutex<(u32, u16)>,
 }
 
@@ -30,6 +32,7 @@ impl App {
             endpoints: RwLock::new(endpoints),
             addr,
             shutdown,
+            requests: Default::default(),
             alloc: Mutex::new((10, 30000)),
         }
     }

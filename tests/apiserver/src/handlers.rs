@@ -2,6 +2,7 @@
 //! the write operations in `ops`.
 
 use crate::app::App;
+use crate::audit::{self, RequestRecord};
 use crate::deletion;
 use crate::discovery;
 use crate::error::{json_response, ApiError, ApiResult};
@@ -176,6 +177,23 @@ async fn dispatch(
     body: Bytes,
 ) -> ApiResult<Response> {
     let p = parse_path(&app, group, version, rest)?;
+    let watching = p.watch_path || q.get("watch").is_some_and(|w| w == "true" || w == "1");
+    let is_namespace_object = p.def.group.is_empty() && p.def.plural == "namespaces";
+    app.requests.push(RequestRecord {
+        verb: audit::verb(&method, p.name.is_some(), watching).to_string(),
+        group: p.def.group.clone(),
+        version: p.def.version.clone(),
+        resource: p.def.plural.clone(),
+        subresource: p.sub.clone(),
+        // RBAC sees a Namespace object's own name as the request's namespace.
+        namespace: if is_namespace_object {
+            p.name.clone()
+        } else {
+            p.ns.clone()
+        },
+        name: p.name.clone(),
+        user: audit::user(headers),
+    });
     if method == Method::POST || method == Method::PUT {
         check_body_type(headers)?;
     }
@@ -193,7 +211,6 @@ async fn dispatch(
         ns: &ns,
         sub: &p.sub,
     };
-    let watching = p.watch_path || q.get("watch").is_some_and(|w| w == "true" || w == "1");
     let done = |code: StatusCode, v: Value| Ok(json_response(code, &with_version(def, v)));
     match (method, p.name.as_deref()) {
         (Method::GET, _) if watching => watch(app.clone(), &p, q),

@@ -11,6 +11,7 @@
 
 mod admission;
 mod app;
+pub mod audit;
 mod defaults;
 mod deletion;
 mod discovery;
@@ -25,6 +26,7 @@ mod store;
 mod watch;
 mod webhook_client;
 
+pub use audit::RequestRecord;
 pub use error::ApiError;
 
 use anyhow::Context;
@@ -134,6 +136,17 @@ impl TestApiServer {
             .write()
             .unwrap_or_else(|p| p.into_inner());
         map.insert((namespace.to_string(), name.to_string()), addr);
+    }
+
+    /// Every resource request served so far (also those that failed after routing), in order,
+    /// with RBAC's attributes. Requests made while seeding the default namespaces are not in it.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.app.requests.snapshot()
+    }
+
+    /// Forgets the requests logged so far.
+    pub fn clear_requests(&self) {
+        self.app.requests.clear();
     }
 
     /// The current global resourceVersion.

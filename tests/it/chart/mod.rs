@@ -6,9 +6,12 @@
 //! installs and exports the first two. A missing tool fails the test with a message saying so.
 
 mod iam;
+mod image;
 mod kustomize;
 mod rbac;
+mod rbac_flows;
 mod render;
+mod served;
 mod webhooks;
 
 use serde::Deserialize;

@@ -160,3 +160,135 @@ fn opt_ins_grant_what_they_say() {
     ]));
     assert!(all_of(&docs, "ClusterRole").is_empty() && all_of(&docs, "Role").is_empty());
 }
+
+#[test]
+fn no_wildcards_anywhere_and_secrets_only_when_asked() {
+    let ci = ci_values();
+    for (args, all_secrets) in [
+        (vec!["--set", "clusterName=test"], false),
+        (vec!["-f", ci.as_str()], false),
+        (
+            vec![
+                "--set",
+                "clusterName=test",
+                "--set",
+                "clusterSecretsPermissions.allowAllSecrets=true",
+            ],
+            true,
+        ),
+    ] {
+        let docs = docs(&render(&args));
+        for kind in ["ClusterRole", "Role"] {
+            for role in all_of(&docs, kind) {
+                for r in rules(role) {
+                    for list in [&r.0, &r.1, &r.2] {
+                        assert!(
+                            !list.iter().any(|x| x.contains('*')),
+                            "{kind} wildcard: {r:?}"
+                        );
+                    }
+                    if !touches(&r, "secrets") {
+                        continue;
+                    }
+                    if kind == "ClusterRole" {
+                        assert!(all_secrets, "ClusterRole grants secrets unasked: {r:?}");
+                        assert_eq!(r.2, ["get", "list", "watch"], "{r:?}");
+                    } else {
+                        // Namespaced: only the TLS Secret by name, plus create (not nameable).
+                        assert!(
+                            r.2 == ["create"] || r.3 == ["aws-load-balancer-tls"],
+                            "{r:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn rbac_checker_follows_kubernetes_semantics() {
+    use crate::support::rbac::{allowed, Rule};
+    use kube_test_apiserver::RequestRecord;
+    let rule = |g: &str, res: &str, verbs: &[&str], names: &[&str]| Rule {
+        api_groups: vec![g.into()],
+        resources: vec![res.into()],
+        verbs: verbs.iter().map(|v| v.to_string()).collect(),
+        resource_names: names.iter().map(|v| v.to_string()).collect(),
+    };
+    let req =
+        |verb: &str, res: &str, sub: &str, ns: Option<&str>, name: Option<&str>| RequestRecord {
+            verb: verb.into(),
+            group: "".into(),
+            version: "v1".into(),
+            resource: res.into(),
+            subresource: sub.into(),
+            namespace: ns.map(String::from),
+            name: name.map(String::from),
+            user: None,
+        };
+    let named = [rule("", "secrets", &["get", "list"], &["tls"])];
+    assert!(allowed(
+        &named,
+        Some("ns"),
+        &req("get", "secrets", "", Some("ns"), Some("tls"))
+    ));
+    assert!(!allowed(
+        &named,
+        Some("ns"),
+        &req("get", "secrets", "", Some("ns"), Some("other"))
+    ));
+    assert!(
+        !allowed(
+            &named,
+            Some("ns"),
+            &req("list", "secrets", "", Some("ns"), None)
+        ),
+        "list never matches resourceNames"
+    );
+    assert!(
+        !allowed(
+            &named,
+            Some("ns"),
+            &req("get", "secrets", "", Some("other"), Some("tls"))
+        ),
+        "a Role stays in its namespace"
+    );
+    assert!(allowed(
+        &named,
+        None,
+        &req("get", "secrets", "", Some("any"), Some("tls"))
+    ));
+    let pods = [rule("", "pods", &["patch"], &[])];
+    assert!(
+        !allowed(
+            &pods,
+            None,
+            &req("patch", "pods", "status", Some("a"), Some("p"))
+        ),
+        "subresources are separate"
+    );
+    assert!(allowed(
+        &[rule("", "pods/status", &["patch"], &[])],
+        None,
+        &req("patch", "pods", "status", None, Some("p"))
+    ));
+    assert!(allowed(
+        &[rule("", "*/status", &["patch"], &[])],
+        None,
+        &req("patch", "pods", "status", None, Some("p"))
+    ));
+    assert!(
+        !allowed(
+            &[rule("apps", "pods", &["patch"], &[])],
+            None,
+            &req("patch", "pods", "", None, Some("p"))
+        ),
+        "groups must match"
+    );
+    assert!(allowed(
+        &[rule("*", "*", &["*"], &[])],
+        None,
+        &req("delete", "pods", "status", None, Some("p"))
+    ));
+}

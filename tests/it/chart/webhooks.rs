@@ -6,21 +6,12 @@ use base64::Engine;
 
 const CONFIG: &str = "aws-load-balancer-webhook";
 
-/// (webhook name, path, failurePolicy) in upstream's order.
+/// (webhook name, path, failurePolicy) in upstream's order, with default values (the two ALB
+/// target-control webhooks come only with their feature gate, as upstream serves them).
 const MUTATING: &[(&str, &str, &str)] = &[
     ("mpod.elbv2.k8s.aws", "/mutate-v1-pod", "Ignore"),
     ("quicid.elbv2.k8s.aws", "/mutate-v1-pod-server-id", "Fail"),
     ("mservice.elbv2.k8s.aws", "/mutate-v1-service", "Fail"),
-    (
-        "alb-target-control.namespace.elbv2.k8s.aws",
-        "/mutate-alb-target-control-namespace-v1-pod",
-        "Fail",
-    ),
-    (
-        "alb-target-control.object.elbv2.k8s.aws",
-        "/mutate-alb-target-control-object-v1-pod",
-        "Fail",
-    ),
     (
         "mtargetgroupbinding.elbv2.k8s.aws",
         "/mutate-elbv2-k8s-aws-v1beta1-targetgroupbinding",
@@ -155,9 +146,38 @@ fn values_switch_webhooks_as_upstream_does() {
         "podMutatorWebhookConfig.failurePolicy=Fail",
         "--set",
         "controllerConfig.featureGates.GlobalAcceleratorController=true",
+        "--set",
+        "controllerConfig.featureGates.ALBTargetControlAgent=true",
     ]));
     let m = hooks(&docs, "MutatingWebhookConfiguration");
     assert!(m.iter().all(|h| h["name"] != "mservice.elbv2.k8s.aws"));
+    for (name, path, ns_op, obj_op) in [
+        (
+            "alb-target-control.namespace.elbv2.k8s.aws",
+            "/mutate-alb-target-control-namespace-v1-pod",
+            "In",
+            "NotIn",
+        ),
+        (
+            "alb-target-control.object.elbv2.k8s.aws",
+            "/mutate-alb-target-control-object-v1-pod",
+            "DoesNotExist",
+            "In",
+        ),
+    ] {
+        let h = hook(&m, name);
+        assert_eq!(h["clientConfig"]["service"]["path"], path);
+        assert_eq!(h["failurePolicy"], "Fail");
+        let ns = &h["namespaceSelector"]["matchExpressions"][0];
+        assert_eq!(
+            ns["key"],
+            "elbv2.k8s.aws/alb-target-control-agent-injection"
+        );
+        assert_eq!(ns["operator"], ns_op);
+        let obj = &h["objectSelector"]["matchExpressions"][1];
+        assert_eq!(obj["key"], "elbv2.k8s.aws/alb-target-control-agent-inject");
+        assert_eq!(obj["operator"], obj_op);
+    }
     assert_eq!(hook(&m, "mpod.elbv2.k8s.aws")["failurePolicy"], "Fail");
     let v = hooks(&docs, "ValidatingWebhookConfiguration");
     assert!(v.iter().all(|h| h["name"] != "vingress.elbv2.k8s.aws"));

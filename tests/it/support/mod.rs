@@ -3,6 +3,7 @@
 pub mod client;
 pub mod moto;
 pub mod process;
+pub mod rbac;
 
 use std::path::Path;
 use webhook_certs::{generate_ca, issue_serving, Bundle, Ca, ServingSpec};

@@ -3,12 +3,15 @@
 
 mod fake;
 mod moto;
+mod networking;
+mod networking_moto;
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aws_load_balancer_controller::aws::{CreateTargetGroup, ElbV2, TargetDescription};
+use aws_load_balancer_controller::aws::fake::FakeAws;
+use aws_load_balancer_controller::aws::{CreateTargetGroup, Ec2, ElbV2, TargetDescription};
 use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
 use aws_load_balancer_controller::crd::{all_crds, TargetGroupBinding};
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Service};
@@ -30,21 +33,32 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// EC2 is an empty fake: only bindings with `spec.networking` would use it.
     pub async fn start(elb: Arc<dyn ElbV2>, vpc_cidr: &str) -> Harness {
+        Self::start_with(elb, Arc::new(FakeAws::new()), vpc_cidr, |_| {}).await
+    }
+
+    pub async fn start_with(
+        elb: Arc<dyn ElbV2>,
+        ec2: Arc<dyn Ec2>,
+        vpc_cidr: &str,
+        tweak: impl FnOnce(&mut TgbConfig),
+    ) -> Harness {
         let server = TestApiServer::start(Options::default()).await.unwrap();
         let client = server.client();
         let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
         for crd in all_crds() {
             crds.create(&PostParams::default(), &crd).await.unwrap();
         }
-        let cfg = TgbConfig {
+        let mut cfg = TgbConfig {
             health_poll: Duration::from_millis(200),
             max_backoff: Duration::from_secs(1),
             vpc_cidrs: vec![vpc_cidr.parse().unwrap()],
             ..TgbConfig::default()
         };
+        tweak(&mut cfg);
         let token = CancellationToken::new();
-        let task = tokio::spawn(tgb::run(client.clone(), elb, cfg, token.clone()));
+        let task = tokio::spawn(tgb::run(client.clone(), elb, ec2, cfg, token.clone()));
         Harness {
             server,
             client,

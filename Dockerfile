@@ -1,0 +1,25 @@
+# syntax=docker/dockerfile:1
+# Image of the Rust controller, shaped like upstream's so the chart needs no change: the binary is
+# /controller and is the ENTRYPOINT (the chart's Deployment passes only `args`).
+#
+#   docker build -t <registry>/aws-load-balancer-controller-rs:<tag> .
+#   helm install ... --set image.repository=<registry>/aws-load-balancer-controller-rs --set image.tag=<tag>
+
+ARG RUST_VERSION=1.95
+FROM rust:${RUST_VERSION}-bookworm AS build
+WORKDIR /src
+COPY . .
+# Cache mounts keep the registry and incremental artifacts between builds; the binary is copied
+# out of the cache mount so the final stage can see it. --locked: Cargo.lock is the truth.
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/src/target \
+    cargo build --release --locked --bin aws-load-balancer-controller \
+ && install -D -m 0755 target/release/aws-load-balancer-controller /out/controller
+
+# glibc + libgcc + CA certificates, no shell; the `nonroot` user is uid/gid 65532 (numeric below
+# so Kubernetes' runAsNonRoot check can verify it without reading /etc/passwd).
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=build /out/controller /controller
+USER 65532:65532
+EXPOSE 9443 8080 61779
+ENTRYPOINT ["/controller"]

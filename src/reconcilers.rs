@@ -1,0 +1,170 @@
+//! The reconciling half of the process: resolve the AWS clients (retrying, never exiting — the
+//! webhooks keep serving meanwhile), install the webhooks that need AWS, then run the
+//! reconcilers on the elected leader only.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::aws::{self, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
+use crate::config::Config;
+use crate::controller::leader::{self, LeaderConfig};
+use crate::controller::tgb::{self, TgbConfig};
+use crate::webhook::indexes::TgbIndex;
+use crate::webhook::late::LateSlot;
+use crate::webhook::tg_cache::{self, TgCache};
+use crate::webhook::{tgb_mutator::TgbMutator, tgb_validator::TgbValidator};
+
+/// The AWS side, once resolved.
+#[derive(Clone)]
+pub struct Cloud {
+    pub elbv2: Arc<dyn ElbV2>,
+    pub ec2: Arc<dyn Ec2>,
+    pub resolved: ResolvedCloud,
+    /// CIDRs of the VPC (pod IPs outside them register with `AvailabilityZone: all`).
+    pub vpc_cidrs: Vec<ipnet::IpNet>,
+}
+
+/// The AWS flags as the AWS layer takes them.
+pub fn aws_config(cfg: &Config) -> AwsConfig {
+    AwsConfig {
+        region: cfg.aws_region.clone(),
+        vpc_id: cfg.aws_vpc_id.clone(),
+        vpc_tags: cfg.aws_vpc_tags.clone(),
+        api_endpoints: cfg.aws_api_endpoints.clone(),
+        api_throttle: cfg.aws_api_throttle.clone(),
+        max_retries: cfg.aws_max_retries,
+    }
+}
+
+/// Resolves region, VPC and clients, retrying with capped backoff until it works or `shutdown`.
+pub async fn resolve_aws(
+    cfg: &Config,
+    metrics: Option<AwsMetrics>,
+    shutdown: &CancellationToken,
+) -> Option<Cloud> {
+    let mut delay = Duration::from_millis(500);
+    loop {
+        let attempt = async {
+            let (elbv2, ec2, resolved) = aws::build(&aws_config(cfg), metrics.clone()).await?;
+            let vpc_cidrs = tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id).await?;
+            Ok::<_, aws::AwsError>(Cloud {
+                elbv2,
+                ec2,
+                resolved,
+                vpc_cidrs,
+            })
+        };
+        tokio::select! {
+            _ = shutdown.cancelled() => return None,
+            result = attempt => match result {
+                Ok(cloud) => {
+                    tracing::info!(region = %cloud.resolved.region, vpc = %cloud.resolved.vpc_id, "AWS clients ready");
+                    return Some(cloud);
+                }
+                Err(error) => tracing::error!(%error, retry_in = ?delay, "cannot set up the AWS clients"),
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return None,
+            _ = tokio::time::sleep(delay) => {}
+        }
+        delay = (delay * 2).min(Duration::from_secs(30));
+    }
+}
+
+/// The TargetGroupBinding webhooks' slots, filled once AWS is ready.
+pub struct AwsWebhooks {
+    pub tgb_mutator: LateSlot,
+    pub tgb_validator: LateSlot,
+}
+
+impl AwsWebhooks {
+    /// Builds the webhooks on one shared target-group cache, so a burst of binding writes
+    /// becomes one DescribeTargetGroups per target group and TTL, not one per request.
+    pub fn install(&self, cloud: &Cloud, bindings: &TgbIndex) {
+        let cache = Arc::new(TgCache::new(cloud.elbv2.clone(), tg_cache::DEFAULT_TTL));
+        self.tgb_mutator
+            .set(Arc::new(TgbMutator::new(cache.clone())));
+        self.tgb_validator.set(Arc::new(TgbValidator::new(
+            cache,
+            bindings.clone(),
+            cloud.resolved.vpc_id.clone(),
+        )));
+    }
+}
+
+fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
+    TgbConfig {
+        concurrency: cfg
+            .targetgroupbinding_max_concurrent_reconciles
+            .clamp(1, u16::MAX as u32) as u16,
+        max_backoff: cfg.targetgroupbinding_max_backoff,
+        requeue: cfg.targetgroupbinding_requeue,
+        vpc_cidrs: cloud.vpc_cidrs.clone(),
+        max_targets: cfg.max_targets_per_target_group as usize,
+        cluster_name: cfg.cluster_name.clone(),
+        vpc_id: cloud.resolved.vpc_id.clone(),
+        service_target_eni_sg_tags: cfg.service_target_eni_sg_tags.clone(),
+        disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
+        ..TgbConfig::default()
+    }
+}
+
+/// The namespace of the leader Lease: the flag, else the pod's own namespace.
+fn lease_namespace(cfg: &Config) -> String {
+    const SA_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+    cfg.leader_election_namespace
+        .clone()
+        .or_else(|| {
+            std::env::var("POD_NAMESPACE")
+                .ok()
+                .filter(|s| !s.is_empty())
+        })
+        .or_else(|| {
+            std::fs::read_to_string(SA_NAMESPACE)
+                .ok()
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "kube-system".to_string())
+}
+
+/// Everything the leader runs; returns when `token` is cancelled.
+async fn run_leading(
+    client: kube::Client,
+    cloud: Cloud,
+    cfg: Arc<Config>,
+    token: CancellationToken,
+) {
+    let tgb = tgb::run(
+        client.clone(),
+        cloud.elbv2.clone(),
+        cloud.ec2.clone(),
+        tgb_config(&cfg, &cloud),
+        token.clone(),
+    );
+    tgb.await;
+}
+
+/// Runs the reconcilers until `shutdown`: directly, or only while elected when
+/// `--enable-leader-election` is set.
+pub async fn run(client: kube::Client, cloud: Cloud, cfg: Config, shutdown: CancellationToken) {
+    let cfg = Arc::new(cfg);
+    if !cfg.enable_endpoint_slices {
+        // discovery.k8s.io/v1 has been GA since Kubernetes 1.21 and core/v1 Endpoints is
+        // deprecated; one code path keeps the reconciler small. Said loudly, not silently.
+        tracing::warn!(
+            "--enable-endpoint-slices=false: this build always reads EndpointSlices for ip targets"
+        );
+    }
+    if !cfg.enable_leader_election {
+        run_leading(client, cloud, cfg, shutdown).await;
+        return;
+    }
+    let lease = LeaderConfig::new(&lease_namespace(&cfg), &cfg.leader_election_id);
+    leader::run_elected(client.clone(), lease, shutdown, move |token| {
+        run_leading(client.clone(), cloud.clone(), cfg.clone(), token)
+    })
+    .await;
+}
