@@ -137,18 +137,22 @@ async fn settle(r: &Registry) {
 
 /// The stack the model builds from the objects in the API server (same config as the controller).
 async fn model_stack(h: &Harness, ns: &str) -> Stack {
-    let mut objs = ClusterObjects::default();
-    objs.services = Api::<k8s_openapi::api::core::v1::Service>::namespaced(h.client.clone(), ns)
+    let services = Api::<k8s_openapi::api::core::v1::Service>::namespaced(h.client.clone(), ns)
         .list(&Default::default())
         .await
         .unwrap()
         .items;
-    objs.ingresses = h
+    let ingresses = h
         .ingresses(ns)
         .list(&Default::default())
         .await
         .unwrap()
         .items;
+    let objs = ClusterObjects {
+        services,
+        ingresses,
+        ..Default::default()
+    };
     let (groups, _) = model::load_groups(&objs, "alb");
     let g = groups.values().next().unwrap();
     model::build_stack(g, &objs, &h.cfg.model, &Default::default()).unwrap()
