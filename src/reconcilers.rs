@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::aws::{self, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
 use crate::config::Config;
+use crate::controller::ingress::{self, IngressConfig};
 use crate::controller::leader::{self, LeaderConfig};
 use crate::controller::tgb::{self, TgbConfig};
 use crate::webhook::indexes::TgbIndex;
@@ -137,6 +138,14 @@ async fn run_leading(
     cfg: Arc<Config>,
     token: CancellationToken,
 ) {
+    let ingress = ingress::run(
+        client.clone(),
+        cloud.elbv2.clone(),
+        cloud.ec2.clone(),
+        cloud.resolved.vpc_id.clone(),
+        IngressConfig::from_config(&cfg),
+        token.clone(),
+    );
     let tgb = tgb::run(
         client.clone(),
         cloud.elbv2.clone(),
@@ -144,7 +153,7 @@ async fn run_leading(
         tgb_config(&cfg, &cloud),
         token.clone(),
     );
-    tgb.await;
+    futures::join!(ingress, tgb);
 }
 
 /// Runs the reconcilers until `shutdown`: directly, or only while elected when

@@ -246,6 +246,34 @@ spec:
     })
     .await;
 
+    // Every request the controller made in this flow is one the chart's RBAC allows.
+    let records: Vec<kube_test_apiserver::RequestRecord> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user.is_some())
+        .collect();
+    let grants = crate::support::rbac::grants_for(
+        &crate::chart::docs(&crate::chart::render(&["--set", "clusterName=e2e"])),
+        "kube-system",
+        "aws-load-balancer-controller",
+    );
+    let did: std::collections::BTreeSet<String> = records.iter().map(|r| r.describe()).collect();
+    for want in [
+        "patch pods/status shop/web-0",
+        "patch targetgroupbindings.elbv2.k8s.aws shop/web-tgb",
+    ] {
+        assert!(did.contains(want), "no `{want}` among {did:#?}");
+    }
+    let denied: Vec<String> = records
+        .iter()
+        .filter(|r| !grants.allows(r))
+        .map(|r| r.describe())
+        .collect();
+    assert!(
+        denied.is_empty(),
+        "forbidden by the chart's RBAC: {denied:#?}"
+    );
+
     drop(ctl);
     server.stop().await;
 }

@@ -98,6 +98,10 @@ impl IngressConfig {
             default_ssl_policy: cfg.default_ssl_policy.clone(),
             enable_backend_sg: cfg.enable_backend_security_group,
             backend_sg_id: cfg.backend_security_group.clone(),
+            enable_manage_backend_sg_rules: cfg.enable_manage_backend_sg_rules,
+            disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
+            tolerate_non_existent_backend_service: cfg.tolerate_non_existent_backend_service,
+            tolerate_non_existent_backend_action: cfg.tolerate_non_existent_backend_action,
             feature_gates: cfg.feature_gates.clone(),
             ..ModelConfig::default()
         };

@@ -25,10 +25,11 @@ use std::time::{Duration, Instant};
 
 /// Granted permissions (as printed by `Grants::unexercised`) that the flows above do not use,
 /// each with the reason it is granted anyway. The test fails if this list and reality differ.
-const ING: &str = "Ingress reconciler (model/deploy exist, not yet run by the process): its flow comes with the wiring";
-const TGB: &str = "TargetGroupBinding reconciler (src/controller/tgb, not yet run by the process): its flow comes with the wiring";
-const LE: &str = "leader election is not wired into the process yet; the Role is upstream's, limited to the one Lease";
-const EV: &str = "Events of both reconcilers (controller::Events), emitted once they run";
+const ING: &str = "Ingress reconciler: runs only once AWS resolves (this flow has no AWS); its requests are checked against this RBAC in e2e_ingress (moto)";
+const TGB: &str = "TargetGroupBinding reconciler: runs only once AWS resolves; its requests are checked against this RBAC in e2e_tgb (moto)";
+const LE: &str = "leader election starts with the reconcilers (after AWS); checked in e2e_ingress and e2e_tgb; the Role is upstream's, limited to the one Lease";
+const EV: &str =
+    "Events of both reconcilers (controller::Events); checked in e2e_ingress and e2e_tgb";
 const NS: &str = "Ingress class loader: IngressClassParams namespaceSelector needs the Ingress's Namespace labels";
 const NOT_EXERCISED: &[(&str, &str)] = &[
     ("cluster create core/events", EV),

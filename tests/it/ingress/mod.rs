@@ -3,7 +3,7 @@
 
 mod fake;
 mod faults;
-mod moto;
+pub(crate) mod moto;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -14,13 +14,13 @@ use serde_json::json;
 use super::*;
 use crate::support::moto::Moto;
 
-struct Cloud {
-    _moto: Moto,
-    elb: Arc<dyn ElbV2>,
-    ec2: Arc<dyn Ec2>,
-    registry: Registry,
-    vpc: String,
-    subnets: Vec<String>,
+pub(crate) struct Cloud {
+    pub(crate) moto: Moto,
+    pub(crate) elb: Arc<dyn ElbV2>,
+    pub(crate) ec2: Arc<dyn Ec2>,
+    pub(crate) registry: Registry,
+    pub(crate) vpc: String,
+    pub(crate) subnets: Vec<String>,
 }
 
 fn raw_ec2(endpoint: &str) -> aws_sdk_ec2::Client {
@@ -36,7 +36,7 @@ fn raw_ec2(endpoint: &str) -> aws_sdk_ec2::Client {
 }
 
 /// SDK clients against a private moto, and a VPC with two public-role subnets.
-async fn cloud() -> Cloud {
+pub(crate) async fn cloud() -> Cloud {
     let moto = Moto::start();
     std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
     std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
@@ -83,7 +83,7 @@ async fn cloud() -> Cloud {
     };
     let (elb, ec2, _) = build(&cfg, Some(metrics)).await.unwrap();
     Cloud {
-        _moto: moto,
+        moto,
         elb,
         ec2,
         registry,
