@@ -6,18 +6,14 @@
 
 use std::time::Duration;
 
-use crate::chart::{docs, render};
 use crate::e2e_pod_gates::kubectl;
-use crate::ingress::moto::cloud;
 use crate::ingress::{inventory, paths, DEMO, WAIT};
-use crate::support::process::Controller;
-use crate::support::rbac::grants_for;
-use crate::support::{test_bundle, write_pair_atomic};
+use crate::support::e2e::Cluster;
+use crate::support::moto_cloud::cloud;
 use crate::tgb::eventually;
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use k8s_openapi::api::networking::v1::Ingress;
-use kube::api::{Api, PostParams};
-use kube_test_apiserver::{Options, RequestRecord, TestApiServer};
+use kube::api::Api;
 
 const STACK: &str = "demo/app";
 
@@ -34,19 +30,9 @@ async fn hostname(api: &Api<Ingress>) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ingress_to_alb_in_moto_through_the_binary_then_edit_then_delete() {
     let c = cloud().await;
-    let server = TestApiServer::start(Options::default()).await.unwrap();
-    let client = server.client();
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
-    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
-        Api::all(client.clone());
-    for crd in aws_load_balancer_controller::crd::all_crds() {
-        crds.create(&PostParams::default(), &crd).await.unwrap();
-    }
-    let bundle = test_bundle(None);
-    write_pair_atomic(dir.path(), &bundle);
-    let ctl = Controller::start(&[
+    let k8s = Cluster::start().await;
+    let (client, kubeconfig) = (k8s.client.clone(), k8s.kubeconfig.clone());
+    let ctl = k8s.controller(&[
         "--cluster-name=e2e".into(),
         "--aws-region=us-west-2".into(),
         format!("--aws-vpc-id={}", c.vpc),
@@ -54,8 +40,6 @@ async fn ingress_to_alb_in_moto_through_the_binary_then_edit_then_delete() {
             "--aws-api-endpoints=elasticloadbalancing={0},ec2={0}",
             c.moto.endpoint
         ),
-        format!("--webhook-cert-dir={}", dir.path().display()),
-        format!("--kubeconfig={}", kubeconfig.display()),
     ]);
     ctl.wait_for_log("became leader", WAIT);
 
@@ -160,35 +144,12 @@ async fn ingress_to_alb_in_moto_through_the_binary_then_edit_then_delete() {
 
     // Least privilege holds for everything this flow made the controller do.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let records: Vec<RequestRecord> = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.user.is_some())
-        .collect();
-    let grants = grants_for(
-        &docs(&render(&["--set", "clusterName=e2e"])),
-        "kube-system",
-        "aws-load-balancer-controller",
-    );
-    let did: std::collections::BTreeSet<String> =
-        records.iter().map(RequestRecord::describe).collect();
-    for want in [
+    k8s.assert_requests_allowed_by_chart(&[
         "patch ingresses.networking.k8s.io/status demo/app",
         "create targetgroupbindings.elbv2.k8s.aws demo/*",
         "create leases.coordination.k8s.io kube-system/*",
-    ] {
-        assert!(did.contains(want), "no `{want}` among {did:#?}");
-    }
-    let denied: Vec<String> = records
-        .iter()
-        .filter(|r| !grants.allows(r))
-        .map(RequestRecord::describe)
-        .collect();
-    assert!(
-        denied.is_empty(),
-        "forbidden by the chart's RBAC: {denied:#?}"
-    );
+    ]);
 
     drop(ctl);
-    server.stop().await;
+    k8s.server.stop().await;
 }

@@ -4,9 +4,8 @@
 //! and the binary's own reconciler registers the pod in moto and turns its gate True.
 
 use crate::e2e_pod_gates::{create, gates, kubectl};
+use crate::support::e2e::Cluster;
 use crate::support::moto::Moto;
-use crate::support::process::Controller;
-use crate::support::{test_bundle, write_pair_atomic};
 use crate::tgb::{eventually, ip_tg, targets, WAIT};
 use aws_load_balancer_controller::aws::{build, parse_api_endpoints, AwsConfig, Ec2Query};
 use base64::Engine;
@@ -14,8 +13,7 @@ use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube_test_apiserver::{Options, TestApiServer};
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::{json, Value};
 
 const SVC: &str = "aws-load-balancer-webhook-service";
@@ -52,25 +50,18 @@ async fn binding_defaulted_and_validated_by_our_webhooks_then_reconciled_by_the_
     let vpc = ec2.describe_vpcs(&Ec2Query::default()).await.unwrap()[0].clone();
     let arn = ip_tg(elb.as_ref(), "web", &vpc.id, "ip").await;
 
-    let server = TestApiServer::start(Options::default()).await.unwrap();
-    let client = server.client();
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
-    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
-        Api::all(client.clone());
-    for crd in aws_load_balancer_controller::crd::all_crds() {
-        crds.create(&PostParams::default(), &crd).await.unwrap();
-    }
-    let bundle = test_bundle(None);
-    write_pair_atomic(dir.path(), &bundle);
-    let ctl = Controller::start(&[
+    let k8s = Cluster::start().await;
+    let (server, client, kubeconfig, bundle) = (
+        &k8s.server,
+        k8s.client.clone(),
+        k8s.kubeconfig.clone(),
+        &k8s.bundle,
+    );
+    let ctl = k8s.controller(&[
         "--cluster-name=e2e".into(),
         "--aws-region=us-west-2".into(),
         format!("--aws-vpc-id={}", vpc.id),
         format!("--aws-api-endpoints={endpoints}"),
-        format!("--webhook-cert-dir={}", dir.path().display()),
-        format!("--kubeconfig={}", kubeconfig.display()),
     ]);
     server.set_service_endpoint("kube-system", SVC, ctl.addr_of("webhook server listening"));
     ctl.wait_for_log("AWS clients ready", WAIT);
@@ -246,34 +237,11 @@ spec:
     })
     .await;
 
-    // Every request the controller made in this flow is one the chart's RBAC allows.
-    let records: Vec<kube_test_apiserver::RequestRecord> = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.user.is_some())
-        .collect();
-    let grants = crate::support::rbac::grants_for(
-        &crate::chart::docs(&crate::chart::render(&["--set", "clusterName=e2e"])),
-        "kube-system",
-        "aws-load-balancer-controller",
-    );
-    let did: std::collections::BTreeSet<String> = records.iter().map(|r| r.describe()).collect();
-    for want in [
+    k8s.assert_requests_allowed_by_chart(&[
         "patch pods/status shop/web-0",
         "patch targetgroupbindings.elbv2.k8s.aws shop/web-tgb",
-    ] {
-        assert!(did.contains(want), "no `{want}` among {did:#?}");
-    }
-    let denied: Vec<String> = records
-        .iter()
-        .filter(|r| !grants.allows(r))
-        .map(|r| r.describe())
-        .collect();
-    assert!(
-        denied.is_empty(),
-        "forbidden by the chart's RBAC: {denied:#?}"
-    );
+    ]);
 
     drop(ctl);
-    server.stop().await;
+    k8s.server.stop().await;
 }

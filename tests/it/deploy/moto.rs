@@ -2,16 +2,13 @@
 //! one deploy of a two-path Ingress creates upstream's resources; resources pre-created exactly
 //! as upstream leaves them are adopted with no create or delete call (counted by the AWS metrics).
 
-use std::sync::Arc;
-
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::deploy::Deployer;
 use aws_load_balancer_controller::model::{self, Stack, Token};
-use prometheus_client::registry::Registry;
 
 use super::functional::inventory;
 use super::*;
-use crate::support::moto::Moto;
+use crate::support::moto_cloud::{calls_by_op, cloud, Cloud};
 
 const DEMO: &str = r#"
 apiVersion: v1
@@ -39,115 +36,6 @@ spec:
       - {path: /api, pathType: Prefix, backend: {service: {name: back, port: {number: 8080}}}}
       - {path: /, pathType: Prefix, backend: {service: {name: front, port: {number: 80}}}}
 "#;
-
-struct Cloud {
-    _moto: Moto,
-    elb: Arc<dyn ElbV2>,
-    ec2: Arc<dyn Ec2>,
-    registry: Registry,
-    vpc: String,
-    subnets: Vec<String>,
-}
-
-/// Clients built by `aws::build` against moto (keys from the environment, as in production),
-/// and a VPC with two public-role subnets.
-async fn cloud() -> Cloud {
-    let moto = Moto::start();
-    // Same fixed values the aws::startup test uses; nothing is read from the machine.
-    std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
-    let endpoints =
-        parse_api_endpoints(&format!("elasticloadbalancing={0},ec2={0}", moto.endpoint)).unwrap();
-    let cfg = |vpc: &str| AwsConfig {
-        region: Some("us-west-2".into()),
-        vpc_id: Some(vpc.into()),
-        api_endpoints: endpoints.clone(),
-        ..Default::default()
-    };
-    let raw = raw_ec2(&moto.endpoint);
-    let vpc = raw
-        .create_vpc()
-        .cidr_block("10.1.0.0/16")
-        .send()
-        .await
-        .unwrap()
-        .vpc()
-        .unwrap()
-        .vpc_id()
-        .unwrap()
-        .to_string();
-    let mut subnets = Vec::new();
-    for (i, az) in ["a", "b"].iter().enumerate() {
-        let id = raw
-            .create_subnet()
-            .vpc_id(&vpc)
-            .cidr_block(format!("10.1.{}.0/24", i + 1))
-            .availability_zone(format!("us-west-2{az}"))
-            .send()
-            .await
-            .unwrap()
-            .subnet()
-            .unwrap()
-            .subnet_id()
-            .unwrap()
-            .to_string();
-        raw.create_tags()
-            .resources(&id)
-            .tags(
-                aws_sdk_ec2::types::Tag::builder()
-                    .key("kubernetes.io/role/elb")
-                    .value("1")
-                    .build(),
-            )
-            .send()
-            .await
-            .unwrap();
-        subnets.push(id);
-    }
-    let mut registry = Registry::default();
-    let metrics = AwsMetrics::register(&mut registry);
-    let (elb, ec2, cloud) = build(&cfg(&vpc), Some(metrics)).await.unwrap();
-    assert_eq!(cloud.vpc_id, vpc);
-    Cloud {
-        _moto: moto,
-        elb,
-        ec2,
-        registry,
-        vpc,
-        subnets,
-    }
-}
-
-fn raw_ec2(endpoint: &str) -> aws_sdk_ec2::Client {
-    use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
-    aws_sdk_ec2::Client::from_conf(
-        aws_sdk_ec2::config::Builder::new()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new("us-west-2"))
-            .endpoint_url(endpoint)
-            .credentials_provider(Credentials::new("testing", "testing", None, None, "test"))
-            .build(),
-    )
-}
-
-/// Sum of `aws_api_calls_total` samples per operation, from the metrics text.
-fn calls_by_op(r: &Registry) -> std::collections::BTreeMap<String, f64> {
-    let mut s = String::new();
-    prometheus_client::encoding::text::encode(&mut s, r).unwrap();
-    let mut out = std::collections::BTreeMap::new();
-    for line in s.lines().filter(|l| l.starts_with("aws_api_calls_total{")) {
-        let op = line
-            .split("operation=\"")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap();
-        let v: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
-        *out.entry(op.to_string()).or_insert(0.0) += v;
-    }
-    out
-}
 
 fn writes(calls: &std::collections::BTreeMap<String, f64>) -> Vec<String> {
     calls

@@ -3,7 +3,7 @@
 
 mod fake;
 mod faults;
-pub(crate) mod moto;
+mod moto;
 
 use std::sync::Arc;
 use std::time::Duration;

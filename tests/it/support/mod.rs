@@ -1,7 +1,9 @@
 //! Shared test helpers: throwaway certificates, a raw HTTPS client, and the controller process.
 
 pub mod client;
+pub mod e2e;
 pub mod moto;
+pub mod moto_cloud;
 pub mod process;
 pub mod rbac;
 
