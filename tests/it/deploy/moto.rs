@@ -2,13 +2,12 @@
 //! one deploy of a two-path Ingress creates upstream's resources; resources pre-created exactly
 //! as upstream leaves them are adopted with no create or delete call (counted by the AWS metrics).
 
-use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::deploy::Deployer;
-use aws_load_balancer_controller::model::{self, Stack, Token};
+use aws_load_balancer_controller::model::Stack;
 
 use super::functional::inventory;
 use super::*;
-use crate::support::moto_cloud::{calls_by_op, cloud, Cloud};
+use crate::support::moto_cloud::{calls_by_op, cloud, create_as_upstream, Cloud};
 
 const DEMO: &str = r#"
 apiVersion: v1
@@ -111,136 +110,6 @@ async fn moto_deploy_creates_upstream_resources_then_writes_nothing() {
     d.delete_stack("demo/app").await.unwrap();
     let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await;
     assert!(inv.lbs.is_empty() && inv.tgs.is_empty() && inv.sgs.is_empty());
-}
-
-/// What upstream leaves in AWS for `stack`, created here request by request.
-async fn create_as_upstream(c: &Cloud, stack: &Stack) {
-    let msg = stack.managed_security_group.as_ref().unwrap();
-    let sg = c
-        .ec2
-        .create_security_group(&CreateSecurityGroup {
-            name: msg.name.clone(),
-            description: msg.description.clone(),
-            vpc_id: c.vpc.clone(),
-            tags: msg.tags.clone(),
-        })
-        .await
-        .unwrap();
-    c.ec2
-        .authorize_ingress(
-            &sg,
-            &[IpPermission {
-                ip_protocol: "tcp".into(),
-                from_port: Some(80),
-                to_port: Some(80),
-                ipv4_ranges: vec![IpRange::new("0.0.0.0/0")],
-                ..Default::default()
-            }],
-        )
-        .await
-        .unwrap();
-    let bsg = stack.backend_security_group.as_ref().unwrap();
-    let backend = c
-        .ec2
-        .create_security_group(&CreateSecurityGroup {
-            name: bsg.name.clone(),
-            description: bsg.description.clone(),
-            vpc_id: c.vpc.clone(),
-            tags: bsg.tags.clone(),
-        })
-        .await
-        .unwrap();
-    let mut tg_arns = std::collections::BTreeMap::new();
-    for tg in &stack.target_groups {
-        let created = c
-            .elb
-            .create_target_group(&CreateTargetGroup {
-                name: tg.name.clone(),
-                protocol: Some("HTTP".into()),
-                protocol_version: Some("HTTP1".into()),
-                port: Some(tg.port as u16),
-                vpc_id: Some(c.vpc.clone()),
-                target_type: "instance".into(),
-                ip_address_type: Some("ipv4".into()),
-                health_check: HealthCheck {
-                    protocol: Some("HTTP".into()),
-                    port: Some("traffic-port".into()),
-                    path: Some("/".into()),
-                    interval_seconds: Some(15),
-                    timeout_seconds: Some(5),
-                    healthy_threshold: Some(2),
-                    unhealthy_threshold: Some(2),
-                    matcher_http_code: Some("200".into()),
-                    ..Default::default()
-                },
-                tags: tg.tags.clone(),
-            })
-            .await
-            .unwrap();
-        tg_arns.insert(tg.id.clone(), created.arn);
-    }
-    let lb = stack.load_balancer.as_ref().unwrap();
-    let created = c
-        .elb
-        .create_load_balancer(&CreateLoadBalancer {
-            name: lb.name.clone(),
-            lb_type: "application".into(),
-            scheme: "internet-facing".into(),
-            ip_address_type: "ipv4".into(),
-            subnet_mappings: c
-                .subnets
-                .iter()
-                .cloned()
-                .map(SubnetMapping::subnet)
-                .collect(),
-            security_groups: vec![sg, backend],
-            tags: lb.tags.clone(),
-        })
-        .await
-        .unwrap();
-    let l = &stack.listeners[0];
-    let listener = c
-        .elb
-        .create_listener(
-            &created.arn,
-            &ListenerSpec {
-                port: 80,
-                protocol: "HTTP".into(),
-                default_actions: vec![Action::fixed("404", Some("text/plain"), None)],
-                tags: l.tags.clone(),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    for r in &stack.listener_rules {
-        let tg = match &r.actions[0] {
-            model::Action::Forward { config } => match &config.target_groups[0].target_group_arn {
-                Token::TargetGroupArn(id) => tg_arns[id].clone(),
-                other => panic!("{other:?}"),
-            },
-            other => panic!("{other:?}"),
-        };
-        let paths = match &r.conditions[0] {
-            model::RuleCondition::PathPattern { config } => config.values.clone(),
-            other => panic!("{other:?}"),
-        };
-        c.elb
-            .create_rule(
-                &listener.arn,
-                &RuleSpec {
-                    priority: r.priority as u32,
-                    conditions: vec![RuleCondition::PathPattern {
-                        values: paths,
-                        regex_values: vec![],
-                    }],
-                    actions: vec![Action::forward(tg)],
-                    tags: r.tags.clone(),
-                },
-            )
-            .await
-            .unwrap();
-    }
 }
 
 #[tokio::test]

@@ -6,13 +6,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use aws_load_balancer_controller::aws::*;
-use aws_load_balancer_controller::model::{self, ClusterObjects, Stack, Token};
+use aws_load_balancer_controller::model::{self, ClusterObjects, Stack};
 use prometheus_client::registry::Registry;
 use serde_json::json;
 
 use super::*;
-use crate::support::moto_cloud::{calls_by_op, cloud, Cloud};
+use crate::support::moto_cloud::{calls_by_op, cloud, create_as_upstream};
 
 /// Operations whose count grew since `before` (writes only).
 fn new_writes(r: &Registry, before: &BTreeMap<String, f64>) -> Vec<String> {
@@ -137,114 +136,6 @@ async fn moto_two_paths_then_edit_then_delete() {
         .items
         .is_empty());
     h.stop().await;
-}
-
-/// What upstream leaves in AWS for `stack`, created request by request with its names and tags.
-async fn create_as_upstream(c: &Cloud, stack: &Stack) {
-    let msg = stack.managed_security_group.as_ref().unwrap();
-    let sg = c
-        .ec2
-        .create_security_group(&CreateSecurityGroup {
-            name: msg.name.clone(),
-            description: msg.description.clone(),
-            vpc_id: c.vpc.clone(),
-            tags: msg.tags.clone(),
-        })
-        .await
-        .unwrap();
-    let open80 = IpPermission {
-        ip_protocol: "tcp".into(),
-        from_port: Some(80),
-        to_port: Some(80),
-        ipv4_ranges: vec![IpRange::new("0.0.0.0/0")],
-        ..Default::default()
-    };
-    c.ec2.authorize_ingress(&sg, &[open80]).await.unwrap();
-    let bsg = stack.backend_security_group.as_ref().unwrap();
-    let backend = c
-        .ec2
-        .create_security_group(&CreateSecurityGroup {
-            name: bsg.name.clone(),
-            description: bsg.description.clone(),
-            vpc_id: c.vpc.clone(),
-            tags: bsg.tags.clone(),
-        })
-        .await
-        .unwrap();
-    let mut tg_arns = BTreeMap::new();
-    for tg in &stack.target_groups {
-        let hc = HealthCheck {
-            protocol: Some("HTTP".into()),
-            port: Some("traffic-port".into()),
-            path: Some("/".into()),
-            interval_seconds: Some(15),
-            timeout_seconds: Some(5),
-            healthy_threshold: Some(2),
-            unhealthy_threshold: Some(2),
-            matcher_http_code: Some("200".into()),
-            ..Default::default()
-        };
-        let req = CreateTargetGroup {
-            name: tg.name.clone(),
-            protocol: Some("HTTP".into()),
-            protocol_version: Some("HTTP1".into()),
-            port: Some(tg.port as u16),
-            vpc_id: Some(c.vpc.clone()),
-            target_type: "instance".into(),
-            ip_address_type: Some("ipv4".into()),
-            health_check: hc,
-            tags: tg.tags.clone(),
-        };
-        let created = c.elb.create_target_group(&req).await.unwrap();
-        tg_arns.insert(tg.id.clone(), created.arn);
-    }
-    let lb = stack.load_balancer.as_ref().unwrap();
-    let req = CreateLoadBalancer {
-        name: lb.name.clone(),
-        lb_type: "application".into(),
-        scheme: "internet-facing".into(),
-        ip_address_type: "ipv4".into(),
-        subnet_mappings: c
-            .subnets
-            .iter()
-            .cloned()
-            .map(SubnetMapping::subnet)
-            .collect(),
-        security_groups: vec![sg, backend],
-        tags: lb.tags.clone(),
-    };
-    let created = c.elb.create_load_balancer(&req).await.unwrap();
-    let spec = ListenerSpec {
-        port: 80,
-        protocol: "HTTP".into(),
-        default_actions: vec![Action::fixed("404", Some("text/plain"), None)],
-        tags: stack.listeners[0].tags.clone(),
-        ..Default::default()
-    };
-    let listener = c.elb.create_listener(&created.arn, &spec).await.unwrap();
-    for r in &stack.listener_rules {
-        let tg = match &r.actions[0] {
-            model::Action::Forward { config } => match &config.target_groups[0].target_group_arn {
-                Token::TargetGroupArn(id) => tg_arns[id].clone(),
-                other => panic!("{other:?}"),
-            },
-            other => panic!("{other:?}"),
-        };
-        let values = match &r.conditions[0] {
-            model::RuleCondition::PathPattern { config } => config.values.clone(),
-            other => panic!("{other:?}"),
-        };
-        let spec = RuleSpec {
-            priority: r.priority as u32,
-            conditions: vec![RuleCondition::PathPattern {
-                values,
-                regex_values: vec![],
-            }],
-            actions: vec![Action::forward(tg)],
-            tags: r.tags.clone(),
-        };
-        c.elb.create_rule(&listener.arn, &spec).await.unwrap();
-    }
 }
 
 #[tokio::test]
