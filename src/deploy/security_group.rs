@@ -209,6 +209,40 @@ impl Deployer {
         Ok(id)
     }
 
+    /// Deletes the auto-created backend SG once the last Ingress group is gone, as upstream
+    /// does, so a cluster that stops using ALBs leaks nothing. Kept while any load balancer in
+    /// the VPC still lists it (Services of another controller, a group being created) or while
+    /// node/pod rules still reference it past the delete timeout. Returns whether it was deleted.
+    pub async fn release_backend_sg(&self) -> Result<bool> {
+        let mut cached = self.backend_sg.lock().await;
+        let q = Ec2Query::default()
+            .filter("vpc-id", [self.vpc_id.as_str()])
+            .filter(&format!("tag:{CLUSTER_TAG}"), [self.cluster.as_str()])
+            .filter("tag:elbv2.k8s.aws/resource", ["backend-sg"]);
+        let found = self
+            .ec2
+            .describe_security_groups(&q)
+            .await
+            .ctx(|| "find the backend security group".into())?;
+        let Some(sg) = found.into_iter().next() else {
+            *cached = None;
+            return Ok(false);
+        };
+        let lbs = self
+            .elbv2
+            .describe_load_balancers(&aws::LoadBalancerQuery::default())
+            .await
+            .ctx(|| "list load balancers".into())?;
+        if lbs.iter().any(|lb| lb.security_groups.contains(&sg.id)) {
+            return Ok(false);
+        }
+        // Forget it first: a deploy racing with this delete re-finds or re-creates it.
+        *cached = None;
+        drop(cached);
+        self.delete_sg(&sg.id).await?;
+        Ok(true)
+    }
+
     /// `security-groups` annotation names → ids (by `group-name` in the VPC; every name must exist).
     pub(crate) async fn sg_ids_by_name(&self, names: &[String]) -> Result<Vec<String>> {
         if names.is_empty() {

@@ -55,6 +55,17 @@ impl Stores {
 
     /// What the model needs to build `group`: its members and former members, the Services of
     /// their namespaces, and the class objects.
+    /// Whether any live Ingress of ours belongs to a group other than `group`.
+    pub fn other_groups_exist(&self, group: &GroupId, ingress_class: &str) -> bool {
+        let objs = self.class_objects();
+        self.ingresses.state().iter().any(|ing| {
+            ing.metadata.deletion_timestamp.is_none() && {
+                let groups = groups_of(ing, &objs, ingress_class);
+                !groups.is_empty() && !groups.contains(group)
+            }
+        })
+    }
+
     pub fn snapshot(&self, group: &GroupId, ingress_class: &str) -> ClusterObjects {
         let mut objs = self.class_objects();
         let mut namespaces = BTreeSet::new();

@@ -193,6 +193,24 @@ async fn delete_group(
     remove_finalizers(ctx, &inactive, &id.finalizer(), &[]).await?;
     if !inactive.is_empty() {
         tracing::info!(group = %id.as_string(), "deleted the group's resources");
+        release_backend_sg(ctx, id).await;
     }
     Ok(None)
+}
+
+/// After the last group is deleted, the auto-created backend SG goes too (never a configured
+/// one). Best effort: a failure is logged and retried at the next last-group deletion.
+async fn release_backend_sg(ctx: &Ctx, id: &GroupId) {
+    let m = &ctx.cfg.model;
+    if !m.enable_backend_sg || m.backend_sg_id.is_some() {
+        return;
+    }
+    if ctx.stores.other_groups_exist(id, &m.ingress_class) {
+        return;
+    }
+    match ctx.deployer.release_backend_sg().await {
+        Ok(true) => tracing::info!("deleted the backend security group: no Ingress group uses it"),
+        Ok(false) => {}
+        Err(error) => tracing::warn!(%error, "cannot delete the unused backend security group"),
+    }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aws_load_balancer_controller::aws::fake::FakeAws;
+use aws_load_balancer_controller::aws::{Ec2, Ec2Query};
 use serde_json::json;
 
 use super::*;
@@ -342,5 +343,50 @@ async fn periodic_resync_restores_a_rule_deleted_behind_our_back() {
         inv.listeners.len() == 1 && inv.rules.len() == 2
     })
     .await;
+    h.stop().await;
+}
+
+/// Ids of the cluster's backend security groups in the fake.
+async fn backend_sgs(fake: &FakeAws) -> Vec<String> {
+    let q = Ec2Query::default().filter("tag:elbv2.k8s.aws/resource", ["backend-sg"]);
+    fake.describe_security_groups(&q)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|g| g.id)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_backend_security_group_goes_with_the_last_group() {
+    let (fake, vpc) = fake_aws();
+    let h = start(&fake, &vpc).await;
+    h.apply(&app("x", "one", 30201, None)).await;
+    h.apply(&app("y", "two", 30202, None)).await;
+    for (ns, n) in [("x", "one"), ("y", "two")] {
+        eventually("status", WAIT, || async {
+            h.hostname(ns, n).await.is_some()
+        })
+        .await;
+    }
+    let shared = backend_sgs(&fake).await;
+    assert_eq!(shared.len(), 1, "one backend SG for the cluster");
+
+    // Another group still uses it: it stays.
+    h.delete_ingress("x", "one").await;
+    eventually("one released", WAIT, || async {
+        h.ingress("x", "one").await.is_none()
+    })
+    .await;
+    settle(&fake).await;
+    assert_eq!(backend_sgs(&fake).await, shared);
+
+    // The last group goes: so does the backend SG; nothing of ours is left in EC2.
+    h.delete_ingress("y", "two").await;
+    eventually("backend SG deleted", WAIT, || async {
+        backend_sgs(&fake).await.is_empty()
+    })
+    .await;
+    assert!(h.ingress("y", "two").await.is_none());
     h.stop().await;
 }
