@@ -123,6 +123,7 @@ pub fn run() {
             .arg(format!("--aws-api-endpoints={endpoints}"))
             .arg(format!("--webhook-cert-dir={}", certs.display()))
             .arg(format!("--kubeconfig={}", kubeconfig.display()))
+            .env("AWS_EC2_METADATA_DISABLED", "true")
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(dir.path().join("controller.log")).expect("log file"))
             .spawn()

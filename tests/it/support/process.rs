@@ -29,6 +29,13 @@ impl Controller {
         ])
         .args(extra)
         .env_remove("RUST_LOG")
+        // Tests talk to 127.0.0.1 only, also on a CI host inside AWS: no instance metadata, fixed
+        // dummy keys, and AWS endpoints on a closed local port unless a test passes
+        // `--aws-api-endpoints` (moto), which takes precedence over the environment.
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn controller");
