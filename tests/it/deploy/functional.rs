@@ -7,6 +7,8 @@ use aws_load_balancer_controller::aws::fake::FakeAws;
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::deploy::Deployer;
 
+pub use crate::support::inventory::{inventory, Inventory};
+
 use super::*;
 
 pub fn deployer(fake: &Arc<FakeAws>, vpc: &str) -> Deployer {
@@ -14,72 +16,6 @@ pub fn deployer(fake: &Arc<FakeAws>, vpc: &str) -> Deployer {
         std::time::Duration::from_millis(10),
         std::time::Duration::from_secs(1),
     )
-}
-
-/// What exists in the fake for one stack (found by its stack tag, as a user would look).
-#[derive(Debug, Default)]
-pub struct Inventory {
-    pub lbs: Vec<(LoadBalancer, Tags)>,
-    pub tgs: Vec<(TargetGroup, Tags)>,
-    pub sgs: Vec<SecurityGroup>,
-    pub listeners: Vec<Listener>,
-    /// Non-default rules of all listeners, with tags.
-    pub rules: Vec<(Rule, Tags)>,
-}
-
-pub async fn inventory(elb: &dyn ElbV2, ec2: &dyn Ec2, stack: &str) -> Inventory {
-    let mut inv = Inventory::default();
-    let stack_of = |t: &Tags| t.get("ingress.k8s.aws/stack").map(String::as_str) == Some(stack);
-    let lbs = elb
-        .describe_load_balancers(&Default::default())
-        .await
-        .unwrap();
-    let arns: Vec<String> = lbs.iter().map(|l| l.arn.clone()).collect();
-    let t = elb.describe_tags(&arns).await.unwrap();
-    for l in lbs {
-        if stack_of(&t[&l.arn]) {
-            let tags = t[&l.arn].clone();
-            for li in elb.describe_listeners(&l.arn).await.unwrap() {
-                let rules: Vec<Rule> = elb
-                    .describe_rules(&li.arn)
-                    .await
-                    .unwrap()
-                    .into_iter()
-                    .filter(|r| !r.is_default)
-                    .collect();
-                let rarns: Vec<String> = rules.iter().map(|r| r.arn.clone()).collect();
-                let rt = elb.describe_tags(&rarns).await.unwrap();
-                for r in rules {
-                    let tags = rt.get(&r.arn).cloned().unwrap_or_default();
-                    inv.rules.push((r, tags));
-                }
-                inv.listeners.push(li);
-            }
-            inv.lbs.push((l, tags));
-        }
-    }
-    let tgs = elb
-        .describe_target_groups(&Default::default())
-        .await
-        .unwrap();
-    let arns: Vec<String> = tgs.iter().map(|t| t.arn.clone()).collect();
-    let t = elb.describe_tags(&arns).await.unwrap();
-    for tg in tgs {
-        if stack_of(&t[&tg.arn]) {
-            let tags = t[&tg.arn].clone();
-            inv.tgs.push((tg, tags));
-        }
-    }
-    inv.sgs = ec2
-        .describe_security_groups(&Ec2Query::default())
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|g| stack_of(&g.tags))
-        .collect();
-    inv.rules
-        .sort_by_key(|(r, _)| r.priority.parse::<u32>().unwrap_or(0));
-    inv
 }
 
 fn paths(r: &Rule) -> Vec<String> {
