@@ -5,6 +5,7 @@
 //! Requests go through the same [`Caller`] (limiter, retries, metrics) as the SDK ones.
 
 mod ec2;
+mod ec2_filters;
 mod elb;
 mod elb_api;
 mod elb_listeners;
