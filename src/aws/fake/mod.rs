@@ -9,6 +9,7 @@ mod ec2_filters;
 mod elb;
 mod elb_api;
 mod elb_listeners;
+mod elb_rules;
 mod elb_tg;
 mod filter;
 mod state;
