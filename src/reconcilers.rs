@@ -105,6 +105,7 @@ fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
         requeue: cfg.targetgroupbinding_requeue,
         vpc_cidrs: cloud.vpc_cidrs.clone(),
         max_targets: cfg.max_targets_per_target_group as usize,
+        endpoint_slices: cfg.enable_endpoint_slices,
         cluster_name: cfg.cluster_name.clone(),
         vpc_id: cloud.resolved.vpc_id.clone(),
         service_target_eni_sg_tags: cfg.service_target_eni_sg_tags.clone(),

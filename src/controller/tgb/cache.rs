@@ -85,8 +85,8 @@ pub struct Caches {
     pub pods: Projected<PodInfo>,
     pub nodes: Projected<NodeInfo>,
     pub services: Projected<ServiceInfo>,
-    /// Keyed by slice; the value carries the Service name.
-    pub slices: Projected<(String, SliceInfo)>,
+    /// Keyed by EndpointSlice (or Endpoints object); the value carries the Service name.
+    pub slices: Projected<(String, Vec<SliceInfo>)>,
     pub index: PodIndex,
 }
 
@@ -110,7 +110,7 @@ impl Caches {
             .read()
             .iter()
             .filter(|((n, _), (s, _))| n == ns && s == svc)
-            .map(|(_, (_, info))| info.clone())
+            .flat_map(|(_, (_, infos))| infos.iter().cloned())
             .collect()
     }
 }
@@ -229,6 +229,13 @@ pub fn project_service(s: &k8s_openapi::api::core::v1::Service) -> Option<Servic
 
 pub fn project_slice(
     s: &k8s_openapi::api::discovery::v1::EndpointSlice,
-) -> Option<(String, SliceInfo)> {
-    SliceInfo::from_slice(s)
+) -> Option<(String, Vec<SliceInfo>)> {
+    SliceInfo::from_slice(s).map(|(svc, info)| (svc, vec![info]))
+}
+
+/// An Endpoints object is named after its Service.
+pub fn project_endpoints(
+    e: &k8s_openapi::api::core::v1::Endpoints,
+) -> Option<(String, Vec<SliceInfo>)> {
+    Some((e.name_any(), SliceInfo::from_endpoints(e)))
 }

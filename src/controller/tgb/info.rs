@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::api::core::v1::{Endpoints, Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::ResourceExt;
 
@@ -265,5 +265,51 @@ impl SliceInfo {
                 .collect(),
         };
         Some((svc, info))
+    }
+}
+
+impl SliceInfo {
+    /// A core/v1 Endpoints object (`--enable-endpoint-slices=false`) in slice form: one slice
+    /// per subset and address family; `notReadyAddresses` are not-ready endpoints. Endpoints
+    /// carry no terminating state, so that stays unknown.
+    pub fn from_endpoints(ep: &Endpoints) -> Vec<SliceInfo> {
+        let mut out = Vec::new();
+        for subset in ep.subsets.iter().flatten() {
+            let ports: Vec<(String, Option<i32>)> = subset
+                .ports
+                .iter()
+                .flatten()
+                .map(|p| (p.name.clone().unwrap_or_default(), Some(p.port)))
+                .collect();
+            let ready = subset.addresses.iter().flatten().map(|a| (a, true));
+            let not_ready = subset
+                .not_ready_addresses
+                .iter()
+                .flatten()
+                .map(|a| (a, false));
+            let mut by_family: BTreeMap<&'static str, Vec<EndpointInfo>> = BTreeMap::new();
+            for (a, is_ready) in ready.chain(not_ready) {
+                let family = if a.ip.contains(':') { "IPv6" } else { "IPv4" };
+                by_family.entry(family).or_default().push(EndpointInfo {
+                    address: a.ip.clone(),
+                    ready: Some(is_ready),
+                    terminating: None,
+                    pod: a
+                        .target_ref
+                        .as_ref()
+                        .filter(|r| r.kind.as_deref() == Some("Pod"))
+                        .and_then(|r| r.name.clone()),
+                    node: a.node_name.clone(),
+                });
+            }
+            for (family, endpoints) in by_family {
+                out.push(SliceInfo {
+                    address_type: family.to_string(),
+                    ports: ports.clone(),
+                    endpoints,
+                });
+            }
+        }
+        out
     }
 }

@@ -34,7 +34,7 @@ use std::time::Duration;
 use futures::channel::mpsc::{unbounded, UnboundedSender};
 use futures::StreamExt;
 use ipnet::IpNet;
-use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::api::core::v1::{Endpoints, Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -45,7 +45,7 @@ use tokio_util::sync::CancellationToken;
 use crate::aws::{AwsError, Ec2, Ec2Query, ElbV2};
 use crate::crd::TargetGroupBinding;
 use cache::Caches;
-use info::GATE_PREFIXES;
+use info::{SliceInfo, GATE_PREFIXES};
 use networking::NetError;
 use sg_rules::{NetConfig, Networking};
 
@@ -74,6 +74,8 @@ pub struct TgbConfig {
     pub controller_name: String,
     /// `--max-targets-per-target-group` (0 = unlimited).
     pub max_targets: usize,
+    /// `--enable-endpoint-slices`: read EndpointSlices (default) or core/v1 Endpoints.
+    pub endpoint_slices: bool,
     /// `--cluster-name`: endpoint security groups are told apart by `kubernetes.io/cluster/<it>`.
     pub cluster_name: String,
     /// VPC of the cluster: scope of pod-IP ENI lookups and of cluster-tagged group discovery.
@@ -95,6 +97,7 @@ impl Default for TgbConfig {
             fail_open: true,
             controller_name: "targetGroupBinding".into(),
             max_targets: 0,
+            endpoint_slices: true,
             cluster_name: String::new(),
             vpc_id: String::new(),
             service_target_eni_sg_tags: BTreeMap::new(),
@@ -242,18 +245,27 @@ pub async fn run(
     }
     {
         let (c, t) = (caches.clone(), trig.clone());
-        let api: Api<EndpointSlice> = Api::all(client.clone());
-        feeders.spawn(async move {
-            cache::feed(api, &c.slices, cache::project_slice, |(ns, _), old, new| {
-                let svcs: BTreeSet<&str> = old
-                    .iter()
-                    .chain(new.iter())
-                    .map(|(s, _)| s.as_str())
-                    .collect();
-                svcs.into_iter().for_each(|s| t.by_service(ns, s));
-            })
-            .await
-        });
+        let on_change = move |(ns, _): &cache::ObjKey,
+                              old: Option<&(String, Vec<SliceInfo>)>,
+                              new: Option<&(String, Vec<SliceInfo>)>| {
+            let svcs: BTreeSet<&str> = old
+                .iter()
+                .chain(new.iter())
+                .map(|(s, _)| s.as_str())
+                .collect();
+            svcs.into_iter().for_each(|s| t.by_service(ns, s));
+        };
+        if cfg.endpoint_slices {
+            let api: Api<EndpointSlice> = Api::all(client.clone());
+            feeders.spawn(async move {
+                cache::feed(api, &c.slices, cache::project_slice, on_change).await
+            });
+        } else {
+            let api: Api<Endpoints> = Api::all(client.clone());
+            feeders.spawn(async move {
+                cache::feed(api, &c.slices, cache::project_endpoints, on_change).await
+            });
+        }
     }
     {
         let (c, t) = (caches.clone(), trig.clone());

@@ -296,3 +296,44 @@ fn node_targets_use_ready_nodes_and_fail_open_to_unknown() {
     assert_eq!(instance_id("aws:///us-west-2a/i-0abc"), Some("i-0abc"));
     assert_eq!(instance_id("aws:///us-west-2a/"), None);
 }
+
+#[test]
+fn endpoints_objects_become_one_slice_per_subset_and_family() {
+    let ep: k8s_openapi::api::core::v1::Endpoints = serde_json::from_value(serde_json::json!({
+        "metadata": { "name": "web", "namespace": "ns" },
+        "subsets": [
+            { "addresses": [{ "ip": "10.0.0.1", "targetRef": { "kind": "Pod", "name": "a" }, "nodeName": "n1" },
+                            { "ip": "fd00::1", "targetRef": { "kind": "Pod", "name": "b" } }],
+              "notReadyAddresses": [{ "ip": "10.0.0.2", "targetRef": { "kind": "Pod", "name": "c" } }],
+              "ports": [{ "name": "http", "port": 8080 }] },
+            { "addresses": [{ "ip": "10.0.0.9", "targetRef": { "kind": "Node", "name": "x" } }],
+              "ports": [{ "port": 9090 }] }
+        ]
+    }))
+    .unwrap();
+    let slices = SliceInfo::from_endpoints(&ep);
+    assert_eq!(slices.len(), 3, "{slices:#?}");
+    let v4 = &slices[0];
+    assert_eq!(v4.address_type, "IPv4");
+    assert_eq!(v4.ports, vec![("http".to_string(), Some(8080))]);
+    let seen: Vec<_> = v4
+        .endpoints
+        .iter()
+        .map(|e| (e.address.as_str(), e.ready, e.pod.as_deref(), e.terminating))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("10.0.0.1", Some(true), Some("a"), None),
+            ("10.0.0.2", Some(false), Some("c"), None)
+        ]
+    );
+    assert_eq!(v4.endpoints[0].node.as_deref(), Some("n1"));
+    assert_eq!(slices[1].address_type, "IPv6");
+    assert_eq!(slices[1].endpoints[0].address, "fd00::1");
+    assert_eq!(slices[2].ports, vec![(String::new(), Some(9090))]);
+    assert_eq!(
+        slices[2].endpoints[0].pod, None,
+        "non-pod targets carry no pod"
+    );
+}

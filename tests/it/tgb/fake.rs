@@ -297,3 +297,55 @@ async fn multi_cluster_binding_leaves_foreign_targets_alone() {
         .is_none());
     h.stop().await;
 }
+
+/// `--enable-endpoint-slices=false`: the same registration from a core/v1 Endpoints object,
+/// ready and not-ready (gated) addresses alike, and scale-down when an address goes.
+#[tokio::test]
+async fn endpoints_objects_drive_targets_when_slices_are_disabled() {
+    let (fake, vpc) = fake_with_vpc();
+    let arn = ip_tg(fake.as_ref(), "web", &vpc, "ip").await;
+    let ec2: Arc<dyn aws_load_balancer_controller::aws::Ec2> = fake.clone();
+    let h = Harness::start_with(fake.clone(), ec2, "10.0.0.0/16", |c| {
+        c.endpoint_slices = false
+    })
+    .await;
+    h.node("node-a", "i-0aaa", json!({})).await;
+    h.service(
+        "web",
+        "ClusterIP",
+        json!([{ "name": "http", "port": 80, "targetPort": 8080 }]),
+    )
+    .await;
+    h.pod("web-1", "10.0.1.1", "node-a", None).await;
+    h.pod("web-2", "10.0.1.2", "node-a", Some("web")).await;
+    let address = |pod: &str, ip: &str| json!({ "ip": ip, "nodeName": "node-a", "targetRef": { "kind": "Pod", "name": pod, "namespace": NS } });
+    let endpoints = |addresses: Vec<serde_json::Value>, not_ready: Vec<serde_json::Value>| {
+        json!({
+            "apiVersion": "v1", "kind": "Endpoints",
+            "metadata": { "name": "web", "namespace": NS },
+            "subsets": [{ "addresses": addresses, "notReadyAddresses": not_ready,
+                          "ports": [{ "name": "http", "port": 8080, "protocol": "TCP" }] }]
+        })
+    };
+    let api: Api<k8s_openapi::api::core::v1::Endpoints> = Api::namespaced(h.client.clone(), NS);
+    let pp = PatchParams::apply("test").force();
+    let both = endpoints(
+        vec![address("web-1", "10.0.1.1")],
+        vec![address("web-2", "10.0.1.2")],
+    );
+    api.patch("web", &pp, &Patch::Apply(&both)).await.unwrap();
+    h.binding("web", "web", json!("http"), &arn, "ip").await;
+    let want = vec!["10.0.1.1:8080".to_string(), "10.0.1.2:8080".to_string()];
+    eventually("ready and gated pods registered", WAIT, || async {
+        targets(fake.as_ref(), &arn).await == want
+    })
+    .await;
+
+    let one = endpoints(vec![address("web-1", "10.0.1.1")], vec![]);
+    api.patch("web", &pp, &Patch::Apply(&one)).await.unwrap();
+    eventually("scaled down", WAIT, || async {
+        targets(fake.as_ref(), &arn).await == vec!["10.0.1.1:8080".to_string()]
+    })
+    .await;
+    h.stop().await;
+}

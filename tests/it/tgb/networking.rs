@@ -174,10 +174,11 @@ async fn rules_follow_bindings_on_the_shared_node_group() {
         rules(ec2, &node).await == want
     })
     .await;
-    assert_eq!(
-        targets(fake.as_ref(), &web_arn).await,
-        vec!["10.0.1.20:8080"]
-    );
+    // Rules are reconciled before targets in the same pass: the registration may trail a moment.
+    eventually("web pod registered", WAIT, || async {
+        targets(fake.as_ref(), &web_arn).await == vec!["10.0.1.20:8080"]
+    })
+    .await;
 
     binding_with_networking(&h, "api", "api", &api_arn, "ip", from_group(&lb2, 9090)).await;
     let api_rule = rule(9090, &lb2, LABEL);

@@ -99,10 +99,12 @@ async fn rule_authorized_and_revoked_on_moto() {
     )
     .await;
     assert!(rules(ec2.as_ref(), &extra).await.is_empty());
-    assert_eq!(
-        targets(elb.as_ref(), &arn).await,
-        vec![format!("{pod_ip}:8080")]
-    );
+    // Rules are reconciled before targets in the same pass: the registration may trail a moment.
+    let want_targets = vec![format!("{pod_ip}:8080")];
+    eventually("pod registered", WAIT, || async {
+        targets(elb.as_ref(), &arn).await == want_targets
+    })
+    .await;
 
     h.bindings()
         .delete("web", &DeleteParams::default())
