@@ -171,6 +171,20 @@ impl Deployer {
         Ok(id)
     }
 
+    /// The auto-created backend SG of this cluster and VPC, found by its two tags.
+    async fn find_backend_sg(&self) -> Result<Option<String>> {
+        let q = Ec2Query::default()
+            .filter("vpc-id", [self.vpc_id.as_str()])
+            .filter(&format!("tag:{CLUSTER_TAG}"), [self.cluster.as_str()])
+            .filter("tag:elbv2.k8s.aws/resource", ["backend-sg"]);
+        let found = self
+            .ec2
+            .describe_security_groups(&q)
+            .await
+            .ctx(|| "find the backend security group".into())?;
+        Ok(found.into_iter().next().map(|g| g.id))
+    }
+
     /// The shared backend SG: the configured id, else found by its two tags, else created.
     /// Serialised per `Deployer` so concurrent stacks do not race to create it.
     pub(crate) async fn backend_sg(&self, want: &model::BackendSecurityGroup) -> Result<String> {
@@ -181,17 +195,8 @@ impl Deployer {
         if let Some(id) = cached.as_ref() {
             return Ok(id.clone());
         }
-        let q = Ec2Query::default()
-            .filter("vpc-id", [self.vpc_id.as_str()])
-            .filter(&format!("tag:{CLUSTER_TAG}"), [self.cluster.as_str()])
-            .filter("tag:elbv2.k8s.aws/resource", ["backend-sg"]);
-        let found = self
-            .ec2
-            .describe_security_groups(&q)
-            .await
-            .ctx(|| "find the backend security group".into())?;
-        let id = match found.into_iter().next() {
-            Some(g) => g.id,
+        let id = match self.find_backend_sg().await? {
+            Some(id) => id,
             None => {
                 let req = aws::CreateSecurityGroup {
                     name: want.name.clone(),
@@ -215,16 +220,7 @@ impl Deployer {
     /// node/pod rules still reference it past the delete timeout. Returns whether it was deleted.
     pub async fn release_backend_sg(&self) -> Result<bool> {
         let mut cached = self.backend_sg.lock().await;
-        let q = Ec2Query::default()
-            .filter("vpc-id", [self.vpc_id.as_str()])
-            .filter(&format!("tag:{CLUSTER_TAG}"), [self.cluster.as_str()])
-            .filter("tag:elbv2.k8s.aws/resource", ["backend-sg"]);
-        let found = self
-            .ec2
-            .describe_security_groups(&q)
-            .await
-            .ctx(|| "find the backend security group".into())?;
-        let Some(sg) = found.into_iter().next() else {
+        let Some(sg) = self.find_backend_sg().await? else {
             *cached = None;
             return Ok(false);
         };
@@ -233,13 +229,13 @@ impl Deployer {
             .describe_load_balancers(&aws::LoadBalancerQuery::default())
             .await
             .ctx(|| "list load balancers".into())?;
-        if lbs.iter().any(|lb| lb.security_groups.contains(&sg.id)) {
+        if lbs.iter().any(|lb| lb.security_groups.contains(&sg)) {
             return Ok(false);
         }
         // Forget it first: a deploy racing with this delete re-finds or re-creates it.
         *cached = None;
         drop(cached);
-        self.delete_sg(&sg.id).await?;
+        self.delete_sg(&sg).await?;
         Ok(true)
     }
 
