@@ -6,8 +6,9 @@
 use crate::e2e_pod_gates::{create, gates, kubectl};
 use crate::support::e2e::Cluster;
 use crate::support::moto::Moto;
+use crate::support::moto_cloud::{clients, endpoints_flag};
 use crate::tgb::{eventually, ip_tg, targets, WAIT};
-use aws_load_balancer_controller::aws::{build, parse_api_endpoints, AwsConfig, Ec2Query};
+use aws_load_balancer_controller::aws::Ec2Query;
 use base64::Engine;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
@@ -37,16 +38,8 @@ fn get_json(kubeconfig: &std::path::Path, args: &[&str]) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binding_defaulted_and_validated_by_our_webhooks_then_reconciled_by_the_binary() {
     let moto = Moto::start();
-    std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
-    let endpoints = format!("elasticloadbalancing={0},ec2={0}", moto.endpoint);
-    let aws = AwsConfig {
-        region: Some("us-west-2".into()),
-        vpc_id: Some("vpc-unused".into()),
-        api_endpoints: parse_api_endpoints(&endpoints).unwrap(),
-        ..Default::default()
-    };
-    let (elb, ec2, _) = build(&aws, None).await.unwrap();
+    let endpoints = endpoints_flag(&moto);
+    let (elb, ec2) = clients(&moto, None).await;
     let vpc = ec2.describe_vpcs(&Ec2Query::default()).await.unwrap()[0].clone();
     let arn = ip_tg(elb.as_ref(), "web", &vpc.id, "ip").await;
 

@@ -32,13 +32,29 @@ pub fn raw_ec2(endpoint: &str) -> aws_sdk_ec2::Client {
     )
 }
 
+/// `--aws-api-endpoints` value sending ELBv2 and EC2 to `moto`.
+pub fn endpoints_flag(moto: &Moto) -> String {
+    format!("elasticloadbalancing={0},ec2={0}", moto.endpoint)
+}
+
+/// Clients built by `aws::build` against `moto` as the binary builds them (fixed dummy keys;
+/// the VPC is whatever the test looks up, e.g. moto's default one).
+pub async fn clients(moto: &Moto, metrics: Option<AwsMetrics>) -> (Arc<dyn ElbV2>, Arc<dyn Ec2>) {
+    std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
+    let cfg = AwsConfig {
+        region: Some("us-west-2".into()),
+        vpc_id: Some("vpc-unused".into()),
+        api_endpoints: parse_api_endpoints(&endpoints_flag(moto)).unwrap(),
+        ..Default::default()
+    };
+    let (elb, ec2, _) = build(&cfg, metrics).await.unwrap();
+    (elb, ec2)
+}
+
 /// SDK clients against a private moto, and a VPC with two public-role subnets.
 pub async fn cloud() -> Cloud {
     let moto = Moto::start();
-    std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
-    let endpoints =
-        parse_api_endpoints(&format!("elasticloadbalancing={0},ec2={0}", moto.endpoint)).unwrap();
     let raw = raw_ec2(&moto.endpoint);
     let vpc = raw
         .create_vpc()
@@ -72,13 +88,7 @@ pub async fn cloud() -> Cloud {
     }
     let mut registry = Registry::default();
     let metrics = AwsMetrics::register(&mut registry);
-    let cfg = AwsConfig {
-        region: Some("us-west-2".into()),
-        vpc_id: Some(vpc.clone()),
-        api_endpoints: endpoints,
-        ..Default::default()
-    };
-    let (elb, ec2, _) = build(&cfg, Some(metrics)).await.unwrap();
+    let (elb, ec2) = clients(&moto, Some(metrics)).await;
     Cloud {
         moto,
         elb,

@@ -3,30 +3,18 @@
 
 use std::sync::Arc;
 
-use aws_load_balancer_controller::aws::{build, parse_api_endpoints, AwsConfig, Ec2Query, ElbV2};
+use aws_load_balancer_controller::aws::{Ec2Query, ElbV2};
 use kube::api::DeleteParams;
 use serde_json::json;
 
 use super::*;
 use crate::support::moto::Moto;
+use crate::support::moto_cloud::clients;
 
 #[tokio::test]
 async fn ip_binding_on_moto_registers_readies_scales_down_and_cleans_up() {
     let moto = Moto::start();
-    // Same fixed values as the AWS startup test, so concurrent tests agree on the environment.
-    std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
-    let cfg = AwsConfig {
-        region: Some("us-west-2".into()),
-        vpc_id: Some("vpc-unused".into()),
-        api_endpoints: parse_api_endpoints(&format!(
-            "elasticloadbalancing={0},ec2={0}",
-            moto.endpoint
-        ))
-        .unwrap(),
-        ..Default::default()
-    };
-    let (elb, ec2, _) = build(&cfg, None).await.unwrap();
+    let (elb, ec2) = clients(&moto, None).await;
     // moto starts with a default VPC (172.31.0.0/16).
     let vpcs = ec2.describe_vpcs(&Ec2Query::default()).await.unwrap();
     let vpc = vpcs.first().expect("moto's default VPC");

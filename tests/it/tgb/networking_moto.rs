@@ -2,49 +2,19 @@
 //! SDK clients: the pod IP's ENI is found VPC-wide, the rule lands on its group with our
 //! label, and goes when the binding goes.
 
-use std::sync::Arc;
-
-use aws_load_balancer_controller::aws::{
-    build, parse_api_endpoints, AwsConfig, Ec2, Ec2Query, ElbV2,
-};
-use aws_sdk_ec2::config::{BehaviorVersion, Credentials, Region};
+use aws_load_balancer_controller::aws::Ec2Query;
 use kube::api::DeleteParams;
 use serde_json::json;
 
 use super::networking::{binding_with_networking, from_group, rule, rules, sg, LABEL};
 use super::*;
 use crate::support::moto::Moto;
-
-/// A raw EC2 client, for what the controller's trait cannot create (an ENI).
-fn seed_client(endpoint: &str) -> aws_sdk_ec2::Client {
-    let creds = Credentials::new("testing", "testing", None, None, "test");
-    aws_sdk_ec2::Client::from_conf(
-        aws_sdk_ec2::config::Builder::new()
-            .behavior_version(BehaviorVersion::latest())
-            .region(Region::new("us-west-2"))
-            .endpoint_url(endpoint)
-            .credentials_provider(creds)
-            .build(),
-    )
-}
+use crate::support::moto_cloud::{clients, raw_ec2};
 
 #[tokio::test]
 async fn rule_authorized_and_revoked_on_moto() {
     let moto = Moto::start();
-    std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
-    std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
-    let cfg = AwsConfig {
-        region: Some("us-west-2".into()),
-        vpc_id: Some("vpc-unused".into()),
-        api_endpoints: parse_api_endpoints(&format!(
-            "elasticloadbalancing={0},ec2={0}",
-            moto.endpoint
-        ))
-        .unwrap(),
-        ..Default::default()
-    };
-    let (elb, ec2, _) = build(&cfg, None).await.unwrap();
-    let (elb, ec2): (Arc<dyn ElbV2>, Arc<dyn Ec2>) = (elb, ec2);
+    let (elb, ec2) = clients(&moto, None).await;
     let vpc = ec2.describe_vpcs(&Ec2Query::default()).await.unwrap()[0].clone();
     let subnet = ec2
         .describe_subnets(&Ec2Query::default().filter("vpc-id", [vpc.id.as_str()]))
@@ -62,7 +32,8 @@ async fn rule_authorized_and_revoked_on_moto() {
     )
     .await;
     let extra = sg(ec2.as_ref(), &vpc.id, "extra", &[]).await;
-    seed_client(&moto.endpoint)
+    // A raw EC2 client, for what the controller's trait cannot create (an ENI).
+    raw_ec2(&moto.endpoint)
         .create_network_interface()
         .subnet_id(&subnet.id)
         .private_ip_address(&pod_ip)
