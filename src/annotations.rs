@@ -199,24 +199,24 @@ pub fn string_map(
     };
     parse_string_map(raw)
         .map(Some)
-        .map_err(|()| AnnotationError {
+        .ok_or_else(|| AnnotationError {
             message: format!("failed to parse stringMap annotation, {k}: {raw}"),
             key: k,
         })
 }
 
-/// Parses a `k=v,...` string; `Err(())` on a pair without `=` or with an empty key.
-pub fn parse_string_map(raw: &str) -> Result<BTreeMap<String, String>, ()> {
+/// Parses a `k=v,...` string; `None` on a pair without `=` or with an empty key.
+pub fn parse_string_map(raw: &str) -> Option<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     for pair in split_key_value_pairs(raw) {
-        let (k, v) = pair.split_once('=').ok_or(())?;
+        let (k, v) = pair.split_once('=')?;
         let (k, v) = (k.trim(), v.trim());
         if k.is_empty() {
-            return Err(());
+            return None;
         }
         out.insert(k.to_string(), v.to_string());
     }
-    Ok(out)
+    Some(out)
 }
 
 fn split_key_value_pairs(s: &str) -> Vec<String> {

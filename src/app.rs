@@ -12,7 +12,7 @@ use crate::webhook::late::Late;
 use crate::webhook::pod_index::PodGateIndex;
 use crate::webhook::pod_readiness::PodReadinessGateInjector;
 use crate::webhook::quic_server_id::QuicServerIdInjector;
-use crate::webhook::{self, pod_index_feed, server, service_mutator::ServiceMutator, Handler};
+use crate::webhook::{self, pod_index_feed, server, service_mutator::ServiceMutator, Routes};
 use anyhow::Context;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ struct Indexes {
 
 /// The admission route table: one line per webhook. The TargetGroupBinding webhooks need AWS;
 /// they are filled in through the returned slots once the AWS clients resolve.
-fn routes(cfg: &Config, idx: &Indexes) -> (Vec<(&'static str, Arc<dyn Handler>)>, AwsWebhooks) {
+fn routes(cfg: &Config, idx: &Indexes) -> (Routes, AwsWebhooks) {
     let service = ServiceMutator {
         load_balancer_class: cfg.load_balancer_class.clone(),
     };
@@ -53,7 +53,7 @@ fn routes(cfg: &Config, idx: &Indexes) -> (Vec<(&'static str, Arc<dyn Handler>)>
     let quic = QuicServerIdInjector::new(cfg.quic_environment_variable_name.clone());
     let (tgb_mutator, tgb_mutator_slot) = Late::new(true, "the AWS client");
     let (tgb_validator, tgb_validator_slot) = Late::new(false, "the AWS client");
-    let routes: Vec<(&'static str, Arc<dyn Handler>)> = vec![
+    let routes: Routes = vec![
         (webhook::service_mutator::PATH, Arc::new(service)),
         (webhook::pod_readiness::PATH, Arc::new(pod)),
         (webhook::quic_server_id::PATH, Arc::new(quic)),

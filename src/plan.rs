@@ -114,7 +114,7 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     let default_tags = match &args.default_tags {
         Some(raw) => crate::annotations::parse_string_map(raw)
-            .map_err(|()| anyhow::anyhow!("invalid --default-tags: {raw}"))?,
+            .ok_or_else(|| anyhow::anyhow!("invalid --default-tags: {raw}"))?,
         None => BTreeMap::new(),
     };
     let cfg = ModelConfig {

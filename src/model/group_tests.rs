@@ -133,15 +133,18 @@ fn groups_order_members_and_track_inactive_and_excluded() {
         }
         ing(json!({"metadata": {"name": name, "namespace": "ns", "annotations": a}}))
     };
-    let mut objs = ClusterObjects::default();
-    objs.ingresses = vec![
+    let mut ingresses = vec![
         mk("c", None, "g"),
         mk("b", Some("-5"), "g"),
         mk("a", None, "g"),
         mk("z", Some("1001"), "g"),
         mk("moved", None, "other"),
     ];
-    objs.ingresses[4].metadata.finalizers = Some(vec!["group.ingress.k8s.aws/g".into()]);
+    ingresses[4].metadata.finalizers = Some(vec!["group.ingress.k8s.aws/g".into()]);
+    let objs = ClusterObjects {
+        ingresses,
+        ..Default::default()
+    };
     let (groups, errors) = load_groups(&objs, "alb");
     assert!(errors.is_empty());
     let g = &groups[&GroupId::explicit("g")];

@@ -59,12 +59,11 @@ struct Route {
     limits: Limits,
 }
 
+/// The admission route table: `(path, handler)`, one line per webhook.
+pub type Routes = Vec<(&'static str, Arc<dyn Handler>)>;
+
 /// Builds the router for the given `(path, handler)` table; unknown paths get 404.
-pub fn router(
-    routes: Vec<(&'static str, Arc<dyn Handler>)>,
-    metrics: WebhookMetrics,
-    limits: Limits,
-) -> Router {
+pub fn router(routes: Routes, metrics: WebhookMetrics, limits: Limits) -> Router {
     let mut app = Router::new();
     for (path, handler) in routes {
         let route = Route {

@@ -33,8 +33,8 @@ fn default_tg_attrs(protocol: Option<&str>) -> Attributes {
     a
 }
 
-/// AWS echoes forward actions with explicit weights and stickiness; so does the fake, so a
-/// caller comparing desired and actual state meets the same normalisation as in AWS.
+// AWS echoes forward actions with explicit weights and stickiness; so does the fake, so a
+// caller comparing desired and actual state meets the same normalisation as in AWS.
 
 impl State {
     pub(crate) fn create_tg(&mut self, req: &CreateTargetGroup) -> Result<TargetGroup> {

@@ -123,7 +123,7 @@ mod cap_tests {
     use super::*;
 
     fn diff(register: usize, deregister: usize) -> TargetDiff {
-        let t = |i: usize| TargetDescription::new(&format!("10.0.0.{i}"), 80);
+        let t = |i: usize| TargetDescription::new(format!("10.0.0.{i}"), 80);
         TargetDiff {
             register: (0..register).map(t).collect(),
             deregister: (100..100 + deregister).map(t).collect(),

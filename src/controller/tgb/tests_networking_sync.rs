@@ -140,10 +140,10 @@ async fn nodes_use_their_primary_eni_group_once_looked_up() {
         .unwrap();
     let node_sg = sg(&fake, &vpc, "node", BTreeMap::new()).await;
     let a = fake
-        .add_instance(&subnet, "10.0.1.10", &[node_sg.clone()])
+        .add_instance(&subnet, "10.0.1.10", std::slice::from_ref(&node_sg))
         .unwrap();
     let b = fake
-        .add_instance(&subnet, "10.0.1.11", &[node_sg.clone()])
+        .add_instance(&subnet, "10.0.1.11", std::slice::from_ref(&node_sg))
         .unwrap();
     let net = Networking::new(fake.clone(), NetConfig::default());
     let n = net_from("sg-lb", json!(30080));

@@ -140,7 +140,7 @@ pub async fn security_groups_and_rules(env: &Env) {
         .unwrap();
     let dup = env
         .ec2
-        .authorize_ingress(&id, &[http.clone()])
+        .authorize_ingress(&id, std::slice::from_ref(&http))
         .await
         .unwrap_err();
     assert!(matches!(dup, AwsError::Duplicate { .. }), "{dup:?}");
@@ -173,11 +173,14 @@ pub async fn security_groups_and_rules(env: &Env) {
     );
 
     env.ec2
-        .create_tags(&[id.clone()], &tags(&[("extra", "x")]))
+        .create_tags(std::slice::from_ref(&id), &tags(&[("extra", "x")]))
         .await
         .unwrap();
     env.ec2
-        .delete_tags(&[id.clone()], &["elbv2.k8s.aws/cluster".to_string()])
+        .delete_tags(
+            std::slice::from_ref(&id),
+            &["elbv2.k8s.aws/cluster".to_string()],
+        )
         .await
         .unwrap();
     let sg = &env
@@ -245,7 +248,13 @@ pub async fn load_balancer_lifecycle(env: &Env) {
         })
         .await
         .unwrap();
-    let lb = alb(env, "k8s-ns-web-0123456789", &subnets[..2], &[sg.clone()]).await;
+    let lb = alb(
+        env,
+        "k8s-ns-web-0123456789",
+        &subnets[..2],
+        std::slice::from_ref(&sg),
+    )
+    .await;
     assert!(
         lb.arn
             .starts_with(&format!("arn:aws:elasticloadbalancing:{REGION}:")),
@@ -367,7 +376,11 @@ pub async fn load_balancer_lifecycle(env: &Env) {
     want.sort();
     assert_eq!(got, want);
 
-    let t = env.elb.describe_tags(&[lb.arn.clone()]).await.unwrap();
+    let t = env
+        .elb
+        .describe_tags(std::slice::from_ref(&lb.arn))
+        .await
+        .unwrap();
     assert_eq!(t[&lb.arn], tags(&[("elbv2.k8s.aws/cluster", "c1")]));
 
     env.elb.delete_load_balancer(&lb.arn).await.unwrap();
@@ -629,7 +642,11 @@ pub async fn listeners_and_rules(env: &Env) {
     });
     let m = env
         .elb
-        .modify_rule(&r1.arn, &[host("b.example.com")], &[redirect.clone()])
+        .modify_rule(
+            &r1.arn,
+            &[host("b.example.com")],
+            std::slice::from_ref(&redirect),
+        )
         .await
         .unwrap();
     assert_eq!(m.conditions, vec![host("b.example.com")]);

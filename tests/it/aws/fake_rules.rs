@@ -182,7 +182,7 @@ async fn security_group_in_use() {
         ..Default::default()
     };
     env.ec2
-        .authorize_ingress(&sg, &[perm.clone()])
+        .authorize_ingress(&sg, std::slice::from_ref(&perm))
         .await
         .unwrap();
     assert_eq!(
@@ -193,7 +193,10 @@ async fn security_group_in_use() {
             .code(),
         "DependencyViolation"
     );
-    env.ec2.revoke_ingress(&sg, &[perm.clone()]).await.unwrap();
+    env.ec2
+        .revoke_ingress(&sg, std::slice::from_ref(&perm))
+        .await
+        .unwrap();
     let err = env.ec2.revoke_ingress(&sg, &[perm]).await.unwrap_err();
     assert_eq!(err.code(), "InvalidPermission.NotFound");
     env.ec2.delete_security_group(&backend).await.unwrap();
@@ -213,27 +216,33 @@ async fn tag_limits() {
     let fifty: Tags = (0..50)
         .map(|i| (format!("k{i}"), "v".to_string()))
         .collect();
-    env.elb.add_tags(&[lb.arn.clone()], &fifty).await.unwrap();
+    env.elb
+        .add_tags(std::slice::from_ref(&lb.arn), &fifty)
+        .await
+        .unwrap();
     let err = env
         .elb
-        .add_tags(&[lb.arn.clone()], &tags(&[("one-more", "x")]))
+        .add_tags(std::slice::from_ref(&lb.arn), &tags(&[("one-more", "x")]))
         .await
         .unwrap_err();
     assert!(matches!(err, AwsError::LimitExceeded { .. }), "{err:?}");
     assert_eq!(err.code(), "TooManyTags");
     // Overwriting an existing key is not a new tag.
     env.elb
-        .add_tags(&[lb.arn.clone()], &tags(&[("k0", "changed")]))
+        .add_tags(std::slice::from_ref(&lb.arn), &tags(&[("k0", "changed")]))
         .await
         .unwrap();
 
     // A VPC without tags (the one from setup has `Name`).
     let _ = vpc;
     let vpc = fake.add_vpc("10.9.0.0/16", Tags::new());
-    env.ec2.create_tags(&[vpc.clone()], &fifty).await.unwrap();
+    env.ec2
+        .create_tags(std::slice::from_ref(&vpc), &fifty)
+        .await
+        .unwrap();
     let err = env
         .ec2
-        .create_tags(&[vpc.clone()], &tags(&[("x", "y")]))
+        .create_tags(std::slice::from_ref(&vpc), &tags(&[("x", "y")]))
         .await
         .unwrap_err();
     assert!(matches!(err, AwsError::LimitExceeded { .. }), "{err:?}");
@@ -278,7 +287,7 @@ async fn target_health_is_settable() {
     env.elb.create_listener(&lb.arn, &spec).await.unwrap();
     let t = TargetDescription::new("10.0.1.5", 80);
     env.elb
-        .register_targets(&tg.arn, &[t.clone()])
+        .register_targets(&tg.arn, std::slice::from_ref(&t))
         .await
         .unwrap();
     let h = env.elb.describe_target_health(&tg.arn, &[]).await.unwrap();
@@ -298,7 +307,7 @@ async fn target_health_is_settable() {
             .unwrap();
         let h = env
             .elb
-            .describe_target_health(&tg.arn, &[t.clone()])
+            .describe_target_health(&tg.arn, std::slice::from_ref(&t))
             .await
             .unwrap();
         assert_eq!(h[0].health.state, state);
@@ -309,7 +318,7 @@ async fn target_health_is_settable() {
         .unwrap();
     fake.set_deregistration_draining(true);
     env.elb
-        .deregister_targets(&tg.arn, &[t.clone()])
+        .deregister_targets(&tg.arn, std::slice::from_ref(&t))
         .await
         .unwrap();
     let h = env.elb.describe_target_health(&tg.arn, &[]).await.unwrap();
