@@ -1,7 +1,7 @@
 //! Switching from upstream: moto and the API test server hold what upstream v3.5's deployer left
 //! for many Ingress shapes (names, tags, TargetGroupBindings in upstream's shape, finalizers,
-//! status), written from upstream's model, never from ours; then our controller starts and must
-//! write nothing: no AWS write call, the same AWS inventory, and the same resourceVersion on every
+//! status), written from upstream's model, never from ours; then our Ingress and TargetGroupBinding
+//! controllers start and must write nothing: no AWS write call, the same AWS inventory, and the same resourceVersion on every
 //! Ingress, Service and TargetGroupBinding.
 
 mod kit;
@@ -19,6 +19,9 @@ use k8s_openapi::api::core::v1::{Event, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::json;
+
+use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
+use tokio_util::sync::CancellationToken;
 
 use crate::ingress::{eventually, inventory, test_config, Harness};
 use crate::support::moto_cloud::{calls_by_op, cloud, new_writes, raw_ec2, settle, Cloud};
@@ -228,6 +231,22 @@ async fn upstream_made_state_is_taken_over_without_a_write() {
     let calls = calls_by_op(&c.registry);
 
     h.launch();
+    // The TargetGroupBinding controller runs beside it, as in the binary.
+    let tgb_cfg = TgbConfig {
+        vpc_cidrs: vec!["10.1.0.0/16".parse().unwrap()],
+        cluster_name: CLUSTER.into(),
+        vpc_id: c.vpc.clone(),
+        max_backoff: std::time::Duration::from_secs(1),
+        ..TgbConfig::default()
+    };
+    let tgb_stop = CancellationToken::new();
+    let tgb_task = tokio::spawn(tgb::run(
+        h.client.clone(),
+        c.elb.clone(),
+        c.ec2.clone(),
+        tgb_cfg,
+        tgb_stop.clone(),
+    ));
     for s in &shapes {
         for m in &s.members {
             let what = format!("{} ({}/{m}) reconciled", s.title, s.namespace);
@@ -241,6 +260,15 @@ async fn upstream_made_state_is_taken_over_without_a_write() {
             .await;
         }
     }
+    // Every binding was looked at: each reconcile reads its target group's health.
+    let bindings: usize = shapes.iter().map(|s| s.tgs.len()).sum();
+    let health = |r: &BTreeMap<String, f64>| r.get("DescribeTargetHealth").copied().unwrap_or(0.0);
+    eventually(
+        "every binding reconciled",
+        std::time::Duration::from_secs(60),
+        || async { health(&calls_by_op(&c.registry)) - health(&calls) >= bindings as f64 },
+    )
+    .await;
     settle(&c.registry).await;
 
     assert_eq!(
@@ -260,5 +288,7 @@ async fn upstream_made_state_is_taken_over_without_a_write() {
         .collect();
     assert!(moved.is_empty(), "objects written: {moved:?}");
     assert_eq!(k8s_before.len(), k8s_after.len());
+    tgb_stop.cancel();
+    tgb_task.await.unwrap();
     h.stop().await;
 }
