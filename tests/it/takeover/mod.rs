@@ -4,6 +4,7 @@
 //! controllers start and must write nothing: no AWS write call, the same AWS inventory, and the same resourceVersion on every
 //! Ingress, Service and TargetGroupBinding.
 
+mod bindings;
 mod kit;
 mod names;
 mod seed;
@@ -18,7 +19,7 @@ use aws_load_balancer_controller::crd::{IngressClassParams, TargetGroupBinding};
 use k8s_openapi::api::core::v1::{Event, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::api::{Api, ListParams, PostParams};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
 use tokio_util::sync::CancellationToken;
@@ -204,16 +205,30 @@ async fn events(client: &kube::Client, ns: &str, name: &str) -> Vec<String> {
     out
 }
 
-#[tokio::test]
-async fn upstream_made_state_is_taken_over_without_a_write() {
+/// Waits for `SuccessfullyReconciled` on every member Ingress; fails at the first `Failed*`.
+async fn all_reconciled(client: &kube::Client, shapes: &[seed::Shape]) {
+    for s in shapes {
+        for m in &s.members {
+            let what = format!("{} ({}/{m}) reconciled", s.title, s.namespace);
+            eventually(&what, std::time::Duration::from_secs(60), || async {
+                let evs = events(client, s.namespace, m).await;
+                if let Some(bad) = evs.iter().find(|e| e.starts_with("Failed")) {
+                    panic!("{}: {bad}", s.title);
+                }
+                evs.iter().any(|e| e.starts_with("SuccessfullyReconciled"))
+            })
+            .await;
+        }
+    }
+}
+
+/// A cloud ready for every shape, the three certificates, and a harness (controller not started).
+async fn setup() -> (Cloud, Harness, BTreeMap<String, String>) {
     let c = cloud().await;
     prepare_network(&c).await;
     let mut cfg = test_config(&c.vpc);
     cfg.model.cluster_name = CLUSTER.into();
-    let mut h = Harness::new(c.elb.clone(), c.ec2.clone(), &c.vpc, cfg).await;
-    let backend = seed::backend_sg(&c).await;
-    let shapes = shapes::all();
-    assert!(shapes.len() >= 15, "{} shapes", shapes.len());
+    let h = Harness::new(c.elb.clone(), c.ec2.clone(), &c.vpc, cfg).await;
     let mut vars = BTreeMap::new();
     for (k, domain) in [
         ("cert1", "a.example.com"),
@@ -222,6 +237,55 @@ async fn upstream_made_state_is_taken_over_without_a_write() {
     ] {
         vars.insert(k.to_string(), seed::certificate(&c, domain).await);
     }
+    (c, h, vars)
+}
+
+/// On a fresh cluster, the bindings our controller creates are exactly upstream's for every
+/// shape: same name, namespace, labels, no annotation, and the same spec field for field.
+#[tokio::test]
+async fn fresh_bindings_are_upstreams_shape() {
+    let (c, mut h, vars) = setup().await;
+    let shapes = shapes::all();
+    for s in &shapes {
+        seed::user_objects(&c, &h.client, &vars, s).await;
+    }
+    h.launch();
+    all_reconciled(&h.client, &shapes).await;
+    let q = Ec2Query::default().filter("group-name", [names::backend_sg(CLUSTER)]);
+    let backend = c.ec2.describe_security_groups(&q).await.unwrap()[0]
+        .id
+        .clone();
+    for s in &shapes {
+        let api: Api<TargetGroupBinding> = Api::namespaced(h.client.clone(), s.namespace);
+        for tg in &s.tgs {
+            let name = seed::tg_name(&h.client, s, tg).await;
+            let ours = api
+                .get(&name)
+                .await
+                .unwrap_or_else(|e| panic!("{}: {name}: {e}", s.title));
+            let arn = &ours.spec.target_group_arn;
+            let want = bindings::upstream(s, tg, &name, arn, &backend, &c.vpc);
+            let got = serde_json::to_value(&ours).unwrap();
+            assert_eq!(got["spec"], want["spec"], "{}: {name}", s.title);
+            assert_eq!(
+                got["metadata"]["labels"], want["metadata"]["labels"],
+                "{}",
+                s.title
+            );
+            assert_eq!(got["metadata"]["annotations"], Value::Null, "{}", s.title);
+        }
+        let count = api.list(&ListParams::default()).await.unwrap().items.len();
+        assert_eq!(count, s.tgs.len(), "{}", s.title);
+    }
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn upstream_made_state_is_taken_over_without_a_write() {
+    let (c, mut h, vars) = setup().await;
+    let backend = seed::backend_sg(&c).await;
+    let shapes = shapes::all();
+    assert!(shapes.len() >= 15, "{} shapes", shapes.len());
     for s in &shapes {
         seed::seed(&c, &h.client, &backend, &vars, s).await;
     }
@@ -247,19 +311,7 @@ async fn upstream_made_state_is_taken_over_without_a_write() {
         tgb_cfg,
         tgb_stop.clone(),
     ));
-    for s in &shapes {
-        for m in &s.members {
-            let what = format!("{} ({}/{m}) reconciled", s.title, s.namespace);
-            eventually(&what, std::time::Duration::from_secs(60), || async {
-                let evs = events(&h.client, s.namespace, m).await;
-                if let Some(bad) = evs.iter().find(|e| e.starts_with("Failed")) {
-                    panic!("{}: {bad}", s.title);
-                }
-                evs.iter().any(|e| e.starts_with("SuccessfullyReconciled"))
-            })
-            .await;
-        }
-    }
+    all_reconciled(&h.client, &shapes).await;
     // Every binding was looked at: each reconcile reads its target group's health.
     let bindings: usize = shapes.iter().map(|s| s.tgs.len()).sum();
     let health = |r: &BTreeMap<String, f64>| r.get("DescribeTargetHealth").copied().unwrap_or(0.0);

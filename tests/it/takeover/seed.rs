@@ -7,12 +7,12 @@
 use std::collections::BTreeMap;
 
 use aws_load_balancer_controller::aws::{self, *};
-use aws_load_balancer_controller::crd::TargetGroupBinding;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::{json, Value};
 
+use super::bindings;
 use super::names::{self, Group, TgName};
 use super::CLUSTER;
 use crate::support::moto_cloud::Cloud;
@@ -110,7 +110,7 @@ impl Shape {
         t
     }
 
-    fn stack_labels(&self) -> Value {
+    pub fn stack_labels(&self) -> Value {
         match self.explicit {
             Some(g) => json!({"ingress.k8s.aws/stack": g}),
             None => json!({"ingress.k8s.aws/stack-namespace": self.namespace,
@@ -178,6 +178,64 @@ fn action(a: &Act, tgs: &BTreeMap<&str, String>) -> aws::Action {
     }
 }
 
+/// Creates the user's objects of `s` (and the SG a `security-groups` annotation names); returns
+/// `vars` with `user_sg` added.
+pub async fn user_objects(
+    c: &Cloud,
+    client: &kube::Client,
+    vars: &BTreeMap<String, String>,
+    s: &Shape,
+) -> BTreeMap<String, String> {
+    let user_sg = match s.sgs {
+        Sgs::User => c
+            .ec2
+            .create_security_group(&CreateSecurityGroup {
+                name: format!("{}-web", s.namespace),
+                description: "made by the user".into(),
+                vpc_id: c.vpc.clone(),
+                tags: Tags::new(),
+            })
+            .await
+            .unwrap(),
+        Sgs::Managed(_) => String::new(),
+    };
+    let mut vars = vars.clone();
+    vars.insert("user_sg".into(), user_sg);
+    super::apply(client, s.namespace, &fill(&vars, &s.yaml), &s.finalizer()).await;
+    vars
+}
+
+fn fill(vars: &BTreeMap<String, String>, t: &str) -> String {
+    vars.iter()
+        .fold(t.to_string(), |t, (k, v)| t.replace(&format!("{{{k}}}"), v))
+}
+
+/// Upstream's name for the target group of `tg` (it hashes the Service's UID).
+pub async fn tg_name(client: &kube::Client, s: &Shape, tg: &Tg) -> String {
+    let services: Api<Service> = Api::namespaced(client.clone(), s.namespace);
+    let uid = services
+        .get(tg.service)
+        .await
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap();
+    names::target_group(
+        CLUSTER,
+        &s.group(),
+        &TgName {
+            ingress: (s.namespace, tg.ingress),
+            service: (s.namespace, tg.service),
+            service_uid: &uid,
+            port: tg.port,
+            tg_port: tg.tg_port,
+            target_type: tg.target_type,
+            protocol: tg.protocol,
+            protocol_version: tg.version,
+        },
+    )
+}
+
 /// Creates the user's objects, then everything upstream left for them, in AWS and in the cluster.
 pub async fn seed(
     c: &Cloud,
@@ -186,29 +244,9 @@ pub async fn seed(
     vars: &BTreeMap<String, String>,
     s: &Shape,
 ) {
-    let user_sg = match s.sgs {
-        Sgs::User => Some(
-            c.ec2
-                .create_security_group(&CreateSecurityGroup {
-                    name: format!("{}-web", s.namespace),
-                    description: "made by the user".into(),
-                    vpc_id: c.vpc.clone(),
-                    tags: Tags::new(),
-                })
-                .await
-                .unwrap(),
-        ),
-        Sgs::Managed(_) => None,
-    };
-    let mut vars = vars.clone();
-    vars.insert("user_sg".into(), user_sg.clone().unwrap_or_default());
-    let fill = |t: &str| {
-        vars.iter()
-            .fold(t.to_string(), |t, (k, v)| t.replace(&format!("{{{k}}}"), v))
-    };
-    let yaml = fill(&s.yaml);
-    super::apply(client, s.namespace, &yaml, &s.finalizer()).await;
-    let services: Api<Service> = Api::namespaced(client.clone(), s.namespace);
+    let vars = user_objects(c, client, vars, s).await;
+    let fill = |t: &str| fill(&vars, t);
+    let user_sg = vars["user_sg"].clone();
     let g = s.group();
 
     // Security groups.
@@ -227,33 +265,13 @@ pub async fn seed(
             c.ec2.authorize_ingress(&id, perms).await.unwrap();
             vec![id, backend.to_string()]
         }
-        Sgs::User => vec![user_sg.clone().unwrap()],
+        Sgs::User => vec![user_sg],
     };
     // Target groups.
     let mut arns: BTreeMap<&str, String> = BTreeMap::new();
     let mut tg_names: BTreeMap<&str, String> = BTreeMap::new();
     for tg in &s.tgs {
-        let uid = services
-            .get(tg.service)
-            .await
-            .unwrap()
-            .metadata
-            .uid
-            .unwrap();
-        let name = names::target_group(
-            CLUSTER,
-            &g,
-            &TgName {
-                ingress: (s.namespace, tg.ingress),
-                service: (s.namespace, tg.service),
-                service_uid: &uid,
-                port: tg.port,
-                tg_port: tg.tg_port,
-                target_type: tg.target_type,
-                protocol: tg.protocol,
-                protocol_version: tg.version,
-            },
-        );
+        let name = tg_name(client, s, tg).await;
         let req = CreateTargetGroup {
             name: name.clone(),
             protocol: Some(tg.protocol.into()),
@@ -339,50 +357,8 @@ pub async fn seed(
             .await
             .unwrap();
     }
-    // TargetGroupBindings, as upstream's binding manager creates them and its TGB controller
-    // then marks them.
-    let tgbs: Api<TargetGroupBinding> = Api::namespaced(client.clone(), s.namespace);
     for tg in &s.tgs {
-        let name = &tg_names[tg.id];
-        let port_ref: Value = match tg.port.parse::<i32>() {
-            Ok(n) => json!(n),
-            Err(_) => json!(tg.port),
-        };
-        let mut spec = json!({
-            "targetGroupARN": arns[tg.id],
-            "targetType": tg.target_type,
-            "targetGroupProtocol": tg.protocol,
-            "serviceRef": {"name": tg.service, "port": port_ref},
-            "ipAddressType": tg.ip_type,
-            "vpcID": c.vpc,
-        });
-        if !tg.tgb_ports.is_empty() {
-            let rules: Vec<Value> = tg
-                .tgb_ports
-                .iter()
-                .map(|p| {
-                    json!({"from": [{"securityGroup": {"groupID": backend}}],
-                    "ports": [{"protocol": "TCP", "port": p}]})
-                })
-                .collect();
-            spec["networking"] = json!({ "ingress": rules });
-        }
-        if let Some(sel) = &tg.node_selector {
-            spec["nodeSelector"] = sel.clone();
-        }
-        let obj: TargetGroupBinding = serde_json::from_value(json!({
-            "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
-            "metadata": {"name": name, "namespace": s.namespace, "labels": s.stack_labels(),
-                "finalizers": ["elbv2.k8s.aws/resources"],
-                "annotations": {"elbv2.k8s.aws/checkpoint": "cJs1V7Wb3l_b6q3JxSBLGSzRMBq8V8HJOVFSF8Z3MWk/DjPEHmS3frrK5IS2k8ILkUY5r7dQlaeGrRwTcw4tfvo",
-                    "elbv2.k8s.aws/checkpoint-timestamp": "1763500000"}},
-            "spec": spec,
-        }))
-        .unwrap();
-        let made = tgbs.create(&PostParams::default(), &obj).await.unwrap();
-        let body = json!({"status": {"observedGeneration": made.metadata.generation}});
-        tgbs.patch_status(name, &PatchParams::default(), &Patch::Merge(&body))
-            .await
-            .unwrap();
+        let b = bindings::upstream(s, tg, &tg_names[tg.id], &arns[tg.id], backend, &c.vpc);
+        bindings::create_as_upstream(client, b).await;
     }
 }
