@@ -1,8 +1,9 @@
 //! The shape upstream gives the TargetGroupBindings it writes, and comparison by meaning.
 //!
-//! Upstream's model builders (Ingress, Service, Gateway) write one `networking.ingress` rule per
-//! port, every rule from the same peers, each port with `protocol` set. [`rule_per_port`] builds
-//! exactly that, so a binding we write is byte-for-byte what upstream would have written.
+//! Upstream's Ingress and Gateway model builders write one `networking.ingress` rule per port,
+//! every rule from the same peers ([`rule_per_port`]); its Service builder writes one rule with
+//! all the ports ([`one_rule`]); every port carries its `protocol` ([`port`]). Building bindings
+//! with these makes them byte-for-byte what upstream would have written.
 //! [`same_meaning`] decides whether an existing binding needs a write at all: rules compare as the
 //! set of (peer, protocol, port) grants they make, whatever their grouping or order, and fields the
 //! webhook fills on create are not a difference when the writer leaves them out.
@@ -27,23 +28,30 @@ pub fn security_group_peer(group_id: impl Into<String>) -> NetworkingPeer {
     }
 }
 
-/// Upstream's rules: one per port, in the order given, each from all of `from`. A port of
-/// `None` opens every port of `protocol`.
+/// A port of a rule as upstream writes it: `protocol` always present; `None` = every port.
+pub fn port(protocol: NetworkingProtocol, port: Option<IntOrString>) -> NetworkingPort {
+    NetworkingPort {
+        protocol: Some(protocol),
+        port,
+    }
+}
+
+/// Upstream's Ingress and Gateway shape: one rule per port, in the order given (traffic port,
+/// health-check port when it differs, target-control port), each from all of `from`.
 pub fn rule_per_port(
     from: &[NetworkingPeer],
-    protocol: NetworkingProtocol,
-    ports: impl IntoIterator<Item = Option<IntOrString>>,
+    ports: impl IntoIterator<Item = NetworkingPort>,
 ) -> Vec<NetworkingIngressRule> {
-    ports
-        .into_iter()
-        .map(|port| NetworkingIngressRule {
-            from: from.to_vec(),
-            ports: vec![NetworkingPort {
-                protocol: Some(protocol),
-                port,
-            }],
-        })
-        .collect()
+    ports.into_iter().map(|p| one_rule(from, vec![p])).collect()
+}
+
+/// Upstream's Service shape (and every shape with restricted SG rules disabled): one rule
+/// holding all the ports.
+pub fn one_rule(from: &[NetworkingPeer], ports: Vec<NetworkingPort>) -> NetworkingIngressRule {
+    NetworkingIngressRule {
+        from: from.to_vec(),
+        ports,
+    }
 }
 
 /// `networking` as upstream writes it: absent when there is no rule.

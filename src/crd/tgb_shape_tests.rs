@@ -27,16 +27,25 @@ fn upstream_two_rules() -> serde_json::Value {
 
 #[test]
 fn rule_per_port_is_upstreams_shape() {
-    let rules = rule_per_port(
-        &[security_group_peer("sg-backend")],
-        NetworkingProtocol::Tcp,
-        [Some(IntOrString::Int(8443)), Some(IntOrString::Int(9090))],
-    );
+    let from = [security_group_peer("sg-backend")];
+    let tcp = |p| port(NetworkingProtocol::Tcp, Some(IntOrString::Int(p)));
+    let rules = rule_per_port(&from, [tcp(8443), tcp(9090)]);
     assert_eq!(
         serde_json::to_value(networking(rules)).unwrap(),
         upstream_two_rules()["networking"]
     );
     assert_eq!(networking(vec![]), None);
+    // Upstream's Service shape: the same grants in one rule.
+    let service = networking(vec![one_rule(&from, vec![tcp(8443), tcp(9090)])]);
+    assert_eq!(
+        serde_json::to_value(&service).unwrap(),
+        json!({"ingress": [{"from": [{"securityGroup": {"groupID": "sg-backend"}}],
+            "ports": [{"protocol": "TCP", "port": 8443}, {"protocol": "TCP", "port": 9090}]}]})
+    );
+    assert_eq!(
+        grants(service.as_ref()),
+        grants(spec(upstream_two_rules()).networking.as_ref())
+    );
 }
 
 #[test]

@@ -40,8 +40,7 @@ pub(crate) fn resolve(
         )];
         rules.extend(tgb_shape::rule_per_port(
             &from,
-            NetworkingProtocol::Tcp,
-            [n.port.clone()],
+            [tgb_shape::port(NetworkingProtocol::Tcp, n.port.clone())],
         ));
     }
     let spec = TargetGroupBindingSpec {
