@@ -3,6 +3,7 @@
 
 pub mod ingress_class_params;
 pub mod target_group_binding;
+pub mod tgb_shape;
 pub mod v1alpha1;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;

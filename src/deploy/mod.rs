@@ -17,7 +17,7 @@ pub mod rule;
 pub mod security_group;
 pub mod tags;
 pub mod target_group;
-mod tgb;
+pub(crate) mod tgb;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

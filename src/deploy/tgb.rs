@@ -8,10 +8,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use super::error::Result;
 use super::normalize::Resolved;
 use crate::crd::target_group_binding::{
-    NetworkingIngressRule, NetworkingPeer, NetworkingPort, NetworkingProtocol, SecurityGroup,
-    ServiceReference, TargetGroupBindingNetworking, TargetGroupBindingSpec,
+    NetworkingIngressRule, NetworkingProtocol, ServiceReference, TargetGroupBindingSpec,
     TargetGroupIpAddressType, TargetGroupProtocol,
 };
+use crate::crd::tgb_shape;
 use crate::model::{self, Protocol};
 
 /// One TargetGroupBinding to create or update.
@@ -31,30 +31,17 @@ pub(crate) fn resolve(
     vpc_id: &str,
 ) -> Result<ResolvedTargetGroupBinding> {
     let s = &b.spec;
-    // One ingress rule per source security group, with its ports in model order.
+    // Upstream's shape: one rule per model rule (one port each), never merged, so a binding
+    // upstream wrote reads back as exactly what we want.
     let mut rules: Vec<NetworkingIngressRule> = Vec::new();
     for n in &s.networking {
-        let sg = r.token(&n.from_security_group)?;
-        let port = NetworkingPort {
-            protocol: Some(NetworkingProtocol::Tcp),
-            port: n.port.clone(),
-        };
-        let existing = rules.iter_mut().find(|x| {
-            x.from
-                .first()
-                .and_then(|p| p.security_group.as_ref())
-                .is_some_and(|g| g.group_id == sg)
-        });
-        match existing {
-            Some(rule) => rule.ports.push(port),
-            None => rules.push(NetworkingIngressRule {
-                from: vec![NetworkingPeer {
-                    ip_block: None,
-                    security_group: Some(SecurityGroup { group_id: sg }),
-                }],
-                ports: vec![port],
-            }),
-        }
+        let from = [tgb_shape::security_group_peer(
+            r.token(&n.from_security_group)?,
+        )];
+        rules.extend(tgb_shape::rule_per_port(
+            &from,
+            [tgb_shape::port(NetworkingProtocol::Tcp, n.port.clone())],
+        ));
     }
     let spec = TargetGroupBindingSpec {
         target_group_arn: r.token(&s.target_group_arn)?,
@@ -68,7 +55,7 @@ pub(crate) fn resolve(
             name: s.service_name.clone(),
             port: s.service_port.clone(),
         },
-        networking: (!rules.is_empty()).then_some(TargetGroupBindingNetworking { ingress: rules }),
+        networking: tgb_shape::networking(rules),
         node_selector: s.node_selector.as_ref().map(|m| LabelSelector {
             match_labels: Some(m.clone()),
             match_expressions: None,

@@ -237,7 +237,7 @@ pub enum RuleCondition {
         config: QueryStringConfig,
     },
     SourceIp {
-        #[serde(rename = "sourceIPConfig")]
+        #[serde(rename = "sourceIPConfig", alias = "sourceIpConfig")]
         config: ListConfig,
     },
 }
@@ -253,7 +253,7 @@ pub struct ConditionInput {
     pub http_request_method_config: Option<ListConfig>,
     pub path_pattern_config: Option<ValuesConfig>,
     pub query_string_config: Option<QueryStringConfig>,
-    #[serde(rename = "sourceIPConfig")]
+    #[serde(rename = "sourceIPConfig", alias = "sourceIpConfig")]
     pub source_ip_config: Option<ListConfig>,
 }
 

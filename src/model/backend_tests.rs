@@ -143,3 +143,13 @@ fn transform_validation_texts() {
         );
     }
 }
+
+/// Upstream decodes annotation JSON case-insensitively; its own docs spell `sourceIpConfig`.
+#[test]
+fn source_ip_config_as_upstreams_docs_spell_it() {
+    let c: ConditionInput = serde_json::from_str(
+        r#"{"field":"source-ip","sourceIpConfig":{"values":["192.168.0.0/16"]}}"#,
+    )
+    .unwrap();
+    assert_eq!(c.source_ip_config.unwrap().values, vec!["192.168.0.0/16"]);
+}

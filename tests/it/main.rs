@@ -12,5 +12,6 @@ mod leader;
 mod model;
 mod process;
 mod support;
+mod takeover;
 mod tgb;
 mod webhook_server;

@@ -6,13 +6,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
-use kube::{Api, ResourceExt};
-use serde_json::Value;
-
-use crate::crd::TargetGroupBinding;
+use crate::crd::{tgb_shape, TargetGroupBinding};
 use crate::deploy::ResolvedTargetGroupBinding;
 use crate::model::GroupId;
+use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
+use kube::{Api, ResourceExt};
 
 /// Labels that mark a TargetGroupBinding as part of the stack of `group`.
 pub fn stack_labels(group: &GroupId) -> BTreeMap<String, String> {
@@ -37,32 +35,15 @@ fn selector(labels: &BTreeMap<String, String>) -> String {
         .join(",")
 }
 
-/// Whether every field set in `want` has the same value in `have` (fields only `have` carries,
-/// such as webhook defaults, do not count as a difference).
-pub fn contains(have: &Value, want: &Value) -> bool {
-    match (have, want) {
-        (Value::Object(h), Value::Object(w)) => w
-            .iter()
-            .all(|(k, wv)| h.get(k).is_some_and(|hv| contains(hv, wv))),
-        (Value::Array(h), Value::Array(w)) => {
-            h.len() == w.len() && h.iter().zip(w).all(|(a, b)| contains(a, b))
-        }
-        _ => have == want,
-    }
-}
-
-fn needs_update(have: &TargetGroupBinding, want: &ResolvedTargetGroupBinding) -> bool {
+/// Whether `have` needs a write to become `want`: our labels missing, or a spec that means
+/// something else (grouping and order of rules, and webhook defaults, do not count; see
+/// [`tgb_shape::same_meaning`]). Labels and annotations others added are left alone.
+pub fn needs_update(have: &TargetGroupBinding, want: &ResolvedTargetGroupBinding) -> bool {
     let labels_ok = want
         .labels
         .iter()
         .all(|(k, v)| have.labels().get(k) == Some(v));
-    let (Ok(h), Ok(w)) = (
-        serde_json::to_value(&have.spec),
-        serde_json::to_value(&want.spec),
-    ) else {
-        return true;
-    };
-    !labels_ok || !contains(&h, &w)
+    !labels_ok || !tgb_shape::same_meaning(&have.spec, &want.spec)
 }
 
 /// What one sync did (for logs and tests).
@@ -121,8 +102,10 @@ pub async fn sync(
                             return Err(kube::Error::Api(e));
                         }
                         by_arn.remove(&have.spec.target_group_arn);
-                        replace(&api, have, want).await?;
-                        changes.updated += 1;
+                        if needs_update(&have, want) {
+                            replace(&api, have, want).await?;
+                            changes.updated += 1;
+                        }
                     }
                     Err(e) => return Err(e),
                 }
@@ -161,7 +144,7 @@ async fn replace(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     #[test]
     fn labels_follow_the_group_kind() {
@@ -175,14 +158,125 @@ mod tests {
         );
     }
 
+    fn ours(spec: Value) -> ResolvedTargetGroupBinding {
+        ResolvedTargetGroupBinding {
+            id: "ns-1/ing-1-svc-3:https".into(),
+            name: "k8s-ns1-svc3-bf42870fba".into(),
+            namespace: "ns-1".into(),
+            labels: stack_labels(&GroupId::implicit("ns-1", "ing-1")),
+            spec: serde_json::from_value(spec).unwrap(),
+        }
+    }
+
+    /// What our model and deployer make of upstream's test-table Service `svc-3` (ip targets,
+    /// target port 8443, `healthcheck-port: 9090`) behind Ingress `ns-1/ing-1`.
+    fn ours_for_svc3() -> ResolvedTargetGroupBinding {
+        let yaml = r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: svc-3
+  namespace: ns-1
+  annotations:
+    alb.ingress.kubernetes.io/target-type: ip
+    alb.ingress.kubernetes.io/backend-protocol: HTTPS
+    alb.ingress.kubernetes.io/healthcheck-port: "9090"
+spec: {ports: [{name: https, port: 443, targetPort: 8443, nodePort: 32768}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: ing-1
+  namespace: ns-1
+  annotations: {kubernetes.io/ingress.class: alb}
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /svc-3, pathType: Exact, backend: {service: {name: svc-3, port: {name: https}}}}
+"#;
+        let mut objs = crate::model::ClusterObjects::default();
+        for d in crate::plan::parse_documents(yaml).unwrap() {
+            match d["kind"].as_str() {
+                Some("Service") => objs.services.push(serde_json::from_value(d).unwrap()),
+                _ => objs.ingresses.push(serde_json::from_value(d).unwrap()),
+            }
+        }
+        let (groups, _) = crate::model::load_groups(&objs, "alb");
+        let cfg = crate::model::ModelConfig {
+            cluster_name: "cluster-name".into(),
+            vpc_id: Some("vpc-1".into()),
+            ..Default::default()
+        };
+        let stack = crate::model::build_stack(
+            groups.values().next().unwrap(),
+            &objs,
+            &cfg,
+            &Default::default(),
+        )
+        .unwrap();
+        let b = &stack.target_group_bindings[0];
+        let mut r = crate::deploy::normalize::Resolved {
+            backend_sg: Some("sg-backend".into()),
+            ..Default::default()
+        };
+        r.target_group_arns.insert(b.id.clone(), "arn:tg/1".into());
+        crate::deploy::tgb::resolve(b, &r, "vpc-1").unwrap()
+    }
+
+    /// Upstream's binding for a target port 8443 with health-check port 9090 (one rule per
+    /// port) against what our deployer resolves for the same target group: equal, no patch.
     #[test]
-    fn defaults_added_by_others_are_not_a_difference() {
-        let want = json!({"serviceRef": {"name": "a", "port": 80}, "targetType": "instance"});
-        let have = json!({"serviceRef": {"name": "a", "port": 80}, "targetType": "instance",
-            "ipAddressType": "ipv4"});
-        assert!(contains(&have, &want));
-        let changed = json!({"serviceRef": {"name": "a", "port": 81}, "targetType": "instance"});
-        assert!(!contains(&changed, &want));
-        assert!(!contains(&json!({"l": [1]}), &json!({"l": [1, 2]})));
+    fn upstreams_two_rule_binding_needs_no_patch() {
+        let upstream: TargetGroupBinding = serde_json::from_value(json!({
+            "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+            "metadata": {"name": "k8s-ns1-svc3-bf42870fba", "namespace": "ns-1",
+                "labels": {"ingress.k8s.aws/stack-namespace": "ns-1", "ingress.k8s.aws/stack-name": "ing-1"},
+                "annotations": {"elbv2.k8s.aws/checkpoint": "x", "elbv2.k8s.aws/checkpoint-timestamp": "1"},
+                "finalizers": ["elbv2.k8s.aws/resources"]},
+            "spec": {
+                "targetGroupARN": "arn:tg/1", "targetGroupProtocol": "HTTPS", "targetType": "ip",
+                "serviceRef": {"name": "svc-3", "port": "https"},
+                "networking": {"ingress": [
+                    {"from": [{"securityGroup": {"groupID": "sg-backend"}}], "ports": [{"protocol": "TCP", "port": 8443}]},
+                    {"from": [{"securityGroup": {"groupID": "sg-backend"}}], "ports": [{"protocol": "TCP", "port": 9090}]}
+                ]},
+                "ipAddressType": "ipv4", "vpcID": "vpc-1"
+            },
+            "status": {"observedGeneration": 1}
+        }))
+        .unwrap();
+        let mut ours = ours_for_svc3();
+        assert_eq!(upstream.spec, ours.spec, "same shape, field for field");
+        assert!(!needs_update(&upstream, &ours));
+        // The merged shape older versions of ours wrote means the same: no patch either.
+        ours.spec.networking = serde_json::from_value(json!({"ingress": [
+            {"from": [{"securityGroup": {"groupID": "sg-backend"}}],
+             "ports": [{"protocol": "TCP", "port": 8443}, {"protocol": "TCP", "port": 9090}]}
+        ]}))
+        .unwrap();
+        assert!(!needs_update(&upstream, &ours));
+        // A real change (the health-check port moved) is written.
+        ours.spec.networking.as_mut().unwrap().ingress[0].ports[1].port =
+            Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(9091));
+        assert!(needs_update(&upstream, &ours));
+    }
+
+    #[test]
+    fn missing_stack_labels_need_a_write() {
+        let mut have: TargetGroupBinding = serde_json::from_value(json!({
+            "metadata": {"name": "b", "labels": {"ingress.k8s.aws/stack-namespace": "ns-1", "other": "x"}},
+            "spec": {"targetGroupARN": "arn:tg/1", "serviceRef": {"name": "a", "port": 80}}
+        }))
+        .unwrap();
+        let want =
+            ours(json!({"targetGroupARN": "arn:tg/1", "serviceRef": {"name": "a", "port": 80}}));
+        assert!(needs_update(&have, &want));
+        have.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("ingress.k8s.aws/stack-name".into(), "ing-1".into());
+        assert!(!needs_update(&have, &want));
     }
 }

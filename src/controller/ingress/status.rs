@@ -5,6 +5,8 @@ use k8s_openapi::api::networking::v1::{
     Ingress, IngressLoadBalancerIngress, IngressLoadBalancerStatus, IngressPortStatus,
     IngressStatus,
 };
+use std::collections::BTreeSet;
+
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 
@@ -34,23 +36,25 @@ pub fn desired(dns_name: &str, ports: &[i32]) -> IngressStatus {
     }
 }
 
-/// Whether the Ingress already shows `want` (entries compared field by field; an empty
-/// `ports` list equals an absent one).
+/// Whether the Ingress already shows `want`, by meaning as upstream judges it: no IP entry, and
+/// the same hostnames each with the same set of ports. Port order, duplicates, and each port's
+/// `protocol` (upstream v3.5 writes it empty, we write `TCP`) or `error` are no difference.
 pub fn is_current(ing: &Ingress, want: &IngressStatus) -> bool {
-    let norm = |s: Option<&IngressStatus>| {
+    let entries = |s: Option<&IngressStatus>| {
         s.and_then(|s| s.load_balancer.as_ref())
             .and_then(|lb| lb.ingress.clone())
             .unwrap_or_default()
-            .into_iter()
-            .map(|mut e| {
-                if e.ports.as_ref().is_some_and(Vec::is_empty) {
-                    e.ports = None;
-                }
-                e
-            })
-            .collect::<Vec<_>>()
     };
-    norm(ing.status.as_ref()) == norm(Some(want))
+    let meaning = |e: &[IngressLoadBalancerIngress]| {
+        e.iter()
+            .map(|e| {
+                let ports: BTreeSet<i32> = e.ports.iter().flatten().map(|p| p.port).collect();
+                (e.ip.clone().unwrap_or_default(), e.hostname.clone(), ports)
+            })
+            .collect::<BTreeSet<_>>()
+    };
+    let (have, want) = (entries(ing.status.as_ref()), entries(Some(want)));
+    have.len() == want.len() && meaning(&have) == meaning(&want)
 }
 
 /// Patches the status of `ing` to `want` unless it already matches; returns whether it wrote.
@@ -108,5 +112,33 @@ mod tests {
         assert!(!is_current(&ing, &want));
         ing.status = Some(desired("lb.example", &[80, 8080]));
         assert!(!is_current(&ing, &want));
+    }
+
+    /// Upstream v3.5 writes `ports: [{port: p}]`, which the API stores with `protocol: ""`.
+    #[test]
+    fn upstreams_status_without_protocols_is_current() {
+        let want = desired(
+            "k8s-ns1-ing1-b7e914000d-1.us-west-2.elb.amazonaws.com",
+            &[443, 80],
+        );
+        let ing: Ingress = serde_json::from_value(json!({
+            "metadata": {"name": "ing-1"},
+            "status": {"loadBalancer": {"ingress": [{
+                "hostname": "k8s-ns1-ing1-b7e914000d-1.us-west-2.elb.amazonaws.com",
+                "ports": [{"port": 80, "protocol": ""}, {"port": 443, "protocol": ""}]
+            }]}}
+        }))
+        .unwrap();
+        assert!(is_current(&ing, &want));
+        let with_ip: Ingress = serde_json::from_value(json!({
+            "metadata": {"name": "ing-1"},
+            "status": {"loadBalancer": {"ingress": [{
+                "ip": "10.0.0.1",
+                "hostname": "k8s-ns1-ing1-b7e914000d-1.us-west-2.elb.amazonaws.com",
+                "ports": [{"port": 80, "protocol": ""}, {"port": 443, "protocol": ""}]
+            }]}}
+        }))
+        .unwrap();
+        assert!(!is_current(&with_ip, &want));
     }
 }

@@ -3,39 +3,11 @@
 //! nothing; resources pre-created exactly as upstream leaves them are adopted with no create or
 //! delete call (counted by the AWS call metrics).
 
-use std::collections::BTreeMap;
-use std::time::Duration;
-
 use aws_load_balancer_controller::model::{self, ClusterObjects, Stack};
-use prometheus_client::registry::Registry;
 use serde_json::json;
 
 use super::*;
-use crate::support::moto_cloud::{calls_by_op, cloud, create_as_upstream};
-
-/// Operations whose count grew since `before` (writes only).
-fn new_writes(r: &Registry, before: &BTreeMap<String, f64>) -> Vec<String> {
-    calls_by_op(r)
-        .into_iter()
-        .filter(|(op, _)| !op.starts_with("Describe"))
-        .filter_map(|(op, v)| {
-            let d = v - before.get(&op).copied().unwrap_or(0.0);
-            (d > 0.0).then(|| format!("{op}={d}"))
-        })
-        .collect()
-}
-
-/// Waits until the metrics stop moving (the controller is idle).
-async fn settle(r: &Registry) {
-    let mut last = calls_by_op(r);
-    let mut quiet = 0;
-    while quiet < 8 {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        let now = calls_by_op(r);
-        quiet = if now == last { quiet + 1 } else { 0 };
-        last = now;
-    }
-}
+use crate::support::moto_cloud::{calls_by_op, cloud, create_as_upstream, new_writes, settle};
 
 /// The stack the model builds from the objects in the API server (same config as the controller).
 async fn model_stack(h: &Harness, ns: &str) -> Stack {

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::{self, Stack, Token};
@@ -116,6 +117,30 @@ pub fn calls_by_op(r: &Registry) -> BTreeMap<String, f64> {
         *out.entry(op.to_string()).or_insert(0.0) += v;
     }
     out
+}
+
+/// Operations whose count grew since `before` (writes only).
+pub fn new_writes(r: &Registry, before: &BTreeMap<String, f64>) -> Vec<String> {
+    calls_by_op(r)
+        .into_iter()
+        .filter(|(op, _)| !op.starts_with("Describe"))
+        .filter_map(|(op, v)| {
+            let d = v - before.get(&op).copied().unwrap_or(0.0);
+            (d > 0.0).then(|| format!("{op}={d}"))
+        })
+        .collect()
+}
+
+/// Waits until the metrics stop moving (the controller is idle).
+pub async fn settle(r: &Registry) {
+    let mut last = calls_by_op(r);
+    let mut quiet = 0;
+    while quiet < 8 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = calls_by_op(r);
+        quiet = if now == last { quiet + 1 } else { 0 };
+        last = now;
+    }
 }
 
 /// What upstream leaves in AWS for `stack`, created request by request with its names and tags.
