@@ -10,9 +10,9 @@ use super::normalize::Resolved;
 use crate::crd::target_group_binding::{
     NetworkingIngressRule, NetworkingPeer, NetworkingPort, NetworkingProtocol, SecurityGroup,
     ServiceReference, TargetGroupBindingNetworking, TargetGroupBindingSpec,
-    TargetGroupIpAddressType, TargetGroupProtocol,
+    TargetGroupIpAddressType,
 };
-use crate::model::{self, Protocol};
+use crate::model;
 
 /// One TargetGroupBinding to create or update.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,7 +36,7 @@ pub(crate) fn resolve(
     for n in &s.networking {
         let sg = r.token(&n.from_security_group)?;
         let port = NetworkingPort {
-            protocol: Some(NetworkingProtocol::Tcp),
+            protocol: Some(n.protocol.unwrap_or(NetworkingProtocol::Tcp)),
             port: n.port.clone(),
         };
         let existing = rules.iter_mut().find(|x| {
@@ -60,10 +60,7 @@ pub(crate) fn resolve(
         target_group_arn: r.token(&s.target_group_arn)?,
         multi_cluster_target_group: s.multi_cluster_target_group,
         target_type: Some(s.target_type),
-        target_group_protocol: Some(match s.target_group_protocol {
-            Protocol::Http => TargetGroupProtocol::Http,
-            Protocol::Https => TargetGroupProtocol::Https,
-        }),
+        target_group_protocol: Some(s.target_group_protocol.into()),
         service_ref: ServiceReference {
             name: s.service_name.clone(),
             port: s.service_port.clone(),

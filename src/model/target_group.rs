@@ -282,7 +282,7 @@ pub fn build(
         target_type: tt,
         port: tg_port,
         protocol: proto,
-        protocol_version: version,
+        protocol_version: Some(version),
         ip_address_type: ip_type.into(),
         health_check,
         target_control_port: control,
@@ -324,6 +324,7 @@ fn networking_rules(
         return vec![NetworkingRule {
             from_security_group: source.clone(),
             port: None,
+            protocol: None,
         }];
     }
     let mut ports = vec![target_port];
@@ -339,6 +340,7 @@ fn networking_rules(
         .map(|p| NetworkingRule {
             from_security_group: source.clone(),
             port: Some(p),
+            protocol: None,
         })
         .collect()
 }
