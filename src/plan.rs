@@ -1,6 +1,7 @@
 //! The offline `plan` command: reads manifests as kept in git (multi-document YAML or JSON;
-//! Ingress, Service, IngressClass, IngressClassParams, Namespace) and prints, per Ingress group,
-//! the stack the controller would deploy. No cluster and no AWS access.
+//! Ingress, Service, IngressClass, IngressClassParams, Namespace) and prints, per Ingress group
+//! and per LoadBalancer Service this controller would own, the stack it would deploy. No
+//! cluster and no AWS access.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -10,6 +11,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::model::service::{self, ServiceEnv};
 use crate::model::target_group::PLACEHOLDER_SERVICE_UID;
 use crate::model::{
     self, BuildEnv, ClusterObjects, ExcludedMember, LoadBalancerScheme, ModelConfig, Stack,
@@ -33,6 +35,10 @@ const EMBEDDED_SAMPLES: &[(&str, &str)] = &[
     (
         "config/samples/ingress-ip-target.yaml",
         include_str!("../config/samples/ingress-ip-target.yaml"),
+    ),
+    (
+        "config/samples/service-nlb.yaml",
+        include_str!("../config/samples/service-nlb.yaml"),
     ),
 ];
 
@@ -68,6 +74,9 @@ pub struct PlanArgs {
     /// Scheme when not annotated (`internal` or `internet-facing`).
     #[arg(long, default_value = "internal", value_parser = ["internal", "internet-facing"])]
     pub default_load_balancer_scheme: String,
+    /// `spec.loadBalancerClass` of the Services this controller owns.
+    #[arg(long, default_value = "service.k8s.aws/nlb")]
+    pub load_balancer_class: String,
 }
 
 #[derive(Serialize)]
@@ -82,9 +91,22 @@ struct GroupPlan {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+struct ServicePlan {
+    service: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stack: Option<Stack>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Plan {
     notes: Vec<String>,
     groups: Vec<GroupPlan>,
+    /// One entry per Service that gets an NLB.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    services: Vec<ServicePlan>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     ingresses_not_in_any_group: Vec<ExcludedMember>,
 }
@@ -132,6 +154,7 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         } else {
             LoadBalancerScheme::Internal
         },
+        load_balancer_class: args.load_balancer_class.clone(),
         ..ModelConfig::default()
     };
     let env = BuildEnv {
@@ -196,7 +219,7 @@ fn placeholder_node_ports(objs: &mut ClusterObjects) -> Vec<String> {
 
 fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {
     let mut notes = vec![format!(
-        "target group names hash the live Service UID; Services without metadata.uid use the placeholder {PLACEHOLDER_SERVICE_UID}, so their target group (and TargetGroupBinding) names will differ in the cluster"
+        "target group names (and NLB and NLB security group names) hash the live Service UID; Services without metadata.uid use the placeholder {PLACEHOLDER_SERVICE_UID}, so those names will differ in the cluster"
     )];
     if env.subnets.is_none() {
         notes.push(
@@ -222,8 +245,35 @@ fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {
     Plan {
         notes,
         groups,
+        services: service_plans(objs, cfg, env),
         ingresses_not_in_any_group: errors,
     }
+}
+
+/// The NLB stack (or the build error) of every Service the controller would own.
+fn service_plans(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Vec<ServicePlan> {
+    let senv = ServiceEnv {
+        subnets: env.subnets.clone(),
+        existing_load_balancer: None,
+    };
+    let mut plans: Vec<ServicePlan> = objs
+        .services
+        .iter()
+        .filter(|s| service::is_service_supported(s, cfg))
+        .map(|s| {
+            let (stack, error) = match service::build_service_stack(s, cfg, &senv) {
+                Ok(stack) => (Some(stack), None),
+                Err(e) => (None, Some(e.to_string())),
+            };
+            ServicePlan {
+                service: service::service_key(s),
+                stack,
+                error,
+            }
+        })
+        .collect();
+    plans.sort_by(|a, b| a.service.cmp(&b.service));
+    plans
 }
 
 fn collect_files(p: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
@@ -386,6 +436,7 @@ metadata: {name: ignored}
             default_tags: Some("team=web".into()),
             default_target_type: "instance".into(),
             default_load_balancer_scheme: "internal".into(),
+            load_balancer_class: "service.k8s.aws/nlb".into(),
         };
         let mut out = Vec::new();
         run(args, &mut out).unwrap();
@@ -405,6 +456,105 @@ metadata: {name: ignored}
         assert!(v["notes"][0].as_str().unwrap().contains("placeholder"));
     }
 
+    fn args(filename: Vec<PathBuf>) -> PlanArgs {
+        PlanArgs {
+            filename,
+            cluster_name: "demo".into(),
+            aws_vpc_id: None,
+            subnets_file: None,
+            output: "json".into(),
+            ingress_class: "alb".into(),
+            default_tags: None,
+            default_target_type: "instance".into(),
+            default_load_balancer_scheme: "internal".into(),
+            load_balancer_class: "service.k8s.aws/nlb".into(),
+        }
+    }
+
+    #[test]
+    fn plan_prints_nlb_stack_for_load_balancer_services_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("svc.yaml");
+        std::fs::write(
+            &f,
+            r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: dns
+  namespace: infra
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: external
+    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: instance
+    service.beta.kubernetes.io/aws-load-balancer-enable-tcp-udp-listener: "true"
+spec:
+  type: LoadBalancer
+  ports:
+  - {name: dns-tcp, port: 53, targetPort: 53, protocol: TCP}
+  - {name: dns-udp, port: 53, targetPort: 53, protocol: UDP}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: in-tree, namespace: infra, annotations: {service.beta.kubernetes.io/aws-load-balancer-type: nlb}}
+spec:
+  type: LoadBalancer
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: by-class, namespace: infra}
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  ports: [{port: 80}]
+"#,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        run(args(vec![f]), &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let services = v["services"].as_array().unwrap();
+        let keys: Vec<&str> = services
+            .iter()
+            .map(|s| s["service"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            keys,
+            vec!["infra/by-class", "infra/dns"],
+            "the in-tree `nlb` Service is not ours"
+        );
+        // Instance targets (the default) on node ports `plan` fills with placeholders.
+        let dns = &services[1]["stack"];
+        assert_eq!(dns["loadBalancer"]["type"], "network");
+        assert_eq!(
+            dns["loadBalancer"]["tags"]["service.k8s.aws/stack"],
+            "infra/dns"
+        );
+        assert_eq!(dns["listeners"][0]["protocol"], "TCP_UDP");
+        assert_eq!(dns["targetGroups"][0]["protocol"], "TCP_UDP");
+        assert_eq!(dns["targetGroups"][0]["port"], PLACEHOLDER_NODE_PORT_BASE);
+        assert!(services[0].get("error").is_none(), "{}", services[0]);
+    }
+
+    #[test]
+    fn embedded_samples_include_an_nlb_service() {
+        let mut out = Vec::new();
+        run(args(Vec::new()), &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let svc = &v["services"][0];
+        assert_eq!(svc["service"], "default/echo-nlb");
+        let stack = &svc["stack"];
+        assert_eq!(stack["loadBalancer"]["scheme"], "internet-facing");
+        let protocols: Vec<&str> = stack["listeners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["protocol"].as_str().unwrap())
+            .collect();
+        assert_eq!(protocols, vec!["TCP", "TLS"]);
+        assert_eq!(stack["targetGroups"][0]["targetType"], "ip");
+    }
+
     #[test]
     fn missing_file_is_an_error_not_a_panic() {
         let args = PlanArgs {
@@ -417,6 +567,7 @@ metadata: {name: ignored}
             default_tags: None,
             default_target_type: "instance".into(),
             default_load_balancer_scheme: "internal".into(),
+            load_balancer_class: "service.k8s.aws/nlb".into(),
         };
         let err = run(args, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("no such file"));

@@ -116,12 +116,14 @@ fn source_nat_prefix(p: &str, s: &SubnetInfo, at: &str) -> Result<(), Fail> {
     }
     let ip: IpAddr = match addr.parse() {
         Ok(ip @ IpAddr::V6(_)) => ip,
-        _ => return Err(Fail::at(
-            at,
-            format!(
+        _ => {
+            return Err(Fail::at(
+                at,
+                format!(
                 "Invalid value in source-nat-ipv6-prefixes: {p}. Value must be a valid IPv6 CIDR."
             ),
-        )),
+            ))
+        }
     };
     let cidrs = cidrs_of(s, true);
     if !cidrs.iter().any(|c| c.contains(&ip)) {
