@@ -255,6 +255,7 @@ fn service_plans(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Ve
     let senv = ServiceEnv {
         subnets: env.subnets.clone(),
         existing_load_balancer: None,
+        vpc_cidrs: None,
     };
     let mut plans: Vec<ServicePlan> = objs
         .services

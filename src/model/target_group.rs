@@ -306,6 +306,7 @@ pub fn build(
             vpc_id: ctx.tags.cfg.vpc_id.clone(),
             multi_cluster_target_group: multi,
             target_group_protocol: proto,
+            networking_from_cidrs: Vec::new(),
         },
     };
     Ok((tg, tgb))

@@ -493,6 +493,18 @@ pub struct TargetGroupBindingModelSpec {
     pub vpc_id: Option<String>,
     pub multi_cluster_target_group: bool,
     pub target_group_protocol: Protocol,
+    /// NLBs without security groups: rules from CIDR blocks instead of a security group
+    /// (upstream's legacy TGB networking), in upstream's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub networking_from_cidrs: Vec<CidrNetworkingRule>,
+}
+
+/// One TGB ingress rule from CIDR blocks (upstream's `ipBlock` peers) to these ports.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CidrNetworkingRule {
+    pub from_cidrs: Vec<String>,
+    pub ports: Vec<crate::crd::target_group_binding::NetworkingPort>,
 }
 
 /// One TGB networking rule: from a security group to a port (None = all ports), TCP unless

@@ -5,13 +5,24 @@
 use k8s_openapi::api::core::v1::{Service, ServicePort};
 
 use super::annotations::{key, sfx, SvcAnnotations, PREFIX};
+use super::security_groups::SgDecision;
 use super::{listeners, load_balancer, qualify, security_groups, ServiceEnv};
 use crate::annotations::{self as ann, AnnotationMap};
 use crate::model::config::ModelConfig;
 use crate::model::error::{Fail, ModelError};
+use crate::model::subnets::SubnetInfo;
 use crate::model::tags::{TagContext, SERVICE_TAG_PREFIX};
 use crate::model::target_group::PLACEHOLDER_SERVICE_UID;
-use crate::model::types::{GroupId, Stack};
+use crate::model::types::{GroupId, IpAddressType, LoadBalancerScheme, Stack};
+
+/// The load balancer settings target groups and TargetGroupBindings depend on.
+pub(super) struct LbFacts {
+    pub scheme: LoadBalancerScheme,
+    pub ip: IpAddressType,
+    pub sgs: SgDecision,
+    /// The NLB's subnets, when the VPC's subnets are known.
+    pub subnets: Option<Vec<SubnetInfo>>,
+}
 
 /// Everything one Service build reads.
 pub(super) struct Task<'a> {
@@ -111,7 +122,13 @@ fn build(t: &Task<'_>, stack: &mut Stack) -> Result<(), Fail> {
     stack.load_balancer = Some(load_balancer::build(t, scheme, ip_type, &subnets, &sgs)?);
     stack.managed_security_group = sgs.managed.clone();
     stack.backend_security_group = sgs.backend.clone();
-    listeners::build_all(t, ip_type, &sgs, stack)?;
+    let facts = LbFacts {
+        scheme,
+        ip: ip_type,
+        sgs,
+        subnets: subnets.resolved,
+    };
+    listeners::build_all(t, &facts, stack)?;
     stack.listeners.sort_by_key(|l| l.port);
     stack.target_groups.sort_by(|a, b| a.id.cmp(&b.id));
     stack.target_group_bindings.sort_by(|a, b| a.id.cmp(&b.id));

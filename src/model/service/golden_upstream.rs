@@ -207,6 +207,13 @@ fn binding(stack: &Stack, b: &TargetGroupBindingResource) -> Value {
         spec["networking"] =
             json!({"ingress": [{"from": [{"securityGroup": {"groupID": from}}], "ports": ports}]});
     }
+    if !s.networking_from_cidrs.is_empty() {
+        let ingress: Vec<Value> = s.networking_from_cidrs.iter().map(|r| json!({
+            "from": r.from_cidrs.iter().map(|c| json!({"ipBlock": {"cidr": c}})).collect::<Vec<_>>(),
+            "ports": r.ports,
+        })).collect();
+        spec["networking"] = json!({"ingress": ingress});
+    }
     put(
         &mut spec,
         "nodeSelector",

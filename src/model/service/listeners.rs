@@ -7,8 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::ServicePort;
 
 use super::annotations::{key, sfx};
-use super::build::Task;
-use super::security_groups::SgDecision;
+use super::build::{LbFacts, Task};
 use super::target_groups;
 use crate::model::error::Fail;
 use crate::model::types::*;
@@ -230,19 +229,14 @@ fn listener_ports<'p>(
 }
 
 /// Builds every listener with its target group and TargetGroupBinding into `stack`.
-pub(super) fn build_all(
-    t: &Task<'_>,
-    ip: IpAddressType,
-    sgs: &SgDecision,
-    stack: &mut Stack,
-) -> Result<(), Fail> {
+pub(super) fn build_all(t: &Task<'_>, facts: &LbFacts, stack: &mut Stack) -> Result<(), Fail> {
     let mut warnings = Vec::new();
     let (ports, tcp_udp) = listener_ports(t, &mut warnings)?;
     let cfg = config(t, tcp_udp)?;
     let user_tags = t.annotation_tags()?;
     for p in ports {
         let (listener_proto, tg_proto) = protocols(&cfg, p)?;
-        let (tg, tgb) = target_groups::build(t, p, tg_proto, ip, sgs)?;
+        let (tg, tgb) = target_groups::build(t, p, tg_proto, facts, &mut warnings)?;
         let tls = listener_proto == Protocol::Tls;
         stack.listeners.push(Listener {
             id: p.port.to_string(),

@@ -39,6 +39,9 @@ pub struct ServiceEnv {
     pub subnets: Option<Vec<SubnetInfo>>,
     /// The NLB already tagged with this Service's stack, if any.
     pub existing_load_balancer: Option<ExistingNlb>,
+    /// The VPC's associated CIDR blocks (IPv4 and IPv6): the default sources of node rules for
+    /// an internal NLB without security groups.
+    pub vpc_cidrs: Option<Vec<String>>,
 }
 
 /// What the model needs to know about an existing NLB of the stack.

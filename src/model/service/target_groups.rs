@@ -6,8 +6,7 @@ use k8s_openapi::api::core::v1::ServicePort;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::annotations::sfx;
-use super::build::Task;
-use super::security_groups::SgDecision;
+use super::build::{LbFacts, Task};
 use super::{health_check, tg_attributes, tgb};
 use crate::model::error::Fail;
 use crate::model::naming::{self, ServiceTargetGroupNameInputs};
@@ -76,8 +75,8 @@ pub(super) fn build(
     t: &Task<'_>,
     p: &ServicePort,
     protocol: Protocol,
-    lb_ip: IpAddressType,
-    sgs: &SgDecision,
+    facts: &LbFacts,
+    warnings: &mut Vec<Warning>,
 ) -> Result<(TargetGroup, TargetGroupBindingResource), Fail> {
     let id = format!("{}:{}", t.key(), p.port);
     let tt = target_type(t, p)?;
@@ -97,7 +96,8 @@ pub(super) fn build(
         health_check_protocol: hc.protocol,
         health_check_interval: hc.interval_seconds,
     });
-    let ip_type = ip_address_type(t, lb_ip)?;
+    let ip_type = ip_address_type(t, facts.ip)?;
+    let preserve = tg_attributes::preserves_client_ip(&attributes, tt);
     if tg_port == 0 {
         return Err(Fail::msg(match tt {
             TargetType::Ip => "TargetGroup port is empty. Are you using the correct service type?",
@@ -118,6 +118,6 @@ pub(super) fn build(
         tags: t.tags.resource_tags(&id, t.annotation_tags()?),
         service_uid: t.uid.to_string(),
     };
-    let binding = tgb::build(t, p, &tg, &hc_port, sgs)?;
+    let binding = tgb::build(t, p, &tg, &hc_port, preserve, facts, warnings)?;
     Ok((tg, binding))
 }

@@ -8,6 +8,7 @@ use super::annotations::{key, sfx};
 use super::build::Task;
 use crate::annotations::go_parse_bool;
 use crate::model::error::Fail;
+use crate::model::types::TargetType;
 
 const PROXY_V2: &str = "proxy_protocol_v2.enabled";
 const PRESERVE_CLIENT_IP: &str = "preserve_client_ip.enabled";
@@ -72,4 +73,13 @@ pub(super) fn build(t: &Task<'_>, port: i32) -> Result<BTreeMap<String, String>,
         attrs.remove(PROXY_V2);
     }
     Ok(attrs)
+}
+
+/// Whether targets see the client's IP (`preserve_client_ip.enabled`, else on for instance
+/// targets and off for ip targets); it decides the sources of legacy node rules.
+pub(super) fn preserves_client_ip(attrs: &BTreeMap<String, String>, tt: TargetType) -> bool {
+    match attrs.get(PRESERVE_CLIENT_IP).and_then(|v| go_parse_bool(v)) {
+        Some(v) => v,
+        None => tt == TargetType::Instance,
+    }
 }
