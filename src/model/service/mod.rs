@@ -19,9 +19,15 @@ mod tg_attributes;
 mod tgb;
 
 #[cfg(test)]
+mod feature_tests;
+#[cfg(test)]
 mod golden_tests;
 #[cfg(test)]
 mod golden_upstream;
+#[cfg(test)]
+mod lb_tests;
+#[cfg(test)]
+mod test_support;
 
 use k8s_openapi::api::core::v1::Service;
 
