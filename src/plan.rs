@@ -59,6 +59,10 @@ pub struct PlanArgs {
     /// resolve subnets; without it the discovery criteria are shown.
     #[arg(long)]
     pub subnets_file: Option<PathBuf>,
+    /// JSON array of the VPC's CIDR blocks (`["10.0.0.0/16", "2600:1f13::/56"]`): the default
+    /// sources of node rules for internal NLBs without security groups.
+    #[arg(long)]
+    pub vpc_file: Option<PathBuf>,
     /// Output format.
     #[arg(short = 'o', long, default_value = "yaml", value_parser = ["yaml", "json"])]
     pub output: String,
@@ -171,8 +175,20 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         },
         existing_load_balancer: None,
     };
+    let vpc_cidrs = match &args.vpc_file {
+        Some(p) => {
+            let raw =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            Some(
+                serde_json::from_str::<Vec<String>>(&raw)
+                    .with_context(|| format!("parsing {}", p.display()))?,
+            )
+        }
+        None => None,
+    };
     let node_port_notes = placeholder_node_ports(&mut objs);
     let mut plan = make_plan(&objs, &cfg, &env);
+    plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs);
     plan.notes.extend(node_port_notes);
     match args.output.as_str() {
         "json" => {
@@ -245,17 +261,22 @@ fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {
     Plan {
         notes,
         groups,
-        services: service_plans(objs, cfg, env),
+        services: Vec::new(),
         ingresses_not_in_any_group: errors,
     }
 }
 
 /// The NLB stack (or the build error) of every Service the controller would own.
-fn service_plans(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Vec<ServicePlan> {
+fn service_plans(
+    objs: &ClusterObjects,
+    cfg: &ModelConfig,
+    env: &BuildEnv,
+    vpc_cidrs: Option<Vec<String>>,
+) -> Vec<ServicePlan> {
     let senv = ServiceEnv {
         subnets: env.subnets.clone(),
         existing_load_balancer: None,
-        vpc_cidrs: None,
+        vpc_cidrs,
     };
     let mut plans: Vec<ServicePlan> = objs
         .services
@@ -432,6 +453,7 @@ metadata: {name: ignored}
             cluster_name: "demo".into(),
             aws_vpc_id: None,
             subnets_file: None,
+            vpc_file: None,
             output: "json".into(),
             ingress_class: "alb".into(),
             default_tags: Some("team=web".into()),
@@ -463,6 +485,7 @@ metadata: {name: ignored}
             cluster_name: "demo".into(),
             aws_vpc_id: None,
             subnets_file: None,
+            vpc_file: None,
             output: "json".into(),
             ingress_class: "alb".into(),
             default_tags: None,
@@ -538,6 +561,61 @@ spec:
     }
 
     #[test]
+    fn subnets_and_vpc_files_complete_rules_of_nlbs_without_security_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("svc.yaml");
+        std::fs::write(
+            &f,
+            r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: syslog
+  namespace: infra
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: nlb-ip
+    service.beta.kubernetes.io/aws-load-balancer-disable-nlb-sg: "true"
+spec:
+  type: LoadBalancer
+  ports: [{port: 514, targetPort: 5514, protocol: UDP}]
+"#,
+        )
+        .unwrap();
+        let subnets = dir.path().join("subnets.json");
+        std::fs::write(&subnets, r#"[{"id": "subnet-a", "availabilityZone": "us-west-2a", "availableIps": 50, "cidrBlock": "10.0.1.0/24", "tags": {"kubernetes.io/role/internal-elb": "1"}}]"#).unwrap();
+        let vpc = dir.path().join("vpc.json");
+        std::fs::write(&vpc, r#"["10.0.0.0/16", "2600:1f13::/56"]"#).unwrap();
+        let mut a = args(vec![f.clone()]);
+        let mut out = Vec::new();
+        run(a.clone(), &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let stack = &v["services"][0]["stack"];
+        assert!(stack["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("CIDR blocks"));
+        a.subnets_file = Some(subnets);
+        a.vpc_file = Some(vpc);
+        let mut out = Vec::new();
+        run(a, &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let stack = &v["services"][0]["stack"];
+        assert_eq!(stack["loadBalancer"]["subnets"]["resolved"][0], "subnet-a");
+        let rules = &stack["targetGroupBindings"][0]["spec"]["networkingFromCidrs"];
+        // UDP on an internal NLB: traffic from the VPC (IPv4 only), health checks from the subnet.
+        assert_eq!(rules[0]["fromCidrs"], serde_json::json!(["10.0.0.0/16"]));
+        assert_eq!(
+            rules[0]["ports"][0],
+            serde_json::json!({"protocol": "UDP", "port": 5514})
+        );
+        assert_eq!(rules[1]["fromCidrs"], serde_json::json!(["10.0.1.0/24"]));
+        assert_eq!(
+            rules[1]["ports"][0],
+            serde_json::json!({"protocol": "TCP", "port": 5514})
+        );
+    }
+
+    #[test]
     fn embedded_samples_include_an_nlb_service() {
         let mut out = Vec::new();
         run(args(Vec::new()), &mut out).unwrap();
@@ -563,6 +641,7 @@ spec:
             cluster_name: "c".into(),
             aws_vpc_id: None,
             subnets_file: None,
+            vpc_file: None,
             output: "yaml".into(),
             ingress_class: "alb".into(),
             default_tags: None,

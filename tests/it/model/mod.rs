@@ -316,6 +316,7 @@ fn config_samples_plan_without_errors() {
         cluster_name: "demo".into(),
         aws_vpc_id: None,
         subnets_file: None,
+        vpc_file: None,
         output: "json".into(),
         ingress_class: "alb".into(),
         default_tags: None,
