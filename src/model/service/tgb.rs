@@ -251,3 +251,79 @@ pub(super) fn build(
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use NetworkingProtocol::{Tcp, Udp};
+
+    // Upstream's buildTargetGroupBindingNetworking table (model_build_target_group_test.go).
+    #[test]
+    fn security_group_rules_match_upstream_table() {
+        let p80 = IntOrString::Int(80);
+        let p808 = IntOrString::Int(808);
+        let traffic = IntOrString::String("traffic-port".into());
+        type Want = Vec<(NetworkingProtocol, Option<i32>)>;
+        let cases: Vec<(&str, &IntOrString, Protocol, bool, Want)> = vec![
+            (
+                "tcp, unrestricted",
+                &traffic,
+                Protocol::Tcp,
+                true,
+                vec![(Tcp, None)],
+            ),
+            (
+                "udp, unrestricted",
+                &traffic,
+                Protocol::Udp,
+                true,
+                vec![(Tcp, None), (Udp, None)],
+            ),
+            ("tcp", &traffic, Protocol::Tcp, false, vec![(Tcp, Some(80))]),
+            ("tls", &traffic, Protocol::Tls, false, vec![(Tcp, Some(80))]),
+            (
+                "udp",
+                &traffic,
+                Protocol::Udp,
+                false,
+                vec![(Udp, Some(80)), (Tcp, Some(80))],
+            ),
+            (
+                "tcp, other hc",
+                &p808,
+                Protocol::Tcp,
+                false,
+                vec![(Tcp, Some(80)), (Tcp, Some(808))],
+            ),
+            (
+                "udp, other hc",
+                &p808,
+                Protocol::Udp,
+                false,
+                vec![(Udp, Some(80)), (Tcp, Some(808))],
+            ),
+            (
+                "tcp_udp, other hc",
+                &p808,
+                Protocol::TcpUdp,
+                false,
+                vec![(Udp, Some(80)), (Tcp, Some(80)), (Tcp, Some(808))],
+            ),
+        ];
+        let sg = Token::Literal("sg-backend".into());
+        for (name, hc, proto, unrestricted, want) in cases {
+            let got: Want = networking(&sg, unrestricted, &p80, hc, proto)
+                .into_iter()
+                .map(|r| {
+                    assert_eq!(r.from_security_group, sg);
+                    let port = r.port.map(|p| match p {
+                        IntOrString::Int(n) => n,
+                        IntOrString::String(_) => -1,
+                    });
+                    (r.protocol.unwrap(), port)
+                })
+                .collect();
+            assert_eq!(got, want, "{name}");
+        }
+    }
+}
