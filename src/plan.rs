@@ -204,7 +204,8 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 /// API server (instance targets need one; it is hashed into target group names).
 pub const PLACEHOLDER_NODE_PORT_BASE: i32 = 30000;
 
-/// Fills missing `nodePort`s of NodePort/LoadBalancer Services with placeholders, returning notes.
+/// Fills missing `nodePort`s of NodePort/LoadBalancer Services (and the health-check node port
+/// of `externalTrafficPolicy: Local` LoadBalancer Services) with placeholders, returning notes.
 fn placeholder_node_ports(objs: &mut ClusterObjects) -> Vec<String> {
     let mut notes = Vec::new();
     let mut next = PLACEHOLDER_NODE_PORT_BASE;
@@ -217,6 +218,21 @@ fn placeholder_node_ports(objs: &mut ClusterObjects) -> Vec<String> {
             spec.type_.as_deref(),
             Some("NodePort") | Some("LoadBalancer")
         ) {
+            continue;
+        }
+        let lb = spec.type_.as_deref() == Some("LoadBalancer");
+        if lb
+            && spec.external_traffic_policy.as_deref() == Some("Local")
+            && spec.health_check_node_port.is_none()
+        {
+            spec.health_check_node_port = Some(next);
+            notes.push(format!(
+                "Service {key} has no healthCheckNodePort in the manifest (the API server allocates it); plan uses placeholder {next}"
+            ));
+            next += 1;
+        }
+        // Without allocated node ports the API server leaves them empty, and so does plan.
+        if lb && spec.allocate_load_balancer_node_ports == Some(false) {
             continue;
         }
         for p in spec.ports.iter_mut().flatten() {
@@ -558,6 +574,45 @@ spec:
         assert_eq!(dns["targetGroups"][0]["protocol"], "TCP_UDP");
         assert_eq!(dns["targetGroups"][0]["port"], PLACEHOLDER_NODE_PORT_BASE);
         assert!(services[0].get("error").is_none(), "{}", services[0]);
+    }
+
+    #[test]
+    fn local_traffic_policy_gets_a_placeholder_health_check_node_port() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("svc.yaml");
+        std::fs::write(
+            &f,
+            r#"
+apiVersion: v1
+kind: Service
+metadata: {name: local, namespace: web}
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  externalTrafficPolicy: Local
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: unallocated, namespace: web}
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  allocateLoadBalancerNodePorts: false
+  ports: [{port: 80, targetPort: 8080}]
+"#,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        run(args(vec![f]), &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let hc = &v["services"][0]["stack"]["targetGroups"][0]["healthCheck"];
+        assert_eq!(hc["port"], PLACEHOLDER_NODE_PORT_BASE.to_string());
+        assert_eq!(hc["path"], "/healthz");
+        assert_eq!(
+            v["services"][1]["error"],
+            "unable to support instance target type with an unallocated NodePort"
+        );
     }
 
     #[test]
