@@ -290,3 +290,64 @@ fn existing_nlb_keeps_its_scheme_and_its_lack_of_security_groups() {
     assert!(stack.managed_security_group.is_none());
     assert!(stack.target_group_bindings[0].spec.networking.is_empty());
 }
+
+// Values and texts of upstream's buildSubnetMappings / EnablePrefixForIpv6SourceNat tables.
+#[test]
+fn source_nat_prefixes_are_validated_per_subnet_like_upstream() {
+    let mut s6 = subnet("subnet-1", "us-west-2a", "10.0.0.0/24");
+    s6.ipv6_cidrs = vec!["2600:1f13:837:8500::/64".into()];
+    let env = ServiceEnv {
+        subnets: Some(vec![s6]),
+        ..Default::default()
+    };
+    let dual = [
+        ("aws-load-balancer-ip-address-type", "dualstack"),
+        ("aws-load-balancer-enable-prefix-for-ipv6-source-nat", "on"),
+    ];
+    let run = |prefix: &str| {
+        let mut a = dual.to_vec();
+        a.push(("aws-load-balancer-source-nat-ipv6-prefixes", prefix));
+        build_service_stack(&svc(&a, WEB_PORTS), &cfg(), &env)
+    };
+    let cases = [
+        ("2600:1f13:837:8500:9::/70", "Invalid value in source-nat-ipv6-prefixes: 2600:1f13:837:8500:9::/70. Prefix length must be 80, but 70 is specified."),
+        ("2600:1f13:837:87667::/80", "Invalid value in source-nat-ipv6-prefixes: 2600:1f13:837:87667::/80. Value must be a valid IPv6 CIDR."),
+        ("2601:1f13:837:8500:009::/80", "Invalid value in source-nat-ipv6-prefixes: 2601:1f13:837:8500:009::/80. Value must be within subnet CIDR range: [2600:1f13:837:8500::/64]."),
+    ];
+    for (prefix, want) in cases {
+        assert_eq!(run(prefix).unwrap_err().to_string(), want);
+    }
+    let lb = run("2600:1f13:837:8500:9::/80")
+        .unwrap()
+        .load_balancer
+        .unwrap();
+    assert_eq!(lb.enable_prefix_for_ipv6_source_nat.as_deref(), Some("on"));
+    assert_eq!(
+        lb.subnet_mappings[0].source_nat_ipv6_prefix.as_deref(),
+        Some("2600:1f13:837:8500:9::/80")
+    );
+    let v4 = subnet("subnet-1", "us-west-2a", "10.0.0.0/24");
+    let no_v6 = ServiceEnv {
+        subnets: Some(vec![v4]),
+        ..Default::default()
+    };
+    let on = svc(
+        &[("aws-load-balancer-enable-prefix-for-ipv6-source-nat", "on")],
+        WEB_PORTS,
+    );
+    assert_eq!(
+        build_service_stack(&on, &cfg(), &no_v6).unwrap_err().to_string(),
+        "enable-prefix-for-ipv6-source-nat annotation is only applicable to Network Load Balancers using Dualstack IP address type."
+    );
+    let bad = svc(
+        &[(
+            "aws-load-balancer-enable-prefix-for-ipv6-source-nat",
+            "randomValue",
+        )],
+        WEB_PORTS,
+    );
+    assert_eq!(
+        build_service_stack(&bad, &cfg(), &no_v6).unwrap_err().to_string(),
+        "Invalid enable-prefix-for-ipv6-source-nat value: randomValue. Valid values are ['on', 'off']."
+    );
+}
