@@ -81,6 +81,15 @@ pub struct PlanArgs {
     /// `spec.loadBalancerClass` of the Services this controller owns.
     #[arg(long, default_value = "service.k8s.aws/nlb")]
     pub load_balancer_class: String,
+    /// Feature gates, as the controller takes them (`Name=true,Name=false`).
+    #[arg(long, default_value = "")]
+    pub feature_gates: String,
+    /// Shared backend security group id (`sg-...`); auto-created when empty.
+    #[arg(long, default_value = "")]
+    pub backend_security_group: String,
+    /// Use the shared backend security group for load balancer → target traffic.
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = crate::goflags::parse_bool)]
+    pub enable_backend_security_group: bool,
 }
 
 #[derive(Serialize)]
@@ -159,6 +168,10 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             LoadBalancerScheme::Internal
         },
         load_balancer_class: args.load_balancer_class.clone(),
+        feature_gates: ModelConfig::parse_feature_gates(&args.feature_gates)
+            .map_err(|e| anyhow::anyhow!("invalid --feature-gates: {e}"))?,
+        backend_sg_id: Some(args.backend_security_group.clone()).filter(|s| !s.is_empty()),
+        enable_backend_sg: args.enable_backend_security_group,
         ..ModelConfig::default()
     };
     let env = BuildEnv {
@@ -476,6 +489,9 @@ metadata: {name: ignored}
             default_target_type: "instance".into(),
             default_load_balancer_scheme: "internal".into(),
             load_balancer_class: "service.k8s.aws/nlb".into(),
+            feature_gates: String::new(),
+            backend_security_group: String::new(),
+            enable_backend_security_group: true,
         };
         let mut out = Vec::new();
         run(args, &mut out).unwrap();
@@ -508,6 +524,9 @@ metadata: {name: ignored}
             default_target_type: "instance".into(),
             default_load_balancer_scheme: "internal".into(),
             load_balancer_class: "service.k8s.aws/nlb".into(),
+            feature_gates: String::new(),
+            backend_security_group: String::new(),
+            enable_backend_security_group: true,
         }
     }
 
@@ -671,6 +690,38 @@ spec:
     }
 
     #[test]
+    fn controller_flags_shape_the_nlb_stack() {
+        let mut a = args(Vec::new());
+        a.feature_gates = "NLBSecurityGroup=false".into();
+        let mut out = Vec::new();
+        run(a, &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let stack = &v["services"][0]["stack"];
+        assert!(stack.get("managedSecurityGroup").is_none(), "{stack}");
+        assert!(stack["loadBalancer"]
+            .get("securityGroups")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .is_empty());
+        let mut a = args(Vec::new());
+        a.backend_security_group = "sg-0123".into();
+        let mut out = Vec::new();
+        run(a, &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            v["services"][0]["stack"]["backendSecurityGroup"]["groupId"],
+            "sg-0123"
+        );
+        let mut a = args(Vec::new());
+        a.feature_gates = "NoSuchGate=true".into();
+        assert!(run(a, &mut Vec::new())
+            .unwrap_err()
+            .to_string()
+            .contains("unknown feature: NoSuchGate"));
+    }
+
+    #[test]
     fn embedded_samples_include_an_nlb_service() {
         let mut out = Vec::new();
         run(args(Vec::new()), &mut out).unwrap();
@@ -703,6 +754,9 @@ spec:
             default_target_type: "instance".into(),
             default_load_balancer_scheme: "internal".into(),
             load_balancer_class: "service.k8s.aws/nlb".into(),
+            feature_gates: String::new(),
+            backend_security_group: String::new(),
+            enable_backend_security_group: true,
         };
         let err = run(args, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("no such file"));

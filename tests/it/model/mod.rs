@@ -323,6 +323,9 @@ fn config_samples_plan_without_errors() {
         default_target_type: "instance".into(),
         default_load_balancer_scheme: "internal".into(),
         load_balancer_class: "service.k8s.aws/nlb".into(),
+        feature_gates: String::new(),
+        backend_security_group: String::new(),
+        enable_backend_security_group: true,
     };
     let mut out = Vec::new();
     aws_load_balancer_controller::plan::run(args, &mut out).unwrap();
