@@ -108,8 +108,8 @@ pub fn go_parse_bool(raw: &str) -> Option<bool> {
     }
 }
 
-/// Go `strconv.ParseInt(raw, 10, bits)` with its error suffix.
-fn go_parse_int(raw: &str, bits: u32) -> Result<i64, String> {
+/// Go `strconv.ParseInt(raw, 10, bits)` with its error text (`strconv.ParseInt: parsing ...`).
+pub fn go_parse_int(raw: &str, bits: u32) -> Result<i64, String> {
     let digits = raw.strip_prefix(['+', '-']).unwrap_or(raw);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
@@ -137,8 +137,12 @@ fn go_parse_int(raw: &str, bits: u32) -> Result<i64, String> {
 
 /// Bool annotation; Go syntax (`true`, `1`, `T`, ...).
 pub fn bool(map: &AnnotationMap, suffix: &str) -> Result<Option<bool>, AnnotationError> {
-    let k = key(suffix);
-    let Some(raw) = map.get(&k) else {
+    bool_at(map, &key(suffix))
+}
+
+/// Bool annotation under a full key (any prefix).
+pub fn bool_at(map: &AnnotationMap, k: &str) -> Result<Option<bool>, AnnotationError> {
+    let Some(raw) = map.get(k) else {
         return Ok(None);
     };
     go_parse_bool(raw).map(Some).ok_or_else(|| AnnotationError {
@@ -146,21 +150,29 @@ pub fn bool(map: &AnnotationMap, suffix: &str) -> Result<Option<bool>, Annotatio
             "failed to parse bool annotation, {k}: {raw}: strconv.ParseBool: parsing {}: invalid syntax",
             go_quote(raw)
         ),
-        key: k,
+        key: k.to_string(),
     })
 }
 
 fn int(map: &AnnotationMap, suffix: &str, bits: u32) -> Result<Option<i64>, AnnotationError> {
-    let k = key(suffix);
-    let Some(raw) = map.get(&k) else {
+    int_at(map, &key(suffix), bits)
+}
+
+fn int_at(map: &AnnotationMap, k: &str, bits: u32) -> Result<Option<i64>, AnnotationError> {
+    let Some(raw) = map.get(k) else {
         return Ok(None);
     };
     go_parse_int(raw, bits)
         .map(Some)
         .map_err(|e| AnnotationError {
             message: format!("failed to parse int{bits} annotation, {k}: {raw}: {e}"),
-            key: k,
+            key: k.to_string(),
         })
+}
+
+/// int32 annotation under a full key (any prefix).
+pub fn int32_at(map: &AnnotationMap, k: &str) -> Result<Option<i32>, AnnotationError> {
+    Ok(int_at(map, k, 32)?.map(|v| v as i32))
 }
 
 /// int32 annotation.
@@ -193,15 +205,22 @@ pub fn string_map(
     map: &AnnotationMap,
     suffix: &str,
 ) -> Result<Option<BTreeMap<String, String>>, AnnotationError> {
-    let k = key(suffix);
-    let Some(raw) = map.get(&k) else {
+    string_map_at(map, &key(suffix))
+}
+
+/// `k=v` map annotation under a full key (any prefix).
+pub fn string_map_at(
+    map: &AnnotationMap,
+    k: &str,
+) -> Result<Option<BTreeMap<String, String>>, AnnotationError> {
+    let Some(raw) = map.get(k) else {
         return Ok(None);
     };
     parse_string_map(raw)
         .map(Some)
         .ok_or_else(|| AnnotationError {
             message: format!("failed to parse stringMap annotation, {k}: {raw}"),
-            key: k,
+            key: k.to_string(),
         })
 }
 

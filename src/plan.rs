@@ -1,6 +1,7 @@
 //! The offline `plan` command: reads manifests as kept in git (multi-document YAML or JSON;
-//! Ingress, Service, IngressClass, IngressClassParams, Namespace) and prints, per Ingress group,
-//! the stack the controller would deploy. No cluster and no AWS access.
+//! Ingress, Service, IngressClass, IngressClassParams, Namespace) and prints, per Ingress group
+//! and per LoadBalancer Service this controller would own, the stack it would deploy. No
+//! cluster and no AWS access.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -10,6 +11,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::model::service::{self, ServiceEnv};
 use crate::model::target_group::PLACEHOLDER_SERVICE_UID;
 use crate::model::{
     self, BuildEnv, ClusterObjects, ExcludedMember, LoadBalancerScheme, ModelConfig, Stack,
@@ -34,6 +36,10 @@ const EMBEDDED_SAMPLES: &[(&str, &str)] = &[
         "config/samples/ingress-ip-target.yaml",
         include_str!("../config/samples/ingress-ip-target.yaml"),
     ),
+    (
+        "config/samples/service-nlb.yaml",
+        include_str!("../config/samples/service-nlb.yaml"),
+    ),
 ];
 
 /// `aws-load-balancer-controller plan`: show the AWS resources a set of manifests would produce.
@@ -53,6 +59,10 @@ pub struct PlanArgs {
     /// resolve subnets; without it the discovery criteria are shown.
     #[arg(long)]
     pub subnets_file: Option<PathBuf>,
+    /// JSON array of the VPC's CIDR blocks (`["10.0.0.0/16", "2600:1f13::/56"]`): the default
+    /// sources of node rules for internal NLBs without security groups.
+    #[arg(long)]
+    pub vpc_file: Option<PathBuf>,
     /// Output format.
     #[arg(short = 'o', long, default_value = "yaml", value_parser = ["yaml", "json"])]
     pub output: String,
@@ -68,6 +78,18 @@ pub struct PlanArgs {
     /// Scheme when not annotated (`internal` or `internet-facing`).
     #[arg(long, default_value = "internal", value_parser = ["internal", "internet-facing"])]
     pub default_load_balancer_scheme: String,
+    /// `spec.loadBalancerClass` of the Services this controller owns.
+    #[arg(long, default_value = "service.k8s.aws/nlb")]
+    pub load_balancer_class: String,
+    /// Feature gates, as the controller takes them (`Name=true,Name=false`).
+    #[arg(long, default_value = "")]
+    pub feature_gates: String,
+    /// Shared backend security group id (`sg-...`); auto-created when empty.
+    #[arg(long, default_value = "")]
+    pub backend_security_group: String,
+    /// Use the shared backend security group for load balancer → target traffic.
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = crate::goflags::parse_bool)]
+    pub enable_backend_security_group: bool,
 }
 
 #[derive(Serialize)]
@@ -82,9 +104,22 @@ struct GroupPlan {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+struct ServicePlan {
+    service: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stack: Option<Stack>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Plan {
     notes: Vec<String>,
     groups: Vec<GroupPlan>,
+    /// One entry per Service that gets an NLB.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    services: Vec<ServicePlan>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     ingresses_not_in_any_group: Vec<ExcludedMember>,
 }
@@ -132,6 +167,11 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         } else {
             LoadBalancerScheme::Internal
         },
+        load_balancer_class: args.load_balancer_class.clone(),
+        feature_gates: ModelConfig::parse_feature_gates(&args.feature_gates)
+            .map_err(|e| anyhow::anyhow!("invalid --feature-gates: {e}"))?,
+        backend_sg_id: Some(args.backend_security_group.clone()).filter(|s| !s.is_empty()),
+        enable_backend_sg: args.enable_backend_security_group,
         ..ModelConfig::default()
     };
     let env = BuildEnv {
@@ -148,8 +188,20 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         },
         existing_load_balancer: None,
     };
+    let vpc_cidrs = match &args.vpc_file {
+        Some(p) => {
+            let raw =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            Some(
+                serde_json::from_str::<Vec<String>>(&raw)
+                    .with_context(|| format!("parsing {}", p.display()))?,
+            )
+        }
+        None => None,
+    };
     let node_port_notes = placeholder_node_ports(&mut objs);
     let mut plan = make_plan(&objs, &cfg, &env);
+    plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs);
     plan.notes.extend(node_port_notes);
     match args.output.as_str() {
         "json" => {
@@ -165,7 +217,8 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 /// API server (instance targets need one; it is hashed into target group names).
 pub const PLACEHOLDER_NODE_PORT_BASE: i32 = 30000;
 
-/// Fills missing `nodePort`s of NodePort/LoadBalancer Services with placeholders, returning notes.
+/// Fills missing `nodePort`s of NodePort/LoadBalancer Services (and the health-check node port
+/// of `externalTrafficPolicy: Local` LoadBalancer Services) with placeholders, returning notes.
 fn placeholder_node_ports(objs: &mut ClusterObjects) -> Vec<String> {
     let mut notes = Vec::new();
     let mut next = PLACEHOLDER_NODE_PORT_BASE;
@@ -178,6 +231,21 @@ fn placeholder_node_ports(objs: &mut ClusterObjects) -> Vec<String> {
             spec.type_.as_deref(),
             Some("NodePort") | Some("LoadBalancer")
         ) {
+            continue;
+        }
+        let lb = spec.type_.as_deref() == Some("LoadBalancer");
+        if lb
+            && spec.external_traffic_policy.as_deref() == Some("Local")
+            && spec.health_check_node_port.is_none()
+        {
+            spec.health_check_node_port = Some(next);
+            notes.push(format!(
+                "Service {key} has no healthCheckNodePort in the manifest (the API server allocates it); plan uses placeholder {next}"
+            ));
+            next += 1;
+        }
+        // Without allocated node ports the API server leaves them empty, and so does plan.
+        if lb && spec.allocate_load_balancer_node_ports == Some(false) {
             continue;
         }
         for p in spec.ports.iter_mut().flatten() {
@@ -196,7 +264,7 @@ fn placeholder_node_ports(objs: &mut ClusterObjects) -> Vec<String> {
 
 fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {
     let mut notes = vec![format!(
-        "target group names hash the live Service UID; Services without metadata.uid use the placeholder {PLACEHOLDER_SERVICE_UID}, so their target group (and TargetGroupBinding) names will differ in the cluster"
+        "target group names (and NLB and NLB security group names) hash the live Service UID; Services without metadata.uid use the placeholder {PLACEHOLDER_SERVICE_UID}, so those names will differ in the cluster"
     )];
     if env.subnets.is_none() {
         notes.push(
@@ -222,8 +290,41 @@ fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {
     Plan {
         notes,
         groups,
+        services: Vec::new(),
         ingresses_not_in_any_group: errors,
     }
+}
+
+/// The NLB stack (or the build error) of every Service the controller would own.
+fn service_plans(
+    objs: &ClusterObjects,
+    cfg: &ModelConfig,
+    env: &BuildEnv,
+    vpc_cidrs: Option<Vec<String>>,
+) -> Vec<ServicePlan> {
+    let senv = ServiceEnv {
+        subnets: env.subnets.clone(),
+        existing_load_balancer: None,
+        vpc_cidrs,
+    };
+    let mut plans: Vec<ServicePlan> = objs
+        .services
+        .iter()
+        .filter(|s| service::is_service_supported(s, cfg))
+        .map(|s| {
+            let (stack, error) = match service::build_service_stack(s, cfg, &senv) {
+                Ok(stack) => (Some(stack), None),
+                Err(e) => (None, Some(e.to_string())),
+            };
+            ServicePlan {
+                service: service::service_key(s),
+                stack,
+                error,
+            }
+        })
+        .collect();
+    plans.sort_by(|a, b| a.service.cmp(&b.service));
+    plans
 }
 
 fn collect_files(p: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
@@ -381,11 +482,16 @@ metadata: {name: ignored}
             cluster_name: "demo".into(),
             aws_vpc_id: None,
             subnets_file: None,
+            vpc_file: None,
             output: "json".into(),
             ingress_class: "alb".into(),
             default_tags: Some("team=web".into()),
             default_target_type: "instance".into(),
             default_load_balancer_scheme: "internal".into(),
+            load_balancer_class: "service.k8s.aws/nlb".into(),
+            feature_gates: String::new(),
+            backend_security_group: String::new(),
+            enable_backend_security_group: true,
         };
         let mut out = Vec::new();
         run(args, &mut out).unwrap();
@@ -405,6 +511,235 @@ metadata: {name: ignored}
         assert!(v["notes"][0].as_str().unwrap().contains("placeholder"));
     }
 
+    fn args(filename: Vec<PathBuf>) -> PlanArgs {
+        PlanArgs {
+            filename,
+            cluster_name: "demo".into(),
+            aws_vpc_id: None,
+            subnets_file: None,
+            vpc_file: None,
+            output: "json".into(),
+            ingress_class: "alb".into(),
+            default_tags: None,
+            default_target_type: "instance".into(),
+            default_load_balancer_scheme: "internal".into(),
+            load_balancer_class: "service.k8s.aws/nlb".into(),
+            feature_gates: String::new(),
+            backend_security_group: String::new(),
+            enable_backend_security_group: true,
+        }
+    }
+
+    #[test]
+    fn plan_prints_nlb_stack_for_load_balancer_services_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("svc.yaml");
+        std::fs::write(
+            &f,
+            r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: dns
+  namespace: infra
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: external
+    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: instance
+    service.beta.kubernetes.io/aws-load-balancer-enable-tcp-udp-listener: "true"
+spec:
+  type: LoadBalancer
+  ports:
+  - {name: dns-tcp, port: 53, targetPort: 53, protocol: TCP}
+  - {name: dns-udp, port: 53, targetPort: 53, protocol: UDP}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: in-tree, namespace: infra, annotations: {service.beta.kubernetes.io/aws-load-balancer-type: nlb}}
+spec:
+  type: LoadBalancer
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: by-class, namespace: infra}
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  ports: [{port: 80}]
+"#,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        run(args(vec![f]), &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let services = v["services"].as_array().unwrap();
+        let keys: Vec<&str> = services
+            .iter()
+            .map(|s| s["service"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            keys,
+            vec!["infra/by-class", "infra/dns"],
+            "the in-tree `nlb` Service is not ours"
+        );
+        // Instance targets (the default) on node ports `plan` fills with placeholders.
+        let dns = &services[1]["stack"];
+        assert_eq!(dns["loadBalancer"]["type"], "network");
+        assert_eq!(
+            dns["loadBalancer"]["tags"]["service.k8s.aws/stack"],
+            "infra/dns"
+        );
+        assert_eq!(dns["listeners"][0]["protocol"], "TCP_UDP");
+        assert_eq!(dns["targetGroups"][0]["protocol"], "TCP_UDP");
+        assert_eq!(dns["targetGroups"][0]["port"], PLACEHOLDER_NODE_PORT_BASE);
+        assert!(services[0].get("error").is_none(), "{}", services[0]);
+    }
+
+    #[test]
+    fn local_traffic_policy_gets_a_placeholder_health_check_node_port() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("svc.yaml");
+        std::fs::write(
+            &f,
+            r#"
+apiVersion: v1
+kind: Service
+metadata: {name: local, namespace: web}
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  externalTrafficPolicy: Local
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: unallocated, namespace: web}
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  allocateLoadBalancerNodePorts: false
+  ports: [{port: 80, targetPort: 8080}]
+"#,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        run(args(vec![f]), &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let hc = &v["services"][0]["stack"]["targetGroups"][0]["healthCheck"];
+        assert_eq!(hc["port"], PLACEHOLDER_NODE_PORT_BASE.to_string());
+        assert_eq!(hc["path"], "/healthz");
+        assert_eq!(
+            v["services"][1]["error"],
+            "unable to support instance target type with an unallocated NodePort"
+        );
+    }
+
+    #[test]
+    fn subnets_and_vpc_files_complete_rules_of_nlbs_without_security_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("svc.yaml");
+        std::fs::write(
+            &f,
+            r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: syslog
+  namespace: infra
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: nlb-ip
+    service.beta.kubernetes.io/aws-load-balancer-disable-nlb-sg: "true"
+spec:
+  type: LoadBalancer
+  ports: [{port: 514, targetPort: 5514, protocol: UDP}]
+"#,
+        )
+        .unwrap();
+        let subnets = dir.path().join("subnets.json");
+        std::fs::write(&subnets, r#"[{"id": "subnet-a", "availabilityZone": "us-west-2a", "availableIps": 50, "cidrBlock": "10.0.1.0/24", "tags": {"kubernetes.io/role/internal-elb": "1"}}]"#).unwrap();
+        let vpc = dir.path().join("vpc.json");
+        std::fs::write(&vpc, r#"["10.0.0.0/16", "2600:1f13::/56"]"#).unwrap();
+        let mut a = args(vec![f.clone()]);
+        let mut out = Vec::new();
+        run(a.clone(), &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let stack = &v["services"][0]["stack"];
+        assert!(stack["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("CIDR blocks"));
+        a.subnets_file = Some(subnets);
+        a.vpc_file = Some(vpc);
+        let mut out = Vec::new();
+        run(a, &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let stack = &v["services"][0]["stack"];
+        assert_eq!(stack["loadBalancer"]["subnets"]["resolved"][0], "subnet-a");
+        let rules = &stack["targetGroupBindings"][0]["spec"]["networkingFromCidrs"];
+        // UDP on an internal NLB: traffic from the VPC (IPv4 only), health checks from the subnet.
+        assert_eq!(rules[0]["fromCidrs"], serde_json::json!(["10.0.0.0/16"]));
+        assert_eq!(
+            rules[0]["ports"][0],
+            serde_json::json!({"protocol": "UDP", "port": 5514})
+        );
+        assert_eq!(rules[1]["fromCidrs"], serde_json::json!(["10.0.1.0/24"]));
+        assert_eq!(
+            rules[1]["ports"][0],
+            serde_json::json!({"protocol": "TCP", "port": 5514})
+        );
+    }
+
+    #[test]
+    fn controller_flags_shape_the_nlb_stack() {
+        let mut a = args(Vec::new());
+        a.feature_gates = "NLBSecurityGroup=false".into();
+        let mut out = Vec::new();
+        run(a, &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let stack = &v["services"][0]["stack"];
+        assert!(stack.get("managedSecurityGroup").is_none(), "{stack}");
+        assert!(stack["loadBalancer"]
+            .get("securityGroups")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .is_empty());
+        let mut a = args(Vec::new());
+        a.backend_security_group = "sg-0123".into();
+        let mut out = Vec::new();
+        run(a, &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            v["services"][0]["stack"]["backendSecurityGroup"]["groupId"],
+            "sg-0123"
+        );
+        let mut a = args(Vec::new());
+        a.feature_gates = "NoSuchGate=true".into();
+        assert!(run(a, &mut Vec::new())
+            .unwrap_err()
+            .to_string()
+            .contains("unknown feature: NoSuchGate"));
+    }
+
+    #[test]
+    fn embedded_samples_include_an_nlb_service() {
+        let mut out = Vec::new();
+        run(args(Vec::new()), &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let svc = &v["services"][0];
+        assert_eq!(svc["service"], "default/echo-nlb");
+        let stack = &svc["stack"];
+        assert_eq!(stack["loadBalancer"]["scheme"], "internet-facing");
+        let protocols: Vec<&str> = stack["listeners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["protocol"].as_str().unwrap())
+            .collect();
+        assert_eq!(protocols, vec!["TCP", "TLS"]);
+        assert_eq!(stack["targetGroups"][0]["targetType"], "ip");
+    }
+
     #[test]
     fn missing_file_is_an_error_not_a_panic() {
         let args = PlanArgs {
@@ -412,11 +747,16 @@ metadata: {name: ignored}
             cluster_name: "c".into(),
             aws_vpc_id: None,
             subnets_file: None,
+            vpc_file: None,
             output: "yaml".into(),
             ingress_class: "alb".into(),
             default_tags: None,
             default_target_type: "instance".into(),
             default_load_balancer_scheme: "internal".into(),
+            load_balancer_class: "service.k8s.aws/nlb".into(),
+            feature_gates: String::new(),
+            backend_security_group: String::new(),
+            enable_backend_security_group: true,
         };
         let err = run(args, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("no such file"));

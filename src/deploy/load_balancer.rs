@@ -55,6 +55,7 @@ fn subnet_info(s: &aws::Subnet) -> SubnetInfo {
         available_ips: s.available_ip_address_count,
         tags: s.tags.clone(),
         ipv6_cidrs: s.ipv6_cidr_blocks.clone(),
+        cidr_block: s.cidr_block.clone(),
         public: None,
     }
 }

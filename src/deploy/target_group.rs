@@ -31,7 +31,7 @@ pub fn create_request(tg: &model::TargetGroup, vpc_id: &str) -> aws::CreateTarge
     aws::CreateTargetGroup {
         name: tg.name.clone(),
         protocol: Some(tg.protocol.as_str().to_string()),
-        protocol_version: Some(tg.protocol_version.as_str().to_string()),
+        protocol_version: tg.protocol_version.map(|v| v.as_str().to_string()),
         port: u16::try_from(tg.port).ok(),
         vpc_id: Some(vpc_id.to_string()),
         target_type: tg.target_type.as_str().to_string(),
@@ -49,7 +49,9 @@ pub fn needs_replacement(have: &aws::TargetGroup, want: &model::TargetGroup) -> 
             .protocol
             .as_deref()
             .is_some_and(|p| p.eq_ignore_ascii_case(want.protocol.as_str()))
-        || !proto_version.eq_ignore_ascii_case(want.protocol_version.as_str())
+        || want
+            .protocol_version
+            .is_some_and(|v| !proto_version.eq_ignore_ascii_case(v.as_str()))
 }
 
 /// True when a field the model sets differs from what AWS describes.
@@ -234,7 +236,7 @@ mod tests {
         w.protocol = Protocol::Https;
         assert!(needs_replacement(&have, &w));
         let mut w = want.clone();
-        w.protocol_version = ProtocolVersion::GRPC;
+        w.protocol_version = Some(ProtocolVersion::GRPC);
         assert!(needs_replacement(&have, &w));
     }
 

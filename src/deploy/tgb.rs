@@ -9,10 +9,10 @@ use super::error::Result;
 use super::normalize::Resolved;
 use crate::crd::target_group_binding::{
     NetworkingIngressRule, NetworkingProtocol, ServiceReference, TargetGroupBindingSpec,
-    TargetGroupIpAddressType, TargetGroupProtocol,
+    TargetGroupIpAddressType,
 };
 use crate::crd::tgb_shape;
-use crate::model::{self, Protocol};
+use crate::model;
 
 /// One TargetGroupBinding to create or update.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,17 +40,17 @@ pub(crate) fn resolve(
         )];
         rules.extend(tgb_shape::rule_per_port(
             &from,
-            [tgb_shape::port(NetworkingProtocol::Tcp, n.port.clone())],
+            [tgb_shape::port(
+                n.protocol.unwrap_or(NetworkingProtocol::Tcp),
+                n.port.clone(),
+            )],
         ));
     }
     let spec = TargetGroupBindingSpec {
         target_group_arn: r.token(&s.target_group_arn)?,
         multi_cluster_target_group: s.multi_cluster_target_group,
         target_type: Some(s.target_type),
-        target_group_protocol: Some(match s.target_group_protocol {
-            Protocol::Http => TargetGroupProtocol::Http,
-            Protocol::Https => TargetGroupProtocol::Https,
-        }),
+        target_group_protocol: Some(s.target_group_protocol.into()),
         service_ref: ServiceReference {
             name: s.service_name.clone(),
             port: s.service_port.clone(),

@@ -104,6 +104,7 @@ fn try_build(
     let tags = TagContext {
         cfg,
         group: &group.id,
+        prefix: super::tags::INGRESS_TAG_PREFIX,
     };
     let mut stack = Stack {
         stack_id: group.id.as_string(),
@@ -269,6 +270,7 @@ fn try_build(
                 .map(|h| h.iter().cloned().collect()),
             ssl_policy: pc.ssl_policy.clone(),
             mutual_authentication: pc.mtls.clone(),
+            alpn_policy: None,
             attributes,
             tags: tags.listener_tags(&port.to_string(), user),
         });

@@ -72,6 +72,8 @@ pub struct ModelConfig {
     pub enable_shield: bool,
     /// `--feature-gates` overrides; unset gates take `FEATURE_GATE_DEFAULTS`.
     pub feature_gates: BTreeMap<String, bool>,
+    /// `--load-balancer-class`: the `spec.loadBalancerClass` of Services this controller owns.
+    pub load_balancer_class: String,
 }
 
 impl Default for ModelConfig {
@@ -95,6 +97,7 @@ impl Default for ModelConfig {
             enable_wafv2: true,
             enable_shield: true,
             feature_gates: BTreeMap::new(),
+            load_balancer_class: "service.k8s.aws/nlb".to_string(),
         }
     }
 }

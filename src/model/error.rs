@@ -16,6 +16,14 @@ pub enum ModelError {
     /// Members disagree, or a group-wide setting is invalid: the whole group cannot be built.
     #[error("{0}")]
     Group(String),
+    /// A LoadBalancer Service's configuration is invalid; the text is upstream's (it becomes the
+    /// `Failed build model due to <message>` event).
+    #[error("{message}")]
+    Service {
+        service: String,
+        annotation: Option<String>,
+        message: String,
+    },
 }
 
 /// An error before it is attributed to an Ingress.
@@ -36,6 +44,14 @@ impl Fail {
         Fail {
             annotation: Some(annotation.into()),
             message: message.into(),
+        }
+    }
+    /// Attributes the failure to a Service (`ns/name`).
+    pub fn on_service(self, service: &str) -> ModelError {
+        ModelError::Service {
+            service: service.to_string(),
+            annotation: self.annotation,
+            message: self.message,
         }
     }
     /// Attributes the failure to an Ingress (`ns/name`).

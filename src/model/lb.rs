@@ -418,17 +418,7 @@ pub fn build_load_balancer(
     };
     let mut security_groups = Vec::new();
     let mut sg_names = Vec::new();
-    let backend_sg = || BackendSecurityGroup {
-        group_id: cfg.backend_sg_id.clone(),
-        name: naming::backend_sg_name(&cfg.cluster_name),
-        description: "[k8s] Shared Backend SecurityGroup for LoadBalancer".into(),
-        tags: {
-            let mut t = cfg.default_tags.clone();
-            t.insert("elbv2.k8s.aws/cluster".into(), cfg.cluster_name.clone());
-            t.insert("elbv2.k8s.aws/resource".into(), "backend-sg".into());
-            t
-        },
-    };
+    let backend_sg = || shared_backend_sg(cfg);
     match &s.security_groups {
         None => {
             stack.managed_security_group = Some(managed_sg(
@@ -487,7 +477,25 @@ pub fn build_load_balancer(
         minimum_capacity_units: s.capacity.filter(|_| cfg.gate("LBCapacityReservation")),
         attributes: s.attributes.clone(),
         tags: tags.resource_tags("LoadBalancer", s.user_tags.clone()),
+        subnet_mappings: Vec::new(),
+        enable_prefix_for_ipv6_source_nat: None,
+        security_groups_inbound_rules_on_private_link: None,
     })
+}
+
+/// The cluster's shared backend security group (`--backend-security-group` or auto-created).
+pub fn shared_backend_sg(cfg: &ModelConfig) -> BackendSecurityGroup {
+    BackendSecurityGroup {
+        group_id: cfg.backend_sg_id.clone(),
+        name: naming::backend_sg_name(&cfg.cluster_name),
+        description: "[k8s] Shared Backend SecurityGroup for LoadBalancer".into(),
+        tags: {
+            let mut t = cfg.default_tags.clone();
+            t.insert("elbv2.k8s.aws/cluster".into(), cfg.cluster_name.clone());
+            t.insert("elbv2.k8s.aws/resource".into(), "backend-sg".into());
+            t
+        },
+    }
 }
 
 fn managed_sg(

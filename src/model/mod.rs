@@ -1,5 +1,6 @@
-//! Desired state: Ingress groups → an ALB stack, as a pure function of Kubernetes objects and
-//! the controller's configuration (no network). The reconciler deploys `Stack`s, the webhooks
+//! Desired state: Ingress groups → an ALB stack, and LoadBalancer Services → an NLB stack
+//! (`service`), as pure functions of Kubernetes objects and the controller's configuration
+//! (no network). The reconciler deploys `Stack`s, the webhooks
 //! admit only what `build_stack` can build, and `plan` prints them offline.
 //!
 //! Entry points: [`load_groups`] (classification and grouping of all Ingresses) and
@@ -15,6 +16,7 @@ pub mod lb_extras;
 pub mod listen;
 pub mod naming;
 pub mod rules;
+pub mod service;
 pub mod subnets;
 pub mod tags;
 pub mod target_group;

@@ -111,6 +111,70 @@ pub fn target_group_name(i: &TargetGroupNameInputs<'_>) -> String {
     )
 }
 
+/// `k8s-<8 of ns>-<8 of name>-<10 hex>`: the shape of every Service (NLB) stack name.
+fn service_scoped_name(namespace: &str, name: &str, hash: &str) -> String {
+    format!(
+        "k8s-{}-{}-{}",
+        trunc(&sanitize(namespace), 8),
+        trunc(&sanitize(name), 8),
+        trunc(hash, 10)
+    )
+}
+
+/// Generated NLB name: hash of cluster + Service UID + scheme.
+pub fn service_load_balancer_name(
+    cluster: &str,
+    namespace: &str,
+    name: &str,
+    uid: &str,
+    scheme: LoadBalancerScheme,
+) -> String {
+    let hash = sha256_hex(&[cluster, uid, scheme.as_str()]);
+    service_scoped_name(namespace, name, &hash)
+}
+
+/// Managed NLB security group name: hash of cluster + name + namespace + UID (name first).
+pub fn service_managed_sg_name(cluster: &str, namespace: &str, name: &str, uid: &str) -> String {
+    let hash = sha256_hex(&[cluster, name, namespace, uid]);
+    service_scoped_name(namespace, name, &hash)
+}
+
+/// Inputs of an NLB target group name, in upstream's hash order.
+#[derive(Debug, Clone)]
+pub struct ServiceTargetGroupNameInputs<'a> {
+    pub cluster: &'a str,
+    /// The Service owning the NLB, only for weighted extra backends.
+    pub base_service_uid: Option<&'a str>,
+    pub service_namespace: &'a str,
+    pub service_name: &'a str,
+    pub service_uid: &'a str,
+    pub target_port: i32,
+    pub service_port: i32,
+    pub target_type: TargetType,
+    pub protocol: Protocol,
+    pub health_check_protocol: Protocol,
+    pub health_check_interval: i32,
+}
+
+/// NLB target group name: `k8s-<8 of svc ns>-<8 of svc name>-<10 hex>`.
+pub fn service_target_group_name(i: &ServiceTargetGroupNameInputs<'_>) -> String {
+    let tg_port = i.target_port.to_string();
+    let svc_port = i.service_port.to_string();
+    let interval = i.health_check_interval.to_string();
+    let mut parts = vec![i.cluster];
+    parts.extend(i.base_service_uid);
+    parts.extend([
+        i.service_uid,
+        &tg_port,
+        &svc_port,
+        i.target_type.as_str(),
+        i.protocol.as_str(),
+        i.health_check_protocol.as_str(),
+        &interval,
+    ]);
+    service_scoped_name(i.service_namespace, i.service_name, &sha256_hex(&parts))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,9 @@ pub struct SubnetInfo {
     /// Associated IPv6 CIDR blocks.
     #[serde(default)]
     pub ipv6_cidrs: Vec<String>,
+    /// IPv4 CIDR block (NLB private-IPv4 subnet mappings); empty when unknown.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cidr_block: String,
     /// Route table has a route to an internet gateway (for discovery by reachability).
     #[serde(default)]
     pub public: Option<bool>,

@@ -14,6 +14,7 @@ fn s(id: &str, az: &str, ips: i32, tags: &[(&str, &str)]) -> SubnetInfo {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         ipv6_cidrs: vec![],
+        cidr_block: String::new(),
         public: None,
     }
 }

@@ -13,6 +13,10 @@ use crate::annotations::{self as ann, suffix, AnnotationMap};
 pub const TAG_CLUSTER: &str = "elbv2.k8s.aws/cluster";
 pub const TAG_STACK: &str = "ingress.k8s.aws/stack";
 pub const TAG_RESOURCE: &str = "ingress.k8s.aws/resource";
+/// Tag / label prefix of Ingress stacks.
+pub const INGRESS_TAG_PREFIX: &str = "ingress.k8s.aws";
+/// Tag / label prefix of Service (NLB) stacks.
+pub const SERVICE_TAG_PREFIX: &str = "service.k8s.aws";
 
 type Tags = BTreeMap<String, String>;
 
@@ -20,6 +24,8 @@ type Tags = BTreeMap<String, String>;
 pub struct TagContext<'a> {
     pub cfg: &'a ModelConfig,
     pub group: &'a GroupId,
+    /// `ingress.k8s.aws` or `service.k8s.aws` (stack / resource tags, TGB labels).
+    pub prefix: &'static str,
 }
 
 impl TagContext<'_> {
@@ -27,22 +33,22 @@ impl TagContext<'_> {
     pub fn stack_tags(&self) -> Tags {
         BTreeMap::from([
             (TAG_CLUSTER.to_string(), self.cfg.cluster_name.clone()),
-            (TAG_STACK.to_string(), self.group.as_string()),
+            (format!("{}/stack", self.prefix), self.group.as_string()),
         ])
     }
 
     /// Labels on TargetGroupBinding objects of this stack.
     pub fn stack_labels(&self) -> Tags {
         if self.group.is_explicit() {
-            BTreeMap::from([("ingress.k8s.aws/stack".to_string(), self.group.name.clone())])
+            BTreeMap::from([(format!("{}/stack", self.prefix), self.group.name.clone())])
         } else {
             BTreeMap::from([
                 (
-                    "ingress.k8s.aws/stack-namespace".to_string(),
+                    format!("{}/stack-namespace", self.prefix),
                     self.group.namespace.clone(),
                 ),
                 (
-                    "ingress.k8s.aws/stack-name".to_string(),
+                    format!("{}/stack-name", self.prefix),
                     self.group.name.clone(),
                 ),
             ])
@@ -146,7 +152,7 @@ impl TagContext<'_> {
             t
         };
         tags.extend(self.stack_tags());
-        tags.insert(TAG_RESOURCE.to_string(), resource_id.to_string());
+        tags.insert(format!("{}/resource", self.prefix), resource_id.to_string());
         tags
     }
 

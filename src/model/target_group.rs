@@ -282,7 +282,7 @@ pub fn build(
         target_type: tt,
         port: tg_port,
         protocol: proto,
-        protocol_version: version,
+        protocol_version: Some(version),
         ip_address_type: ip_type.into(),
         health_check,
         target_control_port: control,
@@ -306,6 +306,7 @@ pub fn build(
             vpc_id: ctx.tags.cfg.vpc_id.clone(),
             multi_cluster_target_group: multi,
             target_group_protocol: proto,
+            networking_from_cidrs: Vec::new(),
         },
     };
     Ok((tg, tgb))
@@ -324,6 +325,7 @@ fn networking_rules(
         return vec![NetworkingRule {
             from_security_group: source.clone(),
             port: None,
+            protocol: None,
         }];
     }
     let mut ports = vec![target_port];
@@ -339,6 +341,7 @@ fn networking_rules(
         .map(|p| NetworkingRule {
             from_security_group: source.clone(),
             port: Some(p),
+            protocol: None,
         })
         .collect()
 }

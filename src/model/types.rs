@@ -43,13 +43,25 @@ impl IpAddressType {
     }
 }
 
-/// HTTP or HTTPS (listeners, target groups, health checks).
+/// Listener / target-group / health-check protocol: HTTP and HTTPS for ALBs, the rest for NLBs.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Protocol {
     #[serde(rename = "HTTP")]
     Http,
     #[serde(rename = "HTTPS")]
     Https,
+    #[serde(rename = "TCP")]
+    Tcp,
+    #[serde(rename = "UDP")]
+    Udp,
+    #[serde(rename = "TCP_UDP")]
+    TcpUdp,
+    #[serde(rename = "TLS")]
+    Tls,
+    #[serde(rename = "QUIC")]
+    Quic,
+    #[serde(rename = "TCP_QUIC")]
+    TcpQuic,
 }
 
 impl Protocol {
@@ -57,6 +69,36 @@ impl Protocol {
         match self {
             Protocol::Http => "HTTP",
             Protocol::Https => "HTTPS",
+            Protocol::Tcp => "TCP",
+            Protocol::Udp => "UDP",
+            Protocol::TcpUdp => "TCP_UDP",
+            Protocol::Tls => "TLS",
+            Protocol::Quic => "QUIC",
+            Protocol::TcpQuic => "TCP_QUIC",
+        }
+    }
+
+    /// Whether the protocol carries UDP (the TGB then needs UDP rules).
+    pub fn carries_udp(&self) -> bool {
+        matches!(
+            self,
+            Protocol::Udp | Protocol::TcpUdp | Protocol::Quic | Protocol::TcpQuic
+        )
+    }
+}
+
+impl From<Protocol> for crate::crd::target_group_binding::TargetGroupProtocol {
+    fn from(p: Protocol) -> Self {
+        use crate::crd::target_group_binding::TargetGroupProtocol as T;
+        match p {
+            Protocol::Http => T::Http,
+            Protocol::Https => T::Https,
+            Protocol::Tcp => T::Tcp,
+            Protocol::Udp => T::Udp,
+            Protocol::TcpUdp => T::TcpUdp,
+            Protocol::Tls => T::Tls,
+            Protocol::Quic => T::Quic,
+            Protocol::TcpQuic => T::TcpQuic,
         }
     }
 }
@@ -159,7 +201,8 @@ pub struct ExcludedMember {
     pub error: String,
 }
 
-/// Everything that should exist in AWS (and as TargetGroupBindings) for one Ingress group.
+/// Everything that should exist in AWS (and as TargetGroupBindings) for one Ingress group or
+/// one LoadBalancer Service (then `stack_id` is `ns/name` and the tags use `service.k8s.aws`).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Stack {
@@ -252,6 +295,31 @@ pub struct LoadBalancer {
     pub minimum_capacity_units: Option<i32>,
     pub attributes: BTreeMap<String, String>,
     pub tags: BTreeMap<String, String>,
+    /// NLB: one entry per subnet with its EIP / private addresses (empty for ALBs and when the
+    /// subnets are not resolved yet).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subnet_mappings: Vec<SubnetMapping>,
+    /// NLB: `on` / `off` (`aws-load-balancer-enable-prefix-for-ipv6-source-nat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enable_prefix_for_ipv6_source_nat: Option<String>,
+    /// NLB: `on` / `off` (`aws-load-balancer-inbound-sg-rules-on-private-link-traffic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_groups_inbound_rules_on_private_link: Option<String>,
+}
+
+/// An NLB subnet mapping (`SubnetMapping` of CreateLoadBalancer / SetSubnets).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SubnetMapping {
+    pub subnet_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_ipv4_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_nat_ipv6_prefix: Option<String>,
 }
 
 /// One ingress permission of the managed security group.
@@ -310,6 +378,9 @@ pub struct Listener {
     pub ssl_policy: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mutual_authentication: Option<MutualAuthentication>,
+    /// NLB TLS listeners: `aws-load-balancer-alpn-policy`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpn_policy: Option<String>,
     pub attributes: BTreeMap<String, String>,
     pub tags: BTreeMap<String, String>,
 }
@@ -356,8 +427,11 @@ pub struct HealthCheck {
     /// `traffic-port` or a port number.
     pub port: String,
     pub protocol: Protocol,
+    /// Empty for TCP health checks (NLB), which have no path.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
-    /// `httpCode` (HTTP1/HTTP2) or `grpcCode` (GRPC).
+    /// `httpCode` (HTTP1/HTTP2) or `grpcCode` (GRPC); empty for TCP health checks.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub matcher: BTreeMap<String, String>,
     pub interval_seconds: i32,
     pub timeout_seconds: i32,
@@ -375,7 +449,9 @@ pub struct TargetGroup {
     pub target_type: TargetType,
     pub port: i32,
     pub protocol: Protocol,
-    pub protocol_version: ProtocolVersion,
+    /// ALB target groups only (NLB target groups have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<ProtocolVersion>,
     /// `ipv4` or `ipv6`.
     pub ip_address_type: String,
     pub health_check: HealthCheck,
@@ -417,15 +493,30 @@ pub struct TargetGroupBindingModelSpec {
     pub vpc_id: Option<String>,
     pub multi_cluster_target_group: bool,
     pub target_group_protocol: Protocol,
+    /// NLBs without security groups: rules from CIDR blocks instead of a security group
+    /// (upstream's legacy TGB networking), in upstream's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub networking_from_cidrs: Vec<CidrNetworkingRule>,
 }
 
-/// One TGB networking rule: TCP from a security group to a port (None = all ports).
+/// One TGB ingress rule from CIDR blocks (upstream's `ipBlock` peers) to these ports.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CidrNetworkingRule {
+    pub from_cidrs: Vec<String>,
+    pub ports: Vec<crate::crd::target_group_binding::NetworkingPort>,
+}
+
+/// One TGB networking rule: from a security group to a port (None = all ports), TCP unless
+/// `protocol` says UDP (NLB UDP / TCP_UDP / QUIC target groups).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkingRule {
     pub from_security_group: Token,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<crate::crd::target_group_binding::NetworkingProtocol>,
 }
 
 /// WAF / Shield settings (carried; needs AWS services not yet called: see warnings).

@@ -316,11 +316,16 @@ fn config_samples_plan_without_errors() {
         cluster_name: "demo".into(),
         aws_vpc_id: None,
         subnets_file: None,
+        vpc_file: None,
         output: "json".into(),
         ingress_class: "alb".into(),
         default_tags: None,
         default_target_type: "instance".into(),
         default_load_balancer_scheme: "internal".into(),
+        load_balancer_class: "service.k8s.aws/nlb".into(),
+        feature_gates: String::new(),
+        backend_security_group: String::new(),
+        enable_backend_security_group: true,
     };
     let mut out = Vec::new();
     aws_load_balancer_controller::plan::run(args, &mut out).unwrap();
@@ -344,6 +349,10 @@ fn config_samples_plan_without_errors() {
         shop["loadBalancer"]["tags"]["managed-by"],
         "aws-load-balancer-controller"
     );
+    let services = v["services"].as_array().unwrap();
+    assert_eq!(services.len(), 1, "{services:?}");
+    assert_eq!(services[0]["service"], "default/echo-nlb");
+    assert!(services[0].get("error").is_none(), "{}", services[0]);
     for f in [
         "targetgroupbinding-ip.yaml",
         "targetgroupbinding-instance.yaml",

@@ -1,0 +1,65 @@
+//! Desired state of the Service half: one LoadBalancer Service → one NLB `Stack`, as a pure
+//! function of the Service, the controller's configuration and a few optional AWS facts
+//! (`ServiceEnv`). Names and hashes are upstream's (`pkg/service`), so a cluster switches from
+//! upstream without recreating anything; every invalid annotation value fails here with
+//! upstream's message, before any AWS call.
+//!
+//! Entry points: [`is_service_supported`] (which Services) and [`build_service_stack`].
+
+pub mod annotations;
+mod build;
+mod health_check;
+mod listeners;
+mod load_balancer;
+pub mod qualify;
+mod security_groups;
+mod subnet_mappings;
+mod target_groups;
+mod tg_attributes;
+mod tgb;
+
+#[cfg(test)]
+mod feature_tests;
+#[cfg(test)]
+mod golden_tests;
+#[cfg(test)]
+mod golden_upstream;
+#[cfg(test)]
+mod lb_tests;
+#[cfg(test)]
+mod test_support;
+
+use k8s_openapi::api::core::v1::Service;
+
+pub use build::build_service_stack;
+pub use qualify::{is_pending_finalization, is_service_supported, SERVICE_FINALIZER};
+
+use super::subnets::SubnetInfo;
+use super::types::LoadBalancerScheme;
+
+/// AWS facts that refine a Service's stack; all optional (`plan` has none of them).
+#[derive(Debug, Clone, Default)]
+pub struct ServiceEnv {
+    /// Subnets of the VPC; without them the stack shows the discovery criteria and subnet
+    /// mappings (EIPs, private addresses) wait for the deployer.
+    pub subnets: Option<Vec<SubnetInfo>>,
+    /// The NLB already tagged with this Service's stack, if any.
+    pub existing_load_balancer: Option<ExistingNlb>,
+    /// The VPC's associated CIDR blocks (IPv4 and IPv6): the default sources of node rules for
+    /// an internal NLB without security groups.
+    pub vpc_cidrs: Option<Vec<String>>,
+}
+
+/// What the model needs to know about an existing NLB of the stack.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExistingNlb {
+    pub scheme: LoadBalancerScheme,
+    pub subnet_ids: Vec<String>,
+    /// Its security groups; an NLB created without any can never get one.
+    pub security_groups: Vec<String>,
+}
+
+/// `ns/name` of a Service.
+pub fn service_key(svc: &Service) -> String {
+    super::group::key_of(&svc.metadata)
+}
