@@ -14,8 +14,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::target_group_binding::{
-    NetworkingIngressRule, NetworkingPeer, NetworkingPort, NetworkingProtocol, SecurityGroup,
-    TargetGroupBindingNetworking, TargetGroupBindingSpec,
+    IpBlock, NetworkingIngressRule, NetworkingPeer, NetworkingPort, NetworkingProtocol,
+    SecurityGroup, TargetGroupBindingNetworking, TargetGroupBindingSpec,
 };
 
 /// A peer that is a security group.
@@ -25,6 +25,14 @@ pub fn security_group_peer(group_id: impl Into<String>) -> NetworkingPeer {
         security_group: Some(SecurityGroup {
             group_id: group_id.into(),
         }),
+    }
+}
+
+/// A peer that is a CIDR block (upstream's rules for NLBs without security groups).
+pub fn cidr_peer(cidr: &String) -> NetworkingPeer {
+    NetworkingPeer {
+        ip_block: Some(IpBlock { cidr: cidr.clone() }),
+        security_group: None,
     }
 }
 

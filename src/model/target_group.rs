@@ -307,6 +307,7 @@ pub fn build(
             multi_cluster_target_group: multi,
             target_group_protocol: proto,
             networking_from_cidrs: Vec::new(),
+            networking_one_rule: false,
         },
     };
     Ok((tg, tgb))

@@ -497,6 +497,10 @@ pub struct TargetGroupBindingModelSpec {
     /// (upstream's legacy TGB networking), in upstream's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub networking_from_cidrs: Vec<CidrNetworkingRule>,
+    /// Upstream's Service shape: all `networking` ports in one rule (its Ingress and Gateway
+    /// builders write one rule per port). The deployer writes whichever the model says.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub networking_one_rule: bool,
 }
 
 /// One TGB ingress rule from CIDR blocks (upstream's `ipBlock` peers) to these ports.

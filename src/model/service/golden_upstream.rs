@@ -194,18 +194,24 @@ fn binding(stack: &Stack, b: &TargetGroupBindingResource) -> Value {
         "ipAddressType": s.ip_address_type, "serviceRef": {"name": s.service_name, "port": s.service_port}});
     put(&mut spec, "vpcID", s.vpc_id.as_ref().map(|v| json!(v)));
     if !s.networking.is_empty() {
-        let from = token(stack, &s.networking[0].from_security_group);
-        let ports: Vec<Value> = s
-            .networking
-            .iter()
-            .map(|r| {
-                let mut p = json!({"protocol": r.protocol});
-                put(&mut p, "port", r.port.as_ref().map(|v| json!(v)));
-                p
-            })
-            .collect();
-        spec["networking"] =
-            json!({"ingress": [{"from": [{"securityGroup": {"groupID": from}}], "ports": ports}]});
+        let rule = |r: &[NetworkingRule]| {
+            let from = token(stack, &r[0].from_security_group);
+            let ports: Vec<Value> = r
+                .iter()
+                .map(|r| {
+                    let mut p = json!({"protocol": r.protocol});
+                    put(&mut p, "port", r.port.as_ref().map(|v| json!(v)));
+                    p
+                })
+                .collect();
+            json!({"from": [{"securityGroup": {"groupID": from}}], "ports": ports})
+        };
+        let ingress: Vec<Value> = if s.networking_one_rule {
+            vec![rule(&s.networking)]
+        } else {
+            s.networking.chunks(1).map(rule).collect()
+        };
+        spec["networking"] = json!({"ingress": ingress});
     }
     if !s.networking_from_cidrs.is_empty() {
         let ingress: Vec<Value> = s.networking_from_cidrs.iter().map(|r| json!({

@@ -248,6 +248,7 @@ pub(super) fn build(
             multi_cluster_target_group: t.a.bool(sfx::MULTI_CLUSTER_TG)?.unwrap_or(false),
             target_group_protocol: tg.protocol,
             networking_from_cidrs,
+            networking_one_rule: true,
         },
     })
 }
