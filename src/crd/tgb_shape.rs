@@ -29,9 +29,9 @@ pub fn security_group_peer(group_id: impl Into<String>) -> NetworkingPeer {
 }
 
 /// A peer that is a CIDR block (upstream's rules for NLBs without security groups).
-pub fn cidr_peer(cidr: &String) -> NetworkingPeer {
+pub fn cidr_peer(cidr: impl Into<String>) -> NetworkingPeer {
     NetworkingPeer {
-        ip_block: Some(IpBlock { cidr: cidr.clone() }),
+        ip_block: Some(IpBlock { cidr: cidr.into() }),
         security_group: None,
     }
 }

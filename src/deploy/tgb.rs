@@ -49,7 +49,11 @@ pub(crate) fn resolve(
     }
     // NLBs without security groups: rules from CIDR blocks, as the model ordered them.
     for c in &s.networking_from_cidrs {
-        let from: Vec<_> = c.from_cidrs.iter().map(tgb_shape::cidr_peer).collect();
+        let from: Vec<_> = c
+            .from_cidrs
+            .iter()
+            .map(|c| tgb_shape::cidr_peer(c.as_str()))
+            .collect();
         rules.push(tgb_shape::one_rule(&from, c.ports.clone()));
     }
     let spec = TargetGroupBindingSpec {
