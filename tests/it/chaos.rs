@@ -112,7 +112,7 @@ fn delay(i: usize) -> Duration {
 /// the first moment moto shows any change from `from` (so the kill lands inside the deploy).
 /// Returns what moto holds after the kill.
 async fn work_then_kill(ctl: Controller, c: &Cloud, i: usize, from: &Seen) -> Seen {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         tokio::time::sleep(delay(i)).await;
     } else {
         let deadline = Instant::now() + Duration::from_secs(5);
