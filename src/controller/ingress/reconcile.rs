@@ -115,11 +115,8 @@ async fn deploy_group(
         return Err(e.into());
     }
     // 5. Status on the members the stack serves.
-    let served: Vec<&Ingress> = members
-        .iter()
-        .copied()
-        .filter(|i| stack.members.contains(&key_of(&i.metadata)))
-        .collect();
+    // (Members held on their last configuration may be outside `members`: a bad group.order.)
+    let served: Vec<&Ingress> = stack.members.iter().filter_map(|k| find(objs, k)).collect();
     if let Some(lb) = &deployed.load_balancer {
         let want = status::desired(&lb.dns_name, &deployed.listener_ports);
         for ing in &served {

@@ -320,3 +320,40 @@ async fn namespace_events_reconcile_only_groups_whose_selector_flips() {
     assert_eq!(web.lbs.len(), 1);
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_member_with_an_invalid_group_order_keeps_its_route() {
+    let (fake, vpc) = fake_aws();
+    let h = start(&fake, &vpc).await;
+    h.apply(&app("o1", "one", 30411, Some(("ordered", 1))))
+        .await;
+    h.apply(&app("o2", "two", 30412, Some(("ordered", 2))))
+        .await;
+    eventually("both members served", WAIT, || async {
+        let inv = inventory(fake.as_ref(), fake.as_ref(), "ordered").await;
+        inv.rules.len() == 2 && h.hostname("o2", "two").await.is_some()
+    })
+    .await;
+    let order = "alb.ingress.kubernetes.io/group.order";
+    h.patch_ingress(
+        "o2",
+        "two",
+        json!({"metadata": {"annotations": {order: "5000"}}}),
+    )
+    .await;
+    h.patch_ingress("o1", "one", set_path("one", "/uno")).await;
+    eventually("one's edit deploys", WAIT, || async {
+        let inv = inventory(fake.as_ref(), fake.as_ref(), "ordered").await;
+        rule_with_path(&inv, "/uno").is_some()
+    })
+    .await;
+    settle(&fake).await;
+    let inv = inventory(fake.as_ref(), fake.as_ref(), "ordered").await;
+    assert!(rule_with_path(&inv, "/two").is_some(), "two's route stays");
+    assert_eq!(tg_arns_of(&inv, "o2/two").len(), 1);
+    assert_eq!(binding_count(&h).await, 2);
+    assert!(!event_notes(&h, "o2", "two", "FailedBuildModel")
+        .await
+        .is_empty());
+    h.stop().await;
+}
