@@ -1,6 +1,7 @@
 //! kill -9 chaos with the real binary against moto and the API test server: three Ingresses in
 //! two groups are created and then flipped (scheme, listen port, target type) between twelve
-//! SIGKILLs of the controller, each landing at a different moment of a deploy; afterwards AWS
+//! SIGKILLs of the controller (alternately after a short varying delay and at the first change
+//! moto shows, so many land half-way through a deploy; the count is printed); afterwards AWS
 //! holds exactly the expected resources, no duplicate and nothing stale. Six more SIGKILLs
 //! land during deletion; afterwards nothing of ours is left (load balancers, target groups,
 //! security groups including the shared backend one, TargetGroupBindings).
