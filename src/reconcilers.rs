@@ -103,6 +103,7 @@ fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
             .clamp(1, u16::MAX as u32) as u16,
         max_backoff: cfg.targetgroupbinding_max_backoff,
         requeue: cfg.targetgroupbinding_requeue,
+        resync: cfg.sync_period,
         vpc_cidrs: cloud.vpc_cidrs.clone(),
         max_targets: cfg.max_targets_per_target_group as usize,
         endpoint_slices: cfg.enable_endpoint_slices,

@@ -19,6 +19,9 @@ pub enum Error {
     /// The stack needs something this deployer does not do yet (ACM discovery, OIDC secrets...).
     #[error("not supported by the deployer yet: {0}")]
     Unsupported(String),
+    /// A load balancer to delete has deletion protection on; it stays until the user lifts it.
+    #[error("load balancer {name} ({arn}) has deletion protection enabled (attribute deletion_protection.enabled=true); it is kept until the attribute is set to false")]
+    DeletionProtected { name: String, arn: String },
     /// A resource stayed in use (DependencyViolation / ResourceInUse) for the whole retry window.
     #[error("timed out deleting {what}: {source}")]
     DeleteTimeout {

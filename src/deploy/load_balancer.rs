@@ -14,6 +14,9 @@ use crate::aws::{self, AwsError, Ec2Query, LoadBalancerQuery, SubnetMapping, Tag
 use crate::model::subnets::{self as msub, SubnetInfo, SubnetRules};
 use crate::model::{self, IpAddressType, Subnets};
 
+/// The load-balancer attribute a user sets to protect it; this controller never clears it.
+pub const DELETION_PROTECTION: &str = "deletion_protection.enabled";
+
 pub fn ip_type(t: IpAddressType) -> &'static str {
     match t {
         IpAddressType::Ipv4 => "ipv4",
@@ -289,27 +292,37 @@ impl Deployer {
         self.reconcile_elb_tags(arn, &want.tags, have_tags).await
     }
 
-    /// Deletes a load balancer (turning deletion protection off first if it blocks); gone
-    /// counts as deleted. Its listeners and rules go with it.
+    /// Refuses (`DeletionProtected`) when a load balancer of the stack has deletion protection
+    /// on, so that nothing of a protected stack (bindings, rules) is taken apart first.
+    pub async fn check_deletable(&self, stack_id: &str) -> Result<()> {
+        for (lb, _) in self.find_owned_lbs(stack_id).await? {
+            let attrs = self
+                .elbv2
+                .describe_load_balancer_attributes(&lb.arn)
+                .await
+                .ctx(|| format!("describe attributes of {}", lb.name))?;
+            if attrs.get(DELETION_PROTECTION).map(String::as_str) == Some("true") {
+                return Err(Error::DeletionProtected {
+                    name: lb.name,
+                    arn: lb.arn,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes a load balancer; gone counts as deleted. Its listeners and rules go with it.
+    /// Deletion protection is the user's: it is never turned off here. A protected load
+    /// balancer stays and the error names it, so the stack waits until the user lifts it.
     pub(crate) async fn delete_lb(&self, arn: &str) -> Result<()> {
         match self.elbv2.delete_load_balancer(arn).await {
             Ok(()) => {}
             Err(e) if e.is_not_found() => {}
             Err(AwsError::NotPermitted { .. }) => {
-                let off: aws::Attributes = [(
-                    "deletion_protection.enabled".to_string(),
-                    "false".to_string(),
-                )]
-                .into();
-                self.elbv2
-                    .modify_load_balancer_attributes(arn, &off)
-                    .await
-                    .ctx(|| format!("disable deletion protection of {arn}"))?;
-                self.elbv2
-                    .delete_load_balancer(arn)
-                    .await
-                    .or_else(|e| if e.is_not_found() { Ok(()) } else { Err(e) })
-                    .ctx(|| format!("delete load balancer {arn}"))?;
+                return Err(Error::DeletionProtected {
+                    name: name_of_arn(arn).to_string(),
+                    arn: arn.to_string(),
+                })
             }
             Err(source) => {
                 return Err(Error::Aws {
@@ -321,6 +334,14 @@ impl Deployer {
         self.tag_cache.forget(arn);
         Ok(())
     }
+}
+
+/// The name inside a load-balancer ARN (`...:loadbalancer/app/<name>/<id>`); the ARN itself
+/// when it has no such part.
+pub fn name_of_arn(arn: &str) -> &str {
+    arn.rsplit_once(":loadbalancer/")
+        .and_then(|(_, rest)| rest.split('/').nth(1))
+        .unwrap_or(arn)
 }
 
 #[cfg(test)]
@@ -358,6 +379,13 @@ mod tests {
         );
         assert_eq!(s[0].public, Some(false));
         assert_eq!(s[1].public, Some(true));
+    }
+
+    #[test]
+    fn name_comes_out_of_the_arn() {
+        let arn = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/k8s-demo-app-0123456789/50dc6c495c0c9188";
+        assert_eq!(name_of_arn(arn), "k8s-demo-app-0123456789");
+        assert_eq!(name_of_arn("odd"), "odd");
     }
 
     #[test]

@@ -118,8 +118,24 @@ impl Deployer {
         &self.vpc_id
     }
 
-    /// Makes AWS match `stack`; see the module docs.
+    /// Makes AWS match `stack`; see the module docs. When it fails while the remembered
+    /// backend security group is gone (deleted by a concurrent deploy or by hand), the group is
+    /// resolved again and the deploy retried once, so one stale id never fails every deploy.
     pub async fn deploy(&self, stack: &Stack) -> Result<DeployResult> {
+        let auto_backend_sg = stack
+            .backend_security_group
+            .as_ref()
+            .is_some_and(|b| b.group_id.is_none());
+        match self.deploy_once(stack).await {
+            Err(e) if auto_backend_sg && self.forget_stale_backend_sg().await => {
+                tracing::info!(error = %e, "the backend security group was gone; deploying again with it resolved anew");
+                self.deploy_once(stack).await
+            }
+            other => other,
+        }
+    }
+
+    async fn deploy_once(&self, stack: &Stack) -> Result<DeployResult> {
         let sid = stack.stack_id.as_str();
         if sid.is_empty() {
             return Err(Error::Invalid("stack id is empty".into()));

@@ -214,6 +214,23 @@ impl Deployer {
         Ok(id)
     }
 
+    /// Whether the remembered backend SG no longer is the one AWS has (deleted, or replaced);
+    /// then it is forgotten so the next use finds or creates it again.
+    pub(crate) async fn forget_stale_backend_sg(&self) -> bool {
+        let mut cached = self.backend_sg.lock().await;
+        let Some(id) = cached.clone() else {
+            return false;
+        };
+        match self.find_backend_sg().await {
+            Ok(found) if found.as_deref() == Some(id.as_str()) => false,
+            Ok(_) => {
+                *cached = None;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     /// Deletes the auto-created backend SG once the last Ingress group is gone, as upstream
     /// does, so a cluster that stops using ALBs leaks nothing. Kept while any load balancer in
     /// the VPC still lists it (Services of another controller, a group being created) or while

@@ -85,27 +85,71 @@ pub fn diff(desired: &Tags, actual: &Tags, policy: &TagPolicy) -> TagDiff {
     TagDiff { add, remove }
 }
 
-/// ELBv2 tags by ARN, shared by the concurrent deploys of one `Deployer`.
-#[derive(Debug, Default)]
+/// Most ARNs the tag cache holds. Every load balancer of the VPC is read (ours or not), so
+/// without a bound churn of foreign or deleted resources would grow it forever.
+pub const TAG_CACHE_MAX_ENTRIES: usize = 4096;
+
+/// ELBv2 tags by ARN, shared by the concurrent deploys of one `Deployer`. Entries expire after
+/// the TTL and are dropped when read stale; past `max` entries the stale ones go, then the
+/// oldest.
+#[derive(Debug)]
 pub struct TagCache {
     entries: Mutex<HashMap<String, (Instant, Tags)>>,
+    ttl: Duration,
+    max: usize,
+}
+
+impl Default for TagCache {
+    fn default() -> Self {
+        Self::new(TAG_CACHE_TTL, TAG_CACHE_MAX_ENTRIES)
+    }
 }
 
 impl TagCache {
+    pub fn new(ttl: Duration, max: usize) -> Self {
+        Self {
+            entries: Mutex::default(),
+            ttl,
+            max: max.max(1),
+        }
+    }
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Tags)>> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
     pub fn get(&self, arn: &str) -> Option<Tags> {
-        let m = self.lock();
-        m.get(arn)
-            .filter(|(at, _)| at.elapsed() < TAG_CACHE_TTL)
-            .map(|(_, t)| t.clone())
+        let mut m = self.lock();
+        match m.get(arn) {
+            Some((at, t)) if at.elapsed() < self.ttl => Some(t.clone()),
+            Some(_) => {
+                m.remove(arn);
+                None
+            }
+            None => None,
+        }
     }
     pub fn put(&self, arn: &str, tags: Tags) {
-        self.lock().insert(arn.to_string(), (Instant::now(), tags));
+        let mut m = self.lock();
+        m.insert(arn.to_string(), (Instant::now(), tags));
+        if m.len() > self.max {
+            let ttl = self.ttl;
+            m.retain(|_, (at, _)| at.elapsed() < ttl);
+        }
+        if m.len() > self.max {
+            let mut ages: Vec<(Instant, String)> =
+                m.iter().map(|(k, (at, _))| (*at, k.clone())).collect();
+            ages.sort();
+            let surplus = m.len() - self.max;
+            for (_, k) in ages.into_iter().take(surplus) {
+                m.remove(&k);
+            }
+        }
     }
     pub fn forget(&self, arn: &str) {
         self.lock().remove(arn);
+    }
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().len()
     }
 }
 
@@ -253,5 +297,27 @@ mod tests {
         assert_eq!(c.get("arn"), Some(t(&[("a", "1")])));
         c.forget("arn");
         assert!(c.get("arn").is_none());
+    }
+
+    #[test]
+    fn cache_is_bounded_and_drops_stale_entries() {
+        let c = TagCache::new(TAG_CACHE_TTL, 3);
+        for i in 0..10 {
+            c.put(&format!("arn-{i}"), t(&[("a", "1")]));
+        }
+        assert_eq!(c.len(), 3, "never more than the bound");
+        assert!(c.get("arn-9").is_some(), "the newest stay");
+        assert!(c.get("arn-0").is_none(), "the oldest went");
+
+        let stale = TagCache::new(Duration::ZERO, 100);
+        stale.put("gone", t(&[("a", "1")]));
+        assert!(stale.get("gone").is_none());
+        assert_eq!(stale.len(), 0, "a stale entry is dropped when read");
+        let short = TagCache::new(Duration::from_millis(1), 2);
+        short.put("a", t(&[]));
+        short.put("b", t(&[]));
+        std::thread::sleep(Duration::from_millis(5));
+        short.put("c", t(&[]));
+        assert_eq!(short.len(), 1, "stale entries go first once over the bound");
     }
 }

@@ -44,6 +44,8 @@ needs it (values such as awsApiThrottle carry ':' and '=').
 {{- $b := index $v $key -}}
 {{- if kindIs "bool" $b }}{{ $args = append $args (printf "--%s=%t" $flag $b) }}{{ end -}}
 {{- end -}}
+{{- $lease := include "albc.leaderElectionId" . -}}
+{{- if ne $lease "aws-load-balancer-controller-leader" }}{{ $args = append $args (printf "--leader-election-id=%s" $lease) }}{{ end -}}
 {{- with $v.defaultSSLPolicy }}{{ $args = append $args (printf "--default-ssl-policy=%s" .) }}{{ end -}}
 {{- with $v.externalManagedTags }}{{ $args = append $args (printf "--external-managed-tags=%s" (join "," .)) }}{{ end -}}
 {{- with $v.defaultTags }}{{ $args = append $args (printf "--default-tags=%s" (include "albc.mapToCsv" .)) }}{{ end -}}
@@ -63,4 +65,11 @@ needs it (values such as awsApiThrottle carry ':' and '=').
 {{- with $v.maxTargetsPerTargetGroup }}{{ $args = append $args (printf "--max-targets-per-target-group=%v" .) }}{{ end -}}
 {{- with ($v.certManagement | default dict).defaultPCAARN }}{{ $args = append $args (printf "--default-pca-arn=%s" .) }}{{ end -}}
 {{- toYaml $args -}}
+{{- end -}}
+
+{{/*
+The leader-election Lease name: the value, else the controller's default.
+*/}}
+{{- define "albc.leaderElectionId" -}}
+{{- .Values.leaderElectionId | default "aws-load-balancer-controller-leader" -}}
 {{- end -}}

@@ -4,13 +4,15 @@
 //! Watch-driven: reflectors over Ingresses, Services, IngressClasses, IngressClassParams and
 //! Namespaces keep the caches; a change queues only the groups it concerns (an Ingress: its
 //! group and every group whose finalizer it holds; a Service: the groups of Ingresses that
-//! mention it; classes, parameters and namespace labels: every group). Updates that do not
+//! mention it; a Namespace: the groups of its Ingresses, only when its labels flip an
+//! IngressClassParams namespaceSelector; classes and parameters: every group). Updates that do not
 //! touch what the model reads (status, finalizers) queue nothing. Groups are reconciled at
 //! most `concurrency` at a time, each group by one worker at a time; failures back off
 //! exponentially per group up to `max_backoff` without holding up other groups, and every
 //! group is resynced each `sync_period` so drift made behind our back is repaired.
 
 mod bindings;
+mod last_good;
 mod objects;
 mod queue;
 mod reconcile;
@@ -134,6 +136,7 @@ pub(crate) struct Ctx {
     cfg: IngressConfig,
     events: super::Events,
     backoff: super::Backoff,
+    last_good: last_good::LastGood,
 }
 
 /// Turns watch events into queued groups.
@@ -146,6 +149,7 @@ struct Triggers {
     ingresses: Fingerprints,
     services: Fingerprints,
     others: Fingerprints,
+    namespaces: objects::NamespaceLabels,
 }
 
 impl Triggers {
@@ -196,7 +200,29 @@ impl Triggers {
         }
     }
 
-    /// Classes, parameters, namespace labels: rare changes that can move any Ingress.
+    /// A namespace counts only when its labels change whether some IngressClassParams
+    /// namespaceSelector matches it; then the groups of its Ingresses are queued.
+    fn namespace(&self, ns: &Namespace, deleted: bool) {
+        let name = ns.name_any();
+        let (before, after) = self.namespaces.update(&name, ns, deleted);
+        if !self.live() || before == after {
+            return;
+        }
+        let params = self.stores.params.state();
+        if !objects::selectors_flip(params.iter().map(|p| &**p), &before, &after) {
+            return;
+        }
+        let objs = self.stores.class_objects();
+        for ing in self.stores.ingresses.state() {
+            if ing.metadata.namespace.as_deref() == Some(name.as_str()) {
+                for g in objects::groups_of(&ing, &objs, &self.class) {
+                    self.queue.add(g);
+                }
+            }
+        }
+    }
+
+    /// Classes and parameters: rare changes that can move any Ingress.
     fn any<K: Resource>(&self, kind: &str, obj: &K, part: serde_json::Value, deleted: bool) {
         let key = format!("{kind}/{}", obj.meta().name.clone().unwrap_or_default());
         let changed = if deleted {
@@ -273,6 +299,7 @@ pub async fn run(
         ingresses: Fingerprints::default(),
         services: Fingerprints::default(),
         others: Fingerprints::default(),
+        namespaces: Default::default(),
     });
 
     let t = trig.clone();
@@ -300,7 +327,7 @@ pub async fn run(
     );
     let t = trig.clone();
     let namespaces = feed(Api::<Namespace>::all(client.clone()), ns_w, move |o, d| {
-        t.any("Namespace", o, serde_json::json!(o.metadata.labels), d)
+        t.namespace(o, d)
     });
     let watches = async {
         tokio::join!(ingresses, services, classes, params, namespaces);
@@ -341,6 +368,7 @@ pub async fn run(
         deployer,
         stores,
         cfg,
+        last_good: Default::default(),
     });
     let workers = futures::future::join_all(
         (0..ctx.cfg.concurrency.max(1)).map(|_| worker(ctx.clone(), queue.clone())),

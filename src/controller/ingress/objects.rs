@@ -2,7 +2,7 @@
 //! IngressClassParams and Namespaces), the groups an Ingress concerns, and the per-group
 //! `ClusterObjects` snapshot the model is built from.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
@@ -11,9 +11,11 @@ use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::runtime::reflector::Store;
 
 use crate::crd::IngressClassParams;
-use crate::model::group::{classify, group_id, key_of, ClassifiedIngress};
+use crate::model::group::{classify, group_id, key_of, selector_matches, ClassifiedIngress};
 use crate::model::{ClusterObjects, GroupId};
 
+/// The label every namespace carries (what classification assumes for an unknown one).
+const NAME_LABEL: &str = "kubernetes.io/metadata.name";
 const IMPLICIT_FINALIZER: &str = "ingress.k8s.aws/resources";
 const GROUP_FINALIZER_PREFIX: &str = "group.ingress.k8s.aws/";
 
@@ -184,6 +186,47 @@ impl Fingerprints {
     }
 }
 
+/// The last labels seen per namespace, so a change can be judged against the selectors.
+#[derive(Default)]
+pub struct NamespaceLabels {
+    seen: Mutex<HashMap<String, BTreeMap<String, String>>>,
+}
+
+impl NamespaceLabels {
+    /// Records the event; returns the labels the model saw before and sees now (an unknown or
+    /// deleted namespace has only its automatic name label, as in classification).
+    pub fn update(
+        &self,
+        name: &str,
+        ns: &Namespace,
+        deleted: bool,
+    ) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+        let fallback = || BTreeMap::from([(NAME_LABEL.to_string(), name.to_string())]);
+        let mut g = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let (before, after) = if deleted {
+            (g.remove(name), fallback())
+        } else {
+            let l = ns.metadata.labels.clone().unwrap_or_else(fallback);
+            (g.insert(name.to_string(), l.clone()), l)
+        };
+        (before.unwrap_or_else(fallback), after)
+    }
+}
+
+/// Whether any IngressClassParams namespaceSelector matches one label set and not the other.
+pub fn selectors_flip<'a>(
+    params: impl IntoIterator<Item = &'a IngressClassParams>,
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+) -> bool {
+    params.into_iter().any(|p| {
+        p.spec
+            .namespace_selector
+            .as_ref()
+            .is_some_and(|sel| selector_matches(sel, before) != selector_matches(sel, after))
+    })
+}
+
 /// The parts of an Ingress the model reads (upstream's update filter: annotations, spec,
 /// deletion state).
 pub fn ingress_fingerprint(ing: &Ingress) -> serde_json::Value {
@@ -240,6 +283,35 @@ mod tests {
             groups_of(&foreign, &objs, "alb"),
             vec![GroupId::implicit("ns", "b")]
         );
+    }
+
+    #[test]
+    fn only_label_changes_that_flip_a_selector_count() {
+        let params: IngressClassParams = serde_json::from_value(json!({
+            "metadata": {"name": "p"},
+            "spec": {"namespaceSelector": {"matchLabels": {"team": "a"}}}
+        }))
+        .unwrap();
+        let l = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let base = l(&[("kubernetes.io/metadata.name", "x")]);
+        let team_a = l(&[("kubernetes.io/metadata.name", "x"), ("team", "a")]);
+        let other = l(&[("kubernetes.io/metadata.name", "x"), ("env", "dev")]);
+        assert!(selectors_flip([&params], &base, &team_a));
+        assert!(!selectors_flip([&params], &base, &other));
+        let no_selector: IngressClassParams =
+            serde_json::from_value(json!({"metadata": {"name": "q"}, "spec": {}})).unwrap();
+        assert!(!selectors_flip([&no_selector], &base, &team_a));
+
+        let seen = NamespaceLabels::default();
+        let ns: Namespace =
+            serde_json::from_value(json!({"metadata": {"name": "x", "labels": team_a}})).unwrap();
+        assert_eq!(seen.update("x", &ns, false), (base.clone(), team_a.clone()));
+        assert_eq!(seen.update("x", &ns, true), (team_a, base));
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! One reconcile of one Ingress group, in upstream's order: finalizers on members → build the
 //! model → deploy → TargetGroupBinding objects → status on members → finalizers off former
-//! members → `SuccessfullyReconciled`. A group without active members is deleted (bindings,
-//! then every AWS resource of the stack, then the finalizers) unless a member that only failed
-//! to classify still holds the finalizer. A model that fails to build never deletes anything.
+//! members → `SuccessfullyReconciled`. A member whose own edit fails to build keeps its last
+//! deployed configuration while the others deploy (see `last_good`). A group without active
+//! members is deleted (bindings, then every AWS resource of the stack, then the finalizers)
+//! unless a member that only failed to classify still holds the finalizer, or a load balancer
+//! of the stack has deletion protection on (then nothing is taken apart and a Warning names
+//! it). A model that fails to build never deletes anything.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use k8s_openapi::api::networking::v1::Ingress;
@@ -11,6 +15,7 @@ use kube::{Api, Resource, ResourceExt};
 
 use super::{bindings, status, Ctx, IngressError};
 use crate::controller::{add_finalizer, remove_finalizer};
+use crate::deploy::Error as DeployError;
 use crate::model::group::key_of;
 use crate::model::{self, BuildEnv, ClusterObjects, GroupId, IngressGroup};
 
@@ -68,18 +73,26 @@ async fn deploy_group(
             return Err(e.into());
         }
     }
-    // 2. Model.
-    let stack = match model::build_stack(group, objs, &ctx.cfg.model, &BuildEnv::default()) {
-        Ok(s) => s,
+    // 2. Model; a member whose own edit fails keeps its last deployed configuration.
+    let built = match ctx.last_good.build(group, objs, &ctx.cfg.model) {
+        Ok(b) => b,
         Err(e) => {
             let note = format!("Failed build model due to {e}");
             warn_all(ctx, &members, reason::FAILED_BUILD_MODEL, &note).await;
             return Err(e.into());
         }
     };
-    for ex in &stack.excluded_members {
+    let stack = &built.stack;
+    let mut reported = BTreeSet::new();
+    for ex in built.failed.iter().chain(&stack.excluded_members) {
+        if !reported.insert(ex.ingress.clone()) {
+            continue;
+        }
         if let Some(ing) = find(objs, &ex.ingress) {
-            let note = format!("Failed build model due to {}", ex.error);
+            let mut note = format!("Failed build model due to {}", ex.error);
+            if built.held.contains(&ex.ingress) {
+                note.push_str("; its last deployed configuration stays in place");
+            }
             warn_all(ctx, &[ing], reason::FAILED_BUILD_MODEL, &note).await;
         }
     }
@@ -88,7 +101,7 @@ async fn deploy_group(
     }
     tracing::debug!(group = %group.id.as_string(), "built model");
     // 3. AWS, 4. TargetGroupBinding objects.
-    let deployed = match ctx.deployer.deploy(&stack).await {
+    let deployed = match ctx.deployer.deploy(stack).await {
         Ok(d) => d,
         Err(e) => {
             let note = format!("Failed deploy model due to {e}");
@@ -102,11 +115,8 @@ async fn deploy_group(
         return Err(e.into());
     }
     // 5. Status on the members the stack serves.
-    let served: Vec<&Ingress> = members
-        .iter()
-        .copied()
-        .filter(|i| stack.members.contains(&key_of(&i.metadata)))
-        .collect();
+    // (Members held on their last configuration may be outside `members`: a bad group.order.)
+    let served: Vec<&Ingress> = stack.members.iter().filter_map(|k| find(objs, k)).collect();
     if let Some(lb) = &deployed.load_balancer {
         let want = status::desired(&lb.dns_name, &deployed.listener_ports);
         for ing in &served {
@@ -117,9 +127,13 @@ async fn deploy_group(
             }
         }
     }
+    ctx.last_good.record(&group.id, &served, &built.held);
     // 6. Former members let go only now that the stack no longer needs them.
     remove_finalizers(ctx, &group.inactive_members, &finalizer, &members).await?;
-    for ing in &served {
+    for ing in served
+        .iter()
+        .filter(|i| !built.held.contains(&key_of(&i.metadata)))
+    {
         ctx.events
             .normal(
                 &ing.object_ref(&()),
@@ -180,6 +194,17 @@ async fn delete_group(
             return Err(e.into());
         }
     }
+    // A protected load balancer stays serving: its bindings are kept too.
+    if let Err(e) = ctx.deployer.check_deletable(&id.as_string()).await {
+        if inactive.is_empty() && matches!(e, DeployError::DeletionProtected { .. }) {
+            // No Ingress waits on it (finalizers removed by hand): it stays, said once.
+            tracing::warn!(group = %id.as_string(), error = %e, "leaving the protected load balancer of a group without Ingresses");
+            return Ok(None);
+        }
+        let note = format!("Failed deploy model due to {e}");
+        warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
+        return Err(e.into());
+    }
     if let Err(e) = bindings::sync(&ctx.client, id, &[]).await {
         let note = format!("Failed deploy model due to {e}");
         warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
@@ -190,11 +215,14 @@ async fn delete_group(
         warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
         return Err(e.into());
     }
-    remove_finalizers(ctx, &inactive, &id.finalizer(), &[]).await?;
+    ctx.last_good.forget(id);
+    // Before the finalizers go: a crash in between re-runs this deletion, so the shared
+    // backend SG cannot be left behind by the last group.
     if !inactive.is_empty() {
         tracing::info!(group = %id.as_string(), "deleted the group's resources");
         release_backend_sg(ctx, id).await;
     }
+    remove_finalizers(ctx, &inactive, &id.finalizer(), &[]).await?;
     Ok(None)
 }
 

@@ -4,8 +4,8 @@
 //!
 //! Watch-driven: Services, EndpointSlices, Pods and Nodes feed small projected caches, and each
 //! change enqueues only the bindings it concerns. Error retries back off exponentially up to
-//! `max_backoff`; target health is polled every `health_poll` only while a gated pod is not
-//! True.
+//! `max_backoff`; target health is polled every `requeue` (upstream's flag) only while a gated
+//! pod is not True; a settled binding relies on the watches and the `resync` period.
 
 mod cache;
 pub mod endpoints;
@@ -61,10 +61,11 @@ pub struct TgbConfig {
     pub concurrency: u16,
     /// Cap of the per-binding error backoff (starts at 5 ms, doubles).
     pub max_backoff: Duration,
-    /// Periodic full resync of a settled binding (watches carry every change in between).
+    /// Target-health poll while some gated pod is not True
+    /// (`--targetgroupbinding-requeue-duration`, upstream's 15 s). Settled bindings never poll.
     pub requeue: Duration,
-    /// Target-health poll interval while some gated pod is not True.
-    pub health_poll: Duration,
+    /// Full resync of a settled binding (`--sync-period`); watches carry every change between.
+    pub resync: Duration,
     /// CIDRs of the cluster VPC; pod IPs outside them register with `AvailabilityZone: all`.
     /// Empty: never set a zone.
     pub vpc_cidrs: Vec<IpNet>,
@@ -91,8 +92,8 @@ impl Default for TgbConfig {
         Self {
             concurrency: 3,
             max_backoff: Duration::from_secs(30),
-            requeue: Duration::from_secs(300),
-            health_poll: Duration::from_secs(2),
+            requeue: Duration::from_secs(15),
+            resync: Duration::from_secs(10 * 3600),
             vpc_cidrs: Vec::new(),
             fail_open: true,
             controller_name: "targetGroupBinding".into(),

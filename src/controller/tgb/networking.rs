@@ -138,26 +138,25 @@ pub struct PodPorts<'a> {
 /// The permissions one binding needs on one endpoint security group. `pods` are the pods
 /// behind that group (ip mode) or `None` for node endpoints, where named ports are refused.
 ///
-/// A rule without ports opens every TCP port. (Upstream means the same, but a shadowed
-/// variable makes it grant nothing; we do what its documentation says.)
+/// A rule without ports grants nothing, as upstream (its every-TCP-port branch appends to a
+/// shadowed variable); its peers are still checked, so a bad CIDR or an empty peer stays an
+/// error as there.
 pub fn permissions(
     networking: &TargetGroupBindingNetworking,
     pods: Option<&[PodPorts<'_>]>,
 ) -> Result<Vec<Perm>, NetError> {
-    let all_tcp = [NetworkingPort {
+    let all_tcp = NetworkingPort {
         protocol: Some(NetworkingProtocol::Tcp),
         port: None,
-    }];
+    };
     let mut out = Vec::new();
     for rule in &networking.ingress {
-        let ports: &[NetworkingPort] = if rule.ports.is_empty() {
-            &all_tcp
-        } else {
-            &rule.ports
-        };
         for peer in &rule.from {
-            for port in ports {
+            for port in &rule.ports {
                 out.extend(peer_port(peer, port, pods)?);
+            }
+            if rule.ports.is_empty() {
+                peer_port(peer, &all_tcp, pods)?;
             }
         }
     }

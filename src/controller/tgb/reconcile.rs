@@ -120,9 +120,9 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
     }
     ctx.backoff.succeeded(&key);
     Ok(Action::requeue(if outcome.pending {
-        ctx.cfg.health_poll
-    } else {
         ctx.cfg.requeue
+    } else {
+        ctx.cfg.resync
     }))
 }
 

@@ -87,16 +87,20 @@ fn named_port_resolves_per_pod_and_fails_for_nodes() {
 }
 
 #[test]
-fn no_port_means_every_port_and_no_ports_every_tcp_port() {
+fn no_port_means_every_port_and_a_rule_without_ports_grants_nothing() {
     let n = from_sg(json!([{ "protocol": "UDP" }]));
     assert_eq!(
         permissions(&n, None).unwrap(),
         vec![perm("udp", 0, 65535, group("sg-lb"))]
     );
+    // Upstream's shadowed append: no ports → no permission at all (never TCP 0-65535).
     let n = from_sg(json!([]));
+    assert_eq!(permissions(&n, None).unwrap(), vec![]);
+    let bad =
+        net(json!({ "ingress": [{ "from": [{ "ipBlock": { "cidr": "nope" } }], "ports": [] }] }));
     assert_eq!(
-        permissions(&n, None).unwrap(),
-        vec![perm("tcp", 0, 65535, group("sg-lb"))]
+        err_text(permissions(&bad, None)),
+        "invalid CIDR address: nope"
     );
 }
 

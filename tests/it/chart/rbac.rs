@@ -89,6 +89,15 @@ fn namespaced_roles_are_narrow() {
         );
         assert_eq!(r.1, ["leases"]);
     }
+    let named: Vec<&Rule> = le.iter().filter(|r| !r.3.is_empty()).collect();
+    assert_eq!(named.len(), 1, "{le:?}");
+    assert_eq!(named[0].3, ["aws-load-balancer-controller-leader"]);
+    assert!(
+        !container_args(&docs)
+            .iter()
+            .any(|a| a.starts_with("--leader-election-id")),
+        "the default id is the controller's own default"
+    );
     let tls = find(
         &docs,
         "Role",
@@ -291,4 +300,29 @@ fn rbac_checker_follows_kubernetes_semantics() {
         None,
         &req("delete", "pods", "status", None, Some("p"))
     ));
+}
+
+/// A custom Lease name reaches both the flag and the Role, so that replica can lead.
+#[test]
+fn leader_election_role_follows_the_lease_name() {
+    let docs = docs(&render(&[
+        "--set",
+        "clusterName=test",
+        "--set",
+        "leaderElectionId=team-a-albc",
+    ]));
+    assert!(
+        container_args(&docs).contains(&"--leader-election-id=team-a-albc".to_string()),
+        "{:?}",
+        container_args(&docs)
+    );
+    let le = rules(find(
+        &docs,
+        "Role",
+        "aws-load-balancer-controller-leader-election-role",
+    ));
+    let named: Vec<&Rule> = le.iter().filter(|r| !r.3.is_empty()).collect();
+    assert_eq!(named.len(), 1, "{le:?}");
+    assert_eq!(named[0].3, ["team-a-albc"]);
+    assert_eq!(named[0].2, ["get", "update", "patch"]);
 }

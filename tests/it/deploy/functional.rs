@@ -261,3 +261,35 @@ async fn security_group_deletion_waits_for_dependency_then_times_out() {
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert!(fake.count("DeleteSecurityGroup") >= 2, "retried");
 }
+
+/// The remembered backend security group deleted behind the deployer's back (another replica or
+/// a racing release): the next deploy resolves it anew instead of failing until a restart.
+#[tokio::test]
+async fn a_backend_security_group_deleted_behind_the_cache_is_resolved_again() {
+    let fake = fake();
+    let vpc = network(&fake);
+    let stack = build_one(SHOP, &vpc);
+    let d = deployer(&fake, &vpc);
+    let first = d.deploy(&stack).await.unwrap();
+    let old = first.backend_security_group.clone().unwrap();
+    // Gone from AWS while the deployer still remembers it.
+    d.delete_stack("shop").await.unwrap();
+    fake.delete_security_group(&old).await.unwrap();
+
+    let again = d
+        .deploy(&stack)
+        .await
+        .expect("deploys with a new backend SG");
+    let new = again.backend_security_group.clone().unwrap();
+    assert_ne!(new, old);
+    let inv = inventory(fake.as_ref(), fake.as_ref(), "shop").await;
+    assert!(inv.lbs[0].0.security_groups.contains(&new));
+    assert!(again.target_group_bindings.iter().all(|b| {
+        b.spec.networking.as_ref().unwrap().ingress[0].from[0]
+            .security_group
+            .as_ref()
+            .unwrap()
+            .group_id
+            == new
+    }));
+}

@@ -4,6 +4,7 @@
 mod fake;
 mod faults;
 mod moto;
+mod safety;
 
 use std::sync::Arc;
 use std::time::Duration;

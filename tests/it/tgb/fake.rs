@@ -349,3 +349,63 @@ async fn endpoints_objects_drive_targets_when_slices_are_disabled() {
     .await;
     h.stop().await;
 }
+
+/// Target health is polled at the `--targetgroupbinding-requeue-duration` cadence only while a
+/// gated pod waits; once every gate is True the binding makes no DescribeTargetHealth call
+/// until something changes (watches) or the sync period passes.
+#[tokio::test]
+async fn only_waiting_gates_poll_target_health() {
+    let (fake, vpc) = fake_with_vpc();
+    let arn = ip_tg(fake.as_ref(), "web", &vpc, "ip").await;
+    // The harness sets the flag's cadence to 200 ms.
+    let h = Harness::start(fake.clone(), "10.0.0.0/16").await;
+    h.node("node-a", "i-0aaa", json!({})).await;
+    h.service(
+        "web",
+        "ClusterIP",
+        json!([{ "name": "http", "port": 80, "targetPort": 8080 }]),
+    )
+    .await;
+    h.pod("web-1", "10.0.1.1", "node-a", Some("web")).await;
+    h.endpoints("web", "http", 8080, &[("web-1", "10.0.1.1", false)])
+        .await;
+    h.binding("web", "web", json!(80), &arn, "ip").await;
+    eventually("registered", WAIT, || async {
+        targets(fake.as_ref(), &arn).await == vec!["10.0.1.1:8080".to_string()]
+    })
+    .await;
+
+    // The gate waits: health is polled.
+    fake.clear_calls();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let polls = fake.count("DescribeTargetHealth");
+    assert!(
+        polls >= 3,
+        "a waiting gate polls at the flag's cadence: {polls}"
+    );
+
+    fake.set_target_health(
+        &arn,
+        &target("10.0.1.1", 8080),
+        TargetHealthState::Healthy,
+        None,
+    )
+    .unwrap();
+    eventually("gate True", WAIT, || async {
+        h.gate("web-1", "web")
+            .await
+            .is_some_and(|(s, _, _)| s == "True")
+    })
+    .await;
+    // Settled: the gate write's own watch event may reconcile once more, then silence.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    fake.clear_calls();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        fake.count("DescribeTargetHealth"),
+        0,
+        "a settled binding does not poll: {:?}",
+        fake.calls()
+    );
+    h.stop().await;
+}

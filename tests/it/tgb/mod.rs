@@ -51,7 +51,7 @@ impl Harness {
             crds.create(&PostParams::default(), &crd).await.unwrap();
         }
         let mut cfg = TgbConfig {
-            health_poll: Duration::from_millis(200),
+            requeue: Duration::from_millis(200),
             max_backoff: Duration::from_secs(1),
             vpc_cidrs: vec![vpc_cidr.parse().unwrap()],
             ..TgbConfig::default()
