@@ -71,13 +71,15 @@ pub fn networking(rules: Vec<NetworkingIngressRule>) -> Option<TargetGroupBindin
 type Grant = (String, &'static str, Option<String>);
 
 /// What a networking section allows, independent of grouping, order, duplicates and the
-/// defaulted protocol (TCP). A rule without ports opens every TCP port, as the reconciler reads it.
+/// defaulted protocol (TCP). A rule without ports grants nothing (as upstream and our reconciler
+/// read it), but its peers are still validated, so it is kept as a `none` entry: a binding that
+/// gains or loses one is still written.
 pub fn grants(n: Option<&TargetGroupBindingNetworking>) -> BTreeSet<Grant> {
-    let all_tcp = [NetworkingPort::default()];
+    let none = [NetworkingPort::default()];
     let mut out = BTreeSet::new();
     for rule in n.map(|n| n.ingress.as_slice()).unwrap_or_default() {
         let ports: &[NetworkingPort] = if rule.ports.is_empty() {
-            &all_tcp
+            &none
         } else {
             &rule.ports
         };
@@ -89,6 +91,7 @@ pub fn grants(n: Option<&TargetGroupBindingNetworking>) -> BTreeSet<Grant> {
             };
             for p in ports {
                 let proto = match p.protocol {
+                    _ if rule.ports.is_empty() => "none",
                     Some(NetworkingProtocol::Udp) => "udp",
                     _ => "tcp",
                 };

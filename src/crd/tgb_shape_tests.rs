@@ -107,3 +107,20 @@ fn webhook_defaults_are_not_a_difference_but_other_fields_are() {
     empty_selector["nodeSelector"] = json!({"matchLabels": {}});
     assert!(same_meaning(&spec(empty_selector), &have));
 }
+
+#[test]
+fn a_rule_without_ports_grants_nothing_unlike_a_port_entry_without_a_number() {
+    let sg = json!([{"securityGroup": {"groupID": "sg-backend"}}]);
+    let portless = json!({"ingress": [{"from": sg, "ports": []}]});
+    let every_tcp_port = json!({"ingress": [{"from": sg, "ports": [{"protocol": "TCP"}]}]});
+    let n = |v: &serde_json::Value| -> TargetGroupBindingNetworking {
+        serde_json::from_value(v.clone()).unwrap()
+    };
+    assert!(grants(Some(&n(&portless)))
+        .iter()
+        .all(|(_, proto, _)| *proto == "none"));
+    assert_ne!(
+        grants(Some(&n(&portless))),
+        grants(Some(&n(&every_tcp_port)))
+    );
+}
