@@ -1,4 +1,5 @@
-//! The TLS accept loop: per-connection handshake and header timeouts, graceful drain on shutdown.
+//! The TLS accept loop: per-connection handshake and header timeouts, a cap on open connections,
+//! graceful drain on shutdown.
 //!
 //! Written on hyper directly (rather than `axum::serve`) because we need the TLS acceptor in the
 //! loop and a drain that lets in-flight admission calls finish when SIGTERM arrives.
@@ -11,6 +12,7 @@ use rustls::ServerConfig;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
@@ -21,7 +23,14 @@ pub struct ConnLimits {
     pub header_timeout: Duration,
     /// How long in-flight requests may take to finish after shutdown starts.
     pub drain_timeout: Duration,
+    /// Open connections at most (`--webhook-max-connections`); further clients wait in the
+    /// listen backlog until one closes, so a flood of sockets cannot exhaust memory or files.
+    pub max_connections: usize,
 }
+
+/// `--webhook-max-connections` default: room for every API server's keep-alive pool many times
+/// over, while 4096 idle TLS connections stay within a few tens of MiB.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 impl Default for ConnLimits {
     fn default() -> Self {
@@ -29,6 +38,7 @@ impl Default for ConnLimits {
             handshake_timeout: Duration::from_secs(10),
             header_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(10),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -43,7 +53,26 @@ pub async fn serve_tls(
 ) {
     let acceptor = TlsAcceptor::from(tls);
     let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let mut warned_full: Option<std::time::Instant> = None;
     loop {
+        // A free slot first, then accept: at the cap the kernel's backlog holds new clients.
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                if warned_full.is_none_or(|at| at.elapsed() > Duration::from_secs(60)) {
+                    tracing::warn!(
+                        max = limits.max_connections,
+                        "webhook connection limit reached; new connections wait (--webhook-max-connections)"
+                    );
+                    warned_full = Some(std::time::Instant::now());
+                }
+                tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+                }
+            }
+        };
         let (tcp, peer) = tokio::select! {
             _ = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
@@ -63,6 +92,7 @@ pub async fn serve_tls(
         // handshaking; a shutdown seen by then closes them right after their current request.
         let watcher = graceful.watcher();
         tokio::spawn(async move {
+            let _slot = slot;
             let stream =
                 match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
                     Ok(Ok(stream)) => stream,

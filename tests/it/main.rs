@@ -3,6 +3,7 @@
 mod aws;
 mod chart;
 mod deploy;
+mod e2e_ca_bundle;
 mod e2e_ingress;
 mod e2e_managed_cert;
 mod e2e_pod_gates;
@@ -14,3 +15,4 @@ mod process;
 mod support;
 mod tgb;
 mod webhook_server;
+mod webhook_soak;
