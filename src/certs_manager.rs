@@ -176,10 +176,10 @@ impl CertManager {
         };
 
         // Trust the new CA alongside the ones still in use before anyone serves it.
-        let ca_changed = !self
+        let ca_changed = self
             .trusted
             .first()
-            .is_some_and(|c| *c == material.ca.cert_pem);
+            .is_none_or(|c| *c != material.ca.cert_pem);
         if ca_changed {
             let previous = self.current.as_ref().map(|m| m.ca.cert_pem.clone());
             self.trusted = std::iter::once(material.ca.cert_pem.clone())
