@@ -254,7 +254,8 @@ pub struct WebhookArgs {
     /// Time allowed to send request headers and body.
     #[arg(long, default_value = "10s")]
     pub webhook_request_timeout: String,
-    /// Open webhook connections at most; more wait in the listen backlog until one closes.
+    /// Open webhook connections at most; at the cap a new client takes the place of the
+    /// connection idle for longest (at least 1s), else waits until one closes.
     #[arg(long, default_value_t = crate::webhook::server::DEFAULT_MAX_CONNECTIONS)]
     pub webhook_max_connections: usize,
     /// Admission request bodies held in memory at once, in bytes; beyond it requests are

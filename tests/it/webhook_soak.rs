@@ -226,7 +226,8 @@ async fn soak_big_bodies_and_idle_connections_keep_memory_bounded_and_admissions
     );
 }
 
-/// Over `--webhook-max-connections` new clients wait; over the in-flight body budget they get 429.
+/// At `--webhook-max-connections` the idlest connection makes room, and new clients wait only
+/// when all are busy; over the in-flight body budget requests get 429.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_cap_queues_and_body_budget_sheds() {
     let (args, bundle, _dir) = setup(&[
@@ -256,12 +257,40 @@ async fn connection_cap_queues_and_body_budget_sheds() {
     let r = post(addr, cfg.clone(), PATH, &small).await.unwrap();
     assert_eq!(r.status, 200);
 
-    // Now four connections are open (two held, two idle): a fifth waits until one closes.
-    let _idle = (
-        connect(addr, cfg.clone()).await.unwrap(),
-        connect(addr, cfg.clone()).await.unwrap(),
-    );
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Four connections open (two busy with a body, two idle): a fifth is served at once, by
+    // closing the idle connection that has waited longest.
+    let mut idle_old = connect(addr, cfg.clone()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let _idle_new = connect(addr, cfg.clone()).await.unwrap();
+    // Only connections idle for a second may be closed for a newcomer.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let t = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(2),
+        post(addr, cfg.clone(), PATH, &small),
+    )
+    .await
+    .expect("a new connection at the cap is served")
+    .unwrap();
+    assert_eq!(r.status, 200);
+    println!("fifth connection served in {:?}", t.elapsed());
+    let mut byte = [0u8; 1];
+    let closed = tokio::time::timeout(
+        Duration::from_secs(2),
+        tokio::io::AsyncReadExt::read(&mut idle_old, &mut byte),
+    )
+    .await
+    .expect("the idlest connection was closed");
+    assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
+
+    // With every connection busy, a new client waits until one is done.
+    let mut busy = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect(addr, cfg.clone()).await.unwrap();
+        write_post(&mut s, PATH, b"{", 100).await.unwrap();
+        busy.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let waiting = tokio::spawn({
         let (cfg, small) = (cfg.clone(), small.clone());
         async move { post(addr, cfg, PATH, &small).await }
@@ -269,7 +298,8 @@ async fn connection_cap_queues_and_body_budget_sheds() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         !waiting.is_finished(),
-        "a fifth connection was served at the cap"
+        "a connection beyond the cap was served while all were busy: {}",
+        ctl.stderr_text.lock().unwrap()
     );
     drop(held);
     let r = tokio::time::timeout(Duration::from_secs(5), waiting)
