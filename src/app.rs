@@ -3,6 +3,7 @@
 
 use crate::certs_manager::{CertManager, CertManagerConfig};
 use crate::config::{Config, ManagedCertConfig};
+use crate::controller::leader::Leadership;
 use crate::metrics::{self, Readiness, WebhookMetrics};
 use crate::reconcilers::{self, AwsWebhooks};
 use crate::webhook::icp_validator::IcpValidator;
@@ -118,6 +119,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     readiness.add(READY_KUBE);
     readiness.add(READY_CACHES);
     let indexes = Indexes::default();
+    let leadership = Leadership::new(cfg.enable_leader_election);
 
     let mut tasks = tokio::task::JoinSet::new();
     // With a managed certificate the Secret and caBundle come first: nothing may serve a
@@ -171,12 +173,14 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let limits = webhook::Limits {
         max_body_bytes: cfg.webhook.max_body_bytes,
         body_timeout: cfg.webhook.request_timeout,
+        max_inflight_body_bytes: cfg.webhook.max_inflight_body_bytes,
     };
     let (routes, aws_webhooks) = routes(&cfg, &indexes);
     let router = webhook::router(routes, webhook_metrics, limits);
     let conn_limits = server::ConnLimits {
         header_timeout: cfg.webhook.request_timeout,
         drain_timeout: cfg.shutdown_grace_period,
+        max_connections: cfg.webhook.max_connections,
         ..Default::default()
     };
 
@@ -204,7 +208,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     if let Some(addr) = cfg.health_probe_bind {
         let listener = bind("health probes", addr).await?;
         tracing::info!(addr = %listener.local_addr()?, "health probe server listening");
-        let (router, token) = (metrics::probes_router(readiness.clone()), shutdown.clone());
+        let router = metrics::probes_router(readiness.clone(), leadership.health.clone());
+        let token = shutdown.clone();
         tasks.spawn(async move {
             if let Err(error) = server::serve_plain(listener, router, token).await {
                 tracing::error!(%error, "health probe server failed");
@@ -236,12 +241,14 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             };
             // Reconcilers handle `token` themselves: the leader releases its Lease on the way out.
             let reconcile = async move {
-                let Some(cloud) = reconcilers::resolve_aws(&cfg, Some(aws_metrics), &token).await
+                let fence = &leadership.fence;
+                let Some(cloud) =
+                    reconcilers::resolve_aws(&cfg, Some(aws_metrics), fence, &token).await
                 else {
                     return;
                 };
                 aws_webhooks.install(&cloud, &bindings);
-                reconcilers::run(client, cloud, cfg, token).await;
+                reconcilers::run(client, cloud, cfg, leadership, token).await;
             };
             futures::join!(watches, reconcile);
         })

@@ -254,6 +254,14 @@ pub struct WebhookArgs {
     /// Time allowed to send request headers and body.
     #[arg(long, default_value = "10s")]
     pub webhook_request_timeout: String,
+    /// Open webhook connections at most; at the cap a new client takes the place of the
+    /// connection idle for longest (at least 1s), else waits until one closes.
+    #[arg(long, default_value_t = crate::webhook::server::DEFAULT_MAX_CONNECTIONS)]
+    pub webhook_max_connections: usize,
+    /// Admission request bodies held in memory at once, in bytes; beyond it requests are
+    /// answered 429 before their body is read (part is kept for bodies up to 256 KiB).
+    #[arg(long, default_value_t = crate::webhook::budget::DEFAULT_MAX_INFLIGHT_BODY_BYTES)]
+    pub webhook_max_inflight_body_bytes: usize,
     /// Manage the serving certificate in this Secret (create, renew, patch caBundle); empty = use
     /// the files in --webhook-cert-dir as they are.
     #[arg(long, default_value = "", env = "AWS_LBC_WEBHOOK_TLS_SECRET")]

@@ -4,21 +4,20 @@
 //! Order matters and is why upstream users see x509 errors: the bundle must trust a CA before any
 //! replica serves a certificate from it. So: write the Secret, patch every `caBundle` (old and
 //! new CA side by side while a CA changes), and only then hand the files to the TLS server, which
-//! reloads them without a restart. A restart finds the Secret and reuses it.
+//! reloads them without a restart. A restart finds the Secret and reuses it. Both configurations
+//! are watched: a bundle wiped or replaced (`kubectl replace`, a chart upgrade) is restored at once.
 
+use crate::ca_bundle::{Configs, Mode};
 use crate::webhook::tls::ReloadingCert;
 use anyhow::Context;
-use base64::Engine;
-use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
-};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::ByteString;
 use kube::api::{Api, PostParams};
 use kube::Client;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use time::OffsetDateTime;
 use webhook_certs::{generate_ca, issue_serving, Ca, ServingSpec, DEFAULT_CA_DAYS};
 
@@ -80,17 +79,9 @@ impl Material {
     }
 }
 
-/// Expiry of the first certificate in a PEM string.
-fn not_after(pem: &str) -> Option<OffsetDateTime> {
-    use rustls::pki_types::pem::PemObject;
-    let der = rustls::pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).ok()?;
-    let (_, cert) = x509_parser::parse_x509_certificate(&der).ok()?;
-    OffsetDateTime::from_unix_timestamp(cert.validity().not_after.timestamp()).ok()
-}
-
 fn due(pem: &str, renew_before: Duration, now: OffsetDateTime) -> bool {
-    match not_after(pem) {
-        Some(end) => {
+    match crate::ca_bundle::validity(pem) {
+        Some((_, end)) => {
             end - now < time::Duration::try_from(renew_before).unwrap_or(time::Duration::MAX)
         }
         None => true,
@@ -103,18 +94,25 @@ pub struct CertManager {
     cfg: CertManagerConfig,
     /// CA certificates the bundle must still trust (the current one first).
     trusted: Vec<String>,
+    /// When `trusted[0]` was adopted: older CAs are retired a check interval plus the
+    /// propagation delay later, once every replica has had a check to adopt it too.
+    adopted: Instant,
     current: Option<Material>,
+    configs: Configs,
     /// Where the served pair goes (served from memory: no writable files needed).
     sink: Arc<ReloadingCert>,
 }
 
 impl CertManager {
     pub fn new(client: Client, cfg: CertManagerConfig, sink: Arc<ReloadingCert>) -> Self {
+        let configs = Configs::new(client.clone(), &cfg.webhook_config_name);
         CertManager {
             client,
             cfg,
             trusted: Vec::new(),
+            adopted: Instant::now(),
             current: None,
+            configs,
             sink,
         }
     }
@@ -187,14 +185,17 @@ impl CertManager {
             self.trusted = std::iter::once(material.ca.cert_pem.clone())
                 .chain(previous)
                 .collect();
-            self.patch_bundles().await?;
+            self.adopted = Instant::now();
+            self.configs.ensure(&self.trusted, Mode::Add).await?;
             if self.current.is_some() {
                 tokio::time::sleep(self.cfg.bundle_propagation).await;
             }
-        } else if self.trusted.len() > 1 && self.current.as_ref() == Some(&material) {
-            // The previous CA has been out of service for a full check interval: drop it.
+        } else if self.adopted.elapsed() >= self.cfg.check_interval + self.cfg.bundle_propagation {
+            // Every replica has had a full check to adopt the current CA: older ones go.
             self.trusted.truncate(1);
-            self.patch_bundles().await?;
+            self.configs.ensure(&self.trusted, Mode::Retire).await?;
+        } else {
+            self.configs.ensure(&self.trusted, Mode::Add).await?;
         }
         if self.current.as_ref() != Some(&material) {
             self.sink.set_pem(&material.cert_pem, &material.key_pem)?;
@@ -236,77 +237,41 @@ impl CertManager {
         }
     }
 
-    async fn patch_bundles(&self) -> anyhow::Result<()> {
-        let bundle = base64::engine::general_purpose::STANDARD.encode(self.trusted.join(""));
-        let name = &self.cfg.webhook_config_name;
-        let mutating: Api<MutatingWebhookConfiguration> = Api::all(self.client.clone());
-        let validating: Api<ValidatingWebhookConfiguration> = Api::all(self.client.clone());
-        let value = serde_json::Value::String(bundle);
-        for api in [
-            ConfigApi::Mutating(mutating),
-            ConfigApi::Validating(validating),
-        ] {
-            api.set_bundle(name, &value).await?;
-        }
-        Ok(())
-    }
-
-    /// Keeps the certificate fresh until the future is dropped.
+    /// Keeps the certificate fresh and the bundles intact until the future is dropped.
     pub async fn run(mut self) {
+        let mut changes = std::pin::pin!(self.configs.changes());
+        let mut next_check = tokio::time::Instant::now() + self.cfg.check_interval;
         loop {
-            tokio::time::sleep(self.cfg.check_interval).await;
-            if let Err(error) = self.ensure().await {
-                tracing::warn!(error = %format!("{error:#}"), "webhook certificate check failed; retrying");
+            tokio::select! {
+                _ = tokio::time::sleep_until(next_check) => {
+                    next_check = tokio::time::Instant::now() + self.cfg.check_interval;
+                    if let Err(error) = self.ensure().await {
+                        tracing::warn!(error = %format!("{error:#}"), "webhook certificate check failed; retrying");
+                    }
+                }
+                Some(()) = changes.next() => self.heal().await,
             }
         }
     }
-}
 
-enum ConfigApi {
-    Mutating(Api<MutatingWebhookConfiguration>),
-    Validating(Api<ValidatingWebhookConfiguration>),
-}
-
-impl ConfigApi {
-    /// Sets `caBundle` on every webhook of the configuration `name` (missing configuration: skip).
-    async fn set_bundle(&self, name: &str, bundle: &serde_json::Value) -> anyhow::Result<()> {
-        let raw = match self {
-            ConfigApi::Mutating(api) => api
-                .get_opt(name)
-                .await?
-                .map(|c| serde_json::to_value(c).unwrap_or_default()),
-            ConfigApi::Validating(api) => api
-                .get_opt(name)
-                .await?
-                .map(|c| serde_json::to_value(c).unwrap_or_default()),
-        };
-        let Some(raw) = raw else {
-            tracing::warn!(
-                configuration = name,
-                "webhook configuration not found; caBundle not patched"
-            );
-            return Ok(());
-        };
-        let count = raw
-            .get("webhooks")
-            .and_then(|w| w.as_array())
-            .map_or(0, Vec::len);
-        let mut ops = vec![
-            serde_json::json!({"op": "test", "path": "/metadata/resourceVersion", "value": raw.pointer("/metadata/resourceVersion")}),
-        ];
-        ops.extend((0..count).map(|i| serde_json::json!({"op": "add", "path": format!("/webhooks/{i}/clientConfig/caBundle"), "value": bundle})));
-        let patch: json_patch::Patch = serde_json::from_value(serde_json::Value::Array(ops))?;
-        let params = kube::api::PatchParams::default();
-        match self {
-            ConfigApi::Mutating(api) => api
-                .patch(name, &params, &kube::api::Patch::Json::<()>(patch))
-                .await
-                .map(drop),
-            ConfigApi::Validating(api) => api
-                .patch(name, &params, &kube::api::Patch::Json::<()>(patch))
-                .await
-                .map(drop),
+    /// Restores the bundles after a change to a configuration; a failure is retried soon.
+    async fn heal(&mut self) {
+        if self.trusted.is_empty() {
+            return;
         }
-        .with_context(|| format!("patching caBundle of {name}"))
+        match self.configs.ensure(&self.trusted, Mode::Add).await {
+            Ok(true) => tracing::info!(
+                configuration = %self.cfg.webhook_config_name,
+                "restored the webhook caBundle"
+            ),
+            Ok(false) => {}
+            Err(error) => {
+                tracing::warn!(error = %format!("{error:#}"), "cannot restore the webhook caBundle; retrying");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                if let Err(error) = self.configs.ensure(&self.trusted, Mode::Add).await {
+                    tracing::warn!(error = %format!("{error:#}"), "cannot restore the webhook caBundle");
+                }
+            }
+        }
     }
 }

@@ -81,6 +81,10 @@ pub struct WebhookConfig {
     pub tls_min_version: TlsMinVersion,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
+    /// `--webhook-max-connections`.
+    pub max_connections: usize,
+    /// `--webhook-max-inflight-body-bytes`.
+    pub max_inflight_body_bytes: usize,
     /// Set when the controller manages the certificate itself.
     pub managed_cert: Option<ManagedCertConfig>,
 }
@@ -325,6 +329,20 @@ impl Config {
                 "must be at least 1024",
             ));
         }
+        if w.webhook_max_connections == 0 {
+            return Err(invalid(
+                "webhook-max-connections",
+                "0",
+                "must be at least 1",
+            ));
+        }
+        if w.webhook_max_inflight_body_bytes < w.webhook_max_body_bytes {
+            return Err(invalid(
+                "webhook-max-inflight-body-bytes",
+                &w.webhook_max_inflight_body_bytes.to_string(),
+                "must be at least --webhook-max-body-bytes",
+            ));
+        }
         let managed_cert = match non_empty(&w.webhook_cert_secret_name) {
             None => None,
             Some(secret_name) => {
@@ -450,6 +468,8 @@ impl Config {
                 tls_min_version,
                 max_body_bytes: w.webhook_max_body_bytes,
                 request_timeout: duration("webhook-request-timeout", &w.webhook_request_timeout)?,
+                max_connections: w.webhook_max_connections,
+                max_inflight_body_bytes: w.webhook_max_inflight_body_bytes,
                 managed_cert,
             },
             ingress_max_concurrent_reconciles: rc.ingress_max_concurrent_reconciles,

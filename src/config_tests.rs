@@ -120,6 +120,14 @@ fn bad_values_name_their_flag() {
             ],
             "--enable-manage-backend-security-group-rules",
         ),
+        (
+            &["--webhook-max-connections=0"],
+            "--webhook-max-connections",
+        ),
+        (
+            &["--webhook-max-inflight-body-bytes=1048576"],
+            "--webhook-max-inflight-body-bytes",
+        ),
     ];
     for (args, flag) in cases {
         let mut all = vec!["--cluster-name=a"];

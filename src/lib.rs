@@ -5,6 +5,7 @@ pub mod annotations;
 pub mod app;
 pub mod args;
 pub mod aws;
+pub mod ca_bundle;
 pub mod certs_cmd;
 pub mod certs_manager;
 pub mod config;

@@ -5,6 +5,8 @@ use aws_load_balancer_controller::{app, certs_cmd, config::Config, telemetry};
 use clap::Parser;
 use std::process::ExitCode;
 
+mod nofile;
+
 fn main() -> ExitCode {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let cli = Cli::parse();
@@ -27,6 +29,13 @@ fn main() -> ExitCode {
 fn run_controller(args: &aws_load_balancer_controller::args::ControllerArgs) -> anyhow::Result<()> {
     let cfg = Config::from_args(args)?;
     telemetry::init(&cfg.log_level, cfg.log_format);
+    match nofile::raise_soft_limit() {
+        Some((before, after)) if after > before => {
+            tracing::info!(from = before, to = after, "raised the open-file soft limit")
+        }
+        Some(_) => {}
+        None => tracing::warn!("cannot raise the open-file soft limit"),
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -1,5 +1,6 @@
 //! Metrics (Prometheus text on --metrics-bind-addr) and health probes (--health-probe-bind-addr).
 
+use crate::controller::leader::LeaderHealth;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
@@ -211,12 +212,22 @@ impl Readiness {
     }
 }
 
-/// The `/healthz` and `/readyz` router.
-pub fn probes_router(readiness: Readiness) -> Router {
+/// The `/healthz` and `/readyz` router. `/healthz` fails while this replica is a stuck leader.
+pub fn probes_router(readiness: Readiness, leader: LeaderHealth) -> Router {
     Router::new()
-        .route("/healthz", get(|| async { "ok" }))
+        .route("/healthz", get(healthz).with_state(leader))
         .route("/readyz", get(readyz))
         .with_state(readiness)
+}
+
+async fn healthz(State(leader): State<LeaderHealth>) -> impl IntoResponse {
+    match leader.check() {
+        Ok(()) => (StatusCode::OK, "ok".to_string()),
+        Err(reason) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("[+]ping ok\n[-]leaderElection failed: {reason}\nhealthz check failed\n"),
+        ),
+    }
 }
 
 async fn readyz(State(readiness): State<Readiness>) -> impl IntoResponse {

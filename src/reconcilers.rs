@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::aws::{self, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
 use crate::config::Config;
 use crate::controller::ingress::{self, IngressConfig};
-use crate::controller::leader::{self, LeaderConfig};
+use crate::controller::leader::{self, LeaderConfig, Leadership};
 use crate::controller::tgb::{self, TgbConfig};
 use crate::webhook::indexes::TgbIndex;
 use crate::webhook::late::LateSlot;
@@ -40,15 +40,18 @@ pub fn aws_config(cfg: &Config) -> AwsConfig {
 }
 
 /// Resolves region, VPC and clients, retrying with capped backoff until it works or `shutdown`.
+/// Every AWS write of the clients passes `fence` (the leader's, under leader election).
 pub async fn resolve_aws(
     cfg: &Config,
     metrics: Option<AwsMetrics>,
+    fence: &aws::Fence,
     shutdown: &CancellationToken,
 ) -> Option<Cloud> {
     let mut delay = Duration::from_millis(500);
     loop {
         let attempt = async {
-            let (elbv2, ec2, resolved) = aws::build(&aws_config(cfg), metrics.clone()).await?;
+            let (elbv2, ec2, resolved) =
+                aws::build_fenced(&aws_config(cfg), metrics.clone(), fence.clone()).await?;
             let vpc_cidrs = tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id).await?;
             Ok::<_, aws::AwsError>(Cloud {
                 elbv2,
@@ -159,8 +162,14 @@ async fn run_leading(
 }
 
 /// Runs the reconcilers until `shutdown`: directly, or only while elected when
-/// `--enable-leader-election` is set.
-pub async fn run(client: kube::Client, cloud: Cloud, cfg: Config, shutdown: CancellationToken) {
+/// `--enable-leader-election` is set (`guards` then holds the fence `cloud`'s clients check).
+pub async fn run(
+    client: kube::Client,
+    cloud: Cloud,
+    cfg: Config,
+    guards: Leadership,
+    shutdown: CancellationToken,
+) {
     let cfg = Arc::new(cfg);
     if !cfg.enable_endpoint_slices {
         // discovery.k8s.io/v1 has been GA since Kubernetes 1.21 and core/v1 Endpoints is
@@ -174,7 +183,7 @@ pub async fn run(client: kube::Client, cloud: Cloud, cfg: Config, shutdown: Canc
         return;
     }
     let lease = LeaderConfig::new(&lease_namespace(&cfg), &cfg.leader_election_id);
-    leader::run_elected(client.clone(), lease, shutdown, move |token| {
+    leader::run_elected(client.clone(), lease, guards, shutdown, move |token| {
         run_leading(client.clone(), cloud.clone(), cfg.clone(), token)
     })
     .await;

@@ -1,6 +1,15 @@
 //! Logging: tracing-subscriber with upstream's `--log-level` (info|debug) and `--log-format` text|json.
+//!
+//! Text logs carry client-controlled strings (admission uids, object names, API error texts). A
+//! raw newline in one of them would start a forged log line, so every field value and message is
+//! escaped on the way out: control characters never reach the log verbatim (JSON escapes them by
+//! itself).
 
 use crate::config::LogFormat;
+use std::fmt;
+use tracing::field::Field;
+use tracing_subscriber::field::MakeExt;
+use tracing_subscriber::fmt::format::{debug_fn, Writer};
 use tracing_subscriber::EnvFilter;
 
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides `--log-level` for fine filters.
@@ -14,6 +23,86 @@ pub fn init(level: &str, format: LogFormat) {
         .with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
-        LogFormat::Text => builder.try_init(),
+        LogFormat::Text => builder
+            .fmt_fields(debug_fn(write_field).delimited(" "))
+            .try_init(),
     };
+}
+
+/// Writes one text-format field: `message` as escaped text, others as `name=value`, the value
+/// quoted (Rust string escapes) when it holds a control or line-separator character.
+pub fn write_field(w: &mut Writer<'_>, field: &Field, value: &dyn fmt::Debug) -> fmt::Result {
+    let text = format!("{value:?}");
+    if field.name() == "message" {
+        return write_escaped(w, &text);
+    }
+    write!(w, "{}=", field.name())?;
+    if text.chars().any(needs_escape) {
+        write!(w, "{text:?}")
+    } else {
+        w.write_str(&text)
+    }
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+fn write_escaped(w: &mut Writer<'_>, text: &str) -> fmt::Result {
+    for c in text.chars() {
+        if needs_escape(c) {
+            write!(w, "{}", c.escape_default())?;
+        } else {
+            w.write_char(c)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn client_strings_with_newlines_stay_on_one_line() {
+        let buffer = Buffer::default();
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .with_ansi(false)
+            .fmt_fields(debug_fn(write_field).delimited(" "))
+            .finish();
+        let forged = "x\n2026-01-01T00:00:00Z  INFO aws_load_balancer_controller::controller::leader: became leader lease=l\r\u{1b}[2K";
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!(uid = %forged, name = forged, "admission refused");
+            tracing::warn!("object {forged} skipped");
+            tracing::info!(path = "/mutate-v1-pod", plain = %"no-escape", "admission allowed");
+        });
+        let out = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        assert!(lines[0].contains(r#"uid="x\n2026"#), "{}", lines[0]);
+        assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out:?}");
+        assert!(lines[1].contains(r"object x\n2026"), "{}", lines[1]);
+        // Ordinary values are written as before: unquoted.
+        assert!(
+            lines[2].ends_with("admission allowed path=\"/mutate-v1-pod\" plain=no-escape"),
+            "{}",
+            lines[2]
+        );
+    }
 }

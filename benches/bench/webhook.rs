@@ -63,6 +63,7 @@ async fn start(
     let limits = Limits {
         max_body_bytes: 3 << 20,
         body_timeout: Duration::from_secs(10),
+        ..Limits::default()
     };
     let router = webhook::router(routes, metrics, limits);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -1,5 +1,6 @@
 //! The wrapper every AWS request goes through, in the SDK implementation and in the fake alike:
-//! one throttle token per attempt, retries with jittered backoff, metrics per finished call.
+//! one throttle token per attempt, retries with jittered backoff, metrics per finished call, and
+//! the leader [`Fence`] checked before every write attempt.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use super::error::{AwsError, Result};
+use super::fence::Fence;
 use super::metrics::AwsMetrics;
 use super::retry::RetryPolicy;
 use super::throttle::{effective_rules, Throttler};
@@ -18,6 +20,7 @@ pub struct Caller {
     throttler: Arc<Throttler>,
     retry: RetryPolicy,
     metrics: Option<AwsMetrics>,
+    fence: Fence,
 }
 
 impl Default for Caller {
@@ -30,6 +33,7 @@ impl Default for Caller {
                 ..RetryPolicy::default()
             },
             metrics: None,
+            fence: Fence::default(),
         }
     }
 }
@@ -40,7 +44,14 @@ impl Caller {
             throttler: Arc::new(throttler),
             retry,
             metrics,
+            fence: Fence::default(),
         }
+    }
+
+    /// Writes go out only while `fence` is open (the leader's fence; reads are never fenced).
+    pub fn with_fence(mut self, fence: Fence) -> Self {
+        self.fence = fence;
+        self
     }
 
     /// Built from the flag values: `--aws-api-throttle` (over upstream's defaults) and
@@ -77,7 +88,19 @@ impl Caller {
         let mut retries = 0u32;
         loop {
             self.throttler.acquire(service, operation).await;
-            let result = attempt().await;
+            // Checked per attempt, after any throttling wait: a write (or its retry) must not
+            // go out once the lease is lost.
+            let finish_by = self.fence.check(operation)?;
+            let result = match finish_by {
+                None => attempt().await,
+                Some(at) => tokio::time::timeout_at(at.into(), attempt())
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(AwsError::NotLeader(format!(
+                            "{operation} abandoned: the leader lease may have passed to another replica"
+                        )))
+                    }),
+            };
             match result {
                 Err(e) if e.is_retryable() && retries < self.retry.max_retries => {
                     let wait = self.retry.backoff(retries);

@@ -10,6 +10,7 @@ use aws_config::{BehaviorVersion, Region};
 
 use super::caller::Caller;
 use super::error::{AwsError, Result};
+use super::fence::Fence;
 use super::metrics::AwsMetrics;
 use super::sdk::{SdkEc2, SdkElbV2};
 use super::types::{Ec2Query, Service};
@@ -108,7 +109,17 @@ pub async fn build(
     cfg: &AwsConfig,
     metrics: Option<AwsMetrics>,
 ) -> Result<(Arc<dyn ElbV2>, Arc<dyn Ec2>, ResolvedCloud)> {
-    let caller = Caller::from_flags(cfg.api_throttle.as_deref(), cfg.max_retries, metrics)?;
+    build_fenced(cfg, metrics, Fence::default()).await
+}
+
+/// [`build`] with every write gated by the leader's `fence`.
+pub async fn build_fenced(
+    cfg: &AwsConfig,
+    metrics: Option<AwsMetrics>,
+    fence: Fence,
+) -> Result<(Arc<dyn ElbV2>, Arc<dyn Ec2>, ResolvedCloud)> {
+    let caller = Caller::from_flags(cfg.api_throttle.as_deref(), cfg.max_retries, metrics)?
+        .with_fence(fence);
     let region = match non_empty(cfg.region.as_ref()).or_else(|| env("AWS_REGION")).or_else(|| env("AWS_DEFAULT_REGION")) {
         Some(r) => r,
         None => aws_config::imds::region::ImdsRegionProvider::builder()

@@ -39,6 +39,10 @@ pub enum AwsError {
     /// Bad configuration of the AWS layer (flags, endpoints, region/VPC resolution).
     #[error("{0}")]
     Config(String),
+    /// A write refused before it was sent: this replica does not (or no longer surely) hold the
+    /// leader Lease (see [`super::fence::Fence`]).
+    #[error("{0}")]
+    NotLeader(String),
 }
 
 impl AwsError {
@@ -75,7 +79,7 @@ impl AwsError {
             | Self::LimitExceeded { code, .. }
             | Self::AccessDenied { code, .. }
             | Self::Other { code, .. } => code,
-            Self::Config(_) => "",
+            Self::Config(_) | Self::NotLeader(_) => "",
         }
     }
 
@@ -91,7 +95,7 @@ impl AwsError {
             | Self::LimitExceeded { message, .. }
             | Self::AccessDenied { message, .. }
             | Self::Other { message, .. } => message,
-            Self::Config(m) => m,
+            Self::Config(m) | Self::NotLeader(m) => m,
         }
     }
 
@@ -102,7 +106,7 @@ impl AwsError {
             Self::NotFound { .. } => Some(400),
             Self::Throttled { .. } => Some(400),
             Self::AccessDenied { .. } => Some(403),
-            Self::Config(_) => None,
+            Self::Config(_) | Self::NotLeader(_) => None,
             _ => Some(400),
         }
     }

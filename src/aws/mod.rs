@@ -9,6 +9,7 @@ pub mod caller;
 pub mod config;
 pub mod error;
 pub mod fake;
+pub mod fence;
 pub mod metrics;
 pub mod retry;
 pub mod sdk;
@@ -24,8 +25,9 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 
 pub use caller::Caller;
-pub use config::{build, parse_api_endpoints, AwsConfig, ResolvedCloud};
+pub use config::{build, build_fenced, parse_api_endpoints, AwsConfig, ResolvedCloud};
 pub use error::{AwsError, Result};
+pub use fence::Fence;
 pub use metrics::AwsMetrics;
 pub use types::*;
 

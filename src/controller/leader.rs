@@ -2,9 +2,18 @@
 //! keeps serving webhooks. Same record and timings as controller-runtime (lease 15 s, renew
 //! deadline 10 s, retry 2 s), so a replica of upstream and one of ours exclude each other while
 //! a cluster switches over (same `--leader-election-id`).
+//!
+//! Split brain is ruled out by time, not by hoping requests return: every Lease request is
+//! bounded by the renew deadline, a leader that has not renewed within it stops its reconcilers,
+//! and the AWS write [`Fence`] shuts at that deadline on its own, before a standby can possibly
+//! take the Lease (a lease duration after the last renewal began). `/healthz` fails when a
+//! leader stays stuck past the lease, as controller-runtime's leader-election check does.
 
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::aws::Fence;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
@@ -21,6 +30,9 @@ pub struct LeaderConfig {
     pub lease_duration: Duration,
     pub renew_deadline: Duration,
     pub retry_period: Duration,
+    /// How long past the lease a stuck leader may go before `/healthz` fails (client-go's
+    /// `maxTolerableExpiredLease`; 20 s as in kube-controller-manager).
+    pub healthz_tolerance: Duration,
 }
 
 impl LeaderConfig {
@@ -37,6 +49,67 @@ impl LeaderConfig {
             lease_duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
+            healthz_tolerance: Duration::from_secs(20),
+        }
+    }
+}
+
+/// What `/healthz` reports about leader election: failing while this replica acts as leader
+/// (reconcilers started and not yet stopped) without a renewal for longer than the lease plus
+/// the tolerance. The default (no election) is always healthy.
+#[derive(Clone, Debug, Default)]
+pub struct LeaderHealth(Arc<Mutex<Option<Leading>>>);
+
+#[derive(Clone, Debug)]
+struct Leading {
+    lease: String,
+    renewed: Instant,
+    limit: Duration,
+}
+
+impl LeaderHealth {
+    fn set(&self, leading: Option<Leading>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = leading;
+    }
+
+    fn renewed(&self, cfg: &LeaderConfig, at: Instant) {
+        self.set(Some(Leading {
+            lease: cfg.name.clone(),
+            renewed: at,
+            limit: cfg.lease_duration + cfg.healthz_tolerance,
+        }));
+    }
+
+    /// `Err` with client-go's wording when leading but stuck.
+    pub fn check(&self) -> Result<(), String> {
+        match &*self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(l) if l.renewed.elapsed() > l.limit => Err(format!(
+                "failed election to renew leadership on lease {}",
+                l.lease
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The guards around leadership that the rest of the process shares: the AWS write fence and
+/// the health check.
+#[derive(Clone, Debug, Default)]
+pub struct Leadership {
+    pub fence: Fence,
+    pub health: LeaderHealth,
+}
+
+impl Leadership {
+    /// With leader election the fence starts shut; without, writes are never fenced.
+    pub fn new(elected: bool) -> Self {
+        Leadership {
+            fence: if elected {
+                Fence::leader_only()
+            } else {
+                Fence::default()
+            },
+            health: LeaderHealth::default(),
         }
     }
 }
@@ -134,8 +207,34 @@ impl Elector {
         }
     }
 
+    /// One acquire-or-renew round that gives up at `deadline`; `None` when it failed or timed
+    /// out (logged), else whether we hold the lease.
+    async fn try_until(&mut self, deadline: Instant) -> Option<bool> {
+        match tokio::time::timeout_at(deadline.into(), self.try_acquire_or_renew()).await {
+            Ok(Ok(held)) => Some(held),
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "cannot read or write the leader lease");
+                None
+            }
+            Err(_) => {
+                tracing::warn!(lease = %self.cfg.name, "leader lease request timed out");
+                None
+            }
+        }
+    }
+
     /// Gives the lease up on a clean shutdown so a standby takes over at once, not after 15 s.
     async fn release(&self) {
+        let deadline = self.cfg.renew_deadline;
+        if tokio::time::timeout(deadline, self.release_now())
+            .await
+            .is_err()
+        {
+            tracing::warn!(lease = %self.cfg.name, "releasing the leader lease timed out");
+        }
+    }
+
+    async fn release_now(&self) {
         let Ok(Some(mut lease)) = self.api.get_opt(&self.cfg.name).await else {
             return;
         };
@@ -159,12 +258,22 @@ impl Elector {
     }
 }
 
+/// Why a term of leadership ended.
+enum End {
+    Shutdown,
+    /// The reconcilers returned on their own.
+    Finished,
+    Lost,
+}
+
 /// Runs `work` whenever this replica leads, until `shutdown`. `work` receives a token that is
-/// cancelled when leadership is lost (renewals failing for the renew deadline, or another
-/// holder); it is awaited before campaigning again, so two reconcilers never overlap here.
+/// cancelled when leadership is lost (no renewal within the renew deadline, or another holder);
+/// it is awaited before campaigning again, so two reconcilers never overlap here, and the fence
+/// in `guards` keeps AWS writes inside the renewed window even if a reconciler is slow to stop.
 pub async fn run_elected<F, Fut>(
     client: kube::Client,
     cfg: LeaderConfig,
+    guards: Leadership,
     shutdown: CancellationToken,
     mut work: F,
 ) where
@@ -176,54 +285,81 @@ pub async fn run_elected<F, Fut>(
         cfg,
         observed: None,
     };
+    // The Lease records whole seconds; others go by the record, so never assume more.
+    let lease_duration =
+        Duration::from_secs(el.cfg.lease_duration.as_secs().max(1)).min(el.cfg.lease_duration);
+    let renew_deadline = el.cfg.renew_deadline;
+    // A renewal that began at `start` lets us write until `start + renew deadline`; nobody else
+    // can hold the lease before `start + lease duration`.
+    let health_cfg = el.cfg.clone();
+    let granted = |start: Instant| {
+        guards
+            .fence
+            .open_until(start + renew_deadline, start + lease_duration);
+        guards.health.renewed(&health_cfg, start);
+    };
     loop {
         tracing::info!(lease = %el.cfg.name, identity = %el.cfg.identity, "campaigning for leadership");
-        loop {
-            match el.try_acquire_or_renew().await {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(error) => tracing::warn!(%error, "cannot read or write the leader lease"),
+        let mut renewed = loop {
+            let start = Instant::now();
+            let attempt = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                held = el.try_until(start + renew_deadline) => held,
+            };
+            if attempt == Some(true) {
+                break start;
             }
             tokio::select! {
                 _ = shutdown.cancelled() => return,
                 _ = tokio::time::sleep(el.cfg.retry_period) => {}
             }
-        }
+        };
+        granted(renewed);
         tracing::info!(lease = %el.cfg.name, identity = %el.cfg.identity, "became leader");
         let token = shutdown.child_token();
         let mut task = tokio::spawn(work(token.clone()));
-        let mut renewed = Instant::now();
-        let mut finished = false;
-        let lost = loop {
+        let end = loop {
             tokio::select! {
-                _ = shutdown.cancelled() => break false,
-                _ = &mut task => {
-                    tracing::warn!("reconcilers stopped while leading");
-                    finished = true;
-                    break false;
-                }
+                _ = shutdown.cancelled() => break End::Shutdown,
+                _ = &mut task => break End::Finished,
                 _ = tokio::time::sleep(el.cfg.retry_period) => {}
             }
-            match el.try_acquire_or_renew().await {
-                Ok(true) => renewed = Instant::now(),
-                Ok(false) => break true,
-                Err(error) => {
-                    tracing::warn!(%error, "cannot renew the leader lease");
-                    if renewed.elapsed() > el.cfg.renew_deadline {
-                        break true;
-                    }
+            let deadline = renewed + renew_deadline;
+            let start = Instant::now();
+            if start >= deadline {
+                break End::Lost;
+            }
+            let attempt = tokio::select! {
+                _ = shutdown.cancelled() => break End::Shutdown,
+                held = el.try_until(deadline) => held,
+            };
+            match attempt {
+                Some(true) => {
+                    renewed = start;
+                    granted(start);
                 }
+                Some(false) => break End::Lost,
+                None if Instant::now() >= deadline => break End::Lost,
+                None => {}
             }
         };
-        token.cancel();
-        if !finished {
-            let _ = task.await;
+        if matches!(end, End::Lost) {
+            guards.fence.shut();
+            tracing::warn!(lease = %el.cfg.name, "lost leadership; stopping reconcilers");
         }
-        if !lost {
+        token.cancel();
+        if !matches!(end, End::Finished) {
+            let _ = task.await;
+        } else {
+            tracing::warn!("reconcilers stopped while leading");
+        }
+        guards.fence.shut();
+        guards.health.set(None);
+        if !matches!(end, End::Lost) {
             el.release().await;
             return;
         }
-        tracing::warn!(lease = %el.cfg.name, "lost leadership; reconcilers stopped");
+        tracing::warn!(lease = %el.cfg.name, "reconcilers stopped after losing leadership");
         el.observed = None;
     }
 }

@@ -4,6 +4,7 @@
 //! requests and decisions into AdmissionReview responses, counts failures with upstream's
 //! metric labels, and answers anything malformed without ever panicking.
 
+pub mod budget;
 pub mod icp_validator;
 pub mod indexes;
 pub mod ingress_validator;
@@ -49,6 +50,19 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// Time allowed to receive the body once headers arrived (headers have their own timeout).
     pub body_timeout: Duration,
+    /// Bodies in memory at once, all routes together; over it requests get 429.
+    pub max_inflight_body_bytes: usize,
+}
+
+impl Default for Limits {
+    /// The flags' defaults.
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 3 * 1024 * 1024,
+            body_timeout: Duration::from_secs(10),
+            max_inflight_body_bytes: budget::DEFAULT_MAX_INFLIGHT_BODY_BYTES,
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -57,6 +71,7 @@ struct Route {
     handler: Arc<dyn Handler>,
     metrics: WebhookMetrics,
     limits: Limits,
+    budget: Arc<budget::BodyBudget>,
 }
 
 /// The admission route table: `(path, handler)`, one line per webhook.
@@ -65,50 +80,139 @@ pub type Routes = Vec<(&'static str, Arc<dyn Handler>)>;
 /// Builds the router for the given `(path, handler)` table; unknown paths get 404.
 pub fn router(routes: Routes, metrics: WebhookMetrics, limits: Limits) -> Router {
     let mut app = Router::new();
+    let budget = Arc::new(budget::BodyBudget::new(limits.max_inflight_body_bytes));
     for (path, handler) in routes {
         let route = Route {
             path,
             handler,
             metrics: metrics.clone(),
             limits,
+            budget: budget.clone(),
         };
         app = app.route(path, post(serve).with_state(route));
     }
     app.fallback(|| async { (StatusCode::NOT_FOUND, "no admission webhook at this path\n") })
 }
 
-async fn read_body(body: Body, limits: Limits) -> Result<Bytes, Response> {
-    let limited = http_body_util::Limited::new(body, limits.max_body_bytes);
-    match tokio::time::timeout(limits.body_timeout, limited.collect()).await {
+fn too_large(limits: Limits) -> Response {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "request body is larger than {} bytes\n",
+            limits.max_body_bytes
+        ),
+    )
+        .into_response()
+}
+
+/// Reads the body within the size, time and in-flight budgets. The budget share is returned with
+/// the body and must be held until the request has been answered.
+async fn read_body(
+    request: Request,
+    limits: Limits,
+    budget: &budget::BodyBudget,
+) -> Result<(Bytes, budget::Taken), Response> {
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limits.max_body_bytes) {
+        discard(request.into_body(), declared, limits).await;
+        return Err(too_large(limits));
+    }
+    // Without a length (chunked) the body may grow to the maximum: reserve that much.
+    let Some(taken) = budget.try_take(declared.unwrap_or(limits.max_body_bytes)) else {
+        tracing::debug!(
+            bytes = declared,
+            "admission request shed: --webhook-max-inflight-body-bytes in use"
+        );
+        discard(request.into_body(), declared, limits).await;
+        return Err((
+            StatusCode::TOO_MANY_REQUESTS,
+            [(axum::http::header::RETRY_AFTER, "1")],
+            "too many admission request bytes in flight; retry\n",
+        )
+            .into_response());
+    };
+    let body = read_limited(request.into_body(), limits, declared).await?;
+    Ok((body, taken))
+}
+
+/// Before refusing a body unread: a small one is read and dropped (as Go's net/http does up to
+/// 256 KiB), so the client, still writing, gets our status instead of a connection reset. A
+/// large one is left unread; the connection closes after the answer.
+async fn discard(mut body: Body, declared: Option<usize>, limits: Limits) {
+    if declared.is_none_or(|n| n > budget::SMALL_BODY_BYTES) {
+        return;
+    }
+    let within = limits.body_timeout.min(Duration::from_secs(1));
+    let _ = tokio::time::timeout(within, async {
+        while let Some(Ok(_)) = body.frame().await {}
+    })
+    .await;
+}
+
+/// Reads into one buffer sized from Content-Length, so a body is held once, not as chunks plus
+/// a copy.
+async fn read_limited(
+    mut body: Body,
+    limits: Limits,
+    declared: Option<usize>,
+) -> Result<Bytes, Response> {
+    let mut buf = Vec::with_capacity(declared.unwrap_or(0).min(limits.max_body_bytes));
+    let read = async {
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                (
+                    StatusCode::BAD_REQUEST,
+                    format!("cannot read request body: {e}\n"),
+                )
+                    .into_response()
+            })?;
+            if let Ok(data) = frame.into_data() {
+                if buf.len() + data.len() > limits.max_body_bytes {
+                    return Err(too_large(limits));
+                }
+                buf.extend_from_slice(&data);
+            }
+        }
+        Ok(())
+    };
+    match tokio::time::timeout(limits.body_timeout, read).await {
         Err(_) => Err((
             StatusCode::REQUEST_TIMEOUT,
             "timed out reading the request body\n",
         )
             .into_response()),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err((
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "request body is larger than {} bytes\n",
-                limits.max_body_bytes
-            ),
-        )
-            .into_response()),
-        Ok(Err(e)) => Err((
-            StatusCode::BAD_REQUEST,
-            format!("cannot read request body: {e}\n"),
-        )
-            .into_response()),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(response)) => Err(response),
+        Ok(Ok(())) => Ok(Bytes::from(buf)),
     }
 }
 
+/// Decodes a review; a large body on the blocking pool, so that parsing megabytes never holds up
+/// the small admissions served by the same async workers.
+async fn decode(body: Bytes) -> Result<AdmissionRequest, (review::ReviewError, Option<String>)> {
+    if body.len() <= budget::SMALL_BODY_BYTES {
+        return review::decode(&body);
+    }
+    tokio::task::spawn_blocking(move || review::decode(&body))
+        .await
+        .unwrap_or_else(|e| {
+            Err((
+                review::ReviewError::BadRequest(format!("decoding failed: {e}")),
+                None,
+            ))
+        })
+}
+
 async fn serve(State(route): State<Route>, request: Request) -> Response {
-    let body = match read_body(request.into_body(), route.limits).await {
-        Ok(body) => body,
+    let (body, _taken) = match read_body(request, route.limits, &route.budget).await {
+        Ok(read) => read,
         Err(response) => return response,
     };
     let mutating = route.handler.mutating();
-    let request = match review::decode(&body) {
+    let request = match decode(body).await {
         Ok(request) => request,
         Err((error, uid)) => {
             route

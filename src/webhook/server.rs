@@ -1,18 +1,22 @@
-//! The TLS accept loop: per-connection handshake and header timeouts, graceful drain on shutdown.
+//! The TLS accept loop: per-connection handshake and header timeouts, a cap on open connections,
+//! graceful drain on shutdown.
 //!
 //! Written on hyper directly (rather than `axum::serve`) because we need the TLS acceptor in the
 //! loop and a drain that lets in-flight admission calls finish when SIGTERM arrives.
 
 use axum::Router;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use rustls::ServerConfig;
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
 
 /// Connection-level limits.
 #[derive(Clone, Copy, Debug)]
@@ -21,7 +25,19 @@ pub struct ConnLimits {
     pub header_timeout: Duration,
     /// How long in-flight requests may take to finish after shutdown starts.
     pub drain_timeout: Duration,
+    /// Open connections at most (`--webhook-max-connections`): at the cap the idlest connection
+    /// is closed for a new one, so a flood of sockets cannot exhaust memory or files.
+    pub max_connections: usize,
 }
+
+/// How long a connection must have been idle (since accept, or since its last request) before
+/// it may be closed to make room: a client just connecting, or between two quick requests, is
+/// never cut.
+pub const MIN_IDLE: Duration = Duration::from_secs(1);
+
+/// `--webhook-max-connections` default: room for every API server's keep-alive pool many times
+/// over, while 4096 idle TLS connections stay within a few tens of MiB.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 impl Default for ConnLimits {
     fn default() -> Self {
@@ -29,11 +45,89 @@ impl Default for ConnLimits {
             handshake_timeout: Duration::from_secs(10),
             header_timeout: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(10),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+        }
+    }
+}
+
+/// The open connections, for choosing one to close when the cap is reached.
+#[derive(Default)]
+struct Registry {
+    next: AtomicU64,
+    conns: Mutex<BTreeMap<u64, Entry>>,
+}
+
+struct Entry {
+    /// Requests being served on the connection right now.
+    busy: Arc<AtomicUsize>,
+    /// Milliseconds (since `base`) at which the connection last became idle.
+    idle_since: Arc<AtomicU64>,
+    stop: CancellationToken,
+}
+
+impl Registry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Entry>> {
+        self.conns.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Asks the connection idle for longest to close; `false` when none has been idle for
+    /// [`MIN_IDLE`] (`now` is milliseconds since the server's base instant).
+    fn evict_idlest(&self, now: u64) -> bool {
+        let conns = self.lock();
+        let grace = MIN_IDLE.as_millis() as u64;
+        let idlest = conns
+            .iter()
+            .filter(|(_, e)| e.busy.load(Ordering::SeqCst) == 0 && !e.stop.is_cancelled())
+            .map(|(id, e)| (id, e, e.idle_since.load(Ordering::SeqCst)))
+            .filter(|(_, _, since)| now.saturating_sub(*since) >= grace)
+            .min_by_key(|(_, _, since)| *since)
+            .map(|(id, e, _)| (id, e));
+        match idlest {
+            Some((id, e)) => {
+                tracing::debug!(
+                    connection = id,
+                    open = conns.len(),
+                    "webhook connection limit reached; closing the idlest connection"
+                );
+                e.stop.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Removes a connection from the registry when its task ends, however it ends.
+struct Registered<'a>(&'a Registry, u64);
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.0.lock().remove(&self.1);
+    }
+}
+
+/// Counts a request as in flight on its connection while alive.
+struct Busy {
+    busy: Arc<AtomicUsize>,
+    idle_since: Arc<AtomicU64>,
+    base: Instant,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if self.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let now = self.base.elapsed().as_millis() as u64;
+            self.idle_since.store(now, Ordering::SeqCst);
         }
     }
 }
 
 /// Serves `router` over TLS on `listener` until `shutdown` fires, then drains.
+///
+/// At `max_connections` the connection idle for longest (between requests, or not yet through
+/// its handshake or headers, for at least [`MIN_IDLE`]) is closed to make room for a new client,
+/// as nginx reuses idle connections; only when none is idle do new clients wait. So a
+/// flood of idle sockets can neither exhaust memory nor lock out the API server.
 pub async fn serve_tls(
     listener: TcpListener,
     tls: Arc<ServerConfig>,
@@ -42,8 +136,13 @@ pub async fn serve_tls(
     shutdown: CancellationToken,
 ) {
     let acceptor = TlsAcceptor::from(tls);
-    let graceful = GracefulShutdown::new();
+    let max = limits.max_connections.clamp(1, u32::MAX as usize >> 1);
+    let slots = Arc::new(Semaphore::new(max));
+    let registry = Arc::new(Registry::default());
+    let base = Instant::now();
+    let mut warned_full: Option<Instant> = None;
     loop {
+        let free = slots.clone().try_acquire_owned().ok();
         let (tcp, peer) = tokio::select! {
             _ = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
@@ -56,31 +155,103 @@ pub async fn serve_tls(
                 }
             },
         };
+        // At the cap, a client has arrived: make room by closing the idlest connection, or wait
+        // for one to finish when all are busy (holding just this one socket meanwhile).
+        let slot = match free {
+            Some(slot) => slot,
+            None => {
+                let waited = loop {
+                    let evicted = registry.evict_idlest(base.elapsed().as_millis() as u64);
+                    if !evicted
+                        && warned_full.is_none_or(|at| at.elapsed() > Duration::from_secs(60))
+                    {
+                        tracing::warn!(
+                            max,
+                            "webhook connection limit reached with no idle connection; new connections wait (--webhook-max-connections)"
+                        );
+                        warned_full = Some(Instant::now());
+                    }
+                    // Without an eviction, look again shortly: a connection may turn idle.
+                    tokio::select! {
+                        _ = shutdown.cancelled() => break None,
+                        slot = slots.clone().acquire_owned() => {
+                            break Some(slot.expect("the semaphore is never closed"))
+                        }
+                        _ = tokio::time::sleep(Duration::from_millis(250)), if !evicted => {}
+                    }
+                };
+                match waited {
+                    Some(slot) => slot,
+                    None => break,
+                }
+            }
+        };
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
         let router = router.clone();
-        // Taken before the handshake so that the drain also waits for connections still
-        // handshaking; a shutdown seen by then closes them right after their current request.
-        let watcher = graceful.watcher();
+        // On eviction or shutdown a connection closes right after its current request (at once
+        // when idle); only an eviction cuts a handshake short, so the drain still serves
+        // connections that were handshaking when shutdown began.
+        let stop = CancellationToken::new();
+        let shutdown = shutdown.clone();
+        let busy = Arc::new(AtomicUsize::new(0));
+        let idle_since = Arc::new(AtomicU64::new(base.elapsed().as_millis() as u64));
+        let id = registry.next.fetch_add(1, Ordering::SeqCst);
+        registry.lock().insert(
+            id,
+            Entry {
+                busy: busy.clone(),
+                idle_since: idle_since.clone(),
+                stop: stop.clone(),
+            },
+        );
+        let registry = registry.clone();
         tokio::spawn(async move {
-            let stream =
-                match tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp)).await {
+            let _slot = slot;
+            let _registered = Registered(&registry, id);
+            let handshake = tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp));
+            let stream = tokio::select! {
+                _ = stop.cancelled() => return,
+                done = handshake => match done {
                     Ok(Ok(stream)) => stream,
                     Ok(Err(error)) => return tracing::debug!(%peer, %error, "TLS handshake failed"),
                     Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
+                },
+            };
+            let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+                busy.fetch_add(1, Ordering::SeqCst);
+                let guard = Busy {
+                    busy: busy.clone(),
+                    idle_since: idle_since.clone(),
+                    base,
                 };
+                let router = router.clone();
+                async move {
+                    let _guard = guard;
+                    router.oneshot(request).await
+                }
+            });
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_timeout)
                 .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), TowerToHyperService::new(router));
-            if let Err(error) = watcher.watch(conn).await {
+                .serve_connection(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            let result = tokio::select! {
+                result = conn.as_mut() => result,
+                _ = async { tokio::select! { _ = stop.cancelled() => {}, _ = shutdown.cancelled() => {} } } => {
+                    conn.as_mut().graceful_shutdown();
+                    conn.await
+                }
+            };
+            if let Err(error) = result {
                 tracing::debug!(%peer, %error, "webhook connection ended with an error");
             }
         });
     }
     drop(listener);
-    if tokio::time::timeout(limits.drain_timeout, graceful.shutdown())
+    // Every connection task holds a slot until it ends: all slots back means drained.
+    if tokio::time::timeout(limits.drain_timeout, slots.acquire_many(max as u32))
         .await
         .is_err()
     {

@@ -14,10 +14,10 @@ use kube_test_apiserver::{Options, TestApiServer};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-const SVC: &str = "aws-load-balancer-webhook-service";
-const CONFIG: &str = "aws-load-balancer-webhook";
+pub(crate) const SVC: &str = "aws-load-balancer-webhook-service";
+pub(crate) const CONFIG: &str = "aws-load-balancer-webhook";
 
-fn start_controller(
+pub(crate) fn start_controller(
     server: &TestApiServer,
     kubeconfig: &std::path::Path,
     extra: &[&str],
@@ -35,7 +35,7 @@ fn start_controller(
     ctl
 }
 
-async fn wait_ready(ctl: &Controller) {
+pub(crate) async fn wait_ready(ctl: &Controller) {
     let probes = ctl.addr_of("health probe server listening");
     let deadline = Instant::now() + Duration::from_secs(20);
     while get_plain(probes, "/readyz")
@@ -49,7 +49,7 @@ async fn wait_ready(ctl: &Controller) {
     }
 }
 
-fn ca_bundles(value: &serde_json::Value) -> Vec<String> {
+pub(crate) fn ca_bundles(value: &serde_json::Value) -> Vec<String> {
     value["webhooks"]
         .as_array()
         .unwrap()

@@ -8,7 +8,7 @@ use tokio::io::AsyncWriteExt;
 use webhook_certs::Bundle;
 
 /// A kubeconfig pointing at a closed loopback port: "no cluster" without touching the network.
-fn unreachable_kubeconfig(dir: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn unreachable_kubeconfig(dir: &std::path::Path) -> std::path::PathBuf {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

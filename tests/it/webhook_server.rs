@@ -48,6 +48,7 @@ fn default_limits() -> Limits {
     Limits {
         max_body_bytes: 64 * 1024,
         body_timeout: Duration::from_millis(500),
+        ..Limits::default()
     }
 }
 

@@ -19,7 +19,9 @@ pub struct RequestRecord {
     /// Namespace of a namespaced request; for `namespaces/<n>` RBAC treats `<n>` as the
     /// namespace too, and so does this log. `None` for cluster-scoped and all-namespace requests.
     pub namespace: Option<String>,
-    /// Object name for get/update/patch/delete; `None` for list/watch/create/deletecollection.
+    /// Object name for get/update/patch/delete, and for a list/watch whose field selector
+    /// requires `metadata.name` (as the real API server's request info does, so RBAC
+    /// `resourceNames` apply); `None` for other lists, watches, create and deletecollection.
     pub name: Option<String>,
     /// Who asked: the bearer token of the request (there is no authentication, so the token is
     /// taken as the user name; `write_kubeconfig` uses `test`); `None` without one.
@@ -60,6 +62,18 @@ pub fn verb(method: &http::Method, has_name: bool, watching: bool) -> &'static s
         Method::DELETE => "deletecollection",
         _ => "unknown",
     }
+}
+
+/// The name a list or watch is narrowed to by `fieldSelector=metadata.name=<n>` (`==` too).
+pub fn selected_name(method: &http::Method, selector: Option<&String>) -> Option<String> {
+    if *method != http::Method::GET {
+        return None;
+    }
+    selector?.split(',').find_map(|term| {
+        let rest = term.trim().strip_prefix("metadata.name")?;
+        let name = rest.strip_prefix("==").or_else(|| rest.strip_prefix('='))?;
+        (!name.is_empty()).then(|| name.to_string())
+    })
 }
 
 /// The user of a request: its bearer token.

@@ -191,7 +191,10 @@ async fn dispatch(
         } else {
             p.ns.clone()
         },
-        name: p.name.clone(),
+        name: p
+            .name
+            .clone()
+            .or_else(|| audit::selected_name(&method, q.get("fieldSelector"))),
         user: audit::user(headers),
     });
     if method == Method::POST || method == Method::PUT {

@@ -4,6 +4,7 @@
 mod contract;
 mod env;
 mod fake_rules;
+mod fence;
 mod instrumentation;
 mod startup;
 

@@ -62,7 +62,7 @@ fn cluster_role_has_no_secrets_and_no_configmap_writes_by_default() {
             assert!(!r.1.iter().any(|v| v == "*"), "wildcard resource: {r:?}");
         }
     }
-    // Webhook configurations: only the chart's own, only get/patch (for caBundle).
+    // Webhook configurations: only the chart's own, only get/list/watch/patch (for caBundle).
     let all = cluster_role(&default_docs);
     let admission: Vec<&Rule> = all
         .iter()
@@ -70,7 +70,7 @@ fn cluster_role_has_no_secrets_and_no_configmap_writes_by_default() {
         .collect();
     assert_eq!(admission.len(), 1, "{admission:?}");
     assert_eq!(admission[0].3, ["aws-load-balancer-webhook"]);
-    assert_eq!(admission[0].2, ["get", "patch"]);
+    assert_eq!(admission[0].2, ["get", "list", "watch", "patch"]);
 }
 
 #[test]

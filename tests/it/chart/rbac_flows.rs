@@ -235,6 +235,8 @@ async fn every_request_of_the_controller_is_allowed_by_the_charts_rbac() {
         "get secrets kube-system/aws-load-balancer-tls",
         "patch mutatingwebhookconfigurations.admissionregistration.k8s.io */aws-load-balancer-webhook",
         "patch validatingwebhookconfigurations.admissionregistration.k8s.io */aws-load-balancer-webhook",
+        "watch mutatingwebhookconfigurations.admissionregistration.k8s.io */aws-load-balancer-webhook",
+        "watch validatingwebhookconfigurations.admissionregistration.k8s.io */aws-load-balancer-webhook",
         "watch targetgroupbindings.elbv2.k8s.aws */*",
         "watch services */*",
         "watch ingressclasses.networking.k8s.io */*",

@@ -52,6 +52,8 @@ pub async fn connect(
     cfg: Arc<rustls::ClientConfig>,
 ) -> std::io::Result<TlsStream<TcpStream>> {
     let tcp = TcpStream::connect(addr).await?;
+    // As Go's net/http (the API server's client) does: no Nagle delay between head and body.
+    tcp.set_nodelay(true)?;
     let name = ServerName::try_from("localhost").unwrap();
     TlsConnector::from(cfg).connect(name, tcp).await
 }

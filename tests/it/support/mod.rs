@@ -2,6 +2,7 @@
 
 pub mod client;
 pub mod e2e;
+pub mod freeze_proxy;
 pub mod inventory;
 pub mod moto;
 pub mod moto_cloud;

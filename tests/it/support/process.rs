@@ -18,26 +18,46 @@ pub struct Controller {
 impl Controller {
     /// Starts the binary with loopback ports chosen by the OS and the given extra flags.
     pub fn start(extra: &[String]) -> Controller {
-        let mut cmd = Command::new(BIN);
+        Self::launch(Command::new(BIN), "json", "debug", extra)
+    }
+
+    /// As [`Controller::start`] with text logs (only `stderr_text` is filled).
+    pub fn start_text(extra: &[String]) -> Controller {
+        Self::launch(Command::new(BIN), "text", "debug", extra)
+    }
+
+    /// As [`Controller::start`] at info level, with the soft open-file limit lowered to `soft`
+    /// first (as many hosts start processes).
+    pub fn start_with_soft_nofile(soft: u64, extra: &[String]) -> Controller {
+        let mut cmd = Command::new("sh");
         cmd.args([
-            "--log-format=json",
-            "--log-level=debug",
-            "--webhook-bind-host=127.0.0.1",
-            "--webhook-bind-port=0",
-            "--metrics-bind-addr=127.0.0.1:0",
-            "--health-probe-bind-addr=127.0.0.1:0",
-        ])
-        .args(extra)
-        .env_remove("RUST_LOG")
-        // Tests talk to 127.0.0.1 only, also on a CI host inside AWS: no instance metadata, fixed
-        // dummy keys, and AWS endpoints on a closed local port unless a test passes
-        // `--aws-api-endpoints` (moto), which takes precedence over the environment.
-        .env("AWS_EC2_METADATA_DISABLED", "true")
-        .env("AWS_ACCESS_KEY_ID", "testing")
-        .env("AWS_SECRET_ACCESS_KEY", "testing")
-        .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+            "-c",
+            &format!("ulimit -Sn {soft} && exec \"$0\" \"$@\""),
+            BIN,
+        ]);
+        Self::launch(cmd, "json", "info", extra)
+    }
+
+    fn launch(mut cmd: Command, format: &str, level: &str, extra: &[String]) -> Controller {
+        cmd.arg(format!("--log-format={format}"))
+            .arg(format!("--log-level={level}"))
+            .args([
+                "--webhook-bind-host=127.0.0.1",
+                "--webhook-bind-port=0",
+                "--metrics-bind-addr=127.0.0.1:0",
+                "--health-probe-bind-addr=127.0.0.1:0",
+            ])
+            .args(extra)
+            .env_remove("RUST_LOG")
+            // Tests talk to 127.0.0.1 only, also on a CI host inside AWS: no instance metadata, fixed
+            // dummy keys, and AWS endpoints on a closed local port unless a test passes
+            // `--aws-api-endpoints` (moto), which takes precedence over the environment.
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn controller");
         let stderr = child.stderr.take().unwrap();
         let logs = Arc::new(Mutex::new(Vec::new()));

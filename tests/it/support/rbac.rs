@@ -3,7 +3,8 @@
 //!
 //! Semantics follow the RBAC authorizer: a rule matches when its apiGroups, resources (`res`,
 //! `res/sub`, `*` or `*/sub`) and verbs match, and, when it lists resourceNames, the request
-//! names one of them (so list, watch and create never match a named rule). A Role's rules apply
+//! names one of them (so create, and list or watch without a `metadata.name` field selector,
+//! never match a named rule). A Role's rules apply
 //! only to requests in its own namespace; a ClusterRole bound cluster-wide applies everywhere.
 
 use kube_test_apiserver::RequestRecord;

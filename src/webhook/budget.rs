@@ -1,0 +1,99 @@
+//! The in-flight body budget. Admission bodies sit in memory while they are read and decoded,
+//! so their total is capped (`--webhook-max-inflight-body-bytes`): a request that would exceed
+//! it is shed with 429 before a byte of its body is read, and memory stays flat under a flood.
+//!
+//! Part of the budget is kept for small requests, so a flood of large bodies cannot starve the
+//! ordinary pod and service admissions the cluster depends on.
+
+use std::sync::Arc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// `--webhook-max-inflight-body-bytes` default.
+pub const DEFAULT_MAX_INFLIGHT_BODY_BYTES: usize = 32 * 1024 * 1024;
+/// Bodies up to this size count as small and may use the reserve.
+pub const SMALL_BODY_BYTES: usize = 256 * 1024;
+/// Accounting unit: permits are KiB so that large budgets fit a semaphore's permit count.
+const UNIT: usize = 1024;
+
+/// Shared by every admission route of one server.
+#[derive(Debug)]
+pub struct BodyBudget {
+    permits: Arc<Semaphore>,
+    /// Units only small bodies may take.
+    reserve: usize,
+    /// Units a large body may take at most (the budget minus the reserve).
+    large_max: usize,
+}
+
+/// Held while a body is in memory; returns its share on drop.
+#[derive(Debug)]
+pub struct Taken {
+    _permit: OwnedSemaphorePermit,
+}
+
+impl BodyBudget {
+    pub fn new(max_bytes: usize) -> Self {
+        let total = max_bytes.div_ceil(UNIT).clamp(1, u32::MAX as usize);
+        let reserve = (total / 8).min(4 * 1024 * 1024 / UNIT);
+        BodyBudget {
+            permits: Arc::new(Semaphore::new(total)),
+            reserve,
+            large_max: (total - reserve).max(1),
+        }
+    }
+
+    /// Takes room for a body of `bytes`, or `None` when the budget cannot hold it right now.
+    pub fn try_take(&self, bytes: usize) -> Option<Taken> {
+        let units = bytes.div_ceil(UNIT).max(1);
+        let units = if bytes > SMALL_BODY_BYTES {
+            // A large body leaves the reserve untouched; one larger than the whole budget
+            // still gets through alone rather than never.
+            let units = units.min(self.large_max);
+            if self.permits.available_permits() < units + self.reserve {
+                return None;
+            }
+            units
+        } else {
+            units
+        };
+        self.permits
+            .clone()
+            .try_acquire_many_owned(units as u32)
+            .ok()
+            .map(|permit| Taken { _permit: permit })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_bodies_leave_the_reserve_to_small_ones() {
+        let budget = BodyBudget::new(32 * 1024 * 1024);
+        let big = 3 * 1024 * 1024;
+        let held: Vec<Taken> = std::iter::from_fn(|| budget.try_take(big))
+            .take(100)
+            .collect();
+        // 28 MiB is open to large bodies: nine of 3 MiB, then they are shed.
+        assert_eq!(held.len(), 9);
+        let small: Vec<Taken> = (0..100).map_while(|_| budget.try_take(20 * 1024)).collect();
+        assert!(
+            small.len() >= 100,
+            "small admissions still fit: {}",
+            small.len()
+        );
+        drop(held);
+        assert!(budget.try_take(big).is_some(), "freed on drop");
+    }
+
+    #[test]
+    fn a_body_larger_than_the_budget_still_passes_alone() {
+        let budget = BodyBudget::new(1024 * 1024);
+        let first = budget.try_take(3 * 1024 * 1024);
+        assert!(first.is_some());
+        assert!(budget.try_take(3 * 1024 * 1024).is_none());
+        drop(first);
+        assert!(budget.try_take(3 * 1024 * 1024).is_some());
+    }
+}

@@ -1,0 +1,357 @@
+//! The real binary under abuse: 500 concurrent 3 MiB admission bodies plus 1,100 idle
+//! connections, started with a soft open-file limit of 1024. Memory stays bounded, real
+//! admissions keep answering fast, the open-file limit is raised. Also: a client-chosen uid
+//! cannot forge a log line.
+
+use crate::process::unreachable_kubeconfig;
+use crate::support::client::{connect, post, read_response, tls_config, write_post};
+use crate::support::process::Controller;
+use crate::support::{service_review, test_bundle, write_pair_atomic};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use webhook_certs::Bundle;
+
+const PATH: &str = "/mutate-v1-service";
+/// What the soak holds the process to: the memory limit we document for the chart
+/// (`resources.limits.memory` in values.yaml; the chart sets none by default, as upstream's).
+const MEMORY_LIMIT: u64 = 256 * 1024 * 1024;
+
+fn setup(extra: &[&str]) -> (Vec<String>, Bundle, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = test_bundle(None);
+    write_pair_atomic(dir.path(), &bundle);
+    let kubeconfig = unreachable_kubeconfig(dir.path());
+    let mut args = vec![
+        "--cluster-name=it".to_string(),
+        format!("--webhook-cert-dir={}", dir.path().display()),
+        format!("--kubeconfig={}", kubeconfig.display()),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    (args, bundle, dir)
+}
+
+fn review(uid: &str, annotation_bytes: usize) -> Vec<u8> {
+    let svc = serde_json::json!({"metadata": {"name": "big", "annotations": {"filler": "x".repeat(annotation_bytes)}},
+        "spec": {"type": "LoadBalancer"}});
+    serde_json::to_vec(&service_review(uid, "CREATE", svc)).unwrap()
+}
+
+/// Posts `body` the way a frugal client does: the head first, and the body only if the server
+/// has not already answered (429) — so the load generator's CPU goes to bodies the server
+/// actually reads, not to encrypting megabytes that are thrown away on a 2-core test machine.
+async fn big_post(
+    addr: SocketAddr,
+    cfg: Arc<rustls::ClientConfig>,
+    body: &[u8],
+) -> std::io::Result<crate::support::client::Response> {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = connect(addr, cfg).await?;
+    write_post(&mut stream, PATH, b"", body.len()).await?;
+    if let Ok(answer) =
+        tokio::time::timeout(Duration::from_millis(30), read_response(&mut stream)).await
+    {
+        return answer;
+    }
+    // Then the body at about 10 MiB/s: a body in flight for a third of a second holds its share
+    // of the budget the longest, the harder case for memory.
+    for chunk in body.chunks(64 * 1024) {
+        stream.write_all(chunk).await?;
+        stream.flush().await?;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    read_response(&mut stream).await
+}
+
+/// `VmRSS`/`VmHWM` of a process, in bytes.
+fn memory(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap()
+}
+
+/// Soft and hard "Max open files" of a process.
+fn nofile(pid: u32) -> (String, String) {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    let f: Vec<&str> = line.split_whitespace().collect();
+    (f[3].to_string(), f[4].to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn soak_big_bodies_and_idle_connections_keep_memory_bounded_and_admissions_fast() {
+    let (args, bundle, _dir) = setup(&[]);
+    let ctl = Controller::start_with_soft_nofile(1024, &args);
+    let addr = ctl.addr_of("webhook server listening");
+    let pid = ctl.child.id();
+    let (soft, hard) = nofile(pid);
+    assert_eq!(
+        soft, hard,
+        "the soft open-file limit is raised to the hard one"
+    );
+    let cfg = tls_config(&[&bundle.ca.cert_pem], &[&rustls::version::TLS13]);
+    let done = Arc::new(AtomicBool::new(false));
+
+    // 1,100 idle TLS connections, reopened whenever the server closes one.
+    let idle_open = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..1100 {
+        let (cfg, done, open) = (cfg.clone(), done.clone(), idle_open.clone());
+        tasks.push(tokio::spawn(async move {
+            while !done.load(Ordering::Relaxed) {
+                let Ok(mut stream) = connect(addr, cfg.clone()).await else {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                };
+                open.fetch_add(1, Ordering::Relaxed);
+                let mut byte = [0u8; 1];
+                let _ = tokio::select! {
+                    r = tokio::io::AsyncReadExt::read(&mut stream, &mut byte) => r.ok(),
+                    _ = async { while !done.load(Ordering::Relaxed) { tokio::time::sleep(Duration::from_millis(200)).await } } => None,
+                };
+                open.fetch_sub(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    let started = Instant::now();
+    while idle_open.load(Ordering::Relaxed) < 1100 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "only {} idle connections opened",
+            idle_open.load(Ordering::Relaxed)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // 500 clients sending 3 MiB admission bodies over and over.
+    let big = Arc::new(review("big", 3 * 1024 * 1024 - 4096));
+    assert!(big.len() <= 3 * 1024 * 1024);
+    let outcomes = Arc::new(std::sync::Mutex::new(std::collections::BTreeMap::<
+        String,
+        usize,
+    >::new()));
+    for _ in 0..500 {
+        let (cfg, done, big, outcomes) = (cfg.clone(), done.clone(), big.clone(), outcomes.clone());
+        tasks.push(tokio::spawn(async move {
+            while !done.load(Ordering::Relaxed) {
+                let outcome = match big_post(addr, cfg.clone(), &big).await {
+                    Ok(r) => r.status.to_string(),
+                    Err(e) => format!("{:?}", e.kind()),
+                };
+                // Shed requests come with `Retry-After: 1`, which this client honours.
+                let pause = if outcome == "429" { 1000 } else { 100 };
+                *outcomes.lock().unwrap().entry(outcome).or_default() += 1;
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+            }
+        }));
+    }
+
+    // Throughout: a real admission every 100 ms on a kept-alive connection, as an API server
+    // sends them, and the process's memory. On a thread of its own, so that the load
+    // generators' tasks cannot delay the probe on the client side.
+    let probe = std::thread::spawn({
+        let cfg = cfg.clone();
+        move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let small = review("probe", 200);
+                let mut stream = connect(addr, cfg).await.unwrap();
+                let (mut latencies, mut peak_rss) = (Vec::new(), 0u64);
+                let soak = Instant::now();
+                while soak.elapsed() < Duration::from_secs(20) {
+                    let t = Instant::now();
+                    write_post(&mut stream, PATH, &small, small.len())
+                        .await
+                        .unwrap();
+                    let r = read_response(&mut stream).await.unwrap();
+                    latencies.push(t.elapsed());
+                    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+                    assert_eq!(r.json()["response"]["allowed"], true);
+                    peak_rss = peak_rss.max(memory(pid, "VmRSS:"));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                (latencies, peak_rss)
+            })
+        }
+    });
+    while !probe.is_finished() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (mut latencies, peak_rss) = probe.join().unwrap();
+    done.store(true, Ordering::Relaxed);
+    let hwm = memory(pid, "VmHWM:");
+    latencies.sort();
+    let outcomes = outcomes.lock().unwrap().clone();
+    println!(
+        "soak: {} probes, latency p50 {:?} p99 {:?} max {:?}; RSS peak sampled {} MiB, VmHWM {} MiB; big-body outcomes {outcomes:?}",
+        latencies.len(),
+        latencies[latencies.len() / 2],
+        latencies[latencies.len() * 99 / 100],
+        latencies.last().unwrap(),
+        peak_rss >> 20,
+        hwm >> 20
+    );
+    for t in tasks {
+        t.abort();
+    }
+    assert!(
+        hwm < MEMORY_LIMIT,
+        "peak RSS {} MiB over the {} MiB limit",
+        hwm >> 20,
+        MEMORY_LIMIT >> 20
+    );
+    assert!(
+        *latencies.last().unwrap() < Duration::from_millis(100),
+        "a real admission took {:?}",
+        latencies.last().unwrap()
+    );
+    assert!(
+        outcomes.get("200").copied().unwrap_or(0) > 0,
+        "no big body was ever admitted: the soak did not load the decoder"
+    );
+    assert!(
+        outcomes.get("429").copied().unwrap_or(0) > 0,
+        "nothing was shed: {outcomes:?}"
+    );
+}
+
+/// At `--webhook-max-connections` the idlest connection makes room, and new clients wait only
+/// when all are busy; over the in-flight body budget requests get 429.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_cap_queues_and_body_budget_sheds() {
+    let (args, bundle, _dir) = setup(&[
+        "--webhook-max-connections=4",
+        "--webhook-max-body-bytes=1048576",
+        "--webhook-max-inflight-body-bytes=3145728",
+    ]);
+    let ctl = Controller::start(&args);
+    let addr: SocketAddr = ctl.addr_of("webhook server listening");
+    let cfg = tls_config(&[&bundle.ca.cert_pem], &[&rustls::version::TLS13]);
+
+    // Two 1 MiB bodies announced but not sent hold the large-body budget (2 MiB minus the
+    // reserve): a third large one is shed at once, a small one still passes.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect(addr, cfg.clone()).await.unwrap();
+        write_post(&mut s, PATH, b"{", 1024 * 1024).await.unwrap();
+        held.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut s = connect(addr, cfg.clone()).await.unwrap();
+    write_post(&mut s, PATH, b"", 1024 * 1024).await.unwrap();
+    let r = read_response(&mut s).await.unwrap();
+    assert_eq!(r.status, 429, "{}", String::from_utf8_lossy(&r.body));
+    drop(s);
+    let small = review("small", 100);
+    let r = post(addr, cfg.clone(), PATH, &small).await.unwrap();
+    assert_eq!(r.status, 200);
+
+    // Four connections open (two busy with a body, two idle): a fifth is served at once, by
+    // closing the idle connection that has waited longest.
+    let mut idle_old = connect(addr, cfg.clone()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let _idle_new = connect(addr, cfg.clone()).await.unwrap();
+    // Only connections idle for a second may be closed for a newcomer.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let t = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(2),
+        post(addr, cfg.clone(), PATH, &small),
+    )
+    .await
+    .expect("a new connection at the cap is served")
+    .unwrap();
+    assert_eq!(r.status, 200);
+    println!("fifth connection served in {:?}", t.elapsed());
+    let mut byte = [0u8; 1];
+    let closed = tokio::time::timeout(
+        Duration::from_secs(2),
+        tokio::io::AsyncReadExt::read(&mut idle_old, &mut byte),
+    )
+    .await
+    .expect("the idlest connection was closed");
+    assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
+
+    // With every connection busy, a new client waits until one is done.
+    let mut busy = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect(addr, cfg.clone()).await.unwrap();
+        write_post(&mut s, PATH, b"{", 100).await.unwrap();
+        busy.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let waiting = tokio::spawn({
+        let (cfg, small) = (cfg.clone(), small.clone());
+        async move { post(addr, cfg, PATH, &small).await }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !waiting.is_finished(),
+        "a connection beyond the cap was served while all were busy: {}",
+        ctl.stderr_text.lock().unwrap()
+    );
+    drop(held);
+    let r = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("served once a slot freed")
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.status, 200);
+}
+
+/// A uid with a newline and a fake "became leader" line stays inside one escaped log line.
+#[tokio::test]
+async fn a_crafted_uid_cannot_forge_a_log_line() {
+    let (args, bundle, _dir) = setup(&[]);
+    let ctl = Controller::start_text(&args);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let addr: SocketAddr = loop {
+        let text = ctl.stderr_text.lock().unwrap().clone();
+        if let Some(line) = text
+            .lines()
+            .find(|l| l.contains("webhook server listening"))
+        {
+            let at = line.split("addr=").nth(1).unwrap();
+            break at.split_whitespace().next().unwrap().parse().unwrap();
+        }
+        assert!(Instant::now() < deadline, "no listening line:\n{text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let forged = "x\n2026-01-01T00:00:00.000000Z  INFO aws_load_balancer_controller::controller::leader: became leader lease=aws-load-balancer-controller-leader identity=evil";
+    let cfg = tls_config(&[&bundle.ca.cert_pem], &[&rustls::version::TLS13]);
+    let body = serde_json::to_vec(&service_review(
+        forged,
+        "CREATE",
+        serde_json::json!({"metadata": {"name": "a\nb"}, "spec": {"type": "LoadBalancer"}}),
+    ))
+    .unwrap();
+    let r = post(addr, cfg, PATH, &body).await.unwrap();
+    assert_eq!(r.status, 200);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = ctl.stderr_text.lock().unwrap().clone();
+        if let Some(line) = text.lines().find(|l| l.contains("admission allowed")) {
+            assert!(line.contains(r#"uid="x\n2026"#), "{line}");
+            assert!(
+                !text
+                    .lines()
+                    .any(|l| l.contains("became leader") && !l.contains("admission allowed")),
+                "a forged line:\n{text}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "no admission log:\n{text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
