@@ -213,7 +213,7 @@ pub struct RuntimeArgs {
     /// Namespace of the Lease (empty = the pod's namespace).
     #[arg(long, default_value = "", env = "POD_NAMESPACE")]
     pub leader_election_namespace: String,
-    /// Namespace to watch (empty = all).
+    /// Namespace to watch (empty = all); several as a comma-separated list.
     #[arg(long, default_value = "")]
     pub watch_namespace: String,
     /// Period of the full resync that heals drift.

@@ -2,7 +2,6 @@
 //! Ingress, Service, IngressClass, IngressClassParams, Namespace) and prints, per Ingress group,
 //! the stack the controller would deploy. No cluster and no AWS access.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -10,10 +9,11 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::args::ControllerArgs;
+use crate::config::Config;
 use crate::model::target_group::PLACEHOLDER_SERVICE_UID;
 use crate::model::{
-    self, BuildEnv, ClusterObjects, ExcludedMember, LoadBalancerScheme, ModelConfig, Stack,
-    SubnetInfo, TargetType,
+    self, BuildEnv, ClusterObjects, ExcludedMember, ModelConfig, Stack, SubnetInfo,
 };
 
 /// The samples `plan` uses when no `-f` is given.
@@ -37,18 +37,12 @@ const EMBEDDED_SAMPLES: &[(&str, &str)] = &[
 ];
 
 /// `aws-load-balancer-controller plan`: show the AWS resources a set of manifests would produce.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug)]
 pub struct PlanArgs {
     /// Manifest file or directory (YAML, multi-document, or JSON); repeatable. Without it, the
     /// samples built into the binary (config/samples) are planned.
     #[arg(short = 'f', long = "filename")]
     pub filename: Vec<PathBuf>,
-    /// Kubernetes cluster name (hashed into generated names and tags).
-    #[arg(long, default_value = "demo")]
-    pub cluster_name: String,
-    /// VPC id written into TargetGroupBindings.
-    #[arg(long)]
-    pub aws_vpc_id: Option<String>,
     /// JSON array of subnets (`[{"id","availabilityZone","availableIps","tags",...}]`) to
     /// resolve subnets; without it the discovery criteria are shown.
     #[arg(long)]
@@ -56,18 +50,40 @@ pub struct PlanArgs {
     /// Output format.
     #[arg(short = 'o', long, default_value = "yaml", value_parser = ["yaml", "json"])]
     pub output: String,
-    /// IngressClass this controller serves.
-    #[arg(long, default_value = "alb")]
-    pub ingress_class: String,
-    /// Tags added to every AWS resource (`k=v,k2=v2`).
-    #[arg(long)]
-    pub default_tags: Option<String>,
-    /// Target type when not annotated (`instance` or `ip`).
-    #[arg(long, default_value = "instance", value_parser = ["instance", "ip"])]
-    pub default_target_type: String,
-    /// Scheme when not annotated (`internal` or `internet-facing`).
-    #[arg(long, default_value = "internal", value_parser = ["internal", "internet-facing"])]
-    pub default_load_balancer_scheme: String,
+    /// The controller's own flags (`--feature-gates`, `--default-target-type`, `--ingress-class`,
+    /// ...), validated as at controller start; `--cluster-name` defaults to `demo` here.
+    #[command(flatten)]
+    pub controller: ControllerArgs,
+}
+
+/// Cluster name `plan` uses when `--cluster-name` is not given.
+pub const DEFAULT_CLUSTER_NAME: &str = "demo";
+
+impl PlanArgs {
+    /// Parses `plan`'s flags (without the subcommand name), as the command line does.
+    pub fn from_flags<I, S>(flags: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<std::ffi::OsString> + Clone,
+    {
+        #[derive(clap::Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            plan: PlanArgs,
+        }
+        let argv = std::iter::once(std::ffi::OsString::from("plan"))
+            .chain(flags.into_iter().map(Into::into));
+        <Wrapper as clap::Parser>::try_parse_from(argv).map(|w| w.plan)
+    }
+
+    /// The model settings the controller would run with under these flags.
+    fn model_config(&mut self) -> anyhow::Result<ModelConfig> {
+        let cluster = &mut self.controller.cluster.cluster_name;
+        if cluster.trim().is_empty() {
+            *cluster = DEFAULT_CLUSTER_NAME.into();
+        }
+        Ok(Config::from_args(&self.controller)?.model_config())
+    }
 }
 
 #[derive(Serialize)]
@@ -90,7 +106,8 @@ struct Plan {
 }
 
 /// Runs `plan`, writing the plan to `out` and notes about skipped objects to stderr.
-pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let cfg = args.model_config()?;
     let mut files = Vec::new();
     for p in &args.filename {
         collect_files(p, &mut files)?;
@@ -112,28 +129,6 @@ pub fn run(args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             }
         }
     }
-    let default_tags = match &args.default_tags {
-        Some(raw) => crate::annotations::parse_string_map(raw)
-            .map_err(|()| anyhow::anyhow!("invalid --default-tags: {raw}"))?,
-        None => BTreeMap::new(),
-    };
-    let cfg = ModelConfig {
-        cluster_name: args.cluster_name.clone(),
-        vpc_id: args.aws_vpc_id.clone(),
-        ingress_class: args.ingress_class.clone(),
-        default_tags,
-        default_target_type: if args.default_target_type == "ip" {
-            TargetType::Ip
-        } else {
-            TargetType::Instance
-        },
-        default_scheme: if args.default_load_balancer_scheme == "internet-facing" {
-            LoadBalancerScheme::InternetFacing
-        } else {
-            LoadBalancerScheme::Internal
-        },
-        ..ModelConfig::default()
-    };
     let env = BuildEnv {
         subnets: match &args.subnets_file {
             Some(p) => {
@@ -376,17 +371,13 @@ metadata: {name: ignored}
 "#,
         )
         .unwrap();
-        let args = PlanArgs {
-            filename: vec![dir.path().to_path_buf()],
-            cluster_name: "demo".into(),
-            aws_vpc_id: None,
-            subnets_file: None,
-            output: "json".into(),
-            ingress_class: "alb".into(),
-            default_tags: Some("team=web".into()),
-            default_target_type: "instance".into(),
-            default_load_balancer_scheme: "internal".into(),
-        };
+        let args = PlanArgs::from_flags([
+            std::ffi::OsStr::new("-f"),
+            dir.path().as_os_str(),
+            std::ffi::OsStr::new("-o=json"),
+            std::ffi::OsStr::new("--default-tags=team=web"),
+        ])
+        .unwrap();
         let mut out = Vec::new();
         run(args, &mut out).unwrap();
         let v: Value = serde_json::from_slice(&out).unwrap();
@@ -407,18 +398,105 @@ metadata: {name: ignored}
 
     #[test]
     fn missing_file_is_an_error_not_a_panic() {
-        let args = PlanArgs {
-            filename: vec!["/nonexistent/x.yaml".into()],
-            cluster_name: "c".into(),
-            aws_vpc_id: None,
-            subnets_file: None,
-            output: "yaml".into(),
-            ingress_class: "alb".into(),
-            default_tags: None,
-            default_target_type: "instance".into(),
-            default_load_balancer_scheme: "internal".into(),
-        };
+        let args =
+            PlanArgs::from_flags(["-f", "/nonexistent/x.yaml", "--cluster-name", "c"]).unwrap();
         let err = run(args, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("no such file"));
+    }
+
+    const MODEL_FLAGS: &[&str] = &[
+        "--cluster-name=prod",
+        "--ingress-class=edge",
+        "--feature-gates=ListenerRulesTagging=false,WeightedTargetGroups=false",
+        "--enable-backend-security-group=false",
+        "--default-target-type=ip",
+        "--default-load-balancer-scheme=internet-facing",
+        "--default-ssl-policy=ELBSecurityPolicy-TLS13-1-2-2021-06",
+        "--default-tags=team=edge",
+        "--external-managed-tags=Owner",
+        "--disable-restricted-sg-rules",
+        "--tolerate-non-existent-backend-service=false",
+        "--enable-wafv2=false",
+    ];
+
+    #[test]
+    fn plan_takes_the_controllers_model_flags_and_builds_its_model_config() {
+        let mut plan = PlanArgs::from_flags(MODEL_FLAGS).unwrap();
+        let argv = std::iter::once("controller").chain(MODEL_FLAGS.iter().copied());
+        let cli = <crate::args::Cli as clap::Parser>::try_parse_from(argv).unwrap();
+        let controller = crate::controller::ingress::IngressConfig::from_config(
+            &Config::from_args(&cli.controller).unwrap(),
+        )
+        .model;
+        assert_eq!(plan.model_config().unwrap(), controller);
+        assert!(!controller.gate("ListenerRulesTagging") && !controller.enable_backend_sg);
+
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("app.yaml");
+        std::fs::write(
+            &f,
+            r#"
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: shop
+  annotations: {kubernetes.io/ingress.class: edge}
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"#,
+        )
+        .unwrap();
+        let mut flags = vec!["-o=json".to_string(), format!("-f={}", f.display())];
+        flags.extend(MODEL_FLAGS.iter().map(|s| s.to_string()));
+        let mut out = Vec::new();
+        run(PlanArgs::from_flags(flags).unwrap(), &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let stack = &v["groups"][0]["stack"];
+        assert_eq!(v["groups"][0]["group"], "shop/web", "{v}");
+        assert_eq!(stack["loadBalancer"]["scheme"], "internet-facing");
+        assert_eq!(stack["loadBalancer"]["tags"]["team"], "edge");
+        assert_eq!(stack["targetGroups"][0]["targetType"], "ip");
+        assert!(stack.get("backendSecurityGroup").is_none(), "{stack}");
+        assert!(stack["loadBalancer"]["tags"]["elbv2.k8s.aws/cluster"] == "prod");
+    }
+
+    #[test]
+    fn plan_refuses_flags_the_controller_refuses() {
+        for (flag, want) in [
+            ("--feature-gates=Bogus=true", "unknown feature: Bogus"),
+            (
+                "--default-target-type=lambda",
+                "invalid value lambda for default target type",
+            ),
+            (
+                "--default-tags=elbv2.k8s.aws/cluster=x",
+                "tag key elbv2.k8s.aws/cluster cannot be specified in default-tags flag",
+            ),
+        ] {
+            let err = run(PlanArgs::from_flags([flag]).unwrap(), &mut Vec::new()).unwrap_err();
+            assert_eq!(err.to_string(), want, "{flag}");
+        }
+    }
+
+    #[test]
+    fn plan_without_flags_plans_the_embedded_samples() {
+        let mut out = Vec::new();
+        run(
+            PlanArgs::from_flags(Vec::<String>::new()).unwrap(),
+            &mut out,
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("group: shop"), "{text}");
+        assert!(text.contains("elbv2.k8s.aws/cluster: demo"), "{text}");
     }
 }

@@ -4,6 +4,7 @@
 //! then every AWS resource of the stack, then the finalizers) unless a member that only failed
 //! to classify still holds the finalizer. A model that fails to build never deletes anything.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::networking::v1::Ingress;
@@ -22,6 +23,8 @@ pub mod reason {
     pub const FAILED_BUILD_MODEL: &str = "FailedBuildModel";
     pub const FAILED_DEPLOY_MODEL: &str = "FailedDeployModel";
     pub const SUCCESSFULLY_RECONCILED: &str = "SuccessfullyReconciled";
+    /// Ours: a setting the model carries but this build does not act on (the model's warnings).
+    pub const UNSUPPORTED_CONFIGURATION: &str = "UnsupportedConfiguration";
 }
 
 fn api_of(ctx: &Ctx, ing: &Ingress) -> Api<Ingress> {
@@ -35,6 +38,19 @@ async fn warn_all(ctx: &Ctx, on: &[&Ingress], reason: &str, note: &str) {
             .warning(&ing.object_ref(&()), reason, note.to_string())
             .await;
     }
+}
+
+/// An event note within the API's 1024-byte limit (cut at a character boundary).
+fn event_note(text: &str) -> String {
+    const MAX: usize = 1024;
+    if text.len() <= MAX {
+        return text.to_string();
+    }
+    let mut end = MAX - 3;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
 }
 
 fn find<'a>(objs: &'a ClusterObjects, key: &str) -> Option<&'a Ingress> {
@@ -83,8 +99,29 @@ async fn deploy_group(
             warn_all(ctx, &[ing], reason::FAILED_BUILD_MODEL, &note).await;
         }
     }
+    // Nothing accepted and ignored silently: the warnings go where users look, on the Ingress
+    // they are about (every member when about the group), before AWS can fail the deploy. One
+    // event per Ingress: the recorder folds events of one reason into one series.
+    let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for w in &stack.warnings {
         tracing::warn!(group = %group.id.as_string(), ingress = ?w.ingress, annotation = ?w.annotation, "{}", w.message);
+        let note = match &w.annotation {
+            Some(a) => format!("{a}: {}", w.message),
+            None => w.message.clone(),
+        };
+        let about: Vec<String> = match &w.ingress {
+            Some(key) => vec![key.clone()],
+            None => members.iter().map(|i| key_of(&i.metadata)).collect(),
+        };
+        for key in about {
+            notes.entry(key).or_default().push(note.clone());
+        }
+    }
+    for (key, list) in &notes {
+        if let Some(ing) = find(objs, key) {
+            let note = event_note(&list.join("; "));
+            warn_all(ctx, &[ing], reason::UNSUPPORTED_CONFIGURATION, &note).await;
+        }
     }
     tracing::debug!(group = %group.id.as_string(), "built model");
     // 3. AWS, 4. TargetGroupBinding objects.
