@@ -73,18 +73,25 @@ pub struct BindingChanges {
     pub deleted: usize,
 }
 
-/// Makes the stack's TargetGroupBinding objects exactly `wanted`.
+/// Makes the stack's TargetGroupBinding objects exactly `wanted`. `namespaces` is
+/// `--watch-namespace` (empty: all): the stack's bindings live in its members' namespaces.
 pub async fn sync(
     client: &kube::Client,
     group: &GroupId,
     wanted: &[ResolvedTargetGroupBinding],
+    namespaces: &[String],
 ) -> Result<BindingChanges, kube::Error> {
     let labels = stack_labels(group);
-    let all: Api<TargetGroupBinding> = Api::all(client.clone());
-    let existing = all
-        .list(&ListParams::default().labels(&selector(&labels)))
-        .await?
-        .items;
+    let by_labels = ListParams::default().labels(&selector(&labels));
+    let mut existing = Vec::new();
+    if namespaces.is_empty() {
+        let all: Api<TargetGroupBinding> = Api::all(client.clone());
+        existing = all.list(&by_labels).await?.items;
+    }
+    for ns in namespaces {
+        let api: Api<TargetGroupBinding> = Api::namespaced(client.clone(), ns);
+        existing.extend(api.list(&by_labels).await?.items);
+    }
     let mut by_arn: HashMap<String, TargetGroupBinding> = existing
         .into_iter()
         .map(|b| (b.spec.target_group_arn.clone(), b))

@@ -133,7 +133,14 @@ async fn deploy_group(
             return Err(e.into());
         }
     };
-    if let Err(e) = bindings::sync(&ctx.client, &group.id, &deployed.target_group_bindings).await {
+    if let Err(e) = bindings::sync(
+        &ctx.client,
+        &group.id,
+        &deployed.target_group_bindings,
+        &ctx.cfg.namespaces,
+    )
+    .await
+    {
         let note = format!("Failed deploy model due to {e}");
         warn_all(ctx, &members, reason::FAILED_DEPLOY_MODEL, &note).await;
         return Err(e.into());
@@ -217,7 +224,7 @@ async fn delete_group(
             return Err(e.into());
         }
     }
-    if let Err(e) = bindings::sync(&ctx.client, id, &[]).await {
+    if let Err(e) = bindings::sync(&ctx.client, id, &[], &ctx.cfg.namespaces).await {
         let note = format!("Failed deploy model due to {e}");
         warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
         return Err(e.into());

@@ -445,7 +445,12 @@ async fn watch_namespace_limits_the_ingress_controller() {
         .requests()
         .into_iter()
         .filter(|r| matches!(r.verb.as_str(), "list" | "watch"))
-        .filter(|r| matches!(r.resource.as_str(), "ingresses" | "services"))
+        .filter(|r| {
+            matches!(
+                r.resource.as_str(),
+                "ingresses" | "services" | "targetgroupbindings"
+            )
+        })
         .filter(|r| r.namespace.as_deref() != Some("team"))
         .map(|r| r.describe())
         .collect();
