@@ -77,7 +77,12 @@ impl Caller {
         let mut retries = 0u32;
         loop {
             self.throttler.acquire(service, operation).await;
+            let sent = Instant::now();
             let result = attempt().await;
+            if let Some(m) = &self.metrics {
+                let r = result.as_ref().map(|_| ());
+                m.observe_request(service, operation, r, sent.elapsed().as_secs_f64());
+            }
             match result {
                 Err(e) if e.is_retryable() && retries < self.retry.max_retries => {
                     let wait = self.retry.backoff(retries);

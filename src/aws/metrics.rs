@@ -32,10 +32,23 @@ pub struct AwsMetrics {
     calls: Family<CallLabels, Counter>,
     duration: HistFamily,
     retries: HistFamily,
-    permission_errors: Family<OpLabels, Counter>,
-    throttled_errors: Family<OpLabels, Counter>,
-    validation_errors: Family<OpLabels, Counter>,
-    limit_errors: Family<OpLabels, Counter>,
+    requests: Family<CallLabels, Counter>,
+    request_duration: HistFamily,
+    permission_errors: Family<CallLabels, Counter>,
+    throttled_errors: Family<CallLabels, Counter>,
+    validation_errors: Family<CallLabels, Counter>,
+    limit_errors: Family<CallLabels, Counter>,
+}
+
+/// `status_code` and `error_code` labels of an outcome: 200 and "" for success.
+fn codes(result: Result<(), &AwsError>) -> (String, String) {
+    match result {
+        Ok(()) => ("200".to_string(), String::new()),
+        Err(e) => (
+            e.http_status().map(|s| s.to_string()).unwrap_or_default(),
+            e.code().to_string(),
+        ),
+    }
 }
 
 fn duration_histogram() -> Histogram {
@@ -56,6 +69,8 @@ impl AwsMetrics {
             calls: Family::default(),
             duration: Family::new_with_constructor(duration_histogram as fn() -> Histogram),
             retries: Family::new_with_constructor(retries_histogram as fn() -> Histogram),
+            requests: Family::default(),
+            request_duration: Family::new_with_constructor(duration_histogram as fn() -> Histogram),
             permission_errors: Family::default(),
             throttled_errors: Family::default(),
             validation_errors: Family::default(),
@@ -75,6 +90,16 @@ impl AwsMetrics {
             "aws_api_call_retries",
             "Number of times the SDK retried requests to AWS services for SDK API calls",
             m.retries.clone(),
+        );
+        registry.register(
+            "aws_api_requests",
+            "Total number of HTTP requests that the SDK made",
+            m.requests.clone(),
+        );
+        registry.register(
+            "aws_api_request_duration_seconds",
+            "Latency of an individual HTTP request to the service endpoint",
+            m.request_duration.clone(),
         );
         registry.register(
             "aws_api_call_permission_errors",
@@ -112,21 +137,14 @@ impl AwsMetrics {
             service: service.id().into(),
             operation: operation.into(),
         };
-        let (status_code, error_code) = match result {
-            Ok(()) => ("200".to_string(), String::new()),
-            Err(e) => (
-                e.http_status().map(|s| s.to_string()).unwrap_or_default(),
-                e.code().to_string(),
-            ),
+        let (status_code, error_code) = codes(result);
+        let labels = CallLabels {
+            service: op.service.clone(),
+            operation: op.operation.clone(),
+            status_code,
+            error_code,
         };
-        self.calls
-            .get_or_create(&CallLabels {
-                service: op.service.clone(),
-                operation: op.operation.clone(),
-                status_code,
-                error_code,
-            })
-            .inc();
+        self.calls.get_or_create(&labels).inc();
         self.duration.get_or_create(&op).observe(secs);
         self.retries.get_or_create(&op).observe(retries as f64);
         if let Err(e) = result {
@@ -138,8 +156,36 @@ impl AwsMetrics {
                 _ => None,
             };
             if let Some(f) = family {
-                f.get_or_create(&op).inc();
+                f.get_or_create(&labels).inc();
             }
         }
+    }
+
+    /// Records one HTTP request (one attempt of a call). As upstream, only requests that got a
+    /// response count: a connection failure has no status code.
+    pub fn observe_request(
+        &self,
+        service: Service,
+        operation: &str,
+        result: Result<(), &AwsError>,
+        secs: f64,
+    ) {
+        if matches!(result, Err(e) if e.http_status().is_none()) {
+            return;
+        }
+        let (status_code, error_code) = codes(result);
+        let op = OpLabels {
+            service: service.id().into(),
+            operation: operation.into(),
+        };
+        self.requests
+            .get_or_create(&CallLabels {
+                service: op.service.clone(),
+                operation: op.operation.clone(),
+                status_code,
+                error_code,
+            })
+            .inc();
+        self.request_duration.get_or_create(&op).observe(secs);
     }
 }
