@@ -29,7 +29,8 @@ pub enum Command {
     #[command(subcommand)]
     Certs(CertsCommand),
     /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
-    Plan(crate::plan::PlanArgs),
+    /// Boxed: it carries the controller's whole flag set.
+    Plan(Box<crate::plan::PlanArgs>),
 }
 
 #[derive(Debug, Subcommand)]

@@ -27,6 +27,8 @@ pub struct Cloud {
     pub resolved: ResolvedCloud,
     /// CIDRs of the VPC (pod IPs outside them register with `AvailabilityZone: all`).
     pub vpc_cidrs: Vec<ipnet::IpNet>,
+    /// The AWS metrics (also `aws_target_group_info` of the Ingress controller's bindings).
+    pub metrics: Option<AwsMetrics>,
 }
 
 /// The AWS flags as the AWS layer takes them.
@@ -59,6 +61,7 @@ pub async fn resolve_aws(
                 roles,
                 resolved,
                 vpc_cidrs,
+                metrics: metrics.clone(),
             })
         };
         tokio::select! {
@@ -152,7 +155,10 @@ async fn run_leading(
         cloud.elbv2.clone(),
         cloud.ec2.clone(),
         cloud.resolved.vpc_id.clone(),
-        IngressConfig::from_config(&cfg),
+        IngressConfig {
+            metrics: cloud.metrics.clone(),
+            ..IngressConfig::from_config(&cfg)
+        },
         token.clone(),
     );
     let tgb = tgb::run(

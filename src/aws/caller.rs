@@ -92,8 +92,7 @@ impl Caller {
                 }
                 other => {
                     if let Some(m) = &self.metrics {
-                        let r: std::result::Result<(), &AwsError> =
-                            other.as_ref().map(|_| ()).map_err(|e| e);
+                        let r: std::result::Result<(), &AwsError> = other.as_ref().map(|_| ());
                         m.observe(
                             service,
                             operation,

@@ -4,6 +4,7 @@
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{linear_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
@@ -16,6 +17,29 @@ pub struct CallLabels {
     pub operation: String,
     pub status_code: String,
     pub error_code: String,
+}
+
+/// `aws_target_group_info`: one series per TargetGroupBinding the controller made.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TargetGroupLabels {
+    pub namespace: String,
+    pub service: String,
+    /// The ARN's last part (`targetgroup/<name>/<id>`), CloudWatch's TargetGroup dimension.
+    pub target_group: String,
+}
+
+impl TargetGroupLabels {
+    pub fn new(namespace: &str, service: &str, target_group_arn: &str) -> Self {
+        let target_group = match target_group_arn.rfind(':') {
+            Some(i) => &target_group_arn[i + 1..],
+            None => target_group_arn,
+        };
+        TargetGroupLabels {
+            namespace: namespace.into(),
+            service: service.into(),
+            target_group: target_group.into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -38,6 +62,7 @@ pub struct AwsMetrics {
     throttled_errors: Family<CallLabels, Counter>,
     validation_errors: Family<CallLabels, Counter>,
     limit_errors: Family<CallLabels, Counter>,
+    target_groups: Family<TargetGroupLabels, Gauge>,
 }
 
 /// `status_code` and `error_code` labels of an outcome: 200 and "" for success.
@@ -75,6 +100,7 @@ impl AwsMetrics {
             throttled_errors: Family::default(),
             validation_errors: Family::default(),
             limit_errors: Family::default(),
+            target_groups: Family::default(),
         };
         registry.register(
             "aws_api_calls",
@@ -121,7 +147,22 @@ impl AwsMetrics {
             "Number of failed AWS API calls due to exceeding service limit",
             m.limit_errors.clone(),
         );
+        registry.register(
+            "aws_target_group_info",
+            "Information available about target group",
+            m.target_groups.clone(),
+        );
         m
+    }
+
+    /// A TargetGroupBinding of ours exists (created, or kept up to date) for this group.
+    pub fn target_group_bound(&self, labels: &TargetGroupLabels) {
+        self.target_groups.get_or_create(labels).set(1);
+    }
+
+    /// That TargetGroupBinding was deleted.
+    pub fn target_group_unbound(&self, labels: &TargetGroupLabels) {
+        self.target_groups.remove(labels);
     }
 
     /// Records one finished call (after all its retries).

@@ -111,10 +111,11 @@ impl TgbMutator {
                     )
                 }
                 // No VPC from AWS leaves the field empty, as upstream.
-                Ok(t) => match t.vpc_id.as_deref().filter(|v| !v.is_empty()) {
-                    Some(vpc) => ops.push(set(obj, "vpcID", vpc)),
-                    None => {}
-                },
+                Ok(t) => {
+                    if let Some(vpc) = t.vpc_id.as_deref().filter(|v| !v.is_empty()) {
+                        ops.push(set(obj, "vpcID", vpc));
+                    }
+                }
             }
         }
         if tgb.protocol.is_none() {

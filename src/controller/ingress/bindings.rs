@@ -10,6 +10,8 @@ use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::Value;
 
+use crate::aws::metrics::TargetGroupLabels;
+use crate::aws::AwsMetrics;
 use crate::crd::TargetGroupBinding;
 use crate::deploy::ResolvedTargetGroupBinding;
 use crate::model::GroupId;
@@ -80,7 +82,11 @@ pub async fn sync(
     group: &GroupId,
     wanted: &[ResolvedTargetGroupBinding],
     namespaces: &[String],
+    metrics: Option<&AwsMetrics>,
 ) -> Result<BindingChanges, kube::Error> {
+    let info = |ns: &str, spec: &crate::crd::TargetGroupBindingSpec| {
+        TargetGroupLabels::new(ns, &spec.service_ref.name, &spec.target_group_arn)
+    };
     let labels = stack_labels(group);
     let by_labels = ListParams::default().labels(&selector(&labels));
     let mut existing = Vec::new();
@@ -136,6 +142,12 @@ pub async fn sync(
             }
         }
     }
+    // As upstream's binding manager: every binding the stack keeps is reported, new or not.
+    if let Some(m) = metrics {
+        for want in wanted {
+            m.target_group_bound(&info(&want.namespace, &want.spec));
+        }
+    }
     for (_, stale) in by_arn {
         let ns = stale.namespace().unwrap_or_default();
         let api: Api<TargetGroupBinding> = Api::namespaced(client.clone(), &ns);
@@ -146,6 +158,9 @@ pub async fn sync(
             Ok(_) => changes.deleted += 1,
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             Err(e) => return Err(e),
+        }
+        if let Some(m) = metrics {
+            m.target_group_unbound(&info(&ns, &stale.spec));
         }
     }
     Ok(changes)

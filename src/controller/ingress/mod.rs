@@ -33,7 +33,7 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use super::scope;
-use crate::aws::{Ec2, ElbV2};
+use crate::aws::{AwsMetrics, Ec2, ElbV2};
 use crate::crd::IngressClassParams;
 use crate::deploy::Deployer;
 use crate::model::group::key_of;
@@ -62,6 +62,8 @@ pub struct IngressConfig {
     pub controller_name: String,
     /// `--watch-namespace`: Ingresses and Services of these namespaces only (empty: all).
     pub namespaces: Vec<String>,
+    /// Where `aws_target_group_info` is reported (the TargetGroupBindings this controller makes).
+    pub metrics: Option<AwsMetrics>,
     /// How deletes of in-use security groups / target groups are retried (interval, timeout);
     /// `None` keeps the deployer's defaults (2 s for 2 min).
     pub delete_retry: Option<(Duration, Duration)>,
@@ -77,6 +79,7 @@ impl Default for IngressConfig {
             sync_period: Duration::from_secs(10 * 3600),
             controller_name: "ingress".into(),
             namespaces: Vec::new(),
+            metrics: None,
             delete_retry: None,
         }
     }

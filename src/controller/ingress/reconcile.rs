@@ -138,6 +138,7 @@ async fn deploy_group(
         &group.id,
         &deployed.target_group_bindings,
         &ctx.cfg.namespaces,
+        ctx.cfg.metrics.as_ref(),
     )
     .await
     {
@@ -224,7 +225,15 @@ async fn delete_group(
             return Err(e.into());
         }
     }
-    if let Err(e) = bindings::sync(&ctx.client, id, &[], &ctx.cfg.namespaces).await {
+    if let Err(e) = bindings::sync(
+        &ctx.client,
+        id,
+        &[],
+        &ctx.cfg.namespaces,
+        ctx.cfg.metrics.as_ref(),
+    )
+    .await
+    {
         let note = format!("Failed deploy model due to {e}");
         warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
         return Err(e.into());

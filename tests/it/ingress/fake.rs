@@ -457,3 +457,41 @@ async fn watch_namespace_limits_the_ingress_controller() {
     assert!(stray.is_empty(), "{stray:?}");
     h.stop().await;
 }
+
+#[tokio::test]
+async fn target_group_info_follows_the_controllers_bindings() {
+    use aws_load_balancer_controller::aws::AwsMetrics;
+    let (fake, vpc) = fake_aws();
+    let mut registry = prometheus_client::registry::Registry::default();
+    let mut cfg = test_config(&vpc);
+    cfg.metrics = Some(AwsMetrics::register(&mut registry));
+    let h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
+    let render = || {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        text
+    };
+    h.apply(&app("shop", "web", 30231, None)).await;
+    eventually("web deployed", WAIT, || async {
+        h.hostname("shop", "web").await.is_some()
+    })
+    .await;
+    let binding = h.bindings().list(&Default::default()).await.unwrap().items;
+    assert_eq!(binding.len(), 1);
+    let arn = &binding[0].spec.target_group_arn;
+    let tg = &arn[arn.rfind(':').unwrap() + 1..];
+    assert!(tg.starts_with("targetgroup/"), "{tg}");
+    let series =
+        format!(r#"aws_target_group_info{{namespace="shop",service="web",target_group="{tg}"}} 1"#);
+    assert!(render().contains(&series), "{}", render());
+
+    h.ingresses("shop")
+        .delete("web", &Default::default())
+        .await
+        .unwrap();
+    eventually("the series goes with the binding", WAIT, || async {
+        !render().contains("aws_target_group_info{")
+    })
+    .await;
+    h.stop().await;
+}
