@@ -4,10 +4,14 @@ use super::*;
 use k8s_openapi::api::core::v1::ConfigMap;
 
 fn cm(ns: &str, name: &str) -> ConfigMap {
-    let mut c = ConfigMap::default();
-    c.metadata.namespace = Some(ns.into());
-    c.metadata.name = Some(name.into());
-    c
+    ConfigMap {
+        metadata: kube::api::ObjectMeta {
+            namespace: Some(ns.into()),
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
 }
 
 fn show(ev: &Item<ConfigMap>) -> String {
