@@ -28,8 +28,8 @@ pub enum Command {
     /// Webhook certificate tooling.
     #[command(subcommand)]
     Certs(CertsCommand),
+    // Boxed: it carries the controller's whole flag set.
     /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
-    /// Boxed: it carries the controller's whole flag set.
     Plan(Box<crate::plan::PlanArgs>),
 }
 
