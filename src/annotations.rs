@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
 
+pub mod go_json;
+
 /// Prefix of every Ingress (and Service, for target-group settings) annotation.
 pub const INGRESS_PREFIX: &str = "alb.ingress.kubernetes.io";
 /// The legacy class annotation.
@@ -271,7 +273,7 @@ fn split_key_value_pairs(s: &str) -> Vec<String> {
     result
 }
 
-/// JSON annotation decoded into `T`.
+/// JSON annotation decoded into `T` with Go `encoding/json` key rules (see [`go_json`]).
 pub fn json<T: DeserializeOwned>(
     map: &AnnotationMap,
     suffix: &str,
@@ -280,7 +282,7 @@ pub fn json<T: DeserializeOwned>(
     let Some(raw) = map.get(&k) else {
         return Ok(None);
     };
-    serde_json::from_str(raw)
+    go_json::from_str(raw)
         .map(Some)
         .map_err(|e| AnnotationError {
             message: format!("failed to parse json annotation, {k}: {raw}: {e}"),

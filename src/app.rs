@@ -85,7 +85,7 @@ async fn run_indexes(client: kube::Client, cfg: Config, idx: Indexes, readiness:
     let feeds = pod_index_feed::run(
         client.clone(),
         idx.pod_gates.clone(),
-        cfg.watch_namespace.clone(),
+        cfg.watch_namespaces.clone(),
     );
     let classes = pod_index_feed::run_ingress_classes(client.clone(), idx.ingress_classes.clone());
     let bindings = pod_index_feed::run_bindings(client, idx.bindings.clone());
@@ -349,3 +349,7 @@ pub async fn connect_kube(cfg: &Config) -> kube::Client {
         delay = (delay * 2).min(max);
     }
 }
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

@@ -28,8 +28,9 @@ pub enum Command {
     /// Webhook certificate tooling.
     #[command(subcommand)]
     Certs(CertsCommand),
+    // Boxed: it carries the controller's whole flag set.
     /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
-    Plan(crate::plan::PlanArgs),
+    Plan(Box<crate::plan::PlanArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -213,7 +214,7 @@ pub struct RuntimeArgs {
     /// Namespace of the Lease (empty = the pod's namespace).
     #[arg(long, default_value = "", env = "POD_NAMESPACE")]
     pub leader_election_namespace: String,
-    /// Namespace to watch (empty = all).
+    /// Namespace to watch (empty = all); several as a comma-separated list.
     #[arg(long, default_value = "")]
     pub watch_namespace: String,
     /// Period of the full resync that heals drift.

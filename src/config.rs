@@ -7,6 +7,7 @@ use crate::args::ControllerArgs;
 use crate::goflags::{
     parse_bind_addr, parse_bool_map, parse_duration, parse_list, parse_string_map,
 };
+use crate::model::{LoadBalancerScheme, ModelConfig, TargetType};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -128,6 +129,10 @@ pub struct Config {
     pub enable_manage_backend_sg_rules: bool,
     pub tolerate_non_existent_backend_service: bool,
     pub tolerate_non_existent_backend_action: bool,
+    /// `--enable-waf`, `--enable-wafv2`, `--enable-shield`: addons are modelled only when on.
+    pub enable_waf: bool,
+    pub enable_wafv2: bool,
+    pub enable_shield: bool,
     pub service_target_eni_sg_tags: BTreeMap<String, String>,
     pub aws_region: Option<String>,
     pub aws_vpc_id: Option<String>,
@@ -141,7 +146,8 @@ pub struct Config {
     pub enable_leader_election: bool,
     pub leader_election_id: String,
     pub leader_election_namespace: Option<String>,
-    pub watch_namespace: Option<String>,
+    /// `--watch-namespace`: empty for all namespaces, else these (comma-separated flag).
+    pub watch_namespaces: Vec<String>,
     pub sync_period: Duration,
     pub shutdown_grace_period: Duration,
     pub webhook: WebhookConfig,
@@ -443,6 +449,9 @@ impl Config {
             enable_manage_backend_sg_rules: c.enable_manage_backend_security_group_rules,
             tolerate_non_existent_backend_service: c.tolerate_non_existent_backend_service,
             tolerate_non_existent_backend_action: c.tolerate_non_existent_backend_action,
+            enable_waf: c.enable_waf,
+            enable_wafv2: c.enable_wafv2,
+            enable_shield: c.enable_shield,
             service_target_eni_sg_tags,
             aws_region: non_empty(&aws.aws_region),
             aws_vpc_id,
@@ -458,7 +467,7 @@ impl Config {
             enable_leader_election: r.enable_leader_election,
             leader_election_id: r.leader_election_id.clone(),
             leader_election_namespace: non_empty(&r.leader_election_namespace),
-            watch_namespace: non_empty(&r.watch_namespace),
+            watch_namespaces: crate::controller::scope::parse_namespaces(&r.watch_namespace),
             sync_period: duration("sync-period", &r.sync_period)?,
             shutdown_grace_period: duration("shutdown-grace-period", &r.shutdown_grace_period)?,
             webhook: WebhookConfig {
@@ -495,6 +504,40 @@ impl Config {
     /// Whether a feature gate is on.
     pub fn gate(&self, name: &str) -> bool {
         self.feature_gates.get(name).copied().unwrap_or(false)
+    }
+
+    /// The settings the model builder reads; the one mapping shared by the Ingress controller
+    /// and `plan`, so a plan shows what the controller started with the same flags deploys.
+    pub fn model_config(&self) -> ModelConfig {
+        ModelConfig {
+            cluster_name: self.cluster_name.clone(),
+            vpc_id: self.aws_vpc_id.clone(),
+            ingress_class: self.ingress_class.clone(),
+            default_tags: self.default_tags.clone(),
+            external_managed_tags: self.external_managed_tags.clone(),
+            default_target_type: if self.default_target_type == "ip" {
+                TargetType::Ip
+            } else {
+                TargetType::Instance
+            },
+            default_scheme: if self.default_scheme == "internet-facing" {
+                LoadBalancerScheme::InternetFacing
+            } else {
+                LoadBalancerScheme::Internal
+            },
+            default_ssl_policy: self.default_ssl_policy.clone(),
+            enable_backend_sg: self.enable_backend_security_group,
+            backend_sg_id: self.backend_security_group.clone(),
+            enable_manage_backend_sg_rules: self.enable_manage_backend_sg_rules,
+            disable_restricted_sg_rules: self.disable_restricted_sg_rules,
+            tolerate_non_existent_backend_service: self.tolerate_non_existent_backend_service,
+            tolerate_non_existent_backend_action: self.tolerate_non_existent_backend_action,
+            enable_waf: self.enable_waf,
+            enable_wafv2: self.enable_wafv2,
+            enable_shield: self.enable_shield,
+            feature_gates: self.feature_gates.clone(),
+            load_balancer_class: self.load_balancer_class.clone(),
+        }
     }
 }
 

@@ -216,3 +216,11 @@ fn unimplemented_gates_are_refused_and_quic_env_name_is_checked() {
     let err = parse(&["--cluster-name=a", "--quic-environment-variable-name="]).unwrap_err();
     assert!(err.contains("--quic-environment-variable-name"), "{err}");
 }
+
+#[test]
+fn watch_namespace_takes_one_namespace_or_a_comma_list() {
+    let ns = |flag: &str| parse(&["--cluster-name=c", flag]).unwrap().watch_namespaces;
+    assert!(ns("--watch-namespace=").is_empty());
+    assert_eq!(ns("--watch-namespace=team-a"), ["team-a"]);
+    assert_eq!(ns("--watch-namespace=team-a, team-b"), ["team-a", "team-b"]);
+}

@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Certs(CertsCommand::Generate(args))) => certs_cmd::run(&args),
         Some(Command::Plan(args)) => {
-            aws_load_balancer_controller::plan::run(args, &mut std::io::stdout().lock())
+            aws_load_balancer_controller::plan::run(*args, &mut std::io::stdout().lock())
         }
         None => run_controller(&cli.controller),
     };

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::aws::{self, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
+use crate::aws::{self, AssumeRole, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
 use crate::config::Config;
 use crate::controller::ingress::{self, IngressConfig};
 use crate::controller::leader::{self, LeaderConfig, Leadership};
@@ -22,9 +22,13 @@ use crate::webhook::{tgb_mutator::TgbMutator, tgb_validator::TgbValidator};
 pub struct Cloud {
     pub elbv2: Arc<dyn ElbV2>,
     pub ec2: Arc<dyn Ec2>,
+    /// ELBv2 clients of cross-account TargetGroupBindings (`iamRoleArnToAssume`).
+    pub roles: Arc<dyn AssumeRole>,
     pub resolved: ResolvedCloud,
     /// CIDRs of the VPC (pod IPs outside them register with `AvailabilityZone: all`).
     pub vpc_cidrs: Vec<ipnet::IpNet>,
+    /// The AWS metrics (also `aws_target_group_info` of the Ingress controller's bindings).
+    pub metrics: Option<AwsMetrics>,
 }
 
 /// The AWS flags as the AWS layer takes them.
@@ -50,14 +54,21 @@ pub async fn resolve_aws(
     let mut delay = Duration::from_millis(500);
     loop {
         let attempt = async {
-            let (elbv2, ec2, resolved) =
-                aws::build_fenced(&aws_config(cfg), metrics.clone(), fence.clone()).await?;
+            let (elbv2, ec2, roles, resolved) = aws::build_with_roles(
+                &aws_config(cfg),
+                &cfg.cluster_name,
+                metrics.clone(),
+                fence.clone(),
+            )
+            .await?;
             let vpc_cidrs = tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id).await?;
             Ok::<_, aws::AwsError>(Cloud {
                 elbv2,
                 ec2,
+                roles,
                 resolved,
                 vpc_cidrs,
+                metrics: metrics.clone(),
             })
         };
         tokio::select! {
@@ -88,7 +99,10 @@ impl AwsWebhooks {
     /// Builds the webhooks on one shared target-group cache, so a burst of binding writes
     /// becomes one DescribeTargetGroups per target group and TTL, not one per request.
     pub fn install(&self, cloud: &Cloud, bindings: &TgbIndex) {
-        let cache = Arc::new(TgCache::new(cloud.elbv2.clone(), tg_cache::DEFAULT_TTL));
+        let cache = Arc::new(
+            TgCache::new(cloud.elbv2.clone(), tg_cache::DEFAULT_TTL)
+                .with_roles(cloud.roles.clone()),
+        );
         self.tgb_mutator
             .set(Arc::new(TgbMutator::new(cache.clone())));
         self.tgb_validator.set(Arc::new(TgbValidator::new(
@@ -114,6 +128,7 @@ fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
         vpc_id: cloud.resolved.vpc_id.clone(),
         service_target_eni_sg_tags: cfg.service_target_eni_sg_tags.clone(),
         disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
+        roles: Some(cloud.roles.clone()),
         ..TgbConfig::default()
     }
 }
@@ -148,7 +163,10 @@ async fn run_leading(
         cloud.elbv2.clone(),
         cloud.ec2.clone(),
         cloud.resolved.vpc_id.clone(),
-        IngressConfig::from_config(&cfg),
+        IngressConfig {
+            metrics: cloud.metrics.clone(),
+            ..IngressConfig::from_config(&cfg)
+        },
         token.clone(),
     );
     let tgb = tgb::run(

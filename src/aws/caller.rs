@@ -91,6 +91,7 @@ impl Caller {
             // Checked per attempt, after any throttling wait: a write (or its retry) must not
             // go out once the lease is lost.
             let finish_by = self.fence.check(operation)?;
+            let sent = Instant::now();
             let result = match finish_by {
                 None => attempt().await,
                 Some(at) => tokio::time::timeout_at(at.into(), attempt())
@@ -101,6 +102,10 @@ impl Caller {
                         )))
                     }),
             };
+            if let Some(m) = &self.metrics {
+                let r = result.as_ref().map(|_| ());
+                m.observe_request(service, operation, r, sent.elapsed().as_secs_f64());
+            }
             match result {
                 Err(e) if e.is_retryable() && retries < self.retry.max_retries => {
                     let wait = self.retry.backoff(retries);

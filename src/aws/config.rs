@@ -13,8 +13,9 @@ use super::error::{AwsError, Result};
 use super::fence::Fence;
 use super::metrics::AwsMetrics;
 use super::sdk::{SdkEc2, SdkElbV2};
+use super::sdk_sts::SdkRoles;
 use super::types::{Ec2Query, Service};
-use super::{Ec2, ElbV2};
+use super::{AssumeRole, Ec2, ElbV2};
 
 /// What the `--aws-*` flags say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,6 +119,35 @@ pub async fn build_fenced(
     metrics: Option<AwsMetrics>,
     fence: Fence,
 ) -> Result<(Arc<dyn ElbV2>, Arc<dyn Ec2>, ResolvedCloud)> {
+    let (elb, ec2, _, cloud) = build_with_roles(cfg, "", metrics, fence).await?;
+    Ok((elb, ec2, cloud))
+}
+
+/// ELBv2, EC2, assumed-role ELBv2 clients and where they run.
+pub type Clients = (
+    Arc<dyn ElbV2>,
+    Arc<dyn Ec2>,
+    Arc<dyn AssumeRole>,
+    ResolvedCloud,
+);
+
+/// The `sts` entry of `--aws-api-endpoints`, where AssumeRole goes.
+fn sts_endpoint(endpoints: &BTreeMap<String, String>) -> Option<String> {
+    endpoints
+        .iter()
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("sts"))
+        .map(|(_, v)| v.clone())
+}
+
+/// [`build`] plus the assumed-role ELBv2 clients of cross-account TargetGroupBindings, whose
+/// STS sessions are named after `cluster`. Every write, assumed-role ones too, is gated by the
+/// leader's `fence`.
+pub async fn build_with_roles(
+    cfg: &AwsConfig,
+    cluster: &str,
+    metrics: Option<AwsMetrics>,
+    fence: Fence,
+) -> Result<Clients> {
     let caller = Caller::from_flags(cfg.api_throttle.as_deref(), cfg.max_retries, metrics)?
         .with_fence(fence);
     let region = match non_empty(cfg.region.as_ref()).or_else(|| env("AWS_REGION")).or_else(|| env("AWS_DEFAULT_REGION")) {
@@ -152,11 +182,19 @@ pub async fn build_fenced(
         aws_sdk_elasticloadbalancingv2::Client::from_conf(elb_conf.build()),
         caller.clone(),
     );
+    let roles = SdkRoles::new(
+        sdk.clone(),
+        sts_endpoint(&cfg.api_endpoints),
+        endpoint_for(&cfg.api_endpoints, Service::ElbV2).map(String::from),
+        caller.clone(),
+        cluster,
+    );
     let ec2 = SdkEc2::new(aws_sdk_ec2::Client::from_conf(ec2_conf.build()), caller);
     let vpc_id = resolve_vpc(cfg, &ec2).await?;
     Ok((
         Arc::new(elb),
         Arc::new(ec2),
+        Arc::new(roles),
         ResolvedCloud { region, vpc_id },
     ))
 }

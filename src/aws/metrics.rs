@@ -4,6 +4,7 @@
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{linear_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
@@ -16,6 +17,29 @@ pub struct CallLabels {
     pub operation: String,
     pub status_code: String,
     pub error_code: String,
+}
+
+/// `aws_target_group_info`: one series per TargetGroupBinding the controller made.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TargetGroupLabels {
+    pub namespace: String,
+    pub service: String,
+    /// The ARN's last part (`targetgroup/<name>/<id>`), CloudWatch's TargetGroup dimension.
+    pub target_group: String,
+}
+
+impl TargetGroupLabels {
+    pub fn new(namespace: &str, service: &str, target_group_arn: &str) -> Self {
+        let target_group = match target_group_arn.rfind(':') {
+            Some(i) => &target_group_arn[i + 1..],
+            None => target_group_arn,
+        };
+        TargetGroupLabels {
+            namespace: namespace.into(),
+            service: service.into(),
+            target_group: target_group.into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -32,10 +56,24 @@ pub struct AwsMetrics {
     calls: Family<CallLabels, Counter>,
     duration: HistFamily,
     retries: HistFamily,
-    permission_errors: Family<OpLabels, Counter>,
-    throttled_errors: Family<OpLabels, Counter>,
-    validation_errors: Family<OpLabels, Counter>,
-    limit_errors: Family<OpLabels, Counter>,
+    requests: Family<CallLabels, Counter>,
+    request_duration: HistFamily,
+    permission_errors: Family<CallLabels, Counter>,
+    throttled_errors: Family<CallLabels, Counter>,
+    validation_errors: Family<CallLabels, Counter>,
+    limit_errors: Family<CallLabels, Counter>,
+    target_groups: Family<TargetGroupLabels, Gauge>,
+}
+
+/// `status_code` and `error_code` labels of an outcome: 200 and "" for success.
+fn codes(result: Result<(), &AwsError>) -> (String, String) {
+    match result {
+        Ok(()) => ("200".to_string(), String::new()),
+        Err(e) => (
+            e.http_status().map(|s| s.to_string()).unwrap_or_default(),
+            e.code().to_string(),
+        ),
+    }
 }
 
 fn duration_histogram() -> Histogram {
@@ -56,10 +94,13 @@ impl AwsMetrics {
             calls: Family::default(),
             duration: Family::new_with_constructor(duration_histogram as fn() -> Histogram),
             retries: Family::new_with_constructor(retries_histogram as fn() -> Histogram),
+            requests: Family::default(),
+            request_duration: Family::new_with_constructor(duration_histogram as fn() -> Histogram),
             permission_errors: Family::default(),
             throttled_errors: Family::default(),
             validation_errors: Family::default(),
             limit_errors: Family::default(),
+            target_groups: Family::default(),
         };
         registry.register(
             "aws_api_calls",
@@ -75,6 +116,16 @@ impl AwsMetrics {
             "aws_api_call_retries",
             "Number of times the SDK retried requests to AWS services for SDK API calls",
             m.retries.clone(),
+        );
+        registry.register(
+            "aws_api_requests",
+            "Total number of HTTP requests that the SDK made",
+            m.requests.clone(),
+        );
+        registry.register(
+            "aws_api_request_duration_seconds",
+            "Latency of an individual HTTP request to the service endpoint",
+            m.request_duration.clone(),
         );
         registry.register(
             "aws_api_call_permission_errors",
@@ -96,7 +147,22 @@ impl AwsMetrics {
             "Number of failed AWS API calls due to exceeding service limit",
             m.limit_errors.clone(),
         );
+        registry.register(
+            "aws_target_group_info",
+            "Information available about target group",
+            m.target_groups.clone(),
+        );
         m
+    }
+
+    /// A TargetGroupBinding of ours exists (created, or kept up to date) for this group.
+    pub fn target_group_bound(&self, labels: &TargetGroupLabels) {
+        self.target_groups.get_or_create(labels).set(1);
+    }
+
+    /// That TargetGroupBinding was deleted.
+    pub fn target_group_unbound(&self, labels: &TargetGroupLabels) {
+        self.target_groups.remove(labels);
     }
 
     /// Records one finished call (after all its retries).
@@ -112,21 +178,14 @@ impl AwsMetrics {
             service: service.id().into(),
             operation: operation.into(),
         };
-        let (status_code, error_code) = match result {
-            Ok(()) => ("200".to_string(), String::new()),
-            Err(e) => (
-                e.http_status().map(|s| s.to_string()).unwrap_or_default(),
-                e.code().to_string(),
-            ),
+        let (status_code, error_code) = codes(result);
+        let labels = CallLabels {
+            service: op.service.clone(),
+            operation: op.operation.clone(),
+            status_code,
+            error_code,
         };
-        self.calls
-            .get_or_create(&CallLabels {
-                service: op.service.clone(),
-                operation: op.operation.clone(),
-                status_code,
-                error_code,
-            })
-            .inc();
+        self.calls.get_or_create(&labels).inc();
         self.duration.get_or_create(&op).observe(secs);
         self.retries.get_or_create(&op).observe(retries as f64);
         if let Err(e) = result {
@@ -138,8 +197,36 @@ impl AwsMetrics {
                 _ => None,
             };
             if let Some(f) = family {
-                f.get_or_create(&op).inc();
+                f.get_or_create(&labels).inc();
             }
         }
+    }
+
+    /// Records one HTTP request (one attempt of a call). As upstream, only requests that got a
+    /// response count: a connection failure has no status code.
+    pub fn observe_request(
+        &self,
+        service: Service,
+        operation: &str,
+        result: Result<(), &AwsError>,
+        secs: f64,
+    ) {
+        if matches!(result, Err(e) if e.http_status().is_none()) {
+            return;
+        }
+        let (status_code, error_code) = codes(result);
+        let op = OpLabels {
+            service: service.id().into(),
+            operation: operation.into(),
+        };
+        self.requests
+            .get_or_create(&CallLabels {
+                service: op.service.clone(),
+                operation: op.operation.clone(),
+                status_code,
+                error_code,
+            })
+            .inc();
+        self.request_duration.get_or_create(&op).observe(secs);
     }
 }

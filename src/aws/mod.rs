@@ -17,15 +17,19 @@ mod sdk_ec2;
 mod sdk_elbv2;
 mod sdk_elbv2_convert;
 mod sdk_elbv2_rules;
+pub mod sdk_sts;
 pub mod throttle;
 pub mod types;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 
 pub use caller::Caller;
-pub use config::{build, build_fenced, parse_api_endpoints, AwsConfig, ResolvedCloud};
+pub use config::{
+    build, build_fenced, build_with_roles, parse_api_endpoints, AwsConfig, ResolvedCloud,
+};
 pub use error::{AwsError, Result};
 pub use fence::Fence;
 pub use metrics::AwsMetrics;
@@ -121,4 +125,29 @@ pub trait Ec2: Send + Sync {
     async fn describe_route_tables(&self, q: &Ec2Query) -> Result<Vec<RouteTable>>;
     async fn create_tags(&self, resource_ids: &[String], tags: &Tags) -> Result<()>;
     async fn delete_tags(&self, resource_ids: &[String], keys: &[String]) -> Result<()>;
+}
+
+/// ELBv2 clients acting as another IAM role (cross-account TargetGroupBindings).
+#[async_trait]
+pub trait AssumeRole: Send + Sync + std::fmt::Debug {
+    /// The ELBv2 client of `role_arn` (with `external_id` when not empty).
+    async fn elbv2_as(&self, role_arn: &str, external_id: &str) -> Result<Arc<dyn ElbV2>>;
+}
+
+/// The ELBv2 client for a binding's `iamRoleArnToAssume`: the controller's own when empty.
+pub async fn elbv2_for(
+    own: &Arc<dyn ElbV2>,
+    roles: Option<&Arc<dyn AssumeRole>>,
+    role_arn: &str,
+    external_id: &str,
+) -> Result<Arc<dyn ElbV2>> {
+    if role_arn.is_empty() {
+        return Ok(own.clone());
+    }
+    match roles {
+        Some(r) => r.elbv2_as(role_arn, external_id).await,
+        None => Err(AwsError::Config(format!(
+            "cannot assume role {role_arn}: no STS client is configured"
+        ))),
+    }
 }

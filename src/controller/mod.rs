@@ -3,6 +3,7 @@
 
 pub mod ingress;
 pub mod leader;
+pub mod scope;
 pub mod tgb;
 
 use std::collections::HashMap;

@@ -17,12 +17,6 @@ pub fn spec(l: &model::Listener, r: &Resolved) -> Result<ListenerSpec> {
             l.port
         )));
     }
-    if l.mutual_authentication.is_some() || !l.attributes.is_empty() {
-        tracing::warn!(
-            port = l.port,
-            "listener attributes and mutual authentication are not applied by this deployer yet"
-        );
-    }
     let port = u16::try_from(l.port)
         .ok()
         .filter(|p| *p > 0)

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use super::error::{Context, Error, Result};
 use super::normalize::Resolved;
+use super::resolve_security_groups;
 use super::tags;
 use super::target_group::attribute_changes;
 use super::Deployer;
@@ -173,10 +174,10 @@ impl Deployer {
         for t in &want.security_groups {
             ids.push(r.token(t)?);
         }
-        ids.extend(
-            self.sg_ids_by_name(&want.security_group_names_or_ids)
-                .await?,
-        );
+        if !want.security_group_names_or_ids.is_empty() {
+            let given = &want.security_group_names_or_ids;
+            ids.extend(resolve_security_groups(self.ec2.as_ref(), &self.vpc_id, given).await?);
+        }
         Ok(ids)
     }
 
@@ -186,12 +187,6 @@ impl Deployer {
         mut existing: Vec<(aws::LoadBalancer, Tags)>,
         r: &Resolved,
     ) -> Result<LbOutcome> {
-        if want.customer_owned_ipv4_pool.is_some()
-            || want.ipv4_ipam_pool_id.is_some()
-            || want.minimum_capacity_units.is_some()
-        {
-            tracing::warn!(lb = %want.name, "customer-owned IPv4 pool, IPAM pool and capacity reservation are not applied by this deployer yet");
-        }
         let pos = existing.iter().position(|(l, t)| {
             tags::resource_id(t) == Some(want.id.as_str()) && !needs_replacement(l, want)
         });

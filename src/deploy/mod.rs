@@ -15,6 +15,7 @@ pub mod load_balancer;
 pub mod normalize;
 pub mod rule;
 pub mod security_group;
+pub mod sg_resolver;
 pub mod tags;
 pub mod target_group;
 pub(crate) mod tgb;
@@ -24,6 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use error::{Error, Result};
+pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
 
 use crate::aws::{Ec2, ElbV2};

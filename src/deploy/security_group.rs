@@ -1,7 +1,7 @@
 //! Security groups: the stack's managed (frontend) SG — found by stack tags in the VPC, created,
 //! its ingress permissions and tags reconciled — the cluster's shared backend SG (found or
-//! created once per `Deployer`, never deleted here), SG names from the `security-groups`
-//! annotation, and bounded deletion that waits out DependencyViolation.
+//! created once per `Deployer`, never deleted here), and bounded deletion that waits out
+//! DependencyViolation.
 
 use std::collections::BTreeSet;
 
@@ -254,33 +254,6 @@ impl Deployer {
         drop(cached);
         self.delete_sg(&sg).await?;
         Ok(true)
-    }
-
-    /// `security-groups` annotation names → ids (by `group-name` in the VPC; every name must exist).
-    pub(crate) async fn sg_ids_by_name(&self, names: &[String]) -> Result<Vec<String>> {
-        if names.is_empty() {
-            return Ok(vec![]);
-        }
-        let q = Ec2Query::default()
-            .filter("vpc-id", [self.vpc_id.as_str()])
-            .filter("group-name", names.iter().map(String::as_str));
-        let found = self
-            .ec2
-            .describe_security_groups(&q)
-            .await
-            .ctx(|| "resolve security group names".into())?;
-        let mut ids = Vec::new();
-        for n in names {
-            match found.iter().find(|g| &g.name == n) {
-                Some(g) => ids.push(g.id.clone()),
-                None => {
-                    return Err(Error::Invalid(format!(
-                        "couldn't find all security groups: security group not found: {n}"
-                    )))
-                }
-            }
-        }
-        Ok(ids)
     }
 
     /// Deletes a SG; gone counts as deleted; in-use is retried until the delete timeout.

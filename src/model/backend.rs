@@ -243,7 +243,7 @@ pub enum RuleCondition {
 }
 
 /// A `conditions.<svc>` entry as users write it.
-#[derive(Deserialize, Clone, Debug, Default)]
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ConditionInput {
     #[serde(default)]

@@ -257,6 +257,24 @@ fn try_build(
                 ),
             });
         }
+        if pc.mtls.is_some() {
+            stack.warnings.push(Warning {
+                ingress: None,
+                annotation: Some(ann::key(suffix::MUTUAL_AUTHENTICATION)),
+                message: format!("unsupported: mutual authentication of listener {port} is carried in the model but not applied yet"),
+            });
+        }
+        if !attributes.is_empty() {
+            stack.warnings.push(Warning {
+                ingress: None,
+                annotation: Some(ann::key(&format!(
+                    "{}.{}-{port}",
+                    suffix::LISTENER_ATTRIBUTES_PREFIX,
+                    protocol.as_str()
+                ))),
+                message: format!("unsupported: attributes of listener {port} are carried in the model but not applied yet"),
+            });
+        }
         stack.listeners.push(Listener {
             id: port.to_string(),
             load_balancer_arn: Token::LoadBalancerArn,
@@ -376,14 +394,23 @@ fn actions_for(
     let mut actions = Vec::new();
     if protocol == Protocol::Https {
         if let Some(auth) = &eb.auth {
-            warnings.push(Warning {
-                ingress: Some(m.key()),
-                annotation: Some(ann::key(suffix::AUTH_TYPE)),
-                message: "unsupported: Cognito/OIDC authentication is carried in the model but not deployed yet".into(),
-            });
+            // Cognito is deployed; OIDC needs its client secret read, which is not done yet.
+            if matches!(auth, Action::AuthenticateOidc { .. }) {
+                warnings.push(Warning {
+                    ingress: Some(m.key()),
+                    annotation: Some(ann::key(suffix::AUTH_IDP_OIDC)),
+                    message: "unsupported: OIDC authentication is carried in the model but not deployed yet (its client secret is not read)".into(),
+                });
+            }
             actions.push(auth.clone());
         }
         if let Some(jwt) = &eb.jwt {
+            warnings.push(Warning {
+                ingress: Some(m.key()),
+                annotation: Some(ann::key(suffix::JWT_VALIDATION)),
+                message: "unsupported: JWT validation is carried in the model but not deployed yet"
+                    .into(),
+            });
             actions.push(Action::JwtValidation {
                 config: jwt.clone(),
             });
@@ -454,5 +481,16 @@ fn actions_for(
         other => return Err(Fail::msg(format!("unknown action type: {other}"))),
     };
     actions.push(action);
+    if !eb.transforms.is_empty() {
+        warnings.push(Warning {
+            ingress: Some(m.key()),
+            annotation: backend
+                .service
+                .as_ref()
+                .map(|s| ann::key(&format!("{}.{}", suffix::TRANSFORMS_PREFIX, s.name))),
+            message: "unsupported: rule transforms are carried in the model but not deployed yet"
+                .into(),
+        });
+    }
     Ok((actions, eb.conditions, eb.transforms))
 }

@@ -300,14 +300,6 @@ fn unsupported_member_features(
             "ACM certificate creation is not implemented yet",
         );
     }
-    if let Some(s) = ann::string(a, suffix::MUTUAL_AUTHENTICATION) {
-        if s.contains("\"verify\"") && !s.contains("arn:") {
-            warn(
-                suffix::MUTUAL_AUTHENTICATION,
-                "trust store names need an ELBv2 lookup; use trust store ARNs",
-            );
-        }
-    }
     Ok(())
 }
 
@@ -436,23 +428,8 @@ pub fn build_load_balancer(
             }
         }
         Some(list) => {
-            for sg in list {
-                if sg.starts_with("sg-") {
-                    security_groups.push(Token::Literal(sg.clone()));
-                } else {
-                    sg_names.push(sg.clone());
-                }
-            }
-            if !sg_names.is_empty() {
-                stack.warnings.push(Warning {
-                    ingress: None,
-                    annotation: Some(ann::key(suffix::SECURITY_GROUPS)),
-                    message: format!(
-                        "security group names [{}] are resolved to ids at deploy time",
-                        sg_names.join(" ")
-                    ),
-                });
-            }
+            // Ids and `Name` tags alike are resolved (and checked) by the deployer, as upstream.
+            sg_names.clone_from(list);
             if s.manage_backend_sg_rules {
                 if !cfg.enable_backend_sg {
                     return Err(group("backendSG feature is required to manage worker node SG rules when frontendSG manually specified".into()));
@@ -463,6 +440,34 @@ pub fn build_load_balancer(
         }
     }
     stack.addons = super::lb_extras::addons(members, cfg, &mut stack.warnings)?;
+    let capacity = s.capacity.filter(|_| cfg.gate("LBCapacityReservation"));
+    for (set, sfx, what) in [
+        (
+            s.coip.is_some(),
+            suffix::CUSTOMER_OWNED_IPV4_POOL,
+            "customer-owned IPv4 pool",
+        ),
+        (
+            s.ipam.is_some(),
+            suffix::IPAM_IPV4_POOL_ID,
+            "IPAM IPv4 pool",
+        ),
+        (
+            capacity.is_some(),
+            suffix::MINIMUM_LOAD_BALANCER_CAPACITY,
+            "load balancer capacity reservation",
+        ),
+    ] {
+        if set {
+            stack.warnings.push(Warning {
+                ingress: None,
+                annotation: Some(ann::key(sfx)),
+                message: format!(
+                    "unsupported: the {what} is carried in the model but not applied yet"
+                ),
+            });
+        }
+    }
     Ok(LoadBalancer {
         id: "LoadBalancer".into(),
         name,
@@ -474,7 +479,7 @@ pub fn build_load_balancer(
         security_group_names_or_ids: sg_names,
         customer_owned_ipv4_pool: s.coip.clone(),
         ipv4_ipam_pool_id: s.ipam.clone(),
-        minimum_capacity_units: s.capacity.filter(|_| cfg.gate("LBCapacityReservation")),
+        minimum_capacity_units: capacity,
         attributes: s.attributes.clone(),
         tags: tags.resource_tags("LoadBalancer", s.user_tags.clone()),
         subnet_mappings: Vec::new(),

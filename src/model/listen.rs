@@ -39,7 +39,7 @@ pub fn listen_ports(
         });
     };
     let at = ann::key(suffix::LISTEN_PORTS);
-    let entries: Vec<BTreeMap<String, i64>> = serde_json::from_str(raw).map_err(|e| {
+    let entries: Vec<BTreeMap<String, i64>> = ann::go_json::from_str(raw).map_err(|e| {
         Fail::at(
             &at,
             format!("failed to parse listen-ports configuration: `{raw}`: {e}"),
@@ -88,14 +88,14 @@ struct MtlsInput {
     advertise_trust_store_ca_names: Option<String>,
 }
 
-fn mutual_authentication(
+pub(super) fn mutual_authentication(
     annotations: &ann::AnnotationMap,
 ) -> Result<BTreeMap<i32, MutualAuthentication>, Fail> {
     let Some(raw) = ann::string(annotations, suffix::MUTUAL_AUTHENTICATION) else {
         return Ok(BTreeMap::new());
     };
     let at = ann::key(suffix::MUTUAL_AUTHENTICATION);
-    let entries: Vec<MtlsInput> = serde_json::from_str(raw).map_err(|e| {
+    let entries: Vec<MtlsInput> = ann::go_json::from_str(raw).map_err(|e| {
         Fail::at(&at, format!("failed to parse mutualAuthentication configuration from ingress annotation: `{raw}`: {e}"))
     })?;
     if entries.is_empty() {

@@ -22,6 +22,9 @@ pub mod tags;
 pub mod target_group;
 pub mod types;
 
+#[cfg(test)]
+mod json_keys_tests;
+
 pub use build::{build_stack, BuildEnv};
 pub use config::ModelConfig;
 pub use error::ModelError;

@@ -163,7 +163,7 @@ pub fn enhanced_backend<'s>(
     })
 }
 
-fn auth_action(a: &AnnotationMap, namespace: &str) -> Result<Option<Action>, Fail> {
+pub(super) fn auth_action(a: &AnnotationMap, namespace: &str) -> Result<Option<Action>, Fail> {
     let kind = ann::string(a, suffix::AUTH_TYPE).unwrap_or("none");
     let on_unauth = ann::string(a, suffix::AUTH_ON_UNAUTHENTICATED_REQUEST)
         .unwrap_or("authenticate")
@@ -253,7 +253,7 @@ fn auth_action(a: &AnnotationMap, namespace: &str) -> Result<Option<Action>, Fai
     }
 }
 
-fn jwt_validation(a: &AnnotationMap) -> Result<Option<JwtValidationConfig>, Fail> {
+pub(super) fn jwt_validation(a: &AnnotationMap) -> Result<Option<JwtValidationConfig>, Fail> {
     let Some(cfg) = ann::json::<JwtValidationConfig>(a, suffix::JWT_VALIDATION)? else {
         return Ok(None);
     };

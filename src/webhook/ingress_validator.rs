@@ -249,7 +249,7 @@ impl Handler for IngressValidator {
                 let old = decode(req.old_object.as_ref(), "oldObject")?;
                 self.validate(&ing, Some(&old), ns)
             }),
-            Operation::Delete | Operation::Connect => Ok(()),
+            Operation::Delete | Operation::Connect | Operation::Other => Ok(()),
         };
         outcome.err().unwrap_or(Decision::Allow)
     }

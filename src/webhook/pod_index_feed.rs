@@ -4,6 +4,7 @@
 //! (a typed decode failure would fail the list); only the three fields the mutator uses are kept.
 
 use super::pod_index::{BindingEntry, PodGateIndex, Selector};
+use crate::controller::scope;
 use crate::crd::TargetGroupBinding;
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Service;
@@ -82,19 +83,17 @@ pub(crate) async fn drive<K, T, S>(
     }
 }
 
-/// Runs both watches until the future is dropped. `namespace` limits them like `--watch-namespace`.
-pub async fn run(client: Client, index: PodGateIndex, namespace: Option<String>) {
+/// Runs both watches until the future is dropped, limited like `--watch-namespace` (empty: all).
+pub async fn run(client: Client, index: PodGateIndex, namespaces: Vec<String>) {
     let ar = ApiResource::erase::<TargetGroupBinding>(&());
-    let (bindings, services): (Api<DynamicObject>, Api<Service>) = match &namespace {
-        Some(ns) => (
-            Api::namespaced_with(client.clone(), ns, &ar),
-            Api::namespaced(client, ns),
-        ),
-        None => (Api::all_with(client.clone(), &ar), Api::all(client)),
-    };
     let cfg = watcher::Config::default();
+    let bindings = scope::watch_with(&namespaces, cfg.clone(), |ns| match ns {
+        Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    });
+    let services = scope::watch::<Service>(client, &namespaces, cfg);
     let b = drive(
-        watcher::watcher(bindings, cfg.clone()).default_backoff(),
+        bindings,
         "targetgroupbindings",
         binding_entry,
         |c| match c {
@@ -103,16 +102,11 @@ pub async fn run(client: Client, index: PodGateIndex, namespace: Option<String>)
             Change::Remove(ns, name) => index.remove_binding(&ns, &name),
         },
     );
-    let s = drive(
-        watcher::watcher(services, cfg).default_backoff(),
-        "services",
-        service_entry,
-        |c| match c {
-            Change::Reset(all) => index.reset_services(all),
-            Change::Upsert(ns, name, e) => index.upsert_service(&ns, &name, e),
-            Change::Remove(ns, name) => index.remove_service(&ns, &name),
-        },
-    );
+    let s = drive(services, "services", service_entry, |c| match c {
+        Change::Reset(all) => index.reset_services(all),
+        Change::Upsert(ns, name, e) => index.upsert_service(&ns, &name, e),
+        Change::Remove(ns, name) => index.remove_service(&ns, &name),
+    });
     futures::join!(b, s);
 }
 

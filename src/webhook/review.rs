@@ -13,6 +13,15 @@ pub enum Operation {
     Update,
     Delete,
     Connect,
+    /// Any other (or no) operation text; allowed unread, as controller-runtime's handlers do.
+    Other,
+}
+
+impl Operation {
+    /// Only CREATE and UPDATE reach a handler; upstream allows everything else before decoding.
+    pub fn admits_unread(self) -> bool {
+        !matches!(self, Operation::Create | Operation::Update)
+    }
 }
 
 /// The parts of an AdmissionRequest our handlers use.
@@ -114,12 +123,7 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, (ReviewError, Option<Stri
         Some("UPDATE") => Operation::Update,
         Some("DELETE") => Operation::Delete,
         Some("CONNECT") => Operation::Connect,
-        other => {
-            return Err((
-                ReviewError::BadRequest(format!("unknown operation {other:?}")),
-                Some(uid),
-            ))
-        }
+        _ => Operation::Other,
     };
     let text = |k: &str| {
         request
@@ -215,10 +219,7 @@ mod tests {
                 .0,
             ReviewError::NoRequest
         );
-        assert!(matches!(
-            decode(&review("FROB")).unwrap_err().0,
-            ReviewError::BadRequest(_)
-        ));
+        assert_eq!(decode(&review("FROB")).unwrap().operation, Operation::Other);
     }
 
     #[test]

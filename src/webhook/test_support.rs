@@ -7,21 +7,55 @@ use serde_json::Value;
 
 use super::tg_cache::{TgCache, DEFAULT_TTL};
 use super::{AdmissionRequest, Decision, Operation};
-use crate::aws::fake::FakeAws;
+use crate::aws::fake::{FakeAws, FakeRoles};
 use crate::aws::{CreateTargetGroup, ElbV2, Tags, TargetGroup};
 
 pub struct World {
     pub aws: Arc<FakeAws>,
     pub vpc: String,
     pub cache: Arc<TgCache>,
+    /// Another account, reachable through [`CROSS_ROLE`] with [`CROSS_EXTERNAL_ID`].
+    pub other: Arc<FakeAws>,
+    pub other_vpc: String,
+    pub roles: Arc<FakeRoles>,
 }
+
+/// The role of [`World::other`].
+pub const CROSS_ROLE: &str = "arn:aws:iam::999999999999:role/cross";
+pub const CROSS_EXTERNAL_ID: &str = "ext-1";
 
 impl World {
     pub fn new() -> Self {
         let aws = Arc::new(FakeAws::new());
         let vpc = aws.add_vpc("10.0.0.0/16", Tags::new());
-        let cache = Arc::new(TgCache::new(aws.clone(), DEFAULT_TTL));
-        World { aws, vpc, cache }
+        let other = Arc::new(FakeAws::in_account("999999999999"));
+        let other_vpc = other.add_vpc("10.9.0.0/16", Tags::new());
+        let roles = Arc::new(FakeRoles::default());
+        roles.add(CROSS_ROLE, CROSS_EXTERNAL_ID, other.clone());
+        let cache = Arc::new(TgCache::new(aws.clone(), DEFAULT_TTL).with_roles(roles.clone()));
+        World {
+            aws,
+            vpc,
+            cache,
+            other,
+            other_vpc,
+            roles,
+        }
+    }
+
+    /// An `ip` target group in the other account.
+    pub async fn other_tg(&self, name: &str) -> TargetGroup {
+        self.other
+            .create_target_group(&CreateTargetGroup {
+                name: name.into(),
+                protocol: Some("HTTP".into()),
+                port: Some(80),
+                vpc_id: Some(self.other_vpc.clone()),
+                target_type: "ip".into(),
+                ..Default::default()
+            })
+            .await
+            .expect("create target group")
     }
 
     /// Creates a target group in the VPC (`lambda` ones have no protocol, port or VPC).

@@ -4,6 +4,9 @@
 //!
 //! Failures are handed to the requests waiting at that moment and then forgotten: a user who
 //! fixes a typo or an IAM permission is not told the old answer for another TTL.
+//!
+//! Cross-account bindings (`iamRoleArnToAssume`) look their group up with the role's client, as
+//! upstream; answers are kept per role, never shared with the controller's own account.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,7 +15,7 @@ use std::time::Duration;
 use tokio::sync::OnceCell;
 use tokio::time::Instant;
 
-use crate::aws::{AwsError, ElbV2, TargetGroup, TargetGroupQuery};
+use crate::aws::{elbv2_for, AssumeRole, AwsError, ElbV2, TargetGroup, TargetGroupQuery};
 
 /// How long a target group's metadata is trusted.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(10);
@@ -30,10 +33,23 @@ pub enum TgLookupError {
 
 type Answer = Result<TargetGroup, TgLookupError>;
 
+/// Whose account a lookup is made in: the controller's (empty `arn`) or a binding's role.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Role {
+    pub arn: String,
+    pub external_id: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Key {
+enum What {
     Arn(String),
     Name(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    role: Role,
+    what: What,
 }
 
 struct Slot {
@@ -44,6 +60,7 @@ struct Slot {
 /// Shared by the TargetGroupBinding mutator and validator.
 pub struct TgCache {
     elbv2: Arc<dyn ElbV2>,
+    roles: Option<Arc<dyn AssumeRole>>,
     ttl: Duration,
     slots: Mutex<HashMap<Key, Slot>>,
 }
@@ -52,19 +69,44 @@ impl TgCache {
     pub fn new(elbv2: Arc<dyn ElbV2>, ttl: Duration) -> Self {
         TgCache {
             elbv2,
+            roles: None,
             ttl,
             slots: Mutex::new(HashMap::new()),
         }
     }
 
+    /// Lookups for cross-account bindings go through these assumed-role clients.
+    pub fn with_roles(mut self, roles: Arc<dyn AssumeRole>) -> Self {
+        self.roles = Some(roles);
+        self
+    }
+
     /// `DescribeTargetGroups(TargetGroupArns=[arn])`, exactly one result expected.
     pub async fn by_arn(&self, arn: &str) -> Answer {
-        self.lookup(Key::Arn(arn.to_string())).await
+        self.by_arn_as(&Role::default(), arn).await
     }
 
     /// `DescribeTargetGroups(Names=[name])`, exactly one result expected.
     pub async fn by_name(&self, name: &str) -> Answer {
-        self.lookup(Key::Name(name.to_string())).await
+        self.by_name_as(&Role::default(), name).await
+    }
+
+    /// [`Self::by_arn`] in the account of `role`.
+    pub async fn by_arn_as(&self, role: &Role, arn: &str) -> Answer {
+        self.lookup(Key {
+            role: role.clone(),
+            what: What::Arn(arn.to_string()),
+        })
+        .await
+    }
+
+    /// [`Self::by_name`] in the account of `role`.
+    pub async fn by_name_as(&self, role: &Role, name: &str) -> Answer {
+        self.lookup(Key {
+            role: role.clone(),
+            what: What::Name(name.to_string()),
+        })
+        .await
     }
 
     /// Number of cached keys (fresh or not yet swept).
@@ -117,9 +159,12 @@ impl TgCache {
             }
             Ok(tg) => {
                 // An answer by name also answers by ARN and vice versa.
-                let other = match &key {
-                    Key::Arn(_) => Key::Name(tg.name.clone()),
-                    Key::Name(_) => Key::Arn(tg.arn.clone()),
+                let other = Key {
+                    role: key.role.clone(),
+                    what: match &key.what {
+                        What::Arn(_) => What::Name(tg.name.clone()),
+                        What::Name(_) => What::Arn(tg.arn.clone()),
+                    },
                 };
                 let born = slots.get(&key).map_or_else(Instant::now, |s| s.born);
                 let fresh = slots
@@ -135,15 +180,15 @@ impl TgCache {
     }
 
     async fn fetch(&self, key: &Key) -> Answer {
-        let (query, ident) = match key {
-            Key::Arn(arn) => (
+        let (query, ident) = match &key.what {
+            What::Arn(arn) => (
                 TargetGroupQuery {
                     arns: vec![arn.clone()],
                     ..Default::default()
                 },
                 arn,
             ),
-            Key::Name(name) => (
+            What::Name(name) => (
                 TargetGroupQuery {
                     names: vec![name.clone()],
                     ..Default::default()
@@ -151,7 +196,15 @@ impl TgCache {
                 name,
             ),
         };
-        let mut found = self.elbv2.describe_target_groups(&query).await?;
+        let role = &key.role;
+        let elbv2 = elbv2_for(
+            &self.elbv2,
+            self.roles.as_ref(),
+            &role.arn,
+            &role.external_id,
+        )
+        .await?;
+        let mut found = elbv2.describe_target_groups(&query).await?;
         if found.len() != 1 {
             return Err(TgLookupError::NotSingle {
                 query: ident.clone(),
@@ -166,14 +219,21 @@ impl TgCache {
 /// needs it (upstream's per-request memoised lookup).
 pub struct RequestTg<'a> {
     cache: &'a TgCache,
+    role: Role,
     arn: String,
     answer: OnceCell<Answer>,
 }
 
 impl<'a> RequestTg<'a> {
     pub fn new(cache: &'a TgCache, arn: &str) -> Self {
+        Self::for_role(cache, Role::default(), arn)
+    }
+
+    /// The group as `role` sees it (a cross-account binding's account).
+    pub fn for_role(cache: &'a TgCache, role: Role, arn: &str) -> Self {
         RequestTg {
             cache,
+            role,
             arn: arn.to_string(),
             answer: OnceCell::new(),
         }
@@ -181,7 +241,7 @@ impl<'a> RequestTg<'a> {
 
     pub async fn get(&self) -> &Answer {
         self.answer
-            .get_or_init(|| self.cache.by_arn(&self.arn))
+            .get_or_init(|| self.cache.by_arn_as(&self.role, &self.arn))
             .await
     }
 }

@@ -7,9 +7,8 @@
 //! patch adds/replaces only the defaulted keys under `/spec` of the raw object, so fields this
 //! build does not know survive.
 //!
-//! Cross-account bindings (`iamRoleArnToAssume`) would need an STS-assumed ELBv2 client, which
-//! this build does not have: when such a binding needs AWS for defaulting it is refused with
-//! [`CROSS_ACCOUNT_UNSUPPORTED`] (or upstream's instance-target text when that rule applies).
+//! Cross-account bindings (`iamRoleArnToAssume`, `assumeRoleExternalId`) are looked up with the
+//! role's STS-assumed client, as upstream.
 
 use std::sync::Arc;
 
@@ -18,7 +17,7 @@ use json_patch::{AddOperation, PatchOperation, ReplaceOperation};
 use serde_json::Value;
 
 use super::tg_cache::{ip_address_type, RequestTg, TgCache};
-use super::tgb_view::{TgbView, ASSUME_ROLE_INSTANCE, CROSS_ACCOUNT_UNSUPPORTED};
+use super::tgb_view::TgbView;
 use super::{AdmissionRequest, Decision, Handler, Operation};
 
 pub const PATH: &str = "/mutate-elbv2-k8s-aws-v1beta1-targetgroupbinding";
@@ -52,29 +51,21 @@ impl TgbMutator {
                 "must provide either TargetGroupARN or TargetGroupName",
             );
         }
-        let needs_aws = tgb.target_group_arn.is_empty()
-            || tgb.target_type.is_none()
-            || tgb.ip_address_type.is_none()
-            || tgb.vpc_id.is_empty()
-            || tgb.protocol.is_none();
-        if needs_aws && tgb.uses_assume_role() {
-            let msg = if tgb.is_instance() {
-                ASSUME_ROLE_INSTANCE
-            } else {
-                CROSS_ACCOUNT_UNSUPPORTED
-            };
-            return Decision::deny("checkAssumeRoleConfig", msg);
-        }
+        let role = tgb.role();
         let mut ops = Vec::new();
         let mut arn = tgb.target_group_arn.clone();
         if arn.is_empty() {
-            match self.target_groups.by_name(&tgb.target_group_name).await {
+            match self
+                .target_groups
+                .by_name_as(&role, &tgb.target_group_name)
+                .await
+            {
                 Ok(tg) => arn = tg.arn,
                 Err(e) => return Decision::deny("getArnFromNameIfNeeded", e.to_string()),
             }
             ops.push(set(obj, "targetGroupARN", &arn));
         }
-        let tg = RequestTg::new(&self.target_groups, &arn);
+        let tg = RequestTg::for_role(&self.target_groups, role, &arn);
 
         if tgb.target_type.is_none() {
             let target_type = match tg.get().await {

@@ -232,30 +232,27 @@ async fn cache_hit_across_requests_means_no_second_describe() {
 }
 
 #[tokio::test]
-async fn assume_role_bindings_needing_aws_are_refused_without_calling_aws() {
+async fn cross_account_bindings_are_defaulted_from_the_roles_account() {
+    use crate::webhook::test_support::{CROSS_EXTERNAL_ID, CROSS_ROLE};
     let w = World::new();
-    let role = "arn:aws:iam::999999999999:role/x";
-    let d = create(
-        &w,
-        &tgb(json!({"targetGroupName": "n", "iamRoleArnToAssume": role})),
-    )
-    .await;
-    assert_eq!(
-        denial(&d),
-        ("checkAssumeRoleConfig", CROSS_ACCOUNT_UNSUPPORTED)
+    let theirs = w.other_tg("theirs").await;
+    let obj = tgb(
+        json!({"targetGroupName": "theirs", "iamRoleArnToAssume": CROSS_ROLE,
+                         "assumeRoleExternalId": CROSS_EXTERNAL_ID}),
     );
-    let d = create(
-        &w,
-        &tgb(json!({"targetGroupARN": "arn:x", "targetType": "instance", "iamRoleArnToAssume": role})),
-    )
-    .await;
-    assert_eq!(denial(&d), ("checkAssumeRoleConfig", ASSUME_ROLE_INSTANCE));
-    let full = tgb(
-        json!({"targetGroupARN": "arn:x", "targetType": "ip", "ipAddressType": "ipv4",
-                          "vpcID": "vpc-12345678", "targetGroupProtocol": "TCP", "iamRoleArnToAssume": role}),
-    );
-    assert_eq!(create(&w, &full).await, Decision::Patch(vec![]));
-    assert_eq!(w.describes(), 0);
+    let out = apply(&obj, &create(&w, &obj).await);
+    let spec = &out["spec"];
+    assert_eq!(spec["targetGroupARN"], theirs.arn.as_str());
+    assert_eq!(spec["targetType"], "ip");
+    assert_eq!(spec["vpcID"], w.other_vpc.as_str());
+    assert_eq!(spec["targetGroupProtocol"], "HTTP");
+    assert_eq!(w.describes(), 0, "never asks our own account");
+
+    let wrong = tgb(json!({"targetGroupName": "theirs", "iamRoleArnToAssume": CROSS_ROLE}));
+    let decision = create(&w, &wrong).await;
+    let (category, message) = denial(&decision);
+    assert_eq!(category, "getArnFromNameIfNeeded");
+    assert!(message.contains("sts:AssumeRole"), "{message}");
 }
 
 #[tokio::test]

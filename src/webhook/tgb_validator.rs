@@ -7,10 +7,8 @@
 //! group (no AWS checks). DELETE is allowed.
 //!
 //! The duplicate check reads the watch-fed [`TgbIndex`]; AWS answers come from the shared
-//! [`TgCache`]. Bindings with `iamRoleArnToAssume` would need an STS-assumed client: their AWS
-//! checks are skipped and, on CREATE only, they are refused after upstream's instance-target
-//! rule with [`CROSS_ACCOUNT_UNSUPPORTED`]. UPDATE is not refused for it, so bindings created by
-//! upstream can still be edited and their finalizers removed.
+//! [`TgCache`], made with the role's STS-assumed client for bindings with `iamRoleArnToAssume`,
+//! as upstream.
 
 use std::sync::{Arc, LazyLock};
 
@@ -18,7 +16,7 @@ use regex::Regex;
 
 use super::indexes::TgbIndex;
 use super::tg_cache::{ip_address_type, RequestTg, TgCache};
-use super::tgb_view::{TgbView, ASSUME_ROLE_INSTANCE, CROSS_ACCOUNT_UNSUPPORTED};
+use super::tgb_view::{TgbView, ASSUME_ROLE_INSTANCE};
 use super::{AdmissionRequest, Decision, Handler, Operation};
 
 pub const PATH: &str = "/validate-elbv2-k8s-aws-v1beta1-targetgroupbinding";
@@ -56,8 +54,13 @@ impl TgbValidator {
         if tgb.target_group_arn.is_empty() {
             if tgb.target_group_name.is_empty() {
                 absent.push("either TargetGroupARN or TargetGroupName");
-            } else if !tgb.uses_assume_role() {
-                match self.target_groups.by_name(&tgb.target_group_name).await {
+            } else {
+                let role = tgb.role();
+                match self
+                    .target_groups
+                    .by_name_as(&role, &tgb.target_group_name)
+                    .await
+                {
                     Ok(tg) => tgb.target_group_arn = tg.arn,
                     Err(e) => {
                         let name = &tgb.target_group_name;
@@ -173,9 +176,6 @@ impl TgbValidator {
     }
 
     async fn check_ip_address_type(tgb: &TgbView, tg: &RequestTg<'_>) -> Check {
-        if tgb.uses_assume_role() {
-            return Ok(());
-        }
         let aws = match tg.get().await {
             Ok(t) => ip_address_type(t),
             Err(e) => Err(e.to_string()),
@@ -211,9 +211,6 @@ impl TgbValidator {
         if !VPC_ID.is_match(vpc) {
             return deny("checkTargetGroupVpcID", format!("ValidationError: vpcID {vpc} failed to satisfy constraint: VPC Id must begin with 'vpc-' followed by 8, 17 or 32 lowercase letters (a-f) or numbers."));
         }
-        if tgb.uses_assume_role() {
-            return Ok(());
-        }
         match tg.get().await {
             Err(e) => deny(
                 "checkTargetGroupVpcID",
@@ -230,15 +227,9 @@ impl TgbValidator {
         }
     }
 
-    fn check_assume_role(tgb: &TgbView, creating: bool) -> Check {
-        if !tgb.uses_assume_role() {
-            return Ok(());
-        }
-        if tgb.is_instance() {
+    fn check_assume_role(tgb: &TgbView) -> Check {
+        if tgb.uses_assume_role() && tgb.is_instance() {
             return deny("checkAssumeRoleConfig", ASSUME_ROLE_INSTANCE);
-        }
-        if creating {
-            return deny("checkAssumeRoleConfig", CROSS_ACCOUNT_UNSUPPORTED);
         }
         Ok(())
     }
@@ -277,10 +268,10 @@ impl TgbValidator {
         self.check_required_fields(&mut tgb).await?;
         Self::check_node_selector(&tgb)?;
         self.check_existing_target_groups(&tgb)?;
-        let tg = RequestTg::new(&self.target_groups, &tgb.target_group_arn);
+        let tg = RequestTg::for_role(&self.target_groups, tgb.role(), &tgb.target_group_arn);
         Self::check_ip_address_type(&tgb, &tg).await?;
         Self::check_vpc_id(&tgb, &tg).await?;
-        Self::check_assume_role(&tgb, true)?;
+        Self::check_assume_role(&tgb)?;
         Self::check_protocol(&tgb, &tg).await
     }
 
@@ -288,7 +279,7 @@ impl TgbValidator {
         self.check_required_fields(&mut tgb).await?;
         self.check_immutable_fields(&tgb, &old)?;
         Self::check_node_selector(&tgb)?;
-        Self::check_assume_role(&tgb, false)?;
+        Self::check_assume_role(&tgb)?;
         self.check_existing_target_groups(&tgb)
     }
 }
@@ -320,7 +311,7 @@ impl Handler for TgbValidator {
                 (Ok(tgb), Ok(old)) => self.validate_update(tgb, old).await,
                 (Err(d), _) | (_, Err(d)) => Err(d),
             },
-            Operation::Delete | Operation::Connect => Ok(()),
+            Operation::Delete | Operation::Connect | Operation::Other => Ok(()),
         };
         outcome.err().unwrap_or(Decision::Allow)
     }

@@ -300,40 +300,59 @@ async fn aws_failures_are_wrapped_and_not_cached() {
 }
 
 #[tokio::test]
-async fn assume_role_rules() {
+async fn cross_account_bindings_are_checked_in_the_roles_account() {
+    use crate::webhook::test_support::{CROSS_EXTERNAL_ID, CROSS_ROLE};
     let w = World::new();
     let v = validator(&w);
-    let role = "arn:aws:iam::999999999999:role/cross";
-    let spec = json!({"targetGroupARN": "arn:other", "targetType": "instance", "iamRoleArnToAssume": role,
-                      "vpcID": "vpc-12345678"});
-    let d = create(&v, spec.clone()).await;
-    assert_eq!(denial(&d), ("checkAssumeRoleConfig", ASSUME_ROLE_INSTANCE));
-    let mut ip = spec.clone();
-    ip["targetType"] = json!("ip");
-    let d = create(&v, ip.clone()).await;
+    let theirs = w.other_tg("theirs").await;
+    let spec = json!({"targetGroupARN": theirs.arn, "targetType": "ip", "ipAddressType": "ipv4",
+                      "vpcID": w.other_vpc, "targetGroupProtocol": "HTTP",
+                      "iamRoleArnToAssume": CROSS_ROLE, "assumeRoleExternalId": CROSS_EXTERNAL_ID});
+    assert_eq!(create(&v, spec.clone()).await, Decision::Allow);
+    assert_eq!(w.describes(), 0, "never asks our own account");
+    assert_eq!(w.other.count("DescribeTargetGroups"), 1);
     assert_eq!(
-        denial(&d),
-        ("checkAssumeRoleConfig", CROSS_ACCOUNT_UNSUPPORTED)
+        w.roles.assumed(),
+        vec![(CROSS_ROLE.to_string(), CROSS_EXTERNAL_ID.to_string())]
     );
-    let mut by_name = ip.clone();
+
+    // By name, also in their account.
+    let mut by_name = spec.clone();
     by_name["targetGroupARN"] = json!("");
     by_name["targetGroupName"] = json!("theirs");
+    assert_eq!(create(&v, by_name).await, Decision::Allow);
+
+    // Their VPC is checked against their group.
+    let mut wrong_vpc = spec.clone();
+    wrong_vpc["vpcID"] = json!(w.vpc);
     assert_eq!(
-        denial(&create(&v, by_name).await).0,
-        "checkAssumeRoleConfig"
+        denial(&create(&v, wrong_vpc).await).0,
+        "checkTargetGroupVpcID"
     );
-    let mut bad_vpc = ip.clone();
-    bad_vpc["vpcID"] = json!("vpc-x");
+
+    // A wrong external id is STS's refusal, at the first AWS check.
+    let mut wrong_id = spec.clone();
+    wrong_id["assumeRoleExternalId"] = json!("nope");
+    let decision = create(&v, wrong_id).await;
+    let (category, message) = denial(&decision);
+    assert_eq!(category, "checkTargetGroupIPAddressType");
+    assert!(message.contains("sts:AssumeRole"), "{message}");
+
+    // Upstream's instance rule.
+    let mut instance = spec.clone();
+    instance["targetType"] = json!("instance");
+    let decision = create(&v, instance.clone()).await;
+    let (category, message) = denial(&decision);
     assert_eq!(
-        denial(&create(&v, bad_vpc).await).0,
-        "checkTargetGroupVpcID",
-        "format still checked"
+        (category, message),
+        ("checkAssumeRoleConfig", ASSUME_ROLE_INSTANCE)
     );
-    assert_eq!(w.describes(), 0, "never asks AWS with our own credentials");
-    // Existing cross-account bindings stay editable (finalizers must come off).
-    assert_eq!(update(&v, ip.clone(), ip).await, Decision::Allow);
     assert_eq!(
-        denial(&update(&v, spec.clone(), spec).await).1,
+        update(&v, spec.clone(), spec.clone()).await,
+        Decision::Allow
+    );
+    assert_eq!(
+        denial(&update(&v, instance.clone(), instance).await).1,
         ASSUME_ROLE_INSTANCE
     );
 }

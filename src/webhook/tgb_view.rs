@@ -6,6 +6,8 @@
 
 use serde_json::{Map, Value};
 
+use super::tg_cache::Role;
+
 /// A TargetGroupBinding as the checks see it. Absent and `null` pointers are `None`; absent
 /// plain strings are `""` (Go's zero values).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -22,6 +24,7 @@ pub struct TgbView {
     pub protocol: Option<String>,
     pub has_node_selector: bool,
     pub iam_role_arn_to_assume: String,
+    pub assume_role_external_id: String,
 }
 
 fn opt_string(
@@ -92,6 +95,7 @@ impl TgbView {
             protocol: opt_string(spec, "targetGroupProtocol", "spec")?,
             has_node_selector,
             iam_role_arn_to_assume: string(spec, "iamRoleArnToAssume", "spec")?,
+            assume_role_external_id: string(spec, "assumeRoleExternalId", "spec")?,
         })
     }
 
@@ -99,13 +103,19 @@ impl TgbView {
         !self.iam_role_arn_to_assume.is_empty()
     }
 
+    /// The account AWS lookups are made in: the binding's role, or ours when it has none.
+    pub fn role(&self) -> Role {
+        Role {
+            arn: self.iam_role_arn_to_assume.clone(),
+            external_id: self.assume_role_external_id.clone(),
+        }
+    }
+
     pub fn is_instance(&self) -> bool {
         self.target_type.as_deref() == Some("instance")
     }
 }
 
-/// Our answer to `iamRoleArnToAssume` where upstream would build an ELBv2 client for the role.
-pub const CROSS_ACCOUNT_UNSUPPORTED: &str = "TargetGroupBinding with spec.iamRoleArnToAssume (cross-account target group) is not supported by this build of the controller yet; remove iamRoleArnToAssume or use a target group in the controller's own account";
 /// Upstream's assume-role rule.
 pub const ASSUME_ROLE_INSTANCE: &str = "Unable to use instance target type while using assume role";
 

@@ -12,7 +12,10 @@ mod elb_listeners;
 mod elb_rules;
 mod elb_tg;
 mod filter;
+mod roles;
 mod state;
+
+pub use roles::FakeRoles;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -60,6 +63,13 @@ impl FakeAws {
     /// A fake in `us-west-2`, account `123456789012`, with three AZs and no limiter or retries.
     pub fn new() -> Self {
         Self::with_caller("us-west-2", Caller::default())
+    }
+
+    /// A fake of another account (ARNs carry `account`), for cross-account bindings.
+    pub fn in_account(account: &str) -> Self {
+        let fake = Self::new();
+        fake.with_state(|st| *st = State::new("us-west-2", account));
+        fake
     }
 
     /// A fake whose requests go through `caller` (limiter, retries, metrics).

@@ -6,11 +6,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
+use kube::{Api, ResourceExt};
+
+use crate::aws::metrics::TargetGroupLabels;
+use crate::aws::AwsMetrics;
 use crate::crd::{tgb_shape, TargetGroupBinding};
 use crate::deploy::ResolvedTargetGroupBinding;
 use crate::model::GroupId;
-use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
-use kube::{Api, ResourceExt};
 
 /// Labels that mark a TargetGroupBinding as part of the stack of `group`.
 pub fn stack_labels(group: &GroupId) -> BTreeMap<String, String> {
@@ -54,18 +57,29 @@ pub struct BindingChanges {
     pub deleted: usize,
 }
 
-/// Makes the stack's TargetGroupBinding objects exactly `wanted`.
+/// Makes the stack's TargetGroupBinding objects exactly `wanted`. `namespaces` is
+/// `--watch-namespace` (empty: all): the stack's bindings live in its members' namespaces.
 pub async fn sync(
     client: &kube::Client,
     group: &GroupId,
     wanted: &[ResolvedTargetGroupBinding],
+    namespaces: &[String],
+    metrics: Option<&AwsMetrics>,
 ) -> Result<BindingChanges, kube::Error> {
+    let info = |ns: &str, spec: &crate::crd::TargetGroupBindingSpec| {
+        TargetGroupLabels::new(ns, &spec.service_ref.name, &spec.target_group_arn)
+    };
     let labels = stack_labels(group);
-    let all: Api<TargetGroupBinding> = Api::all(client.clone());
-    let existing = all
-        .list(&ListParams::default().labels(&selector(&labels)))
-        .await?
-        .items;
+    let by_labels = ListParams::default().labels(&selector(&labels));
+    let mut existing = Vec::new();
+    if namespaces.is_empty() {
+        let all: Api<TargetGroupBinding> = Api::all(client.clone());
+        existing = all.list(&by_labels).await?.items;
+    }
+    for ns in namespaces {
+        let api: Api<TargetGroupBinding> = Api::namespaced(client.clone(), ns);
+        existing.extend(api.list(&by_labels).await?.items);
+    }
     let mut by_arn: HashMap<String, TargetGroupBinding> = existing
         .into_iter()
         .map(|b| (b.spec.target_group_arn.clone(), b))
@@ -112,6 +126,12 @@ pub async fn sync(
             }
         }
     }
+    // As upstream's binding manager: every binding the stack keeps is reported, new or not.
+    if let Some(m) = metrics {
+        for want in wanted {
+            m.target_group_bound(&info(&want.namespace, &want.spec));
+        }
+    }
     for (_, stale) in by_arn {
         let ns = stale.namespace().unwrap_or_default();
         let api: Api<TargetGroupBinding> = Api::namespaced(client.clone(), &ns);
@@ -122,6 +142,9 @@ pub async fn sync(
             Ok(_) => changes.deleted += 1,
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             Err(e) => return Err(e),
+        }
+        if let Some(m) = metrics {
+            m.target_group_unbound(&info(&ns, &stale.spec));
         }
     }
     Ok(changes)

@@ -22,9 +22,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::stream::BoxStream;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use kube::core::ClusterResourceScope;
 use kube::runtime::reflector::{self, store::Writer};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
@@ -32,11 +34,12 @@ use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::aws::{Ec2, ElbV2};
+use super::scope;
+use crate::aws::{AwsMetrics, Ec2, ElbV2};
 use crate::crd::IngressClassParams;
 use crate::deploy::Deployer;
 use crate::model::group::key_of;
-use crate::model::{GroupId, LoadBalancerScheme, ModelConfig, ModelError, TargetType};
+use crate::model::{GroupId, ModelConfig, ModelError};
 use objects::{Fingerprints, Stores};
 use queue::Queue;
 
@@ -59,6 +62,10 @@ pub struct IngressConfig {
     pub sync_period: Duration,
     /// Reporting controller of the events.
     pub controller_name: String,
+    /// `--watch-namespace`: Ingresses and Services of these namespaces only (empty: all).
+    pub namespaces: Vec<String>,
+    /// Where `aws_target_group_info` is reported (the TargetGroupBindings this controller makes).
+    pub metrics: Option<AwsMetrics>,
     /// How deletes of in-use security groups / target groups are retried (interval, timeout);
     /// `None` keeps the deployer's defaults (2 s for 2 min).
     pub delete_retry: Option<(Duration, Duration)>,
@@ -73,6 +80,8 @@ impl Default for IngressConfig {
             max_backoff: Duration::from_secs(60),
             sync_period: Duration::from_secs(10 * 3600),
             controller_name: "ingress".into(),
+            namespaces: Vec::new(),
+            metrics: None,
             delete_retry: None,
         }
     }
@@ -81,34 +90,10 @@ impl Default for IngressConfig {
 impl IngressConfig {
     /// The settings from the validated flags.
     pub fn from_config(cfg: &crate::config::Config) -> Self {
-        let model = ModelConfig {
-            cluster_name: cfg.cluster_name.clone(),
-            vpc_id: cfg.aws_vpc_id.clone(),
-            ingress_class: cfg.ingress_class.clone(),
-            default_tags: cfg.default_tags.clone(),
-            external_managed_tags: cfg.external_managed_tags.clone(),
-            default_target_type: if cfg.default_target_type == "ip" {
-                TargetType::Ip
-            } else {
-                TargetType::Instance
-            },
-            default_scheme: if cfg.default_scheme == "internet-facing" {
-                LoadBalancerScheme::InternetFacing
-            } else {
-                LoadBalancerScheme::Internal
-            },
-            default_ssl_policy: cfg.default_ssl_policy.clone(),
-            enable_backend_sg: cfg.enable_backend_security_group,
-            backend_sg_id: cfg.backend_security_group.clone(),
-            enable_manage_backend_sg_rules: cfg.enable_manage_backend_sg_rules,
-            disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
-            tolerate_non_existent_backend_service: cfg.tolerate_non_existent_backend_service,
-            tolerate_non_existent_backend_action: cfg.tolerate_non_existent_backend_action,
-            feature_gates: cfg.feature_gates.clone(),
-            ..ModelConfig::default()
-        };
+        let model = cfg.model_config();
         Self {
             model,
+            namespaces: cfg.watch_namespaces.clone(),
             concurrency: (cfg.ingress_max_concurrent_reconciles as usize).max(1),
             max_backoff: cfg.ingress_max_backoff,
             sync_period: cfg.sync_period,
@@ -243,17 +228,33 @@ impl Triggers {
     }
 }
 
-/// Feeds one reflector store and calls `on_change(obj, deleted)` for every event.
-async fn feed<K, F>(api: Api<K>, writer: Writer<K>, on_change: F)
+/// Every object of a cluster-scoped kind.
+fn watch_all<K>(client: &kube::Client) -> BoxStream<'static, watcher::Result<Event<K>>>
 where
+    K: Resource<Scope = ClusterResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + 'static,
+    K::DynamicType: Default,
+{
+    watcher::watcher(Api::<K>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .boxed()
+}
+
+/// Feeds one reflector store and calls `on_change(obj, deleted)` for every event.
+async fn feed<K, F>(
+    events: BoxStream<'static, watcher::Result<Event<K>>>,
+    writer: Writer<K>,
+    on_change: F,
+) where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + std::hash::Hash + Clone,
     F: Fn(&K, bool),
 {
-    let stream = reflector::reflector(
-        writer,
-        watcher::watcher(api, watcher::Config::default()).default_backoff(),
-    );
+    let stream = reflector::reflector(writer, events);
     futures::pin_mut!(stream);
     while let Some(ev) = stream.next().await {
         match ev {
@@ -302,31 +303,33 @@ pub async fn run(
         namespaces: Default::default(),
     });
 
+    // Ingresses and Services only in the watched namespaces (`--watch-namespace`), as upstream's
+    // namespaced cache; classes, parameters and Namespaces are cluster-scoped.
+    let watched = cfg.namespaces.clone();
+    let wc = watcher::Config::default();
     let t = trig.clone();
-    let ingresses = feed(Api::all(client.clone()), ing_w, move |o, d| t.ingress(o, d));
+    let ing_events = scope::watch::<Ingress>(client.clone(), &watched, wc.clone());
+    let ingresses = feed(ing_events, ing_w, move |o, d| t.ingress(o, d));
     let t = trig.clone();
-    let services = feed(Api::all(client.clone()), svc_w, move |o, d| t.service(o, d));
+    let svc_events = scope::watch::<Service>(client.clone(), &watched, wc);
+    let services = feed(svc_events, svc_w, move |o, d| t.service(o, d));
     let t = trig.clone();
-    let classes = feed(
-        Api::<IngressClass>::all(client.clone()),
-        cls_w,
-        move |o, d| {
-            t.any(
-                "IngressClass",
-                o,
-                serde_json::json!([o.metadata.annotations, o.spec]),
-                d,
-            )
-        },
-    );
+    let classes = feed(watch_all::<IngressClass>(&client), cls_w, move |o, d| {
+        t.any(
+            "IngressClass",
+            o,
+            serde_json::json!([o.metadata.annotations, o.spec]),
+            d,
+        )
+    });
     let t = trig.clone();
     let params = feed(
-        Api::<IngressClassParams>::all(client.clone()),
+        watch_all::<IngressClassParams>(&client),
         icp_w,
         move |o, d| t.any("IngressClassParams", o, serde_json::json!(o.spec), d),
     );
     let t = trig.clone();
-    let namespaces = feed(Api::<Namespace>::all(client.clone()), ns_w, move |o, d| {
+    let namespaces = feed(watch_all::<Namespace>(&client), ns_w, move |o, d| {
         t.namespace(o, d)
     });
     let watches = async {

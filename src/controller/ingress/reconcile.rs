@@ -7,7 +7,7 @@
 //! of the stack has deletion protection on (then nothing is taken apart and a Warning names
 //! it). A model that fails to build never deletes anything.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use k8s_openapi::api::networking::v1::Ingress;
@@ -27,6 +27,8 @@ pub mod reason {
     pub const FAILED_BUILD_MODEL: &str = "FailedBuildModel";
     pub const FAILED_DEPLOY_MODEL: &str = "FailedDeployModel";
     pub const SUCCESSFULLY_RECONCILED: &str = "SuccessfullyReconciled";
+    /// Ours: a setting the model carries but this build does not act on (the model's warnings).
+    pub const UNSUPPORTED_CONFIGURATION: &str = "UnsupportedConfiguration";
 }
 
 fn api_of(ctx: &Ctx, ing: &Ingress) -> Api<Ingress> {
@@ -40,6 +42,19 @@ async fn warn_all(ctx: &Ctx, on: &[&Ingress], reason: &str, note: &str) {
             .warning(&ing.object_ref(&()), reason, note.to_string())
             .await;
     }
+}
+
+/// An event note within the API's 1024-byte limit (cut at a character boundary).
+fn event_note(text: &str) -> String {
+    const MAX: usize = 1024;
+    if text.len() <= MAX {
+        return text.to_string();
+    }
+    let mut end = MAX - 3;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &text[..end])
 }
 
 fn find<'a>(objs: &'a ClusterObjects, key: &str) -> Option<&'a Ingress> {
@@ -96,8 +111,29 @@ async fn deploy_group(
             warn_all(ctx, &[ing], reason::FAILED_BUILD_MODEL, &note).await;
         }
     }
+    // Nothing accepted and ignored silently: the warnings go where users look, on the Ingress
+    // they are about (every member when about the group), before AWS can fail the deploy. One
+    // event per Ingress: the recorder folds events of one reason into one series.
+    let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for w in &stack.warnings {
         tracing::warn!(group = %group.id.as_string(), ingress = ?w.ingress, annotation = ?w.annotation, "{}", w.message);
+        let note = match &w.annotation {
+            Some(a) => format!("{a}: {}", w.message),
+            None => w.message.clone(),
+        };
+        let about: Vec<String> = match &w.ingress {
+            Some(key) => vec![key.clone()],
+            None => members.iter().map(|i| key_of(&i.metadata)).collect(),
+        };
+        for key in about {
+            notes.entry(key).or_default().push(note.clone());
+        }
+    }
+    for (key, list) in &notes {
+        if let Some(ing) = find(objs, key) {
+            let note = event_note(&list.join("; "));
+            warn_all(ctx, &[ing], reason::UNSUPPORTED_CONFIGURATION, &note).await;
+        }
     }
     tracing::debug!(group = %group.id.as_string(), "built model");
     // 3. AWS, 4. TargetGroupBinding objects.
@@ -109,7 +145,15 @@ async fn deploy_group(
             return Err(e.into());
         }
     };
-    if let Err(e) = bindings::sync(&ctx.client, &group.id, &deployed.target_group_bindings).await {
+    if let Err(e) = bindings::sync(
+        &ctx.client,
+        &group.id,
+        &deployed.target_group_bindings,
+        &ctx.cfg.namespaces,
+        ctx.cfg.metrics.as_ref(),
+    )
+    .await
+    {
         let note = format!("Failed deploy model due to {e}");
         warn_all(ctx, &members, reason::FAILED_DEPLOY_MODEL, &note).await;
         return Err(e.into());
@@ -205,7 +249,15 @@ async fn delete_group(
         warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
         return Err(e.into());
     }
-    if let Err(e) = bindings::sync(&ctx.client, id, &[]).await {
+    if let Err(e) = bindings::sync(
+        &ctx.client,
+        id,
+        &[],
+        &ctx.cfg.namespaces,
+        ctx.cfg.metrics.as_ref(),
+    )
+    .await
+    {
         let note = format!("Failed deploy model due to {e}");
         warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
         return Err(e.into());

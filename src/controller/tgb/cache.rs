@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
+use futures::stream::BoxStream;
 use futures::StreamExt;
 use kube::runtime::watcher::{self, Event};
-use kube::runtime::WatchStreamExt;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
 use super::info::{NodeInfo, PodInfo, ServiceInfo, SliceInfo};
@@ -161,10 +161,10 @@ impl PodIndex {
     }
 }
 
-/// Runs a watch of `api` into `cache` until the stream ends (never, in practice; the caller
+/// Runs watch `events` into `cache` until the stream ends (never, in practice; the caller
 /// aborts the task). `on_change(key, old, new)` is called after each change is visible.
 pub async fn feed<K, V>(
-    api: Api<K>,
+    events: BoxStream<'static, Result<Event<K>, watcher::Error>>,
     cache: &Projected<V>,
     project: impl Fn(&K) -> Option<V>,
     on_change: impl Fn(&ObjKey, Option<&V>, Option<&V>),
@@ -173,8 +173,7 @@ pub async fn feed<K, V>(
     V: Clone + PartialEq,
 {
     let key = |o: &K| (o.namespace().unwrap_or_default(), o.name_any());
-    let stream = watcher(api).default_backoff();
-    futures::pin_mut!(stream);
+    let mut stream = events;
     let mut buffer: HashMap<ObjKey, V> = HashMap::new();
     while let Some(ev) = stream.next().await {
         match ev {
@@ -206,13 +205,6 @@ pub async fn feed<K, V>(
             Err(e) => tracing::warn!(error = %e, "watch failed; retrying"),
         }
     }
-}
-
-fn watcher<K>(api: Api<K>) -> impl futures::Stream<Item = Result<Event<K>, watcher::Error>>
-where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
-{
-    watcher::watcher(api, watcher::Config::default())
 }
 
 pub fn project_pod(p: &k8s_openapi::api::core::v1::Pod) -> Option<PodInfo> {

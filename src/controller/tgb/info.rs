@@ -61,7 +61,7 @@ struct PodEniEntry {
 fn branch_eni(p: &Pod) -> Option<String> {
     let raw = p.annotations().get(POD_ENI_ANNOTATION)?;
     let ip = p.status.as_ref()?.pod_ip.as_deref()?;
-    let entries: Vec<PodEniEntry> = serde_json::from_str(raw).ok()?;
+    let entries: Vec<PodEniEntry> = crate::annotations::go_json::from_str(raw).ok()?;
     entries
         .into_iter()
         .find(|e| e.private_ip == ip || (!e.ipv6_addr.is_empty() && e.ipv6_addr == ip))

@@ -37,12 +37,13 @@ use ipnet::IpNet;
 use k8s_openapi::api::core::v1::{Endpoints, Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::runtime::controller::{Action, Config, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::aws::{AwsError, Ec2, Ec2Query, ElbV2};
+use super::scope;
+use crate::aws::{elbv2_for, AssumeRole, AwsError, Ec2, Ec2Query, ElbV2};
 use crate::crd::TargetGroupBinding;
 use cache::Caches;
 use info::{SliceInfo, GATE_PREFIXES};
@@ -85,6 +86,11 @@ pub struct TgbConfig {
     pub service_target_eni_sg_tags: BTreeMap<String, String>,
     /// `--disable-restricted-sg-rules`: one rule per port instead of one range per source.
     pub disable_restricted_sg_rules: bool,
+    /// Assumed-role ELBv2 clients for bindings with `iamRoleArnToAssume` (cross-account).
+    pub roles: Option<Arc<dyn AssumeRole>>,
+    /// `--watch-namespace`: bindings, Services, endpoints and pods of these namespaces only
+    /// (empty: all).
+    pub namespaces: Vec<String>,
 }
 
 impl Default for TgbConfig {
@@ -103,6 +109,8 @@ impl Default for TgbConfig {
             vpc_id: String::new(),
             service_target_eni_sg_tags: BTreeMap::new(),
             disable_restricted_sg_rules: false,
+            roles: None,
+            namespaces: Vec::new(),
         }
     }
 }
@@ -155,6 +163,19 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// The ELBv2 client of the binding's account: ours, or its `iamRoleArnToAssume` (upstream
+    /// registers cross-account targets with the assumed role; networking stays in our account).
+    async fn elbv2_of(&self, tgb: &TargetGroupBinding) -> Result<Arc<dyn ElbV2>, AwsError> {
+        let spec = &tgb.spec;
+        elbv2_for(
+            &self.elbv2,
+            self.cfg.roles.as_ref(),
+            &spec.iam_role_arn_to_assume,
+            &spec.assume_role_external_id,
+        )
+        .await
+    }
+
     fn tracked_get(&self, ns: &str, name: &str) -> Option<BTreeSet<String>> {
         let g = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
         g.get(&format!("{ns}/{name}")).cloned()
@@ -225,9 +246,15 @@ pub async fn run(
     shutdown: CancellationToken,
 ) {
     let caches = Arc::new(Caches::default());
-    let api: Api<TargetGroupBinding> = Api::all(client.clone());
-    let controller = Controller::new(api, watcher::Config::default())
-        .with_config(Config::default().concurrency(cfg.concurrency));
+    let watched = cfg.namespaces.clone();
+    let wc = watcher::Config::default();
+    let (reader, writer) = reflector::store();
+    let bindings_events = scope::watch::<TargetGroupBinding>(client.clone(), &watched, wc.clone());
+    let controller = Controller::for_stream(
+        reflector::reflector(writer, bindings_events).applied_objects(),
+        reader,
+    )
+    .with_config(Config::default().concurrency(cfg.concurrency));
     let (tx, rx) = unbounded();
     let trig = Triggers {
         store: controller.store(),
@@ -236,11 +263,14 @@ pub async fn run(
     let mut feeders = tokio::task::JoinSet::new();
     {
         let (c, t) = (caches.clone(), trig.clone());
-        let api: Api<Service> = Api::all(client.clone());
+        let events = scope::watch::<Service>(client.clone(), &watched, wc.clone());
         feeders.spawn(async move {
-            cache::feed(api, &c.services, cache::project_service, |(ns, n), _, _| {
-                t.by_service(ns, n)
-            })
+            cache::feed(
+                events,
+                &c.services,
+                cache::project_service,
+                |(ns, n), _, _| t.by_service(ns, n),
+            )
             .await
         });
     }
@@ -257,47 +287,55 @@ pub async fn run(
             svcs.into_iter().for_each(|s| t.by_service(ns, s));
         };
         if cfg.endpoint_slices {
-            let api: Api<EndpointSlice> = Api::all(client.clone());
+            let events = scope::watch::<EndpointSlice>(client.clone(), &watched, wc.clone());
             feeders.spawn(async move {
-                cache::feed(api, &c.slices, cache::project_slice, on_change).await
+                cache::feed(events, &c.slices, cache::project_slice, on_change).await
             });
         } else {
-            let api: Api<Endpoints> = Api::all(client.clone());
+            let events = scope::watch::<Endpoints>(client.clone(), &watched, wc.clone());
             feeders.spawn(async move {
-                cache::feed(api, &c.slices, cache::project_endpoints, on_change).await
+                cache::feed(events, &c.slices, cache::project_endpoints, on_change).await
             });
         }
     }
     {
         let (c, t) = (caches.clone(), trig.clone());
-        let api: Api<Pod> = Api::all(client.clone());
+        let events = scope::watch::<Pod>(client.clone(), &watched, wc.clone());
         feeders.spawn(async move {
             let idx = &c.index;
-            cache::feed(api, &c.pods, cache::project_pod, |(ns, pod), old, new| {
-                // Our own condition writes come back here; they need no reconcile.
-                let strip = |p: Option<&PodInfo>| {
-                    p.map(|p| PodInfo {
-                        conditions: Vec::new(),
-                        ..p.clone()
-                    })
-                };
-                if old.is_some() && new.is_some() && strip(old) == strip(new) {
-                    return;
-                }
-                let mut names: BTreeSet<String> = idx.bindings_of(ns, pod).into_iter().collect();
-                for p in old.iter().chain(new.iter()) {
-                    names.extend(gate_bindings(p).map(String::from));
-                }
-                names.iter().for_each(|b| t.send(ns, b));
-            })
+            cache::feed(
+                events,
+                &c.pods,
+                cache::project_pod,
+                |(ns, pod), old, new| {
+                    // Our own condition writes come back here; they need no reconcile.
+                    let strip = |p: Option<&PodInfo>| {
+                        p.map(|p| PodInfo {
+                            conditions: Vec::new(),
+                            ..p.clone()
+                        })
+                    };
+                    if old.is_some() && new.is_some() && strip(old) == strip(new) {
+                        return;
+                    }
+                    let mut names: BTreeSet<String> =
+                        idx.bindings_of(ns, pod).into_iter().collect();
+                    for p in old.iter().chain(new.iter()) {
+                        names.extend(gate_bindings(p).map(String::from));
+                    }
+                    names.iter().for_each(|b| t.send(ns, b));
+                },
+            )
             .await
         });
     }
     {
         let (c, t) = (caches.clone(), trig.clone());
-        let api: Api<Node> = Api::all(client.clone());
+        let events = watcher::watcher(Api::<Node>::all(client.clone()), wc.clone())
+            .default_backoff()
+            .boxed();
         feeders.spawn(async move {
-            cache::feed(api, &c.nodes, cache::project_node, |_, _, _| t.all()).await
+            cache::feed(events, &c.nodes, cache::project_node, |_, _, _| t.all()).await
         });
     }
 

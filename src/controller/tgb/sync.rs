@@ -44,7 +44,8 @@ pub async fn sync_targets(
     wanted: &[TargetDescription],
 ) -> Result<SyncResult, TgbError> {
     let arn = &tgb.spec.target_group_arn;
-    let current = ctx.elbv2.describe_target_health(arn, &[]).await?;
+    let elbv2 = ctx.elbv2_of(tgb).await?;
+    let current = elbv2.describe_target_health(arn, &[]).await?;
     let mc = tgb.spec.multi_cluster_target_group;
     let tracked = if mc {
         Some(load_tracked(ctx, tgb).await?)
@@ -61,7 +62,7 @@ pub async fn sync_targets(
         tracing::warn!(binding = %tgb.name_any(), capped, max = ctx.cfg.max_targets, "target group is at --max-targets-per-target-group; targets left unregistered");
     }
     if !diff.deregister.is_empty() {
-        ctx.elbv2.deregister_targets(arn, &diff.deregister).await?;
+        elbv2.deregister_targets(arn, &diff.deregister).await?;
     }
     if mc {
         let keys: BTreeSet<String> = wanted.iter().map(|t| target_key(&t.id, t.port)).collect();
@@ -70,7 +71,7 @@ pub async fn sync_targets(
         }
     }
     if !diff.register.is_empty() {
-        ctx.elbv2.register_targets(arn, &diff.register).await?;
+        elbv2.register_targets(arn, &diff.register).await?;
     }
     Ok(SyncResult {
         registered: diff
@@ -180,7 +181,8 @@ fn now() -> String {
 pub async fn cleanup(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbError> {
     let arn = &tgb.spec.target_group_arn;
     if !arn.is_empty() {
-        let current = match ctx.elbv2.describe_target_health(arn, &[]).await {
+        let elbv2 = ctx.elbv2_of(tgb).await?;
+        let current = match elbv2.describe_target_health(arn, &[]).await {
             Err(e) if e.is_not_found() => Vec::new(),
             other => other?,
         };
@@ -191,7 +193,7 @@ pub async fn cleanup(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbError
         };
         let diff = diff_targets(&[], &current, tracked.as_ref().map(Option::as_ref));
         if !diff.deregister.is_empty() {
-            match ctx.elbv2.deregister_targets(arn, &diff.deregister).await {
+            match elbv2.deregister_targets(arn, &diff.deregister).await {
                 Err(e)
                     if e.is_not_found()
                         || matches!(e.code(), "InvalidTarget" | "ValidationError") => {}

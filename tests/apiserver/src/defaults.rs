@@ -1,5 +1,6 @@
 //! Per-kind behaviour of the real apiserver that controllers notice: status reset on create,
-//! the namespace name label, Service cluster IP and node port allocation, CRD status.
+//! the namespace name label, Secret type `Opaque`, Service cluster IP and node port allocation,
+//! CRD status.
 
 use crate::app::App;
 use crate::error::{ApiError, ApiResult};
@@ -30,6 +31,14 @@ pub fn on_create(app: &App, def: &ResourceDef, obj: &mut Value) -> ApiResult<()>
     }
     if is(def, "", "namespaces") {
         obj["status"] = json!({"phase": "Active"});
+    }
+    let untyped = obj
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .is_empty();
+    if is(def, "", "secrets") && untyped {
+        obj["type"] = json!("Opaque");
     }
     common(app, def, None, obj)
 }

@@ -136,19 +136,22 @@ async fn resource(
     }
 }
 
-/// Only JSON bodies are understood; kubectl's typed commands (`create configmap`, ...) send
-/// protobuf, which this server refuses clearly instead of misreading.
-fn check_body_type(headers: &HeaderMap) -> ApiResult<()> {
+/// The object of a POST/PUT body: JSON, or protobuf for the kinds kubectl's typed commands
+/// create; CBOR is refused clearly instead of misread.
+fn parse_body(headers: &HeaderMap, body: &[u8]) -> ApiResult<Value> {
     let ct = headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if ct.contains("protobuf") || ct.contains("cbor") {
+    if ct.contains("protobuf") {
+        return crate::protobuf::decode(body);
+    }
+    if ct.contains("cbor") {
         return Err(ApiError::UnsupportedMediaType(format!(
-            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (kube-test-apiserver does not decode {ct})"
+            "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (kube-test-apiserver does not decode {ct})"
         )));
     }
-    Ok(())
+    parse_json(body)
 }
 
 fn parse_json(body: &[u8]) -> ApiResult<Value> {
@@ -197,9 +200,6 @@ async fn dispatch(
             .or_else(|| audit::selected_name(&method, q.get("fieldSelector"))),
         user: audit::user(headers),
     });
-    if method == Method::POST || method == Method::PUT {
-        check_body_type(headers)?;
-    }
     let def = &p.def;
     let dry_run = q.get("dryRun").is_some_and(|v| v == "All");
     if def.namespaced
@@ -227,11 +227,11 @@ async fn dispatch(
         }
         (Method::POST, None) => done(
             StatusCode::CREATED,
-            ops::create(&app, &t, parse_json(&body)?, dry_run).await?,
+            ops::create(&app, &t, parse_body(headers, &body)?, dry_run).await?,
         ),
         (Method::PUT, Some(name)) => done(
             StatusCode::OK,
-            ops::update(&app, &t, name, parse_json(&body)?, dry_run).await?,
+            ops::update(&app, &t, name, parse_body(headers, &body)?, dry_run).await?,
         ),
         (Method::PATCH, Some(name)) => {
             let ct = headers

@@ -20,6 +20,7 @@ mod handlers;
 mod openapi;
 mod ops;
 pub mod patch;
+mod protobuf;
 pub mod resources;
 pub mod selectors;
 mod store;

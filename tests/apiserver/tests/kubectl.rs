@@ -271,18 +271,77 @@ async fn kubectl_watch_sees_changes() {
     k.ok(&["delete", "configmap", "second"]).await;
     assert_eq!(next().await, "DELETED second");
     child.kill().await.unwrap();
-    // kubectl's typed imperative commands send protobuf, which is refused clearly.
-    let proto = k
-        .run(&["create", "configmap", "third", "--from-literal=a=1"])
-        .await;
-    assert!(
-        !proto.ok
-            && proto
-                .stderr
-                .contains("does not decode application/vnd.kubernetes.protobuf"),
-        "{}",
-        proto.stderr
+    server.stop().await;
+}
+
+/// kubectl's typed imperative commands send protobuf bodies (`k8s\0` + runtime.Unknown).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_typed_create_commands_send_protobuf_and_are_understood() {
+    let (server, k, _dir) = setup().await;
+    assert_eq!(
+        k.ok(&["create", "namespace", "team"]).await.trim(),
+        "namespace/team created"
     );
+    let ns = k.json(&["get", "namespace", "team"]).await;
+    assert_eq!(ns["metadata"]["name"], "team");
+    assert_eq!(ns["kind"], "Namespace");
+
+    assert_eq!(
+        k.ok(&[
+            "create",
+            "configmap",
+            "cfg",
+            "-n",
+            "team",
+            "--from-literal=a=1",
+            "--from-literal=b=two"
+        ])
+        .await
+        .trim(),
+        "configmap/cfg created"
+    );
+    let cm = k.json(&["get", "configmap", "cfg", "-n", "team"]).await;
+    assert_eq!(cm["data"], serde_json::json!({"a": "1", "b": "two"}));
+    assert_eq!(cm["metadata"]["namespace"], "team");
+
+    assert_eq!(
+        k.ok(&[
+            "create",
+            "secret",
+            "generic",
+            "creds",
+            "-n",
+            "team",
+            "--from-literal=password=s3cr3t"
+        ])
+        .await
+        .trim(),
+        "secret/creds created"
+    );
+    let secret = k.json(&["get", "secret", "creds", "-n", "team"]).await;
+    assert_eq!(secret["data"]["password"], "czNjcjN0");
+    assert_eq!(secret["type"], "Opaque");
+
+    let again = k.run(&["create", "configmap", "cfg", "-n", "team"]).await;
+    assert!(
+        !again.ok && again.stderr.contains("configmaps \"cfg\" already exists"),
+        "{}",
+        again.stderr
+    );
+    let dry = k
+        .run(&[
+            "create",
+            "configmap",
+            "dry",
+            "-n",
+            "team",
+            "--dry-run=server",
+            "-o",
+            "name",
+        ])
+        .await;
+    assert!(dry.ok, "{}", dry.stderr);
+    assert!(!k.run(&["get", "configmap", "dry", "-n", "team"]).await.ok);
     server.stop().await;
 }
 

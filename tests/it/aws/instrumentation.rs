@@ -102,20 +102,36 @@ async fn metrics_and_call_log_are_exact() {
         1.0,
         "{text}"
     );
-    let op = r#"{service="EC2",operation="DescribeSubnets"}"#;
+    // Error counters carry upstream's status_code and error_code labels.
+    let denied = r#"{service="EC2",operation="DescribeSubnets",status_code="403",error_code="UnauthorizedOperation"}"#;
+    let invalid = r#"{service="EC2",operation="DescribeSubnets",status_code="400",error_code="InvalidParameterValue"}"#;
     assert_eq!(
-        sample(&text, &format!("aws_api_call_permission_errors_total{op}")),
+        sample(
+            &text,
+            &format!("aws_api_call_permission_errors_total{denied}")
+        ),
         1.0,
         "{text}"
     );
     assert_eq!(
-        sample(&text, &format!("aws_api_call_validation_errors_total{op}")),
+        sample(
+            &text,
+            &format!("aws_api_call_validation_errors_total{invalid}")
+        ),
         1.0,
         "{text}"
     );
+    assert!(
+        !text.contains("aws_api_call_throttled_errors_total{"),
+        "{text}"
+    );
+    // One HTTP request per attempt.
+    let ok_requests = r#"aws_api_requests_total{service="EC2",operation="DescribeVpcs",status_code="200",error_code=""}"#;
+    assert_eq!(sample(&text, ok_requests), 7.0, "{text}");
     assert_eq!(
-        sample(&text, &format!("aws_api_call_throttled_errors_total{op}")),
-        0.0
+        sample(&text, &format!("aws_api_requests_total{denied}")),
+        1.0,
+        "{text}"
     );
     let vpcs = r#"{service="EC2",operation="DescribeVpcs"}"#;
     assert_eq!(
@@ -148,7 +164,8 @@ async fn metrics_and_call_log_are_exact() {
         .unwrap_err();
     assert!(matches!(err, AwsError::LimitExceeded { .. }));
     let text = render(&registry);
-    let op = r#"{service="EC2",operation="CreateTags"}"#;
+    let op =
+        r#"{service="EC2",operation="CreateTags",status_code="400",error_code="TagLimitExceeded"}"#;
     assert_eq!(
         sample(
             &text,
@@ -185,9 +202,29 @@ async fn throttled_and_5xx_calls_are_retried() {
         "{text}"
     );
     // A retried-then-successful call is not a throttling error.
+    assert!(
+        !text.contains("aws_api_call_throttled_errors_total{"),
+        "{text}"
+    );
+    // Each of the three attempts is an HTTP request with its own outcome.
+    let elb = r#"service="Elastic Load Balancing v2",operation="DescribeLoadBalancers""#;
+    for (status, code) in [
+        ("400", "Throttling"),
+        ("500", "InternalFailure"),
+        ("200", ""),
+    ] {
+        let series = format!(
+            r#"aws_api_requests_total{{{elb},status_code="{status}",error_code="{code}"}}"#
+        );
+        assert_eq!(sample(&text, &series), 1.0, "{series} in {text}");
+    }
     assert_eq!(
-        sample(&text, &format!("aws_api_call_throttled_errors_total{op}")),
-        0.0
+        sample(
+            &text,
+            &format!("aws_api_request_duration_seconds_count{op}")
+        ),
+        3.0,
+        "{text}"
     );
 }
 
@@ -209,7 +246,7 @@ async fn retries_stop_at_max_retries() {
     assert_eq!(
         sample(
             &text,
-            r#"aws_api_call_throttled_errors_total{service="EC2",operation="DescribeVpcs"}"#
+            r#"aws_api_call_throttled_errors_total{service="EC2",operation="DescribeVpcs",status_code="400",error_code="Throttling"}"#
         ),
         1.0
     );

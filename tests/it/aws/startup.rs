@@ -130,3 +130,54 @@ async fn bad_throttle_flag_is_a_clear_error() {
         "invalid --aws-api-throttle: fast must be valid positive float number as rate limit"
     );
 }
+
+/// Cross-account bindings: STS AssumeRole (moto serves it and answers later calls in the role's
+/// account), one session per role and external id, reused.
+#[tokio::test]
+async fn assumed_role_clients_act_in_the_roles_account_and_are_cached() {
+    let moto = Moto::start();
+    std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
+    let endpoints = parse_api_endpoints(&format!(
+        "elasticloadbalancing={0},ec2={0},sts={0}",
+        moto.endpoint
+    ))
+    .unwrap();
+    let cfg = AwsConfig {
+        region: Some("us-west-2".into()),
+        vpc_id: Some("vpc-given".into()),
+        api_endpoints: endpoints,
+        ..Default::default()
+    };
+    let (own, _, roles, _) = build_with_roles(&cfg, "prod", None, Default::default())
+        .await
+        .unwrap();
+    let role = "arn:aws:iam::999999999999:role/lbc";
+    let theirs = roles.elbv2_as(role, "ext-7").await.unwrap();
+    let tg = theirs
+        .create_target_group(&CreateTargetGroup {
+            name: "shared".into(),
+            target_type: "lambda".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(tg.arn.contains(":999999999999:"), "{}", tg.arn);
+    let by_arn = TargetGroupQuery {
+        arns: vec![tg.arn.clone()],
+        ..Default::default()
+    };
+    let err = own.describe_target_groups(&by_arn).await.unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+    let again = roles.elbv2_as(role, "ext-7").await.unwrap();
+    assert!(Arc::ptr_eq(&theirs, &again), "the session is reused");
+    assert_eq!(
+        again.describe_target_groups(&by_arn).await.unwrap().len(),
+        1
+    );
+    let other_id = roles.elbv2_as(role, "ext-8").await.unwrap();
+    assert!(
+        !Arc::ptr_eq(&theirs, &other_id),
+        "sessions are per external id"
+    );
+}

@@ -1,16 +1,8 @@
-//! RBAC is least-privilege by default: no Secrets and no ConfigMap writes cluster-wide, Secrets
-//! only by name in the release namespace, leader election on Leases only. The opt-ins work.
+//! RBAC is least-privilege by default: no Secrets cluster-wide, Secrets only by name in the
+//! release namespace, leader election on Leases only; ConfigMap writes cluster-wide exactly as
+//! upstream grants them (multi-cluster TargetGroupBindings). The opt-ins and opt-outs work.
 
 use super::*;
-
-const WRITE: &[&str] = &[
-    "create",
-    "update",
-    "patch",
-    "delete",
-    "deletecollection",
-    "*",
-];
 
 /// (apiGroups, resources, verbs, resourceNames) of every rule of a Role or ClusterRole.
 type Rule = (Vec<String>, Vec<String>, Vec<String>, Vec<String>);
@@ -44,20 +36,40 @@ fn touches(rule: &Rule, resource: &str) -> bool {
         && rule.0.iter().any(|g| g.is_empty() || g == "*")
 }
 
+/// Upstream's ClusterRole rule for the target ConfigMaps of multi-cluster TargetGroupBindings.
+const UPSTREAM_CONFIGMAP_VERBS: &[&str] = &["create", "get", "update", "delete"];
+
+fn configmap_verbs(rules: &[Rule]) -> Vec<String> {
+    let mut verbs: Vec<String> = rules
+        .iter()
+        .filter(|r| touches(r, "configmaps"))
+        .flat_map(|r| r.2.clone())
+        .collect();
+    verbs.sort();
+    verbs
+}
+
 #[test]
-fn cluster_role_has_no_secrets_and_no_configmap_writes_by_default() {
+fn cluster_role_has_no_secrets_and_upstreams_configmap_writes_by_default() {
     let default_docs = docs(&render(&["--set", "clusterName=test"]));
     let ci = ci_values();
     let ci_docs = docs(&render(&["-f", &ci]));
+    let mut upstream: Vec<String> = UPSTREAM_CONFIGMAP_VERBS
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    upstream.sort();
     for docs in [&default_docs, &ci_docs] {
         let rules = cluster_role(docs);
         assert!(!rules.is_empty());
+        // Multi-cluster bindings keep working after a swap from upstream's chart: the same
+        // verbs, and nothing more (no list/watch/patch of every ConfigMap).
+        assert_eq!(configmap_verbs(&rules), upstream);
         for r in &rules {
             assert!(!touches(r, "secrets"), "ClusterRole grants secrets: {r:?}");
-            assert!(
-                !(touches(r, "configmaps") && r.2.iter().any(|v| WRITE.contains(&v.as_str()))),
-                "ClusterRole writes configmaps cluster-wide: {r:?}"
-            );
+            if touches(r, "configmaps") {
+                assert!(r.3.is_empty() && r.1 == ["configmaps"], "{r:?}");
+            }
             assert!(!r.2.iter().any(|v| v == "*"), "wildcard verb: {r:?}");
             assert!(!r.1.iter().any(|v| v == "*"), "wildcard resource: {r:?}");
         }
@@ -133,6 +145,8 @@ fn opt_ins_grant_what_they_say() {
         "--set",
         "clusterSecretsPermissions.allowAllSecrets=true",
         "--set",
+        "multiClusterConfigMapsPermissions.allNamespaces=false",
+        "--set",
         "multiClusterConfigMapsPermissions.namespaces={team-a,team-b}",
     ]));
     validate_k8s(&docs, "render with RBAC opt-ins");
@@ -155,11 +169,12 @@ fn opt_ins_grant_what_they_say() {
         "--set",
         "clusterName=test",
         "--set",
-        "multiClusterConfigMapsPermissions.allNamespaces=true",
+        "multiClusterConfigMapsPermissions.allNamespaces=false",
     ]));
-    assert!(cluster_role(&docs)
+    assert!(configmap_verbs(&cluster_role(&docs)).is_empty());
+    assert!(!all_of(&docs, "Role")
         .iter()
-        .any(|r| touches(r, "configmaps") && r.2.contains(&"create".to_owned())));
+        .any(|r| rules(r).iter().any(|x| touches(x, "configmaps"))));
 
     let docs = super::docs(&render(&[
         "--set",

@@ -139,3 +139,60 @@ async fn moto_resources_left_by_upstream_are_adopted_without_creates_or_deletes(
     let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await;
     assert_upstream_shape(&inv, &stack);
 }
+
+/// A security group tagged `Name=<name>` in `vpc` whose GroupName is something else.
+async fn tagged_sg(c: &Cloud, group_name: &str, name_tag: &str) -> String {
+    let raw = crate::support::moto_cloud::raw_ec2(&c.moto.endpoint);
+    let id = raw
+        .create_security_group()
+        .group_name(group_name)
+        .description("user group")
+        .vpc_id(&c.vpc)
+        .send()
+        .await
+        .unwrap()
+        .group_id()
+        .unwrap()
+        .to_string();
+    let tag = aws_sdk_ec2::types::Tag::builder()
+        .key("Name")
+        .value(name_tag)
+        .build();
+    raw.create_tags()
+        .resources(&id)
+        .tags(tag)
+        .send()
+        .await
+        .unwrap();
+    id
+}
+
+#[tokio::test]
+async fn moto_security_groups_annotation_resolves_names_through_the_name_tag() {
+    use aws_load_balancer_controller::deploy::resolve_security_groups;
+    let c = cloud().await;
+    let web = tagged_sg(&c, "launch-wizard-7", "web-front").await;
+    let _decoy = tagged_sg(&c, "web-front", "unrelated").await;
+
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let got = resolve_security_groups(c.ec2.as_ref(), &c.vpc, &names(&["web-front", &web]))
+        .await
+        .unwrap();
+    assert_eq!(got, vec![web.clone(), web.clone()]);
+    let err = resolve_security_groups(c.ec2.as_ref(), &c.vpc, &names(&["launch-wizard-7"]))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "couldn't find all security groups: requested names [launch-wizard-7] but found []"
+    );
+
+    let yaml = DEMO.replace(
+        "alb.ingress.kubernetes.io/scheme: internet-facing",
+        "alb.ingress.kubernetes.io/scheme: internet-facing\n    alb.ingress.kubernetes.io/security-groups: web-front",
+    );
+    let stack = build_one(&yaml, &c.vpc);
+    deployer(&c).deploy(&stack).await.unwrap();
+    let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await;
+    assert_eq!(inv.lbs[0].0.security_groups, vec![web]);
+}

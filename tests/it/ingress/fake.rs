@@ -390,3 +390,108 @@ async fn the_backend_security_group_goes_with_the_last_group() {
     assert!(h.ingress("y", "two").await.is_none());
     h.stop().await;
 }
+
+#[tokio::test]
+async fn model_warnings_become_warning_events_on_the_ingress() {
+    let (fake, vpc) = fake_aws();
+    let h = start(&fake, &vpc).await;
+    let yaml = app("warn", "web", 30211, None).replace(
+        "kubernetes.io/ingress.class: alb",
+        "kubernetes.io/ingress.class: alb\n    alb.ingress.kubernetes.io/enable-frontend-nlb: \"true\"\n    alb.ingress.kubernetes.io/wafv2-acl-arn: arn:aws:wafv2:us-west-2:111122223333:regional/webacl/w/1",
+    );
+    h.apply(&yaml).await;
+    let want = [
+        "alb.ingress.kubernetes.io/enable-frontend-nlb: unsupported: a frontend NLB in front of the ALB is not deployed yet",
+        "unsupported: WAF/WAFv2/Shield associations are carried in the model but not deployed yet",
+    ];
+    eventually(
+        "both warnings in a Warning event on the Ingress",
+        WAIT,
+        || async {
+            // One event per Ingress carries every warning about it.
+            h.events("warn", "web").await.iter().any(|(t, r, n)| {
+                t == "Warning"
+                    && r == "UnsupportedConfiguration"
+                    && want.iter().all(|w| n.contains(w))
+            })
+        },
+    )
+    .await;
+    // The load balancer is still deployed: a warning never blocks what works.
+    eventually("web deployed", WAIT, || async {
+        h.hostname("warn", "web").await.is_some()
+    })
+    .await;
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn watch_namespace_limits_the_ingress_controller() {
+    let (fake, vpc) = fake_aws();
+    let mut cfg = test_config(&vpc);
+    cfg.namespaces = vec!["team".into()];
+    let h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
+    h.apply(&app("other", "web", 30221, None)).await;
+    h.apply(&app("team", "web", 30222, None)).await;
+    eventually("team/web deployed", WAIT, || async {
+        h.hostname("team", "web").await.is_some()
+    })
+    .await;
+    let other = h.ingress("other", "web").await.unwrap();
+    assert!(other.metadata.finalizers.is_none(), "{:?}", other.metadata);
+    assert!(h.hostname("other", "web").await.is_none());
+    let stray: Vec<String> = h
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| matches!(r.verb.as_str(), "list" | "watch"))
+        .filter(|r| {
+            matches!(
+                r.resource.as_str(),
+                "ingresses" | "services" | "targetgroupbindings"
+            )
+        })
+        .filter(|r| r.namespace.as_deref() != Some("team"))
+        .map(|r| r.describe())
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn target_group_info_follows_the_controllers_bindings() {
+    use aws_load_balancer_controller::aws::AwsMetrics;
+    let (fake, vpc) = fake_aws();
+    let mut registry = prometheus_client::registry::Registry::default();
+    let mut cfg = test_config(&vpc);
+    cfg.metrics = Some(AwsMetrics::register(&mut registry));
+    let h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
+    let render = || {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        text
+    };
+    h.apply(&app("shop", "web", 30231, None)).await;
+    eventually("web deployed", WAIT, || async {
+        h.hostname("shop", "web").await.is_some()
+    })
+    .await;
+    let binding = h.bindings().list(&Default::default()).await.unwrap().items;
+    assert_eq!(binding.len(), 1);
+    let arn = &binding[0].spec.target_group_arn;
+    let tg = &arn[arn.rfind(':').unwrap() + 1..];
+    assert!(tg.starts_with("targetgroup/"), "{tg}");
+    let series =
+        format!(r#"aws_target_group_info{{namespace="shop",service="web",target_group="{tg}"}} 1"#);
+    assert!(render().contains(&series), "{}", render());
+
+    h.ingresses("shop")
+        .delete("web", &Default::default())
+        .await
+        .unwrap();
+    eventually("the series goes with the binding", WAIT, || async {
+        !render().contains("aws_target_group_info{")
+    })
+    .await;
+    h.stop().await;
+}

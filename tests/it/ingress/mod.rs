@@ -223,6 +223,38 @@ impl Harness {
             .clone()
     }
 
+    /// `(type, reason, note)` of the events about Ingress `ns/name`, both event APIs.
+    pub async fn events(&self, ns: &str, name: &str) -> Vec<(String, String, String)> {
+        let evs: Api<k8s_openapi::api::events::v1::Event> =
+            Api::namespaced(self.client.clone(), ns);
+        let mut out: Vec<(String, String, String)> = evs
+            .list(&ListParams::default())
+            .await
+            .map(|l| l.items)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
+            .map(|e| {
+                let s = |v: Option<String>| v.unwrap_or_default();
+                (s(e.type_), s(e.reason), s(e.note))
+            })
+            .collect();
+        let core: Api<CoreEvent> = Api::namespaced(self.client.clone(), ns);
+        out.extend(
+            core.list(&ListParams::default())
+                .await
+                .map(|l| l.items)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|e| e.involved_object.name.as_deref() == Some(name))
+                .map(|e| {
+                    let s = |v: Option<String>| v.unwrap_or_default();
+                    (s(e.type_), s(e.reason), s(e.message))
+                }),
+        );
+        out
+    }
+
     /// Reasons of the events recorded on an object named `name` in `ns`.
     pub async fn event_reasons(&self, ns: &str, name: &str) -> Vec<String> {
         let evs: Api<k8s_openapi::api::events::v1::Event> =

@@ -311,22 +311,12 @@ fn invalid_member_is_excluded_not_fatal() {
 #[test]
 fn config_samples_plan_without_errors() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/samples");
-    let args = aws_load_balancer_controller::plan::PlanArgs {
-        filename: vec![dir.clone()],
-        cluster_name: "demo".into(),
-        aws_vpc_id: None,
-        subnets_file: None,
-        vpc_file: None,
-        output: "json".into(),
-        ingress_class: "alb".into(),
-        default_tags: None,
-        default_target_type: "instance".into(),
-        default_load_balancer_scheme: "internal".into(),
-        load_balancer_class: "service.k8s.aws/nlb".into(),
-        feature_gates: String::new(),
-        backend_security_group: String::new(),
-        enable_backend_security_group: true,
-    };
+    let args = aws_load_balancer_controller::plan::PlanArgs::from_flags([
+        std::ffi::OsStr::new("-f"),
+        dir.as_os_str(),
+        std::ffi::OsStr::new("-o=json"),
+    ])
+    .unwrap();
     let mut out = Vec::new();
     aws_load_balancer_controller::plan::run(args, &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();

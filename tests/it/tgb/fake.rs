@@ -409,3 +409,131 @@ async fn only_waiting_gates_poll_target_health() {
     );
     h.stop().await;
 }
+
+#[tokio::test]
+async fn cross_account_binding_registers_in_the_roles_account_and_cleans_up() {
+    use aws_load_balancer_controller::aws::fake::FakeRoles;
+    let (own, _) = fake_with_vpc();
+    let theirs = Arc::new(FakeAws::in_account("999999999999"));
+    let their_vpc = theirs.add_vpc("10.0.0.0/16", BTreeMap::new());
+    let arn = ip_tg(theirs.as_ref(), "shared", &their_vpc, "ip").await;
+    let role = "arn:aws:iam::999999999999:role/lbc";
+    let roles = Arc::new(FakeRoles::default());
+    roles.add(role, "ext-7", theirs.clone());
+    let with_roles = roles.clone();
+    let h = Harness::start_with(own.clone(), Arc::new(FakeAws::new()), "10.0.0.0/16", |c| {
+        c.roles = Some(with_roles)
+    })
+    .await;
+    h.node("node-a", "i-0aaa", json!({})).await;
+    h.service(
+        "web",
+        "ClusterIP",
+        json!([{ "name": "http", "port": 80, "targetPort": 8080 }]),
+    )
+    .await;
+    h.pod("web-1", "10.0.1.1", "node-a", None).await;
+    h.endpoints("web", "http", 8080, &[("web-1", "10.0.1.1", true)])
+        .await;
+    let tgb: TargetGroupBinding = serde_json::from_value(json!({
+        "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+        "metadata": { "name": "web", "namespace": NS },
+        "spec": { "targetGroupARN": arn, "targetType": "ip", "serviceRef": { "name": "web", "port": 80 },
+                  "iamRoleArnToAssume": role, "assumeRoleExternalId": "ext-7" }
+    }))
+    .unwrap();
+    h.bindings()
+        .create(&Default::default(), &tgb)
+        .await
+        .unwrap();
+    eventually("registered in their account", WAIT, || async {
+        targets(theirs.as_ref(), &arn).await == vec!["10.0.1.1:8080".to_string()]
+    })
+    .await;
+    assert_eq!(
+        own.count("RegisterTargets"),
+        0,
+        "nothing registered with our credentials"
+    );
+    assert!(roles
+        .assumed()
+        .iter()
+        .all(|(r, e)| r == role && e == "ext-7"));
+
+    h.bindings()
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("deregistered from their account", WAIT, || async {
+        targets(theirs.as_ref(), &arn).await.is_empty()
+    })
+    .await;
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn watch_namespaces_limit_every_watch_and_reconcile() {
+    let (fake, vpc) = fake_with_vpc();
+    let arn = ip_tg(fake.as_ref(), "web", &vpc, "ip").await;
+    let h = Harness::start_with(fake.clone(), Arc::new(FakeAws::new()), "10.0.0.0/16", |c| {
+        c.namespaces = vec![NS.to_string(), "team".to_string()]
+    })
+    .await;
+    let make = |ns: &str| -> TargetGroupBinding {
+        serde_json::from_value(json!({
+            "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+            "metadata": { "name": "web", "namespace": ns },
+            "spec": { "targetGroupARN": arn, "targetType": "ip", "serviceRef": { "name": "web", "port": 80 } }
+        }))
+        .unwrap()
+    };
+    for ns in ["other", "team"] {
+        let obj: k8s_openapi::api::core::v1::Namespace =
+            serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
+        Api::all(h.client.clone())
+            .create(&Default::default(), &obj)
+            .await
+            .unwrap();
+    }
+    for ns in ["other", NS, "team"] {
+        Api::<TargetGroupBinding>::namespaced(h.client.clone(), ns)
+            .create(&Default::default(), &make(ns))
+            .await
+            .unwrap();
+    }
+    let finalized = |ns: &'static str| {
+        let api = Api::<TargetGroupBinding>::namespaced(h.client.clone(), ns);
+        async move {
+            api.get("web")
+                .await
+                .unwrap()
+                .metadata
+                .finalizers
+                .unwrap_or_default()
+                .contains(&"elbv2.k8s.aws/resources".to_string())
+        }
+    };
+    eventually(
+        "bindings of both watched namespaces reconciled",
+        WAIT,
+        || async { finalized(NS).await && finalized("team").await },
+    )
+    .await;
+    assert!(
+        !finalized("other").await,
+        "a binding outside --watch-namespace was reconciled"
+    );
+    // No list or watch of a namespaced kind went beyond the two namespaces.
+    let namespaced = ["targetgroupbindings", "services", "endpointslices", "pods"];
+    let stray: Vec<String> = h
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| matches!(r.verb.as_str(), "list" | "watch"))
+        .filter(|r| namespaced.contains(&r.resource.as_str()))
+        .filter(|r| !matches!(r.namespace.as_deref(), Some(NS) | Some("team")))
+        .map(|r| r.describe())
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+    h.stop().await;
+}

@@ -1,0 +1,50 @@
+//! The served route table as the API server meets it.
+
+use super::*;
+use crate::args::Cli;
+use clap::Parser;
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+
+fn config() -> Config {
+    let cli = Cli::try_parse_from(["controller", "--cluster-name", "c"]).unwrap();
+    Config::from_args(&cli.controller).unwrap()
+}
+
+#[tokio::test]
+async fn every_path_allows_operations_other_than_create_and_update_unread() {
+    let cfg = config();
+    let (table, _slots) = routes(&cfg, &Indexes::default());
+    let paths: Vec<&str> = table.iter().map(|(p, _)| *p).collect();
+    let limits = webhook::Limits {
+        max_body_bytes: 1 << 20,
+        body_timeout: Duration::from_secs(5),
+        ..Default::default()
+    };
+    let metrics = WebhookMetrics::register(&mut metrics::new_registry());
+    let app = webhook::router(table, metrics, limits);
+    for path in paths {
+        for op in ["DELETE", "CONNECT", "WEIRD"] {
+            // A DELETE carries only oldObject; a CONNECT an options object of another kind.
+            let review = serde_json::json!({
+                "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                "request": {"uid": "u-1", "operation": op, "namespace": "ns",
+                            "object": if op == "CONNECT" { serde_json::json!({"kind": "PodExecOptions"}) } else { serde_json::Value::Null },
+                            "oldObject": {"spec": "not an object spec"}}
+            });
+            let request = axum::http::Request::post(path)
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(serde_json::to_vec(&review).unwrap()))
+                .unwrap();
+            let response = app.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.status(), 200, "{path} {op}");
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(
+                answer["response"],
+                serde_json::json!({"uid": "u-1", "allowed": true}),
+                "{path} {op}"
+            );
+        }
+    }
+}

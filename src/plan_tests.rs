@@ -1,0 +1,393 @@
+//! `plan`: manifests in, the controller's stacks out, with the controller's own flags.
+
+use super::*;
+
+#[test]
+fn parses_multi_document_yaml_and_lists() {
+    let docs =
+        parse_documents("a: 1\n---\nkind: List\nitems:\n- kind: Service\n- kind: Ingress\n---\n")
+            .unwrap();
+    assert_eq!(docs.len(), 3);
+    assert_eq!(docs[2]["kind"], "Ingress");
+}
+
+#[test]
+fn plan_prints_stack_for_sample_ingress() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("app.yaml");
+    std::fs::write(
+        &f,
+        r#"
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  type: NodePort
+  ports: [{name: http, port: 80, targetPort: 8080, nodePort: 30080}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: shop
+  annotations:
+    kubernetes.io/ingress.class: alb
+    alb.ingress.kubernetes.io/scheme: internet-facing
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ignored}
+"#,
+    )
+    .unwrap();
+    let args = PlanArgs::from_flags([
+        std::ffi::OsStr::new("-f"),
+        dir.path().as_os_str(),
+        std::ffi::OsStr::new("-o=json"),
+        std::ffi::OsStr::new("--default-tags=team=web"),
+    ])
+    .unwrap();
+    let mut out = Vec::new();
+    run(args, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let stack = &v["groups"][0]["stack"];
+    assert_eq!(v["groups"][0]["group"], "shop/web");
+    assert_eq!(stack["loadBalancer"]["scheme"], "internet-facing");
+    assert_eq!(stack["loadBalancer"]["tags"]["team"], "web");
+    assert_eq!(
+        stack["loadBalancer"]["subnets"]["discover"]["roleTag"],
+        "kubernetes.io/role/elb"
+    );
+    assert_eq!(
+        stack["targetGroups"][0]["serviceUid"],
+        PLACEHOLDER_SERVICE_UID
+    );
+    assert!(v["notes"][0].as_str().unwrap().contains("placeholder"));
+}
+
+#[test]
+fn missing_file_is_an_error_not_a_panic() {
+    let args = PlanArgs::from_flags(["-f", "/nonexistent/x.yaml", "--cluster-name", "c"]).unwrap();
+    let err = run(args, &mut Vec::new()).unwrap_err();
+    assert!(err.to_string().contains("no such file"));
+}
+
+const MODEL_FLAGS: &[&str] = &[
+    "--cluster-name=prod",
+    "--ingress-class=edge",
+    "--feature-gates=ListenerRulesTagging=false,WeightedTargetGroups=false",
+    "--enable-backend-security-group=false",
+    "--default-target-type=ip",
+    "--default-load-balancer-scheme=internet-facing",
+    "--default-ssl-policy=ELBSecurityPolicy-TLS13-1-2-2021-06",
+    "--default-tags=team=edge",
+    "--external-managed-tags=Owner",
+    "--disable-restricted-sg-rules",
+    "--tolerate-non-existent-backend-service=false",
+    "--enable-wafv2=false",
+];
+
+#[test]
+fn plan_takes_the_controllers_model_flags_and_builds_its_model_config() {
+    let mut plan = PlanArgs::from_flags(MODEL_FLAGS).unwrap();
+    let argv = std::iter::once("controller").chain(MODEL_FLAGS.iter().copied());
+    let cli = <crate::args::Cli as clap::Parser>::try_parse_from(argv).unwrap();
+    let controller = crate::controller::ingress::IngressConfig::from_config(
+        &Config::from_args(&cli.controller).unwrap(),
+    )
+    .model;
+    assert_eq!(plan.model_config().unwrap(), controller);
+    assert!(!controller.gate("ListenerRulesTagging") && !controller.enable_backend_sg);
+
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("app.yaml");
+    std::fs::write(
+        &f,
+        r#"
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: shop
+  annotations: {kubernetes.io/ingress.class: edge}
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"#,
+    )
+    .unwrap();
+    let mut flags = vec!["-o=json".to_string(), format!("-f={}", f.display())];
+    flags.extend(MODEL_FLAGS.iter().map(|s| s.to_string()));
+    let mut out = Vec::new();
+    run(PlanArgs::from_flags(flags).unwrap(), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let stack = &v["groups"][0]["stack"];
+    assert_eq!(v["groups"][0]["group"], "shop/web", "{v}");
+    assert_eq!(stack["loadBalancer"]["scheme"], "internet-facing");
+    assert_eq!(stack["loadBalancer"]["tags"]["team"], "edge");
+    assert_eq!(stack["targetGroups"][0]["targetType"], "ip");
+    assert!(stack.get("backendSecurityGroup").is_none(), "{stack}");
+    assert!(stack["loadBalancer"]["tags"]["elbv2.k8s.aws/cluster"] == "prod");
+}
+
+#[test]
+fn plan_refuses_flags_the_controller_refuses() {
+    for (flag, want) in [
+        ("--feature-gates=Bogus=true", "unknown feature: Bogus"),
+        (
+            "--default-target-type=lambda",
+            "invalid value lambda for default target type",
+        ),
+        (
+            "--default-tags=elbv2.k8s.aws/cluster=x",
+            "tag key elbv2.k8s.aws/cluster cannot be specified in default-tags flag",
+        ),
+    ] {
+        let err = run(PlanArgs::from_flags([flag]).unwrap(), &mut Vec::new()).unwrap_err();
+        assert_eq!(err.to_string(), want, "{flag}");
+    }
+}
+
+#[test]
+fn plan_without_flags_plans_the_embedded_samples() {
+    let mut out = Vec::new();
+    run(
+        PlanArgs::from_flags(Vec::<String>::new()).unwrap(),
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("group: shop"), "{text}");
+    assert!(text.contains("elbv2.k8s.aws/cluster: demo"), "{text}");
+}
+
+/// `plan -o=json` over `files` (the embedded samples when empty) with extra controller flags.
+fn args(files: Vec<PathBuf>, flags: &[&str]) -> PlanArgs {
+    let mut argv: Vec<std::ffi::OsString> = Vec::new();
+    for f in files {
+        argv.push("-f".into());
+        argv.push(f.into());
+    }
+    argv.push("-o=json".into());
+    argv.extend(flags.iter().map(std::ffi::OsString::from));
+    PlanArgs::from_flags(argv).unwrap()
+}
+
+#[test]
+fn plan_prints_nlb_stack_for_load_balancer_services_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("svc.yaml");
+    std::fs::write(
+        &f,
+        r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: dns
+  namespace: infra
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: external
+    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: instance
+    service.beta.kubernetes.io/aws-load-balancer-enable-tcp-udp-listener: "true"
+spec:
+  type: LoadBalancer
+  ports:
+  - {name: dns-tcp, port: 53, targetPort: 53, protocol: TCP}
+  - {name: dns-udp, port: 53, targetPort: 53, protocol: UDP}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: in-tree, namespace: infra, annotations: {service.beta.kubernetes.io/aws-load-balancer-type: nlb}}
+spec:
+  type: LoadBalancer
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: by-class, namespace: infra}
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  ports: [{port: 80}]
+"#,
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    run(args(vec![f], &[]), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let services = v["services"].as_array().unwrap();
+    let keys: Vec<&str> = services
+        .iter()
+        .map(|s| s["service"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        vec!["infra/by-class", "infra/dns"],
+        "the in-tree `nlb` Service is not ours"
+    );
+    // Instance targets (the default) on node ports `plan` fills with placeholders.
+    let dns = &services[1]["stack"];
+    assert_eq!(dns["loadBalancer"]["type"], "network");
+    assert_eq!(
+        dns["loadBalancer"]["tags"]["service.k8s.aws/stack"],
+        "infra/dns"
+    );
+    assert_eq!(dns["listeners"][0]["protocol"], "TCP_UDP");
+    assert_eq!(dns["targetGroups"][0]["protocol"], "TCP_UDP");
+    assert_eq!(dns["targetGroups"][0]["port"], PLACEHOLDER_NODE_PORT_BASE);
+    assert!(services[0].get("error").is_none(), "{}", services[0]);
+}
+
+#[test]
+fn local_traffic_policy_gets_a_placeholder_health_check_node_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("svc.yaml");
+    std::fs::write(
+        &f,
+        r#"
+apiVersion: v1
+kind: Service
+metadata: {name: local, namespace: web}
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  externalTrafficPolicy: Local
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: unallocated, namespace: web}
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  allocateLoadBalancerNodePorts: false
+  ports: [{port: 80, targetPort: 8080}]
+"#,
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    run(args(vec![f], &[]), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let hc = &v["services"][0]["stack"]["targetGroups"][0]["healthCheck"];
+    assert_eq!(hc["port"], PLACEHOLDER_NODE_PORT_BASE.to_string());
+    assert_eq!(hc["path"], "/healthz");
+    assert_eq!(
+        v["services"][1]["error"],
+        "unable to support instance target type with an unallocated NodePort"
+    );
+}
+
+#[test]
+fn subnets_and_vpc_files_complete_rules_of_nlbs_without_security_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("svc.yaml");
+    std::fs::write(
+        &f,
+        r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: syslog
+  namespace: infra
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: nlb-ip
+    service.beta.kubernetes.io/aws-load-balancer-disable-nlb-sg: "true"
+spec:
+  type: LoadBalancer
+  ports: [{port: 514, targetPort: 5514, protocol: UDP}]
+"#,
+    )
+    .unwrap();
+    let subnets = dir.path().join("subnets.json");
+    std::fs::write(&subnets, r#"[{"id": "subnet-a", "availabilityZone": "us-west-2a", "availableIps": 50, "cidrBlock": "10.0.1.0/24", "tags": {"kubernetes.io/role/internal-elb": "1"}}]"#).unwrap();
+    let vpc = dir.path().join("vpc.json");
+    std::fs::write(&vpc, r#"["10.0.0.0/16", "2600:1f13::/56"]"#).unwrap();
+    let mut out = Vec::new();
+    run(args(vec![f.clone()], &[]), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let stack = &v["services"][0]["stack"];
+    assert!(stack["warnings"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("CIDR blocks"));
+    let mut a = args(vec![f], &[]);
+    a.subnets_file = Some(subnets);
+    a.vpc_file = Some(vpc);
+    let mut out = Vec::new();
+    run(a, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let stack = &v["services"][0]["stack"];
+    assert_eq!(stack["loadBalancer"]["subnets"]["resolved"][0], "subnet-a");
+    let rules = &stack["targetGroupBindings"][0]["spec"]["networkingFromCidrs"];
+    // UDP on an internal NLB: traffic from the VPC (IPv4 only), health checks from the subnet.
+    assert_eq!(rules[0]["fromCidrs"], serde_json::json!(["10.0.0.0/16"]));
+    assert_eq!(
+        rules[0]["ports"][0],
+        serde_json::json!({"protocol": "UDP", "port": 5514})
+    );
+    assert_eq!(rules[1]["fromCidrs"], serde_json::json!(["10.0.1.0/24"]));
+    assert_eq!(
+        rules[1]["ports"][0],
+        serde_json::json!({"protocol": "TCP", "port": 5514})
+    );
+}
+
+#[test]
+fn controller_flags_shape_the_nlb_stack() {
+    let a = args(Vec::new(), &["--feature-gates=NLBSecurityGroup=false"]);
+    let mut out = Vec::new();
+    run(a, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let stack = &v["services"][0]["stack"];
+    assert!(stack.get("managedSecurityGroup").is_none(), "{stack}");
+    assert!(stack["loadBalancer"]
+        .get("securityGroups")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let a = args(Vec::new(), &["--backend-security-group=sg-0123"]);
+    let mut out = Vec::new();
+    run(a, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        v["services"][0]["stack"]["backendSecurityGroup"]["groupId"],
+        "sg-0123"
+    );
+    let a = args(Vec::new(), &["--feature-gates=NoSuchGate=true"]);
+    assert!(run(a, &mut Vec::new())
+        .unwrap_err()
+        .to_string()
+        .contains("unknown feature: NoSuchGate"));
+}
+
+#[test]
+fn embedded_samples_include_an_nlb_service() {
+    let mut out = Vec::new();
+    run(args(Vec::new(), &[]), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let svc = &v["services"][0];
+    assert_eq!(svc["service"], "default/echo-nlb");
+    let stack = &svc["stack"];
+    assert_eq!(stack["loadBalancer"]["scheme"], "internet-facing");
+    let protocols: Vec<&str> = stack["listeners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["protocol"].as_str().unwrap())
+        .collect();
+    assert_eq!(protocols, vec!["TCP", "TLS"]);
+    assert_eq!(stack["targetGroups"][0]["targetType"], "ip");
+}
