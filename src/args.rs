@@ -30,6 +30,8 @@ pub enum Command {
     Certs(CertsCommand),
     /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
     Plan(crate::plan::PlanArgs),
+    /// Print the AWS and Kubernetes writes a reconcile would make now, without making them.
+    Diff(crate::diff::DiffArgs),
 }
 
 #[derive(Debug, Subcommand)]

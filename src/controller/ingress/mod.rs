@@ -38,9 +38,9 @@ use crate::model::{GroupId, LoadBalancerScheme, ModelConfig, ModelError, TargetT
 use objects::{Fingerprints, Stores};
 use queue::Queue;
 
-pub use bindings::{stack_labels, BindingChanges};
+pub use bindings::{needs_update as binding_needs_update, stack_labels, BindingChanges};
 pub use reconcile::reason;
-pub use status::desired as desired_status;
+pub use status::{desired as desired_status, is_current as status_is_current};
 
 /// Settings of the Ingress controller.
 #[derive(Debug, Clone)]

@@ -6,6 +6,7 @@
 //! installs and exports the first two. A missing tool fails the test with a message saying so.
 
 mod iam;
+pub mod iam_readonly;
 mod image;
 mod kustomize;
 mod rbac;
