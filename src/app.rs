@@ -112,6 +112,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let mut registry = metrics::new_registry();
     let webhook_metrics = WebhookMetrics::register(&mut registry);
     let aws_metrics = crate::aws::AwsMetrics::register(&mut registry);
+    if cfg.dry_run {
+        crate::diff::shadow::register(&mut registry);
+    }
     let registry = Arc::new(registry);
     let readiness = Readiness::default();
     readiness.add(READY_WEBHOOK);
@@ -322,7 +325,13 @@ pub async fn connect_kube(cfg: &Config) -> kube::Client {
             }
             Ok(kc) => {
                 let url = kc.cluster_url.to_string();
-                match kube::Client::try_from(kc) {
+                // A --dry-run controller's writes never leave the process.
+                let client = if cfg.dry_run {
+                    crate::diff::shadow_kube::client(kc, cfg.dry_run_events)
+                } else {
+                    kube::Client::try_from(kc)
+                };
+                match client {
                     Err(error) => {
                         tracing::error!(%url, %error, retry_in = ?delay, "cannot build the Kubernetes API client")
                     }

@@ -140,6 +140,10 @@ pub struct Config {
     pub watch_namespace: Option<String>,
     pub sync_period: Duration,
     pub shutdown_grace_period: Duration,
+    /// `--dry-run`: shadow mode, every write intercepted (see `crate::diff::shadow`).
+    pub dry_run: bool,
+    /// `--dry-run-events`: Warning events still written in shadow mode.
+    pub dry_run_events: bool,
     pub webhook: WebhookConfig,
     pub ingress_max_concurrent_reconciles: u32,
     pub targetgroupbinding_max_concurrent_reconciles: u32,
@@ -443,6 +447,8 @@ impl Config {
             watch_namespace: non_empty(&r.watch_namespace),
             sync_period: duration("sync-period", &r.sync_period)?,
             shutdown_grace_period: duration("shutdown-grace-period", &r.shutdown_grace_period)?,
+            dry_run: r.dry_run,
+            dry_run_events: r.dry_run_events,
             webhook: WebhookConfig {
                 bind: SocketAddr::new(host, w.webhook_bind_port),
                 cert_file: cert_dir.join(&w.webhook_cert_file),

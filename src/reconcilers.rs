@@ -161,6 +161,14 @@ async fn run_leading(
 /// `--enable-leader-election` is set.
 pub async fn run(client: kube::Client, cloud: Cloud, cfg: Config, shutdown: CancellationToken) {
     let cfg = Arc::new(cfg);
+    let mut cloud = cloud;
+    if cfg.dry_run {
+        // Shadow mode: real reads, every write noted (log + gauge) and never sent.
+        let recorder = Arc::new(crate::diff::Recorder::shadow(cloud.elbv2, cloud.ec2));
+        cloud.elbv2 = recorder.clone();
+        cloud.ec2 = recorder;
+        tracing::info!("dry run: no AWS or Kubernetes write will be sent");
+    }
     if !cfg.enable_endpoint_slices {
         // discovery.k8s.io/v1 has been GA since Kubernetes 1.21 and core/v1 Endpoints is
         // deprecated; one code path keeps the reconciler small. Said loudly, not silently.

@@ -10,6 +10,8 @@
 
 pub mod groups;
 pub mod record;
+pub mod shadow;
+pub mod shadow_kube;
 
 use std::path::PathBuf;
 use std::sync::Arc;

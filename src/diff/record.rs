@@ -53,6 +53,8 @@ struct Seen {
 pub struct Recorder {
     elbv2: Arc<dyn ElbV2>,
     ec2: Arc<dyn Ec2>,
+    /// Shadow mode: writes go to [`super::shadow::note`] (log + gauge) instead of the list.
+    shadow: bool,
     seen: Mutex<Seen>,
     writes: Mutex<Vec<Write>>,
 }
@@ -104,8 +106,17 @@ impl Recorder {
         Self {
             elbv2,
             ec2,
+            shadow: false,
             seen: Mutex::new(Seen::default()),
             writes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// For a long-running `--dry-run` controller: writes are noted, not kept.
+    pub fn shadow(elbv2: Arc<dyn ElbV2>, ec2: Arc<dyn Ec2>) -> Self {
+        Self {
+            shadow: true,
+            ..Self::new(elbv2, ec2)
         }
     }
 
@@ -115,6 +126,10 @@ impl Recorder {
     }
 
     fn record(&self, service: &str, call: &str, resource: &str, changes: Vec<Change>) {
+        if self.shadow {
+            super::shadow::note(super::shadow::aws_kind(resource), call, resource);
+            return;
+        }
         self.writes.lock().unwrap().push(Write {
             call: format!("{service}:{call}"),
             resource: resource.to_string(),

@@ -3,6 +3,7 @@
 mod aws;
 mod chart;
 mod deploy;
+mod e2e_dry_run;
 mod e2e_ingress;
 mod e2e_managed_cert;
 mod e2e_pod_gates;

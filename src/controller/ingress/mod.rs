@@ -359,7 +359,8 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
     loop {
         let id = queue.next().await;
         let key = id.as_string();
-        match reconcile::reconcile(&ctx, &id).await {
+        let pass = reconcile::reconcile(&ctx, &id);
+        match crate::diff::shadow::scope(format!("ingress {key}"), pass).await {
             Ok(next) => {
                 ctx.backoff.succeeded(&key);
                 if let Some(after) = next {

@@ -92,6 +92,15 @@ impl Moto {
     /// the service is read from the request's SigV4 credential scope.
     #[allow(dead_code)]
     pub fn recorded_actions(&self) -> Vec<String> {
+        self.recorded_requests()
+            .into_iter()
+            .map(|(_, a)| a)
+            .collect()
+    }
+
+    /// `(access key id, service:Action)` of every recorded request, in order.
+    #[allow(dead_code)]
+    pub fn recorded_requests(&self) -> Vec<(String, String)> {
         use base64::Engine;
         let text = std::fs::read_to_string(&self.recording).unwrap_or_default();
         let mut out = Vec::new();
@@ -123,12 +132,14 @@ impl Moto {
                 .or_else(|| v["headers"]["authorization"].as_str())
                 .unwrap_or("");
             // Credential=KEY/DATE/REGION/SERVICE/aws4_request
-            let service = auth
+            let scope: Vec<&str> = auth
                 .split("Credential=")
                 .nth(1)
-                .and_then(|c| c.split('/').nth(3))
-                .unwrap_or("?");
-            out.push(format!("{service}:{action}"));
+                .map(|c| c.split('/').collect())
+                .unwrap_or_default();
+            let service = scope.get(3).copied().unwrap_or("?");
+            let key = scope.first().copied().unwrap_or("?").to_string();
+            out.push((key, format!("{service}:{action}")));
         }
         out
     }

@@ -18,6 +18,11 @@ pub struct Controller {
 impl Controller {
     /// Starts the binary with loopback ports chosen by the OS and the given extra flags.
     pub fn start(extra: &[String]) -> Controller {
+        Self::start_with_env(extra, &[])
+    }
+
+    /// As [`Controller::start`], with environment variables set last (they win).
+    pub fn start_with_env(extra: &[String], env: &[(&str, &str)]) -> Controller {
         let mut cmd = Command::new(BIN);
         cmd.args([
             "--log-format=json",
@@ -38,6 +43,7 @@ impl Controller {
         .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
+        cmd.envs(env.iter().copied());
         let mut child = cmd.spawn().expect("spawn controller");
         let stderr = child.stderr.take().unwrap();
         let logs = Arc::new(Mutex::new(Vec::new()));
