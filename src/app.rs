@@ -128,7 +128,14 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let managed_resolver = Arc::new(webhook::tls::ReloadingCert::in_memory(
         webhook::tls::provider(),
     ));
-    let early_client = match &cfg.webhook.managed_cert {
+    // A --dry-run shadow has no webhook configuration pointing at it: it serves a throwaway
+    // certificate and never creates or rotates the Secret the owning controller uses.
+    let throwaway_cert = cfg.dry_run && cfg.webhook.managed_cert.is_some();
+    if throwaway_cert {
+        crate::diff::shadow::throwaway_cert(&managed_resolver, &cfg)?;
+    }
+    let managed_cert = cfg.webhook.managed_cert.as_ref().filter(|_| !cfg.dry_run);
+    let early_client = match managed_cert {
         None => None,
         Some(m) => {
             let client = tokio::select! {
@@ -161,6 +168,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     // Fail fast on an unreadable certificate: a pod that cannot serve TLS must not look healthy.
     let tls = match early_client {
         Some(_) => webhook::tls::server_config_with(managed_resolver, cfg.webhook.tls_min_version)?,
+        None if throwaway_cert => {
+            webhook::tls::server_config_with(managed_resolver, cfg.webhook.tls_min_version)?
+        }
         None => {
             webhook::tls::server_config(
                 cfg.webhook.cert_file.clone(),

@@ -139,3 +139,17 @@ pub fn aws_kind(resource: &str) -> &'static str {
         "Other"
     }
 }
+
+/// Loads a self-signed serving certificate for the webhook server of a shadow (kept in memory).
+pub fn throwaway_cert(
+    resolver: &crate::webhook::tls::ReloadingCert,
+    cfg: &crate::config::Config,
+) -> anyhow::Result<()> {
+    let Some(m) = &cfg.webhook.managed_cert else {
+        return Ok(());
+    };
+    let spec = webhook_certs::ServingSpec::new(&m.service_name, &m.namespace);
+    let bundle = webhook_certs::generate(&spec, 1)?;
+    resolver.set_pem(&bundle.cert_pem, &bundle.key_pem)?;
+    Ok(())
+}

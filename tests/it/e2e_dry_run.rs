@@ -16,6 +16,7 @@ use crate::support::client::get_plain;
 use crate::support::e2e::Cluster;
 use crate::support::moto_cloud::{cloud, endpoints_flag};
 use crate::support::process::Controller;
+use crate::support::rbac::grants_for;
 use crate::tgb::eventually;
 
 const STACK: &str = "demo/app";
@@ -164,6 +165,25 @@ async fn shadow_gauge_follows_drift_and_the_shadow_writes_nothing() {
         kube_writes.is_empty(),
         "the shadow wrote to the API server: {kube_writes:?}"
     );
+    // And everything it did ask is allowed by the chart's read-only RBAC for dryRun.
+    let grants = grants_for(
+        &crate::chart::docs(&crate::chart::render(&[
+            "--set",
+            "clusterName=e2e",
+            "--set",
+            "dryRun=true",
+        ])),
+        "kube-system",
+        "aws-load-balancer-controller",
+    );
+    let denied: Vec<String> = k8s
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user.as_deref() == Some("shadow") && !grants.allows(r))
+        .map(|r| r.describe())
+        .collect();
+    assert!(denied.is_empty(), "not allowed by dryRun RBAC: {denied:?}");
     drop(owner);
     drop(shadow);
 }

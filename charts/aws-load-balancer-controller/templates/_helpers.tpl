@@ -133,3 +133,11 @@ annotations:
   cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "albc.namePrefix" . }}-serving-cert
 {{- end -}}
 {{- end -}}
+
+{{/*
+Name of the leader-election Lease: upstream's, or a separate one for a dryRun shadow so it never
+competes with the controller that owns the cluster.
+*/}}
+{{- define "albc.leaderElectionId" -}}
+{{- if .Values.dryRun -}}aws-load-balancer-controller-dry-run{{- else -}}aws-load-balancer-controller-leader{{- end -}}
+{{- end -}}
