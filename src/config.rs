@@ -302,6 +302,13 @@ impl Config {
         }
 
         let r = &a.runtime;
+        if r.dry_run_events && !r.dry_run {
+            return Err(invalid(
+                "dry-run-events",
+                "true",
+                "only means something with --dry-run",
+            ));
+        }
         let w = &a.webhook;
         let cert_dir = PathBuf::from(&w.webhook_cert_dir);
         let tls_min_version = match w.webhook_tls_min_version.as_str() {

@@ -4,6 +4,7 @@
 mod fake;
 mod faults;
 mod moto;
+mod recorder;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -16,6 +16,7 @@ use crate::chart::iam_readonly::readonly_actions;
 use crate::ingress::inventory;
 use crate::support::moto_cloud::{endpoints_flag, Cloud};
 use crate::support::process::BIN;
+use crate::support::rbac::{allowed, rules_of};
 
 /// Runs `diff --exit-code -o json`; returns (exit code, report, stderr).
 async fn run_diff(c: &Cloud, kubeconfig: &std::path::Path) -> (i32, Value, String) {
@@ -62,14 +63,23 @@ fn assert_read_only_aws(c: &Cloud) -> Vec<String> {
     actions
 }
 
-/// The binary's requests to the API server (it authenticates; test clients do not): reads only.
+/// The binary's requests to the API server (it authenticates; test clients do not): reads
+/// only, each allowed by the shipped config/diff/role.yaml.
 fn assert_read_only_kube(records: &[RequestRecord]) {
+    let text = std::fs::read_to_string(crate::chart::repo().join("config/diff/role.yaml")).unwrap();
+    let role: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let rules = rules_of(&role);
     let by_binary: Vec<&RequestRecord> = records.iter().filter(|r| r.user.is_some()).collect();
     assert!(!by_binary.is_empty(), "diff read nothing from the cluster");
     for r in by_binary {
         assert!(
             matches!(r.verb.as_str(), "get" | "list" | "watch"),
             "diff made `{}`",
+            r.describe()
+        );
+        assert!(
+            allowed(&rules, None, r),
+            "config/diff/role.yaml does not allow `{}`",
             r.describe()
         );
     }
