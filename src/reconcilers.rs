@@ -96,7 +96,8 @@ impl AwsWebhooks {
     }
 }
 
-fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
+/// The TargetGroupBinding reconciler's settings from the flags (also used by `diff`).
+pub fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
     TgbConfig {
         concurrency: cfg
             .targetgroupbinding_max_concurrent_reconciles

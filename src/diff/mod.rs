@@ -5,9 +5,13 @@
 //! The Kubernetes writes (finalizers, TargetGroupBinding objects, status) are computed from the
 //! same comparisons the controller makes, with reads only.
 //!
+//! Every TargetGroupBinding then goes once through the real TargetGroupBinding reconciler with the
+//! same recording layers ([`bindings::diff_bindings`]).
+//!
 //! Stacks are a list of [`StackDiff`] so LoadBalancer Services (and later Gateways) add their own
 //! producer beside [`groups::diff_groups`] without changing the output.
 
+pub mod bindings;
 pub mod groups;
 pub mod record;
 pub mod shadow;
@@ -108,6 +112,9 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     let (elbv2, ec2, resolved) = crate::aws::build(&crate::reconcilers::aws_config(cfg), None)
         .await
         .context("setting up the AWS clients")?;
+    let vpc_cidrs = crate::controller::tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id)
+        .await
+        .context("reading the VPC")?;
     let recorder = Arc::new(Recorder::new(elbv2, ec2));
     let icfg = IngressConfig::from_config(cfg);
     let deployer = Deployer::new(
@@ -125,8 +132,12 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     );
     let mut notes = Vec::new();
     let (objs, client) = if files.is_empty() {
-        let client = connect(cfg).await?;
-        (groups::list_objects(&client, cfg).await?, Some(client))
+        let kc = kube_config(cfg).await?;
+        let client = kube::Client::try_from(kc.clone())?;
+        (
+            groups::list_objects(&client, cfg).await?,
+            Some((client, kc)),
+        )
     } else {
         notes.push(
             "objects read from manifests: Kubernetes writes (finalizers, TargetGroupBindings, status) are not shown".into(),
@@ -137,9 +148,18 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         recorder: &recorder,
         deployer: &deployer,
         cfg: &icfg,
-        client: client.as_ref(),
+        client: client.as_ref().map(|(c, _)| c),
     };
-    let stacks = groups::diff_groups(&env, &objs).await;
+    let mut stacks = groups::diff_groups(&env, &objs).await;
+    if let Some((client, kc)) = client {
+        let cloud = crate::reconcilers::Cloud {
+            elbv2: recorder.clone(),
+            ec2: recorder.clone(),
+            resolved,
+            vpc_cidrs,
+        };
+        stacks.extend(bindings::diff_bindings(cfg, kc, &client, recorder.clone(), &cloud).await?);
+    }
     let pending_writes = stacks.iter().map(|s| s.writes.len()).sum();
     let errors = stacks.iter().filter(|s| s.error.is_some()).count();
     Ok(Report {
@@ -171,9 +191,9 @@ fn read_manifests(files: &[PathBuf]) -> anyhow::Result<ClusterObjects> {
     Ok(objs)
 }
 
-/// A Kubernetes client from `--kubeconfig`, else in-cluster / the default kubeconfig. One
-/// attempt: a one-shot command reports an unreachable API server instead of retrying.
-async fn connect(cfg: &Config) -> anyhow::Result<kube::Client> {
+/// The Kubernetes client settings from `--kubeconfig`, else in-cluster / the default
+/// kubeconfig. One attempt: a one-shot command reports an unreachable API server, no retries.
+async fn kube_config(cfg: &Config) -> anyhow::Result<kube::Config> {
     let kc = match &cfg.kubeconfig {
         Some(path) => {
             let kc = kube::config::Kubeconfig::read_from(path)
@@ -184,7 +204,7 @@ async fn connect(cfg: &Config) -> anyhow::Result<kube::Client> {
             .await
             .context("no in-cluster service account and no usable kubeconfig (set --kubeconfig)")?,
     };
-    Ok(kube::Client::try_from(kc)?)
+    Ok(kc)
 }
 
 fn print_text(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {

@@ -126,15 +126,17 @@ impl Recorder {
     }
 
     fn record(&self, service: &str, call: &str, resource: &str, changes: Vec<Change>) {
-        if self.shadow {
-            super::shadow::note(super::shadow::aws_kind(resource), call, resource);
-            return;
-        }
-        self.writes.lock().unwrap().push(Write {
+        let write = Write {
             call: format!("{service}:{call}"),
             resource: resource.to_string(),
             changes,
-        });
+        };
+        let kind = super::shadow::aws_kind(resource);
+        if self.shadow {
+            super::shadow::note(kind, &write);
+        } else if !super::shadow::capture(kind, &write) {
+            self.writes.lock().unwrap().push(write);
+        }
     }
 
     fn elb(&self, call: &str, resource: &str, changes: Vec<Change>) {

@@ -27,6 +27,27 @@ struct Labels {
 struct Scope {
     key: String,
     planned: RefCell<Vec<Labels>>,
+    /// The writes themselves, for `diff` (see [`collect`]).
+    writes: RefCell<Vec<super::Write>>,
+    error: RefCell<Option<String>>,
+}
+
+/// One finished reconcile scope: its key, the writes it planned, and its error if it failed.
+pub type Collected = (String, Vec<super::Write>, Option<String>);
+
+/// Where finished scopes go while `diff` runs a reconciler (see [`collect`]).
+static SINK: OnceLock<Mutex<Vec<Collected>>> = OnceLock::new();
+
+/// From now on every finished scope is kept for [`collected`] (used by `diff`).
+pub fn collect() {
+    SINK.get_or_init(|| Mutex::new(Vec::new()));
+}
+
+/// The scopes finished since [`collect`].
+pub fn collected() -> Vec<Collected> {
+    SINK.get()
+        .map(|s| s.lock().unwrap().clone())
+        .unwrap_or_default()
 }
 
 tokio::task_local! {
@@ -63,22 +84,40 @@ pub fn enabled() -> bool {
 }
 
 /// Runs one reconcile of `key` (an Ingress group, a TargetGroupBinding); the writes it plans
-/// replace what `key` had pending. Outside shadow mode this is just `fut`.
-pub async fn scope<F: Future>(key: String, fut: F) -> F::Output {
-    let Some(shadow) = SHADOW.get() else {
+/// replace what `key` had pending. Outside shadow mode and `diff` this is just `fut`.
+pub async fn scope<T, E: std::fmt::Display>(
+    key: String,
+    fut: impl Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    if SHADOW.get().is_none() && SINK.get().is_none() {
         return fut.await;
-    };
+    }
     let state = Scope {
         key: key.clone(),
         planned: RefCell::new(Vec::new()),
+        writes: RefCell::new(Vec::new()),
+        error: RefCell::new(None),
     };
-    let (out, planned) = SCOPE
+    let (out, planned, writes, error) = SCOPE
         .scope(state, async {
             let out = fut.await;
-            (out, SCOPE.with(|s| s.planned.take()))
+            SCOPE.with(|s| {
+                let error = out.as_ref().err().map(|e| e.to_string());
+                (
+                    out,
+                    s.planned.take(),
+                    s.writes.take(),
+                    error.or(s.error.take()),
+                )
+            })
         })
         .await;
-    shadow.settle(key, planned);
+    if let Some(shadow) = SHADOW.get() {
+        shadow.settle(key.clone(), planned);
+    }
+    if let Some(sink) = SINK.get() {
+        sink.lock().unwrap().push((key, writes, error));
+    }
     out
 }
 
@@ -104,22 +143,40 @@ impl Shadow {
     }
 }
 
-/// Notes one intercepted write: a log line naming the stack, and a count in the current scope
-/// (a write outside any reconcile scope is pending under its own resource until replaced).
-pub fn note(resource_kind: &str, operation: &str, resource: &str) {
+/// Notes one intercepted write: inside a reconcile scope it is kept for that scope (and, in
+/// shadow mode, logged with the stack and counted); returns false outside any scope.
+pub fn capture(resource_kind: &str, write: &super::Write) -> bool {
+    let operation = write.call.rsplit(':').next().unwrap_or(&write.call);
     let labels = Labels {
         resource_kind: resource_kind.to_string(),
         operation: operation.to_string(),
     };
-    let in_scope = SCOPE.try_with(|s| {
-        tracing::info!(stack = %s.key, resource_kind, operation, resource, "dry-run: planned write");
-        s.planned.borrow_mut().push(labels.clone());
-    });
-    if in_scope.is_err() {
-        tracing::info!(resource_kind, operation, resource, "dry-run: planned write");
-        if let Some(shadow) = SHADOW.get() {
-            shadow.settle(format!("{operation} {resource}"), vec![labels]);
-        }
+    SCOPE
+        .try_with(|s| {
+            if SHADOW.get().is_some() {
+                tracing::info!(stack = %s.key, resource_kind, operation, resource = %write.resource, "dry-run: planned write");
+            }
+            s.planned.borrow_mut().push(labels.clone());
+            s.writes.borrow_mut().push(write.clone());
+        })
+        .is_ok()
+}
+
+/// Notes one intercepted write of the shadow: captured in its scope, else logged and pending
+/// under its own resource until replaced.
+pub fn note(resource_kind: &str, write: &super::Write) {
+    if capture(resource_kind, write) {
+        return;
+    }
+    let operation = write.call.rsplit(':').next().unwrap_or(&write.call);
+    let resource = write.resource.as_str();
+    tracing::info!(resource_kind, operation, resource, "dry-run: planned write");
+    if let Some(shadow) = SHADOW.get() {
+        let labels = Labels {
+            resource_kind: resource_kind.to_string(),
+            operation: operation.to_string(),
+        };
+        shadow.settle(format!("{operation} {resource}"), vec![labels]);
     }
 }
 

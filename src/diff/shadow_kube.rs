@@ -125,9 +125,21 @@ where
         let real = self.layer.real.clone();
         let op = operation(&m);
         Box::pin(async move {
-            super::shadow::note(&resource, op, &path);
+            let bytes = req.into_body().collect().await?.to_bytes();
+            let write = super::Write {
+                call: format!("kubernetes:{op} {resource}"),
+                resource: path.clone(),
+                changes: (!bytes.is_empty())
+                    .then(|| super::Change {
+                        field: "body".into(),
+                        before: None,
+                        after: Some(String::from_utf8_lossy(&bytes).into_owned()),
+                    })
+                    .into_iter()
+                    .collect(),
+            };
+            super::shadow::note(&resource, &write);
             if m == Method::POST {
-                let bytes = req.into_body().collect().await?.to_bytes();
                 return Ok(respond(StatusCode::CREATED, bytes));
             }
             // The object as it is: the write "happened", and someone else's write came after.

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use aws_load_balancer_controller::aws::HealthCheck;
+use aws_load_balancer_controller::crd::TargetGroupBinding;
 use kube_test_apiserver::RequestRecord;
 use serde_json::Value;
 
@@ -119,7 +120,11 @@ async fn diff_shows_nothing_for_upstreams_state_then_exactly_the_drift() {
     assert_eq!(code, 0, "report: {report:#}\nstderr:\n{stderr}");
     assert_eq!(report["pendingWrites"], 0);
     let stacks = report["stacks"].as_array().unwrap();
-    assert_eq!(stacks.len(), shapes.len(), "{report:#}");
+    let of_kind = |k: &str| stacks.iter().filter(|s| s["kind"] == k).count();
+    assert_eq!(of_kind("ingress"), shapes.len(), "{report:#}");
+    // Every binding upstream left went through the TargetGroupBinding reconciler too.
+    let bindings: usize = shapes.iter().map(|s| s.tgs.len()).sum();
+    assert_eq!(of_kind("targetgroupbinding"), bindings, "{report:#}");
     for s in &shapes {
         let id = s.group().id();
         let st = stacks
@@ -129,9 +134,14 @@ async fn diff_shows_nothing_for_upstreams_state_then_exactly_the_drift() {
         assert_eq!(st["writes"], serde_json::json!([]), "{}: {st:#}", s.title);
         assert!(st.get("error").is_none(), "{}: {st:#}", s.title);
     }
+    for st in stacks {
+        assert_eq!(st["writes"], serde_json::json!([]), "{st:#}");
+        assert!(st.get("error").is_none(), "{st:#}");
+    }
     let actions = assert_read_only_aws(&c);
     assert!(actions.contains(&"elasticloadbalancing:DescribeRules".to_string()));
     assert_read_only_kube(&h.server.requests());
+    assert_eq!(versions(&h.client).await, k8s_before, "objects written");
 
     // 2. Out of band: one target group's health-check interval, one deleted listener rule.
     let first = &shapes[0];
@@ -151,10 +161,48 @@ async fn diff_shows_nothing_for_upstreams_state_then_exactly_the_drift() {
         .find(|l| l.port == first.rules[0].listener)
         .unwrap();
 
+    // And a binding that lost its finalizer out of band.
+    let tgbs: kube::Api<TargetGroupBinding> =
+        kube::Api::namespaced(h.client.clone(), first.namespace);
+    let binding = tgbs
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .remove(0);
+    let bname = binding.metadata.name.clone().unwrap();
+    let patch = serde_json::json!({"metadata": {"finalizers": null}});
+    tgbs.patch(
+        &bname,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&patch),
+    )
+    .await
+    .unwrap();
+    let k8s_before = versions(&h.client).await;
+
     c.moto.start_recording().await;
     let (code, report, stderr) = run_diff(&c, kubeconfig.path()).await;
     assert_eq!(code, 2, "report: {report:#}\nstderr:\n{stderr}");
-    let w = writes(&report);
+    let mut w = writes(&report);
+    let binding_writes: Vec<_> = w
+        .iter()
+        .filter(|(call, _, _)| call.starts_with("kubernetes:"))
+        .cloned()
+        .collect();
+    w.retain(|(call, _, _)| !call.starts_with("kubernetes:"));
+    assert_eq!(binding_writes.len(), 1, "{report:#}");
+    assert_eq!(binding_writes[0].0, "kubernetes:patch targetgroupbindings");
+    assert!(binding_writes[0]
+        .1
+        .ends_with(&format!("/{}/targetgroupbindings/{bname}", first.namespace)));
+    assert!(
+        binding_writes[0].2[0]["after"]
+            .as_str()
+            .unwrap()
+            .contains("elbv2.k8s.aws/resources"),
+        "{report:#}"
+    );
     assert_eq!(w.len(), 2, "exactly the two repairs: {report:#}");
     assert_eq!(w[0].0, "elasticloadbalancing:ModifyTargetGroup");
     assert_eq!(w[0].1, tg.arn);
