@@ -449,7 +449,7 @@ impl Config {
             health_probe_bind: parse_bind_addr(&r.health_probe_bind_addr)
                 .map_err(|e| invalid("health-probe-bind-addr", &r.health_probe_bind_addr, e))?,
             enable_leader_election: r.enable_leader_election,
-            leader_election_id: r.leader_election_id.clone(),
+            leader_election_id: leader_election_id(r),
             leader_election_namespace: non_empty(&r.leader_election_namespace),
             watch_namespace: non_empty(&r.watch_namespace),
             sync_period: duration("sync-period", &r.sync_period)?,
@@ -494,3 +494,16 @@ impl Config {
 #[cfg(test)]
 #[path = "config_tests.rs"]
 mod tests;
+
+/// Upstream's Lease name; a `--dry-run` shadow left on it moves to [`DRY_RUN_LEASE`] instead,
+/// so it can never take the lease of the controller that owns the cluster.
+pub const DEFAULT_LEASE: &str = "aws-load-balancer-controller-leader";
+pub const DRY_RUN_LEASE: &str = "aws-load-balancer-controller-dry-run";
+
+fn leader_election_id(r: &crate::args::RuntimeArgs) -> String {
+    if r.dry_run && r.leader_election_id == DEFAULT_LEASE {
+        DRY_RUN_LEASE.to_string()
+    } else {
+        r.leader_election_id.clone()
+    }
+}

@@ -208,3 +208,22 @@ fn unimplemented_gates_are_refused_and_quic_env_name_is_checked() {
     let err = parse(&["--cluster-name=a", "--quic-environment-variable-name="]).unwrap_err();
     assert!(err.contains("--quic-environment-variable-name"), "{err}");
 }
+
+#[test]
+fn dry_run_never_takes_the_owners_default_lease() {
+    let c = parse(&["--cluster-name=demo"]).unwrap();
+    assert_eq!(c.leader_election_id, "aws-load-balancer-controller-leader");
+    assert!(!c.dry_run);
+    let c = parse(&["--cluster-name=demo", "--dry-run"]).unwrap();
+    assert!(c.dry_run);
+    assert_eq!(c.leader_election_id, "aws-load-balancer-controller-dry-run");
+    let c = parse(&[
+        "--cluster-name=demo",
+        "--dry-run",
+        "--leader-election-id=mine",
+    ])
+    .unwrap();
+    assert_eq!(c.leader_election_id, "mine");
+    let err = parse(&["--cluster-name=demo", "--dry-run-events"]).unwrap_err();
+    assert!(err.contains("dry-run-events"), "{err}");
+}
