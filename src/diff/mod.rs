@@ -232,3 +232,58 @@ fn print_text(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(writes: Vec<Write>, error: Option<String>) -> Report {
+        let stacks = vec![
+            StackDiff {
+                kind: "ingress",
+                stack: "shop".into(),
+                writes: vec![],
+                error: None,
+            },
+            StackDiff {
+                kind: "ingress",
+                stack: "web/app".into(),
+                writes,
+                error,
+            },
+        ];
+        Report {
+            pending_writes: stacks.iter().map(|s| s.writes.len()).sum(),
+            errors: stacks.iter().filter(|s| s.error.is_some()).count(),
+            stacks,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn text_shows_each_change_before_and_after_and_exit_codes_follow_terraform() {
+        let w = Write {
+            call: "elasticloadbalancing:ModifyTargetGroup".into(),
+            resource: "arn:tg".into(),
+            changes: vec![Change {
+                field: "healthCheckIntervalSeconds".into(),
+                before: Some("42".into()),
+                after: Some("15".into()),
+            }],
+        };
+        let r = report(vec![w], None);
+        let mut out = Vec::new();
+        print_text(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "ingress shop: no changes\n\
+             ingress web/app: 1 write(s)\n\
+             \x20 elasticloadbalancing:ModifyTargetGroup arn:tg\n\
+             \x20     healthCheckIntervalSeconds: 42 → 15\n"
+        );
+        assert_eq!(exit_status(&r), 2);
+        assert_eq!(exit_status(&report(vec![], None)), 0);
+        assert_eq!(exit_status(&report(vec![], Some("boom".into()))), 1);
+    }
+}
