@@ -31,7 +31,7 @@ pub enum Command {
     /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
     Plan(crate::plan::PlanArgs),
     /// Print the AWS and Kubernetes writes a reconcile would make now, without making them.
-    Diff(crate::diff::DiffArgs),
+    Diff(Box<crate::diff::DiffArgs>),
 }
 
 #[derive(Debug, Subcommand)]

@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(Command::Diff(args)) = cli.command {
         // 0 no writes, 2 writes pending (with --exit-code), 1 error.
-        return match aws_load_balancer_controller::diff::run(args, &mut std::io::stdout().lock()) {
+        return match aws_load_balancer_controller::diff::run(*args, &mut std::io::stdout().lock()) {
             Ok(code) => ExitCode::from(code),
             Err(error) => {
                 eprintln!("error: {error:#}");
