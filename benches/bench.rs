@@ -5,6 +5,8 @@
 mod aws;
 #[path = "bench/deploy.rs"]
 mod deploy;
+#[path = "bench/diff.rs"]
+mod diff;
 #[path = "bench/ingress.rs"]
 mod ingress;
 #[path = "bench/model.rs"]
@@ -39,6 +41,9 @@ fn main() {
     }
     if wanted("deploy") {
         deploy::run();
+    }
+    if wanted("diff") {
+        diff::run();
     }
     if wanted("ingress") {
         ingress::run();

@@ -113,6 +113,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let mut registry = metrics::new_registry();
     let webhook_metrics = WebhookMetrics::register(&mut registry);
     let aws_metrics = crate::aws::AwsMetrics::register(&mut registry);
+    if cfg.dry_run {
+        crate::diff::shadow::register(&mut registry);
+    }
     let registry = Arc::new(registry);
     let readiness = Readiness::default();
     readiness.add(READY_WEBHOOK);
@@ -127,7 +130,14 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let managed_resolver = Arc::new(webhook::tls::ReloadingCert::in_memory(
         webhook::tls::provider(),
     ));
-    let early_client = match &cfg.webhook.managed_cert {
+    // A --dry-run shadow has no webhook configuration pointing at it: it serves a throwaway
+    // certificate and never creates or rotates the Secret the owning controller uses.
+    let throwaway_cert = cfg.dry_run && cfg.webhook.managed_cert.is_some();
+    if throwaway_cert {
+        crate::diff::shadow::throwaway_cert(&managed_resolver, &cfg)?;
+    }
+    let managed_cert = cfg.webhook.managed_cert.as_ref().filter(|_| !cfg.dry_run);
+    let early_client = match managed_cert {
         None => None,
         Some(m) => {
             let client = tokio::select! {
@@ -160,6 +170,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     // Fail fast on an unreadable certificate: a pod that cannot serve TLS must not look healthy.
     let tls = match early_client {
         Some(_) => webhook::tls::server_config_with(managed_resolver, cfg.webhook.tls_min_version)?,
+        None if throwaway_cert => {
+            webhook::tls::server_config_with(managed_resolver, cfg.webhook.tls_min_version)?
+        }
         None => {
             webhook::tls::server_config(
                 cfg.webhook.cert_file.clone(),
@@ -329,7 +342,13 @@ pub async fn connect_kube(cfg: &Config) -> kube::Client {
             }
             Ok(kc) => {
                 let url = kc.cluster_url.to_string();
-                match kube::Client::try_from(kc) {
+                // A --dry-run controller's writes never leave the process.
+                let client = if cfg.dry_run {
+                    crate::diff::shadow_kube::client(kc, cfg.dry_run_events)
+                } else {
+                    kube::Client::try_from(kc)
+                };
+                match client {
                     Err(error) => {
                         tracing::error!(%url, %error, retry_in = ?delay, "cannot build the Kubernetes API client")
                     }

@@ -31,6 +31,8 @@ pub enum Command {
     // Boxed: it carries the controller's whole flag set.
     /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
     Plan(Box<crate::plan::PlanArgs>),
+    /// Print the AWS and Kubernetes writes a reconcile would make now, without making them.
+    Diff(Box<crate::diff::DiffArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -226,6 +228,13 @@ pub struct RuntimeArgs {
     /// How long to wait for in-flight requests on SIGTERM.
     #[arg(long, default_value = "10s")]
     pub shutdown_grace_period: String,
+    /// Shadow mode: reconcile as usual but send no AWS or Kubernetes write; planned writes are
+    /// logged and counted in awslbc_dry_run_pending_writes. Use its own --leader-election-id.
+    #[arg(long, default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub dry_run: bool,
+    /// With --dry-run: still write Warning events (about the planned writes' failures).
+    #[arg(long, default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
+    pub dry_run_events: bool,
 }
 
 #[derive(Debug, Args)]

@@ -150,6 +150,10 @@ pub struct Config {
     pub watch_namespaces: Vec<String>,
     pub sync_period: Duration,
     pub shutdown_grace_period: Duration,
+    /// `--dry-run`: shadow mode, every write intercepted (see `crate::diff::shadow`).
+    pub dry_run: bool,
+    /// `--dry-run-events`: Warning events still written in shadow mode.
+    pub dry_run_events: bool,
     pub webhook: WebhookConfig,
     pub ingress_max_concurrent_reconciles: u32,
     pub targetgroupbinding_max_concurrent_reconciles: u32,
@@ -308,6 +312,13 @@ impl Config {
         }
 
         let r = &a.runtime;
+        if r.dry_run_events && !r.dry_run {
+            return Err(invalid(
+                "dry-run-events",
+                "true",
+                "only means something with --dry-run",
+            ));
+        }
         let w = &a.webhook;
         let cert_dir = PathBuf::from(&w.webhook_cert_dir);
         let tls_min_version = match w.webhook_tls_min_version.as_str() {
@@ -465,11 +476,13 @@ impl Config {
             health_probe_bind: parse_bind_addr(&r.health_probe_bind_addr)
                 .map_err(|e| invalid("health-probe-bind-addr", &r.health_probe_bind_addr, e))?,
             enable_leader_election: r.enable_leader_election,
-            leader_election_id: r.leader_election_id.clone(),
+            leader_election_id: leader_election_id(r),
             leader_election_namespace: non_empty(&r.leader_election_namespace),
             watch_namespaces: crate::controller::scope::parse_namespaces(&r.watch_namespace),
             sync_period: duration("sync-period", &r.sync_period)?,
             shutdown_grace_period: duration("shutdown-grace-period", &r.shutdown_grace_period)?,
+            dry_run: r.dry_run,
+            dry_run_events: r.dry_run_events,
             webhook: WebhookConfig {
                 bind: SocketAddr::new(host, w.webhook_bind_port),
                 cert_file: cert_dir.join(&w.webhook_cert_file),
@@ -544,3 +557,16 @@ impl Config {
 #[cfg(test)]
 #[path = "config_tests.rs"]
 mod tests;
+
+/// Upstream's Lease name; a `--dry-run` shadow left on it moves to [`DRY_RUN_LEASE`] instead,
+/// so it can never take the lease of the controller that owns the cluster.
+pub const DEFAULT_LEASE: &str = "aws-load-balancer-controller-leader";
+pub const DRY_RUN_LEASE: &str = "aws-load-balancer-controller-dry-run";
+
+fn leader_election_id(r: &crate::args::RuntimeArgs) -> String {
+    if r.dry_run && r.leader_election_id == DEFAULT_LEASE {
+        DRY_RUN_LEASE.to_string()
+    } else {
+        r.leader_election_id.clone()
+    }
+}

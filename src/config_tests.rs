@@ -224,3 +224,22 @@ fn watch_namespace_takes_one_namespace_or_a_comma_list() {
     assert_eq!(ns("--watch-namespace=team-a"), ["team-a"]);
     assert_eq!(ns("--watch-namespace=team-a, team-b"), ["team-a", "team-b"]);
 }
+
+#[test]
+fn dry_run_never_takes_the_owners_default_lease() {
+    let c = parse(&["--cluster-name=demo"]).unwrap();
+    assert_eq!(c.leader_election_id, "aws-load-balancer-controller-leader");
+    assert!(!c.dry_run);
+    let c = parse(&["--cluster-name=demo", "--dry-run"]).unwrap();
+    assert!(c.dry_run);
+    assert_eq!(c.leader_election_id, "aws-load-balancer-controller-dry-run");
+    let c = parse(&[
+        "--cluster-name=demo",
+        "--dry-run",
+        "--leader-election-id=mine",
+    ])
+    .unwrap();
+    assert_eq!(c.leader_election_id, "mine");
+    let err = parse(&["--cluster-name=demo", "--dry-run-events"]).unwrap_err();
+    assert!(err.contains("dry-run-events"), "{err}");
+}

@@ -12,6 +12,7 @@ pub mod config;
 pub mod controller;
 pub mod crd;
 pub mod deploy;
+pub mod diff;
 pub mod goflags;
 pub mod metrics;
 pub mod model;

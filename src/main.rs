@@ -10,11 +10,22 @@ mod nofile;
 fn main() -> ExitCode {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let cli = Cli::parse();
+    if let Some(Command::Diff(args)) = cli.command {
+        // 0 no writes, 2 writes pending (with --exit-code), 1 error.
+        return match aws_load_balancer_controller::diff::run(*args, &mut std::io::stdout().lock()) {
+            Ok(code) => ExitCode::from(code),
+            Err(error) => {
+                eprintln!("error: {error:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let result = match cli.command {
         Some(Command::Certs(CertsCommand::Generate(args))) => certs_cmd::run(&args),
         Some(Command::Plan(args)) => {
             aws_load_balancer_controller::plan::run(*args, &mut std::io::stdout().lock())
         }
+        Some(Command::Diff(_)) => unreachable!("handled above"),
         None => run_controller(&cli.controller),
     };
     match result {

@@ -113,7 +113,8 @@ impl AwsWebhooks {
     }
 }
 
-fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
+/// The TargetGroupBinding reconciler's settings from the flags (also used by `diff`).
+pub fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
     TgbConfig {
         concurrency: cfg
             .targetgroupbinding_max_concurrent_reconciles
@@ -189,6 +190,19 @@ pub async fn run(
     shutdown: CancellationToken,
 ) {
     let cfg = Arc::new(cfg);
+    let mut cloud = cloud;
+    if cfg.dry_run {
+        // Shadow mode: real reads, every write noted (log + gauge) and never sent.
+        let recorder = Arc::new(crate::diff::Recorder::shadow(cloud.elbv2, cloud.ec2));
+        cloud.elbv2 = recorder.clone();
+        cloud.ec2 = recorder;
+        // Cross-account bindings' clients too: their writes are noted, never sent.
+        cloud.roles = Arc::new(crate::diff::roles::RecordedRoles::shadow(
+            cloud.roles,
+            cloud.ec2.clone(),
+        ));
+        tracing::info!("dry run: no AWS or Kubernetes write will be sent");
+    }
     if !cfg.enable_endpoint_slices {
         // discovery.k8s.io/v1 has been GA since Kubernetes 1.21 and core/v1 Endpoints is
         // deprecated; one code path keeps the reconciler small. Said loudly, not silently.

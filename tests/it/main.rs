@@ -5,6 +5,7 @@ mod chaos;
 mod chart;
 mod deploy;
 mod e2e_ca_bundle;
+mod e2e_dry_run;
 mod e2e_ingress;
 mod e2e_managed_cert;
 mod e2e_pod_gates;

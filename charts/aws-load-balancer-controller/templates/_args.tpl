@@ -59,17 +59,14 @@ needs it (values such as awsApiThrottle carry ':' and '=').
 {{- if and $v.defaultTargetType (ne (toString $v.defaultTargetType) "instance") }}{{ $args = append $args (printf "--default-target-type=%s" $v.defaultTargetType) }}{{ end -}}
 {{- with $v.defaultLoadBalancerScheme }}{{ $args = append $args (printf "--default-load-balancer-scheme=%s" .) }}{{ end -}}
 {{- with $v.serviceTargetENISGTags }}{{ $args = append $args (printf "--service-target-eni-security-group-tags=%s" .) }}{{ end -}}
+{{- if $v.dryRun }}
+{{- $args = append $args "--dry-run=true" -}}
+{{- if $v.dryRunEvents }}{{ $args = append $args "--dry-run-events=true" }}{{ end -}}
+{{- end -}}
 {{- with ($v.certDiscovery | default dict).allowedCertificateAuthorityARNs }}{{ $args = append $args (printf "--allowed-certificate-authority-arns=%s" .) }}{{ end -}}
 {{- with $v.loadBalancerClass }}{{ $args = append $args (printf "--load-balancer-class=%s" .) }}{{ end -}}
 {{- with $v.vpcTags }}{{ $args = append $args (printf "--aws-vpc-tags=%s" (include "albc.mapToCsv" .)) }}{{ end -}}
 {{- with $v.maxTargetsPerTargetGroup }}{{ $args = append $args (printf "--max-targets-per-target-group=%v" .) }}{{ end -}}
 {{- with ($v.certManagement | default dict).defaultPCAARN }}{{ $args = append $args (printf "--default-pca-arn=%s" .) }}{{ end -}}
 {{- toYaml $args -}}
-{{- end -}}
-
-{{/*
-The leader-election Lease name: the value, else the controller's default.
-*/}}
-{{- define "albc.leaderElectionId" -}}
-{{- .Values.leaderElectionId | default "aws-load-balancer-controller-leader" -}}
 {{- end -}}

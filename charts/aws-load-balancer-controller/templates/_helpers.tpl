@@ -133,3 +133,17 @@ annotations:
   cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "albc.namePrefix" . }}-serving-cert
 {{- end -}}
 {{- end -}}
+
+{{/*
+Name of the leader-election Lease: the leaderElectionId value (upstream's default); a dryRun
+shadow left on that default takes a separate one, so it never competes with the controller that
+owns the cluster (as the binary does with --dry-run).
+*/}}
+{{- define "albc.leaderElectionId" -}}
+{{- $id := .Values.leaderElectionId | default "aws-load-balancer-controller-leader" -}}
+{{- if and .Values.dryRun (eq $id "aws-load-balancer-controller-leader") -}}
+aws-load-balancer-controller-dry-run
+{{- else -}}
+{{- $id -}}
+{{- end -}}
+{{- end -}}

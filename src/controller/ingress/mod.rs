@@ -43,9 +43,9 @@ use crate::model::{GroupId, ModelConfig, ModelError};
 use objects::{Fingerprints, Stores};
 use queue::Queue;
 
-pub use bindings::{stack_labels, BindingChanges};
+pub use bindings::{needs_update as binding_needs_update, stack_labels, BindingChanges};
 pub use reconcile::reason;
-pub use status::desired as desired_status;
+pub use status::{desired as desired_status, is_current as status_is_current};
 
 /// Settings of the Ingress controller.
 #[derive(Debug, Clone)]
@@ -390,7 +390,8 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
     loop {
         let id = queue.next().await;
         let key = id.as_string();
-        match reconcile::reconcile(&ctx, &id).await {
+        let pass = reconcile::reconcile(&ctx, &id);
+        match crate::diff::shadow::scope(format!("ingress {key}"), pass).await {
             Ok(next) => {
                 ctx.backoff.succeeded(&key);
                 if let Some(after) = next {

@@ -363,7 +363,18 @@ pub async fn run(
     });
     let fut = controller
         .reconcile_on(rx)
-        .run(reconcile::reconcile, error_policy, ctx)
+        .run(
+            |tgb, ctx| {
+                let key = format!(
+                    "targetgroupbinding {}/{}",
+                    tgb.metadata.namespace.as_deref().unwrap_or_default(),
+                    tgb.metadata.name.as_deref().unwrap_or_default()
+                );
+                crate::diff::shadow::scope(key, reconcile::reconcile(tgb, ctx))
+            },
+            error_policy,
+            ctx,
+        )
         .for_each(|r| async move {
             if let Err(e) = r {
                 tracing::debug!(error = %e, "targetgroupbinding controller");

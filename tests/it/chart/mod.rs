@@ -5,7 +5,9 @@
 //! Tools come from `HELM`, `KUBERNETES_VALIDATE` and `KUBECTL` (else `PATH`); scripts/test.sh
 //! installs and exports the first two. A missing tool fails the test with a message saying so.
 
+mod dry_run;
 mod iam;
+pub mod iam_readonly;
 mod image;
 mod kustomize;
 mod rbac;

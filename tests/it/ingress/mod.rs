@@ -4,6 +4,7 @@
 mod fake;
 mod faults;
 mod moto;
+mod recorder;
 mod safety;
 
 use std::sync::Arc;

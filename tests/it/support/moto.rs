@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 pub struct Moto {
     child: Child,
     pub endpoint: String,
+    /// Where moto's request recorder writes (off until [`Moto::start_recording`]).
+    recording: PathBuf,
 }
 
 fn find_executable() -> PathBuf {
@@ -44,8 +46,10 @@ impl Moto {
             .and_then(|l| l.local_addr())
             .expect("free port")
             .port();
+        let recording = std::env::temp_dir().join(format!("moto-recording-{port}.jsonl"));
         let child = Command::new(&exe)
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .env("MOTO_RECORDER_FILEPATH", &recording)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -53,6 +57,7 @@ impl Moto {
         let mut moto = Moto {
             child,
             endpoint: format!("http://127.0.0.1:{port}"),
+            recording,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -73,12 +78,79 @@ impl Moto {
     /// Wipes all state (`POST /moto-api/reset`), for tests that reuse one server.
     #[allow(dead_code)]
     pub async fn reset(&self) {
+        self.post("/moto-api/reset").await;
+    }
+
+    /// From now on every request moto receives is logged (see [`Moto::recorded_actions`]).
+    #[allow(dead_code)]
+    pub async fn start_recording(&self) {
+        self.post("/moto-api/recorder/reset-recording").await;
+        self.post("/moto-api/recorder/start-recording").await;
+    }
+
+    /// `service:Action` of every request received since [`Moto::start_recording`], in order;
+    /// the service is read from the request's SigV4 credential scope.
+    #[allow(dead_code)]
+    pub fn recorded_actions(&self) -> Vec<String> {
+        self.recorded_requests()
+            .into_iter()
+            .map(|(_, a)| a)
+            .collect()
+    }
+
+    /// `(access key id, service:Action)` of every recorded request, in order.
+    #[allow(dead_code)]
+    pub fn recorded_requests(&self) -> Vec<(String, String)> {
+        use base64::Engine;
+        let text = std::fs::read_to_string(&self.recording).unwrap_or_default();
+        let mut out = Vec::new();
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).expect("recording line");
+            let body = v["body"].as_str().unwrap_or("");
+            let body = if v["body_encoded"] == true {
+                let raw = base64::engine::general_purpose::STANDARD
+                    .decode(body)
+                    .expect("base64 body");
+                String::from_utf8_lossy(&raw).into_owned()
+            } else {
+                body.to_string()
+            };
+            let query = v["url"]
+                .as_str()
+                .unwrap_or("")
+                .split('?')
+                .nth(1)
+                .unwrap_or("");
+            let action = body
+                .split('&')
+                .chain(query.split('&'))
+                .find_map(|kv| kv.strip_prefix("Action="))
+                .unwrap_or("?")
+                .to_string();
+            let auth = v["headers"]["Authorization"]
+                .as_str()
+                .or_else(|| v["headers"]["authorization"].as_str())
+                .unwrap_or("");
+            // Credential=KEY/DATE/REGION/SERVICE/aws4_request
+            let scope: Vec<&str> = auth
+                .split("Credential=")
+                .nth(1)
+                .map(|c| c.split('/').collect())
+                .unwrap_or_default();
+            let service = scope.get(3).copied().unwrap_or("?");
+            let key = scope.first().copied().unwrap_or("?").to_string();
+            out.push((key, format!("{service}:{action}")));
+        }
+        out
+    }
+
+    async fn post(&self, path: &str) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let addr = self.endpoint.trim_start_matches("http://").to_string();
         let mut tcp = tokio::net::TcpStream::connect(&addr)
             .await
             .expect("connect moto");
-        let req = format!("POST /moto-api/reset HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        let req = format!("POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         tcp.write_all(req.as_bytes()).await.unwrap();
         let mut out = String::new();
         tcp.read_to_string(&mut out).await.unwrap();
@@ -93,5 +165,6 @@ impl Drop for Moto {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.recording);
     }
 }

@@ -18,12 +18,17 @@ pub struct Controller {
 impl Controller {
     /// Starts the binary with loopback ports chosen by the OS and the given extra flags.
     pub fn start(extra: &[String]) -> Controller {
-        Self::launch(Command::new(BIN), "json", "debug", extra)
+        Self::start_with_env(extra, &[])
+    }
+
+    /// As [`Controller::start`], with environment variables set last (they win).
+    pub fn start_with_env(extra: &[String], env: &[(&str, &str)]) -> Controller {
+        Self::launch(Command::new(BIN), "json", "debug", extra, env)
     }
 
     /// As [`Controller::start`] with text logs (only `stderr_text` is filled).
     pub fn start_text(extra: &[String]) -> Controller {
-        Self::launch(Command::new(BIN), "text", "debug", extra)
+        Self::launch(Command::new(BIN), "text", "debug", extra, &[])
     }
 
     /// As [`Controller::start`] at info level, with the soft open-file limit lowered to `soft`
@@ -35,10 +40,16 @@ impl Controller {
             &format!("ulimit -Sn {soft} && exec \"$0\" \"$@\""),
             BIN,
         ]);
-        Self::launch(cmd, "json", "info", extra)
+        Self::launch(cmd, "json", "info", extra, &[])
     }
 
-    fn launch(mut cmd: Command, format: &str, level: &str, extra: &[String]) -> Controller {
+    fn launch(
+        mut cmd: Command,
+        format: &str,
+        level: &str,
+        extra: &[String],
+        env: &[(&str, &str)],
+    ) -> Controller {
         cmd.arg(format!("--log-format={format}"))
             .arg(format!("--log-level={level}"))
             .args([
@@ -56,6 +67,7 @@ impl Controller {
             .env("AWS_ACCESS_KEY_ID", "testing")
             .env("AWS_SECRET_ACCESS_KEY", "testing")
             .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn controller");

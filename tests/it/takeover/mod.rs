@@ -5,6 +5,7 @@
 //! Ingress, Service and TargetGroupBinding.
 
 mod bindings;
+mod diff;
 mod kit;
 mod names;
 mod seed;

@@ -1,0 +1,304 @@
+//! The Ingress-group producer of `diff`: for each group, the writes the Ingress reconciler would
+//! make, in its order (finalizers on members → AWS → TargetGroupBindings → status → finalizers
+//! off former members), or the deletion of a group without active members. Only reads reach
+//! the cluster; the comparisons are the reconciler's own (`binding_needs_update`,
+//! `status_is_current`).
+
+use std::collections::HashMap;
+
+use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::networking::v1::{Ingress, IngressClass, IngressStatus};
+use kube::api::ListParams;
+use kube::{Api, ResourceExt};
+use serde::de::DeserializeOwned;
+
+use super::{Change, Recorder, StackDiff, Write};
+use crate::config::Config;
+use crate::controller::ingress::{
+    binding_needs_update, desired_status, stack_labels, status_is_current, IngressConfig,
+};
+use crate::crd::{IngressClassParams, TargetGroupBinding};
+use crate::deploy::{Deployer, ResolvedTargetGroupBinding};
+use crate::model::group::key_of;
+use crate::model::{self, BuildEnv, ClusterObjects, GroupId, IngressGroup};
+
+/// What a group diff needs.
+pub struct Env<'a> {
+    pub recorder: &'a Recorder,
+    pub deployer: &'a Deployer,
+    pub cfg: &'a IngressConfig,
+    /// None when the objects came from manifests.
+    pub client: Option<&'a kube::Client>,
+}
+
+/// Lists a namespaced kind as the controller watches it: every namespace, or each of
+/// `--watch-namespace`'s.
+pub async fn list<K>(client: &kube::Client, namespaces: &[String]) -> anyhow::Result<Vec<K>>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    if namespaces.is_empty() {
+        return Ok(Api::<K>::all(client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items);
+    }
+    let mut out = Vec::new();
+    for ns in namespaces {
+        let api: Api<K> = Api::namespaced(client.clone(), ns);
+        out.extend(api.list(&ListParams::default()).await?.items);
+    }
+    Ok(out)
+}
+
+/// Everything the model reads, listed once (the controller's caches, without the watch).
+pub async fn list_objects(client: &kube::Client, cfg: &Config) -> anyhow::Result<ClusterObjects> {
+    let ns = &cfg.watch_namespaces;
+    Ok(ClusterObjects {
+        ingresses: list::<Ingress>(client, ns).await?,
+        services: list::<Service>(client, ns).await?,
+        ingress_classes: Api::<IngressClass>::all(client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items,
+        ingress_class_params: Api::<IngressClassParams>::all(client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items,
+        namespaces: Api::<Namespace>::all(client.clone())
+            .list(&ListParams::default())
+            .await?
+            .items,
+    })
+}
+
+fn kube_write(call: &str, resource: String, changes: Vec<Change>) -> Write {
+    Write {
+        call: format!("kubernetes:{call}"),
+        resource,
+        changes,
+    }
+}
+
+fn one(field: &str, before: Option<String>, after: Option<String>) -> Vec<Change> {
+    vec![Change {
+        field: field.into(),
+        before,
+        after,
+    }]
+}
+
+/// Every group the controller would reconcile, in group-id order.
+pub async fn diff_groups(env: &Env<'_>, objs: &ClusterObjects) -> Vec<StackDiff> {
+    let (groups, _) = model::load_groups(objs, &env.cfg.model.ingress_class);
+    let mut out = Vec::new();
+    for (id, g) in &groups {
+        let mut d = StackDiff {
+            kind: "ingress",
+            stack: id.as_string(),
+            writes: Vec::new(),
+            error: None,
+        };
+        let result = if g.members.is_empty() {
+            delete_group(env, g, objs, &mut d.writes).await
+        } else {
+            deploy_group(env, g, objs, &mut d.writes).await
+        };
+        if let Err(e) = result {
+            // Writes recorded before the failure are part of what a reconcile would do.
+            let mut aws = env.recorder.take();
+            d.writes.append(&mut aws);
+            d.error = Some(e);
+        }
+        out.push(d);
+    }
+    out
+}
+
+fn finalizer_adds(members: &[&Ingress], finalizer: &str, writes: &mut Vec<Write>) {
+    for ing in members {
+        if !ing.finalizers().iter().any(|f| f == finalizer) {
+            writes.push(kube_write(
+                "patch Ingress",
+                key_of(&ing.metadata),
+                one("metadata.finalizers", None, Some(finalizer.to_string())),
+            ));
+        }
+    }
+}
+
+fn finalizer_removals(former: &[&Ingress], finalizer: &str, writes: &mut Vec<Write>) {
+    for ing in former {
+        if ing.finalizers().iter().any(|f| f == finalizer) {
+            writes.push(kube_write(
+                "patch Ingress",
+                key_of(&ing.metadata),
+                one("metadata.finalizers", Some(finalizer.to_string()), None),
+            ));
+        }
+    }
+}
+
+async fn deploy_group(
+    env: &Env<'_>,
+    g: &IngressGroup<'_>,
+    objs: &ClusterObjects,
+    writes: &mut Vec<Write>,
+) -> Result<(), String> {
+    let finalizer = g.id.finalizer();
+    let members: Vec<&Ingress> = g.members.iter().map(|m| m.ingress).collect();
+    if env.client.is_some() {
+        finalizer_adds(&members, &finalizer, writes);
+    }
+    let stack = model::build_stack(g, objs, &env.cfg.model, &BuildEnv::default())
+        .map_err(|e| format!("Failed build model due to {e}"))?;
+    let deployed = env
+        .deployer
+        .deploy(&stack)
+        .await
+        .map_err(|e| format!("Failed deploy model due to {e}"))?;
+    writes.append(&mut env.recorder.take());
+    let Some(client) = env.client else {
+        return Ok(());
+    };
+    bindings(client, &g.id, &deployed.target_group_bindings, writes).await?;
+    if let Some(lb) = &deployed.load_balancer {
+        let want = desired_status(&lb.dns_name, &deployed.listener_ports);
+        for ing in members
+            .iter()
+            .filter(|i| stack.members.contains(&key_of(&i.metadata)))
+        {
+            if !status_is_current(ing, &want) {
+                writes.push(kube_write(
+                    "patch Ingress/status",
+                    key_of(&ing.metadata),
+                    one(
+                        "status.loadBalancer",
+                        ing.status.as_ref().map(show_status),
+                        Some(show_status(&want)),
+                    ),
+                ));
+            }
+        }
+    }
+    finalizer_removals(&g.inactive_members, &finalizer, writes);
+    Ok(())
+}
+
+async fn delete_group(
+    env: &Env<'_>,
+    g: &IngressGroup<'_>,
+    objs: &ClusterObjects,
+    writes: &mut Vec<Write>,
+) -> Result<(), String> {
+    if !g.excluded.is_empty() {
+        // The controller keeps the stack while a member it cannot classify holds the finalizer.
+        return Ok(());
+    }
+    model::build_stack(g, objs, &env.cfg.model, &BuildEnv::default())
+        .map_err(|e| format!("Failed build model due to {e}"))?;
+    if let Some(client) = env.client {
+        bindings(client, &g.id, &[], writes).await?;
+    }
+    env.deployer
+        .delete_stack(&g.id.as_string())
+        .await
+        .map_err(|e| format!("Failed deploy model due to {e}"))?;
+    writes.append(&mut env.recorder.take());
+    if env.client.is_some() {
+        finalizer_removals(&g.inactive_members, &g.id.finalizer(), writes);
+    }
+    Ok(())
+}
+
+fn show_status(s: &IngressStatus) -> String {
+    let entries = s
+        .load_balancer
+        .as_ref()
+        .and_then(|l| l.ingress.clone())
+        .unwrap_or_default();
+    entries
+        .iter()
+        .map(|e| {
+            let ports: Vec<String> = e
+                .ports
+                .iter()
+                .flatten()
+                .map(|p| p.port.to_string())
+                .collect();
+            format!(
+                "{}[{}]",
+                e.hostname
+                    .clone()
+                    .or_else(|| e.ip.clone())
+                    .unwrap_or_default(),
+                ports.join(",")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn spec_json(b: &TargetGroupBinding) -> String {
+    serde_json::to_string(&b.spec).unwrap_or_default()
+}
+
+/// The TargetGroupBinding writes of the bindings sync: by target-group ARN, create the missing,
+/// update those that mean something else, delete the stack's unwanted ones.
+async fn bindings(
+    client: &kube::Client,
+    id: &GroupId,
+    wanted: &[ResolvedTargetGroupBinding],
+    writes: &mut Vec<Write>,
+) -> Result<(), String> {
+    let labels = stack_labels(id);
+    let selector = labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let existing = Api::<TargetGroupBinding>::all(client.clone())
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| format!("listing TargetGroupBindings: {e}"))?
+        .items;
+    let mut by_arn: HashMap<String, TargetGroupBinding> = existing
+        .into_iter()
+        .map(|b| (b.spec.target_group_arn.clone(), b))
+        .collect();
+    for want in wanted {
+        let resource = format!("{}/{}", want.namespace, want.name);
+        let want_spec = serde_json::to_string(&want.spec).unwrap_or_default();
+        match by_arn.remove(&want.spec.target_group_arn) {
+            Some(have) if binding_needs_update(&have, want) => writes.push(kube_write(
+                "update TargetGroupBinding",
+                format!(
+                    "{}/{}",
+                    have.namespace().unwrap_or_default(),
+                    have.name_any()
+                ),
+                one("spec", Some(spec_json(&have)), Some(want_spec)),
+            )),
+            Some(_) => {}
+            None => writes.push(kube_write(
+                "create TargetGroupBinding",
+                resource,
+                one("spec", None, Some(want_spec)),
+            )),
+        }
+    }
+    let mut stale: Vec<_> = by_arn.into_values().collect();
+    stale.sort_by_key(|b| (b.namespace(), b.name_any()));
+    for b in stale {
+        writes.push(kube_write(
+            "delete TargetGroupBinding",
+            format!("{}/{}", b.namespace().unwrap_or_default(), b.name_any()),
+            one("spec", Some(spec_json(&b)), None),
+        ));
+    }
+    Ok(())
+}

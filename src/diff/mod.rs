@@ -1,0 +1,297 @@
+//! `aws-load-balancer-controller diff`: a one-shot, read-only reconcile of every Ingress group the
+//! controller would handle, against the live AWS account and the live cluster (or `-f`
+//! manifests). The model is built as the controller builds it and deployed by the same deployer,
+//! through [`record::Recorder`]: reads are real, writes are recorded and printed instead of sent.
+//! The Kubernetes writes (finalizers, TargetGroupBinding objects, status) are computed from the
+//! same comparisons the controller makes, with reads only.
+//!
+//! Every TargetGroupBinding then goes once through the real TargetGroupBinding reconciler with the
+//! same recording layers ([`bindings::diff_bindings`]).
+//!
+//! Stacks are a list of [`StackDiff`] so LoadBalancer Services (and later Gateways) add their own
+//! producer beside [`groups::diff_groups`] without changing the output.
+
+pub mod bindings;
+pub mod groups;
+pub mod record;
+pub mod roles;
+pub mod shadow;
+pub mod shadow_kube;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use serde::Serialize;
+
+use crate::args::ControllerArgs;
+use crate::config::Config;
+use crate::controller::ingress::IngressConfig;
+use crate::deploy::Deployer;
+use crate::model::ClusterObjects;
+pub use record::{Change, Recorder, Write};
+
+/// `aws-load-balancer-controller diff`: the writes a reconcile would make now, without making them.
+#[derive(clap::Args, Debug)]
+pub struct DiffArgs {
+    /// The controller's own flags (cluster name, region, VPC, endpoints, kubeconfig, gates...).
+    #[command(flatten)]
+    pub controller: ControllerArgs,
+    /// Read Ingress, Service, IngressClass, IngressClassParams and Namespace objects from these
+    /// manifest files or directories instead of the cluster (Kubernetes writes are then not shown).
+    #[arg(short = 'f', long = "filename")]
+    pub filename: Vec<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long, default_value = "text", value_parser = ["text", "json"])]
+    pub output: String,
+    /// Exit 0 when nothing would be written, 2 when writes are pending, 1 on error.
+    #[arg(long)]
+    pub exit_code: bool,
+}
+
+/// The writes one stack's reconcile would make, in the order the controller makes them.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StackDiff {
+    /// `ingress` (later `service`, `gateway`).
+    pub kind: &'static str,
+    /// Group / stack id (`ns/name` or the explicit group name).
+    pub stack: String,
+    pub writes: Vec<Write>,
+    /// Why the reconcile would fail; the writes before the failure are still listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The whole report.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub stacks: Vec<StackDiff>,
+    pub pending_writes: usize,
+    pub errors: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The exit status `--exit-code` asks for: 0 no writes, 2 writes pending, 1 an error.
+pub fn exit_status(report: &Report) -> u8 {
+    if report.errors > 0 {
+        1
+    } else if report.pending_writes > 0 {
+        2
+    } else {
+        0
+    }
+}
+
+/// Runs `diff`; returns the exit status (always 0 without `--exit-code`, unless it fails).
+pub fn run(args: DiffArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
+    let cfg = Config::from_args(&args.controller)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(collect(&cfg, &args.filename))?;
+    match args.output.as_str() {
+        "json" => {
+            serde_json::to_writer_pretty(&mut *out, &report)?;
+            writeln!(out)?;
+        }
+        _ => print_text(&report, out)?,
+    }
+    Ok(if args.exit_code {
+        exit_status(&report)
+    } else {
+        u8::from(report.errors > 0)
+    })
+}
+
+/// Builds the report: AWS clients and cluster objects as the controller gets them, then every
+/// stack producer in turn.
+pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> {
+    let (elbv2, ec2, roles, resolved) = crate::aws::build_with_roles(
+        &crate::reconcilers::aws_config(cfg),
+        &cfg.cluster_name,
+        None,
+        crate::aws::Fence::default(),
+    )
+    .await
+    .context("setting up the AWS clients")?;
+    let vpc_cidrs = crate::controller::tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id)
+        .await
+        .context("reading the VPC")?;
+    let recorder = Arc::new(Recorder::new(elbv2, ec2));
+    let icfg = IngressConfig::from_config(cfg);
+    let deployer = Deployer::new(
+        recorder.clone(),
+        recorder.clone(),
+        icfg.model.cluster_name.clone(),
+        resolved.vpc_id.clone(),
+    )
+    .with_external_managed_tags(icfg.model.external_managed_tags.clone())
+    .with_listener_rules_tagging(icfg.model.gate("ListenerRulesTagging"))
+    // A pretended delete never frees anything, so waiting for it would only stall.
+    .with_delete_retry(
+        std::time::Duration::from_millis(1),
+        std::time::Duration::from_millis(1),
+    );
+    let mut notes = Vec::new();
+    let (objs, client) = if files.is_empty() {
+        let kc = kube_config(cfg).await?;
+        let client = kube::Client::try_from(kc.clone())?;
+        (
+            groups::list_objects(&client, cfg).await?,
+            Some((client, kc)),
+        )
+    } else {
+        notes.push(
+            "objects read from manifests: Kubernetes writes (finalizers, TargetGroupBindings, status) are not shown".into(),
+        );
+        (read_manifests(files)?, None)
+    };
+    let env = groups::Env {
+        recorder: &recorder,
+        deployer: &deployer,
+        cfg: &icfg,
+        client: client.as_ref().map(|(c, _)| c),
+    };
+    let mut stacks = groups::diff_groups(&env, &objs).await;
+    if let Some((client, kc)) = client {
+        let cloud = crate::reconcilers::Cloud {
+            elbv2: recorder.clone(),
+            ec2: recorder.clone(),
+            roles: Arc::new(roles::RecordedRoles::diff(roles, recorder.clone())),
+            resolved,
+            vpc_cidrs,
+            metrics: None,
+        };
+        stacks.extend(bindings::diff_bindings(cfg, kc, &client, recorder.clone(), &cloud).await?);
+    }
+    let pending_writes = stacks.iter().map(|s| s.writes.len()).sum();
+    let errors = stacks.iter().filter(|s| s.error.is_some()).count();
+    Ok(Report {
+        stacks,
+        pending_writes,
+        errors,
+        notes,
+    })
+}
+
+fn read_manifests(files: &[PathBuf]) -> anyhow::Result<ClusterObjects> {
+    let mut objs = ClusterObjects::default();
+    let mut stack = files.to_vec();
+    while let Some(p) = stack.pop() {
+        if p.is_dir() {
+            for e in std::fs::read_dir(&p).with_context(|| format!("reading {}", p.display()))? {
+                let e = e?.path();
+                let ext = e.extension().and_then(|x| x.to_str()).unwrap_or("");
+                if e.is_dir() || matches!(ext, "yaml" | "yml" | "json") {
+                    stack.push(e);
+                }
+            }
+        } else {
+            let text =
+                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+            crate::plan::add_manifests(&mut objs, &text, &p)?;
+        }
+    }
+    Ok(objs)
+}
+
+/// The Kubernetes client settings from `--kubeconfig`, else in-cluster / the default
+/// kubeconfig. One attempt: a one-shot command reports an unreachable API server, no retries.
+async fn kube_config(cfg: &Config) -> anyhow::Result<kube::Config> {
+    let kc = match &cfg.kubeconfig {
+        Some(path) => {
+            let kc = kube::config::Kubeconfig::read_from(path)
+                .with_context(|| format!("reading kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?
+        }
+        None => kube::Config::infer()
+            .await
+            .context("no in-cluster service account and no usable kubeconfig (set --kubeconfig)")?,
+    };
+    Ok(kc)
+}
+
+fn print_text(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    for n in &report.notes {
+        writeln!(out, "note: {n}")?;
+    }
+    for s in &report.stacks {
+        match (s.writes.len(), &s.error) {
+            (0, None) => writeln!(out, "{} {}: no changes", s.kind, s.stack)?,
+            (n, _) => writeln!(out, "{} {}: {n} write(s)", s.kind, s.stack)?,
+        }
+        for w in &s.writes {
+            writeln!(out, "  {} {}", w.call, w.resource)?;
+            for c in &w.changes {
+                let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(none)".into());
+                writeln!(out, "      {}: {} → {}", c.field, v(&c.before), v(&c.after))?;
+            }
+        }
+        if let Some(e) = &s.error {
+            writeln!(out, "  error: {e}")?;
+        }
+    }
+    if report.stacks.is_empty() {
+        writeln!(out, "no stacks: no changes")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(writes: Vec<Write>, error: Option<String>) -> Report {
+        let stacks = vec![
+            StackDiff {
+                kind: "ingress",
+                stack: "shop".into(),
+                writes: vec![],
+                error: None,
+            },
+            StackDiff {
+                kind: "ingress",
+                stack: "web/app".into(),
+                writes,
+                error,
+            },
+        ];
+        Report {
+            pending_writes: stacks.iter().map(|s| s.writes.len()).sum(),
+            errors: stacks.iter().filter(|s| s.error.is_some()).count(),
+            stacks,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn text_shows_each_change_before_and_after_and_exit_codes_follow_terraform() {
+        let w = Write {
+            call: "elasticloadbalancing:ModifyTargetGroup".into(),
+            resource: "arn:tg".into(),
+            changes: vec![Change {
+                field: "healthCheckIntervalSeconds".into(),
+                before: Some("42".into()),
+                after: Some("15".into()),
+            }],
+        };
+        let r = report(vec![w], None);
+        let mut out = Vec::new();
+        print_text(&r, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "ingress shop: no changes\n\
+             ingress web/app: 1 write(s)\n\
+             \x20 elasticloadbalancing:ModifyTargetGroup arn:tg\n\
+             \x20     healthCheckIntervalSeconds: 42 → 15\n"
+        );
+        assert_eq!(exit_status(&r), 2);
+        assert_eq!(exit_status(&report(vec![], None)), 0);
+        assert_eq!(exit_status(&report(vec![], Some("boom".into()))), 1);
+    }
+}

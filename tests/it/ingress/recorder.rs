@@ -1,0 +1,100 @@
+//! The `diff` recorder in front of FakeAws: on an empty account the deployer's whole chain shows
+//! as writes with placeholder ARNs (each later write pointing at the placeholder of what it
+//! depends on) while the fake receives reads only and never a placeholder; once the stack is
+//! really deployed, the same run records nothing.
+
+use std::sync::Arc;
+
+use aws_load_balancer_controller::deploy::Deployer;
+use aws_load_balancer_controller::diff::{record::is_placeholder, Recorder};
+use aws_load_balancer_controller::model::{self, BuildEnv, ClusterObjects};
+
+use super::fake::fake_aws;
+use super::{test_config, DEMO};
+
+#[tokio::test]
+async fn recorder_shows_the_whole_chain_on_an_empty_account_then_nothing() {
+    let (fake, vpc) = fake_aws();
+    let cfg = test_config(&vpc);
+    let mut objs = ClusterObjects::default();
+    aws_load_balancer_controller::plan::add_manifests(&mut objs, DEMO, "demo.yaml".as_ref())
+        .unwrap();
+    let (groups, _) = model::load_groups(&objs, "alb");
+    let group = groups.values().next().unwrap();
+    let stack = model::build_stack(group, &objs, &cfg.model, &BuildEnv::default()).unwrap();
+
+    let recorder = Arc::new(Recorder::new(fake.clone(), fake.clone()));
+    let dry = Deployer::new(
+        recorder.clone(),
+        recorder.clone(),
+        &cfg.model.cluster_name,
+        &vpc,
+    );
+    let result = dry.deploy(&stack).await.unwrap();
+    let writes = recorder.take();
+    assert_eq!(fake.write_calls(), vec![], "the fake saw a write");
+    let calls: Vec<&str> = writes.iter().map(|w| w.call.as_str()).collect();
+    for want in [
+        "ec2:CreateSecurityGroup",
+        "elasticloadbalancing:CreateTargetGroup",
+        "elasticloadbalancing:CreateLoadBalancer",
+        "elasticloadbalancing:CreateListener",
+        "elasticloadbalancing:CreateRule",
+    ] {
+        assert!(calls.contains(&want), "no {want} in {calls:?}");
+    }
+    let pos = |c: &str| calls.iter().position(|x| *x == c).unwrap();
+    assert!(
+        pos("elasticloadbalancing:CreateTargetGroup")
+            < pos("elasticloadbalancing:CreateLoadBalancer")
+    );
+    assert!(pos("elasticloadbalancing:CreateListener") < pos("elasticloadbalancing:CreateRule"));
+    // The rule hangs off the placeholder listener, which hangs off the placeholder LB.
+    let listener = writes
+        .iter()
+        .find(|w| w.call.ends_with("CreateListener"))
+        .unwrap();
+    let rule = writes
+        .iter()
+        .find(|w| w.call.ends_with("CreateRule"))
+        .unwrap();
+    let field = |w: &aws_load_balancer_controller::diff::Write, f: &str| {
+        w.changes
+            .iter()
+            .find(|c| c.field == f)
+            .and_then(|c| c.after.clone())
+            .unwrap()
+    };
+    assert!(is_placeholder(&listener.resource));
+    assert_eq!(field(rule, "listener"), listener.resource);
+    let lb = writes
+        .iter()
+        .find(|w| w.call.ends_with("CreateLoadBalancer"))
+        .unwrap();
+    assert_eq!(field(listener, "loadBalancer"), lb.resource);
+    // The bindings carry the placeholder target-group ARNs, so their writes show too.
+    assert_eq!(result.target_group_bindings.len(), 2);
+    for b in &result.target_group_bindings {
+        assert!(is_placeholder(&b.spec.target_group_arn), "{b:?}");
+    }
+    // No request of the fake named a placeholder (the fake would have answered NotFound).
+    assert!(fake
+        .calls()
+        .iter()
+        .all(|(_, op)| op.starts_with("Describe")));
+
+    // Deployed for real, the recorded run is empty.
+    let real = Deployer::new(fake.clone(), fake.clone(), &cfg.model.cluster_name, &vpc);
+    real.deploy(&stack).await.unwrap();
+    fake.clear_calls();
+    let recorder = Arc::new(Recorder::new(fake.clone(), fake.clone()));
+    let dry = Deployer::new(
+        recorder.clone(),
+        recorder.clone(),
+        &cfg.model.cluster_name,
+        &vpc,
+    );
+    dry.deploy(&stack).await.unwrap();
+    assert_eq!(recorder.take(), vec![]);
+    assert_eq!(fake.write_calls(), vec![]);
+}
