@@ -73,7 +73,7 @@ where
         started: false,
         known: HashMap::new(),
         relisting: HashMap::new(),
-        deferred: Vec::new(),
+        deferred: HashMap::new(),
         out: VecDeque::new(),
     };
     stream::unfold((inner, state), |(mut inner, mut st)| async move {
@@ -97,8 +97,9 @@ struct Merge<K> {
     /// Names listed so far by a namespace's ongoing relist.
     relisting: HashMap<String, HashSet<String>>,
     /// Changes of namespaces already listed, held until the merged `InitDone` (a store only
-    /// applies them once its initial list is in).
-    deferred: Vec<Item<K>>,
+    /// applies them once its initial list is in): the latest per object, so a namespace that
+    /// is slow to list cannot make this grow beyond one entry per object.
+    deferred: HashMap<(String, String), Item<K>>,
     out: VecDeque<Item<K>>,
 }
 
@@ -110,7 +111,14 @@ impl<K: Resource + Clone> Merge<K> {
     /// Emits `ev` now, or after the merged `InitDone` while some namespace still lists.
     fn emit_change(&mut self, ev: Item<K>) {
         if self.initial() {
-            self.deferred.push(ev);
+            let key = match &ev {
+                Ok(Event::Apply(o) | Event::Delete(o) | Event::InitApply(o)) => {
+                    (o.namespace().unwrap_or_default(), o.name_any())
+                }
+                // Only object events are deferred; anything else goes out in order.
+                _ => return self.out.push_back(ev),
+            };
+            self.deferred.insert(key, ev);
         } else {
             self.out.push_back(ev);
         }
@@ -153,7 +161,7 @@ impl<K: Resource + Clone> Merge<K> {
                     // First list of this namespace: nothing of it was reported before.
                     if !self.initial() {
                         self.out.push_back(Ok(Event::InitDone));
-                        self.out.extend(self.deferred.drain(..));
+                        self.out.extend(self.deferred.drain().map(|(_, ev)| ev));
                     }
                 } else {
                     for o in gone {

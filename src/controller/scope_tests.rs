@@ -66,6 +66,25 @@ async fn one_initial_list_for_all_namespaces_then_changes() {
 }
 
 #[tokio::test]
+async fn changes_held_for_a_slow_namespace_keep_one_entry_per_object() {
+    let mut input = vec![
+        ("a", Event::Init),
+        ("a", Event::InitDone),
+        ("b", Event::Init),
+    ];
+    // Churn in `a` while `b` has not listed: 1,000 updates of one object, then its deletion.
+    for _ in 0..1000 {
+        input.push(("a", Event::Apply(cm("a", "busy"))));
+    }
+    input.push(("a", Event::Apply(cm("a", "other"))));
+    input.push(("a", Event::Delete(cm("a", "other"))));
+    input.push(("b", Event::InitDone));
+    let mut got = run(input).await;
+    got[2..].sort();
+    assert_eq!(got, ["Init", "InitDone", "Apply a/busy", "Delete a/other"]);
+}
+
+#[tokio::test]
 async fn a_later_relist_of_one_namespace_never_wipes_the_others() {
     let got = run(vec![
         ("a", Event::Init),
