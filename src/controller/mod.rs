@@ -99,7 +99,7 @@ impl Events {
         let ev = Event {
             type_,
             reason: reason.to_string(),
-            note: Some(note),
+            note: Some(event_note(note)),
             action: "Reconcile".to_string(),
             secondary: None,
         };
@@ -107,6 +107,21 @@ impl Events {
             tracing::warn!(error = %e, reason, "failed to publish event");
         }
     }
+}
+
+/// events.k8s.io/v1 refuses a note over 1 KiB, and the user would see no event at all: longer
+/// notes (a JSON parse error quoting a whole annotation) are cut at a character boundary.
+fn event_note(mut text: String) -> String {
+    const MAX: usize = 1024;
+    if text.len() > MAX {
+        let mut end = MAX - 3;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
+    text
 }
 
 /// Exponential per-object backoff for failed reconciles: `base · 2^(failures-1)`, capped.
@@ -145,6 +160,15 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_notes_fit_the_api_limit_at_a_character_boundary() {
+        assert_eq!(event_note("short".into()), "short");
+        let long = "é".repeat(600); // 1,200 bytes
+        let cut = event_note(long);
+        assert!(cut.len() <= 1024, "{}", cut.len());
+        assert!(cut.ends_with("..."));
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap_and_resets_on_success() {

@@ -45,18 +45,6 @@ async fn warn_all(ctx: &Ctx, on: &[&Ingress], reason: &str, note: &str) {
 }
 
 /// An event note within the API's 1024-byte limit (cut at a character boundary).
-fn event_note(text: &str) -> String {
-    const MAX: usize = 1024;
-    if text.len() <= MAX {
-        return text.to_string();
-    }
-    let mut end = MAX - 3;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &text[..end])
-}
-
 fn find<'a>(objs: &'a ClusterObjects, key: &str) -> Option<&'a Ingress> {
     objs.ingresses.iter().find(|i| key_of(&i.metadata) == key)
 }
@@ -131,7 +119,7 @@ async fn deploy_group(
     }
     for (key, list) in &notes {
         if let Some(ing) = find(objs, key) {
-            let note = event_note(&list.join("; "));
+            let note = list.join("; ");
             warn_all(ctx, &[ing], reason::UNSUPPORTED_CONFIGURATION, &note).await;
         }
     }
