@@ -77,6 +77,9 @@ impl SdkRoles {
     }
 }
 
+/// How long one AssumeRole may take.
+const STS_TIMEOUT: Duration = Duration::from_secs(10);
+
 #[async_trait]
 impl AssumeRole for SdkRoles {
     async fn elbv2_as(&self, role_arn: &str, external_id: &str) -> Result<Arc<dyn ElbV2>> {
@@ -99,19 +102,27 @@ impl AssumeRole for SdkRoles {
         if !external_id.is_empty() {
             provider = provider.external_id(external_id);
         }
-        let creds = provider
-            .build()
-            .await
-            .provide_credentials()
-            .await
-            .map_err(|e| AwsError::Other {
-                code: "AssumeRoleFailed".into(),
-                message: format!(
-                    "unable to assume role {role_arn}: {}",
-                    DisplayErrorContext(&e)
-                ),
-                status: None,
-            })?;
+        // Bounded: the lock above is held meanwhile, and an unreachable STS endpoint must not
+        // stall every cross-account admission and reconcile behind it.
+        let assumed = tokio::time::timeout(STS_TIMEOUT, async {
+            provider.build().await.provide_credentials().await
+        })
+        .await
+        .map_err(|_| AwsError::Other {
+            code: "AssumeRoleTimeout".into(),
+            message: format!(
+                "unable to assume role {role_arn}: STS did not answer within {STS_TIMEOUT:?}"
+            ),
+            status: None,
+        })?;
+        let creds = assumed.map_err(|e| AwsError::Other {
+            code: "AssumeRoleFailed".into(),
+            message: format!(
+                "unable to assume role {role_arn}: {}",
+                DisplayErrorContext(&e)
+            ),
+            status: None,
+        })?;
         let renew_at = creds
             .expiry()
             .and_then(|t| t.checked_sub(RENEW_BEFORE_EXPIRY))
