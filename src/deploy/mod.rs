@@ -28,7 +28,7 @@ pub use error::{Error, Result};
 pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
 
-use crate::aws::{Ec2, ElbV2};
+use crate::aws::{AwsError, Ec2, ElbV2};
 use crate::model::{Stack, Token};
 use error::Context;
 use normalize::Resolved;
@@ -129,7 +129,19 @@ impl Deployer {
             .as_ref()
             .is_some_and(|b| b.group_id.is_none());
         match self.deploy_once(stack).await {
-            Err(e) if auto_backend_sg && self.forget_stale_backend_sg().await => {
+            // Only an AWS error can come from a vanished group; the others (invalid stack,
+            // protection, a lost lease) would only cost a describe call.
+            Err(e @ Error::Aws { .. })
+                if auto_backend_sg
+                    && !matches!(
+                        &e,
+                        Error::Aws {
+                            source: AwsError::NotLeader(_),
+                            ..
+                        }
+                    )
+                    && self.forget_stale_backend_sg().await =>
+            {
                 tracing::info!(error = %e, "the backend security group was gone; deploying again with it resolved anew");
                 self.deploy_once(stack).await
             }
