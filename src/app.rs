@@ -4,6 +4,8 @@
 use crate::certs_manager::{CertManager, CertManagerConfig};
 use crate::config::{Config, ManagedCertConfig};
 use crate::controller::leader::Leadership;
+use crate::controller::metrics::ControllerMetrics;
+use crate::metrics::RestClientMetrics;
 use crate::metrics::{self, Readiness, WebhookMetrics};
 use crate::reconcilers::{self, AwsWebhooks};
 use crate::webhook::icp_validator::IcpValidator;
@@ -113,13 +115,16 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let mut registry = metrics::new_registry();
     let webhook_metrics = WebhookMetrics::register(&mut registry);
     let aws_metrics = crate::aws::AwsMetrics::register(&mut registry);
+    let controller_metrics = ControllerMetrics::register(&mut registry);
+    let rest_metrics = RestClientMetrics::register(&mut registry);
     let registry = Arc::new(registry);
     let readiness = Readiness::default();
     readiness.add(READY_WEBHOOK);
     readiness.add(READY_KUBE);
     readiness.add(READY_CACHES);
     let indexes = Indexes::default();
-    let leadership = Leadership::new(cfg.enable_leader_election);
+    let mut leadership = Leadership::new(cfg.enable_leader_election);
+    leadership.metrics = controller_metrics;
 
     let mut tasks = tokio::task::JoinSet::new();
     // With a managed certificate the Secret and caBundle come first: nothing may serve a
@@ -132,7 +137,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         Some(m) => {
             let client = tokio::select! {
                 _ = shutdown.cancelled() => return Ok(()),
-                client = connect_kube(&cfg) => client,
+                client = connect_kube(&cfg, &rest_metrics) => client,
             };
             readiness.set(READY_KUBE, true);
             let mut manager = CertManager::new(
@@ -225,7 +230,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
                 Some(client) => client,
                 None => tokio::select! {
                     _ = token.cancelled() => return,
-                    client = connect_kube(&cfg) => client,
+                    client = connect_kube(&cfg, &rest_metrics) => client,
                 },
             };
             readiness.set(READY_KUBE, true);
@@ -319,7 +324,7 @@ async fn kube_config(cfg: &Config) -> Result<kube::Config, String> {
 
 /// Connects to the API server, retrying with capped exponential backoff and saying clearly what
 /// fails (which URL, which error) instead of hanging silently or crash-looping.
-pub async fn connect_kube(cfg: &Config) -> kube::Client {
+pub async fn connect_kube(cfg: &Config, rest: &RestClientMetrics) -> kube::Client {
     let mut delay = Duration::from_millis(500);
     let max = Duration::from_secs(30);
     loop {
@@ -329,7 +334,14 @@ pub async fn connect_kube(cfg: &Config) -> kube::Client {
             }
             Ok(kc) => {
                 let url = kc.cluster_url.to_string();
-                match kube::Client::try_from(kc) {
+                let host = kc
+                    .cluster_url
+                    .authority()
+                    .map(|a| a.to_string())
+                    .unwrap_or_default();
+                let built = kube::client::ClientBuilder::try_from(kc)
+                    .map(|b| b.with_layer(&rest.layer(&host)).build());
+                match built {
                     Err(error) => {
                         tracing::error!(%url, %error, retry_in = ?delay, "cannot build the Kubernetes API client")
                     }
