@@ -114,6 +114,17 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
         format!("rest_client_requests_total{{code=\"200\",host=\"{host}\",method=\"GET\"}}"),
         format!("rest_client_requests_total{{code=\"201\",host=\"{host}\",method=\"POST\"}}"),
     ];
+    // The admission, as controller-runtime counts it per webhook path.
+    let svc = r#"webhook="/mutate-v1-service""#;
+    let admitted = format!("controller_runtime_webhook_requests_total{{{svc},code=\"200\"}}");
+    assert_eq!(value(&body, &admitted), Some(1.0), "{body}");
+    for series in [
+        format!("controller_runtime_webhook_requests_total{{{svc},code=\"500\"}}"),
+        format!("controller_runtime_webhook_requests_in_flight{{{svc}}}"),
+        format!("controller_runtime_webhook_latency_seconds_count{{{svc}}}"),
+    ] {
+        assert!(value(&body, &series).is_some(), "no `{series}` in\n{body}");
+    }
     for series in &present {
         assert!(value(&body, series).is_some(), "no `{series}` in\n{body}");
     }
