@@ -16,6 +16,9 @@ use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+mod rest_client;
+pub use rest_client::{RestClientLayer, RestClientMetrics, RestClientService};
+
 /// Labels of upstream's webhook failure counters.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct WebhookFailureLabels {
@@ -151,109 +154,6 @@ impl WebhookMetrics {
             &self.validation_failures
         };
         family.get_or_create(&labels).inc();
-    }
-}
-
-/// Labels of client-go's `rest_client_requests_total` (as Go prints them, sorted).
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RestLabels {
-    pub code: String,
-    pub host: String,
-    pub method: String,
-}
-
-/// `rest_client_requests_total{code, host, method}`: every request the Kubernetes client sent,
-/// by HTTP status (`<error>` when no response came, as client-go says).
-#[derive(Clone, Debug, Default)]
-pub struct RestClientMetrics {
-    requests: Family<RestLabels, Counter>,
-}
-
-impl RestClientMetrics {
-    pub fn register(registry: &mut Registry) -> Self {
-        let m = RestClientMetrics::default();
-        registry.register(
-            "rest_client_requests",
-            "Number of HTTP requests, partitioned by status code, method, and host.",
-            m.requests.clone(),
-        );
-        m
-    }
-
-    /// A tower layer for the kube client counting each request to API server `host`.
-    pub fn layer(&self, host: &str) -> RestClientLayer {
-        RestClientLayer {
-            metrics: self.clone(),
-            host: host.to_string(),
-        }
-    }
-
-    fn record(&self, code: String, host: &str, method: &str) {
-        self.requests
-            .get_or_create(&RestLabels {
-                code,
-                host: host.to_string(),
-                method: method.to_string(),
-            })
-            .inc();
-    }
-}
-
-/// See [`RestClientMetrics::layer`].
-#[derive(Clone, Debug)]
-pub struct RestClientLayer {
-    metrics: RestClientMetrics,
-    host: String,
-}
-
-impl<S> tower::Layer<S> for RestClientLayer {
-    type Service = RestClientService<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        RestClientService {
-            inner,
-            layer: self.clone(),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct RestClientService<S> {
-    inner: S,
-    layer: RestClientLayer,
-}
-
-impl<S, ReqB, ResB> tower::Service<axum::http::Request<ReqB>> for RestClientService<S>
-where
-    S: tower::Service<axum::http::Request<ReqB>, Response = axum::http::Response<ResB>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-    ResB: Send + 'static,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = futures::future::BoxFuture<'static, Result<S::Response, S::Error>>;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: axum::http::Request<ReqB>) -> Self::Future {
-        let method = req.method().to_string();
-        let layer = self.layer.clone();
-        let sent = self.inner.call(req);
-        Box::pin(async move {
-            let out = sent.await;
-            let code = match &out {
-                Ok(resp) => resp.status().as_u16().to_string(),
-                Err(_) => "<error>".to_string(),
-            };
-            layer.metrics.record(code, &layer.host, &method);
-            out
-        })
     }
 }
 

@@ -113,6 +113,7 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
         r#"leader_election_master_status{name="aws-load-balancer-controller-leader"}"#.into(),
         format!("rest_client_requests_total{{code=\"200\",host=\"{host}\",method=\"GET\"}}"),
         format!("rest_client_requests_total{{code=\"201\",host=\"{host}\",method=\"POST\"}}"),
+        format!("rest_client_request_duration_seconds_count{{host=\"{host}\",verb=\"PATCH\"}}"),
     ];
     // The admission, as controller-runtime counts it per webhook path.
     let svc = r#"webhook="/mutate-v1-service""#;
