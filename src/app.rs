@@ -4,6 +4,8 @@
 use crate::certs_manager::{CertManager, CertManagerConfig};
 use crate::config::{Config, ManagedCertConfig};
 use crate::controller::leader::Leadership;
+use crate::controller::metrics::ControllerMetrics;
+use crate::metrics::RestClientMetrics;
 use crate::metrics::{self, Readiness, WebhookMetrics};
 use crate::reconcilers::{self, AwsWebhooks};
 use crate::webhook::icp_validator::IcpValidator;
@@ -116,13 +118,16 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     if cfg.dry_run {
         crate::diff::shadow::register(&mut registry);
     }
+    let controller_metrics = ControllerMetrics::register(&mut registry);
+    let rest_metrics = RestClientMetrics::register(&mut registry);
     let registry = Arc::new(registry);
     let readiness = Readiness::default();
     readiness.add(READY_WEBHOOK);
     readiness.add(READY_KUBE);
     readiness.add(READY_CACHES);
     let indexes = Indexes::default();
-    let leadership = Leadership::new(cfg.enable_leader_election);
+    let mut leadership = Leadership::new(cfg.enable_leader_election);
+    leadership.metrics = controller_metrics;
 
     let mut tasks = tokio::task::JoinSet::new();
     // With a managed certificate the Secret and caBundle come first: nothing may serve a
@@ -142,7 +147,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         Some(m) => {
             let client = tokio::select! {
                 _ = shutdown.cancelled() => return Ok(()),
-                client = connect_kube(&cfg) => client,
+                client = connect_kube(&cfg, &rest_metrics) => client,
             };
             readiness.set(READY_KUBE, true);
             let mut manager = CertManager::new(
@@ -238,7 +243,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
                 Some(client) => client,
                 None => tokio::select! {
                     _ = token.cancelled() => return,
-                    client = connect_kube(&cfg) => client,
+                    client = connect_kube(&cfg, &rest_metrics) => client,
                 },
             };
             readiness.set(READY_KUBE, true);
@@ -332,7 +337,7 @@ async fn kube_config(cfg: &Config) -> Result<kube::Config, String> {
 
 /// Connects to the API server, retrying with capped exponential backoff and saying clearly what
 /// fails (which URL, which error) instead of hanging silently or crash-looping.
-pub async fn connect_kube(cfg: &Config) -> kube::Client {
+pub async fn connect_kube(cfg: &Config, rest: &RestClientMetrics) -> kube::Client {
     let mut delay = Duration::from_millis(500);
     let max = Duration::from_secs(30);
     loop {
@@ -342,13 +347,19 @@ pub async fn connect_kube(cfg: &Config) -> kube::Client {
             }
             Ok(kc) => {
                 let url = kc.cluster_url.to_string();
+                let host = kc
+                    .cluster_url
+                    .authority()
+                    .map(|a| a.to_string())
+                    .unwrap_or_default();
                 // A --dry-run controller's writes never leave the process.
-                let client = if cfg.dry_run {
+                let built = if cfg.dry_run {
                     crate::diff::shadow_kube::client(kc, cfg.dry_run_events)
                 } else {
-                    kube::Client::try_from(kc)
+                    kube::client::ClientBuilder::try_from(kc)
+                        .map(|b| b.with_layer(&rest.layer(&host)).build())
                 };
-                match client {
+                match built {
                     Err(error) => {
                         tracing::error!(%url, %error, retry_in = ?delay, "cannot build the Kubernetes API client")
                     }

@@ -10,10 +10,14 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+
+mod rest_client;
+pub use rest_client::{RestClientLayer, RestClientMetrics, RestClientService};
 
 /// Labels of upstream's webhook failure counters.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -22,16 +26,108 @@ pub struct WebhookFailureLabels {
     pub error_category: String,
 }
 
-/// `awslbc_webhook_validation_failure_total` and `awslbc_webhook_mutation_failure_total`.
-#[derive(Clone, Debug, Default)]
+/// Labels of controller-runtime's `controller_runtime_webhook_requests_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WebhookCodeLabels {
+    pub webhook: String,
+    pub code: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WebhookLabels {
+    pub webhook: String,
+}
+
+/// client-go's and controller-runtime's latency buckets: 10ns up to 1000s, by tens.
+fn webhook_latency_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(10e-9, 10.0, 12))
+}
+
+/// `awslbc_webhook_validation_failure_total` and `awslbc_webhook_mutation_failure_total`, and
+/// controller-runtime's `controller_runtime_webhook_*` per admission path.
+#[derive(Clone, Debug)]
 pub struct WebhookMetrics {
     pub validation_failures: Family<WebhookFailureLabels, Counter>,
     pub mutation_failures: Family<WebhookFailureLabels, Counter>,
+    requests: Family<WebhookCodeLabels, Counter>,
+    latency: Family<WebhookLabels, Histogram, fn() -> Histogram>,
+    in_flight: Family<WebhookLabels, Gauge>,
+}
+
+impl Default for WebhookMetrics {
+    fn default() -> Self {
+        WebhookMetrics {
+            validation_failures: Family::default(),
+            mutation_failures: Family::default(),
+            requests: Family::default(),
+            latency: Family::new_with_constructor(webhook_latency_buckets as fn() -> Histogram),
+            in_flight: Family::default(),
+        }
+    }
 }
 
 impl WebhookMetrics {
+    /// A path is served: its `200` and `500` counts show from the start, as controller-runtime's.
+    pub fn serving(&self, webhook: &str) {
+        for code in ["200", "500"] {
+            drop(self.requests.get_or_create(&WebhookCodeLabels {
+                webhook: webhook.into(),
+                code: code.into(),
+            }));
+        }
+        drop(self.in_flight.get_or_create(&WebhookLabels {
+            webhook: webhook.into(),
+        }));
+    }
+
+    /// One admission request to `webhook` starts: in flight until the returned value is dropped
+    /// (also when the client goes away mid-request).
+    pub fn started(&self, webhook: &str) -> AdmissionInFlight {
+        let gauge = self
+            .in_flight
+            .get_or_create(&WebhookLabels {
+                webhook: webhook.into(),
+            })
+            .clone();
+        gauge.inc();
+        AdmissionInFlight {
+            gauge,
+            start: std::time::Instant::now(),
+        }
+    }
+
+    /// The request was answered with HTTP status `code`.
+    pub fn answered(&self, webhook: &str, request: &AdmissionInFlight, code: u16) {
+        self.latency
+            .get_or_create(&WebhookLabels {
+                webhook: webhook.into(),
+            })
+            .observe(request.start.elapsed().as_secs_f64());
+        self.requests
+            .get_or_create(&WebhookCodeLabels {
+                webhook: webhook.into(),
+                code: code.to_string(),
+            })
+            .inc();
+    }
+
     pub fn register(registry: &mut Registry) -> Self {
         let m = WebhookMetrics::default();
+        registry.register(
+            "controller_runtime_webhook_requests",
+            "Total number of admission requests by HTTP status code",
+            m.requests.clone(),
+        );
+        registry.register(
+            "controller_runtime_webhook_latency_seconds",
+            "Histogram of the latency of processing admission requests",
+            m.latency.clone(),
+        );
+        registry.register(
+            "controller_runtime_webhook_requests_in_flight",
+            "Current number of admission requests being served",
+            m.in_flight.clone(),
+        );
         // prometheus-client appends `_total` to counters, giving upstream's exact names.
         registry.register(
             "awslbc_webhook_validation_failure",
@@ -58,6 +154,18 @@ impl WebhookMetrics {
             &self.validation_failures
         };
         family.get_or_create(&labels).inc();
+    }
+}
+
+/// See [`WebhookMetrics::started`].
+pub struct AdmissionInFlight {
+    gauge: Gauge,
+    start: std::time::Instant,
+}
+
+impl Drop for AdmissionInFlight {
+    fn drop(&mut self) {
+        self.gauge.dec();
     }
 }
 

@@ -11,6 +11,7 @@ use crate::aws::{self, AssumeRole, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCl
 use crate::config::Config;
 use crate::controller::ingress::{self, IngressConfig};
 use crate::controller::leader::{self, LeaderConfig, Leadership};
+use crate::controller::metrics::ControllerMetrics;
 use crate::controller::tgb::{self, TgbConfig};
 use crate::webhook::indexes::TgbIndex;
 use crate::webhook::late::LateSlot;
@@ -157,6 +158,7 @@ async fn run_leading(
     client: kube::Client,
     cloud: Cloud,
     cfg: Arc<Config>,
+    metrics: ControllerMetrics,
     token: CancellationToken,
 ) {
     let ingress = ingress::run(
@@ -166,6 +168,7 @@ async fn run_leading(
         cloud.resolved.vpc_id.clone(),
         IngressConfig {
             metrics: cloud.metrics.clone(),
+            controller_metrics: metrics.clone(),
             ..IngressConfig::from_config(&cfg)
         },
         token.clone(),
@@ -174,7 +177,10 @@ async fn run_leading(
         client.clone(),
         cloud.elbv2.clone(),
         cloud.ec2.clone(),
-        tgb_config(&cfg, &cloud),
+        TgbConfig {
+            controller_metrics: metrics,
+            ..tgb_config(&cfg, &cloud)
+        },
         token.clone(),
     );
     futures::join!(ingress, tgb);
@@ -211,12 +217,19 @@ pub async fn run(
         );
     }
     if !cfg.enable_leader_election {
-        run_leading(client, cloud, cfg, shutdown).await;
+        run_leading(client, cloud, cfg, guards.metrics, shutdown).await;
         return;
     }
     let lease = LeaderConfig::new(&lease_namespace(&cfg), &cfg.leader_election_id);
+    let metrics = guards.metrics.clone();
     leader::run_elected(client.clone(), lease, guards, shutdown, move |token| {
-        run_leading(client.clone(), cloud.clone(), cfg.clone(), token)
+        run_leading(
+            client.clone(),
+            cloud.clone(),
+            cfg.clone(),
+            metrics.clone(),
+            token,
+        )
     })
     .await;
 }

@@ -9,6 +9,7 @@
 //! take the Lease (a lease duration after the last renewal began). `/healthz` fails when a
 //! leader stays stuck past the lease, as controller-runtime's leader-election check does.
 
+use super::metrics::ControllerMetrics;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -98,6 +99,9 @@ impl LeaderHealth {
 pub struct Leadership {
     pub fence: Fence,
     pub health: LeaderHealth,
+    /// Where `leader_election_master_status` goes (and the controllers' metrics, which run
+    /// under this leadership).
+    pub metrics: ControllerMetrics,
 }
 
 impl Leadership {
@@ -110,6 +114,7 @@ impl Leadership {
                 Fence::default()
             },
             health: LeaderHealth::default(),
+            metrics: ControllerMetrics::default(),
         }
     }
 }
@@ -298,6 +303,8 @@ pub async fn run_elected<F, Fut>(
             .open_until(start + renew_deadline, start + lease_duration);
         guards.health.renewed(&health_cfg, start);
     };
+    let lease = el.cfg.name.clone();
+    guards.metrics.leader_status(&lease, false);
     loop {
         tracing::info!(lease = %el.cfg.name, identity = %el.cfg.identity, "campaigning for leadership");
         let mut renewed = loop {
@@ -315,6 +322,7 @@ pub async fn run_elected<F, Fut>(
             }
         };
         granted(renewed);
+        guards.metrics.leader_status(&lease, true);
         tracing::info!(lease = %el.cfg.name, identity = %el.cfg.identity, "became leader");
         let token = shutdown.child_token();
         let mut task = tokio::spawn(work(token.clone()));
@@ -355,6 +363,7 @@ pub async fn run_elected<F, Fut>(
         }
         guards.fence.shut();
         guards.health.set(None);
+        guards.metrics.leader_status(&lease, false);
         if !matches!(end, End::Lost) {
             el.release().await;
             return;

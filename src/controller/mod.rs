@@ -3,6 +3,7 @@
 
 pub mod ingress;
 pub mod leader;
+pub mod metrics;
 pub mod scope;
 pub mod tgb;
 

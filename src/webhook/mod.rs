@@ -82,6 +82,7 @@ pub fn router(routes: Routes, metrics: WebhookMetrics, limits: Limits) -> Router
     let mut app = Router::new();
     let budget = Arc::new(budget::BodyBudget::new(limits.max_inflight_body_bytes));
     for (path, handler) in routes {
+        metrics.serving(path);
         let route = Route {
             path,
             handler,
@@ -206,7 +207,17 @@ async fn decode(body: Bytes) -> Result<AdmissionRequest, (review::ReviewError, O
         })
 }
 
+/// One admission request, counted as controller-runtime counts it (in flight, latency, status).
 async fn serve(State(route): State<Route>, request: Request) -> Response {
+    let in_flight = route.metrics.started(route.path);
+    let metrics = route.metrics.clone();
+    let path = route.path;
+    let response = serve_review(route, request).await;
+    metrics.answered(path, &in_flight, response.status().as_u16());
+    response
+}
+
+async fn serve_review(route: Route, request: Request) -> Response {
     let (body, _taken) = match read_body(request, route.limits, &route.budget).await {
         Ok(read) => read,
         Err(response) => return response,

@@ -34,6 +34,7 @@ use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use super::metrics::{ControllerMetrics, Outcome, Reconciles};
 use super::scope;
 use crate::aws::{AwsMetrics, Ec2, ElbV2};
 use crate::crd::IngressClassParams;
@@ -66,6 +67,8 @@ pub struct IngressConfig {
     pub namespaces: Vec<String>,
     /// Where `aws_target_group_info` is reported (the TargetGroupBindings this controller makes).
     pub metrics: Option<AwsMetrics>,
+    /// Where the reconciles, stages and queue are reported (controller `ingress`).
+    pub controller_metrics: ControllerMetrics,
     /// How deletes of in-use security groups / target groups are retried (interval, timeout);
     /// `None` keeps the deployer's defaults (2 s for 2 min).
     pub delete_retry: Option<(Duration, Duration)>,
@@ -82,6 +85,7 @@ impl Default for IngressConfig {
             controller_name: "ingress".into(),
             namespaces: Vec::new(),
             metrics: None,
+            controller_metrics: ControllerMetrics::default(),
             delete_retry: None,
         }
     }
@@ -122,6 +126,8 @@ pub(crate) struct Ctx {
     events: super::Events,
     backoff: super::Backoff,
     last_good: last_good::LastGood,
+    /// Upstream's stage durations and reconcile errors of this controller.
+    rec: Reconciles,
 }
 
 /// Turns watch events into queued groups.
@@ -291,7 +297,10 @@ pub async fn run(
         params: icp_r,
         namespaces: ns_r,
     };
-    let queue: Arc<Queue<GroupId>> = Arc::new(Queue::default());
+    // Upstream's controller and queue name.
+    let rec = cfg.controller_metrics.controller("ingress");
+    rec.start(cfg.concurrency.max(1));
+    let queue: Arc<Queue<GroupId>> = Arc::new(Queue::default().with_metrics(rec.clone()));
     let trig = Arc::new(Triggers {
         stores: stores.clone(),
         queue: queue.clone(),
@@ -372,6 +381,7 @@ pub async fn run(
         stores,
         cfg,
         last_good: Default::default(),
+        rec,
     });
     let workers = futures::future::join_all(
         (0..ctx.cfg.concurrency.max(1)).map(|_| worker(ctx.clone(), queue.clone())),
@@ -388,22 +398,33 @@ pub async fn run(
 
 async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
     loop {
-        let id = queue.next().await;
+        let (id, waited) = queue.next_timed().await;
         let key = id.as_string();
+        let working = ctx.rec.working(waited);
+        let start = std::time::Instant::now();
         let pass = reconcile::reconcile(&ctx, &id);
-        match crate::diff::shadow::scope(format!("ingress {key}"), pass).await {
+        let outcome = match crate::diff::shadow::scope(format!("ingress {key}"), pass).await {
             Ok(next) => {
                 ctx.backoff.succeeded(&key);
                 if let Some(after) = next {
                     queue.add_after(id.clone(), after);
+                }
+                // The periodic resync is controller-runtime's SyncPeriod, not a requeue.
+                match next {
+                    Some(after) if after != ctx.cfg.sync_period => Outcome::RequeueAfter,
+                    _ => Outcome::Success,
                 }
             }
             Err(e) => {
                 let after = ctx.backoff.failed(&key);
                 tracing::warn!(group = %key, error = %e, retry_in = ?after, "ingress group reconcile failed");
                 queue.add_after(id.clone(), after);
+                ctx.rec.retried();
+                Outcome::Error
             }
-        }
+        };
+        ctx.rec.reconciled(outcome, start.elapsed().as_secs_f64());
+        drop(working);
         queue.done(&id);
     }
 }

@@ -10,6 +10,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::controller::metrics::{ControllerMetrics, Reconciles};
+
 struct Inner<K> {
     ready: VecDeque<K>,
     queued: HashSet<K>,
@@ -20,6 +22,8 @@ struct Inner<K> {
     timers: BTreeMap<(Instant, u64), K>,
     deadline_of: HashMap<K, (Instant, u64)>,
     seq: u64,
+    /// When each ready key entered the queue (`workqueue_queue_duration_seconds`).
+    added_at: HashMap<K, Instant>,
 }
 
 /// A deduplicating, per-key serialised queue with delayed adds.
@@ -27,6 +31,7 @@ pub struct Queue<K> {
     inner: Mutex<Inner<K>>,
     ready_signal: Notify,
     timer_signal: Notify,
+    metrics: Reconciles,
 }
 
 impl<K: Clone + Eq + Hash> Default for Queue<K> {
@@ -40,14 +45,22 @@ impl<K: Clone + Eq + Hash> Default for Queue<K> {
                 timers: BTreeMap::new(),
                 deadline_of: HashMap::new(),
                 seq: 0,
+                added_at: HashMap::new(),
             }),
             ready_signal: Notify::new(),
             timer_signal: Notify::new(),
+            metrics: ControllerMetrics::default().controller(""),
         }
     }
 }
 
 impl<K: Clone + Eq + Hash> Queue<K> {
+    /// Reports this queue's `workqueue_*` series (and its controller's) through `metrics`.
+    pub fn with_metrics(mut self, metrics: Reconciles) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner<K>> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -60,8 +73,12 @@ impl<K: Clone + Eq + Hash> Queue<K> {
             return;
         }
         if g.queued.insert(key.clone()) {
+            g.added_at.insert(key.clone(), Instant::now());
             g.ready.push_back(key);
+            let depth = g.ready.len();
             drop(g);
+            self.metrics.added();
+            self.metrics.set_depth(depth);
             self.ready_signal.notify_one();
         }
     }
@@ -87,7 +104,13 @@ impl<K: Clone + Eq + Hash> Queue<K> {
     }
 
     /// Waits for the next ready key and marks it active; call [`Queue::done`] afterwards.
+    #[cfg(test)]
     pub async fn next(&self) -> K {
+        self.next_timed().await.0
+    }
+
+    /// [`Queue::next`], also saying how long the key waited in the queue.
+    pub async fn next_timed(&self) -> (K, Duration) {
         loop {
             let signal = self.ready_signal.notified();
             {
@@ -95,13 +118,19 @@ impl<K: Clone + Eq + Hash> Queue<K> {
                 if let Some(k) = g.ready.pop_front() {
                     g.queued.remove(&k);
                     g.active.insert(k.clone());
-                    let more = !g.ready.is_empty();
+                    let waited = g
+                        .added_at
+                        .remove(&k)
+                        .map(|t| t.elapsed())
+                        .unwrap_or_default();
+                    let depth = g.ready.len();
                     drop(g);
-                    if more {
+                    self.metrics.set_depth(depth);
+                    if depth > 0 {
                         // Pass the baton: another worker may take the next key.
                         self.ready_signal.notify_one();
                     }
-                    return k;
+                    return (k, waited);
                 }
             }
             signal.await;

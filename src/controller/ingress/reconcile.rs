@@ -8,6 +8,7 @@
 //! it). A model that fails to build never deletes anything.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::time::Duration;
 
 use k8s_openapi::api::networking::v1::Ingress;
@@ -49,11 +50,22 @@ fn find<'a>(objs: &'a ClusterObjects, key: &str) -> Option<&'a Ingress> {
     objs.ingresses.iter().find(|i| key_of(&i.metadata) == key)
 }
 
+/// Times `work` as upstream's reconcile stage `stage` (see `Reconciles::staged`).
+async fn staged<T, E>(
+    ctx: &Ctx,
+    stage: &str,
+    work: impl Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    ctx.rec.staged(stage, work).await
+}
+
 /// Reconciles group `id`; `Ok(Some(d))` asks for a resync after `d`.
 pub async fn reconcile(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, IngressError> {
     let class = &ctx.cfg.model.ingress_class;
+    let start = std::time::Instant::now();
     let objs = ctx.stores.snapshot(id, class);
     let (groups, _) = model::load_groups(&objs, class);
+    ctx.rec.stage_took("fetch_ingress", start.elapsed());
     let group = groups.get(id);
     match group {
         Some(g) if !g.members.is_empty() => deploy_group(ctx, g, &objs).await,
@@ -69,15 +81,24 @@ async fn deploy_group(
     let finalizer = group.id.finalizer();
     let members: Vec<&Ingress> = group.members.iter().map(|m| m.ingress).collect();
     // 1. Finalizers first: from here on, deleting a member cannot leak the stack.
-    for ing in &members {
-        if let Err(e) = add_finalizer(&api_of(ctx, ing), *ing, &finalizer).await {
-            let note = format!("Failed add finalizer due to {e}");
-            warn_all(ctx, &members, reason::FAILED_ADD_FINALIZER, &note).await;
-            return Err(e.into());
+    let added = staged(ctx, "add_group_finalizer", async {
+        for ing in &members {
+            add_finalizer(&api_of(ctx, ing), *ing, &finalizer).await?;
         }
+        Ok::<_, kube::Error>(())
+    })
+    .await;
+    if let Err(e) = added {
+        let note = format!("Failed add finalizer due to {e}");
+        warn_all(ctx, &members, reason::FAILED_ADD_FINALIZER, &note).await;
+        return Err(e.into());
     }
     // 2. Model; a member whose own edit fails keeps its last deployed configuration.
-    let built = match ctx.last_good.build(group, objs, &ctx.cfg.model) {
+    let built = staged(ctx, "build_model", async {
+        ctx.last_good.build(group, objs, &ctx.cfg.model)
+    })
+    .await;
+    let built = match built {
         Ok(b) => b,
         Err(e) => {
             let note = format!("Failed build model due to {e}");
@@ -125,38 +146,43 @@ async fn deploy_group(
     }
     tracing::debug!(group = %group.id.as_string(), "built model");
     // 3. AWS, 4. TargetGroupBinding objects.
-    let deployed = match ctx.deployer.deploy(stack).await {
+    let deployed = staged(ctx, "deploy_model", async {
+        let deployed = ctx.deployer.deploy(stack).await?;
+        bindings::sync(
+            &ctx.client,
+            &group.id,
+            &deployed.target_group_bindings,
+            &ctx.cfg.namespaces,
+            ctx.cfg.metrics.as_ref(),
+        )
+        .await?;
+        Ok::<_, IngressError>(deployed)
+    })
+    .await;
+    let deployed = match deployed {
         Ok(d) => d,
         Err(e) => {
             let note = format!("Failed deploy model due to {e}");
             warn_all(ctx, &members, reason::FAILED_DEPLOY_MODEL, &note).await;
-            return Err(e.into());
+            return Err(e);
         }
     };
-    if let Err(e) = bindings::sync(
-        &ctx.client,
-        &group.id,
-        &deployed.target_group_bindings,
-        &ctx.cfg.namespaces,
-        ctx.cfg.metrics.as_ref(),
-    )
-    .await
-    {
-        let note = format!("Failed deploy model due to {e}");
-        warn_all(ctx, &members, reason::FAILED_DEPLOY_MODEL, &note).await;
-        return Err(e.into());
-    }
     // 5. Status on the members the stack serves.
     // (Members held on their last configuration may be outside `members`: a bad group.order.)
     let served: Vec<&Ingress> = stack.members.iter().filter_map(|k| find(objs, k)).collect();
     if let Some(lb) = &deployed.load_balancer {
         let want = status::desired(&lb.dns_name, &deployed.listener_ports);
-        for ing in &served {
-            if let Err(e) = status::update(&ctx.client, ing, &want).await {
-                let note = format!("Failed update status due to {e}");
-                warn_all(ctx, &members, reason::FAILED_UPDATE_STATUS, &note).await;
-                return Err(e.into());
+        let updated = staged(ctx, "dns_resolve_and_update_status", async {
+            for ing in &served {
+                status::update(&ctx.client, ing, &want).await?;
             }
+            Ok::<_, kube::Error>(())
+        })
+        .await;
+        if let Err(e) = updated {
+            let note = format!("Failed update status due to {e}");
+            warn_all(ctx, &members, reason::FAILED_UPDATE_STATUS, &note).await;
+            return Err(e.into());
         }
     }
     ctx.last_good.record(&group.id, &served, &built.held);
@@ -184,8 +210,17 @@ async fn remove_finalizers(
     finalizer: &str,
     report_on: &[&Ingress],
 ) -> Result<(), IngressError> {
+    if from.is_empty() {
+        return Ok(());
+    }
     for ing in from {
-        if let Err(e) = remove_finalizer(&api_of(ctx, ing), *ing, finalizer).await {
+        let removed = staged(
+            ctx,
+            "remove_group_finalizer",
+            remove_finalizer(&api_of(ctx, ing), *ing, finalizer),
+        )
+        .await;
+        if let Err(e) = removed {
             let note = format!("Failed remove finalizer due to {e}");
             let mut on: Vec<&Ingress> = report_on.to_vec();
             on.push(ing);
@@ -220,7 +255,11 @@ async fn delete_group(
             return Ok(Some(ctx.cfg.sync_period));
         }
         // Checks deletion protection on the members being deleted; nothing else is built.
-        if let Err(e) = model::build_stack(g, objs, &ctx.cfg.model, &BuildEnv::default()) {
+        let built = staged(ctx, "build_model", async {
+            model::build_stack(g, objs, &ctx.cfg.model, &BuildEnv::default())
+        })
+        .await;
+        if let Err(e) = built {
             let note = format!("Failed build model due to {e}");
             warn_all(ctx, &inactive, reason::FAILED_BUILD_MODEL, &note).await;
             return Err(e.into());
@@ -250,7 +289,13 @@ async fn delete_group(
         warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
         return Err(e.into());
     }
-    if let Err(e) = ctx.deployer.delete_stack(&id.as_string()).await {
+    let deleted = staged(
+        ctx,
+        "deploy_model",
+        ctx.deployer.delete_stack(&id.as_string()),
+    )
+    .await;
+    if let Err(e) = deleted {
         let note = format!("Failed deploy model due to {e}");
         warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
         return Err(e.into());

@@ -98,6 +98,24 @@ pub fn next_condition(
     })
 }
 
+/// Seconds a gate took to turn True (`awslbc_readiness_gate_ready_seconds`): only on a flip from
+/// a not-True condition with a known `lastTransitionTime`, measured between the two times, as
+/// upstream observes it.
+pub fn ready_flip_seconds(existing: Option<&GateCondition>, next: &GateCondition) -> Option<f64> {
+    let e = existing?;
+    if next.status != "True" || e.status == "True" {
+        return None;
+    }
+    let at = |c: &GateCondition| {
+        c.last_transition_time
+            .as_deref()?
+            .parse::<k8s_openapi::jiff::Timestamp>()
+            .ok()
+    };
+    let secs = at(next)?.duration_since(at(e)?).as_secs_f64();
+    Some(secs.max(0.0))
+}
+
 /// Strategic-merge body for `pods/<name>/status`: conditions merge by `type`, and the UID in
 /// metadata makes the server refuse the patch if the pod was replaced by a namesake.
 pub fn status_patch(uid: &str, c: &GateCondition) -> Value {

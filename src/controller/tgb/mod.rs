@@ -42,6 +42,7 @@ use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
+use super::metrics::{ControllerMetrics, Outcome, Reconciles, TriggerQueue};
 use super::scope;
 use crate::aws::{elbv2_for, AssumeRole, AwsError, Ec2, Ec2Query, ElbV2};
 use crate::crd::TargetGroupBinding;
@@ -91,6 +92,8 @@ pub struct TgbConfig {
     /// `--watch-namespace`: bindings, Services, endpoints and pods of these namespaces only
     /// (empty: all).
     pub namespaces: Vec<String>,
+    /// Where the reconciles, stages, queue and readiness-gate latency are reported.
+    pub controller_metrics: ControllerMetrics,
 }
 
 impl Default for TgbConfig {
@@ -111,6 +114,7 @@ impl Default for TgbConfig {
             disable_restricted_sg_rules: false,
             roles: None,
             namespaces: Vec::new(),
+            controller_metrics: ControllerMetrics::default(),
         }
     }
 }
@@ -160,6 +164,8 @@ pub struct Ctx {
     backoff: super::Backoff,
     /// Multi-cluster records by `ns/name`, so the ConfigMap is read once.
     tracked: Mutex<HashMap<String, BTreeSet<String>>>,
+    /// Upstream's stage durations, reconcile errors and gate latency of this controller.
+    rec: Reconciles,
 }
 
 impl Ctx {
@@ -250,11 +256,20 @@ pub async fn run(
     let wc = watcher::Config::default();
     let (reader, writer) = reflector::store();
     let bindings_events = scope::watch::<TargetGroupBinding>(client.clone(), &watched, wc.clone());
-    let controller = Controller::for_stream(
-        reflector::reflector(writer, bindings_events).applied_objects(),
-        reader,
-    )
-    .with_config(Config::default().concurrency(cfg.concurrency));
+    // Upstream's controller and queue name.
+    let rec = cfg.controller_metrics.controller("targetGroupBinding");
+    rec.start(cfg.concurrency.max(1) as usize);
+    let queue = Arc::new(TriggerQueue::new(rec.clone()));
+    let q = queue.clone();
+    let applied = reflector::reflector(writer, bindings_events)
+        .applied_objects()
+        .inspect(move |r| {
+            if let Ok(tgb) = r {
+                q.added(key_of(tgb));
+            }
+        });
+    let controller = Controller::for_stream(applied, reader)
+        .with_config(Config::default().concurrency(cfg.concurrency));
     let (tx, rx) = unbounded();
     let trig = Triggers {
         store: controller.store(),
@@ -360,17 +375,26 @@ pub async fn run(
         cfg,
         caches,
         tracked: Mutex::new(HashMap::new()),
+        rec,
+    });
+    let q = queue.clone();
+    let triggers = rx.inspect(move |r: &ObjectRef<TargetGroupBinding>| {
+        q.added(format!(
+            "{}/{}",
+            r.namespace.as_deref().unwrap_or_default(),
+            r.name
+        ))
     });
     let fut = controller
-        .reconcile_on(rx)
+        .reconcile_on(triggers)
         .run(
-            |tgb, ctx| {
+            move |tgb, ctx| {
                 let key = format!(
                     "targetgroupbinding {}/{}",
                     tgb.metadata.namespace.as_deref().unwrap_or_default(),
                     tgb.metadata.name.as_deref().unwrap_or_default()
                 );
-                crate::diff::shadow::scope(key, reconcile::reconcile(tgb, ctx))
+                crate::diff::shadow::scope(key, timed_reconcile(tgb, ctx, queue.clone()))
             },
             error_policy,
             ctx,
@@ -387,8 +411,36 @@ pub async fn run(
     feeders.abort_all();
 }
 
+fn key_of(tgb: &TargetGroupBinding) -> String {
+    format!("{}/{}", tgb.namespace().unwrap_or_default(), tgb.name_any())
+}
+
+/// One reconcile as controller-runtime reports it: queue wait, active worker, result and time.
+async fn timed_reconcile(
+    tgb: Arc<TargetGroupBinding>,
+    ctx: Arc<Ctx>,
+    queue: Arc<TriggerQueue>,
+) -> Result<Action, TgbError> {
+    let waited = queue.taken(&key_of(&tgb));
+    let working = ctx.rec.working(waited);
+    let start = std::time::Instant::now();
+    let out = reconcile::reconcile(tgb, ctx.clone()).await;
+    // The periodic resync is controller-runtime's SyncPeriod, not a requeue.
+    let outcome = match &out {
+        Ok(a) if *a == Action::requeue(ctx.cfg.resync) || *a == Action::await_change() => {
+            Outcome::Success
+        }
+        Ok(_) => Outcome::RequeueAfter,
+        Err(_) => Outcome::Error,
+    };
+    ctx.rec.reconciled(outcome, start.elapsed().as_secs_f64());
+    drop(working);
+    out
+}
+
 fn error_policy(tgb: Arc<TargetGroupBinding>, err: &TgbError, ctx: Arc<Ctx>) -> Action {
-    let key = format!("{}/{}", tgb.namespace().unwrap_or_default(), tgb.name_any());
+    ctx.rec.retried();
+    let key = key_of(&tgb);
     tracing::warn!(binding = %key, error = %err, "reconcile failed");
     let delay = ctx.backoff.failed(&key);
     let note = format!("Failed reconcile due to {err}");

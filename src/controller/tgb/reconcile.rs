@@ -65,7 +65,14 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
         return Ok(Action::await_change());
     }
 
-    if let Err(e) = add_finalizer(&api, tgb.as_ref(), FINALIZER).await {
+    let rec = &ctx.rec;
+    let added = rec
+        .staged(
+            "add_finalizers",
+            add_finalizer(&api, tgb.as_ref(), FINALIZER),
+        )
+        .await;
+    if let Err(e) = added {
         ctx.events
             .warning(
                 &oref,
@@ -77,24 +84,29 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
     }
     ctx.caches.wait_synced().await;
 
-    let outcome = match tgb.spec.target_type {
-        Some(TargetType::Ip) => reconcile_ip(&ctx, &tgb).await?,
-        Some(TargetType::Instance) => reconcile_instance(&ctx, &tgb).await?,
-        None => {
-            return Err(TgbError::Invalid(format!(
-                "targetType is not specified: {key}"
-            )))
-        }
-    };
+    let outcome = rec
+        .staged("reconcile_targetgroupbinding", async {
+            match tgb.spec.target_type {
+                Some(TargetType::Ip) => reconcile_ip(&ctx, &tgb).await,
+                Some(TargetType::Instance) => reconcile_instance(&ctx, &tgb).await,
+                None => Err(TgbError::Invalid(format!(
+                    "targetType is not specified: {key}"
+                ))),
+            }
+        })
+        .await?;
 
     let generation = tgb.metadata.generation;
     let observed = tgb.status.as_ref().and_then(|s| s.observed_generation);
     if generation.is_some() && observed != generation {
         let body = serde_json::json!({ "status": { "observedGeneration": generation } });
-        if let Err(e) = api
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&body))
-            .await
-        {
+        let patched = rec
+            .staged(
+                "update_status",
+                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body)),
+            )
+            .await;
+        if let Err(e) = patched {
             ctx.events
                 .warning(
                     &oref,

@@ -100,6 +100,7 @@ pub async fn update_gates(
     let gate = condition_type(&name);
     let mut pending = false;
     let mut writes = Vec::new();
+    let mut flips = Vec::new();
     {
         let pods = ctx.caches.pods.read();
         for (pod, key) in targets {
@@ -112,11 +113,15 @@ pub async fn update_gates(
             let desired = desired_condition(sync.health.get(key), sync.registered.contains(key));
             pending |= !desired.is_true();
             if let Some(c) = next_condition(&gate, info.condition(&gate), &desired, &now()) {
+                flips.extend(super::gates::ready_flip_seconds(info.condition(&gate), &c));
                 writes.push((pod.clone(), status_patch(&info.uid, &c)));
             }
         }
     }
     patch_pods(ctx, &ns, writes).await?;
+    for secs in flips {
+        ctx.rec.gate_ready(&ns, &name, secs);
+    }
     Ok(pending)
 }
 

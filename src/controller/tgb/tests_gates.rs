@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::gates::*;
+use super::info::GateCondition;
 use super::targets::*;
 use crate::aws::{TargetDescription, TargetHealth, TargetHealthDescription, TargetHealthState};
 
@@ -175,4 +176,34 @@ fn transition_time_moves_only_when_status_flips_and_equal_means_no_write() {
     assert_eq!(c["status"], "True");
     // Stale reason/message of the False state are removed, not left behind by the merge.
     assert!(c.get("reason").unwrap().is_null() && c.get("message").unwrap().is_null());
+}
+
+#[test]
+fn ready_seconds_only_on_a_flip_to_true_between_the_two_transition_times() {
+    let t = "target-health.elbv2.k8s.aws/web";
+    let unhealthy = desired_condition(
+        Some(&health(TargetHealthState::Unhealthy, "Target.Timeout", "y")),
+        false,
+    );
+    let ok = desired_condition(
+        Some(&TargetHealth {
+            state: TargetHealthState::Healthy,
+            reason: None,
+            description: None,
+        }),
+        false,
+    );
+    let first = next_condition(t, None, &unhealthy, "2026-01-01T00:00:00Z").unwrap();
+    assert_eq!(ready_flip_seconds(None, &first), None, "no previous state");
+    let healthy = next_condition(t, Some(&first), &ok, "2026-01-01T00:01:30Z").unwrap();
+    assert_eq!(ready_flip_seconds(Some(&first), &healthy), Some(90.0));
+    // Already True: nothing flipped (a message change only).
+    let again = GateCondition {
+        message: Some("other".into()),
+        ..healthy.clone()
+    };
+    assert_eq!(ready_flip_seconds(Some(&healthy), &again), None);
+    // Flipping away from True is not a ready latency.
+    let down = next_condition(t, Some(&healthy), &unhealthy, "2026-01-01T00:02:00Z").unwrap();
+    assert_eq!(ready_flip_seconds(Some(&healthy), &down), None);
 }

@@ -1,0 +1,263 @@
+//! One controller's handles: reconcile results and times, upstream's stages and error
+//! categories, and its queue's `workqueue_*` series (also for kube-runtime's internal queue).
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::{ControllerLabels, ControllerMetrics, DepthLabels, ErrorLabels, QueueLabels};
+use super::{ResultLabels, StageLabels};
+
+/// How controller-runtime files one reconcile's outcome under `result`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Success,
+    /// Asked to run again after a delay (not the periodic resync).
+    RequeueAfter,
+    Error,
+}
+
+/// One controller's metrics and its queue's.
+#[derive(Debug, Clone)]
+pub struct Reconciles {
+    metrics: ControllerMetrics,
+    name: String,
+}
+
+/// A reconcile in progress: counts as an active worker and unfinished work until dropped.
+pub struct Working<'a> {
+    owner: &'a Reconciles,
+    id: u64,
+    start: Instant,
+}
+
+impl Drop for Working<'_> {
+    fn drop(&mut self) {
+        let o = self.owner;
+        o.metrics
+            .work_duration
+            .get_or_create(&o.queue())
+            .observe(self.start.elapsed().as_secs_f64());
+        o.metrics.active_workers.get_or_create(&o.ctl()).dec();
+        let mut started = o
+            .metrics
+            .in_flight
+            .started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(items) = started.get_mut(&o.name) {
+            items.remove(&self.id);
+        }
+    }
+}
+
+impl Reconciles {
+    pub(super) fn new(metrics: ControllerMetrics, name: &str) -> Self {
+        Reconciles {
+            metrics,
+            name: name.to_string(),
+        }
+    }
+
+    fn ctl(&self) -> ControllerLabels {
+        ControllerLabels {
+            controller: self.name.clone(),
+        }
+    }
+
+    fn queue(&self) -> QueueLabels {
+        QueueLabels {
+            name: self.name.clone(),
+            controller: self.name.clone(),
+        }
+    }
+
+    /// Called once at start: the worker count and zeroed series, as controller-runtime shows
+    /// them before the first reconcile.
+    pub fn start(&self, workers: usize) {
+        let m = &self.metrics;
+        m.max_concurrent
+            .get_or_create(&self.ctl())
+            .set(workers as i64);
+        m.active_workers.get_or_create(&self.ctl()).set(0);
+        self.set_depth(0);
+        // Creating a series is enough to show it at 0; the guards are not needed.
+        drop(m.adds.get_or_create(&self.queue()));
+        drop(m.retries.get_or_create(&self.queue()));
+        drop(m.runtime_errors.get_or_create(&self.ctl()));
+        for result in ["success", "error", "requeue", "requeue_after"] {
+            drop(m.reconcile_total.get_or_create(&ResultLabels {
+                controller: self.name.clone(),
+                result: result.into(),
+            }));
+        }
+    }
+
+    /// A key entered the queue (not counted when it was already waiting).
+    pub fn added(&self) {
+        self.metrics.adds.get_or_create(&self.queue()).inc();
+    }
+
+    pub fn set_depth(&self, depth: usize) {
+        self.metrics
+            .depth
+            .get_or_create(&DepthLabels {
+                name: self.name.clone(),
+                controller: self.name.clone(),
+                priority: String::new(),
+            })
+            .set(depth as i64);
+    }
+
+    /// A failed key was put back with backoff.
+    pub fn retried(&self) {
+        self.metrics.retries.get_or_create(&self.queue()).inc();
+    }
+
+    /// A worker took a key that waited `waited` in the queue; hold the guard while working.
+    pub fn working(&self, waited: Duration) -> Working<'_> {
+        let m = &self.metrics;
+        m.queue_duration
+            .get_or_create(&self.queue())
+            .observe(waited.as_secs_f64());
+        m.active_workers.get_or_create(&self.ctl()).inc();
+        let id = m.in_flight.next.fetch_add(1, Ordering::Relaxed);
+        let start = Instant::now();
+        m.in_flight
+            .started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(self.name.clone())
+            .or_default()
+            .insert(id, start);
+        Working {
+            owner: self,
+            id,
+            start,
+        }
+    }
+
+    /// One reconcile ended after `secs`.
+    pub fn reconciled(&self, outcome: Outcome, secs: f64) {
+        let m = &self.metrics;
+        let result = match outcome {
+            Outcome::Success => "success",
+            Outcome::RequeueAfter => "requeue_after",
+            Outcome::Error => "error",
+        };
+        m.reconcile_total
+            .get_or_create(&ResultLabels {
+                controller: self.name.clone(),
+                result: result.into(),
+            })
+            .inc();
+        if outcome == Outcome::Error {
+            m.runtime_errors.get_or_create(&self.ctl()).inc();
+        }
+        m.reconcile_time.get_or_create(&self.ctl()).observe(secs);
+    }
+
+    /// Times one reconcile stage (`awslbc_controller_reconcile_stage_duration`).
+    pub async fn stage<T>(&self, stage: &str, work: impl std::future::Future<Output = T>) -> T {
+        let start = Instant::now();
+        let out = work.await;
+        self.stage_took(stage, start.elapsed());
+        out
+    }
+
+    /// A stage timed by the caller took `took`.
+    pub fn stage_took(&self, stage: &str, took: Duration) {
+        self.metrics
+            .stage_duration
+            .get_or_create(&StageLabels {
+                controller: self.name.clone(),
+                reconcile_stage: stage.into(),
+            })
+            .observe(took.as_secs_f64());
+    }
+
+    /// [`Reconciles::stage`] of a fallible step; a failure also counts as upstream's error
+    /// category `<stage>_error` (`awslbc_controller_reconcile_errors_total`).
+    pub async fn staged<T, E>(
+        &self,
+        stage: &str,
+        work: impl std::future::Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
+        let out = self.stage(stage, work).await;
+        if out.is_err() {
+            self.error(&format!("{stage}_error"));
+        }
+        out
+    }
+
+    /// `awslbc_readiness_gate_ready_seconds{namespace, name}` of binding `namespace/name`.
+    pub fn gate_ready(&self, namespace: &str, binding: &str, secs: f64) {
+        self.metrics.gate_ready(namespace, binding, secs);
+    }
+
+    /// Counts a failed stage as upstream does: category `<stage>_error`.
+    pub fn error(&self, category: &str) {
+        self.metrics
+            .reconcile_errors
+            .get_or_create(&ErrorLabels {
+                controller: self.name.clone(),
+                error_category: category.into(),
+            })
+            .inc();
+    }
+}
+
+/// The queue of a kube-runtime controller (whose scheduler is internal), counted as
+/// controller-runtime's workqueue would: a key triggered while not already waiting is an add,
+/// the wait ends when a worker takes it; a scheduled requeue that fires goes straight to a worker
+/// (an add with no wait).
+#[derive(Debug)]
+pub struct TriggerQueue {
+    rec: Reconciles,
+    pending: Mutex<HashMap<String, Instant>>,
+}
+
+impl TriggerQueue {
+    pub fn new(rec: Reconciles) -> Self {
+        TriggerQueue {
+            rec,
+            pending: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A watch event or trigger asked for `key`.
+    pub fn added(&self, key: String) {
+        let mut pending = self.lock();
+        if pending.contains_key(&key) {
+            return;
+        }
+        pending.insert(key, Instant::now());
+        let depth = pending.len();
+        drop(pending);
+        self.rec.added();
+        self.rec.set_depth(depth);
+    }
+
+    /// A worker took `key`; returns how long it waited.
+    pub fn taken(&self, key: &str) -> Duration {
+        let mut pending = self.lock();
+        match pending.remove(key) {
+            Some(at) => {
+                let depth = pending.len();
+                drop(pending);
+                self.rec.set_depth(depth);
+                at.elapsed()
+            }
+            None => {
+                drop(pending);
+                self.rec.added();
+                Duration::ZERO
+            }
+        }
+    }
+}
