@@ -209,13 +209,6 @@ pub async fn run(
         ));
         tracing::info!("dry run: no AWS or Kubernetes write will be sent");
     }
-    if !cfg.enable_endpoint_slices {
-        // discovery.k8s.io/v1 has been GA since Kubernetes 1.21 and core/v1 Endpoints is
-        // deprecated; one code path keeps the reconciler small. Said loudly, not silently.
-        tracing::warn!(
-            "--enable-endpoint-slices=false: this build always reads EndpointSlices for ip targets"
-        );
-    }
     if !cfg.enable_leader_election {
         run_leading(client, cloud, cfg, guards.metrics, shutdown).await;
         return;
