@@ -7,6 +7,8 @@ mod aws;
 mod deploy;
 #[path = "bench/diff.rs"]
 mod diff;
+#[path = "bench/fixtures.rs"]
+mod fixtures;
 #[path = "bench/ingress.rs"]
 mod ingress;
 #[path = "bench/model.rs"]

@@ -8,8 +8,6 @@ use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt};
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
-use aws_load_balancer_controller::aws::{Caller, Tags};
 use aws_load_balancer_controller::deploy::Deployer;
 use aws_load_balancer_controller::model::{self, BuildEnv, ClusterObjects, ModelConfig, Stack};
 use aws_load_balancer_controller::plan::add_manifests;
@@ -18,27 +16,14 @@ const GROUPS: usize = 20;
 const PER_GROUP: usize = 10;
 const LATENCY: Duration = Duration::from_millis(50);
 
-fn manifests() -> String {
-    let mut y = String::new();
-    for g in 0..GROUPS {
-        for i in 0..PER_GROUP {
-            y.push_str(&format!(
-                "apiVersion: v1\nkind: Service\nmetadata: {{name: svc{i}, namespace: ns{g}, uid: u-{g}-{i}}}\n\
-                 spec: {{type: NodePort, ports: [{{port: 80, targetPort: 8080, nodePort: {np}}}]}}\n---\n\
-                 apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: ing{i}\n  namespace: ns{g}\n  annotations:\n\
-                 \x20   kubernetes.io/ingress.class: alb\n    alb.ingress.kubernetes.io/group.name: group{g}\n\
-                 spec:\n  rules:\n  - host: app{i}.group{g}.example.com\n    http:\n      paths:\n\
-                 \x20     - {{path: /, pathType: Prefix, backend: {{service: {{name: svc{i}, port: {{number: 80}}}}}}}}\n---\n",
-                np = 30000 + i
-            ));
-        }
-    }
-    y
-}
-
 fn stacks(vpc: &str) -> Vec<Stack> {
     let mut objs = ClusterObjects::default();
-    add_manifests(&mut objs, &manifests(), Path::new("bench.yaml")).expect("manifests");
+    add_manifests(
+        &mut objs,
+        &super::fixtures::ingress_manifests(GROUPS, PER_GROUP),
+        Path::new("bench.yaml"),
+    )
+    .expect("manifests");
     let cfg = ModelConfig {
         cluster_name: "bench".into(),
         vpc_id: Some(vpc.into()),
@@ -76,23 +61,7 @@ async fn deploy_all(d: &Arc<Deployer>, stacks: &[Stack], concurrency: usize) -> 
 }
 
 async fn one(concurrency: usize) {
-    let caller = Caller::from_flags(None, 10, None).expect("caller");
-    let fake = Arc::new(FakeAws::with_caller("us-west-2", caller));
-    let vpc = fake.add_vpc("10.0.0.0/16", Tags::new());
-    for (i, az) in ["a", "b", "c"].iter().enumerate() {
-        let role: Tags = [(
-            "kubernetes.io/role/internal-elb".to_string(),
-            "1".to_string(),
-        )]
-        .into();
-        fake.add_subnet(
-            &vpc,
-            &format!("10.0.{i}.0/24"),
-            &format!("us-west-2{az}"),
-            role,
-        )
-        .expect("subnet");
-    }
+    let (fake, vpc) = super::fixtures::fake_account();
     let stacks = stacks(&vpc);
     let n_res: usize = stacks.iter().map(resources).sum::<usize>() + 1; // + backend SG
     fake.set_latency(LATENCY);

@@ -3,11 +3,8 @@
 //! latency and upstream's default ELBv2 throttle and retries; wall time until every Ingress
 //! shows its load balancer in status, AWS calls per resource, and writes while idle after.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
-use aws_load_balancer_controller::aws::{Caller, Tags};
 use aws_load_balancer_controller::controller::ingress::{self, IngressConfig};
 use aws_load_balancer_controller::crd::all_crds;
 use aws_load_balancer_controller::model::ModelConfig;
@@ -88,23 +85,7 @@ async fn one(concurrency: usize) {
     objects(&client).await;
 
     // Upstream's default ELBv2 throttle and SDK retries.
-    let caller = Caller::from_flags(None, 10, None).expect("caller");
-    let fake = Arc::new(FakeAws::with_caller("us-west-2", caller));
-    let vpc = fake.add_vpc("10.0.0.0/16", Tags::new());
-    for (i, az) in ["a", "b", "c"].iter().enumerate() {
-        let role: Tags = [(
-            "kubernetes.io/role/internal-elb".to_string(),
-            "1".to_string(),
-        )]
-        .into();
-        fake.add_subnet(
-            &vpc,
-            &format!("10.0.{i}.0/24"),
-            &format!("us-west-2{az}"),
-            role,
-        )
-        .expect("subnet");
-    }
+    let (fake, vpc) = super::fixtures::fake_account();
     fake.set_latency(LATENCY);
     let cfg = IngressConfig {
         model: ModelConfig {
