@@ -19,4 +19,5 @@ pub mod model;
 pub mod plan;
 pub mod reconcilers;
 pub mod telemetry;
+pub mod watch;
 pub mod webhook;
