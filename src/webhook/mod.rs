@@ -35,6 +35,7 @@ use http_body_util::BodyExt;
 pub use review::{AdmissionRequest, Decision, Operation};
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 /// One admission webhook.
 #[async_trait::async_trait]
@@ -246,15 +247,16 @@ async fn serve_review(route: Route, request: Request) -> Response {
     if request.operation.admits_unread() {
         return Json(review::encode(&request.uid, &Decision::Allow)).into_response();
     }
-    let decision = route.handler.admit(&request).await;
+    // Every log line of this admission carries its path and uid.
+    let span = tracing::info_span!("admission", path = route.path, uid = %request.uid);
+    let decision = route.handler.admit(&request).instrument(span.clone()).await;
+    let _entered = span.enter();
     match &decision {
         Decision::Deny { message, category } | Decision::Errored { message, category } => {
             route.metrics.record_failure(mutating, route.path, category);
-            tracing::info!(path = route.path, uid = %request.uid, category = %category, %message, "admission refused");
+            tracing::info!(category = %category, %message, "admission refused");
         }
-        Decision::Allow | Decision::Patch(_) => {
-            tracing::debug!(path = route.path, uid = %request.uid, "admission allowed")
-        }
+        Decision::Allow | Decision::Patch(_) => tracing::debug!("admission allowed"),
     }
     Json(review::encode(&request.uid, &decision)).into_response()
 }

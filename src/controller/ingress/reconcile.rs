@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::{Api, Resource, ResourceExt};
+use tracing::Instrument;
 
 use super::{bindings, status, Ctx, IngressError};
 use crate::controller::{add_finalizer, remove_finalizer};
@@ -45,7 +46,53 @@ async fn warn_all(ctx: &Ctx, on: &[&Ingress], reason: &str, note: &str) {
     }
 }
 
-/// An event note within the API's 1024-byte limit (cut at a character boundary).
+/// A failed step of a reconcile, as upstream reports it: its event reason and the note's start.
+#[derive(Debug, Clone, Copy)]
+enum Failed {
+    AddFinalizer,
+    BuildModel,
+    DeployModel,
+    UpdateStatus,
+    RemoveFinalizer,
+}
+
+impl Failed {
+    fn reason(self) -> &'static str {
+        match self {
+            Failed::AddFinalizer => reason::FAILED_ADD_FINALIZER,
+            Failed::BuildModel => reason::FAILED_BUILD_MODEL,
+            Failed::DeployModel => reason::FAILED_DEPLOY_MODEL,
+            Failed::UpdateStatus => reason::FAILED_UPDATE_STATUS,
+            Failed::RemoveFinalizer => reason::FAILED_REMOVE_FINALIZER,
+        }
+    }
+
+    fn note(self, error: &dyn std::fmt::Display) -> String {
+        let what = match self {
+            Failed::AddFinalizer => "add finalizer",
+            Failed::BuildModel => "build model",
+            Failed::DeployModel => "deploy model",
+            Failed::UpdateStatus => "update status",
+            Failed::RemoveFinalizer => "remove finalizer",
+        };
+        format!("Failed {what} due to {error}")
+    }
+}
+
+/// Passes `result` through; on an error first warns every Ingress of `on` with upstream's
+/// reason and note for the failed step.
+async fn warned<T, E: std::fmt::Display>(
+    ctx: &Ctx,
+    on: &[&Ingress],
+    step: Failed,
+    result: Result<T, E>,
+) -> Result<T, E> {
+    if let Err(e) = &result {
+        warn_all(ctx, on, step.reason(), &step.note(e)).await;
+    }
+    result
+}
+
 fn find<'a>(objs: &'a ClusterObjects, key: &str) -> Option<&'a Ingress> {
     objs.ingresses.iter().find(|i| key_of(&i.metadata) == key)
 }
@@ -61,6 +108,12 @@ async fn staged<T, E>(
 
 /// Reconciles group `id`; `Ok(Some(d))` asks for a resync after `d`.
 pub async fn reconcile(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, IngressError> {
+    // Every log line of this pass carries the group: one reconcile can be followed in the logs.
+    let span = tracing::info_span!("reconcile", controller = "ingress", group = %id.as_string());
+    reconcile_group(ctx, id).instrument(span).await
+}
+
+async fn reconcile_group(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, IngressError> {
     let class = &ctx.cfg.model.ingress_class;
     let start = std::time::Instant::now();
     let objs = ctx.stores.snapshot(id, class);
@@ -88,24 +141,13 @@ async fn deploy_group(
         Ok::<_, kube::Error>(())
     })
     .await;
-    if let Err(e) = added {
-        let note = format!("Failed add finalizer due to {e}");
-        warn_all(ctx, &members, reason::FAILED_ADD_FINALIZER, &note).await;
-        return Err(e.into());
-    }
+    warned(ctx, &members, Failed::AddFinalizer, added).await?;
     // 2. Model; a member whose own edit fails keeps its last deployed configuration.
     let built = staged(ctx, "build_model", async {
         ctx.last_good.build(group, objs, &ctx.cfg.model)
     })
     .await;
-    let built = match built {
-        Ok(b) => b,
-        Err(e) => {
-            let note = format!("Failed build model due to {e}");
-            warn_all(ctx, &members, reason::FAILED_BUILD_MODEL, &note).await;
-            return Err(e.into());
-        }
-    };
+    let built = warned(ctx, &members, Failed::BuildModel, built).await?;
     let stack = &built.stack;
     let mut reported = BTreeSet::new();
     for ex in built.failed.iter().chain(&stack.excluded_members) {
@@ -113,7 +155,7 @@ async fn deploy_group(
             continue;
         }
         if let Some(ing) = find(objs, &ex.ingress) {
-            let mut note = format!("Failed build model due to {}", ex.error);
+            let mut note = Failed::BuildModel.note(&ex.error);
             if built.held.contains(&ex.ingress) {
                 note.push_str("; its last deployed configuration stays in place");
             }
@@ -159,14 +201,7 @@ async fn deploy_group(
         Ok::<_, IngressError>(deployed)
     })
     .await;
-    let deployed = match deployed {
-        Ok(d) => d,
-        Err(e) => {
-            let note = format!("Failed deploy model due to {e}");
-            warn_all(ctx, &members, reason::FAILED_DEPLOY_MODEL, &note).await;
-            return Err(e);
-        }
-    };
+    let deployed = warned(ctx, &members, Failed::DeployModel, deployed).await?;
     // 5. Status on the members the stack serves.
     // (Members held on their last configuration may be outside `members`: a bad group.order.)
     let served: Vec<&Ingress> = stack.members.iter().filter_map(|k| find(objs, k)).collect();
@@ -179,11 +214,7 @@ async fn deploy_group(
             Ok::<_, kube::Error>(())
         })
         .await;
-        if let Err(e) = updated {
-            let note = format!("Failed update status due to {e}");
-            warn_all(ctx, &members, reason::FAILED_UPDATE_STATUS, &note).await;
-            return Err(e.into());
-        }
+        warned(ctx, &members, Failed::UpdateStatus, updated).await?;
     }
     ctx.last_good.record(&group.id, &served, &built.held);
     // 6. Former members let go only now that the stack no longer needs them.
@@ -220,13 +251,9 @@ async fn remove_finalizers(
             remove_finalizer(&api_of(ctx, ing), *ing, finalizer),
         )
         .await;
-        if let Err(e) = removed {
-            let note = format!("Failed remove finalizer due to {e}");
-            let mut on: Vec<&Ingress> = report_on.to_vec();
-            on.push(ing);
-            warn_all(ctx, &on, reason::FAILED_REMOVE_FINALIZER, &note).await;
-            return Err(e.into());
-        }
+        let mut on: Vec<&Ingress> = report_on.to_vec();
+        on.push(ing);
+        warned(ctx, &on, Failed::RemoveFinalizer, removed).await?;
     }
     Ok(())
 }
@@ -248,7 +275,7 @@ async fn delete_group(
             // once its class is fixed, so its load balancer stays.
             for ex in &g.excluded {
                 if let Some(ing) = find(objs, &ex.ingress) {
-                    let note = format!("Failed build model due to {}", ex.error);
+                    let note = Failed::BuildModel.note(&ex.error);
                     warn_all(ctx, &[ing], reason::FAILED_BUILD_MODEL, &note).await;
                 }
             }
@@ -259,11 +286,7 @@ async fn delete_group(
             model::build_stack(g, objs, &ctx.cfg.model, &BuildEnv::default())
         })
         .await;
-        if let Err(e) = built {
-            let note = format!("Failed build model due to {e}");
-            warn_all(ctx, &inactive, reason::FAILED_BUILD_MODEL, &note).await;
-            return Err(e.into());
-        }
+        warned(ctx, &inactive, Failed::BuildModel, built).await?;
     }
     // A protected load balancer stays serving: its bindings are kept too.
     if let Err(e) = ctx.deployer.check_deletable(&id.as_string()).await {
@@ -272,34 +295,26 @@ async fn delete_group(
             tracing::warn!(group = %id.as_string(), error = %e, "leaving the protected load balancer of a group without Ingresses");
             return Ok(None);
         }
-        let note = format!("Failed deploy model due to {e}");
-        warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
+        let step = Failed::DeployModel;
+        warn_all(ctx, &inactive, step.reason(), &step.note(&e)).await;
         return Err(e.into());
     }
-    if let Err(e) = bindings::sync(
+    let unbound = bindings::sync(
         &ctx.client,
         id,
         &[],
         &ctx.cfg.namespaces,
         ctx.cfg.metrics.as_ref(),
     )
-    .await
-    {
-        let note = format!("Failed deploy model due to {e}");
-        warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
-        return Err(e.into());
-    }
+    .await;
+    warned(ctx, &inactive, Failed::DeployModel, unbound).await?;
     let deleted = staged(
         ctx,
         "deploy_model",
         ctx.deployer.delete_stack(&id.as_string()),
     )
     .await;
-    if let Err(e) = deleted {
-        let note = format!("Failed deploy model due to {e}");
-        warn_all(ctx, &inactive, reason::FAILED_DEPLOY_MODEL, &note).await;
-        return Err(e.into());
-    }
+    warned(ctx, &inactive, Failed::DeployModel, deleted).await?;
     ctx.last_good.forget(id);
     // Before the finalizers go: a crash in between re-runs this deletion, so the shared
     // backend SG cannot be left behind by the last group.
