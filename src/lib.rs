@@ -1,22 +1,22 @@
 //! aws-load-balancer-controller: a drop-in Rust replacement for the Kubernetes AWS Load Balancer Controller.
 #![forbid(unsafe_code)]
 
-pub mod annotations;
+// The pure half (annotations, CRD types, flags and their validation, the model, `plan`) lives in
+// the SDK-free `albc-model` crate; re-exported under the names the rest of this crate uses.
+pub use albc_model::{annotations, config, crd, goflags, model, plan};
+
 pub mod app;
-pub mod args;
+/// The command line: `cli`'s top-level `Cli` with the model crate's flag groups.
+pub use cli as args;
 pub mod aws;
 pub mod ca_bundle;
 pub mod certs_cmd;
 pub mod certs_manager;
-pub mod config;
+pub mod cli;
 pub mod controller;
-pub mod crd;
 pub mod deploy;
 pub mod diff;
-pub mod goflags;
 pub mod metrics;
-pub mod model;
-pub mod plan;
 pub mod reconcilers;
 pub mod telemetry;
 pub mod watch;

@@ -186,16 +186,8 @@ impl<K: Resource + Clone> Merge<K> {
     }
 }
 
-/// `--watch-namespace`: empty for every namespace, else the listed ones (comma-separated).
-pub fn parse_namespaces(raw: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for ns in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        if !out.iter().any(|n| n == ns) {
-            out.push(ns.to_string());
-        }
-    }
-    out
-}
+/// `--watch-namespace`: parsed with the other flags, in the model crate.
+pub use crate::config::parse_namespaces;
 
 #[cfg(test)]
 #[path = "scope_tests.rs"]

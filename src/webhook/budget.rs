@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// `--webhook-max-inflight-body-bytes` default.
-pub const DEFAULT_MAX_INFLIGHT_BODY_BYTES: usize = 32 * 1024 * 1024;
+/// `--webhook-max-inflight-body-bytes` default (defined with the flags).
+pub use crate::args::DEFAULT_MAX_INFLIGHT_BODY_BYTES;
 /// Bodies up to this size count as small and may use the reserve.
 pub const SMALL_BODY_BYTES: usize = 256 * 1024;
 /// Accounting unit: permits are KiB so that large budgets fit a semaphore's permit count.

@@ -35,9 +35,8 @@ pub struct ConnLimits {
 /// never cut.
 pub const MIN_IDLE: Duration = Duration::from_secs(1);
 
-/// `--webhook-max-connections` default: room for every API server's keep-alive pool many times
-/// over, while 4096 idle TLS connections stay within a few tens of MiB.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// `--webhook-max-connections` default (defined with the flags).
+pub use crate::args::DEFAULT_MAX_CONNECTIONS;
 
 impl Default for ConnLimits {
     fn default() -> Self {

@@ -63,13 +63,15 @@ fn build_context_keeps_what_the_build_reads() {
         "Cargo.toml".to_string(),
         "Cargo.lock".into(),
         "src/main.rs".into(),
+        "crates/model/Cargo.toml".into(),
+        "crates/model/src/main.rs".into(),
+        "crates/model/src/bin/crdgen.rs".into(),
         "webhook-certs/Cargo.toml".into(),
         "tests/apiserver/Cargo.toml".into(),
         "tests/it/main.rs".into(),
         "benches/bench.rs".into(),
     ];
-    let src = repo().join("src");
-    let mut stack = vec![src];
+    let mut stack = vec![repo().join("src"), repo().join("crates")];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();

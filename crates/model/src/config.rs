@@ -364,7 +364,7 @@ impl Config {
             None => None,
             Some(secret_name) => {
                 if w.webhook_cert_validity_days == 0
-                    || w.webhook_cert_validity_days > webhook_certs::MAX_SERVING_DAYS
+                    || w.webhook_cert_validity_days > MAX_SERVING_DAYS
                 {
                     return Err(invalid(
                         "webhook-cert-validity-days",
@@ -478,7 +478,7 @@ impl Config {
             enable_leader_election: r.enable_leader_election,
             leader_election_id: leader_election_id(r),
             leader_election_namespace: non_empty(&r.leader_election_namespace),
-            watch_namespaces: crate::controller::scope::parse_namespaces(&r.watch_namespace),
+            watch_namespaces: parse_namespaces(&r.watch_namespace),
             sync_period: duration("sync-period", &r.sync_period)?,
             shutdown_grace_period: duration("shutdown-grace-period", &r.shutdown_grace_period)?,
             dry_run: r.dry_run,
@@ -569,4 +569,19 @@ fn leader_election_id(r: &crate::args::RuntimeArgs) -> String {
     } else {
         r.leader_election_id.clone()
     }
+}
+
+/// Longest `--webhook-cert-validity-days`: `webhook_certs::MAX_SERVING_DAYS`, repeated so this
+/// crate needs no certificate library (the controller crate asserts at compile time they agree).
+pub const MAX_SERVING_DAYS: u32 = 365;
+
+/// `--watch-namespace`: empty for every namespace, else the listed ones (comma-separated).
+pub fn parse_namespaces(raw: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for ns in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if !out.iter().any(|n| n == ns) {
+            out.push(ns.to_string());
+        }
+    }
+    out
 }

@@ -1,8 +1,15 @@
 //! Tests for flag parsing and validation (upstream spellings and messages).
 
 use super::*;
-use crate::args::Cli;
 use clap::{CommandFactory, Parser};
+
+/// The controller's flags as its binary parses them (the binary's `Cli` flattens them too).
+#[derive(Parser)]
+#[command(name = "aws-load-balancer-controller")]
+struct Cli {
+    #[command(flatten)]
+    controller: ControllerArgs,
+}
 
 fn parse(args: &[&str]) -> Result<Config, String> {
     let mut argv = vec!["aws-load-balancer-controller"];

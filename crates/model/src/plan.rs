@@ -22,23 +22,23 @@ use crate::model::{
 const EMBEDDED_SAMPLES: &[(&str, &str)] = &[
     (
         "config/samples/ingressclass.yaml",
-        include_str!("../config/samples/ingressclass.yaml"),
+        include_str!("../../../config/samples/ingressclass.yaml"),
     ),
     (
         "config/samples/ingress-group.yaml",
-        include_str!("../config/samples/ingress-group.yaml"),
+        include_str!("../../../config/samples/ingress-group.yaml"),
     ),
     (
         "config/samples/ingress-https.yaml",
-        include_str!("../config/samples/ingress-https.yaml"),
+        include_str!("../../../config/samples/ingress-https.yaml"),
     ),
     (
         "config/samples/ingress-ip-target.yaml",
-        include_str!("../config/samples/ingress-ip-target.yaml"),
+        include_str!("../../../config/samples/ingress-ip-target.yaml"),
     ),
     (
         "config/samples/service-nlb.yaml",
-        include_str!("../config/samples/service-nlb.yaml"),
+        include_str!("../../../config/samples/service-nlb.yaml"),
     ),
 ];
 
@@ -87,7 +87,7 @@ impl PlanArgs {
     }
 
     /// The model settings the controller would run with under these flags.
-    fn model_config(&mut self) -> anyhow::Result<ModelConfig> {
+    pub fn model_config(&mut self) -> anyhow::Result<ModelConfig> {
         let cluster = &mut self.controller.cluster.cluster_name;
         if cluster.trim().is_empty() {
             *cluster = DEFAULT_CLUSTER_NAME.into();

@@ -96,11 +96,14 @@ const MODEL_FLAGS: &[&str] = &[
 fn plan_takes_the_controllers_model_flags_and_builds_its_model_config() {
     let mut plan = PlanArgs::from_flags(MODEL_FLAGS).unwrap();
     let argv = std::iter::once("controller").chain(MODEL_FLAGS.iter().copied());
-    let cli = <crate::args::Cli as clap::Parser>::try_parse_from(argv).unwrap();
-    let controller = crate::controller::ingress::IngressConfig::from_config(
-        &Config::from_args(&cli.controller).unwrap(),
-    )
-    .model;
+    #[derive(clap::Parser)]
+    struct Controller {
+        #[command(flatten)]
+        args: ControllerArgs,
+    }
+    let cli = <Controller as clap::Parser>::try_parse_from(argv).unwrap();
+    // What the Ingress controller runs with (`IngressConfig::from_config` takes it as is).
+    let controller = Config::from_args(&cli.args).unwrap().model_config();
     assert_eq!(plan.model_config().unwrap(), controller);
     assert!(!controller.gate("ListenerRulesTagging") && !controller.enable_backend_sg);
 

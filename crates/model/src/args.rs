@@ -3,65 +3,18 @@
 //! Values stay as written here; [`crate::config::Config::from_args`] validates them once, with
 //! messages that name the flag, so bad values fail at start rather than at first use.
 
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
+
+/// `--webhook-max-connections` default: room for every API server's keep-alive pool many times
+/// over, while 4096 idle TLS connections stay within a few tens of MiB.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+
+/// `--webhook-max-inflight-body-bytes` default.
+pub const DEFAULT_MAX_INFLIGHT_BODY_BYTES: usize = 32 * 1024 * 1024;
 
 /// Help suffix for flags the chart may pass that this build accepts but does not act on yet.
 /// Saying so beats failing on an unknown flag (a crash-loop) or pretending to honour it.
 pub const NOT_YET: &str = "[accepted for compatibility; not acted on by this build yet]";
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "aws-load-balancer-controller",
-    version,
-    about = "Drop-in Rust replacement for the Kubernetes AWS Load Balancer Controller",
-    args_conflicts_with_subcommands = true
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Option<Command>,
-    #[command(flatten)]
-    pub controller: ControllerArgs,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Webhook certificate tooling.
-    #[command(subcommand)]
-    Certs(CertsCommand),
-    // Boxed: it carries the controller's whole flag set.
-    /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
-    Plan(Box<crate::plan::PlanArgs>),
-    /// Print the AWS and Kubernetes writes a reconcile would make now, without making them.
-    Diff(Box<crate::diff::DiffArgs>),
-}
-
-#[derive(Debug, Subcommand)]
-pub enum CertsCommand {
-    /// Write ca.crt, tls.crt and tls.key for the webhook Service.
-    Generate(CertsGenerateArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct CertsGenerateArgs {
-    /// Webhook Service name.
-    #[arg(long)]
-    pub service: String,
-    /// Webhook Service namespace.
-    #[arg(long)]
-    pub namespace: String,
-    /// Output directory (created if missing).
-    #[arg(long)]
-    pub out: std::path::PathBuf,
-    /// Serving certificate validity in days (at most 365).
-    #[arg(long, default_value_t = webhook_certs::DEFAULT_SERVING_DAYS)]
-    pub days: u32,
-    /// Cluster DNS domain.
-    #[arg(long, default_value = "cluster.local")]
-    pub dns_domain: String,
-    /// Extra SANs (host names or IPs), comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    pub extra_san: Vec<String>,
-}
 
 /// Everything the controller process takes, grouped as upstream groups its config structs.
 #[derive(Debug, Args)]
@@ -266,11 +219,11 @@ pub struct WebhookArgs {
     pub webhook_request_timeout: String,
     /// Open webhook connections at most; at the cap a new client takes the place of the
     /// connection idle for longest (at least 1s), else waits until one closes.
-    #[arg(long, default_value_t = crate::webhook::server::DEFAULT_MAX_CONNECTIONS)]
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
     pub webhook_max_connections: usize,
     /// Admission request bodies held in memory at once, in bytes; beyond it requests are
     /// answered 429 before their body is read (part is kept for bodies up to 256 KiB).
-    #[arg(long, default_value_t = crate::webhook::budget::DEFAULT_MAX_INFLIGHT_BODY_BYTES)]
+    #[arg(long, default_value_t = DEFAULT_MAX_INFLIGHT_BODY_BYTES)]
     pub webhook_max_inflight_body_bytes: usize,
     /// Manage the serving certificate in this Secret (create, renew, patch caBundle); empty = use
     /// the files in --webhook-cert-dir as they are.

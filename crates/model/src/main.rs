@@ -1,0 +1,36 @@
+//! `albc-model plan`: the controller's `plan` (same flags, same output) in a binary that builds in
+//! minutes, without the AWS SDK — the first command to run on a fresh clone.
+
+use std::process::ExitCode;
+
+use albc_model::plan::PlanArgs;
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "albc-model",
+    version,
+    about = "The AWS Load Balancer Controller's model, offline (no cluster, no AWS)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    // Boxed: it carries the controller's whole flag set.
+    /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
+    Plan(Box<PlanArgs>),
+}
+
+fn main() -> ExitCode {
+    let Command::Plan(args) = Cli::parse().command;
+    match albc_model::plan::run(*args, &mut std::io::stdout().lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

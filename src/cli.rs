@@ -1,0 +1,67 @@
+//! The binary's command line: the controller's flag groups (from `albc_model::args`, shared with
+//! the SDK-free `albc-model plan`) and the subcommands that need this crate (`certs`, `diff`).
+
+use clap::{Args, Parser, Subcommand};
+
+pub use albc_model::args::*;
+
+// `config` validates `--webhook-cert-validity-days` without the certificate library.
+const _: () = assert!(albc_model::config::MAX_SERVING_DAYS == webhook_certs::MAX_SERVING_DAYS);
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "aws-load-balancer-controller",
+    version,
+    about = "Drop-in Rust replacement for the Kubernetes AWS Load Balancer Controller",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub controller: ControllerArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Webhook certificate tooling.
+    #[command(subcommand)]
+    Certs(CertsCommand),
+    // Boxed: it carries the controller's whole flag set.
+    /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
+    Plan(Box<crate::plan::PlanArgs>),
+    /// Print the AWS and Kubernetes writes a reconcile would make now, without making them.
+    Diff(Box<crate::diff::DiffArgs>),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CertsCommand {
+    /// Write ca.crt, tls.crt and tls.key for the webhook Service.
+    Generate(CertsGenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CertsGenerateArgs {
+    /// Webhook Service name.
+    #[arg(long)]
+    pub service: String,
+    /// Webhook Service namespace.
+    #[arg(long)]
+    pub namespace: String,
+    /// Output directory (created if missing).
+    #[arg(long)]
+    pub out: std::path::PathBuf,
+    /// Serving certificate validity in days (at most 365).
+    #[arg(long, default_value_t = webhook_certs::DEFAULT_SERVING_DAYS)]
+    pub days: u32,
+    /// Cluster DNS domain.
+    #[arg(long, default_value = "cluster.local")]
+    pub dns_domain: String,
+    /// Extra SANs (host names or IPs), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub extra_san: Vec<String>,
+}
+
+#[cfg(test)]
+#[path = "cli_tests.rs"]
+mod tests;
