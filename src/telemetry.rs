@@ -15,8 +15,10 @@ use tracing_subscriber::EnvFilter;
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides `--log-level` for fine filters.
 pub fn init(level: &str, format: LogFormat) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        // Our own crate at the chosen level; dependencies stay at warn unless asked for.
-        EnvFilter::new(format!("warn,aws_load_balancer_controller={level}"))
+        // Our own crates at the chosen level; dependencies stay at warn unless asked for.
+        EnvFilter::new(format!(
+            "warn,aws_load_balancer_controller={level},albc_model={level}"
+        ))
     });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
