@@ -5,7 +5,7 @@
 #   docker build -t <registry>/aws-load-balancer-controller-rs:<tag> .
 #   helm install ... --set image.repository=<registry>/aws-load-balancer-controller-rs --set image.tag=<tag>
 
-ARG RUST_VERSION=1.95
+ARG RUST_VERSION=1.95.0
 FROM rust:${RUST_VERSION}-bookworm AS build
 WORKDIR /src
 COPY . .

@@ -13,7 +13,6 @@ mod e2e_pod_gates;
 mod e2e_tgb;
 mod ingress;
 mod leader;
-mod model;
 mod process;
 mod support;
 mod takeover;

@@ -117,7 +117,7 @@ fn committed_crds_equal_crdgen_output() {
         let committed = std::fs::read_to_string(repo().join(path)).expect(path);
         assert!(
             committed == generated,
-            "{path} is stale: regenerate with `cargo run --bin crdgen > {path}`"
+            "{path} is stale: regenerate with `cargo run -p albc-model --bin crdgen > {path}`"
         );
     }
 }

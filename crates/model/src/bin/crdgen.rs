@@ -2,7 +2,7 @@
 //! stream. The chart's `crds/crds.yaml` and `config/crd/crds.yaml` are this output, committed; a
 //! test fails when they drift from the Rust types.
 //!
-//! Usage: `cargo run --bin crdgen > config/crd/crds.yaml`
+//! Usage: `cargo run -p albc-model --bin crdgen > config/crd/crds.yaml`
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -1,16 +1,16 @@
-//! Golden tests of the model: representative Ingress groups (tests/fixtures/model/*.yaml) built
-//! into stacks and compared with reviewed JSON (tests/fixtures/model/*.json). `UPDATE_GOLDEN=1`
+//! Golden tests of the model: representative Ingress groups (tests/fixtures/*.yaml) built
+//! into stacks and compared with reviewed JSON (tests/fixtures/*.json). `UPDATE_GOLDEN=1`
 //! rewrites the JSON; names asserted below were computed independently (python3 hashlib) from
 //! upstream's documented hash inputs.
 
 use std::path::{Path, PathBuf};
 
-use aws_load_balancer_controller::model::{self, BuildEnv, ClusterObjects, ModelConfig};
-use aws_load_balancer_controller::plan::add_manifests;
+use albc_model::model::{self, BuildEnv, ClusterObjects, ModelConfig};
+use albc_model::plan::add_manifests;
 use serde_json::{json, Value};
 
 fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/model")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// Builds every group of a fixture and returns `[{group, stack|error}]`.
@@ -310,15 +310,15 @@ fn invalid_member_is_excluded_not_fatal() {
 
 #[test]
 fn config_samples_plan_without_errors() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/samples");
-    let args = aws_load_balancer_controller::plan::PlanArgs::from_flags([
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/samples");
+    let args = albc_model::plan::PlanArgs::from_flags([
         std::ffi::OsStr::new("-f"),
         dir.as_os_str(),
         std::ffi::OsStr::new("-o=json"),
     ])
     .unwrap();
     let mut out = Vec::new();
-    aws_load_balancer_controller::plan::run(args, &mut out).unwrap();
+    albc_model::plan::run(args, &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     let groups = v["groups"].as_array().unwrap();
     let ids: Vec<&str> = groups
@@ -348,8 +348,7 @@ fn config_samples_plan_without_errors() {
         "targetgroupbinding-instance.yaml",
     ] {
         let text = std::fs::read_to_string(dir.join(f)).unwrap();
-        let tgb: aws_load_balancer_controller::crd::TargetGroupBinding =
-            serde_yaml::from_str(&text).unwrap();
+        let tgb: albc_model::crd::TargetGroupBinding = serde_yaml::from_str(&text).unwrap();
         assert!(tgb.spec.target_type.is_some(), "{f}");
     }
 }
