@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/albc-target}"
+source scripts/toolchain.sh
 
 # moto: the real ELBv2/EC2 peer, in its own virtualenv so system Python stays untouched.
 VENV="${ALBC_VENV:-$HOME/.cache/albc-venv}"
