@@ -181,6 +181,28 @@ impl Deployer {
         Ok(ids)
     }
 
+    /// The subnets a deploy of `stack` would give its load balancer (the current ones when
+    /// they stay), for the dry-run plan; reads only. None without a load balancer.
+    pub async fn planned_subnets(&self, stack: &model::Stack) -> Result<Option<Vec<String>>> {
+        let Some(want) = &stack.load_balancer else {
+            return Ok(None);
+        };
+        if let Subnets::Resolved(ids) = &want.subnets {
+            return Ok(Some(ids.clone()));
+        }
+        let owned = self.find_owned_lbs(&stack.stack_id).await?;
+        let current = owned
+            .iter()
+            .find(|(l, t)| {
+                tags::resource_id(t) == Some(want.id.as_str()) && !needs_replacement(l, want)
+            })
+            .map(|(l, _)| l);
+        Ok(match self.desired_subnets(want, current).await? {
+            Some(ids) => Some(ids),
+            None => current.map(subnets_of),
+        })
+    }
+
     pub(crate) async fn sync_load_balancer(
         &self,
         want: &model::LoadBalancer,

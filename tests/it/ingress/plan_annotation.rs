@@ -5,6 +5,7 @@
 
 use aws_load_balancer_controller::annotations::DRY_RUN_PLAN;
 use aws_load_balancer_controller::aws::Ec2Query;
+use aws_load_balancer_controller::deploy::load_balancer::subnets_of;
 use aws_load_balancer_controller::model::upstream_json::{render, PlanFacts};
 use aws_load_balancer_controller::model::{self, BuildEnv, ClusterObjects, GroupId};
 use kube::api::ListParams;
@@ -21,7 +22,7 @@ async fn plan_of(h: &Harness, name: &str) -> Option<String> {
 }
 
 /// The plan the renderer gives for group `g` built from the cluster's current objects, with
-/// the backend security group the controller created.
+/// the backend security group the controller created and its load balancer's subnets.
 async fn expected_plan(h: &Harness, fake: &FakeAws) -> Value {
     let objs = ClusterObjects {
         ingresses: h
@@ -49,9 +50,11 @@ async fn expected_plan(h: &Harness, fake: &FakeAws) -> Value {
         .map(|g| g.id)
         .collect();
     assert_eq!(backend.len(), 1, "{backend:?}");
+    let inv = inventory(fake, fake, "g").await;
+    assert_eq!(inv.lbs.len(), 1, "{inv:#?}");
     let facts = PlanFacts {
         backend_sg: backend.into_iter().next(),
-        subnets: None,
+        subnets: Some(subnets_of(&inv.lbs[0].0)),
     };
     render(&stack, &facts)
 }
@@ -79,6 +82,13 @@ async fn plan_on_the_first_member_only_unchanged_not_patched_and_cleared_when_th
     assert_eq!(plan, expected_plan(&h, &fake).await);
     assert_eq!(plan["id"], "g");
     assert!(plan["resources"]["AWS::ElasticLoadBalancingV2::ListenerRule"]["80:2"].is_object());
+    let lb =
+        &plan["resources"]["AWS::ElasticLoadBalancingV2::LoadBalancer"]["LoadBalancer"]["spec"];
+    assert_eq!(
+        lb["subnetMapping"].as_array().map(Vec::len),
+        Some(3),
+        "{lb}"
+    );
 
     // A stale plan on another member (left by an earlier first member) is cleared.
     let stale = json!({"metadata": {"annotations": {DRY_RUN_PLAN: "{\"id\":\"old\"}"}}});

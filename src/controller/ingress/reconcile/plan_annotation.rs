@@ -40,7 +40,8 @@ pub(super) async fn publish(ctx: &Ctx, members: &[&Ingress], stack: &Stack) {
 
 /// What upstream's model builder resolves itself: the auto-created backend security group
 /// (found or created here, as upstream's builder does, and remembered by the deployer that
-/// uses it next). The subnets stay as the model has them (discovered at deploy time).
+/// uses it next) and the load balancer's subnets (found as the deploy will: the current ones
+/// kept, else discovered). One that cannot be resolved is left out of the plan.
 async fn facts(ctx: &Ctx, stack: &Stack) -> PlanFacts {
     let backend_sg = match &stack.backend_security_group {
         Some(b) if b.group_id.is_none() => match ctx.deployer.backend_sg(b).await {
@@ -52,9 +53,16 @@ async fn facts(ctx: &Ctx, stack: &Stack) -> PlanFacts {
         },
         _ => None,
     };
+    let subnets = match ctx.deployer.planned_subnets(stack).await {
+        Ok(s) => s,
+        Err(error) => {
+            tracing::warn!(%error, "dry-run plan: cannot resolve the load balancer's subnets");
+            None
+        }
+    };
     PlanFacts {
         backend_sg,
-        subnets: None,
+        subnets,
     }
 }
 
