@@ -2,7 +2,8 @@
 //! `pkg/ingress/model_builder_test.go`): each case's inputs (transcribed in
 //! `golden_ingress/cases.yaml` and `services.yaml`) go through our model, and the stack rendered
 //! by `upstream_json` must equal upstream's expected stack (`base.json` merged with the case's
-//! `<case>.patch.json`, upstream's texts verbatim) field for field, names and hashes included.
+//! `<case>.patch.json`, upstream's texts verbatim) field for field, names and hashes included;
+//! the table's error cases must fail with upstream's error text (`wantErr` in `cases.yaml`).
 //! Upstream's builder settings: cluster `cluster-dummy`, VPC `vpc-dummy`, default SSL policy
 //! `ELBSecurityPolicy-2016-08`, the auto backend SG its mock returns, subnets its mocked
 //! discovery returns.
@@ -117,42 +118,53 @@ fn subnets(which: &str) -> Vec<SubnetInfo> {
 
 /// Builds case `name` through our model and renders it; `Err` when our model refuses it.
 fn replay(name: &str, case: &Value) -> Result<Value, String> {
-    let rules: Value = match case.get("rules") {
-        Some(Value::String(s)) if s == "standard" => serde_yaml::from_str(STANDARD_RULES).unwrap(),
-        Some(r) => r.clone(),
-        None => panic!("{name}: no rules"),
-    };
-    let ing: Ingress = serde_json::from_value(json!({
-        "metadata": {"namespace": "ns-1", "name": "ing-1",
-            "annotations": case.get("annotations").cloned().unwrap_or(json!({}))},
-        "spec": {"rules": rules},
-    }))
-    .unwrap();
+    // The group's one member, unless the case has only former members.
+    let member: Option<Ingress> = case.get("rules").map(|rules| {
+        let rules: Value = match rules {
+            Value::String(s) if s == "standard" => serde_yaml::from_str(STANDARD_RULES).unwrap(),
+            r => r.clone(),
+        };
+        serde_json::from_value(json!({
+            "metadata": {"namespace": "ns-1", "name": "ing-1",
+                "annotations": case.get("annotations").cloned().unwrap_or(json!({}))},
+            "spec": {"rules": rules},
+        }))
+        .unwrap()
+    });
+    let inactive: Vec<Ingress> = case
+        .get("inactive")
+        .map(|v| serde_json::from_value(v.clone()).unwrap())
+        .unwrap_or_default();
+    assert!(
+        member.is_some() || !inactive.is_empty(),
+        "{name}: no Ingress"
+    );
     let params: Option<IngressClassParams> = case.get("params").map(|spec| {
         serde_json::from_value(json!({"metadata": {"name": "params"}, "spec": spec})).unwrap()
     });
     let services: Vec<Service> = serde_yaml::from_str(SERVICES).unwrap();
     let objs = ClusterObjects {
-        ingresses: vec![ing.clone()],
+        ingresses: member.iter().chain(&inactive).cloned().collect(),
         services,
         ..Default::default()
     };
     let group = IngressGroup {
         id: GroupId::implicit("ns-1", "ing-1"),
-        members: vec![ClassifiedIngress {
-            ingress: &ing,
-            params: params.as_ref(),
-        }],
-        inactive_members: vec![],
+        members: member
+            .iter()
+            .map(|ingress| ClassifiedIngress {
+                ingress,
+                params: params.as_ref(),
+            })
+            .collect(),
+        inactive_members: inactive.iter().collect(),
         excluded: vec![],
     };
-    let cfg = ModelConfig {
+    let flag = |k: &str| case.get(k).and_then(Value::as_bool);
+    let mut cfg = ModelConfig {
         cluster_name: "cluster-dummy".into(),
         vpc_id: Some("vpc-dummy".into()),
-        enable_backend_sg: case
-            .get("enableBackendSG")
-            .and_then(Value::as_bool)
-            .unwrap_or(true),
+        enable_backend_sg: flag("enableBackendSG").unwrap_or(true),
         default_target_type: match str_of(case, "defaultTargetType", "instance") {
             "ip" => TargetType::Ip,
             _ => TargetType::Instance,
@@ -163,6 +175,10 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
         },
         ..Default::default()
     };
+    // Upstream's builder field `enableIPTargetType` is our gate of the same name.
+    if let Some(on) = flag("enableIPTargetType") {
+        cfg.feature_gates.insert("EnableIPTargetType".into(), on);
+    }
     let env = BuildEnv {
         subnets: Some(subnets(str_of(case, "subnets", "internal"))),
         existing_load_balancer: case.get("existing").map(|e| {
@@ -210,6 +226,23 @@ fn upstream_ingress_model_builder_cases_match() {
         CASES.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Upstream's error cases of the same table: our model refuses them with upstream's text.
+#[test]
+fn upstream_ingress_error_cases_fail_with_upstream_texts() {
+    let inputs: Value = serde_yaml::from_str(INPUTS).unwrap();
+    let errors: Vec<(&String, &Value)> = inputs
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, c)| c.get("wantErr").is_some())
+        .collect();
+    assert_eq!(errors.len(), 4);
+    for (name, case) in errors {
+        let got = replay(name, case).map(|_| "a stack".to_string());
+        assert_eq!(got, Err(str_of(case, "wantErr", "").to_string()), "{name}");
+    }
 }
 
 #[test]
