@@ -203,6 +203,16 @@ impl Deployer {
         })
     }
 
+    /// The ids of the security groups the load balancer's annotation names (ids pass as
+    /// they are), for the dry-run plan; reads only.
+    pub async fn planned_security_groups(&self, want: &model::LoadBalancer) -> Result<Vec<String>> {
+        let given = &want.security_group_names_or_ids;
+        if given.is_empty() {
+            return Ok(Vec::new());
+        }
+        resolve_security_groups(self.ec2.as_ref(), &self.vpc_id, given).await
+    }
+
     pub(crate) async fn sync_load_balancer(
         &self,
         want: &model::LoadBalancer,

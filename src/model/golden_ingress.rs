@@ -196,6 +196,7 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
     let facts = PlanFacts {
         backend_sg: Some(str_of(case, "backendSG", "sg-auto").to_string()),
         subnets: None,
+        security_groups: None,
     };
     Ok(render(&stack, &facts))
 }

@@ -7,7 +7,7 @@
 //!
 //! Upstream's model holds no tracking tags (they are added at deploy time), so ours are left
 //! out. Facts our model leaves to the deployer (the auto-created backend security group, the
-//! discovered subnets) come from [`PlanFacts`]; an unknown one is omitted (subnets) or shown
+//! discovered subnets, security-group names) come from [`PlanFacts`]; an unknown one is omitted (subnets) or shown
 //! as "" (backend SG), never guessed. Serialisation is deterministic: objects are built in a
 //! fixed order from sorted collections.
 
@@ -39,6 +39,9 @@ pub struct PlanFacts {
     pub backend_sg: Option<String>,
     /// The load balancer's subnets when the model only carries how to find them.
     pub subnets: Option<Vec<String>>,
+    /// Ids of the security groups the model names (`security-groups` annotation), in place of
+    /// the names.
+    pub security_groups: Option<Vec<String>>,
 }
 
 /// The stack in upstream's marshalled shape.
@@ -314,7 +317,13 @@ impl Renderer<'_> {
         );
         put(&mut o, "subnetMapping", self.subnet_mapping(lb));
         let mut sgs: Vec<Value> = lb.security_groups.iter().map(|t| self.token(t)).collect();
-        sgs.extend(lb.security_group_names_or_ids.iter().map(|n| json!(n)));
+        let named = self.facts.security_groups.as_ref();
+        sgs.extend(
+            named
+                .unwrap_or(&lb.security_group_names_or_ids)
+                .iter()
+                .map(|n| json!(n)),
+        );
         put(
             &mut o,
             "securityGroups",

@@ -108,14 +108,20 @@ fn tracking_tags_are_left_out_and_user_tags_kept() {
 
 #[test]
 fn facts_fill_what_the_deployer_resolves_and_unknown_ones_are_not_guessed() {
-    let s = stack();
+    let mut s = stack();
+    s.load_balancer
+        .as_mut()
+        .unwrap()
+        .security_group_names_or_ids = vec!["web-sg".into()];
     let bare = render(&s, &PlanFacts::default());
     let lb = spec(&bare, LOAD_BALANCER, "LoadBalancer");
     assert!(lb.get("subnetMapping").is_none(), "{lb}");
     assert_eq!(lb["securityGroups"][1], json!(""));
+    assert_eq!(lb["securityGroups"][2], json!("web-sg"));
     let facts = PlanFacts {
         backend_sg: Some("sg-0b".into()),
         subnets: Some(vec!["subnet-1".into(), "subnet-2".into()]),
+        security_groups: Some(vec!["sg-0w".into()]),
     };
     let full = render(&s, &facts);
     let lb = spec(&full, LOAD_BALANCER, "LoadBalancer");
@@ -124,6 +130,7 @@ fn facts_fill_what_the_deployer_resolves_and_unknown_ones_are_not_guessed() {
         json!([{"subnetID": "subnet-1"}, {"subnetID": "subnet-2"}])
     );
     assert_eq!(lb["securityGroups"][1], json!("sg-0b"));
+    assert_eq!(lb["securityGroups"][2], json!("sg-0w"));
     let tgb = spec(&full, TARGET_GROUP_BINDING, &s.target_groups[0].id);
     assert_eq!(
         tgb["template"]["spec"]["networking"]["ingress"][0]["from"][0]["securityGroup"]["groupID"],

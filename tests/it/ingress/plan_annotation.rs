@@ -55,6 +55,7 @@ async fn expected_plan(h: &Harness, fake: &FakeAws) -> Value {
     let facts = PlanFacts {
         backend_sg: backend.into_iter().next(),
         subnets: Some(subnets_of(&inv.lbs[0].0)),
+        security_groups: None,
     };
     render(&stack, &facts)
 }

@@ -40,8 +40,9 @@ pub(super) async fn publish(ctx: &Ctx, members: &[&Ingress], stack: &Stack) {
 
 /// What upstream's model builder resolves itself: the auto-created backend security group
 /// (found or created here, as upstream's builder does, and remembered by the deployer that
-/// uses it next) and the load balancer's subnets (found as the deploy will: the current ones
-/// kept, else discovered). One that cannot be resolved is left out of the plan.
+/// uses it next), the load balancer's subnets (found as the deploy will: the current ones
+/// kept, else discovered) and the ids of the security groups named by annotation. One that
+/// cannot be resolved is left as the model has it.
 async fn facts(ctx: &Ctx, stack: &Stack) -> PlanFacts {
     let backend_sg = match &stack.backend_security_group {
         Some(b) if b.group_id.is_none() => match ctx.deployer.backend_sg(b).await {
@@ -60,9 +61,22 @@ async fn facts(ctx: &Ctx, stack: &Stack) -> PlanFacts {
             None
         }
     };
+    let security_groups = match &stack.load_balancer {
+        Some(lb) if !lb.security_group_names_or_ids.is_empty() => {
+            match ctx.deployer.planned_security_groups(lb).await {
+                Ok(ids) => Some(ids),
+                Err(error) => {
+                    tracing::warn!(%error, "dry-run plan: cannot resolve the security groups");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     PlanFacts {
         backend_sg,
         subnets,
+        security_groups,
     }
 }
 
