@@ -115,9 +115,21 @@ pub fn render(stack: &Stack, facts: &PlanFacts) -> Value {
     json!({"id": stack.stack_id, "resources": res})
 }
 
-/// [`render`] as the compact JSON text upstream writes into the annotation.
+/// [`render`] as the compact JSON text upstream writes into the annotation, escaped as Go's
+/// `json.Marshal` escapes (`<`, `>`, `&`, U+2028, U+2029 as `\uXXXX`; they only occur inside
+/// strings, so the value is unchanged).
 pub fn to_string(stack: &Stack, facts: &PlanFacts) -> String {
-    render(stack, facts).to_string()
+    let text = render(stack, facts).to_string();
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Ingress stacks build an application load balancer; Service stacks a network one.

@@ -181,3 +181,22 @@ fn the_text_is_stable() {
         render(&s, &facts)
     );
 }
+
+#[test]
+fn html_characters_are_escaped_as_go_does() {
+    let mut s = stack();
+    s.listener_rules[0].conditions = vec![RuleCondition::PathPattern {
+        config: crate::model::backend::ValuesConfig {
+            values: vec!["/a&b<c>".into()],
+            regex_values: vec![],
+        },
+    }];
+    let text = to_string(&s, &PlanFacts::default());
+    assert!(text.contains(r#""/a\u0026b\u003cc\u003e""#), "{text}");
+    let back: Value = serde_json::from_str(&text).unwrap();
+    let rule = spec(&back, LISTENER_RULE, "80:1");
+    assert_eq!(
+        rule["conditions"][0]["pathPatternConfig"]["values"][0],
+        "/a&b<c>"
+    );
+}
