@@ -181,6 +181,38 @@ impl Deployer {
         Ok(ids)
     }
 
+    /// The subnets a deploy of `stack` would give its load balancer (the current ones when
+    /// they stay), for the dry-run plan; reads only. None without a load balancer.
+    pub async fn planned_subnets(&self, stack: &model::Stack) -> Result<Option<Vec<String>>> {
+        let Some(want) = &stack.load_balancer else {
+            return Ok(None);
+        };
+        if let Subnets::Resolved(ids) = &want.subnets {
+            return Ok(Some(ids.clone()));
+        }
+        let owned = self.find_owned_lbs(&stack.stack_id).await?;
+        let current = owned
+            .iter()
+            .find(|(l, t)| {
+                tags::resource_id(t) == Some(want.id.as_str()) && !needs_replacement(l, want)
+            })
+            .map(|(l, _)| l);
+        Ok(match self.desired_subnets(want, current).await? {
+            Some(ids) => Some(ids),
+            None => current.map(subnets_of),
+        })
+    }
+
+    /// The ids of the security groups the load balancer's annotation names (ids pass as
+    /// they are), for the dry-run plan; reads only.
+    pub async fn planned_security_groups(&self, want: &model::LoadBalancer) -> Result<Vec<String>> {
+        let given = &want.security_group_names_or_ids;
+        if given.is_empty() {
+            return Ok(Vec::new());
+        }
+        resolve_security_groups(self.ec2.as_ref(), &self.vpc_id, given).await
+    }
+
     pub(crate) async fn sync_load_balancer(
         &self,
         want: &model::LoadBalancer,

@@ -14,6 +14,9 @@ pub const INGRESS_PREFIX: &str = "alb.ingress.kubernetes.io";
 pub const INGRESS_CLASS: &str = "kubernetes.io/ingress.class";
 /// IngressClass annotation that marks the cluster default class.
 pub const DEFAULT_CLASS: &str = "ingressclass.kubernetes.io/is-default-class";
+/// Written by the controller, not read: the group's stack in upstream's schema on its first
+/// member (feature gate `IngressPlanAnnotation`), for upstream's migration console.
+pub const DRY_RUN_PLAN: &str = "alb.ingress.kubernetes.io/dry-run-plan";
 
 /// Annotation suffixes (after `alb.ingress.kubernetes.io/`), spelled as upstream.
 pub mod suffix {

@@ -5,7 +5,11 @@
 //! members is deleted (bindings, then every AWS resource of the stack, then the finalizers)
 //! unless a member that only failed to classify still holds the finalizer, or a load balancer
 //! of the stack has deletion protection on (then nothing is taken apart and a Warning names
-//! it). A model that fails to build never deletes anything.
+//! it). A model that fails to build never deletes anything. With the gate
+//! `IngressPlanAnnotation` the built stack is published on the first member before the deploy
+//! (see `plan_annotation`).
+
+mod plan_annotation;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -187,6 +191,7 @@ async fn deploy_group(
         }
     }
     tracing::debug!(group = %group.id.as_string(), "built model");
+    plan_annotation::publish(ctx, &members, stack).await;
     // 3. AWS, 4. TargetGroupBinding objects.
     let deployed = staged(ctx, "deploy_model", async {
         let deployed = ctx.deployer.deploy(stack).await?;

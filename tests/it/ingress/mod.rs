@@ -4,6 +4,7 @@
 mod fake;
 mod faults;
 mod moto;
+mod plan_annotation;
 mod recorder;
 mod safety;
 

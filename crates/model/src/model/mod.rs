@@ -21,7 +21,10 @@ pub mod subnets;
 pub mod tags;
 pub mod target_group;
 pub mod types;
+pub mod upstream_json;
 
+#[cfg(test)]
+mod golden_ingress;
 #[cfg(test)]
 mod json_keys_tests;
 

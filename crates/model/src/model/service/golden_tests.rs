@@ -1,6 +1,6 @@
 //! Golden tests: cases of upstream's `pkg/service/model_builder_test.go` (the Service, the
 //! builder settings, and the stack upstream expects, in `golden/*.json`) replayed through our
-//! model and compared with upstream's expected JSON via `golden_upstream::render`, names and
+//! model and compared with upstream's expected JSON via `upstream_json::render`, names and
 //! hashes included. Each case runs with TCP_UDP merging on and off, as upstream's table does.
 
 use std::collections::BTreeMap;
@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Service;
 use serde_json::Value;
 
-use super::golden_upstream::render;
 use super::{build_service_stack, ExistingNlb, ServiceEnv};
 use crate::model::config::ModelConfig;
 use crate::model::subnets::SubnetInfo;
 use crate::model::types::{LoadBalancerScheme, TargetType};
+use crate::model::upstream_json::{render, PlanFacts};
 
 const CASES: &[(&str, &str)] = &[
     ("additional_resource_tags", include_str!("golden/additional_resource_tags.json")),
@@ -163,7 +163,7 @@ fn upstream_model_builder_cases_match() {
                 }
             };
             let names = case["settings"].get("sgNames");
-            let mut got = render(&stack);
+            let mut got = render(&stack, &PlanFacts::default());
             let mut want = case["expected"].clone();
             normalize(&mut got, names);
             normalize(&mut want, names);

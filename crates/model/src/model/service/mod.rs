@@ -23,8 +23,6 @@ mod feature_tests;
 #[cfg(test)]
 mod golden_tests;
 #[cfg(test)]
-mod golden_upstream;
-#[cfg(test)]
 mod lb_tests;
 #[cfg(test)]
 mod test_support;

@@ -1,0 +1,202 @@
+//! The renderer's own rules (the golden replays cover whole stacks): references by resource
+//! type and id, no tracking tags, Go's field names where upstream has no JSON tags, facts
+//! from outside the model, add-on resources, and a stable text.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::networking::v1::Ingress;
+use serde_json::{json, Value};
+
+use super::*;
+use crate::model::group::{ClassifiedIngress, ClusterObjects, IngressGroup};
+use crate::model::{build_stack, BuildEnv, ModelConfig};
+
+const ING: &str = r#"
+metadata:
+  name: web
+  namespace: demo
+  annotations:
+    alb.ingress.kubernetes.io/tags: team=blue
+    alb.ingress.kubernetes.io/shield-advanced-protection: "true"
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"#;
+
+const SVC: &str = r#"
+metadata: {name: web, namespace: demo}
+spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
+"#;
+
+fn stack() -> Stack {
+    let ing: Ingress = serde_yaml::from_str(ING).unwrap();
+    let svc: Service = serde_yaml::from_str(SVC).unwrap();
+    let objs = ClusterObjects {
+        ingresses: vec![ing.clone()],
+        services: vec![svc],
+        ..Default::default()
+    };
+    let group = IngressGroup {
+        id: GroupId::implicit("demo", "web"),
+        members: vec![ClassifiedIngress {
+            ingress: &ing,
+            params: None,
+        }],
+        inactive_members: vec![],
+        excluded: vec![],
+    };
+    let cfg = ModelConfig {
+        cluster_name: "c1".into(),
+        ..Default::default()
+    };
+    build_stack(&group, &objs, &cfg, &BuildEnv::default()).unwrap()
+}
+
+fn spec<'a>(v: &'a Value, kind: &str, id: &str) -> &'a Value {
+    &v["resources"][kind][id]["spec"]
+}
+
+#[test]
+fn references_name_the_resource_type_and_id() {
+    let s = stack();
+    let v = render(&s, &PlanFacts::default());
+    assert_eq!(v["id"], "demo/web");
+    let rule = spec(&v, LISTENER_RULE, "80:1");
+    assert_eq!(
+        rule["listenerARN"],
+        json!({"$ref": "#/resources/AWS::ElasticLoadBalancingV2::Listener/80/status/listenerARN"})
+    );
+    let tg_id = &s.target_groups[0].id;
+    assert_eq!(
+        rule["actions"][0]["forwardConfig"]["targetGroups"][0]["targetGroupARN"],
+        json!({"$ref": format!("#/resources/{TARGET_GROUP}/{tg_id}/status/targetGroupARN")})
+    );
+    assert_eq!(
+        spec(&v, SHIELD_PROTECTION, "LoadBalancer"),
+        &json!({"enabled": true, "resourceARN":
+            {"$ref": "#/resources/AWS::ElasticLoadBalancingV2::LoadBalancer/LoadBalancer/status/loadBalancerARN"}})
+    );
+    // Every Ingress stack carries upstream's (empty) frontend-NLB state, outside `spec`.
+    assert_eq!(
+        v["resources"][FRONTEND_NLB_TARGET_GROUP],
+        json!({"FrontendNLBTargetGroup": {"TargetGroups": {}}})
+    );
+}
+
+#[test]
+fn tracking_tags_are_left_out_and_user_tags_kept() {
+    let s = stack();
+    assert!(s
+        .load_balancer
+        .as_ref()
+        .unwrap()
+        .tags
+        .contains_key(TAG_STACK));
+    let v = render(&s, &PlanFacts::default());
+    assert_eq!(
+        spec(&v, LOAD_BALANCER, "LoadBalancer")["tags"],
+        json!({"team": "blue"})
+    );
+    assert_eq!(
+        spec(&v, SECURITY_GROUP, "ManagedLBSecurityGroup")["tags"],
+        json!({"team": "blue"})
+    );
+}
+
+#[test]
+fn facts_fill_what_the_deployer_resolves_and_unknown_ones_are_not_guessed() {
+    let mut s = stack();
+    s.load_balancer
+        .as_mut()
+        .unwrap()
+        .security_group_names_or_ids = vec!["web-sg".into()];
+    let bare = render(&s, &PlanFacts::default());
+    let lb = spec(&bare, LOAD_BALANCER, "LoadBalancer");
+    assert!(lb.get("subnetMapping").is_none(), "{lb}");
+    assert_eq!(lb["securityGroups"][1], json!(""));
+    assert_eq!(lb["securityGroups"][2], json!("web-sg"));
+    let facts = PlanFacts {
+        backend_sg: Some("sg-0b".into()),
+        subnets: Some(vec!["subnet-1".into(), "subnet-2".into()]),
+        security_groups: Some(vec!["sg-0w".into()]),
+    };
+    let full = render(&s, &facts);
+    let lb = spec(&full, LOAD_BALANCER, "LoadBalancer");
+    assert_eq!(
+        lb["subnetMapping"],
+        json!([{"subnetID": "subnet-1"}, {"subnetID": "subnet-2"}])
+    );
+    assert_eq!(lb["securityGroups"][1], json!("sg-0b"));
+    assert_eq!(lb["securityGroups"][2], json!("sg-0w"));
+    let tgb = spec(&full, TARGET_GROUP_BINDING, &s.target_groups[0].id);
+    assert_eq!(
+        tgb["template"]["spec"]["networking"]["ingress"][0]["from"][0]["securityGroup"]["groupID"],
+        json!("sg-0b")
+    );
+}
+
+#[test]
+fn go_field_names_where_upstream_has_no_json_tags_and_secrets_redacted() {
+    let mut s = stack();
+    s.listeners[0].attributes = BTreeMap::from([(
+        "routing.http.response.server.enabled".into(),
+        "false".into(),
+    )]);
+    s.listener_rules[0].actions = vec![Action::AuthenticateOidc {
+        config: AuthenticateOidcConfig {
+            issuer: "https://idp".into(),
+            authorization_endpoint: "https://idp/auth".into(),
+            token_endpoint: "https://idp/token".into(),
+            user_info_endpoint: "https://idp/me".into(),
+            secret: "demo/oidc".into(),
+            authentication_request_extra_params: BTreeMap::new(),
+            on_unauthenticated_request: "authenticate".into(),
+            scope: "openid".into(),
+            session_cookie_name: "AWSELBAuthSessionCookie".into(),
+            session_timeout: 604800,
+        },
+    }];
+    let v = render(&s, &PlanFacts::default());
+    assert_eq!(
+        spec(&v, LISTENER, "80")["listenerAttributes"],
+        json!([{"Key": "routing.http.response.server.enabled", "Value": "false"}])
+    );
+    let oidc = &spec(&v, LISTENER_RULE, "80:1")["actions"][0];
+    assert_eq!(oidc["type"], "authenticate-oidc");
+    assert_eq!(oidc["authenticateOIDCConfig"]["clientID"], "[REDACTED]");
+    assert_eq!(oidc["authenticateOIDCConfig"]["clientSecret"], "[REDACTED]");
+    assert!(!v.to_string().contains("demo/oidc"));
+}
+
+#[test]
+fn the_text_is_stable() {
+    let s = stack();
+    let facts = PlanFacts::default();
+    assert_eq!(to_string(&s, &facts), to_string(&s.clone(), &facts));
+    assert_eq!(
+        serde_json::from_str::<Value>(&to_string(&s, &facts)).unwrap(),
+        render(&s, &facts)
+    );
+}
+
+#[test]
+fn html_characters_are_escaped_as_go_does() {
+    let mut s = stack();
+    s.listener_rules[0].conditions = vec![RuleCondition::PathPattern {
+        config: crate::model::backend::ValuesConfig {
+            values: vec!["/a&b<c>".into()],
+            regex_values: vec![],
+        },
+    }];
+    let text = to_string(&s, &PlanFacts::default());
+    assert!(text.contains(r#""/a\u0026b\u003cc\u003e""#), "{text}");
+    let back: Value = serde_json::from_str(&text).unwrap();
+    let rule = spec(&back, LISTENER_RULE, "80:1");
+    assert_eq!(
+        rule["conditions"][0]["pathPatternConfig"]["values"][0],
+        "/a&b<c>"
+    );
+}

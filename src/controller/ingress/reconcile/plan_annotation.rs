@@ -1,0 +1,104 @@
+//! Upstream's dry-run plan on Ingresses (feature gate `IngressPlanAnnotation`,
+//! `controllers/ingress/dryrun.go`): once the group's model builds, its stack in upstream's
+//! schema (`model::upstream_json`) goes into `alb.ingress.kubernetes.io/dry-run-plan` on the
+//! group's first member, and the annotation is cleared from every other member, so upstream's
+//! migration console finds exactly one plan per group; with the gate off it is cleared from
+//! all members. A patch is sent only when the value changes (no write, no new reconcile, on an
+//! unchanged plan). Failures are logged and never fail the reconcile, as upstream.
+
+use k8s_openapi::api::networking::v1::Ingress;
+use kube::api::{Patch, PatchParams};
+use kube::ResourceExt;
+use serde_json::{json, Value};
+
+use super::{api_of, Ctx};
+use crate::annotations::DRY_RUN_PLAN;
+use crate::model::upstream_json::{self, PlanFacts};
+use crate::model::Stack;
+
+/// Upstream's feature-gate name.
+const GATE: &str = "IngressPlanAnnotation";
+
+/// Writes or clears the plan on `members` (upstream's member order) for `stack`.
+pub(super) async fn publish(ctx: &Ctx, members: &[&Ingress], stack: &Stack) {
+    let Some((first, others)) = members.split_first() else {
+        return;
+    };
+    if !ctx.cfg.model.gate(GATE) {
+        for ing in members {
+            set(ctx, ing, None).await;
+        }
+        return;
+    }
+    let facts = facts(ctx, stack).await;
+    let plan = upstream_json::to_string(stack, &facts);
+    set(ctx, first, Some(&plan)).await;
+    for ing in others {
+        set(ctx, ing, None).await;
+    }
+}
+
+/// What upstream's model builder resolves itself: the auto-created backend security group
+/// (found or created here, as upstream's builder does, and remembered by the deployer that
+/// uses it next), the load balancer's subnets (found as the deploy will: the current ones
+/// kept, else discovered) and the ids of the security groups named by annotation. One that
+/// cannot be resolved is left as the model has it.
+async fn facts(ctx: &Ctx, stack: &Stack) -> PlanFacts {
+    let backend_sg = match &stack.backend_security_group {
+        Some(b) if b.group_id.is_none() => match ctx.deployer.backend_sg(b).await {
+            Ok(id) => Some(id),
+            Err(error) => {
+                tracing::warn!(%error, "dry-run plan: cannot resolve the backend security group");
+                None
+            }
+        },
+        _ => None,
+    };
+    let subnets = match ctx.deployer.planned_subnets(stack).await {
+        Ok(s) => s,
+        Err(error) => {
+            tracing::warn!(%error, "dry-run plan: cannot resolve the load balancer's subnets");
+            None
+        }
+    };
+    let security_groups = match &stack.load_balancer {
+        Some(lb) if !lb.security_group_names_or_ids.is_empty() => {
+            match ctx.deployer.planned_security_groups(lb).await {
+                Ok(ids) => Some(ids),
+                Err(error) => {
+                    tracing::warn!(%error, "dry-run plan: cannot resolve the security groups");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    PlanFacts {
+        backend_sg,
+        subnets,
+        security_groups,
+    }
+}
+
+/// Sets (`Some`) or removes (`None`) the plan annotation of `ing`; no request when it already
+/// has that value.
+async fn set(ctx: &Ctx, ing: &Ingress, plan: Option<&str>) {
+    if ing.annotations().get(DRY_RUN_PLAN).map(String::as_str) == plan {
+        return;
+    }
+    let value = plan.map_or(Value::Null, |p| json!(p));
+    let patch = json!({"metadata": {"annotations": {DRY_RUN_PLAN: value}}});
+    let api = api_of(ctx, ing);
+    if let Err(error) = api
+        .patch(
+            &ing.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        let what = if plan.is_some() { "patch" } else { "clear" };
+        tracing::error!(%error, ingress = %format!("{}/{}", ing.namespace().unwrap_or_default(), ing.name_any()),
+            "failed to {what} the dry-run plan annotation");
+    }
+}
