@@ -13,7 +13,7 @@ use super::target_group::attribute_changes;
 use super::Deployer;
 use crate::aws::{self, AwsError, Ec2Query, LoadBalancerQuery, SubnetMapping, Tags};
 use crate::model::subnets::{self as msub, SubnetInfo, SubnetRules};
-use crate::model::{self, IpAddressType, Subnets};
+use crate::model::{self, IpAddressType, StackKind, Subnets};
 
 /// The load-balancer attribute a user sets to protect it; this controller never clears it.
 pub const DELETION_PROTECTION: &str = "deletion_protection.enabled";
@@ -94,6 +94,7 @@ pub(crate) struct LbOutcome {
 impl Deployer {
     pub(crate) async fn find_owned_lbs(
         &self,
+        kind: StackKind,
         stack_id: &str,
     ) -> Result<Vec<(aws::LoadBalancer, Tags)>> {
         let all = self
@@ -111,7 +112,7 @@ impl Deployer {
             .into_iter()
             .filter_map(|l| {
                 let t = tags.remove(&l.arn)?;
-                tags::is_owned(&t, &self.cluster, stack_id).then_some((l, t))
+                tags::is_owned(&t, &self.cluster, kind, stack_id).then_some((l, t))
             })
             .collect())
     }
@@ -183,12 +184,13 @@ impl Deployer {
 
     pub(crate) async fn sync_load_balancer(
         &self,
+        kind: StackKind,
         want: &model::LoadBalancer,
         mut existing: Vec<(aws::LoadBalancer, Tags)>,
         r: &Resolved,
     ) -> Result<LbOutcome> {
         let pos = existing.iter().position(|(l, t)| {
-            tags::resource_id(t) == Some(want.id.as_str()) && !needs_replacement(l, want)
+            tags::resource_id(t, kind) == Some(want.id.as_str()) && !needs_replacement(l, want)
         });
         let current = pos.map(|i| existing.remove(i));
         let mut leftovers = Vec::new();
@@ -210,28 +212,7 @@ impl Deployer {
                     .await?;
                 have
             }
-            None => {
-                let req = aws::CreateLoadBalancer {
-                    name: want.name.clone(),
-                    lb_type: want.lb_type.clone(),
-                    scheme: want.scheme.as_str().into(),
-                    ip_address_type: ip_type(want.ip_address_type).into(),
-                    subnet_mappings: subnets
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(SubnetMapping::subnet)
-                        .collect(),
-                    security_groups: sgs,
-                    tags: want.tags.clone(),
-                };
-                let lb = self
-                    .elbv2
-                    .create_load_balancer(&req)
-                    .await
-                    .ctx(|| format!("create load balancer {}", want.name))?;
-                self.tag_cache.put(&lb.arn, want.tags.clone());
-                lb
-            }
+            None => self.create_lb(want, sgs, subnets).await?,
         };
         if !want.attributes.is_empty() {
             let have = self
@@ -247,10 +228,75 @@ impl Deployer {
                     .ctx(|| format!("modify attributes of {}", lb.name))?;
             }
         }
+        if let Some(units) = want.minimum_capacity_units {
+            self.sync_capacity(&lb, units).await?;
+        }
         Ok(LbOutcome {
             lb: Some(lb),
             leftovers,
         })
+    }
+
+    async fn create_lb(
+        &self,
+        want: &model::LoadBalancer,
+        sgs: Vec<String>,
+        subnets: Option<Vec<String>>,
+    ) -> Result<aws::LoadBalancer> {
+        let nlb = is_network(want);
+        let req = aws::CreateLoadBalancer {
+            name: want.name.clone(),
+            lb_type: want.lb_type.clone(),
+            scheme: want.scheme.as_str().into(),
+            ip_address_type: ip_type(want.ip_address_type).into(),
+            subnet_mappings: subnet_mappings(want, &subnets.unwrap_or_default()),
+            security_groups: sgs.clone(),
+            tags: want.tags.clone(),
+            enable_prefix_for_ipv6_source_nat: prefix_nat(want),
+        };
+        let lb = self
+            .elbv2
+            .create_load_balancer(&req)
+            .await
+            .ctx(|| format!("create load balancer {}", want.name))?;
+        self.tag_cache.put(&lb.arn, want.tags.clone());
+        // Upstream sets the PrivateLink enforcement right after the create (CreateLoadBalancer
+        // has no such parameter); an NLB without security groups has nothing to enforce.
+        if let Some(pl) = want
+            .security_groups_inbound_rules_on_private_link
+            .as_deref()
+            .filter(|_| nlb && !sgs.is_empty())
+        {
+            self.elbv2
+                .set_security_groups(&lb.arn, &sgs, Some(pl))
+                .await
+                .ctx(|| format!("set security groups of {}", lb.name))?;
+        }
+        Ok(lb)
+    }
+
+    /// `ModifyCapacityReservation` once the load balancer is no longer provisioning (upstream
+    /// requeues until then); `0` resets the reservation.
+    async fn sync_capacity(&self, lb: &aws::LoadBalancer, units: i32) -> Result<()> {
+        if lb.state == "provisioning" {
+            return Err(Error::NotReady(format!(
+                "monitor provisioning state for load balancer: {}",
+                lb.name
+            )));
+        }
+        let have = self
+            .elbv2
+            .describe_capacity_reservation(&lb.arn)
+            .await
+            .ctx(|| format!("describe capacity reservation of {}", lb.name))?;
+        let want = (units > 0).then_some(units);
+        if have.filter(|n| *n > 0) != want {
+            self.elbv2
+                .modify_capacity_reservation(&lb.arn, want)
+                .await
+                .ctx(|| format!("modify capacity reservation of {}", lb.name))?;
+        }
+        Ok(())
     }
 
     async fn update_lb(
@@ -262,20 +308,36 @@ impl Deployer {
         subnets: Option<Vec<String>>,
     ) -> Result<()> {
         let arn = &have.arn;
-        if !same_set(sgs, &have.security_groups) {
+        let nlb = is_network(want);
+        // AWS never adds security groups to an NLB created without any, nor removes all of
+        // them from one that has some; the model already keeps such an NLB as it is.
+        let sgs_settable = !nlb || (!have.security_groups.is_empty() && !sgs.is_empty());
+        let pl = want
+            .security_groups_inbound_rules_on_private_link
+            .as_deref()
+            .filter(|_| nlb);
+        let pl_differs =
+            pl.is_some_and(|v| have.enforce_private_link_inbound_rules.as_deref() != Some(v));
+        if sgs_settable && (!same_set(sgs, &have.security_groups) || pl_differs) {
             self.elbv2
-                .set_security_groups(arn, sgs)
+                .set_security_groups(arn, sgs, pl)
                 .await
                 .ctx(|| format!("set security groups of {}", have.name))?;
         }
-        if let Some(s) = subnets {
-            if !same_set(&s, &subnets_of(have)) {
-                let m: Vec<SubnetMapping> = s.into_iter().map(SubnetMapping::subnet).collect();
-                self.elbv2
-                    .set_subnets(arn, &m)
-                    .await
-                    .ctx(|| format!("set subnets of {}", have.name))?;
-            }
+        let want_nat = prefix_nat(want);
+        let have_nat = have
+            .enable_prefix_for_ipv6_source_nat
+            .clone()
+            .unwrap_or_else(|| "off".into());
+        let nat_differs = want_nat.as_ref().is_some_and(|w| *w != have_nat);
+        let current = subnets_of(have);
+        let target = subnets.unwrap_or_else(|| current.clone());
+        if !same_set(&target, &current) || nat_differs {
+            let m = subnet_mappings(want, &target);
+            self.elbv2
+                .set_subnets(arn, &m, want_nat.as_deref().filter(|_| nat_differs))
+                .await
+                .ctx(|| format!("set subnets of {}", have.name))?;
         }
         let ipt = ip_type(want.ip_address_type);
         if have.ip_address_type != ipt {
@@ -287,10 +349,15 @@ impl Deployer {
         self.reconcile_elb_tags(arn, &want.tags, have_tags).await
     }
 
-    /// Refuses (`DeletionProtected`) when a load balancer of the stack has deletion protection
-    /// on, so that nothing of a protected stack (bindings, rules) is taken apart first.
+    /// Refuses (`DeletionProtected`) when a load balancer of the Ingress stack has deletion
+    /// protection on, so that nothing of a protected stack (bindings, rules) is taken apart first.
     pub async fn check_deletable(&self, stack_id: &str) -> Result<()> {
-        for (lb, _) in self.find_owned_lbs(stack_id).await? {
+        self.check_deletable_of(StackKind::Ingress, stack_id).await
+    }
+
+    /// [`Self::check_deletable`] for a stack of either kind.
+    pub async fn check_deletable_of(&self, kind: StackKind, stack_id: &str) -> Result<()> {
+        for (lb, _) in self.find_owned_lbs(kind, stack_id).await? {
             let attrs = self
                 .elbv2
                 .describe_load_balancer_attributes(&lb.arn)
@@ -329,6 +396,38 @@ impl Deployer {
         self.tag_cache.forget(arn);
         Ok(())
     }
+}
+
+fn is_network(want: &model::LoadBalancer) -> bool {
+    want.lb_type == "network"
+}
+
+/// `EnablePrefixForIpv6SourceNat` to send: NLBs only, and only for dualstack ones (the
+/// setting means nothing to an IPv4 NLB and AWS has no value to compare it with there).
+fn prefix_nat(want: &model::LoadBalancer) -> Option<String> {
+    want.enable_prefix_for_ipv6_source_nat
+        .clone()
+        .filter(|_| is_network(want) && want.ip_address_type.is_dual_stack())
+}
+
+/// One mapping per subnet: the model's (EIP, private IPv4 / IPv6 address, source-NAT prefix)
+/// where it has one for that subnet, else the bare subnet.
+pub fn subnet_mappings(want: &model::LoadBalancer, subnets: &[String]) -> Vec<SubnetMapping> {
+    subnets
+        .iter()
+        .map(
+            |id| match want.subnet_mappings.iter().find(|m| &m.subnet_id == id) {
+                Some(m) => SubnetMapping {
+                    subnet_id: id.clone(),
+                    allocation_id: m.allocation_id.clone(),
+                    private_ipv4_address: m.private_ipv4_address.clone(),
+                    ipv6_address: m.ipv6_address.clone(),
+                    source_nat_ipv6_prefix: m.source_nat_ipv6_prefix.clone(),
+                },
+                None => SubnetMapping::subnet(id.clone()),
+            },
+        )
+        .collect()
 }
 
 /// The name inside a load-balancer ARN (`...:loadbalancer/app/<name>/<id>`); the ARN itself
@@ -381,6 +480,39 @@ mod tests {
         let arn = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/k8s-demo-app-0123456789/50dc6c495c0c9188";
         assert_eq!(name_of_arn(arn), "k8s-demo-app-0123456789");
         assert_eq!(name_of_arn("odd"), "odd");
+    }
+
+    fn nlb(ip: &str, nat: &str) -> model::LoadBalancer {
+        serde_json::from_value(serde_json::json!({
+            "id": "LoadBalancer", "name": "k8s-x", "type": "network",
+            "scheme": "internet-facing", "ipAddressType": ip, "subnets": {"resolved": ["s-1", "s-2"]},
+            "securityGroups": [], "attributes": {}, "tags": {},
+            "subnetMappings": [{"subnetId": "s-2", "allocationId": "eipalloc-2",
+                "sourceNatIpv6Prefix": "auto_assigned"}],
+            "enablePrefixForIpv6SourceNat": nat
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn subnet_mappings_carry_the_models_addresses_per_subnet() {
+        let want = nlb("dualstack", "on");
+        let m = subnet_mappings(&want, &["s-1".into(), "s-2".into()]);
+        assert_eq!(m[0], SubnetMapping::subnet("s-1"));
+        assert_eq!(m[1].allocation_id.as_deref(), Some("eipalloc-2"));
+        assert_eq!(
+            m[1].source_nat_ipv6_prefix.as_deref(),
+            Some("auto_assigned")
+        );
+    }
+
+    #[test]
+    fn source_nat_prefix_flag_is_sent_for_dualstack_nlbs_only() {
+        assert_eq!(prefix_nat(&nlb("dualstack", "on")).as_deref(), Some("on"));
+        assert_eq!(prefix_nat(&nlb("ipv4", "off")), None);
+        let mut alb = nlb("dualstack", "on");
+        alb.lb_type = "application".into();
+        assert_eq!(prefix_nat(&alb), None);
     }
 
     #[test]

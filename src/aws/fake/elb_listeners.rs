@@ -19,6 +19,18 @@ pub(super) fn rule_not_found(arn: &str) -> AwsError {
     )
 }
 
+/// The attributes AWS reports for a new listener of this protocol.
+fn default_listener_attrs(protocol: &str) -> Attributes {
+    let kv: &[(&str, &str)] = match protocol {
+        "TCP" | "TLS" | "TCP_UDP" | "TCP_QUIC" => &[("tcp.idle_timeout.seconds", "350")],
+        "UDP" | "QUIC" => &[],
+        _ => &[("routing.http.response.server.enabled", "true")],
+    };
+    kv.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// Sorts rules as AWS lists them: by numeric priority, the default rule last.
 pub(super) fn priority_key(r: &Rule) -> u32 {
     r.priority.parse().unwrap_or(u32::MAX)
@@ -63,7 +75,7 @@ impl State {
         let allowed: &[&str] = if lb_type == "application" {
             &["HTTP", "HTTPS"]
         } else {
-            &["TCP", "TLS", "UDP", "TCP_UDP"]
+            &["TCP", "TLS", "UDP", "TCP_UDP", "QUIC", "TCP_QUIC"]
         };
         if !allowed.contains(&spec.protocol.as_str()) {
             return Err(invalid(
@@ -80,7 +92,66 @@ impl State {
                 spec.protocol
             )));
         }
-        self.check_actions(&spec.default_actions)
+        if !spec.alpn_policy.is_empty() && spec.protocol != "TLS" {
+            return Err(AwsError::validation(
+                "An ALPN policy can only be specified for TLS listeners",
+            ));
+        }
+        self.check_actions(&spec.default_actions)?;
+        if lb_type == "network" {
+            self.check_nlb_forward(&spec.protocol, &spec.default_actions)?;
+        }
+        Ok(())
+    }
+
+    /// AWS: an NLB listener forwards only to target groups of a matching protocol (a TLS
+    /// listener to TCP or TLS ones).
+    fn check_nlb_forward(&self, listener_protocol: &str, actions: &[Action]) -> Result<()> {
+        for a in actions {
+            let Action::Forward(f) = a else { continue };
+            for t in &f.target_groups {
+                let tg = self.tgs.get(&t.arn).and_then(|r| r.tg.protocol.clone());
+                let tg = tg.unwrap_or_default();
+                let ok = match listener_protocol {
+                    "TLS" => tg == "TCP" || tg == "TLS",
+                    p => tg == p,
+                };
+                if !ok {
+                    return Err(invalid("IncompatibleProtocols", format!("Listener protocol '{listener_protocol}' must be compatible with the target group protocol '{tg}'")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn listener_attrs(&self, arn: &str) -> Result<Attributes> {
+        Ok(self
+            .listeners
+            .get(arn)
+            .ok_or_else(|| listener_not_found(arn))?
+            .attrs
+            .clone())
+    }
+
+    pub(crate) fn modify_listener_attrs(
+        &mut self,
+        arn: &str,
+        attrs: &Attributes,
+    ) -> Result<Attributes> {
+        let rec = self
+            .listeners
+            .get_mut(arn)
+            .ok_or_else(|| listener_not_found(arn))?;
+        for k in attrs.keys() {
+            if !rec.attrs.contains_key(k) && !k.starts_with("routing.http.") {
+                return Err(invalid(
+                    "InvalidConfigurationRequest",
+                    format!("Listener attribute key '{k}' is not recognized"),
+                ));
+            }
+        }
+        rec.attrs.extend(attrs.clone());
+        Ok(rec.attrs.clone())
     }
 
     pub(crate) fn describe_listeners(&self, lb_arn: &str) -> Result<Vec<Listener>> {
@@ -146,6 +217,7 @@ impl State {
             ListenerRec {
                 listener: listener.clone(),
                 extra_certs,
+                attrs: default_listener_attrs(&spec.protocol),
             },
         );
         let l_part = arn
