@@ -1,7 +1,7 @@
 //! The load balancer: found among the VPC's load balancers by stack tags, paired by resource
 //! id, created or updated in place (security groups, subnets, IP address type, attributes,
-//! tags). Scheme or type changes cannot be made in place: the old one is deleted (before the
-//! create when the name is the same, otherwise in the cleanup phase) and a new one created.
+//! tags). Scheme or type changes cannot be made in place: the old one is deleted first (as
+//! upstream does) and a new one created.
 
 use std::collections::BTreeSet;
 
@@ -193,15 +193,13 @@ impl Deployer {
             tags::resource_id(t, kind) == Some(want.id.as_str()) && !needs_replacement(l, want)
         });
         let current = pos.map(|i| existing.remove(i));
-        let mut leftovers = Vec::new();
+        // Upstream deletes unmatched load balancers first: a replacement (scheme or type
+        // change) may reuse the old one's name, its EIPs and its target groups (a target group
+        // belongs to one load balancer only), all of which the old one holds until it is gone.
         for (l, _) in existing {
-            // Same name: it must go before the new one can be created.
-            if current.is_none() && l.name == want.name {
-                self.delete_lb(&l.arn).await?;
-            } else {
-                leftovers.push(l.arn);
-            }
+            self.delete_lb(&l.arn).await?;
         }
+        let leftovers = Vec::new();
         let sgs = self.desired_sgs(want, r).await?;
         let subnets = self
             .desired_subnets(want, current.as_ref().map(|(l, _)| l))

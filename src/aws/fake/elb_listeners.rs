@@ -66,7 +66,7 @@ impl State {
         Ok(())
     }
 
-    fn check_listener_spec(&self, lb_type: &str, spec: &ListenerSpec) -> Result<()> {
+    fn check_listener_spec(&self, lb_arn: &str, lb_type: &str, spec: &ListenerSpec) -> Result<()> {
         if spec.port == 0 {
             return Err(AwsError::validation(
                 "Listener port must be between 1 and 65535",
@@ -99,19 +99,34 @@ impl State {
         }
         self.check_actions(&spec.default_actions)?;
         if lb_type == "network" {
-            self.check_nlb_forward(&spec.protocol, &spec.default_actions)?;
+            self.check_nlb_forward(lb_arn, &spec.protocol, &spec.default_actions)?;
         }
         Ok(())
     }
 
     /// AWS: an NLB listener forwards only to target groups of a matching protocol (a TLS
-    /// listener to TCP or TLS ones).
-    fn check_nlb_forward(&self, listener_protocol: &str, actions: &[Action]) -> Result<()> {
+    /// listener to TCP or TLS ones) that no other load balancer uses.
+    fn check_nlb_forward(
+        &self,
+        lb_arn: &str,
+        listener_protocol: &str,
+        actions: &[Action],
+    ) -> Result<()> {
         for a in actions {
             let Action::Forward(f) = a else { continue };
             for t in &f.target_groups {
-                let tg = self.tgs.get(&t.arn).and_then(|r| r.tg.protocol.clone());
-                let tg = tg.unwrap_or_default();
+                let rec = self.tgs.get(&t.arn);
+                if let Some(other) = rec.and_then(|r| {
+                    r.tg.load_balancer_arns
+                        .iter()
+                        .find(|lb| lb.as_str() != lb_arn)
+                }) {
+                    return Err(invalid(
+                        "TargetGroupAssociationLimit",
+                        format!("The following target groups cannot be associated with more than one load balancer: '{}' (in use by '{other}')", t.arn),
+                    ));
+                }
+                let tg = rec.and_then(|r| r.tg.protocol.clone()).unwrap_or_default();
                 let ok = match listener_protocol {
                     "TLS" => tg == "TCP" || tg == "TLS",
                     p => tg == p,
@@ -189,7 +204,7 @@ impl State {
                 format!("A listener already exists on this port for this load balancer '{lb_arn}'"),
             ));
         }
-        self.check_listener_spec(&lb.lb_type, spec)?;
+        self.check_listener_spec(lb_arn, &lb.lb_type, spec)?;
         if spec.tags.len() > 50 {
             return Err(invalid("TooManyTags", "The quota for the number of tags that can be assigned to a listener has been reached"));
         }
@@ -271,7 +286,7 @@ impl State {
                 ),
             ));
         }
-        self.check_listener_spec(&lb_type, spec)?;
+        self.check_listener_spec(&current.load_balancer_arn, &lb_type, spec)?;
         let actions = normalise(&spec.default_actions);
         let rec = self
             .listeners

@@ -294,3 +294,79 @@ async fn a_protected_nlb_is_kept_and_named_in_the_error() {
         "never switched off"
     );
 }
+
+#[tokio::test]
+async fn a_scheme_change_replaces_the_nlb_old_one_first_and_keeps_target_groups() {
+    let fake = fake();
+    let (vpc, stack) = two_ports(&fake).await;
+    deployer(&fake, &vpc).deploy(&stack).await.unwrap();
+    let before = nlb_inventory(&fake, "net/dns").await;
+    let internal = TWO_PORTS.replace("scheme: internet-facing", "scheme: internal");
+    let stack2 = service_stack(&fake, &vpc, &svc(&internal), &nlb_config(&vpc)).await;
+    fake.clear_calls();
+    deployer(&fake, &vpc).deploy(&stack2).await.unwrap();
+    let ops = write_ops(&fake);
+    let at = |op: &str| ops.iter().position(|o| o == op).unwrap();
+    // The old NLB still holds the target groups: it has to go before the new listeners.
+    assert!(
+        at("DeleteLoadBalancer") < at("CreateLoadBalancer"),
+        "{ops:?}"
+    );
+    assert!(!ops.contains(&"CreateTargetGroup".to_string()), "{ops:?}");
+    let after = nlb_inventory(&fake, "net/dns").await;
+    assert_nlb_shape("internal", &after, &stack2);
+    assert_eq!(after.lbs[0].0.scheme, "internal");
+    assert_ne!(after.lbs[0].0.arn, before.lbs[0].0.arn);
+    let arns = |inv: &crate::support::inventory::Inventory| {
+        let mut v: Vec<String> = inv.tgs.iter().map(|(t, _)| t.arn.clone()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(arns(&after), arns(&before), "target groups kept");
+}
+
+#[tokio::test]
+async fn an_nlb_subnet_change_is_one_set_subnets_call() {
+    let fake = fake();
+    let vpc = nlb_network(&fake, &SUBNETS, false);
+    let ids: Vec<String> = subnet_infos(fake.as_ref(), &vpc)
+        .await
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    let with_subnets = |list: &[String]| {
+        TWO_PORTS.replace(
+            "aws-load-balancer-scheme: internet-facing",
+            &format!(
+                "aws-load-balancer-scheme: internet-facing\n    service.beta.kubernetes.io/aws-load-balancer-subnets: {}",
+                list.join(",")
+            ),
+        )
+    };
+    let two = service_stack(
+        &fake,
+        &vpc,
+        &svc(&with_subnets(&ids[..2])),
+        &nlb_config(&vpc),
+    )
+    .await;
+    deployer(&fake, &vpc).deploy(&two).await.unwrap();
+    assert_eq!(
+        nlb_inventory(&fake, "net/dns").await.lbs[0]
+            .0
+            .availability_zones
+            .len(),
+        2
+    );
+    let three = service_stack(&fake, &vpc, &svc(&with_subnets(&ids)), &nlb_config(&vpc)).await;
+    fake.clear_calls();
+    deployer(&fake, &vpc).deploy(&three).await.unwrap();
+    assert_eq!(write_ops(&fake), ["SetSubnets"]);
+    assert_eq!(
+        nlb_inventory(&fake, "net/dns").await.lbs[0]
+            .0
+            .availability_zones
+            .len(),
+        3
+    );
+}
