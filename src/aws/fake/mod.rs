@@ -155,6 +155,15 @@ impl FakeAws {
         self.with_state(|st| st.add_subnet(vpc_id, cidr, az, tags))
     }
 
+    /// Sets a load balancer's state (`provisioning`, `active`...), as AWS moves it.
+    pub fn set_load_balancer_state(&self, arn: &str, state: &str) {
+        self.with_state(|st| {
+            if let Some(r) = st.lbs.get_mut(arn) {
+                r.lb.state = state.into();
+            }
+        })
+    }
+
     /// Associates an IPv6 CIDR block with a subnet (dualstack load balancers need one).
     pub fn add_subnet_ipv6_cidr(&self, subnet_id: &str, cidr: &str) {
         self.with_state(|st| {

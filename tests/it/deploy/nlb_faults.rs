@@ -370,3 +370,53 @@ async fn an_nlb_subnet_change_is_one_set_subnets_call() {
         3
     );
 }
+
+#[tokio::test]
+async fn capacity_reservation_waits_for_a_provisioning_nlb_then_applies() {
+    let fake = fake();
+    let vpc = nlb_network(&fake, &SUBNETS, false);
+    let with_capacity = |n: u32| {
+        TWO_PORTS.replace(
+            "aws-load-balancer-scheme: internet-facing",
+            &format!("aws-load-balancer-scheme: internet-facing\n    service.beta.kubernetes.io/aws-load-balancer-minimum-load-balancer-capacity: CapacityUnits={n}"),
+        )
+    };
+    let cfg = nlb_config(&vpc);
+    let first = service_stack(&fake, &vpc, &svc(&with_capacity(100)), &cfg).await;
+    deployer(&fake, &vpc).deploy(&first).await.unwrap();
+    let arn = nlb_inventory(&fake, "net/dns").await.lbs[0].0.arn.clone();
+    assert_eq!(
+        fake.describe_capacity_reservation(&arn).await.unwrap(),
+        Some(100)
+    );
+
+    fake.set_load_balancer_state(&arn, "provisioning");
+    let more = service_stack(&fake, &vpc, &svc(&with_capacity(200)), &cfg).await;
+    let err = deployer(&fake, &vpc).deploy(&more).await.unwrap_err();
+    assert!(matches!(err, DeployError::NotReady(_)), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("monitor provisioning state for load balancer: k8s-net-dns-"),
+        "{err}"
+    );
+    assert_eq!(
+        fake.describe_capacity_reservation(&arn).await.unwrap(),
+        Some(100)
+    );
+
+    fake.set_load_balancer_state(&arn, "active");
+    fake.clear_calls();
+    deployer(&fake, &vpc).deploy(&more).await.unwrap();
+    assert_eq!(write_ops(&fake), ["ModifyCapacityReservation"]);
+    assert_eq!(
+        fake.describe_capacity_reservation(&arn).await.unwrap(),
+        Some(200)
+    );
+    // CapacityUnits=0 resets the reservation.
+    let reset = service_stack(&fake, &vpc, &svc(&with_capacity(0)), &cfg).await;
+    deployer(&fake, &vpc).deploy(&reset).await.unwrap();
+    assert_eq!(
+        fake.describe_capacity_reservation(&arn).await.unwrap(),
+        None
+    );
+}
