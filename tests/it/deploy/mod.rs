@@ -6,6 +6,8 @@ mod faults;
 mod functional;
 mod moto;
 mod nlb;
+mod nlb_changes;
+mod nlb_families;
 mod nlb_faults;
 mod nlb_moto;
 
