@@ -12,8 +12,9 @@ use super::tags;
 use super::target_group::attribute_changes;
 use super::Deployer;
 use crate::aws::{self, AwsError, Ec2Query, LoadBalancerQuery, SubnetMapping, Tags};
+use crate::model::service::ExistingNlb;
 use crate::model::subnets::{self as msub, SubnetInfo, SubnetRules};
-use crate::model::{self, IpAddressType, StackKind, Subnets};
+use crate::model::{self, IpAddressType, LoadBalancerScheme, StackKind, Subnets};
 
 /// The load-balancer attribute a user sets to protect it; this controller never clears it.
 pub const DELETION_PROTECTION: &str = "deletion_protection.enabled";
@@ -345,6 +346,21 @@ impl Deployer {
                 .ctx(|| format!("set IP address type of {}", have.name))?;
         }
         self.reconcile_elb_tags(arn, &want.tags, have_tags).await
+    }
+
+    /// The NLB a Service stack already has, as the Service model needs it (its scheme, subnets
+    /// and security groups: an NLB created without security groups never gets any).
+    pub async fn existing_nlb(&self, stack_id: &str) -> Result<Option<ExistingNlb>> {
+        let found = self.find_owned_lbs(StackKind::Service, stack_id).await?;
+        Ok(found.into_iter().next().map(|(lb, _)| ExistingNlb {
+            scheme: if lb.scheme == "internal" {
+                LoadBalancerScheme::Internal
+            } else {
+                LoadBalancerScheme::InternetFacing
+            },
+            subnet_ids: subnets_of(&lb),
+            security_groups: lb.security_groups,
+        }))
     }
 
     /// Refuses (`DeletionProtected`) when a load balancer of the Ingress stack has deletion

@@ -75,6 +75,25 @@ spec:
   - {name: db, port: 5432, targetPort: 5432, nodePort: 30432, protocol: TCP}
 "#;
 
+/// QUIC on a UDP port and on a TCP_UDP pair (`quic-enabled-ports`).
+pub const QUIC: &str = r#"
+metadata:
+  name: quic
+  namespace: net
+  uid: 0d6f5a1e-0000-4000-8000-000000000004
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: nlb-ip
+    service.beta.kubernetes.io/aws-load-balancer-scheme: internet-facing
+    service.beta.kubernetes.io/aws-load-balancer-enable-tcp-udp-listener: "true"
+    service.beta.kubernetes.io/aws-load-balancer-quic-enabled-ports: "443,8443"
+spec:
+  type: LoadBalancer
+  ports:
+  - {name: h3, port: 443, targetPort: 8443, protocol: UDP}
+  - {name: both-tcp, port: 8443, targetPort: 9443, protocol: TCP}
+  - {name: both-udp, port: 8443, targetPort: 9443, protocol: UDP}
+"#;
+
 /// An NLB without security groups (`disable-nlb-sg`), UDP, legacy node rules from CIDRs.
 pub const LEGACY: &str = r#"
 metadata:
@@ -94,7 +113,12 @@ spec:
 
 #[tokio::test]
 async fn nlb_annotation_families_deploy_as_asked_then_redeploy_without_writes() {
-    for (name, yaml) in [("edge", EDGE), ("inner", INNER), ("legacy", LEGACY)] {
+    for (name, yaml) in [
+        ("edge", EDGE),
+        ("inner", INNER),
+        ("legacy", LEGACY),
+        ("quic", QUIC),
+    ] {
         let fake = fake();
         let vpc = nlb_network(&fake, &SUBNETS, true);
         let stack = service_stack(&fake, &vpc, &svc(yaml), &nlb_config(&vpc)).await;
@@ -177,6 +201,12 @@ async fn nlb_annotation_families_deploy_as_asked_then_redeploy_without_writes() 
                 assert_eq!(hc.port.as_deref(), Some("32000"));
                 assert_eq!(hc.path.as_deref(), Some("/healthz"));
             }
+            "quic" => {
+                let mut protocols: Vec<&str> =
+                    inv.listeners.iter().map(|l| l.protocol.as_str()).collect();
+                protocols.sort();
+                assert_eq!(protocols, ["QUIC", "TCP_QUIC"]);
+            }
             _ => assert!(lb.security_groups.is_empty()),
         }
     }
@@ -207,4 +237,36 @@ async fn an_nlb_created_without_security_groups_never_gets_any() {
     let inv = nlb_inventory(&fake, "net/legacy").await;
     assert!(inv.lbs[0].0.security_groups.is_empty());
     assert_eq!(fake.count("CreateLoadBalancer"), 0, "kept, not replaced");
+}
+
+#[tokio::test]
+async fn the_existing_nlb_the_model_needs_comes_from_the_deployer() {
+    let fake = fake();
+    let vpc = nlb_network(&fake, &SUBNETS, false);
+    let d = deployer(&fake, &vpc);
+    assert_eq!(d.existing_nlb("net/legacy").await.unwrap(), None);
+    let cfg = nlb_config(&vpc);
+    let legacy = service_stack(&fake, &vpc, &svc(LEGACY), &cfg).await;
+    d.deploy(&legacy).await.unwrap();
+    let existing = d.existing_nlb("net/legacy").await.unwrap().unwrap();
+    assert_eq!(existing.scheme.as_str(), "internet-facing");
+    assert!(existing.security_groups.is_empty());
+    assert_eq!(existing.subnet_ids.len(), 3);
+    // With it, a Service that no longer disables NLB SGs keeps the SG-less NLB as it is.
+    let yaml = LEGACY.replace(
+        "aws-load-balancer-disable-nlb-sg: \"true\"",
+        "aws-load-balancer-disable-nlb-sg: \"false\"",
+    );
+    let env = aws_load_balancer_controller::model::service::ServiceEnv {
+        subnets: Some(subnet_infos(fake.as_ref(), &vpc).await),
+        existing_load_balancer: Some(existing),
+        vpc_cidrs: None,
+    };
+    let stack =
+        aws_load_balancer_controller::model::service::build_service_stack(&svc(&yaml), &cfg, &env)
+            .unwrap();
+    assert!(stack.managed_security_group.is_none());
+    fake.clear_calls();
+    deployer(&fake, &vpc).deploy(&stack).await.unwrap();
+    assert_eq!(write_ops(&fake), Vec::<String>::new());
 }
