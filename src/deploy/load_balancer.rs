@@ -323,6 +323,14 @@ impl Deployer {
                 .await
                 .ctx(|| format!("set security groups of {}", have.name))?;
         }
+        // IP address type before subnets: IPv6 addresses in the mappings need a dualstack NLB.
+        let ipt = ip_type(want.ip_address_type);
+        if have.ip_address_type != ipt {
+            self.elbv2
+                .set_ip_address_type(arn, ipt)
+                .await
+                .ctx(|| format!("set IP address type of {}", have.name))?;
+        }
         let want_nat = prefix_nat(want);
         let have_nat = have
             .enable_prefix_for_ipv6_source_nat
@@ -331,19 +339,26 @@ impl Deployer {
         let nat_differs = want_nat.as_ref().is_some_and(|w| *w != have_nat);
         let current = subnets_of(have);
         let target = subnets.unwrap_or_else(|| current.clone());
-        if !same_set(&target, &current) || nat_differs {
+        // Upstream also sets the subnets once when an NLB turns dualstack with IPv6 addresses
+        // it does not have yet (the only time address values matter on an existing NLB).
+        let first_ipv6 = nlb
+            && want.ip_address_type == IpAddressType::DualStack
+            && have.ip_address_type != ipt
+            && want
+                .subnet_mappings
+                .iter()
+                .any(|m| m.ipv6_address.is_some())
+            && !have
+                .availability_zones
+                .iter()
+                .flat_map(|z| &z.addresses)
+                .any(|a| a.ipv6_address.is_some());
+        if !same_set(&target, &current) || nat_differs || first_ipv6 {
             let m = subnet_mappings(want, &target);
             self.elbv2
                 .set_subnets(arn, &m, want_nat.as_deref().filter(|_| nat_differs))
                 .await
                 .ctx(|| format!("set subnets of {}", have.name))?;
-        }
-        let ipt = ip_type(want.ip_address_type);
-        if have.ip_address_type != ipt {
-            self.elbv2
-                .set_ip_address_type(arn, ipt)
-                .await
-                .ctx(|| format!("set IP address type of {}", have.name))?;
         }
         self.reconcile_elb_tags(arn, &want.tags, have_tags).await
     }

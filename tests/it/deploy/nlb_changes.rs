@@ -229,3 +229,38 @@ async fn ingress_listener_attributes_are_applied_then_left_alone() {
     deployer(&fake, &vpc).deploy(&stack).await.unwrap();
     assert_eq!(write_ops(&fake), Vec::<String>::new());
 }
+
+#[tokio::test]
+async fn turning_dualstack_with_ipv6_addresses_sets_type_then_subnets_once() {
+    let fake = fake();
+    let vpc = nlb_network(&fake, &SUBNETS, true);
+    let cfg = nlb_config(&vpc);
+    let v4 = service_stack(&fake, &vpc, &svc(TWO_PORTS), &cfg).await;
+    deployer(&fake, &vpc).deploy(&v4).await.unwrap();
+    let yaml = TWO_PORTS.replace(
+        "aws-load-balancer-scheme: internet-facing",
+        "aws-load-balancer-scheme: internet-facing\n    service.beta.kubernetes.io/aws-load-balancer-ip-address-type: dualstack\n    service.beta.kubernetes.io/aws-load-balancer-ipv6-addresses: 2600:1f13:0::20,2600:1f13:1::20,2600:1f13:2::20",
+    );
+    let dual = service_stack(&fake, &vpc, &svc(&yaml), &cfg).await;
+    fake.clear_calls();
+    deployer(&fake, &vpc).deploy(&dual).await.unwrap();
+    let ops = write_ops(&fake);
+    let at = |op: &str| ops.iter().position(|o| o == op).unwrap();
+    assert!(at("SetIpAddressType") < at("SetSubnets"), "{ops:?}");
+    let lb = &nlb_inventory(&fake, "net/dns").await.lbs[0].0;
+    assert_eq!(lb.ip_address_type, "dualstack");
+    let v6 = lb
+        .availability_zones
+        .iter()
+        .flat_map(|z| &z.addresses)
+        .filter(|a| a.ipv6_address.is_some())
+        .count();
+    assert_eq!(v6, 3);
+    fake.clear_calls();
+    deployer(&fake, &vpc).deploy(&dual).await.unwrap();
+    assert!(
+        !write_ops(&fake).contains(&"SetSubnets".to_string()),
+        "only the first time: {:?}",
+        write_ops(&fake)
+    );
+}
