@@ -11,6 +11,7 @@
 //! carries their specs with the target-group ARNs and security-group ids filled in.
 
 mod error;
+pub mod lb_subnets;
 pub mod listener;
 pub mod load_balancer;
 pub mod normalize;
