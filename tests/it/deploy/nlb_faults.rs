@@ -155,7 +155,11 @@ async fn deleting_an_nlb_stack_leaves_nothing_of_it_and_touches_nothing_else() {
     assert!(left.contains(&user.arn) && left.contains(&alb_group.arn));
     assert!(!left.iter().any(|a| a.contains(&lb_name)));
     // The user's NLB was never written to: no tag, attribute or delete call on it.
-    assert!(fake.describe_tags(&[user.arn.clone()]).await.unwrap()[&user.arn].is_empty());
+    assert!(fake
+        .describe_tags(std::slice::from_ref(&user.arn))
+        .await
+        .unwrap()[&user.arn]
+        .is_empty());
 
     // An untagged NLB that has the stack's own name is not the stack's either.
     let same_name = fake
