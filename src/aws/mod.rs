@@ -53,8 +53,25 @@ pub trait ElbV2: Send + Sync {
         arn: &str,
         attrs: &Attributes,
     ) -> Result<Attributes>;
-    async fn set_security_groups(&self, arn: &str, security_groups: &[String]) -> Result<()>;
-    async fn set_subnets(&self, arn: &str, subnets: &[SubnetMapping]) -> Result<()>;
+    /// `enforce_private_link`: NLB `EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic`
+    /// (`on` / `off`), not sent when `None`.
+    async fn set_security_groups(
+        &self,
+        arn: &str,
+        security_groups: &[String],
+        enforce_private_link: Option<&str>,
+    ) -> Result<()>;
+    /// `enable_prefix_for_ipv6_source_nat`: NLB `on` / `off`, not sent when `None`.
+    async fn set_subnets(
+        &self,
+        arn: &str,
+        subnets: &[SubnetMapping],
+        enable_prefix_for_ipv6_source_nat: Option<&str>,
+    ) -> Result<()>;
+    /// The minimum capacity units reserved for the load balancer (None: no reservation).
+    async fn describe_capacity_reservation(&self, arn: &str) -> Result<Option<i32>>;
+    /// Reserves `units` capacity units; `None` resets the reservation.
+    async fn modify_capacity_reservation(&self, arn: &str, units: Option<i32>) -> Result<()>;
     async fn set_ip_address_type(&self, arn: &str, ip_address_type: &str) -> Result<()>;
 
     async fn describe_target_groups(&self, q: &TargetGroupQuery) -> Result<Vec<TargetGroup>>;
@@ -88,6 +105,10 @@ pub trait ElbV2: Send + Sync {
     async fn describe_listener_certificates(&self, arn: &str) -> Result<Vec<ListenerCertificate>>;
     async fn add_listener_certificates(&self, arn: &str, cert_arns: &[String]) -> Result<()>;
     async fn remove_listener_certificates(&self, arn: &str, cert_arns: &[String]) -> Result<()>;
+    async fn describe_listener_attributes(&self, arn: &str) -> Result<Attributes>;
+    /// Changes the given attributes; returns all attributes afterwards.
+    async fn modify_listener_attributes(&self, arn: &str, attrs: &Attributes)
+        -> Result<Attributes>;
 
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>>;
     async fn create_rule(&self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule>;

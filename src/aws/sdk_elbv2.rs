@@ -43,6 +43,11 @@ impl ElbV2 for SdkElbV2 {
                 .name(&req.name)
                 .set_subnet_mappings(non_empty(&mappings))
                 .set_security_groups(non_empty(&req.security_groups))
+                .set_enable_prefix_for_ipv6_source_nat(
+                    req.enable_prefix_for_ipv6_source_nat
+                        .as_deref()
+                        .map(et::EnablePrefixForIpv6SourceNatEnum::from),
+                )
                 .set_tags(tags_to(&req.tags));
             if !req.scheme.is_empty() {
                 b = b.scheme(et::LoadBalancerSchemeEnum::from(req.scheme.as_str()));
@@ -113,26 +118,77 @@ impl ElbV2 for SdkElbV2 {
             .collect())
     }
 
-    async fn set_security_groups(&self, arn: &str, security_groups: &[String]) -> Result<()> {
+    async fn set_security_groups(
+        &self,
+        arn: &str,
+        security_groups: &[String],
+        enforce_private_link: Option<&str>,
+    ) -> Result<()> {
         send(&self.caller, SVC, "SetSecurityGroups", || {
             self.client
                 .set_security_groups()
                 .load_balancer_arn(arn)
                 .set_security_groups(Some(security_groups.to_vec()))
+                .set_enforce_security_group_inbound_rules_on_private_link_traffic(
+                    enforce_private_link
+                        .map(et::EnforceSecurityGroupInboundRulesOnPrivateLinkTrafficEnum::from),
+                )
                 .send()
         })
         .await?;
         Ok(())
     }
 
-    async fn set_subnets(&self, arn: &str, subnets: &[SubnetMapping]) -> Result<()> {
+    async fn set_subnets(
+        &self,
+        arn: &str,
+        subnets: &[SubnetMapping],
+        enable_prefix_for_ipv6_source_nat: Option<&str>,
+    ) -> Result<()> {
         let mappings: Vec<et::SubnetMapping> = subnets.iter().map(mapping_to).collect();
         send(&self.caller, SVC, "SetSubnets", || {
             self.client
                 .set_subnets()
                 .load_balancer_arn(arn)
                 .set_subnet_mappings(Some(mappings.clone()))
+                .set_enable_prefix_for_ipv6_source_nat(
+                    enable_prefix_for_ipv6_source_nat
+                        .map(et::EnablePrefixForIpv6SourceNatEnum::from),
+                )
                 .send()
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn describe_capacity_reservation(&self, arn: &str) -> Result<Option<i32>> {
+        let out = send(&self.caller, SVC, "DescribeCapacityReservation", || {
+            self.client
+                .describe_capacity_reservation()
+                .load_balancer_arn(arn)
+                .send()
+        })
+        .await?;
+        Ok(out
+            .minimum_load_balancer_capacity()
+            .and_then(|c| c.capacity_units()))
+    }
+
+    async fn modify_capacity_reservation(&self, arn: &str, units: Option<i32>) -> Result<()> {
+        send(&self.caller, SVC, "ModifyCapacityReservation", || {
+            let b = self
+                .client
+                .modify_capacity_reservation()
+                .load_balancer_arn(arn);
+            match units {
+                Some(n) => b.minimum_load_balancer_capacity(
+                    et::MinimumLoadBalancerCapacity::builder()
+                        .capacity_units(n)
+                        .build(),
+                ),
+                None => b.reset_capacity_reservation(true),
+            }
+            .send()
         })
         .await?;
         Ok(())
@@ -436,6 +492,45 @@ impl ElbV2 for SdkElbV2 {
         })
         .await?;
         Ok(())
+    }
+
+    async fn describe_listener_attributes(&self, arn: &str) -> Result<Attributes> {
+        let out = send(&self.caller, SVC, "DescribeListenerAttributes", || {
+            self.client
+                .describe_listener_attributes()
+                .listener_arn(arn)
+                .send()
+        })
+        .await?;
+        Ok(out
+            .attributes()
+            .iter()
+            .map(|a| (s(a.key()), s(a.value())))
+            .collect())
+    }
+
+    async fn modify_listener_attributes(
+        &self,
+        arn: &str,
+        attrs: &Attributes,
+    ) -> Result<Attributes> {
+        let list: Vec<et::ListenerAttribute> = attrs
+            .iter()
+            .map(|(k, v)| et::ListenerAttribute::builder().key(k).value(v).build())
+            .collect();
+        let out = send(&self.caller, SVC, "ModifyListenerAttributes", || {
+            self.client
+                .modify_listener_attributes()
+                .listener_arn(arn)
+                .set_attributes(Some(list.clone()))
+                .send()
+        })
+        .await?;
+        Ok(out
+            .attributes()
+            .iter()
+            .map(|a| (s(a.key()), s(a.value())))
+            .collect())
     }
 
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>> {

@@ -35,6 +35,7 @@ pub(super) fn mapping_to(m: &SubnetMapping) -> et::SubnetMapping {
         .set_allocation_id(m.allocation_id.clone())
         .set_private_ipv4_address(m.private_ipv4_address.clone())
         .set_ipv6_address(m.ipv6_address.clone())
+        .set_source_nat_ipv6_prefix(m.source_nat_ipv6_prefix.clone())
         .build()
 }
 
@@ -76,8 +77,23 @@ pub(super) fn lb_from(l: &et::LoadBalancer) -> LoadBalancer {
             .map(|z| LbZone {
                 zone_name: s(z.zone_name()),
                 subnet_id: s(z.subnet_id()),
+                addresses: z
+                    .load_balancer_addresses()
+                    .iter()
+                    .map(|a| LbAddress {
+                        allocation_id: os(a.allocation_id()),
+                        private_ipv4_address: os(a.private_ipv4_address()),
+                        ipv6_address: os(a.ipv6_address()),
+                    })
+                    .collect(),
             })
             .collect(),
+        enable_prefix_for_ipv6_source_nat: l
+            .enable_prefix_for_ipv6_source_nat()
+            .map(|v| v.as_str().to_string()),
+        enforce_private_link_inbound_rules: os(
+            l.enforce_security_group_inbound_rules_on_private_link_traffic()
+        ),
     }
 }
 

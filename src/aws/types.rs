@@ -44,6 +44,10 @@ pub struct LoadBalancer {
     pub state: String,
     pub security_groups: Vec<String>,
     pub availability_zones: Vec<LbZone>,
+    /// NLB: `on` / `off` as AWS reports it (absent on load balancers that never set it).
+    pub enable_prefix_for_ipv6_source_nat: Option<String>,
+    /// NLB: `on` / `off` (`EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic`).
+    pub enforce_private_link_inbound_rules: Option<String>,
 }
 
 /// One zone of a load balancer.
@@ -51,6 +55,16 @@ pub struct LoadBalancer {
 pub struct LbZone {
     pub zone_name: String,
     pub subnet_id: String,
+    /// NLB: the zone's addresses (EIP allocation, private IPv4, IPv6) where AWS reports them.
+    pub addresses: Vec<LbAddress>,
+}
+
+/// One address of a load balancer in a zone (`LoadBalancerAddress`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LbAddress {
+    pub allocation_id: Option<String>,
+    pub private_ipv4_address: Option<String>,
+    pub ipv6_address: Option<String>,
 }
 
 /// Which load balancers to describe; both empty means all.
@@ -66,6 +80,8 @@ pub struct SubnetMapping {
     pub allocation_id: Option<String>,
     pub private_ipv4_address: Option<String>,
     pub ipv6_address: Option<String>,
+    /// NLB dualstack with prefix source NAT: a /80 or `auto_assigned`.
+    pub source_nat_ipv6_prefix: Option<String>,
 }
 
 impl SubnetMapping {
@@ -89,6 +105,8 @@ pub struct CreateLoadBalancer {
     pub subnet_mappings: Vec<SubnetMapping>,
     pub security_groups: Vec<String>,
     pub tags: Tags,
+    /// NLB: `on` / `off`; not sent when `None`.
+    pub enable_prefix_for_ipv6_source_nat: Option<String>,
 }
 
 // ------------------------------------------------------------------ target groups

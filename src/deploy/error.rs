@@ -22,6 +22,10 @@ pub enum Error {
     /// A load balancer to delete has deletion protection on; it stays until the user lifts it.
     #[error("load balancer {name} ({arn}) has deletion protection enabled (attribute deletion_protection.enabled=true); it is kept until the attribute is set to false")]
     DeletionProtected { name: String, arn: String },
+    /// A step waits for AWS (a load balancer still provisioning before its capacity
+    /// reservation); the reconciler requeues, as upstream does.
+    #[error("{0}")]
+    NotReady(String),
     /// A resource stayed in use (DependencyViolation / ResourceInUse) for the whole retry window.
     #[error("timed out deleting {what}: {source}")]
     DeleteTimeout {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::error::{Context, Error, Result};
 use super::normalize::{self, Resolved};
+use super::target_group::attribute_changes;
 use super::Deployer;
 use crate::aws::{self, ListenerSpec};
 use crate::model;
@@ -28,18 +29,25 @@ pub fn spec(l: &model::Listener, r: &Resolved) -> Result<ListenerSpec> {
         protocol: l.protocol.as_str().into(),
         ssl_policy: l.ssl_policy.clone(),
         certificates: l.certificates.clone(),
-        alpn_policy: vec![],
+        alpn_policy: l.alpn_policy.iter().cloned().collect(),
         default_actions: normalize::actions(&l.default_actions, r)?,
         tags: l.tags.clone(),
     })
 }
 
-/// True when ModifyListener is needed (extra certificates are handled separately).
+/// An ALPN policy as compared: `None` is AWS's "no policy".
+fn alpn(v: &[String]) -> Vec<&String> {
+    v.iter().filter(|p| p.as_str() != "None").collect()
+}
+
+/// True when ModifyListener is needed (extra certificates are handled separately). An ALPN
+/// policy the model does not set is left as it is, as upstream does.
 pub fn listener_differs(want: &ListenerSpec, have: &aws::Listener) -> bool {
     want.port != have.port
         || !want.protocol.eq_ignore_ascii_case(&have.protocol)
         || (want.ssl_policy.is_some() && want.ssl_policy != have.ssl_policy)
         || want.certificates.first() != have.certificates.first()
+        || (!want.alpn_policy.is_empty() && alpn(&want.alpn_policy) != alpn(&have.alpn_policy))
         || normalize::norm_actions(&want.default_actions)
             != normalize::norm_actions(&have.default_actions)
 }
@@ -133,7 +141,7 @@ impl Deployer {
                     c.arn
                 }
             };
-            if s.protocol == "HTTPS" {
+            if s.protocol == "HTTPS" || s.protocol == "TLS" {
                 let certs = self
                     .elbv2
                     .describe_listener_certificates(&arn)
@@ -153,10 +161,39 @@ impl Deployer {
                         .ctx(|| format!("remove certificates from listener {}", s.port))?;
                 }
             }
+            // AWS takes no attributes on TLS listeners (upstream skips them; so does the model).
+            if !l.attributes.is_empty() && s.protocol != "TLS" {
+                self.sync_listener_attributes(&arn, &l.attributes, s.port)
+                    .await?;
+            }
             out.arns.insert(l.port, arn);
         }
         out.leftovers = have.into_iter().map(|h| h.arn).collect();
         Ok(out)
+    }
+}
+
+impl Deployer {
+    /// Only the attributes the model sets, and only those that differ.
+    async fn sync_listener_attributes(
+        &self,
+        arn: &str,
+        want: &BTreeMap<String, String>,
+        port: u16,
+    ) -> Result<()> {
+        let have = self
+            .elbv2
+            .describe_listener_attributes(arn)
+            .await
+            .ctx(|| format!("describe attributes of listener {port}"))?;
+        let change = attribute_changes(want, &have);
+        if !change.is_empty() {
+            self.elbv2
+                .modify_listener_attributes(arn, &change)
+                .await
+                .ctx(|| format!("modify attributes of listener {port}"))?;
+        }
+        Ok(())
     }
 }
 
@@ -191,6 +228,26 @@ mod tests {
         ));
         let other = vec![aws::Action::fixed("503", Some("text/plain"), None)];
         assert!(listener_differs(&want, &have(80, other)));
+    }
+
+    #[test]
+    fn alpn_policy_is_compared_only_when_the_model_sets_one() {
+        let mut have = have(443, vec![]);
+        have.protocol = "TLS".into();
+        have.alpn_policy = vec!["HTTP2Preferred".into()];
+        let mut want = ListenerSpec {
+            port: 443,
+            protocol: "TLS".into(),
+            ..Default::default()
+        };
+        assert!(!listener_differs(&want, &have), "unset: left alone");
+        want.alpn_policy = vec!["HTTP2Preferred".into()];
+        assert!(!listener_differs(&want, &have));
+        want.alpn_policy = vec!["HTTP1Only".into()];
+        assert!(listener_differs(&want, &have));
+        want.alpn_policy = vec!["None".into()];
+        have.alpn_policy = vec![];
+        assert!(!listener_differs(&want, &have), "None = no policy");
     }
 
     #[test]

@@ -1,19 +1,18 @@
 //! The load balancer: found among the VPC's load balancers by stack tags, paired by resource
 //! id, created or updated in place (security groups, subnets, IP address type, attributes,
-//! tags). Scheme or type changes cannot be made in place: the old one is deleted (before the
-//! create when the name is the same, otherwise in the cleanup phase) and a new one created.
-
-use std::collections::BTreeSet;
+//! tags). Scheme or type changes cannot be made in place: the old one is deleted first (as
+//! upstream does) and a new one created.
 
 use super::error::{Context, Error, Result};
+use super::lb_subnets::{is_network, prefix_nat, same_set, subnet_mappings, subnets_of};
 use super::normalize::Resolved;
 use super::resolve_security_groups;
 use super::tags;
 use super::target_group::attribute_changes;
 use super::Deployer;
-use crate::aws::{self, AwsError, Ec2Query, LoadBalancerQuery, SubnetMapping, Tags};
-use crate::model::subnets::{self as msub, SubnetInfo, SubnetRules};
-use crate::model::{self, IpAddressType, Subnets};
+use crate::aws::{self, AwsError, LoadBalancerQuery, Tags};
+use crate::model::service::ExistingNlb;
+use crate::model::{self, IpAddressType, LoadBalancerScheme, StackKind};
 
 /// The load-balancer attribute a user sets to protect it; this controller never clears it.
 pub const DELETION_PROTECTION: &str = "deletion_protection.enabled";
@@ -31,59 +30,6 @@ pub fn needs_replacement(have: &aws::LoadBalancer, want: &model::LoadBalancer) -
     have.scheme != want.scheme.as_str() || have.lb_type != want.lb_type
 }
 
-/// Subnet ids of a described load balancer, sorted.
-pub fn subnets_of(lb: &aws::LoadBalancer) -> Vec<String> {
-    let mut v: Vec<String> = lb
-        .availability_zones
-        .iter()
-        .map(|z| z.subnet_id.clone())
-        .collect();
-    v.sort();
-    v
-}
-
-fn same_set(a: &[String], b: &[String]) -> bool {
-    a.iter().collect::<BTreeSet<_>>() == b.iter().collect::<BTreeSet<_>>()
-}
-
-fn subnet_info(s: &aws::Subnet) -> SubnetInfo {
-    SubnetInfo {
-        id: s.id.clone(),
-        vpc_id: s.vpc_id.clone(),
-        availability_zone: s.availability_zone.clone(),
-        zone_type: if s.outpost_arn.is_some() {
-            "outpost".into()
-        } else {
-            "availability-zone".into()
-        },
-        available_ips: s.available_ip_address_count,
-        tags: s.tags.clone(),
-        ipv6_cidrs: s.ipv6_cidr_blocks.clone(),
-        cidr_block: s.cidr_block.clone(),
-        public: None,
-    }
-}
-
-/// Marks subnets public when their route table (explicit, else the VPC's main one) has a
-/// route to an internet gateway.
-pub fn mark_reachability(subnets: &mut [SubnetInfo], tables: &[aws::RouteTable]) {
-    let has_igw = |t: &aws::RouteTable| {
-        t.routes.iter().any(|r| {
-            r.gateway_id
-                .as_deref()
-                .is_some_and(|g| g.starts_with("igw-"))
-        })
-    };
-    let main = tables.iter().find(|t| t.main);
-    for s in subnets {
-        let table = tables
-            .iter()
-            .find(|t| t.subnet_ids.contains(&s.id))
-            .or(main);
-        s.public = Some(table.is_some_and(has_igw));
-    }
-}
-
 /// Outcome of the load-balancer step.
 #[derive(Debug, Default)]
 pub(crate) struct LbOutcome {
@@ -94,6 +40,7 @@ pub(crate) struct LbOutcome {
 impl Deployer {
     pub(crate) async fn find_owned_lbs(
         &self,
+        kind: StackKind,
         stack_id: &str,
     ) -> Result<Vec<(aws::LoadBalancer, Tags)>> {
         let all = self
@@ -111,62 +58,9 @@ impl Deployer {
             .into_iter()
             .filter_map(|l| {
                 let t = tags.remove(&l.arn)?;
-                tags::is_owned(&t, &self.cluster, stack_id).then_some((l, t))
+                tags::is_owned(&t, &self.cluster, kind, stack_id).then_some((l, t))
             })
             .collect())
-    }
-
-    /// The subnets the load balancer should have; `None` keeps the current ones.
-    async fn desired_subnets(
-        &self,
-        want: &model::LoadBalancer,
-        current: Option<&aws::LoadBalancer>,
-    ) -> Result<Option<Vec<String>>> {
-        let mut rules = SubnetRules {
-            cluster_name: &self.cluster,
-            scheme: want.scheme,
-            ip_address_type: want.ip_address_type,
-            cluster_tag_check: true,
-            alb_single_subnet: false,
-            discover_by_reachability: false,
-        };
-        if let Subnets::Resolved(ids) = &want.subnets {
-            return Ok(Some(ids.clone()));
-        }
-        if let Subnets::Discover(c) = &want.subnets {
-            if c.reuse_existing_subnets && current.is_some() {
-                return Ok(None);
-            }
-            rules.cluster_tag_check = c.cluster_tag_check;
-            rules.alb_single_subnet = c.min_subnets <= 1;
-            rules.discover_by_reachability = c.fallback_by_reachability;
-        }
-        let q = Ec2Query::default().filter("vpc-id", [self.vpc_id.as_str()]);
-        let list = self
-            .ec2
-            .describe_subnets(&q)
-            .await
-            .ctx(|| "describe subnets".into())?;
-        let mut infos: Vec<SubnetInfo> = list.iter().map(subnet_info).collect();
-        let chosen = match &want.subnets {
-            Subnets::NamesOrIds(n) => msub::resolve_names_or_ids(&infos, n, &rules),
-            Subnets::Selector { ids, tags } => msub::resolve_selector(&infos, ids, tags, &rules),
-            _ => match msub::discover(&infos, &rules) {
-                Err(_) if rules.discover_by_reachability => {
-                    let tables = self
-                        .ec2
-                        .describe_route_tables(&q)
-                        .await
-                        .ctx(|| "describe route tables".into())?;
-                    mark_reachability(&mut infos, &tables);
-                    msub::discover(&infos, &rules)
-                }
-                other => other,
-            },
-        };
-        chosen
-            .map(Some)
-            .map_err(|e| Error::Invalid(format!("couldn't auto-discover subnets: {e}")))
     }
 
     async fn desired_sgs(&self, want: &model::LoadBalancer, r: &Resolved) -> Result<Vec<String>> {
@@ -215,23 +109,22 @@ impl Deployer {
 
     pub(crate) async fn sync_load_balancer(
         &self,
+        kind: StackKind,
         want: &model::LoadBalancer,
         mut existing: Vec<(aws::LoadBalancer, Tags)>,
         r: &Resolved,
     ) -> Result<LbOutcome> {
         let pos = existing.iter().position(|(l, t)| {
-            tags::resource_id(t) == Some(want.id.as_str()) && !needs_replacement(l, want)
+            tags::resource_id(t, kind) == Some(want.id.as_str()) && !needs_replacement(l, want)
         });
         let current = pos.map(|i| existing.remove(i));
-        let mut leftovers = Vec::new();
+        // Upstream deletes unmatched load balancers first: a replacement (scheme or type
+        // change) may reuse the old one's name, its EIPs and its target groups (a target group
+        // belongs to one load balancer only), all of which the old one holds until it is gone.
         for (l, _) in existing {
-            // Same name: it must go before the new one can be created.
-            if current.is_none() && l.name == want.name {
-                self.delete_lb(&l.arn).await?;
-            } else {
-                leftovers.push(l.arn);
-            }
+            self.delete_lb(&l.arn).await?;
         }
+        let leftovers = Vec::new();
         let sgs = self.desired_sgs(want, r).await?;
         let subnets = self
             .desired_subnets(want, current.as_ref().map(|(l, _)| l))
@@ -242,28 +135,7 @@ impl Deployer {
                     .await?;
                 have
             }
-            None => {
-                let req = aws::CreateLoadBalancer {
-                    name: want.name.clone(),
-                    lb_type: want.lb_type.clone(),
-                    scheme: want.scheme.as_str().into(),
-                    ip_address_type: ip_type(want.ip_address_type).into(),
-                    subnet_mappings: subnets
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(SubnetMapping::subnet)
-                        .collect(),
-                    security_groups: sgs,
-                    tags: want.tags.clone(),
-                };
-                let lb = self
-                    .elbv2
-                    .create_load_balancer(&req)
-                    .await
-                    .ctx(|| format!("create load balancer {}", want.name))?;
-                self.tag_cache.put(&lb.arn, want.tags.clone());
-                lb
-            }
+            None => self.create_lb(want, sgs, subnets).await?,
         };
         if !want.attributes.is_empty() {
             let have = self
@@ -279,10 +151,75 @@ impl Deployer {
                     .ctx(|| format!("modify attributes of {}", lb.name))?;
             }
         }
+        if let Some(units) = want.minimum_capacity_units {
+            self.sync_capacity(&lb, units).await?;
+        }
         Ok(LbOutcome {
             lb: Some(lb),
             leftovers,
         })
+    }
+
+    async fn create_lb(
+        &self,
+        want: &model::LoadBalancer,
+        sgs: Vec<String>,
+        subnets: Option<Vec<String>>,
+    ) -> Result<aws::LoadBalancer> {
+        let nlb = is_network(want);
+        let req = aws::CreateLoadBalancer {
+            name: want.name.clone(),
+            lb_type: want.lb_type.clone(),
+            scheme: want.scheme.as_str().into(),
+            ip_address_type: ip_type(want.ip_address_type).into(),
+            subnet_mappings: subnet_mappings(want, &subnets.unwrap_or_default()),
+            security_groups: sgs.clone(),
+            tags: want.tags.clone(),
+            enable_prefix_for_ipv6_source_nat: prefix_nat(want),
+        };
+        let lb = self
+            .elbv2
+            .create_load_balancer(&req)
+            .await
+            .ctx(|| format!("create load balancer {}", want.name))?;
+        self.tag_cache.put(&lb.arn, want.tags.clone());
+        // Upstream sets the PrivateLink enforcement right after the create (CreateLoadBalancer
+        // has no such parameter); an NLB without security groups has nothing to enforce.
+        if let Some(pl) = want
+            .security_groups_inbound_rules_on_private_link
+            .as_deref()
+            .filter(|_| nlb && !sgs.is_empty())
+        {
+            self.elbv2
+                .set_security_groups(&lb.arn, &sgs, Some(pl))
+                .await
+                .ctx(|| format!("set security groups of {}", lb.name))?;
+        }
+        Ok(lb)
+    }
+
+    /// `ModifyCapacityReservation` once the load balancer is no longer provisioning (upstream
+    /// requeues until then); `0` resets the reservation.
+    async fn sync_capacity(&self, lb: &aws::LoadBalancer, units: i32) -> Result<()> {
+        if lb.state == "provisioning" {
+            return Err(Error::NotReady(format!(
+                "monitor provisioning state for load balancer: {}",
+                lb.name
+            )));
+        }
+        let have = self
+            .elbv2
+            .describe_capacity_reservation(&lb.arn)
+            .await
+            .ctx(|| format!("describe capacity reservation of {}", lb.name))?;
+        let want = (units > 0).then_some(units);
+        if have.filter(|n| *n > 0) != want {
+            self.elbv2
+                .modify_capacity_reservation(&lb.arn, want)
+                .await
+                .ctx(|| format!("modify capacity reservation of {}", lb.name))?;
+        }
+        Ok(())
     }
 
     async fn update_lb(
@@ -294,21 +231,23 @@ impl Deployer {
         subnets: Option<Vec<String>>,
     ) -> Result<()> {
         let arn = &have.arn;
-        if !same_set(sgs, &have.security_groups) {
+        let nlb = is_network(want);
+        // AWS never adds security groups to an NLB created without any, nor removes all of
+        // them from one that has some; the model already keeps such an NLB as it is.
+        let sgs_settable = !nlb || (!have.security_groups.is_empty() && !sgs.is_empty());
+        let pl = want
+            .security_groups_inbound_rules_on_private_link
+            .as_deref()
+            .filter(|_| nlb);
+        let pl_differs =
+            pl.is_some_and(|v| have.enforce_private_link_inbound_rules.as_deref() != Some(v));
+        if sgs_settable && (!same_set(sgs, &have.security_groups) || pl_differs) {
             self.elbv2
-                .set_security_groups(arn, sgs)
+                .set_security_groups(arn, sgs, pl)
                 .await
                 .ctx(|| format!("set security groups of {}", have.name))?;
         }
-        if let Some(s) = subnets {
-            if !same_set(&s, &subnets_of(have)) {
-                let m: Vec<SubnetMapping> = s.into_iter().map(SubnetMapping::subnet).collect();
-                self.elbv2
-                    .set_subnets(arn, &m)
-                    .await
-                    .ctx(|| format!("set subnets of {}", have.name))?;
-            }
-        }
+        // IP address type before subnets: IPv6 addresses in the mappings need a dualstack NLB.
         let ipt = ip_type(want.ip_address_type);
         if have.ip_address_type != ipt {
             self.elbv2
@@ -316,13 +255,62 @@ impl Deployer {
                 .await
                 .ctx(|| format!("set IP address type of {}", have.name))?;
         }
+        let want_nat = prefix_nat(want);
+        let have_nat = have
+            .enable_prefix_for_ipv6_source_nat
+            .clone()
+            .unwrap_or_else(|| "off".into());
+        let nat_differs = want_nat.as_ref().is_some_and(|w| *w != have_nat);
+        let current = subnets_of(have);
+        let target = subnets.unwrap_or_else(|| current.clone());
+        // Upstream also sets the subnets once when an NLB turns dualstack with IPv6 addresses
+        // it does not have yet (the only time address values matter on an existing NLB).
+        let first_ipv6 = nlb
+            && want.ip_address_type == IpAddressType::DualStack
+            && have.ip_address_type != ipt
+            && want
+                .subnet_mappings
+                .iter()
+                .any(|m| m.ipv6_address.is_some())
+            && !have
+                .availability_zones
+                .iter()
+                .flat_map(|z| &z.addresses)
+                .any(|a| a.ipv6_address.is_some());
+        if !same_set(&target, &current) || nat_differs || first_ipv6 {
+            let m = subnet_mappings(want, &target);
+            self.elbv2
+                .set_subnets(arn, &m, want_nat.as_deref().filter(|_| nat_differs))
+                .await
+                .ctx(|| format!("set subnets of {}", have.name))?;
+        }
         self.reconcile_elb_tags(arn, &want.tags, have_tags).await
     }
 
-    /// Refuses (`DeletionProtected`) when a load balancer of the stack has deletion protection
-    /// on, so that nothing of a protected stack (bindings, rules) is taken apart first.
+    /// The NLB a Service stack already has, as the Service model needs it (its scheme, subnets
+    /// and security groups: an NLB created without security groups never gets any).
+    pub async fn existing_nlb(&self, stack_id: &str) -> Result<Option<ExistingNlb>> {
+        let found = self.find_owned_lbs(StackKind::Service, stack_id).await?;
+        Ok(found.into_iter().next().map(|(lb, _)| ExistingNlb {
+            scheme: if lb.scheme == "internal" {
+                LoadBalancerScheme::Internal
+            } else {
+                LoadBalancerScheme::InternetFacing
+            },
+            subnet_ids: subnets_of(&lb),
+            security_groups: lb.security_groups,
+        }))
+    }
+
+    /// Refuses (`DeletionProtected`) when a load balancer of the Ingress stack has deletion
+    /// protection on, so that nothing of a protected stack (bindings, rules) is taken apart first.
     pub async fn check_deletable(&self, stack_id: &str) -> Result<()> {
-        for (lb, _) in self.find_owned_lbs(stack_id).await? {
+        self.check_deletable_of(StackKind::Ingress, stack_id).await
+    }
+
+    /// [`Self::check_deletable`] for a stack of either kind.
+    pub async fn check_deletable_of(&self, kind: StackKind, stack_id: &str) -> Result<()> {
+        for (lb, _) in self.find_owned_lbs(kind, stack_id).await? {
             let attrs = self
                 .elbv2
                 .describe_load_balancer_attributes(&lb.arn)
@@ -374,39 +362,6 @@ pub fn name_of_arn(arn: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn table(id: &str, subnets: &[&str], main: bool, igw: bool) -> aws::RouteTable {
-        aws::RouteTable {
-            id: id.into(),
-            vpc_id: "vpc-1".into(),
-            main,
-            subnet_ids: subnets.iter().map(|s| s.to_string()).collect(),
-            routes: vec![aws::Route {
-                destination: Some("0.0.0.0/0".into()),
-                gateway_id: Some(if igw { "igw-1" } else { "nat-1" }.into()),
-            }],
-        }
-    }
-
-    #[test]
-    fn reachability_uses_explicit_then_main_table() {
-        let mut s: Vec<SubnetInfo> = ["subnet-a", "subnet-b"]
-            .iter()
-            .map(|id| SubnetInfo {
-                id: id.to_string(),
-                ..Default::default()
-            })
-            .collect();
-        mark_reachability(
-            &mut s,
-            &[
-                table("rtb-1", &["subnet-a"], false, false),
-                table("rtb-m", &[], true, true),
-            ],
-        );
-        assert_eq!(s[0].public, Some(false));
-        assert_eq!(s[1].public, Some(true));
-    }
 
     #[test]
     fn name_comes_out_of_the_arn() {

@@ -2,7 +2,8 @@
 //! upstream's order: security groups → target groups → load balancer → listeners → rules, then
 //! leftovers deleted in reverse (rules, listeners, load balancers, target groups, security
 //! groups). Existing resources are found by ownership tags (cluster + stack, legacy cluster key
-//! accepted) and paired with model resources by the `ingress.k8s.aws/resource` tag; anything
+//! accepted) and paired with model resources by the resource tag — `ingress.k8s.aws/*` for
+//! Ingress stacks, `service.k8s.aws/*` for Service (NLB) stacks (`Stack::kind`); anything
 //! without our cluster and stack tags is never touched. A second deploy of an unchanged stack
 //! makes no write call. An empty stack (no load balancer) deletes everything tagged with it.
 //!
@@ -10,6 +11,7 @@
 //! carries their specs with the target-group ARNs and security-group ids filled in.
 
 mod error;
+pub mod lb_subnets;
 pub mod listener;
 pub mod load_balancer;
 pub mod normalize;
@@ -29,7 +31,7 @@ pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
 
 use crate::aws::{AwsError, Ec2, ElbV2};
-use crate::model::{Stack, Token};
+use crate::model::{Stack, StackKind, Token};
 use error::Context;
 use normalize::Resolved;
 
@@ -164,27 +166,28 @@ impl Deployer {
                 )));
             }
         }
-        let mut owned_sgs = self.find_owned_sgs(sid).await?;
-        let owned_tgs = self.find_owned_tgs(sid).await?;
-        let owned_lbs = self.find_owned_lbs(sid).await?;
+        let kind = stack.kind;
+        let mut owned_sgs = self.find_owned_sgs(kind, sid).await?;
+        let owned_tgs = self.find_owned_tgs(kind, sid).await?;
+        let owned_lbs = self.find_owned_lbs(kind, sid).await?;
         let mut res = Resolved::default();
 
         // 1. Security groups.
         if let Some(sg) = &stack.managed_security_group {
-            res.managed_sg = Some(self.sync_managed_sg(sg, &mut owned_sgs).await?);
+            res.managed_sg = Some(self.sync_managed_sg(kind, sg, &mut owned_sgs).await?);
         }
         if let Some(b) = &stack.backend_security_group {
             res.backend_sg = Some(self.backend_sg(b).await?);
         }
         // 2. Target groups.
         let tgs = self
-            .sync_target_groups(&stack.target_groups, owned_tgs)
+            .sync_target_groups(kind, &stack.target_groups, owned_tgs)
             .await?;
         res.target_group_arns = tgs.arns.clone();
         // 3. Load balancer.
         let (lb, lb_leftovers) = match &stack.load_balancer {
             Some(want) => {
-                let o = self.sync_load_balancer(want, owned_lbs, &res).await?;
+                let o = self.sync_load_balancer(kind, want, owned_lbs, &res).await?;
                 (o.lb, o.leftovers)
             }
             None => (None, owned_lbs.into_iter().map(|(l, _)| l.arn).collect()),
@@ -249,11 +252,17 @@ impl Deployer {
         })
     }
 
-    /// Deletes every AWS resource tagged with this cluster and `stack_id` (load balancer with
-    /// its listeners and rules, then target groups, then security groups).
+    /// Deletes every AWS resource tagged with this cluster and the Ingress stack `stack_id`
+    /// (load balancer with its listeners and rules, then target groups, then security groups).
     pub async fn delete_stack(&self, stack_id: &str) -> Result<()> {
+        self.delete_stack_of(StackKind::Ingress, stack_id).await
+    }
+
+    /// [`Self::delete_stack`] for a stack of either kind (a Service's: `service.k8s.aws/stack`).
+    pub async fn delete_stack_of(&self, kind: StackKind, stack_id: &str) -> Result<()> {
         let empty = Stack {
             stack_id: stack_id.to_string(),
+            kind,
             ..Default::default()
         };
         self.deploy(&empty).await.map(|_| ())

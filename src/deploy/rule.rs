@@ -12,7 +12,7 @@ use super::normalize::{self, Resolved};
 use super::tags;
 use super::Deployer;
 use crate::aws::{self, RuleSpec, Tags};
-use crate::model;
+use crate::model::{self, StackKind};
 
 /// A model rule with its references resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -149,9 +149,10 @@ impl Deployer {
             .into_iter()
             .map(|rule| HaveRule {
                 priority: rule.priority.parse().unwrap_or(u32::MAX),
-                resource_id: tag_map
-                    .get(&rule.arn)
-                    .and_then(|t| tags::resource_id(t).map(String::from)),
+                resource_id: tag_map.get(&rule.arn).and_then(|t| {
+                    // Only Ingress stacks have listener rules.
+                    tags::resource_id(t, StackKind::Ingress).map(String::from)
+                }),
                 rule,
             })
             .collect();

@@ -6,10 +6,10 @@
 use std::collections::BTreeSet;
 
 use super::error::{Context, Error, Result};
-use super::tags::{self, CLUSTER_TAG, STACK_TAG};
+use super::tags::{self, CLUSTER_TAG};
 use super::Deployer;
 use crate::aws::{self, AwsError, Ec2Query};
-use crate::model;
+use crate::model::{self, StackKind};
 
 /// One single-source permission: (protocol, from, to, source kind, source). Kinds: 0 IPv4 CIDR,
 /// 1 IPv6 CIDR, 2 prefix list, 3 security group.
@@ -19,6 +19,8 @@ fn proto(p: &str) -> String {
     match p.to_ascii_lowercase().as_str() {
         "6" => "tcp".into(),
         "17" => "udp".into(),
+        "1" => "icmp".into(),
+        "58" => "icmpv6".into(),
         "all" => "-1".into(),
         other => other.into(),
     }
@@ -108,10 +110,14 @@ pub fn perm_diff(
 
 impl Deployer {
     /// Security groups in the VPC tagged with this cluster (or legacy cluster key) and stack.
-    pub(crate) async fn find_owned_sgs(&self, stack_id: &str) -> Result<Vec<aws::SecurityGroup>> {
+    pub(crate) async fn find_owned_sgs(
+        &self,
+        kind: StackKind,
+        stack_id: &str,
+    ) -> Result<Vec<aws::SecurityGroup>> {
         let q = Ec2Query::default()
             .filter("vpc-id", [self.vpc_id.as_str()])
-            .filter(&format!("tag:{STACK_TAG}"), [stack_id]);
+            .filter(&format!("tag:{}", kind.stack_tag()), [stack_id]);
         let all = self
             .ec2
             .describe_security_groups(&q)
@@ -119,20 +125,21 @@ impl Deployer {
             .ctx(|| format!("find security groups of stack {stack_id}"))?;
         Ok(all
             .into_iter()
-            .filter(|g| tags::is_owned(&g.tags, &self.cluster, stack_id))
+            .filter(|g| tags::is_owned(&g.tags, &self.cluster, kind, stack_id))
             .collect())
     }
 
     /// Creates or updates the managed SG; the matched group is removed from `existing`.
     pub(crate) async fn sync_managed_sg(
         &self,
+        kind: StackKind,
         want: &model::SecurityGroup,
         existing: &mut Vec<aws::SecurityGroup>,
     ) -> Result<String> {
         let desired = desired_perms(&want.ingress);
         let found = existing
             .iter()
-            .position(|g| tags::resource_id(&g.tags) == Some(want.id.as_str()));
+            .position(|g| tags::resource_id(&g.tags, kind) == Some(want.id.as_str()));
         let (id, actual, actual_tags) = match found {
             Some(i) => {
                 let g = existing.remove(i);

@@ -10,24 +10,29 @@ use std::time::{Duration, Instant};
 use super::error::{Context, Result};
 use super::Deployer;
 use crate::aws::Tags;
+use crate::model::StackKind;
 
 pub const CLUSTER_TAG: &str = "elbv2.k8s.aws/cluster";
 pub const LEGACY_CLUSTER_TAG: &str = "ingress.k8s.aws/cluster";
+/// The stack tag of Ingress stacks (Service stacks: `service.k8s.aws/stack`, see `StackKind`).
 pub const STACK_TAG: &str = "ingress.k8s.aws/stack";
+/// The resource tag of Ingress stacks.
 pub const RESOURCE_TAG: &str = "ingress.k8s.aws/resource";
 /// How long ELBv2 tags read by DescribeTags are trusted (upstream's tag cache TTL).
 pub const TAG_CACHE_TTL: Duration = Duration::from_secs(20 * 60);
 
-/// True when the tags say "cluster `cluster`, stack `stack`" (current or legacy cluster key).
-pub fn is_owned(tags: &Tags, cluster: &str, stack: &str) -> bool {
+/// True when the tags say "cluster `cluster`, stack `stack` of this kind" (current or legacy
+/// cluster key): `ingress.k8s.aws/stack` for Ingress groups, `service.k8s.aws/stack` for
+/// Services, so an Ingress group and a Service of the same `ns/name` never own each other's.
+pub fn is_owned(tags: &Tags, cluster: &str, kind: StackKind, stack: &str) -> bool {
     let cluster_ok = tags.get(CLUSTER_TAG).map(String::as_str) == Some(cluster)
         || tags.get(LEGACY_CLUSTER_TAG).map(String::as_str) == Some(cluster);
-    cluster_ok && tags.get(STACK_TAG).map(String::as_str) == Some(stack)
+    cluster_ok && tags.get(&kind.stack_tag()).map(String::as_str) == Some(stack)
 }
 
-/// The model resource id an AWS resource is paired with.
-pub fn resource_id(tags: &Tags) -> Option<&str> {
-    tags.get(RESOURCE_TAG).map(String::as_str)
+/// The model resource id an AWS resource is paired with (`<prefix>/resource`).
+pub fn resource_id(tags: &Tags, kind: StackKind) -> Option<&str> {
+    tags.get(&kind.resource_tag()).map(String::as_str)
 }
 
 /// Keys the deployer neither adds nor removes.
@@ -254,14 +259,32 @@ mod tests {
 
     #[test]
     fn ownership_needs_cluster_and_stack() {
+        let ing = StackKind::Ingress;
         let ok = t(&[(CLUSTER_TAG, "c"), (STACK_TAG, "ns/a")]);
-        assert!(is_owned(&ok, "c", "ns/a"));
-        assert!(!is_owned(&ok, "c", "ns/b"));
-        assert!(!is_owned(&ok, "other", "ns/a"));
-        assert!(!is_owned(&t(&[(STACK_TAG, "ns/a")]), "c", "ns/a"));
-        assert!(!is_owned(&t(&[(CLUSTER_TAG, "c")]), "c", "ns/a"));
+        assert!(is_owned(&ok, "c", ing, "ns/a"));
+        assert!(!is_owned(&ok, "c", ing, "ns/b"));
+        assert!(!is_owned(&ok, "other", ing, "ns/a"));
+        assert!(!is_owned(&t(&[(STACK_TAG, "ns/a")]), "c", ing, "ns/a"));
+        assert!(!is_owned(&t(&[(CLUSTER_TAG, "c")]), "c", ing, "ns/a"));
         let legacy = t(&[(LEGACY_CLUSTER_TAG, "c"), (STACK_TAG, "ns/a")]);
-        assert!(is_owned(&legacy, "c", "ns/a"));
+        assert!(is_owned(&legacy, "c", ing, "ns/a"));
+    }
+
+    #[test]
+    fn service_stacks_are_owned_by_their_own_tags_only() {
+        let svc = StackKind::Service;
+        let nlb = t(&[
+            (CLUSTER_TAG, "c"),
+            ("service.k8s.aws/stack", "ns/a"),
+            ("service.k8s.aws/resource", "LoadBalancer"),
+        ]);
+        assert!(is_owned(&nlb, "c", svc, "ns/a"));
+        assert_eq!(resource_id(&nlb, svc), Some("LoadBalancer"));
+        // The Ingress group `ns/a` and the Service `ns/a` never claim each other's resources.
+        assert!(!is_owned(&nlb, "c", StackKind::Ingress, "ns/a"));
+        assert_eq!(resource_id(&nlb, StackKind::Ingress), None);
+        let alb = t(&[(CLUSTER_TAG, "c"), (STACK_TAG, "ns/a")]);
+        assert!(!is_owned(&alb, "c", svc, "ns/a"));
     }
 
     #[test]

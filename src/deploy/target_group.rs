@@ -9,7 +9,7 @@ use super::error::{Context, Result};
 use super::tags;
 use super::Deployer;
 use crate::aws::{self, Attributes, Tags, TargetGroupQuery};
-use crate::model;
+use crate::model::{self, StackKind};
 
 pub fn health_check(tg: &model::TargetGroup) -> aws::HealthCheck {
     let h = &tg.health_check;
@@ -17,7 +17,8 @@ pub fn health_check(tg: &model::TargetGroup) -> aws::HealthCheck {
         enabled: None,
         protocol: Some(h.protocol.as_str().to_string()),
         port: Some(h.port.clone()),
-        path: Some(h.path.clone()),
+        // TCP health checks (NLB) have no path and no matcher: AWS refuses them.
+        path: (!h.path.is_empty()).then(|| h.path.clone()),
         interval_seconds: Some(h.interval_seconds),
         timeout_seconds: Some(h.timeout_seconds),
         healthy_threshold: Some(h.healthy_threshold_count),
@@ -97,6 +98,7 @@ impl Deployer {
     /// Target groups in the VPC carrying this stack's ownership tags, with their tags.
     pub(crate) async fn find_owned_tgs(
         &self,
+        kind: StackKind,
         stack_id: &str,
     ) -> Result<Vec<(aws::TargetGroup, Tags)>> {
         let all = self
@@ -114,20 +116,21 @@ impl Deployer {
             .into_iter()
             .filter_map(|t| {
                 let tg_tags = tags.remove(&t.arn)?;
-                tags::is_owned(&tg_tags, &self.cluster, stack_id).then_some((t, tg_tags))
+                tags::is_owned(&tg_tags, &self.cluster, kind, stack_id).then_some((t, tg_tags))
             })
             .collect())
     }
 
     pub(crate) async fn sync_target_groups(
         &self,
+        kind: StackKind,
         want: &[model::TargetGroup],
         mut existing: Vec<(aws::TargetGroup, Tags)>,
     ) -> Result<TgOutcome> {
         let mut out = TgOutcome::default();
         for tg in want {
             let pos = existing.iter().position(|(h, t)| {
-                tags::resource_id(t) == Some(tg.id.as_str()) && !needs_replacement(h, tg)
+                tags::resource_id(t, kind) == Some(tg.id.as_str()) && !needs_replacement(h, tg)
             });
             let arn = match pos {
                 Some(i) => {
@@ -248,6 +251,23 @@ mod tests {
         assert!(!health_check_differs(&health_check(&want), &have));
         have.interval_seconds = Some(30);
         assert!(health_check_differs(&health_check(&want), &have));
+    }
+
+    #[test]
+    fn tcp_health_checks_send_no_path_and_no_matcher() {
+        let mut tg = model_tg();
+        tg.protocol = Protocol::Tcp;
+        tg.health_check.protocol = Protocol::Tcp;
+        tg.health_check.path = String::new();
+        tg.health_check.matcher.clear();
+        let hc = health_check(&tg);
+        assert_eq!(hc.path, None);
+        assert_eq!(hc.matcher_http_code, None);
+        assert_eq!(hc.protocol.as_deref(), Some("TCP"));
+        // An HTTP health check keeps both.
+        let hc = health_check(&model_tg());
+        assert_eq!(hc.path.as_deref(), Some("/"));
+        assert_eq!(hc.matcher_http_code.as_deref(), Some("200"));
     }
 
     #[test]

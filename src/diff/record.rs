@@ -42,6 +42,7 @@ struct Seen {
     lb_attrs: BTreeMap<String, Attributes>,
     tgs: BTreeMap<String, TargetGroup>,
     tg_attrs: BTreeMap<String, Attributes>,
+    listener_attrs: BTreeMap<String, Attributes>,
     listeners: BTreeMap<String, Listener>,
     rules: BTreeMap<String, Rule>,
     tags: BTreeMap<String, Tags>,

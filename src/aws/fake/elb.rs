@@ -75,6 +75,14 @@ fn default_lb_attrs(lb_type: &str) -> Attributes {
     a
 }
 
+/// Whether an IPv4 address lies inside an IPv4 CIDR (false on anything unparsable).
+fn cidr_contains(cidr: &str, ip: &str) -> bool {
+    match (cidr.parse::<ipnet::IpNet>(), ip.parse::<std::net::IpAddr>()) {
+        (Ok(net), Ok(addr)) => net.contains(&addr),
+        _ => false,
+    }
+}
+
 pub(super) fn normalise(actions: &[Action]) -> Vec<Action> {
     actions
         .iter()
@@ -137,6 +145,61 @@ impl State {
         Ok(vpc)
     }
 
+    /// What AWS refuses in NLB subnet mappings: EIPs on internal / application load
+    /// balancers, IPv6 addresses without dualstack, dualstack in subnets without IPv6, and
+    /// addresses outside their subnet.
+    pub(crate) fn check_nlb_mappings(
+        &self,
+        mappings: &[SubnetMapping],
+        lb_type: &str,
+        scheme: &str,
+        ip_address_type: &str,
+    ) -> Result<()> {
+        let dualstack = ip_address_type.starts_with("dualstack");
+        for m in mappings {
+            let Some(s) = self.subnets.get(&m.subnet_id) else {
+                continue;
+            };
+            let nlb_only = m.allocation_id.is_some()
+                || m.private_ipv4_address.is_some()
+                || m.ipv6_address.is_some()
+                || m.source_nat_ipv6_prefix.is_some();
+            if nlb_only && lb_type != "network" {
+                return Err(invalid(
+                    "InvalidConfigurationRequest",
+                    "Subnet mappings with addresses are only supported by Network Load Balancers",
+                ));
+            }
+            if m.allocation_id.is_some() && scheme == "internal" {
+                return Err(invalid(
+                    "InvalidConfigurationRequest",
+                    "Elastic IP addresses cannot be assigned to an internal load balancer",
+                ));
+            }
+            if let Some(ip) = &m.private_ipv4_address {
+                if !cidr_contains(&s.cidr_block, ip) {
+                    return Err(invalid(
+                        "InvalidConfigurationRequest",
+                        format!("Private IPv4 address '{ip}' is not in subnet '{}'", s.id),
+                    ));
+                }
+            }
+            if dualstack && s.ipv6_cidr_blocks.is_empty() {
+                return Err(invalid(
+                    "InvalidSubnet",
+                    format!("Subnet '{}' does not have an IPv6 CIDR block", s.id),
+                ));
+            }
+            if (m.ipv6_address.is_some() || m.source_nat_ipv6_prefix.is_some()) && !dualstack {
+                return Err(invalid(
+                    "InvalidConfigurationRequest",
+                    "IPv6 addresses can only be assigned to dualstack load balancers",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn check_sgs(&self, sgs: &[String]) -> Result<()> {
         if let Some(bad) = sgs.iter().find(|g| !self.sgs.contains_key(*g)) {
             return Err(invalid(
@@ -181,6 +244,7 @@ impl State {
             ));
         }
         let vpc_id = self.check_subnets(&req.subnet_mappings, lb_type)?;
+        self.check_nlb_mappings(&req.subnet_mappings, lb_type, scheme, &req.ip_address_type)?;
         self.check_sgs(&req.security_groups)?;
         if req.tags.len() > MAX_TAGS {
             return Err(invalid("TooManyTags", "The quota for the number of tags that can be assigned to a load balancer has been reached"));
@@ -223,12 +287,21 @@ impl State {
             state: "active".into(),
             security_groups: req.security_groups.clone(),
             availability_zones: self.zones_of(&req.subnet_mappings),
+            enable_prefix_for_ipv6_source_nat: (lb_type == "network").then(|| {
+                req.enable_prefix_for_ipv6_source_nat
+                    .clone()
+                    .unwrap_or_else(|| "off".into())
+            }),
+            enforce_private_link_inbound_rules: (lb_type == "network"
+                && !req.security_groups.is_empty())
+            .then(|| "on".into()),
         };
         self.lbs.insert(
             arn.clone(),
             LbRec {
                 lb: lb.clone(),
                 attrs: default_lb_attrs(lb_type),
+                capacity: None,
             },
         );
         self.elb_tags.insert(arn, req.tags.clone());
@@ -238,10 +311,21 @@ impl State {
     pub(crate) fn zones_of(&self, mappings: &[SubnetMapping]) -> Vec<LbZone> {
         mappings
             .iter()
-            .filter_map(|m| self.subnets.get(&m.subnet_id))
-            .map(|s| LbZone {
-                zone_name: s.availability_zone.clone(),
-                subnet_id: s.id.clone(),
+            .filter_map(|m| Some((m, self.subnets.get(&m.subnet_id)?)))
+            .map(|(m, s)| {
+                let addr = LbAddress {
+                    allocation_id: m.allocation_id.clone(),
+                    private_ipv4_address: m.private_ipv4_address.clone(),
+                    ipv6_address: m.ipv6_address.clone(),
+                };
+                LbZone {
+                    zone_name: s.availability_zone.clone(),
+                    subnet_id: s.id.clone(),
+                    addresses: (addr != LbAddress::default())
+                        .then_some(addr)
+                        .into_iter()
+                        .collect(),
+                }
             })
             .collect()
     }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 
+use super::elb::invalid;
 use super::state::{lb_not_found, not_found, tg_not_found};
 use super::FakeAws;
 use crate::aws::error::{AwsError, Result};
@@ -67,22 +68,81 @@ impl ElbV2 for FakeAws {
         .await
     }
 
-    async fn set_security_groups(&self, arn: &str, security_groups: &[String]) -> Result<()> {
+    async fn set_security_groups(
+        &self,
+        arn: &str,
+        security_groups: &[String],
+        enforce_private_link: Option<&str>,
+    ) -> Result<()> {
         self.run(SVC, "SetSecurityGroups", |st| {
-            st.lb_mut(arn)?;
+            let lb = st.lb_mut(arn)?.lb.clone();
             st.check_sgs(security_groups)?;
-            st.lb_mut(arn)?.lb.security_groups = security_groups.to_vec();
+            if lb.lb_type == "network" {
+                // AWS: an NLB created without security groups never gets any, and one with
+                // security groups cannot drop them all.
+                if lb.security_groups.is_empty() {
+                    return Err(invalid("InvalidConfigurationRequest", "You cannot set security groups on a Network Load Balancer which was created without any security groups"));
+                }
+                if security_groups.is_empty() {
+                    return Err(invalid("InvalidConfigurationRequest", "You cannot remove all security groups from a Network Load Balancer which was created with security groups"));
+                }
+            } else if enforce_private_link.is_some() {
+                return Err(AwsError::validation("EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic is only supported by Network Load Balancers"));
+            }
+            if let Some(v) = enforce_private_link {
+                if v != "on" && v != "off" {
+                    return Err(AwsError::validation(format!("'{v}' is not a valid value for EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic")));
+                }
+            }
+            let rec = st.lb_mut(arn)?;
+            rec.lb.security_groups = security_groups.to_vec();
+            if let Some(v) = enforce_private_link {
+                rec.lb.enforce_private_link_inbound_rules = Some(v.into());
+            }
             Ok(())
         })
         .await
     }
 
-    async fn set_subnets(&self, arn: &str, subnets: &[SubnetMapping]) -> Result<()> {
+    async fn set_subnets(
+        &self,
+        arn: &str,
+        subnets: &[SubnetMapping],
+        enable_prefix_for_ipv6_source_nat: Option<&str>,
+    ) -> Result<()> {
         self.run(SVC, "SetSubnets", |st| {
-            let lb_type = st.lb_mut(arn)?.lb.lb_type.clone();
-            st.check_subnets(subnets, &lb_type)?;
+            let lb = st.lb_mut(arn)?.lb.clone();
+            st.check_subnets(subnets, &lb.lb_type)?;
+            st.check_nlb_mappings(subnets, &lb.lb_type, &lb.scheme, &lb.ip_address_type)?;
+            if enable_prefix_for_ipv6_source_nat.is_some() && lb.lb_type != "network" {
+                return Err(AwsError::validation(
+                    "EnablePrefixForIpv6SourceNat is only supported by Network Load Balancers",
+                ));
+            }
             let zones = st.zones_of(subnets);
-            st.lb_mut(arn)?.lb.availability_zones = zones;
+            let rec = st.lb_mut(arn)?;
+            rec.lb.availability_zones = zones;
+            if let Some(v) = enable_prefix_for_ipv6_source_nat {
+                rec.lb.enable_prefix_for_ipv6_source_nat = Some(v.into());
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn describe_capacity_reservation(&self, arn: &str) -> Result<Option<i32>> {
+        self.run(SVC, "DescribeCapacityReservation", |st| {
+            Ok(st.lb_mut(arn)?.capacity)
+        })
+        .await
+    }
+
+    async fn modify_capacity_reservation(&self, arn: &str, units: Option<i32>) -> Result<()> {
+        self.run(SVC, "ModifyCapacityReservation", |st| {
+            if units.is_some_and(|n| n < 0) {
+                return Err(AwsError::validation("CapacityUnits must not be negative"));
+            }
+            st.lb_mut(arn)?.capacity = units.filter(|n| *n > 0);
             Ok(())
         })
         .await
@@ -250,6 +310,24 @@ impl ElbV2 for FakeAws {
     async fn remove_listener_certificates(&self, arn: &str, cert_arns: &[String]) -> Result<()> {
         self.run(SVC, "RemoveListenerCertificates", |st| {
             st.remove_certs(arn, cert_arns)
+        })
+        .await
+    }
+
+    async fn describe_listener_attributes(&self, arn: &str) -> Result<Attributes> {
+        self.run(SVC, "DescribeListenerAttributes", |st| {
+            st.listener_attrs(arn)
+        })
+        .await
+    }
+
+    async fn modify_listener_attributes(
+        &self,
+        arn: &str,
+        attrs: &Attributes,
+    ) -> Result<Attributes> {
+        self.run(SVC, "ModifyListenerAttributes", |st| {
+            st.modify_listener_attrs(arn, attrs)
         })
         .await
     }

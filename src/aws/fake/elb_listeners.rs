@@ -19,6 +19,18 @@ pub(super) fn rule_not_found(arn: &str) -> AwsError {
     )
 }
 
+/// The attributes AWS reports for a new listener of this protocol.
+fn default_listener_attrs(protocol: &str) -> Attributes {
+    let kv: &[(&str, &str)] = match protocol {
+        "TCP" | "TLS" | "TCP_UDP" | "TCP_QUIC" => &[("tcp.idle_timeout.seconds", "350")],
+        "UDP" | "QUIC" => &[],
+        _ => &[("routing.http.response.server.enabled", "true")],
+    };
+    kv.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// Sorts rules as AWS lists them: by numeric priority, the default rule last.
 pub(super) fn priority_key(r: &Rule) -> u32 {
     r.priority.parse().unwrap_or(u32::MAX)
@@ -54,7 +66,7 @@ impl State {
         Ok(())
     }
 
-    fn check_listener_spec(&self, lb_type: &str, spec: &ListenerSpec) -> Result<()> {
+    fn check_listener_spec(&self, lb_arn: &str, lb_type: &str, spec: &ListenerSpec) -> Result<()> {
         if spec.port == 0 {
             return Err(AwsError::validation(
                 "Listener port must be between 1 and 65535",
@@ -63,7 +75,7 @@ impl State {
         let allowed: &[&str] = if lb_type == "application" {
             &["HTTP", "HTTPS"]
         } else {
-            &["TCP", "TLS", "UDP", "TCP_UDP"]
+            &["TCP", "TLS", "UDP", "TCP_UDP", "QUIC", "TCP_QUIC"]
         };
         if !allowed.contains(&spec.protocol.as_str()) {
             return Err(invalid(
@@ -80,7 +92,81 @@ impl State {
                 spec.protocol
             )));
         }
-        self.check_actions(&spec.default_actions)
+        if !spec.alpn_policy.is_empty() && spec.protocol != "TLS" {
+            return Err(AwsError::validation(
+                "An ALPN policy can only be specified for TLS listeners",
+            ));
+        }
+        self.check_actions(&spec.default_actions)?;
+        if lb_type == "network" {
+            self.check_nlb_forward(lb_arn, &spec.protocol, &spec.default_actions)?;
+        }
+        Ok(())
+    }
+
+    /// AWS: an NLB listener forwards only to target groups of a matching protocol (a TLS
+    /// listener to TCP or TLS ones) that no other load balancer uses.
+    fn check_nlb_forward(
+        &self,
+        lb_arn: &str,
+        listener_protocol: &str,
+        actions: &[Action],
+    ) -> Result<()> {
+        for a in actions {
+            let Action::Forward(f) = a else { continue };
+            for t in &f.target_groups {
+                let rec = self.tgs.get(&t.arn);
+                if let Some(other) = rec.and_then(|r| {
+                    r.tg.load_balancer_arns
+                        .iter()
+                        .find(|lb| lb.as_str() != lb_arn)
+                }) {
+                    return Err(invalid(
+                        "TargetGroupAssociationLimit",
+                        format!("The following target groups cannot be associated with more than one load balancer: '{}' (in use by '{other}')", t.arn),
+                    ));
+                }
+                let tg = rec.and_then(|r| r.tg.protocol.clone()).unwrap_or_default();
+                let ok = match listener_protocol {
+                    "TLS" => tg == "TCP" || tg == "TLS",
+                    p => tg == p,
+                };
+                if !ok {
+                    return Err(invalid("IncompatibleProtocols", format!("Listener protocol '{listener_protocol}' must be compatible with the target group protocol '{tg}'")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn listener_attrs(&self, arn: &str) -> Result<Attributes> {
+        Ok(self
+            .listeners
+            .get(arn)
+            .ok_or_else(|| listener_not_found(arn))?
+            .attrs
+            .clone())
+    }
+
+    pub(crate) fn modify_listener_attrs(
+        &mut self,
+        arn: &str,
+        attrs: &Attributes,
+    ) -> Result<Attributes> {
+        let rec = self
+            .listeners
+            .get_mut(arn)
+            .ok_or_else(|| listener_not_found(arn))?;
+        for k in attrs.keys() {
+            if !rec.attrs.contains_key(k) && !k.starts_with("routing.http.") {
+                return Err(invalid(
+                    "InvalidConfigurationRequest",
+                    format!("Listener attribute key '{k}' is not recognized"),
+                ));
+            }
+        }
+        rec.attrs.extend(attrs.clone());
+        Ok(rec.attrs.clone())
     }
 
     pub(crate) fn describe_listeners(&self, lb_arn: &str) -> Result<Vec<Listener>> {
@@ -118,7 +204,7 @@ impl State {
                 format!("A listener already exists on this port for this load balancer '{lb_arn}'"),
             ));
         }
-        self.check_listener_spec(&lb.lb_type, spec)?;
+        self.check_listener_spec(lb_arn, &lb.lb_type, spec)?;
         if spec.tags.len() > 50 {
             return Err(invalid("TooManyTags", "The quota for the number of tags that can be assigned to a listener has been reached"));
         }
@@ -146,6 +232,7 @@ impl State {
             ListenerRec {
                 listener: listener.clone(),
                 extra_certs,
+                attrs: default_listener_attrs(&spec.protocol),
             },
         );
         let l_part = arn
@@ -199,7 +286,7 @@ impl State {
                 ),
             ));
         }
-        self.check_listener_spec(&lb_type, spec)?;
+        self.check_listener_spec(&current.load_balancer_arn, &lb_type, spec)?;
         let actions = normalise(&spec.default_actions);
         let rec = self
             .listeners

@@ -33,6 +33,26 @@ fn default_tg_attrs(protocol: Option<&str>) -> Attributes {
     a
 }
 
+/// AWS refuses a path or a matcher in a TCP (or other non-HTTP) health check.
+fn check_health_check_fields(effective: &HealthCheck, req: &HealthCheck) -> Result<()> {
+    let http = matches!(effective.protocol.as_deref(), Some("HTTP") | Some("HTTPS"));
+    if http {
+        return Ok(());
+    }
+    let proto = effective.protocol.clone().unwrap_or_default();
+    if req.path.is_some() {
+        return Err(AwsError::validation(format!(
+            "Health check path is not supported for health check protocol '{proto}'"
+        )));
+    }
+    if req.matcher_http_code.is_some() || req.matcher_grpc_code.is_some() {
+        return Err(AwsError::validation(format!(
+            "Health check matcher is not supported for health check protocol '{proto}'"
+        )));
+    }
+    Ok(())
+}
+
 // AWS echoes forward actions with explicit weights and stickiness; so does the fake, so a
 // caller comparing desired and actual state meets the same normalisation as in AWS.
 
@@ -96,6 +116,7 @@ impl State {
                 .or_else(|| (http && h.matcher_grpc_code.is_none()).then(|| "200".into())),
             matcher_grpc_code: h.matcher_grpc_code.clone(),
         };
+        check_health_check_fields(&health_check, h)?;
         let arn = self.elb_arn(&format!("targetgroup/{}/{}", req.name, hex(16)));
         let tg = TargetGroup {
             arn: arn.clone(),
@@ -129,6 +150,11 @@ impl State {
     }
 
     pub(crate) fn modify_tg(&mut self, arn: &str, h: &HealthCheck) -> Result<TargetGroup> {
+        let mut after = self.tg_mut(arn)?.tg.health_check.clone();
+        if h.protocol.is_some() {
+            after.protocol.clone_from(&h.protocol);
+        }
+        check_health_check_fields(&after, h)?;
         let hc = &mut self.tg_mut(arn)?.tg.health_check;
         macro_rules! set { ($($f:ident),*) => { $( if h.$f.is_some() { hc.$f = h.$f.clone(); } )* } }
         set!(

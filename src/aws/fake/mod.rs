@@ -155,6 +155,24 @@ impl FakeAws {
         self.with_state(|st| st.add_subnet(vpc_id, cidr, az, tags))
     }
 
+    /// Sets a load balancer's state (`provisioning`, `active`...), as AWS moves it.
+    pub fn set_load_balancer_state(&self, arn: &str, state: &str) {
+        self.with_state(|st| {
+            if let Some(r) = st.lbs.get_mut(arn) {
+                r.lb.state = state.into();
+            }
+        })
+    }
+
+    /// Associates an IPv6 CIDR block with a subnet (dualstack load balancers need one).
+    pub fn add_subnet_ipv6_cidr(&self, subnet_id: &str, cidr: &str) {
+        self.with_state(|st| {
+            if let Some(s) = st.subnets.get_mut(subnet_id) {
+                s.ipv6_cidr_blocks.push(cidr.into());
+            }
+        })
+    }
+
     /// Changes the free address count of a subnet.
     pub fn set_subnet_available_ips(&self, subnet_id: &str, n: i32) {
         self.with_state(|st| {

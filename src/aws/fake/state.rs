@@ -12,6 +12,8 @@ use crate::aws::types::*;
 pub(crate) struct LbRec {
     pub lb: LoadBalancer,
     pub attrs: Attributes,
+    /// Reserved minimum capacity units (ModifyCapacityReservation).
+    pub capacity: Option<i32>,
 }
 
 #[derive(Debug, Clone)]
@@ -33,6 +35,7 @@ pub(crate) struct ListenerRec {
     pub listener: Listener,
     /// Extra (non-default) certificates.
     pub extra_certs: Vec<String>,
+    pub attrs: Attributes,
 }
 
 #[derive(Debug, Clone)]

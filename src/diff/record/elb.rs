@@ -91,20 +91,52 @@ impl ElbV2 for Recorder {
         self.elb("ModifyLoadBalancerAttributes", arn, changes);
         Ok(all)
     }
-    async fn set_security_groups(&self, arn: &str, security_groups: &[String]) -> Result<()> {
+    async fn set_security_groups(
+        &self,
+        arn: &str,
+        security_groups: &[String],
+        enforce_private_link: Option<&str>,
+    ) -> Result<()> {
         let mut s = self.seen();
         let lb = s.lbs.entry(arn.to_string()).or_default();
-        let c = change(
+        let mut c: Vec<Change> = change(
             "securityGroups",
             Some(show(&lb.security_groups)),
             Some(show(&security_groups)),
-        );
+        )
+        .into_iter()
+        .collect();
+        if let Some(v) = enforce_private_link {
+            c.extend(change(
+                "enforceSecurityGroupInboundRulesOnPrivateLinkTraffic",
+                lb.enforce_private_link_inbound_rules.clone(),
+                Some(v.to_string()),
+            ));
+            lb.enforce_private_link_inbound_rules = Some(v.to_string());
+        }
         lb.security_groups = security_groups.to_vec();
         drop(s);
-        self.elb("SetSecurityGroups", arn, c.into_iter().collect());
+        self.elb("SetSecurityGroups", arn, c);
         Ok(())
     }
-    async fn set_subnets(&self, arn: &str, subnets: &[SubnetMapping]) -> Result<()> {
+    async fn describe_capacity_reservation(&self, arn: &str) -> Result<Option<i32>> {
+        if is_placeholder(arn) {
+            return Ok(None);
+        }
+        self.elbv2.describe_capacity_reservation(arn).await
+    }
+    async fn modify_capacity_reservation(&self, arn: &str, units: Option<i32>) -> Result<()> {
+        let after = units.map_or_else(|| "reset".to_string(), |n| n.to_string());
+        let c = created(&[("minimumCapacityUnits", &after)]);
+        self.elb("ModifyCapacityReservation", arn, c);
+        Ok(())
+    }
+    async fn set_subnets(
+        &self,
+        arn: &str,
+        subnets: &[SubnetMapping],
+        _enable_prefix_for_ipv6_source_nat: Option<&str>,
+    ) -> Result<()> {
         let before: Vec<String> = self
             .seen()
             .lbs
@@ -388,6 +420,32 @@ impl ElbV2 for Recorder {
         }];
         self.elb("RemoveListenerCertificates", arn, c);
         Ok(())
+    }
+
+    async fn describe_listener_attributes(&self, arn: &str) -> Result<Attributes> {
+        if is_placeholder(arn) {
+            let s = self.seen();
+            return Ok(s.listener_attrs.get(arn).cloned().unwrap_or_default());
+        }
+        let a = self.elbv2.describe_listener_attributes(arn).await?;
+        self.seen()
+            .listener_attrs
+            .insert(arn.to_string(), a.clone());
+        Ok(a)
+    }
+    async fn modify_listener_attributes(
+        &self,
+        arn: &str,
+        attrs: &Attributes,
+    ) -> Result<Attributes> {
+        let mut s = self.seen();
+        let changes = attr_changes(s.listener_attrs.get(arn), attrs);
+        let all = s.listener_attrs.entry(arn.to_string()).or_default();
+        all.extend(attrs.clone());
+        let all = all.clone();
+        drop(s);
+        self.elb("ModifyListenerAttributes", arn, changes);
+        Ok(all)
     }
 
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>> {

@@ -335,6 +335,7 @@ pub async fn load_balancer_lifecycle(env: &Env) {
                 .iter()
                 .map(SubnetMapping::subnet)
                 .collect::<Vec<_>>(),
+            None,
         )
         .await
         .unwrap();
@@ -359,7 +360,7 @@ pub async fn load_balancer_lifecycle(env: &Env) {
         .await
         .unwrap();
     env.elb
-        .set_security_groups(&lb.arn, &[sg.clone(), sg2.clone()])
+        .set_security_groups(&lb.arn, &[sg.clone(), sg2.clone()], None)
         .await
         .unwrap();
     let now = &env

@@ -1,9 +1,15 @@
 //! Tests of the stack deployer: FakeAws for the idempotency, edit, deletion and fault cases
-//! (call counts from its log), moto for a real-SDK deploy and adoption of upstream-made resources.
+//! (call counts from its log), moto for a real-SDK deploy and adoption of upstream-made resources;
+//! the `nlb*` modules do the same for Service (NLB) stacks.
 
 mod faults;
 mod functional;
 mod moto;
+mod nlb;
+mod nlb_changes;
+mod nlb_families;
+mod nlb_faults;
+mod nlb_moto;
 
 use std::path::Path;
 use std::sync::Arc;

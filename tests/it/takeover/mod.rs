@@ -8,7 +8,7 @@ mod bindings;
 mod diff;
 mod kit;
 mod names;
-mod seed;
+pub(crate) mod seed;
 mod shapes;
 mod shapes_more;
 
@@ -70,7 +70,7 @@ pub async fn apply(client: &kube::Client, ns: &str, yaml: &str, finalizer: &str)
 }
 
 /// Both subnets may hold internal load balancers too, and have IPv6 CIDRs (dual-stack shapes).
-async fn prepare_network(c: &Cloud) {
+pub(crate) async fn prepare_network(c: &Cloud) {
     let raw = raw_ec2(&c.moto.endpoint);
     let tag = aws_sdk_ec2::types::Tag::builder()
         .key("kubernetes.io/role/internal-elb")

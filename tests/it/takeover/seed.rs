@@ -302,6 +302,7 @@ pub async fn seed(
                 .collect(),
             security_groups: lb_sgs,
             tags: s.tags("LoadBalancer"),
+            enable_prefix_for_ipv6_source_nat: None,
         })
         .await
         .unwrap();

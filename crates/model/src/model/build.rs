@@ -264,17 +264,6 @@ fn try_build(
                 message: format!("unsupported: mutual authentication of listener {port} is carried in the model but not applied yet"),
             });
         }
-        if !attributes.is_empty() {
-            stack.warnings.push(Warning {
-                ingress: None,
-                annotation: Some(ann::key(&format!(
-                    "{}.{}-{port}",
-                    suffix::LISTENER_ATTRIBUTES_PREFIX,
-                    protocol.as_str()
-                ))),
-                message: format!("unsupported: attributes of listener {port} are carried in the model but not applied yet"),
-            });
-        }
         stack.listeners.push(Listener {
             id: port.to_string(),
             load_balancer_arn: Token::LoadBalancerArn,

@@ -452,11 +452,6 @@ pub fn build_load_balancer(
             suffix::IPAM_IPV4_POOL_ID,
             "IPAM IPv4 pool",
         ),
-        (
-            capacity.is_some(),
-            suffix::MINIMUM_LOAD_BALANCER_CAPACITY,
-            "load balancer capacity reservation",
-        ),
     ] {
         if set {
             stack.warnings.push(Warning {

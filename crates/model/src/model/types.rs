@@ -201,13 +201,49 @@ pub struct ExcludedMember {
     pub error: String,
 }
 
+/// Which half of the controller a stack belongs to: decides the tag keys (`<prefix>/stack`,
+/// `<prefix>/resource`) that identify its AWS resources.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum StackKind {
+    /// An Ingress group (`ingress.k8s.aws`).
+    #[default]
+    Ingress,
+    /// A LoadBalancer Service (`service.k8s.aws`).
+    Service,
+}
+
+impl StackKind {
+    pub fn is_ingress(&self) -> bool {
+        *self == StackKind::Ingress
+    }
+    /// `ingress.k8s.aws` or `service.k8s.aws`.
+    pub fn tag_prefix(&self) -> &'static str {
+        match self {
+            StackKind::Ingress => super::tags::INGRESS_TAG_PREFIX,
+            StackKind::Service => super::tags::SERVICE_TAG_PREFIX,
+        }
+    }
+    /// The tag whose value is the stack id.
+    pub fn stack_tag(&self) -> String {
+        format!("{}/stack", self.tag_prefix())
+    }
+    /// The tag whose value is the model resource id.
+    pub fn resource_tag(&self) -> String {
+        format!("{}/resource", self.tag_prefix())
+    }
+}
+
 /// Everything that should exist in AWS (and as TargetGroupBindings) for one Ingress group or
 /// one LoadBalancer Service (then `stack_id` is `ns/name` and the tags use `service.k8s.aws`).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Stack {
-    /// The stack id (= group id string; value of the `ingress.k8s.aws/stack` tag).
+    /// The stack id (= group id string; value of the `<prefix>/stack` tag).
     pub stack_id: String,
+    /// Ingress group or Service: which tags own its resources.
+    #[serde(default, skip_serializing_if = "StackKind::is_ingress")]
+    pub kind: StackKind,
     /// Active members in rule-priority order (`ns/name`).
     pub members: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -13,7 +13,7 @@ use crate::model::error::{Fail, ModelError};
 use crate::model::subnets::SubnetInfo;
 use crate::model::tags::{TagContext, SERVICE_TAG_PREFIX};
 use crate::model::target_group::PLACEHOLDER_SERVICE_UID;
-use crate::model::types::{GroupId, IpAddressType, LoadBalancerScheme, Stack};
+use crate::model::types::{GroupId, IpAddressType, LoadBalancerScheme, Stack, StackKind};
 
 /// The load balancer settings target groups and TargetGroupBindings depend on.
 pub(super) struct LbFacts {
@@ -100,6 +100,7 @@ pub fn build_service_stack(
     };
     let mut stack = Stack {
         stack_id: group.as_string(),
+        kind: StackKind::Service,
         ..Default::default()
     };
     if !qualify::is_service_supported(svc, cfg) {
