@@ -81,14 +81,15 @@ impl Deployer {
         let Some(want) = &stack.load_balancer else {
             return Ok(None);
         };
-        if let Subnets::Resolved(ids) = &want.subnets {
+        if let model::Subnets::Resolved(ids) = &want.subnets {
             return Ok(Some(ids.clone()));
         }
-        let owned = self.find_owned_lbs(&stack.stack_id).await?;
+        let owned = self.find_owned_lbs(stack.kind, &stack.stack_id).await?;
         let current = owned
             .iter()
             .find(|(l, t)| {
-                tags::resource_id(t) == Some(want.id.as_str()) && !needs_replacement(l, want)
+                tags::resource_id(t, stack.kind) == Some(want.id.as_str())
+                    && !needs_replacement(l, want)
             })
             .map(|(l, _)| l);
         Ok(match self.desired_subnets(want, current).await? {

@@ -5,7 +5,7 @@
 
 use aws_load_balancer_controller::annotations::DRY_RUN_PLAN;
 use aws_load_balancer_controller::aws::Ec2Query;
-use aws_load_balancer_controller::deploy::load_balancer::subnets_of;
+use aws_load_balancer_controller::deploy::lb_subnets::subnets_of;
 use aws_load_balancer_controller::model::upstream_json::{render, PlanFacts};
 use aws_load_balancer_controller::model::{self, BuildEnv, ClusterObjects, GroupId};
 use kube::api::ListParams;
