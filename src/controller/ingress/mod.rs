@@ -1,9 +1,10 @@
 //! The Ingress controller: one shared reconciler that turns each Ingress group into AWS
 //! resources (through the model and the deployer) and keeps them true.
 //!
-//! Watch-driven: reflectors over Ingresses, Services, IngressClasses, IngressClassParams and
-//! Namespaces keep the caches; a change queues only the groups it concerns (an Ingress: its
-//! group and every group whose finalizer it holds; a Service: the groups of Ingresses that
+//! Watch-driven: the process's watches of Ingresses, Services, IngressClasses,
+//! IngressClassParams and Namespaces keep the stores on every replica ([`Warm`]); while leading,
+//! a change queues only the groups it concerns (an Ingress: its group and every group whose
+//! finalizer it holds; a Service: the groups of Ingresses that
 //! mention it; a Namespace: the groups of its Ingresses, only when its labels flip an
 //! IngressClassParams namespaceSelector; classes and parameters: every group). Updates that do not
 //! touch what the model reads (status, finalizers) queue nothing. Groups are reconciled at
@@ -18,29 +19,21 @@ mod queue;
 mod reconcile;
 mod status;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::stream::BoxStream;
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
-use kube::core::ClusterResourceScope;
-use kube::runtime::reflector::{self, store::Writer};
-use kube::runtime::watcher::{self, Event};
-use kube::runtime::WatchStreamExt;
-use kube::{Api, Resource, ResourceExt};
-use serde::de::DeserializeOwned;
+use kube::{Resource, ResourceExt};
 use tokio_util::sync::CancellationToken;
 
 use super::metrics::{ControllerMetrics, Outcome, Reconciles};
-use super::scope;
 use crate::aws::{AwsMetrics, Ec2, ElbV2};
 use crate::crd::IngressClassParams;
 use crate::deploy::Deployer;
 use crate::model::group::key_of;
 use crate::model::{GroupId, ModelConfig, ModelError};
+use crate::watch::{OnEvent, Synced, Watches};
 use objects::{Fingerprints, Stores};
 use queue::Queue;
 
@@ -130,13 +123,12 @@ pub(crate) struct Ctx {
     rec: Reconciles,
 }
 
-/// Turns watch events into queued groups.
+/// Turns watch events into queued groups. Fingerprints are kept on every replica; groups are
+/// queued only while a term of leadership has attached its queue (after its full resync).
 struct Triggers {
     stores: Stores,
-    queue: Arc<Queue<GroupId>>,
+    queue: Mutex<Option<Arc<Queue<GroupId>>>>,
     class: String,
-    /// Off until every cache has its first list; the initial pass then queues every group.
-    ready: AtomicBool,
     ingresses: Fingerprints,
     services: Fingerprints,
     others: Fingerprints,
@@ -144,8 +136,16 @@ struct Triggers {
 }
 
 impl Triggers {
+    fn attach(&self, queue: Option<Arc<Queue<GroupId>>>) {
+        *self.queue.lock().unwrap_or_else(|p| p.into_inner()) = queue;
+    }
+
+    fn queue(&self) -> Option<Arc<Queue<GroupId>>> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     fn live(&self) -> bool {
-        self.ready.load(Ordering::SeqCst)
+        self.queue().is_some()
     }
 
     fn ingress(&self, ing: &Ingress, deleted: bool) {
@@ -157,10 +157,10 @@ impl Triggers {
             self.ingresses
                 .changed(key, &objects::ingress_fingerprint(ing))
         };
-        if changed && self.live() {
+        if let Some(queue) = self.queue().filter(|_| changed) {
             let objs = self.stores.class_objects();
             for g in objects::groups_of(ing, &objs, &self.class) {
-                self.queue.add(g);
+                queue.add(g);
             }
         }
     }
@@ -174,9 +174,9 @@ impl Triggers {
             self.services
                 .changed(key, &objects::service_fingerprint(svc))
         };
-        if !changed || !self.live() {
+        let Some(queue) = self.queue().filter(|_| changed) else {
             return;
-        }
+        };
         let ns = svc.metadata.namespace.as_deref().unwrap_or("default");
         let name = svc.name_any();
         let objs = self.stores.class_objects();
@@ -185,7 +185,7 @@ impl Triggers {
                 && objects::references_service(&ing, &name)
             {
                 for g in objects::groups_of(&ing, &objs, &self.class) {
-                    self.queue.add(g);
+                    queue.add(g);
                 }
             }
         }
@@ -196,9 +196,9 @@ impl Triggers {
     fn namespace(&self, ns: &Namespace, deleted: bool) {
         let name = ns.name_any();
         let (before, after) = self.namespaces.update(&name, ns, deleted);
-        if !self.live() || before == after {
+        let Some(queue) = self.queue().filter(|_| before != after) else {
             return;
-        }
+        };
         let params = self.stores.params.state();
         if !objects::selectors_flip(params.iter().map(|p| &**p), &before, &after) {
             return;
@@ -207,7 +207,7 @@ impl Triggers {
         for ing in self.stores.ingresses.state() {
             if ing.metadata.namespace.as_deref() == Some(name.as_str()) {
                 for g in objects::groups_of(&ing, &objs, &self.class) {
-                    self.queue.add(g);
+                    queue.add(g);
                 }
             }
         }
@@ -228,53 +228,118 @@ impl Triggers {
     }
 
     fn all(&self) {
+        let Some(queue) = self.queue() else { return };
         for g in self.stores.all_groups(&self.class) {
-            self.queue.add(g);
+            queue.add(g);
         }
     }
 }
 
-/// Every object of a cluster-scoped kind.
-fn watch_all<K>(client: &kube::Client) -> BoxStream<'static, watcher::Result<Event<K>>>
-where
-    K: Resource<Scope = ClusterResourceScope>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + 'static,
-    K::DynamicType: Default,
-{
-    watcher::watcher(Api::<K>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .boxed()
+/// What the controller keeps between terms of leadership: whole-object stores (the model's
+/// input) and the triggers' fingerprints, fed from process start by the process's watches.
+pub struct Warm {
+    stores: Stores,
+    trig: Arc<Triggers>,
+    synced: Vec<Synced>,
 }
 
-/// Feeds one reflector store and calls `on_change(obj, deleted)` for every event.
-async fn feed<K, F>(
-    events: BoxStream<'static, watcher::Result<Event<K>>>,
-    writer: Writer<K>,
-    on_change: F,
-) where
-    K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
-    K::DynamicType: Default + Eq + std::hash::Hash + Clone,
-    F: Fn(&K, bool),
-{
-    let stream = reflector::reflector(writer, events);
-    futures::pin_mut!(stream);
-    while let Some(ev) = stream.next().await {
-        match ev {
-            Ok(Event::Apply(o)) | Ok(Event::InitApply(o)) => on_change(&o, false),
-            Ok(Event::Delete(o)) => on_change(&o, true),
-            Ok(Event::Init) | Ok(Event::InitDone) => {}
-            Err(e) => tracing::warn!(error = %e, "ingress controller watch"),
+impl Warm {
+    /// Registers the controller's stores and triggers with `watches` (before they start), for
+    /// Ingresses of the class `ingress_class`. Each kind's store is registered before its
+    /// trigger, so a trigger reads the store with the event applied.
+    pub fn register(watches: &Watches, ingress_class: &str) -> Warm {
+        let stores = Stores::default();
+        let trig = Arc::new(Triggers {
+            stores: stores.clone(),
+            queue: Mutex::new(None),
+            class: ingress_class.to_string(),
+            ingresses: Fingerprints::default(),
+            services: Fingerprints::default(),
+            others: Fingerprints::default(),
+            namespaces: Default::default(),
+        });
+        let t = trig.clone();
+        watches
+            .ingresses
+            .register(Arc::new(stores.ingresses.clone()));
+        watches.ingresses.register(Arc::new(OnEvent {
+            f: move |o: &Ingress, d| t.ingress(o, d),
+        }));
+        let t = trig.clone();
+        watches.services.register(Arc::new(stores.services.clone()));
+        watches.services.register(Arc::new(OnEvent {
+            f: move |o: &Service, d| t.service(o, d),
+        }));
+        let t = trig.clone();
+        watches
+            .ingress_classes
+            .register(Arc::new(stores.classes.clone()));
+        watches.ingress_classes.register(Arc::new(OnEvent {
+            f: move |o: &IngressClass, d| {
+                t.any(
+                    "IngressClass",
+                    o,
+                    serde_json::json!([o.metadata.annotations, o.spec]),
+                    d,
+                )
+            },
+        }));
+        let t = trig.clone();
+        watches
+            .ingress_class_params
+            .register(Arc::new(stores.params.clone()));
+        watches.ingress_class_params.register(Arc::new(OnEvent {
+            f: move |o: &IngressClassParams, d| {
+                t.any("IngressClassParams", o, serde_json::json!(o.spec), d)
+            },
+        }));
+        let t = trig.clone();
+        watches
+            .namespaces
+            .register(Arc::new(stores.namespaces.clone()));
+        watches.namespaces.register(Arc::new(OnEvent {
+            f: move |o: &Namespace, d| t.namespace(o, d),
+        }));
+        let synced = vec![
+            watches.ingresses.synced(),
+            watches.services.synced(),
+            watches.ingress_classes.synced(),
+            watches.ingress_class_params.synced(),
+            watches.namespaces.synced(),
+        ];
+        Warm {
+            stores,
+            trig,
+            synced,
         }
     }
 }
 
-/// Runs the controller until `shutdown` is cancelled. Everything it starts lives inside this
-/// future: dropping or aborting it stops all work at once (as a crash would).
+/// Runs the controller on its own watches until `shutdown` is cancelled (tests, benches and a
+/// process without leader election; the elected process shares its watches through [`Warm`]
+/// and [`lead`]). Everything it starts lives inside this future: dropping or aborting it stops
+/// all work at once (as a crash would).
 pub async fn run(
+    client: kube::Client,
+    elbv2: Arc<dyn ElbV2>,
+    ec2: Arc<dyn Ec2>,
+    vpc_id: String,
+    cfg: IngressConfig,
+    shutdown: CancellationToken,
+) {
+    let watches = Watches::default();
+    let warm = Warm::register(&watches, &cfg.model.ingress_class);
+    let namespaces = cfg.namespaces.clone();
+    tokio::select! {
+        _ = watches.run(client.clone(), &namespaces) => {}
+        _ = lead(&warm, client, elbv2, ec2, vpc_id, cfg, shutdown) => {}
+    }
+}
+
+/// One term of leadership: once every kind has listed (at once on a warm standby), queues every
+/// group and reconciles until `shutdown` is cancelled.
+pub async fn lead(
+    warm: &Warm,
     client: kube::Client,
     elbv2: Arc<dyn ElbV2>,
     ec2: Arc<dyn Ec2>,
@@ -285,87 +350,20 @@ pub async fn run(
     if cfg.model.vpc_id.is_none() {
         cfg.model.vpc_id = Some(vpc_id.clone());
     }
-    let (ing_r, ing_w) = reflector::store::<Ingress>();
-    let (svc_r, svc_w) = reflector::store::<Service>();
-    let (cls_r, cls_w) = reflector::store::<IngressClass>();
-    let (icp_r, icp_w) = reflector::store::<IngressClassParams>();
-    let (ns_r, ns_w) = reflector::store::<Namespace>();
-    let stores = Stores {
-        ingresses: ing_r,
-        services: svc_r,
-        classes: cls_r,
-        params: icp_r,
-        namespaces: ns_r,
-    };
     // Upstream's controller and queue name.
     let rec = cfg.controller_metrics.controller("ingress");
     rec.start(cfg.concurrency.max(1));
     let queue: Arc<Queue<GroupId>> = Arc::new(Queue::default().with_metrics(rec.clone()));
-    let trig = Arc::new(Triggers {
-        stores: stores.clone(),
-        queue: queue.clone(),
-        class: cfg.model.ingress_class.clone(),
-        ready: AtomicBool::new(false),
-        ingresses: Fingerprints::default(),
-        services: Fingerprints::default(),
-        others: Fingerprints::default(),
-        namespaces: Default::default(),
-    });
-
-    // Ingresses and Services only in the watched namespaces (`--watch-namespace`), as upstream's
-    // namespaced cache; classes, parameters and Namespaces are cluster-scoped.
-    let watched = cfg.namespaces.clone();
-    let wc = watcher::Config::default();
-    let t = trig.clone();
-    let ing_events = scope::watch::<Ingress>(client.clone(), &watched, wc.clone());
-    let ingresses = feed(ing_events, ing_w, move |o, d| t.ingress(o, d));
-    let t = trig.clone();
-    let svc_events = scope::watch::<Service>(client.clone(), &watched, wc);
-    let services = feed(svc_events, svc_w, move |o, d| t.service(o, d));
-    let t = trig.clone();
-    let classes = feed(watch_all::<IngressClass>(&client), cls_w, move |o, d| {
-        t.any(
-            "IngressClass",
-            o,
-            serde_json::json!([o.metadata.annotations, o.spec]),
-            d,
-        )
-    });
-    let t = trig.clone();
-    let params = feed(
-        watch_all::<IngressClassParams>(&client),
-        icp_w,
-        move |o, d| t.any("IngressClassParams", o, serde_json::json!(o.spec), d),
-    );
-    let t = trig.clone();
-    let namespaces = feed(watch_all::<Namespace>(&client), ns_w, move |o, d| {
-        t.namespace(o, d)
-    });
-    let watches = async {
-        tokio::join!(ingresses, services, classes, params, namespaces);
-    };
-
-    let initial = {
-        let (stores, trig) = (stores.clone(), trig.clone());
-        async move {
-            let waits = (
-                stores.ingresses.wait_until_ready(),
-                stores.services.wait_until_ready(),
-                stores.classes.wait_until_ready(),
-                stores.params.wait_until_ready(),
-                stores.namespaces.wait_until_ready(),
-            );
-            let (a, b, c, d, e) = tokio::join!(waits.0, waits.1, waits.2, waits.3, waits.4);
-            if a.is_err() || b.is_err() || c.is_err() || d.is_err() || e.is_err() {
-                tracing::error!("ingress controller caches stopped before their first list");
-                return;
-            }
-            trig.ready.store(true, Ordering::SeqCst);
-            trig.all();
-            tracing::info!("ingress controller caches synced");
-            std::future::pending::<()>().await
+    let _detach = Detach(&warm.trig);
+    for s in &warm.synced {
+        tokio::select! {
+            _ = s.wait() => {}
+            _ = shutdown.cancelled() => return,
         }
-    };
+    }
+    warm.trig.attach(Some(queue.clone()));
+    warm.trig.all();
+    tracing::info!("ingress controller caches synced");
 
     let mut deployer = Deployer::new(elbv2, ec2, cfg.model.cluster_name.clone(), vpc_id)
         .with_external_managed_tags(cfg.model.external_managed_tags.clone())
@@ -378,7 +376,7 @@ pub async fn run(
         backoff: super::Backoff::new(cfg.base_backoff, cfg.max_backoff),
         client,
         deployer,
-        stores,
+        stores: warm.stores.clone(),
         cfg,
         last_good: Default::default(),
         rec,
@@ -388,11 +386,18 @@ pub async fn run(
     );
 
     tokio::select! {
-        _ = watches => tracing::error!("ingress controller watches ended"),
-        _ = initial => {}
         _ = workers => {}
         _ = queue.run_timers() => {}
         _ = shutdown.cancelled() => {}
+    }
+}
+
+/// Stops a term's triggers when the term ends, however it ends.
+struct Detach<'a>(&'a Triggers);
+
+impl Drop for Detach<'_> {
+    fn drop(&mut self) {
+        self.0.attach(None);
     }
 }
 
