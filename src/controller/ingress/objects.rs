@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 
+use crate::crd::names::{GROUP_FINALIZER_PREFIX, INGRESS_FINALIZER};
 use crate::crd::IngressClassParams;
 use crate::model::group::{classify, group_id, key_of, selector_matches, ClassifiedIngress};
 use crate::model::{ClusterObjects, GroupId};
@@ -16,8 +17,6 @@ use crate::watch::Store;
 
 /// The label every namespace carries (what classification assumes for an unknown one).
 const NAME_LABEL: &str = "kubernetes.io/metadata.name";
-const IMPLICIT_FINALIZER: &str = "ingress.k8s.aws/resources";
-const GROUP_FINALIZER_PREFIX: &str = "group.ingress.k8s.aws/";
 
 /// The stores the model reads, fed by the process's watches.
 #[derive(Clone, Default)]
@@ -99,7 +98,7 @@ pub fn finalizer_groups(ing: &Ingress) -> Vec<GroupId> {
         .iter()
         .flatten()
         .filter_map(|f| {
-            if f == IMPLICIT_FINALIZER {
+            if f == INGRESS_FINALIZER {
                 Some(GroupId::implicit(ns, name))
             } else {
                 f.strip_prefix(GROUP_FINALIZER_PREFIX)

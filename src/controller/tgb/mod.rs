@@ -53,7 +53,7 @@ pub use info::{NodeInfo, PodInfo};
 pub use warm::Warm;
 
 /// Finalizer that keeps a binding until its targets are deregistered.
-pub const FINALIZER: &str = "elbv2.k8s.aws/resources";
+pub use crate::crd::names::TGB_FINALIZER as FINALIZER;
 
 /// Settings of the controller.
 #[derive(Debug, Clone)]
