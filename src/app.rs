@@ -251,7 +251,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             let watches = {
                 let (client, cfg, token) = (client.clone(), cfg.clone(), token.clone());
                 async move {
-                    let run = watches.run(client, &cfg.watch_namespaces);
+                    let run = watches.run(client, cfg.watch_namespaces.clone());
                     tokio::select! {
                         _ = token.cancelled() => {}
                         _ = futures::future::join(run, caches_ready(indexes, readiness)) => {}

@@ -1,6 +1,8 @@
 //! The process's watches, one [`Kind`] per Kubernetes kind any consumer reads. Built once at
 //! process start; consumers register, then [`Watches::run`] starts every wanted kind.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use k8s_openapi::api::core::v1::{Endpoints, Namespace, Node, Pod, Service};
@@ -50,12 +52,15 @@ impl Default for Watches {
     }
 }
 
+type Driver = BoxFuture<'static, ()>;
+
 /// The driver of a namespaced kind, limited like `--watch-namespace` (empty: all).
-fn namespaced<'a, K>(
-    kind: &'a Kind<K>,
+fn namespaced<K>(
+    watches: &Arc<Watches>,
+    kind: fn(&Watches) -> &Kind<K>,
     client: &kube::Client,
     namespaces: &[String],
-) -> Option<BoxFuture<'a, ()>>
+) -> Option<Driver>
 where
     K: Resource<Scope = NamespaceResourceScope>
         + Clone
@@ -66,14 +71,19 @@ where
         + 'static,
     K::DynamicType: Default,
 {
-    kind.wanted().then(|| {
+    kind(watches).wanted().then(|| {
         let events = scope::watch::<K>(client.clone(), namespaces, watcher::Config::default());
-        drive(kind, events).boxed()
+        let w = watches.clone();
+        async move { drive(kind(&w), events).await }.boxed()
     })
 }
 
 /// The driver of a cluster-scoped kind.
-fn cluster<'a, K>(kind: &'a Kind<K>, client: &kube::Client) -> Option<BoxFuture<'a, ()>>
+fn cluster<K>(
+    watches: &Arc<Watches>,
+    kind: fn(&Watches) -> &Kind<K>,
+    client: &kube::Client,
+) -> Option<Driver>
 where
     K: Resource<Scope = ClusterResourceScope>
         + Clone
@@ -84,42 +94,50 @@ where
         + 'static,
     K::DynamicType: Default,
 {
-    kind.wanted().then(|| {
+    kind(watches).wanted().then(|| {
         let api = Api::<K>::all(client.clone());
         let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
-        drive(kind, events).boxed()
+        let w = watches.clone();
+        async move { drive(kind(&w), events).await }.boxed()
     })
 }
 
 impl Watches {
-    /// Runs one watch per wanted kind until the future is dropped. Call once, after every
-    /// consumer registered.
-    pub async fn run(&self, client: kube::Client, namespaces: &[String]) {
+    /// Runs one watch per wanted kind, each on its own task, until the future is dropped (which
+    /// stops them all). Call once, after every consumer registered.
+    pub async fn run(self: Arc<Self>, client: kube::Client, namespaces: Vec<String>) {
         let ar = ApiResource::erase::<TargetGroupBinding>(&());
         let bindings = self.bindings.wanted().then(|| {
             let cfg = watcher::Config::default();
-            let events = scope::watch_with(namespaces, cfg, |ns| match ns {
+            let events = scope::watch_with(&namespaces, cfg, |ns| match ns {
                 Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar),
                 None => Api::all_with(client.clone(), &ar),
             });
-            drive(&self.bindings, events).boxed()
+            let w = self.clone();
+            async move { drive(&w.bindings, events).await }.boxed()
         });
-        let drivers: Vec<BoxFuture<'_, ()>> = [
+        let (w, c, ns) = (&self, &client, namespaces.as_slice());
+        let drivers: Vec<Driver> = [
             bindings,
-            namespaced(&self.services, &client, namespaces),
-            namespaced(&self.endpoint_slices, &client, namespaces),
-            namespaced(&self.endpoints, &client, namespaces),
-            namespaced(&self.pods, &client, namespaces),
-            namespaced(&self.ingresses, &client, namespaces),
-            cluster(&self.ingress_classes, &client),
-            cluster(&self.ingress_class_params, &client),
-            cluster(&self.namespaces, &client),
-            cluster(&self.nodes, &client),
+            namespaced(w, |w| &w.services, c, ns),
+            namespaced(w, |w| &w.endpoint_slices, c, ns),
+            namespaced(w, |w| &w.endpoints, c, ns),
+            namespaced(w, |w| &w.pods, c, ns),
+            namespaced(w, |w| &w.ingresses, c, ns),
+            cluster(w, |w| &w.ingress_classes, c),
+            cluster(w, |w| &w.ingress_class_params, c),
+            cluster(w, |w| &w.namespaces, c),
+            cluster(w, |w| &w.nodes, c),
         ]
         .into_iter()
         .flatten()
         .collect();
         tracing::info!(watches = drivers.len(), "starting watches");
-        futures::future::join_all(drivers).await;
+        // A JoinSet aborts its tasks when dropped: the watches live exactly as long as this future.
+        let mut tasks = tokio::task::JoinSet::new();
+        for d in drivers {
+            tasks.spawn(d);
+        }
+        while tasks.join_next().await.is_some() {}
     }
 }

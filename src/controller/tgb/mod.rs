@@ -219,11 +219,11 @@ pub async fn run(
     cfg: TgbConfig,
     shutdown: CancellationToken,
 ) {
-    let watches = Watches::default();
+    let watches = Arc::new(Watches::default());
     let warm = Warm::register(&watches, cfg.endpoint_slices);
     let namespaces = cfg.namespaces.clone();
     tokio::select! {
-        _ = watches.run(client.clone(), &namespaces) => {}
+        _ = watches.run(client.clone(), namespaces) => {}
         _ = lead(&warm, client, elbv2, ec2, cfg, shutdown) => {}
     }
 }
