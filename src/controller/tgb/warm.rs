@@ -229,3 +229,45 @@ impl Warm {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::Index;
+    use futures::StreamExt;
+    use serde_json::json;
+
+    fn dynamic(v: serde_json::Value) -> Arc<DynamicObject> {
+        Arc::new(serde_json::from_value(v).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_binding_that_does_not_decode_is_skipped_and_the_others_are_kept() {
+        let watches = Watches::default();
+        let warm = Warm::register(&watches, true);
+        let (tx, mut rx) = futures::channel::mpsc::unbounded();
+        warm.trig.attach(Some(tx));
+        let good = dynamic(json!({
+            "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+            "metadata": {"name": "good", "namespace": "ns"},
+            "spec": {"serviceRef": {"name": "web", "port": 80}, "targetGroupARN": "arn:tg"}
+        }));
+        let bad = dynamic(json!({
+            "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+            "metadata": {"name": "bad", "namespace": "ns"},
+            "spec": {"serviceRef": "not an object"}
+        }));
+        let (store, writer) = reflector::store();
+        let bindings = Bindings {
+            writer: Mutex::new(writer),
+            trig: warm.trig.clone(),
+        };
+        bindings.reset(&[good.clone(), bad.clone()]);
+        bindings.apply(&bad);
+        warm.trig.attach(None);
+        let queued: Vec<String> = rx.by_ref().map(|r| r.name).collect().await;
+        assert_eq!(queued, ["good"]);
+        let kept: Vec<String> = store.state().iter().map(|b| b.name_any()).collect();
+        assert_eq!(kept, ["good"]);
+    }
+}
