@@ -252,7 +252,8 @@ fn is_deleting(ing: &Ingress) -> bool {
     ing.metadata.deletion_timestamp.is_some()
 }
 
-fn finalizer_groups(ing: &Ingress) -> Vec<GroupId> {
+/// Groups named by the Ingress's finalizers (it stays a member of those until released).
+pub fn finalizer_groups(ing: &Ingress) -> Vec<GroupId> {
     let mut out = Vec::new();
     for f in ing.metadata.finalizers.iter().flatten() {
         if f == crate::crd::names::INGRESS_FINALIZER {

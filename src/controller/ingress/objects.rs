@@ -9,9 +9,10 @@ use std::sync::Mutex;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 
-use crate::crd::names::{GROUP_FINALIZER_PREFIX, INGRESS_FINALIZER};
 use crate::crd::IngressClassParams;
-use crate::model::group::{classify, group_id, key_of, selector_matches, ClassifiedIngress};
+use crate::model::group::{
+    classify, finalizer_groups, group_id, key_of, selector_matches, ClassifiedIngress,
+};
 use crate::model::{ClusterObjects, GroupId};
 use crate::watch::Store;
 
@@ -87,25 +88,6 @@ impl Stores {
         objs.ingresses.sort_by_key(|i| key_of(&i.metadata));
         objs
     }
-}
-
-/// Groups named by the Ingress's finalizers.
-pub fn finalizer_groups(ing: &Ingress) -> Vec<GroupId> {
-    let ns = ing.metadata.namespace.as_deref().unwrap_or("default");
-    let name = ing.metadata.name.as_deref().unwrap_or("");
-    ing.metadata
-        .finalizers
-        .iter()
-        .flatten()
-        .filter_map(|f| {
-            if f == INGRESS_FINALIZER {
-                Some(GroupId::implicit(ns, name))
-            } else {
-                f.strip_prefix(GROUP_FINALIZER_PREFIX)
-                    .map(GroupId::explicit)
-            }
-        })
-        .collect()
 }
 
 /// The group the Ingress is an active member of now, if any (ours, not deleting, valid group).
