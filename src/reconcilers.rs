@@ -132,6 +132,7 @@ pub fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
         service_target_eni_sg_tags: cfg.service_target_eni_sg_tags.clone(),
         disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
         roles: Some(cloud.roles.clone()),
+        namespaces: cfg.watch_namespaces.clone(),
         ..TgbConfig::default()
     }
 }
