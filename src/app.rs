@@ -82,23 +82,13 @@ pub fn served_paths(cfg: &Config) -> Vec<&'static str> {
         .collect()
 }
 
-/// Starts the watches behind the indexes and marks the caches ready once every one has synced.
-async fn run_indexes(client: kube::Client, cfg: Config, idx: Indexes, readiness: Readiness) {
-    let feeds = pod_index_feed::run(
-        client.clone(),
-        idx.pod_gates.clone(),
-        cfg.watch_namespaces.clone(),
-    );
-    let classes = pod_index_feed::run_ingress_classes(client.clone(), idx.ingress_classes.clone());
-    let bindings = pod_index_feed::run_bindings(client, idx.bindings.clone());
-    let synced = async {
-        while !(idx.pod_gates.synced() && idx.ingress_classes.synced() && idx.bindings.synced()) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        readiness.set(READY_CACHES, true);
-        tracing::info!("caches synced");
-    };
-    futures::join!(feeds, classes, bindings, synced);
+/// Marks the caches ready once every webhook index has its first list.
+async fn caches_ready(idx: Indexes, readiness: Readiness) {
+    while !(idx.pod_gates.synced() && idx.ingress_classes.synced() && idx.bindings.synced()) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    readiness.set(READY_CACHES, true);
+    tracing::info!("caches synced");
 }
 
 async fn bind(what: &str, addr: SocketAddr) -> anyhow::Result<TcpListener> {
@@ -126,6 +116,16 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     readiness.add(READY_KUBE);
     readiness.add(READY_CACHES);
     let indexes = Indexes::default();
+    // One watch per kind for the whole process: the webhook indexes and every controller's
+    // caches register here before anything is watched, on every replica.
+    let watches = Arc::new(crate::watch::Watches::default());
+    pod_index_feed::register(
+        &watches,
+        &indexes.pod_gates,
+        &indexes.ingress_classes,
+        &indexes.bindings,
+    );
+    let controllers = reconcilers::Controllers::register(&watches, &cfg);
     let mut leadership = Leadership::new(cfg.enable_leader_election);
     leadership.metrics = controller_metrics;
 
@@ -251,9 +251,10 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             let watches = {
                 let (client, cfg, token) = (client.clone(), cfg.clone(), token.clone());
                 async move {
+                    let run = watches.run(client, cfg.watch_namespaces.clone());
                     tokio::select! {
                         _ = token.cancelled() => {}
-                        _ = run_indexes(client, cfg, indexes, readiness) => {}
+                        _ = futures::future::join(run, caches_ready(indexes, readiness)) => {}
                     }
                 }
             };
@@ -266,7 +267,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
                     return;
                 };
                 aws_webhooks.install(&cloud, &bindings);
-                reconcilers::run(client, cloud, cfg, leadership, token).await;
+                reconcilers::run(controllers, client, cloud, cfg, leadership, token).await;
             };
             futures::join!(watches, reconcile);
         })

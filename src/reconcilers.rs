@@ -13,6 +13,7 @@ use crate::controller::ingress::{self, IngressConfig};
 use crate::controller::leader::{self, LeaderConfig, Leadership};
 use crate::controller::metrics::ControllerMetrics;
 use crate::controller::tgb::{self, TgbConfig};
+use crate::watch::Watches;
 use crate::webhook::indexes::TgbIndex;
 use crate::webhook::late::LateSlot;
 use crate::webhook::tg_cache::{self, TgCache};
@@ -131,6 +132,7 @@ pub fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
         service_target_eni_sg_tags: cfg.service_target_eni_sg_tags.clone(),
         disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
         roles: Some(cloud.roles.clone()),
+        namespaces: cfg.watch_namespaces.clone(),
         ..TgbConfig::default()
     }
 }
@@ -153,15 +155,34 @@ fn lease_namespace(cfg: &Config) -> String {
         .unwrap_or_else(|| "kube-system".to_string())
 }
 
+/// The controllers' warm halves: registered with the process's watches at start, on every
+/// replica, so a standby's caches are current when it takes the Lease.
+pub struct Controllers {
+    ingress: ingress::Warm,
+    tgb: tgb::Warm,
+}
+
+impl Controllers {
+    /// Registers every controller's indexes with `watches` (before they start).
+    pub fn register(watches: &Watches, cfg: &Config) -> Arc<Controllers> {
+        Arc::new(Controllers {
+            ingress: ingress::Warm::register(watches, &cfg.ingress_class),
+            tgb: tgb::Warm::register(watches, cfg.enable_endpoint_slices),
+        })
+    }
+}
+
 /// Everything the leader runs; returns when `token` is cancelled.
 async fn run_leading(
+    warm: &Controllers,
     client: kube::Client,
     cloud: Cloud,
     cfg: Arc<Config>,
     metrics: ControllerMetrics,
     token: CancellationToken,
 ) {
-    let ingress = ingress::run(
+    let ingress = ingress::lead(
+        &warm.ingress,
         client.clone(),
         cloud.elbv2.clone(),
         cloud.ec2.clone(),
@@ -173,7 +194,8 @@ async fn run_leading(
         },
         token.clone(),
     );
-    let tgb = tgb::run(
+    let tgb = tgb::lead(
+        &warm.tgb,
         client.clone(),
         cloud.elbv2.clone(),
         cloud.ec2.clone(),
@@ -189,6 +211,7 @@ async fn run_leading(
 /// Runs the reconcilers until `shutdown`: directly, or only while elected when
 /// `--enable-leader-election` is set (`guards` then holds the fence `cloud`'s clients check).
 pub async fn run(
+    warm: Arc<Controllers>,
     client: kube::Client,
     cloud: Cloud,
     cfg: Config,
@@ -210,19 +233,15 @@ pub async fn run(
         tracing::info!("dry run: no AWS or Kubernetes write will be sent");
     }
     if !cfg.enable_leader_election {
-        run_leading(client, cloud, cfg, guards.metrics, shutdown).await;
+        run_leading(&warm, client, cloud, cfg, guards.metrics, shutdown).await;
         return;
     }
     let lease = LeaderConfig::new(&lease_namespace(&cfg), &cfg.leader_election_id);
     let metrics = guards.metrics.clone();
     leader::run_elected(client.clone(), lease, guards, shutdown, move |token| {
-        run_leading(
-            client.clone(),
-            cloud.clone(),
-            cfg.clone(),
-            metrics.clone(),
-            token,
-        )
+        let (warm, client, cloud) = (warm.clone(), client.clone(), cloud.clone());
+        let (cfg, metrics) = (cfg.clone(), metrics.clone());
+        async move { run_leading(&warm, client, cloud, cfg, metrics, token).await }
     })
     .await;
 }

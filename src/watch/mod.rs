@@ -1,8 +1,21 @@
 //! One watch per Kubernetes kind for the whole process, its events fanned out to every index
 //! that needs them (webhook indexes, controller caches and queues), in the manner of Linkerd's
 //! `IndexList`. The driver that runs a watch and feeds an index list lives here too.
+//!
+//! At process start every consumer registers its [`Index`] with the kind it reads in
+//! [`Watches`]; then [`Watches::run`] starts one watcher per kind that has any index (one per
+//! namespace under `--watch-namespace`), on every replica. A standby's controller indexes are
+//! therefore warm when it takes the Lease.
+
+mod driver;
+mod registry;
+mod store;
 
 use std::sync::Arc;
+
+pub use driver::{drive, Kind, Synced};
+pub use registry::Watches;
+pub use store::Store;
 
 /// A consumer of one kind's watch events. Called from the kind's single driver task, in order;
 /// implementations keep their own state behind interior mutability and never block.
@@ -15,3 +28,72 @@ pub trait Index<K>: Send + Sync {
     /// gone. Called once per completed list, never with a half list.
     fn reset(&self, objs: &[Arc<K>]);
 }
+
+/// Several indexes fed by one watch, in registration order (so a cache registered before a
+/// trigger is up to date when the trigger reads it).
+pub struct IndexList<K> {
+    indexes: Vec<Arc<dyn Index<K>>>,
+}
+
+impl<K> Default for IndexList<K> {
+    fn default() -> Self {
+        Self {
+            indexes: Vec::new(),
+        }
+    }
+}
+
+impl<K> IndexList<K> {
+    pub fn push(&mut self, index: Arc<dyn Index<K>>) {
+        self.indexes.push(index);
+    }
+
+    pub fn len(&self) -> usize {
+        self.indexes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.indexes.is_empty()
+    }
+}
+
+impl<K> Index<K> for IndexList<K> {
+    fn apply(&self, obj: &Arc<K>) {
+        self.indexes.iter().for_each(|i| i.apply(obj));
+    }
+
+    fn delete(&self, obj: &Arc<K>) {
+        self.indexes.iter().for_each(|i| i.delete(obj));
+    }
+
+    fn reset(&self, objs: &[Arc<K>]) {
+        self.indexes.iter().for_each(|i| i.reset(objs));
+    }
+}
+
+/// An index made of closures, for consumers that only react to events (queue triggers).
+pub struct OnEvent<F> {
+    /// `(object, deleted)` for every apply and delete, and `(object, false)` for every object of
+    /// a relist.
+    pub f: F,
+}
+
+impl<K, F> Index<K> for OnEvent<F>
+where
+    F: Fn(&K, bool) + Send + Sync,
+{
+    fn apply(&self, obj: &Arc<K>) {
+        (self.f)(obj, false)
+    }
+
+    fn delete(&self, obj: &Arc<K>) {
+        (self.f)(obj, true)
+    }
+
+    fn reset(&self, objs: &[Arc<K>]) {
+        objs.iter().for_each(|o| (self.f)(o, false))
+    }
+}
+
+#[cfg(test)]
+mod tests;

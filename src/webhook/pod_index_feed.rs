@@ -1,17 +1,18 @@
-//! Feeds [`PodGateIndex`] from watches of TargetGroupBindings and Services.
+//! Feeds the webhook indexes ([`PodGateIndex`], [`TgbIndex`], [`IngressClassIndex`]) from the
+//! process's single watch of each kind, as [`watch::Index`] implementations.
 //!
 //! Bindings are read as untyped objects so one malformed binding cannot stall the whole watch
-//! (a typed decode failure would fail the list); only the three fields the mutator uses are kept.
+//! (a typed decode failure would fail the list); only the fields each index uses are kept.
 
+use std::sync::Arc;
+
+use super::indexes::{IngressClassEntry, IngressClassIndex, TgbEntry, TgbIndex};
 use super::pod_index::{BindingEntry, PodGateIndex, Selector};
-use crate::controller::scope;
-use crate::crd::TargetGroupBinding;
-use futures::{Stream, StreamExt};
+use crate::watch::{self, Watches};
 use k8s_openapi::api::core::v1::Service;
-use kube::api::{Api, ApiResource, DynamicObject};
-use kube::runtime::watcher::{self, Event};
-use kube::runtime::WatchStreamExt;
-use kube::{Client, ResourceExt};
+use k8s_openapi::api::networking::v1::IngressClass;
+use kube::api::DynamicObject;
+use kube::ResourceExt;
 
 fn binding_entry(obj: &DynamicObject) -> Option<(String, String, BindingEntry)> {
     let ns = obj.namespace()?;
@@ -43,98 +44,10 @@ fn service_entry(svc: &Service) -> Option<(String, String, Selector)> {
     ))
 }
 
-/// A change to one half of the index.
-pub(crate) enum Change<T> {
-    Reset(Vec<(String, String, T)>),
-    Upsert(String, String, T),
-    Remove(String, String),
-}
-
-/// Applies one watch stream; buffers the initial list so readers never see a half list.
-pub(crate) async fn drive<K, T, S>(
-    stream: S,
-    what: &'static str,
-    project: impl Fn(&K) -> Option<(String, String, T)>,
-    mut apply: impl FnMut(Change<T>),
-) where
-    S: Stream<Item = Result<Event<K>, watcher::Error>>,
-{
-    futures::pin_mut!(stream);
-    let mut buffer = Vec::new();
-    while let Some(event) = stream.next().await {
-        match event {
-            Ok(Event::Init) => buffer.clear(),
-            Ok(Event::InitApply(obj)) => buffer.extend(project(&obj)),
-            Ok(Event::InitDone) => apply(Change::Reset(std::mem::take(&mut buffer))),
-            Ok(Event::Apply(obj)) => {
-                if let Some((ns, name, entry)) = project(&obj) {
-                    apply(Change::Upsert(ns, name, entry));
-                }
-            }
-            Ok(Event::Delete(obj)) => {
-                if let Some((ns, name, _)) = project(&obj) {
-                    apply(Change::Remove(ns, name));
-                }
-            }
-            Err(error) => {
-                tracing::warn!(%error, watch = what, "watch failed; retrying with backoff")
-            }
-        }
-    }
-}
-
-/// Runs both watches until the future is dropped, limited like `--watch-namespace` (empty: all).
-pub async fn run(client: Client, index: PodGateIndex, namespaces: Vec<String>) {
-    let ar = ApiResource::erase::<TargetGroupBinding>(&());
-    let cfg = watcher::Config::default();
-    let bindings = scope::watch_with(&namespaces, cfg.clone(), |ns| match ns {
-        Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar),
-        None => Api::all_with(client.clone(), &ar),
-    });
-    let services = scope::watch::<Service>(client, &namespaces, cfg);
-    let b = drive(
-        bindings,
-        "targetgroupbindings",
-        binding_entry,
-        |c| match c {
-            Change::Reset(all) => index.reset_bindings(all),
-            Change::Upsert(ns, name, e) => index.upsert_binding(&ns, &name, e),
-            Change::Remove(ns, name) => index.remove_binding(&ns, &name),
-        },
-    );
-    let s = drive(services, "services", service_entry, |c| match c {
-        Change::Reset(all) => index.reset_services(all),
-        Change::Upsert(ns, name, e) => index.upsert_service(&ns, &name, e),
-        Change::Remove(ns, name) => index.remove_service(&ns, &name),
-    });
-    futures::join!(b, s);
-}
-
-/// Feeds the IngressClass index the Ingress validator answers from.
-pub async fn run_ingress_classes(client: Client, index: super::indexes::IngressClassIndex) {
-    use k8s_openapi::api::networking::v1::IngressClass;
-    let api: Api<IngressClass> = Api::all(client);
-    let project = |c: &IngressClass| {
-        let (name, entry) = super::indexes::IngressClassEntry::from_class(c);
-        Some((String::new(), name, entry))
-    };
-    drive(
-        watcher::watcher(api, watcher::Config::default()).default_backoff(),
-        "ingressclasses",
-        project,
-        |c| match c {
-            Change::Reset(all) => index.reset(all.into_iter().map(|(_, n, e)| (n, e)).collect()),
-            Change::Upsert(_, name, entry) => index.upsert(&name, entry),
-            Change::Remove(_, name) => index.remove(&name),
-        },
-    )
-    .await;
-}
-
-fn tgb_entry(obj: &DynamicObject) -> Option<(String, String, super::indexes::TgbEntry)> {
+fn tgb_entry(obj: &DynamicObject) -> Option<(String, String, TgbEntry)> {
     let spec = obj.data.get("spec");
     let field = |p: &str| spec.and_then(|s| s.pointer(p));
-    let entry = super::indexes::TgbEntry {
+    let entry = TgbEntry {
         uid: obj.uid().unwrap_or_default(),
         target_group_arn: field("/targetGroupARN")
             .and_then(|v| v.as_str())
@@ -147,20 +60,92 @@ fn tgb_entry(obj: &DynamicObject) -> Option<(String, String, super::indexes::Tgb
     Some((obj.namespace()?, obj.name_any(), entry))
 }
 
-/// Feeds the cluster-wide binding index behind the duplicate-target-group check (untyped, like
-/// the pod index, so one malformed binding cannot stall it).
-pub async fn run_bindings(client: Client, index: super::indexes::TgbIndex) {
-    let ar = ApiResource::erase::<TargetGroupBinding>(&());
-    let api: Api<DynamicObject> = Api::all_with(client, &ar);
-    drive(
-        watcher::watcher(api, watcher::Config::default()).default_backoff(),
-        "targetgroupbindings",
-        tgb_entry,
-        |c| match c {
-            Change::Reset(all) => index.reset(all),
-            Change::Upsert(ns, name, entry) => index.upsert(&ns, &name, entry),
-            Change::Remove(ns, name) => index.remove(&ns, &name),
-        },
-    )
-    .await;
+fn ns_name<K: kube::Resource>(obj: &K) -> (String, String) {
+    (obj.namespace().unwrap_or_default(), obj.name_any())
+}
+
+/// The binding half of the pod index.
+impl watch::Index<DynamicObject> for PodGateIndex {
+    fn apply(&self, obj: &Arc<DynamicObject>) {
+        if let Some((ns, name, entry)) = binding_entry(obj) {
+            self.upsert_binding(&ns, &name, entry);
+        }
+    }
+
+    fn delete(&self, obj: &Arc<DynamicObject>) {
+        let (ns, name) = ns_name(obj.as_ref());
+        self.remove_binding(&ns, &name);
+    }
+
+    fn reset(&self, objs: &[Arc<DynamicObject>]) {
+        self.reset_bindings(objs.iter().filter_map(|o| binding_entry(o)).collect());
+    }
+}
+
+/// The Service half of the pod index.
+impl watch::Index<Service> for PodGateIndex {
+    fn apply(&self, obj: &Arc<Service>) {
+        if let Some((ns, name, selector)) = service_entry(obj) {
+            self.upsert_service(&ns, &name, selector);
+        }
+    }
+
+    fn delete(&self, obj: &Arc<Service>) {
+        let (ns, name) = ns_name(obj.as_ref());
+        self.remove_service(&ns, &name);
+    }
+
+    fn reset(&self, objs: &[Arc<Service>]) {
+        self.reset_services(objs.iter().filter_map(|o| service_entry(o)).collect());
+    }
+}
+
+/// The bindings behind the duplicate-target-group check.
+impl watch::Index<DynamicObject> for TgbIndex {
+    fn apply(&self, obj: &Arc<DynamicObject>) {
+        if let Some((ns, name, entry)) = tgb_entry(obj) {
+            self.upsert(&ns, &name, entry);
+        }
+    }
+
+    fn delete(&self, obj: &Arc<DynamicObject>) {
+        let (ns, name) = ns_name(obj.as_ref());
+        self.remove(&ns, &name);
+    }
+
+    fn reset(&self, objs: &[Arc<DynamicObject>]) {
+        self.reset(objs.iter().filter_map(|o| tgb_entry(o)).collect());
+    }
+}
+
+/// The classes the Ingress validator answers from.
+impl watch::Index<IngressClass> for IngressClassIndex {
+    fn apply(&self, obj: &Arc<IngressClass>) {
+        self.upsert_class(obj);
+    }
+
+    fn delete(&self, obj: &Arc<IngressClass>) {
+        self.remove(&obj.name_any());
+    }
+
+    fn reset(&self, objs: &[Arc<IngressClass>]) {
+        self.reset(
+            objs.iter()
+                .map(|c| IngressClassEntry::from_class(c))
+                .collect(),
+        );
+    }
+}
+
+/// Registers the webhook indexes with the process's watches (every replica serves webhooks).
+pub fn register(
+    watches: &Watches,
+    pod_gates: &PodGateIndex,
+    classes: &IngressClassIndex,
+    bindings: &TgbIndex,
+) {
+    watches.bindings.register(Arc::new(pod_gates.clone()));
+    watches.bindings.register(Arc::new(bindings.clone()));
+    watches.services.register(Arc::new(pod_gates.clone()));
+    watches.ingress_classes.register(Arc::new(classes.clone()));
 }

@@ -14,9 +14,9 @@ use std::time::Duration;
 
 pub const PATH: &str = "/mutate-v1-pod";
 /// Condition type prefix of our gates: `target-health.elbv2.k8s.aws/<binding name>`.
-pub const GATE_PREFIX: &str = "target-health.elbv2.k8s.aws/";
-/// Gates of the v1 ALB ingress controller, dropped when we add ours.
-pub const LEGACY_GATE_PREFIX: &str = "target-health.alb.ingress.k8s.aws";
+pub use crate::crd::names::GATE_PREFIX;
+// Gates of the v1 ALB ingress controller, dropped when we add ours.
+use crate::crd::names::LEGACY_GATE_DOMAIN;
 
 pub struct PodReadinessGateInjector {
     pub enabled: bool,
@@ -66,7 +66,7 @@ pub fn gate_patch(pod: &Value, gates: &[String]) -> Vec<PatchOperation> {
     let mut kept: Vec<&str> = Vec::new();
     // Remove from the highest index down so earlier indexes stay valid within the patch.
     for (i, t) in existing.iter().enumerate().rev() {
-        if t.starts_with(LEGACY_GATE_PREFIX) {
+        if t.starts_with(LEGACY_GATE_DOMAIN) {
             ops.push(PatchOperation::Remove(RemoveOperation {
                 path: pointer(&format!("/spec/readinessGates/{i}")),
             }));
@@ -75,7 +75,7 @@ pub fn gate_patch(pod: &Value, gates: &[String]) -> Vec<PatchOperation> {
     kept.extend(
         existing
             .iter()
-            .filter(|t| !t.starts_with(LEGACY_GATE_PREFIX)),
+            .filter(|t| !t.starts_with(LEGACY_GATE_DOMAIN)),
     );
     for g in gates {
         if !kept.contains(&g.as_str()) {

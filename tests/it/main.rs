@@ -17,5 +17,6 @@ mod process;
 mod support;
 mod takeover;
 mod tgb;
+mod watches;
 mod webhook_server;
 mod webhook_soak;

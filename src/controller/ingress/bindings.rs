@@ -11,6 +11,9 @@ use kube::{Api, ResourceExt};
 
 use crate::aws::metrics::TargetGroupLabels;
 use crate::aws::AwsMetrics;
+use crate::crd::names::{
+    INGRESS_STACK_LABEL, INGRESS_STACK_NAMESPACE_LABEL, INGRESS_STACK_NAME_LABEL,
+};
 use crate::crd::{tgb_shape, TargetGroupBinding};
 use crate::deploy::ResolvedTargetGroupBinding;
 use crate::model::GroupId;
@@ -18,14 +21,14 @@ use crate::model::GroupId;
 /// Labels that mark a TargetGroupBinding as part of the stack of `group`.
 pub fn stack_labels(group: &GroupId) -> BTreeMap<String, String> {
     if group.is_explicit() {
-        BTreeMap::from([("ingress.k8s.aws/stack".to_string(), group.name.clone())])
+        BTreeMap::from([(INGRESS_STACK_LABEL.to_string(), group.name.clone())])
     } else {
         BTreeMap::from([
             (
-                "ingress.k8s.aws/stack-namespace".to_string(),
+                INGRESS_STACK_NAMESPACE_LABEL.to_string(),
                 group.namespace.clone(),
             ),
-            ("ingress.k8s.aws/stack-name".to_string(), group.name.clone()),
+            (INGRESS_STACK_NAME_LABEL.to_string(), group.name.clone()),
         ])
     }
 }

@@ -1,5 +1,5 @@
-//! The watched objects (reflector stores of Ingresses, Services, IngressClasses,
-//! IngressClassParams and Namespaces), the groups an Ingress concerns, and the per-group
+//! The watched objects (stores of Ingresses, Services, IngressClasses, IngressClassParams and
+//! Namespaces), the groups an Ingress concerns, and the per-group
 //! `ClusterObjects` snapshot the model is built from.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -8,19 +8,19 @@ use std::sync::Mutex;
 
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
-use kube::runtime::reflector::Store;
 
 use crate::crd::IngressClassParams;
-use crate::model::group::{classify, group_id, key_of, selector_matches, ClassifiedIngress};
+use crate::model::group::{
+    classify, finalizer_groups, group_id, key_of, selector_matches, ClassifiedIngress,
+};
 use crate::model::{ClusterObjects, GroupId};
+use crate::watch::Store;
 
 /// The label every namespace carries (what classification assumes for an unknown one).
 const NAME_LABEL: &str = "kubernetes.io/metadata.name";
-const IMPLICIT_FINALIZER: &str = "ingress.k8s.aws/resources";
-const GROUP_FINALIZER_PREFIX: &str = "group.ingress.k8s.aws/";
 
-/// Read sides of the reflectors.
-#[derive(Clone)]
+/// The stores the model reads, fed by the process's watches.
+#[derive(Clone, Default)]
 pub struct Stores {
     pub ingresses: Store<Ingress>,
     pub services: Store<Service>,
@@ -88,25 +88,6 @@ impl Stores {
         objs.ingresses.sort_by_key(|i| key_of(&i.metadata));
         objs
     }
-}
-
-/// Groups named by the Ingress's finalizers.
-pub fn finalizer_groups(ing: &Ingress) -> Vec<GroupId> {
-    let ns = ing.metadata.namespace.as_deref().unwrap_or("default");
-    let name = ing.metadata.name.as_deref().unwrap_or("");
-    ing.metadata
-        .finalizers
-        .iter()
-        .flatten()
-        .filter_map(|f| {
-            if f == IMPLICIT_FINALIZER {
-                Some(GroupId::implicit(ns, name))
-            } else {
-                f.strip_prefix(GROUP_FINALIZER_PREFIX)
-                    .map(GroupId::explicit)
-            }
-        })
-        .collect()
 }
 
 /// The group the Ingress is an active member of now, if any (ours, not deleting, valid group).

@@ -1,18 +1,16 @@
 //! Watch-fed caches of projected Pods, Nodes, Services and EndpointSlices, and the index of
-//! which bindings looked at which pod. Each watch calls back with (old, new) projections so the
-//! caller can enqueue exactly the bindings a change concerns.
+//! which bindings looked at which pod. Each cache is a [`watch::Index`](crate::watch::Index)
+//! of its kind and calls back with (old, new) projections so the controller can enqueue exactly
+//! the bindings a change concerns.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
-use futures::stream::BoxStream;
-use futures::StreamExt;
-use kube::runtime::watcher::{self, Event};
 use kube::{Resource, ResourceExt};
-use serde::de::DeserializeOwned;
+
+use crate::watch::Index;
 
 use super::info::{NodeInfo, PodInfo, ServiceInfo, SliceInfo};
 
@@ -161,48 +159,58 @@ impl PodIndex {
     }
 }
 
-/// Runs watch `events` into `cache` until the stream ends (never, in practice; the caller
-/// aborts the task). `on_change(key, old, new)` is called after each change is visible.
-pub async fn feed<K, V>(
-    events: BoxStream<'static, Result<Event<K>, watcher::Error>>,
-    cache: &Projected<V>,
-    project: impl Fn(&K) -> Option<V>,
-    on_change: impl Fn(&ObjKey, Option<&V>, Option<&V>),
-) where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+/// Feeds one projected cache from its kind's watch; `on_change(key, old, new)` is called after
+/// each change is visible (also for the changes a relist brings).
+pub struct Feed<K, V> {
+    pub caches: Arc<Caches>,
+    pub pick: fn(&Caches) -> &Projected<V>,
+    pub project: fn(&K) -> Option<V>,
+    pub on_change: OnChange<V>,
+}
+
+/// What a cache change triggers.
+pub type OnChange<V> = Box<dyn Fn(&ObjKey, Option<&V>, Option<&V>) + Send + Sync>;
+
+fn key_of<K: Resource>(o: &K) -> ObjKey {
+    (o.namespace().unwrap_or_default(), o.name_any())
+}
+
+impl<K, V> Feed<K, V>
+where
+    K: Resource,
     V: Clone + PartialEq,
 {
-    let key = |o: &K| (o.namespace().unwrap_or_default(), o.name_any());
-    let mut stream = events;
-    let mut buffer: HashMap<ObjKey, V> = HashMap::new();
-    while let Some(ev) = stream.next().await {
-        match ev {
-            Ok(Event::Init) => buffer = HashMap::new(),
-            Ok(Event::InitApply(o)) => {
-                if let Some(v) = project(&o) {
-                    buffer.insert(key(&o), v);
-                }
-            }
-            Ok(Event::InitDone) => {
-                let changes = cache.replace(std::mem::take(&mut buffer));
-                cache.synced.store(true, Ordering::Release);
-                for (k, old, new) in changes {
-                    on_change(&k, old.as_ref(), new.as_ref());
-                }
-            }
-            Ok(Event::Apply(o)) => {
-                let k = key(&o);
-                if let Some((old, new)) = cache.set(k.clone(), project(&o)) {
-                    on_change(&k, old.as_ref(), new.as_ref());
-                }
-            }
-            Ok(Event::Delete(o)) => {
-                let k = key(&o);
-                if let Some((old, new)) = cache.set(k.clone(), None) {
-                    on_change(&k, old.as_ref(), new.as_ref());
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "watch failed; retrying"),
+    fn set(&self, o: &K, v: Option<V>) {
+        let k = key_of(o);
+        if let Some((old, new)) = (self.pick)(&self.caches).set(k.clone(), v) {
+            (self.on_change)(&k, old.as_ref(), new.as_ref());
+        }
+    }
+}
+
+impl<K, V> Index<K> for Feed<K, V>
+where
+    K: Resource + Send + Sync,
+    V: Clone + PartialEq + Send + Sync,
+{
+    fn apply(&self, obj: &Arc<K>) {
+        self.set(obj, (self.project)(obj));
+    }
+
+    fn delete(&self, obj: &Arc<K>) {
+        self.set(obj, None);
+    }
+
+    fn reset(&self, objs: &[Arc<K>]) {
+        let fresh = objs
+            .iter()
+            .filter_map(|o| (self.project)(o).map(|v| (key_of(o.as_ref()), v)))
+            .collect();
+        let cache = (self.pick)(&self.caches);
+        let changes = cache.replace(fresh);
+        cache.synced.store(true, Ordering::Release);
+        for (k, old, new) in changes {
+            (self.on_change)(&k, old.as_ref(), new.as_ref());
         }
     }
 }

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use super::info::GateCondition;
 use crate::aws::{TargetHealth, TargetHealthState};
 
-pub const GATE_PREFIX: &str = "target-health.elbv2.k8s.aws/";
+pub use crate::crd::names::GATE_PREFIX;
 pub const REASON_REGISTRATION_IN_PROGRESS: &str = "Elb.RegistrationInProgress";
 pub const MESSAGE_REGISTRATION_IN_PROGRESS: &str = "Target registration is in progress";
 pub const MESSAGE_BINDING_DELETED: &str = "Target Group Binding is deleted";

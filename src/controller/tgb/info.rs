@@ -8,10 +8,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::ResourceExt;
 
 /// Condition-type prefixes of the target-health readiness gates (current and legacy).
-pub const GATE_PREFIXES: [&str; 2] = [
-    "target-health.elbv2.k8s.aws/",
-    "target-health.alb.ingress.k8s.aws/",
-];
+pub use crate::crd::names::GATE_PREFIXES;
 
 /// A pod readiness condition written by this controller.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

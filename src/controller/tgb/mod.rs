@@ -2,8 +2,9 @@
 //! pods (ip) or nodes (instance) behind its Service port, and the pods' target-health
 //! readiness gates in step with AWS.
 //!
-//! Watch-driven: Services, EndpointSlices, Pods and Nodes feed small projected caches, and each
-//! change enqueues only the bindings it concerns. Error retries back off exponentially up to
+//! Watch-driven: the process's watches of Services, EndpointSlices, Pods and Nodes feed small
+//! projected caches on every replica ([`Warm`]), and while leading each change enqueues only
+//! the bindings it concerns. Error retries back off exponentially up to
 //! `max_backoff`; target health is polled every `requeue` (upstream's flag) only while a gated
 //! pod is not True; a settled binding relies on the watches and the `resync` period.
 
@@ -17,6 +18,7 @@ mod reconcile;
 pub mod sg_rules;
 mod sync;
 pub mod targets;
+mod warm;
 
 #[cfg(test)]
 mod tests;
@@ -31,30 +33,27 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::channel::mpsc::{unbounded, UnboundedSender};
+use futures::channel::mpsc::unbounded;
 use futures::StreamExt;
 use ipnet::IpNet;
-use k8s_openapi::api::core::v1::{Endpoints, Node, Pod, Service};
-use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::runtime::controller::{Action, Config, Controller};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{watcher, WatchStreamExt};
-use kube::{Api, ResourceExt};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
 use super::metrics::{ControllerMetrics, Outcome, Reconciles, TriggerQueue};
-use super::scope;
 use crate::aws::{elbv2_for, AssumeRole, AwsError, Ec2, Ec2Query, ElbV2};
 use crate::crd::TargetGroupBinding;
+use crate::watch::Watches;
 use cache::Caches;
-use info::{SliceInfo, GATE_PREFIXES};
 use networking::NetError;
 use sg_rules::{NetConfig, Networking};
 
 pub use info::{NodeInfo, PodInfo};
+pub use warm::Warm;
 
 /// Finalizer that keeps a binding until its targets are deregistered.
-pub const FINALIZER: &str = "elbv2.k8s.aws/resources";
+pub use crate::crd::names::TGB_FINALIZER as FINALIZER;
 
 /// Settings of the controller.
 #[derive(Debug, Clone)]
@@ -210,40 +209,9 @@ impl Ctx {
     }
 }
 
-/// Enqueues bindings for changes of the objects they depend on.
-#[derive(Clone)]
-struct Triggers {
-    store: Store<TargetGroupBinding>,
-    tx: UnboundedSender<ObjectRef<TargetGroupBinding>>,
-}
-
-impl Triggers {
-    fn send(&self, ns: &str, name: &str) {
-        let _ = self.tx.unbounded_send(ObjectRef::new(name).within(ns));
-    }
-
-    fn by_service(&self, ns: &str, svc: &str) {
-        for b in self.store.state() {
-            if b.spec.service_ref.name == svc && b.namespace().as_deref() == Some(ns) {
-                self.send(ns, &b.name_any());
-            }
-        }
-    }
-
-    fn all(&self) {
-        for b in self.store.state() {
-            self.send(&b.namespace().unwrap_or_default(), &b.name_any());
-        }
-    }
-}
-
-fn gate_bindings(p: &PodInfo) -> impl Iterator<Item = &str> {
-    p.gates
-        .iter()
-        .filter_map(|g| GATE_PREFIXES.iter().find_map(|pre| g.strip_prefix(pre)))
-}
-
-/// Runs the controller until `shutdown` is cancelled.
+/// Runs the controller on its own watches until `shutdown` is cancelled (tests, `diff`, and a
+/// process without leader election use this; the elected process shares its watches through
+/// [`Warm`] and [`lead`]).
 pub async fn run(
     client: kube::Client,
     elbv2: Arc<dyn ElbV2>,
@@ -251,108 +219,40 @@ pub async fn run(
     cfg: TgbConfig,
     shutdown: CancellationToken,
 ) {
-    let caches = Arc::new(Caches::default());
-    let watched = cfg.namespaces.clone();
-    let wc = watcher::Config::default();
-    let (reader, writer) = reflector::store();
-    let bindings_events = scope::watch::<TargetGroupBinding>(client.clone(), &watched, wc.clone());
+    let watches = Arc::new(Watches::default());
+    let warm = Warm::register(&watches, cfg.endpoint_slices);
+    let namespaces = cfg.namespaces.clone();
+    tokio::select! {
+        _ = watches.run(client.clone(), namespaces) => {}
+        _ = lead(&warm, client, elbv2, ec2, cfg, shutdown) => {}
+    }
+}
+
+/// One term of leadership: reconciles from the warm caches until `shutdown` is cancelled.
+/// Starts with a full resync of every binding once the caches have listed (at once on a
+/// standby that kept them warm).
+pub async fn lead(
+    warm: &Warm,
+    client: kube::Client,
+    elbv2: Arc<dyn ElbV2>,
+    ec2: Arc<dyn Ec2>,
+    cfg: TgbConfig,
+    shutdown: CancellationToken,
+) {
     // Upstream's controller and queue name.
     let rec = cfg.controller_metrics.controller("targetGroupBinding");
     rec.start(cfg.concurrency.max(1) as usize);
     let queue = Arc::new(TriggerQueue::new(rec.clone()));
-    let q = queue.clone();
-    let applied = reflector::reflector(writer, bindings_events)
-        .applied_objects()
-        .inspect(move |r| {
-            if let Ok(tgb) = r {
-                q.added(key_of(tgb));
-            }
-        });
-    let controller = Controller::for_stream(applied, reader)
-        .with_config(Config::default().concurrency(cfg.concurrency));
     let (tx, rx) = unbounded();
-    let trig = Triggers {
-        store: controller.store(),
-        tx,
-    };
-    let mut feeders = tokio::task::JoinSet::new();
-    {
-        let (c, t) = (caches.clone(), trig.clone());
-        let events = scope::watch::<Service>(client.clone(), &watched, wc.clone());
-        feeders.spawn(async move {
-            cache::feed(
-                events,
-                &c.services,
-                cache::project_service,
-                |(ns, n), _, _| t.by_service(ns, n),
-            )
-            .await
-        });
+    warm.trig.attach(Some(tx));
+    let _detach = Detach(&warm.trig);
+    tokio::select! {
+        _ = warm.wait_synced() => {}
+        _ = shutdown.cancelled() => return,
     }
-    {
-        let (c, t) = (caches.clone(), trig.clone());
-        let on_change = move |(ns, _): &cache::ObjKey,
-                              old: Option<&(String, Vec<SliceInfo>)>,
-                              new: Option<&(String, Vec<SliceInfo>)>| {
-            let svcs: BTreeSet<&str> = old
-                .iter()
-                .chain(new.iter())
-                .map(|(s, _)| s.as_str())
-                .collect();
-            svcs.into_iter().for_each(|s| t.by_service(ns, s));
-        };
-        if cfg.endpoint_slices {
-            let events = scope::watch::<EndpointSlice>(client.clone(), &watched, wc.clone());
-            feeders.spawn(async move {
-                cache::feed(events, &c.slices, cache::project_slice, on_change).await
-            });
-        } else {
-            let events = scope::watch::<Endpoints>(client.clone(), &watched, wc.clone());
-            feeders.spawn(async move {
-                cache::feed(events, &c.slices, cache::project_endpoints, on_change).await
-            });
-        }
-    }
-    {
-        let (c, t) = (caches.clone(), trig.clone());
-        let events = scope::watch::<Pod>(client.clone(), &watched, wc.clone());
-        feeders.spawn(async move {
-            let idx = &c.index;
-            cache::feed(
-                events,
-                &c.pods,
-                cache::project_pod,
-                |(ns, pod), old, new| {
-                    // Our own condition writes come back here; they need no reconcile.
-                    let strip = |p: Option<&PodInfo>| {
-                        p.map(|p| PodInfo {
-                            conditions: Vec::new(),
-                            ..p.clone()
-                        })
-                    };
-                    if old.is_some() && new.is_some() && strip(old) == strip(new) {
-                        return;
-                    }
-                    let mut names: BTreeSet<String> =
-                        idx.bindings_of(ns, pod).into_iter().collect();
-                    for p in old.iter().chain(new.iter()) {
-                        names.extend(gate_bindings(p).map(String::from));
-                    }
-                    names.iter().for_each(|b| t.send(ns, b));
-                },
-            )
-            .await
-        });
-    }
-    {
-        let (c, t) = (caches.clone(), trig.clone());
-        let events = watcher::watcher(Api::<Node>::all(client.clone()), wc.clone())
-            .default_backoff()
-            .boxed();
-        feeders.spawn(async move {
-            cache::feed(events, &c.nodes, cache::project_node, |_, _, _| t.all()).await
-        });
-    }
+    warm.trig.all();
+    let controller = Controller::for_stream(futures::stream::pending(), warm.trig.store.clone())
+        .with_config(Config::default().concurrency(cfg.concurrency));
 
     let events = super::Events::new(client.clone(), &cfg.controller_name);
     let net = Networking::new(
@@ -364,16 +264,15 @@ pub async fn run(
             restricted: !cfg.disable_restricted_sg_rules,
         },
     );
-    let bindings = trig.store.clone();
     let ctx = Arc::new(Ctx {
         client,
         elbv2,
         net,
-        bindings,
+        bindings: warm.trig.store.clone(),
         backoff: super::Backoff::new(Duration::from_millis(5), cfg.max_backoff),
         events,
         cfg,
-        caches,
+        caches: warm.caches.clone(),
         tracked: Mutex::new(HashMap::new()),
         rec,
     });
@@ -408,7 +307,15 @@ pub async fn run(
         _ = fut => {}
         _ = shutdown.cancelled() => {}
     }
-    feeders.abort_all();
+}
+
+/// Stops a term's triggers when the term ends, however it ends.
+struct Detach<'a>(&'a warm::Triggers);
+
+impl Drop for Detach<'_> {
+    fn drop(&mut self) {
+        self.0.attach(None);
+    }
 }
 
 fn key_of(tgb: &TargetGroupBinding) -> String {

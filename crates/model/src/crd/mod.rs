@@ -2,6 +2,7 @@
 //! IngressClassParams, with upstream's group, names, schema and printer columns.
 
 pub mod ingress_class_params;
+pub mod names;
 pub mod target_group_binding;
 pub mod tgb_shape;
 pub mod v1alpha1;

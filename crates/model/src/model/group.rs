@@ -252,16 +252,17 @@ fn is_deleting(ing: &Ingress) -> bool {
     ing.metadata.deletion_timestamp.is_some()
 }
 
-fn finalizer_groups(ing: &Ingress) -> Vec<GroupId> {
+/// Groups named by the Ingress's finalizers (it stays a member of those until released).
+pub fn finalizer_groups(ing: &Ingress) -> Vec<GroupId> {
     let mut out = Vec::new();
     for f in ing.metadata.finalizers.iter().flatten() {
-        if f == "ingress.k8s.aws/resources" {
+        if f == crate::crd::names::INGRESS_FINALIZER {
             let ns = ing.metadata.namespace.as_deref().unwrap_or("default");
             out.push(GroupId::implicit(
                 ns,
                 ing.metadata.name.as_deref().unwrap_or(""),
             ));
-        } else if let Some(name) = f.strip_prefix("group.ingress.k8s.aws/") {
+        } else if let Some(name) = f.strip_prefix(crate::crd::names::GROUP_FINALIZER_PREFIX) {
             out.push(GroupId::explicit(name));
         }
     }

@@ -173,9 +173,9 @@ impl GroupId {
     /// Finalizer held by members: `group.ingress.k8s.aws/<name>` or `ingress.k8s.aws/resources`.
     pub fn finalizer(&self) -> String {
         if self.is_explicit() {
-            format!("group.ingress.k8s.aws/{}", self.name)
+            format!("{}{}", crate::crd::names::GROUP_FINALIZER_PREFIX, self.name)
         } else {
-            "ingress.k8s.aws/resources".to_string()
+            crate::crd::names::INGRESS_FINALIZER.to_string()
         }
     }
 }

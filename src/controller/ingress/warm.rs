@@ -1,0 +1,209 @@
+//! What the Ingress controller keeps between terms of leadership: whole-object stores of the
+//! kinds the model reads and the triggers that turn their changes into queued groups, fed from
+//! process start by the process's watches; groups are queued only while a term has attached its
+//! queue.
+
+use std::sync::{Arc, Mutex};
+
+use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use kube::{Resource, ResourceExt};
+
+use super::objects::{self, Fingerprints, Stores};
+use super::queue::Queue;
+use crate::crd::IngressClassParams;
+use crate::model::group::key_of;
+use crate::model::GroupId;
+use crate::watch::{OnEvent, Synced, Watches};
+
+/// Turns watch events into queued groups. Fingerprints are kept on every replica; groups are
+/// queued only while a term of leadership has attached its queue (after its full resync).
+pub(super) struct Triggers {
+    stores: Stores,
+    queue: Mutex<Option<Arc<Queue<GroupId>>>>,
+    class: String,
+    ingresses: Fingerprints,
+    services: Fingerprints,
+    others: Fingerprints,
+    namespaces: objects::NamespaceLabels,
+}
+
+impl Triggers {
+    pub(super) fn attach(&self, queue: Option<Arc<Queue<GroupId>>>) {
+        *self.queue.lock().unwrap_or_else(|p| p.into_inner()) = queue;
+    }
+
+    fn queue(&self) -> Option<Arc<Queue<GroupId>>> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn live(&self) -> bool {
+        self.queue().is_some()
+    }
+
+    fn ingress(&self, ing: &Ingress, deleted: bool) {
+        let key = key_of(&ing.metadata);
+        let changed = if deleted {
+            self.ingresses.forget(&key);
+            true
+        } else {
+            self.ingresses
+                .changed(key, &objects::ingress_fingerprint(ing))
+        };
+        if let Some(queue) = self.queue().filter(|_| changed) {
+            let objs = self.stores.class_objects();
+            for g in objects::groups_of(ing, &objs, &self.class) {
+                queue.add(g);
+            }
+        }
+    }
+
+    fn service(&self, svc: &Service, deleted: bool) {
+        let key = key_of(&svc.metadata);
+        let changed = if deleted {
+            self.services.forget(&key);
+            true
+        } else {
+            self.services
+                .changed(key, &objects::service_fingerprint(svc))
+        };
+        let Some(queue) = self.queue().filter(|_| changed) else {
+            return;
+        };
+        let ns = svc.metadata.namespace.as_deref().unwrap_or("default");
+        let name = svc.name_any();
+        let objs = self.stores.class_objects();
+        for ing in self.stores.ingresses.state() {
+            if ing.metadata.namespace.as_deref().unwrap_or("default") == ns
+                && objects::references_service(&ing, &name)
+            {
+                for g in objects::groups_of(&ing, &objs, &self.class) {
+                    queue.add(g);
+                }
+            }
+        }
+    }
+
+    /// A namespace counts only when its labels change whether some IngressClassParams
+    /// namespaceSelector matches it; then the groups of its Ingresses are queued.
+    fn namespace(&self, ns: &Namespace, deleted: bool) {
+        let name = ns.name_any();
+        let (before, after) = self.namespaces.update(&name, ns, deleted);
+        let Some(queue) = self.queue().filter(|_| before != after) else {
+            return;
+        };
+        let params = self.stores.params.state();
+        if !objects::selectors_flip(params.iter().map(|p| &**p), &before, &after) {
+            return;
+        }
+        let objs = self.stores.class_objects();
+        for ing in self.stores.ingresses.state() {
+            if ing.metadata.namespace.as_deref() == Some(name.as_str()) {
+                for g in objects::groups_of(&ing, &objs, &self.class) {
+                    queue.add(g);
+                }
+            }
+        }
+    }
+
+    /// Classes and parameters: rare changes that can move any Ingress.
+    fn any<K: Resource>(&self, kind: &str, obj: &K, part: serde_json::Value, deleted: bool) {
+        let key = format!("{kind}/{}", obj.meta().name.clone().unwrap_or_default());
+        let changed = if deleted {
+            self.others.forget(&key);
+            true
+        } else {
+            self.others.changed(key, &part)
+        };
+        if changed && self.live() {
+            self.all();
+        }
+    }
+
+    pub(super) fn all(&self) {
+        let Some(queue) = self.queue() else { return };
+        for g in self.stores.all_groups(&self.class) {
+            queue.add(g);
+        }
+    }
+}
+
+/// What the controller keeps between terms of leadership: whole-object stores (the model's
+/// input) and the triggers' fingerprints, fed from process start by the process's watches.
+pub struct Warm {
+    pub(super) stores: Stores,
+    pub(super) trig: Arc<Triggers>,
+    pub(super) synced: Vec<Synced>,
+}
+
+impl Warm {
+    /// Registers the controller's stores and triggers with `watches` (before they start), for
+    /// Ingresses of the class `ingress_class`. Each kind's store is registered before its
+    /// trigger, so a trigger reads the store with the event applied.
+    pub fn register(watches: &Watches, ingress_class: &str) -> Warm {
+        let stores = Stores::default();
+        let trig = Arc::new(Triggers {
+            stores: stores.clone(),
+            queue: Mutex::new(None),
+            class: ingress_class.to_string(),
+            ingresses: Fingerprints::default(),
+            services: Fingerprints::default(),
+            others: Fingerprints::default(),
+            namespaces: Default::default(),
+        });
+        let t = trig.clone();
+        watches
+            .ingresses
+            .register(Arc::new(stores.ingresses.clone()));
+        watches.ingresses.register(Arc::new(OnEvent {
+            f: move |o: &Ingress, d| t.ingress(o, d),
+        }));
+        let t = trig.clone();
+        watches.services.register(Arc::new(stores.services.clone()));
+        watches.services.register(Arc::new(OnEvent {
+            f: move |o: &Service, d| t.service(o, d),
+        }));
+        let t = trig.clone();
+        watches
+            .ingress_classes
+            .register(Arc::new(stores.classes.clone()));
+        watches.ingress_classes.register(Arc::new(OnEvent {
+            f: move |o: &IngressClass, d| {
+                t.any(
+                    "IngressClass",
+                    o,
+                    serde_json::json!([o.metadata.annotations, o.spec]),
+                    d,
+                )
+            },
+        }));
+        let t = trig.clone();
+        watches
+            .ingress_class_params
+            .register(Arc::new(stores.params.clone()));
+        watches.ingress_class_params.register(Arc::new(OnEvent {
+            f: move |o: &IngressClassParams, d| {
+                t.any("IngressClassParams", o, serde_json::json!(o.spec), d)
+            },
+        }));
+        let t = trig.clone();
+        watches
+            .namespaces
+            .register(Arc::new(stores.namespaces.clone()));
+        watches.namespaces.register(Arc::new(OnEvent {
+            f: move |o: &Namespace, d| t.namespace(o, d),
+        }));
+        let synced = vec![
+            watches.ingresses.synced(),
+            watches.services.synced(),
+            watches.ingress_classes.synced(),
+            watches.ingress_class_params.synced(),
+            watches.namespaces.synced(),
+        ];
+        Warm {
+            stores,
+            trig,
+            synced,
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! What the TargetGroupBinding controller keeps between terms of leadership: its projected
+//! caches and binding store, fed from process start by the process's single watch of each kind,
+//! and the triggers that enqueue bindings — silent until a term attaches its queue.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use futures::channel::mpsc::UnboundedSender;
+use k8s_openapi::api::core::v1::{Endpoints, Node, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use kube::api::DynamicObject;
+use kube::runtime::reflector::{self, store::Writer, ObjectRef, Store};
+use kube::runtime::watcher::Event;
+use kube::ResourceExt;
+
+use super::cache::{self, Caches, Feed, ObjKey, OnChange};
+use super::info::{PodInfo, SliceInfo, GATE_PREFIXES};
+use crate::crd::TargetGroupBinding;
+use crate::watch::{self, Synced, Watches};
+
+/// Enqueues bindings for changes of the objects they depend on, while a term of leadership
+/// has attached its queue (a standby only keeps its caches).
+#[derive(Clone)]
+pub(super) struct Triggers {
+    pub(super) store: Store<TargetGroupBinding>,
+    tx: Arc<Mutex<Option<UnboundedSender<ObjectRef<TargetGroupBinding>>>>>,
+}
+
+impl Triggers {
+    /// Starts (`Some`) or stops (`None`) enqueueing.
+    pub(super) fn attach(&self, tx: Option<UnboundedSender<ObjectRef<TargetGroupBinding>>>) {
+        *self.tx.lock().unwrap_or_else(|p| p.into_inner()) = tx;
+    }
+
+    pub(super) fn send(&self, ns: &str, name: &str) {
+        if let Some(tx) = &*self.tx.lock().unwrap_or_else(|p| p.into_inner()) {
+            let _ = tx.unbounded_send(ObjectRef::new(name).within(ns));
+        }
+    }
+
+    fn by_service(&self, ns: &str, svc: &str) {
+        for b in self.store.state() {
+            if b.spec.service_ref.name == svc && b.namespace().as_deref() == Some(ns) {
+                self.send(ns, &b.name_any());
+            }
+        }
+    }
+
+    pub(super) fn all(&self) {
+        for b in self.store.state() {
+            self.send(&b.namespace().unwrap_or_default(), &b.name_any());
+        }
+    }
+}
+
+fn gate_bindings(p: &PodInfo) -> impl Iterator<Item = &str> {
+    p.gates
+        .iter()
+        .filter_map(|g| GATE_PREFIXES.iter().find_map(|pre| g.strip_prefix(pre)))
+}
+
+/// The typed binding store, fed from the untyped watch: a binding that does not decode is
+/// skipped with a warning instead of failing the list for every other binding.
+struct Bindings {
+    writer: Mutex<Writer<TargetGroupBinding>>,
+    trig: Triggers,
+}
+
+fn typed(obj: &DynamicObject) -> Option<TargetGroupBinding> {
+    let decoded = serde_json::to_value(obj).and_then(serde_json::from_value);
+    match decoded {
+        Ok(tgb) => Some(tgb),
+        Err(error) => {
+            let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
+            tracing::warn!(%error, binding = %format!("{ns}/{name}"), "cannot decode TargetGroupBinding; skipped");
+            None
+        }
+    }
+}
+
+impl Bindings {
+    fn write(&self, ev: &Event<TargetGroupBinding>) {
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        w.apply_watcher_event(ev);
+    }
+}
+
+impl watch::Index<DynamicObject> for Bindings {
+    fn apply(&self, obj: &Arc<DynamicObject>) {
+        if let Some(tgb) = typed(obj) {
+            self.write(&Event::Apply(tgb));
+            self.trig
+                .send(&obj.namespace().unwrap_or_default(), &obj.name_any());
+        }
+    }
+
+    fn delete(&self, obj: &Arc<DynamicObject>) {
+        if let Some(tgb) = typed(obj) {
+            self.write(&Event::Delete(tgb));
+        }
+    }
+
+    fn reset(&self, objs: &[Arc<DynamicObject>]) {
+        let all: Vec<TargetGroupBinding> = objs.iter().filter_map(|o| typed(o)).collect();
+        {
+            let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            w.apply_watcher_event(&Event::Init);
+            for tgb in &all {
+                w.apply_watcher_event(&Event::InitApply(tgb.clone()));
+            }
+            w.apply_watcher_event(&Event::InitDone);
+        }
+        for tgb in &all {
+            self.trig
+                .send(&tgb.namespace().unwrap_or_default(), &tgb.name_any());
+        }
+    }
+}
+
+/// The controller's warm state.
+pub struct Warm {
+    pub(super) caches: Arc<Caches>,
+    pub(super) trig: Triggers,
+    /// The kinds a term waits for before its full resync.
+    synced: Vec<Synced>,
+}
+
+impl Warm {
+    /// Registers the controller's indexes with `watches` (before they start). `endpoint_slices`:
+    /// read EndpointSlices, else core/v1 Endpoints.
+    pub fn register(watches: &Watches, endpoint_slices: bool) -> Warm {
+        let caches = Arc::new(Caches::default());
+        let (reader, writer) = reflector::store();
+        let trig = Triggers {
+            store: reader,
+            tx: Default::default(),
+        };
+        watches.bindings.register(Arc::new(Bindings {
+            writer: Mutex::new(writer),
+            trig: trig.clone(),
+        }));
+        let t = trig.clone();
+        let on_service: OnChange<_> = Box::new(move |(ns, n): &ObjKey, _, _| t.by_service(ns, n));
+        watches.services.register(Arc::new(Feed::<Service, _> {
+            caches: caches.clone(),
+            pick: |c| &c.services,
+            project: cache::project_service,
+            on_change: on_service,
+        }));
+        let t = trig.clone();
+        let on_slice = move |(ns, _): &ObjKey,
+                             old: Option<&(String, Vec<SliceInfo>)>,
+                             new: Option<&(String, Vec<SliceInfo>)>| {
+            let svcs: BTreeSet<&str> = old
+                .iter()
+                .chain(new.iter())
+                .map(|(s, _)| s.as_str())
+                .collect();
+            svcs.into_iter().for_each(|s| t.by_service(ns, s));
+        };
+        let slices_synced = if endpoint_slices {
+            watches
+                .endpoint_slices
+                .register(Arc::new(Feed::<EndpointSlice, _> {
+                    caches: caches.clone(),
+                    pick: |c| &c.slices,
+                    project: cache::project_slice,
+                    on_change: Box::new(on_slice),
+                }));
+            watches.endpoint_slices.synced()
+        } else {
+            watches.endpoints.register(Arc::new(Feed::<Endpoints, _> {
+                caches: caches.clone(),
+                pick: |c| &c.slices,
+                project: cache::project_endpoints,
+                on_change: Box::new(on_slice),
+            }));
+            watches.endpoints.synced()
+        };
+        let (t, c) = (trig.clone(), caches.clone());
+        let on_pod: OnChange<PodInfo> = Box::new(move |(ns, pod): &ObjKey, old, new| {
+            // Our own condition writes come back here; they need no reconcile.
+            let strip = |p: Option<&PodInfo>| {
+                p.map(|p| PodInfo {
+                    conditions: Vec::new(),
+                    ..p.clone()
+                })
+            };
+            if old.is_some() && new.is_some() && strip(old) == strip(new) {
+                return;
+            }
+            let mut names: BTreeSet<String> = c.index.bindings_of(ns, pod).into_iter().collect();
+            for p in old.iter().chain(new.iter()) {
+                names.extend(gate_bindings(p).map(String::from));
+            }
+            names.iter().for_each(|b| t.send(ns, b));
+        });
+        watches.pods.register(Arc::new(Feed::<Pod, _> {
+            caches: caches.clone(),
+            pick: |c| &c.pods,
+            project: cache::project_pod,
+            on_change: on_pod,
+        }));
+        let t = trig.clone();
+        watches.nodes.register(Arc::new(Feed::<Node, _> {
+            caches: caches.clone(),
+            pick: |c| &c.nodes,
+            project: cache::project_node,
+            on_change: Box::new(move |_, _, _| t.all()),
+        }));
+        let synced = vec![
+            watches.bindings.synced(),
+            watches.services.synced(),
+            slices_synced,
+            watches.pods.synced(),
+            watches.nodes.synced(),
+        ];
+        Warm {
+            caches,
+            trig,
+            synced,
+        }
+    }
+
+    /// Returns once every kind the controller reads has listed.
+    pub(super) async fn wait_synced(&self) {
+        for s in &self.synced {
+            s.wait().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::Index;
+    use futures::StreamExt;
+    use serde_json::json;
+
+    fn dynamic(v: serde_json::Value) -> Arc<DynamicObject> {
+        Arc::new(serde_json::from_value(v).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_binding_that_does_not_decode_is_skipped_and_the_others_are_kept() {
+        let watches = Watches::default();
+        let warm = Warm::register(&watches, true);
+        let (tx, mut rx) = futures::channel::mpsc::unbounded();
+        warm.trig.attach(Some(tx));
+        let good = dynamic(json!({
+            "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+            "metadata": {"name": "good", "namespace": "ns"},
+            "spec": {"serviceRef": {"name": "web", "port": 80}, "targetGroupARN": "arn:tg"}
+        }));
+        let bad = dynamic(json!({
+            "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+            "metadata": {"name": "bad", "namespace": "ns"},
+            "spec": {"serviceRef": "not an object"}
+        }));
+        let (store, writer) = reflector::store();
+        let bindings = Bindings {
+            writer: Mutex::new(writer),
+            trig: warm.trig.clone(),
+        };
+        bindings.reset(&[good.clone(), bad.clone()]);
+        bindings.apply(&bad);
+        warm.trig.attach(None);
+        let queued: Vec<String> = rx.by_ref().map(|r| r.name).collect().await;
+        assert_eq!(queued, ["good"]);
+        let kept: Vec<String> = store.state().iter().map(|b| b.name_any()).collect();
+        assert_eq!(kept, ["good"]);
+    }
+}

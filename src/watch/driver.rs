@@ -1,0 +1,109 @@
+//! One kind's watch: the indexes registered for it, its sync status, and the driver loop that
+//! turns watcher events into `reset` (once per completed list), `apply` and `delete`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::{Stream, StreamExt};
+use kube::runtime::watcher::{self, Event};
+
+use super::{Index, IndexList};
+
+/// Whether a kind has completed its first list. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Synced(tokio::sync::watch::Receiver<bool>);
+
+impl Synced {
+    pub fn is_synced(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Returns once the kind has listed (never, if its watch is not running).
+    pub async fn wait(&self) {
+        let mut rx = self.0.clone();
+        let _ = rx.wait_for(|s| *s).await;
+    }
+}
+
+/// The single watch of one kind: indexes register before it starts; it runs at most once.
+pub struct Kind<K> {
+    name: &'static str,
+    indexes: Mutex<IndexList<K>>,
+    started: AtomicBool,
+    synced: tokio::sync::watch::Sender<bool>,
+}
+
+impl<K> Kind<K> {
+    /// `name`: the plural resource, for logs.
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            indexes: Mutex::new(IndexList::default()),
+            started: AtomicBool::new(false),
+            synced: tokio::sync::watch::Sender::new(false),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Adds a consumer. Every consumer registers before the watches start: one registering
+    /// later would miss the initial list, so that is a bug and panics.
+    pub fn register(&self, index: Arc<dyn Index<K>>) {
+        assert!(
+            !self.started.load(Ordering::Acquire),
+            "an index of {} registered after its watch started",
+            self.name
+        );
+        self.indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(index);
+    }
+
+    /// Whether anything registered (a kind nobody reads is not watched).
+    pub fn wanted(&self) -> bool {
+        !self
+            .indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
+    pub fn synced(&self) -> Synced {
+        Synced(self.synced.subscribe())
+    }
+
+    fn take(&self) -> IndexList<K> {
+        self.started.store(true, Ordering::Release);
+        std::mem::take(&mut *self.indexes.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// Runs `stream` (a watcher with backoff) into the kind's indexes until the stream ends. The
+/// initial list is buffered so no index ever sees half a list.
+pub async fn drive<K, S>(kind: &Kind<K>, stream: S)
+where
+    S: Stream<Item = Result<Event<K>, watcher::Error>>,
+{
+    let list = kind.take();
+    futures::pin_mut!(stream);
+    let mut buffer: Vec<Arc<K>> = Vec::new();
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(Event::Init) => buffer.clear(),
+            Ok(Event::InitApply(obj)) => buffer.push(Arc::new(obj)),
+            Ok(Event::InitDone) => {
+                list.reset(&std::mem::take(&mut buffer));
+                kind.synced.send_replace(true);
+                tracing::debug!(watch = kind.name, "listed");
+            }
+            Ok(Event::Apply(obj)) => list.apply(&Arc::new(obj)),
+            Ok(Event::Delete(obj)) => list.delete(&Arc::new(obj)),
+            Err(error) => {
+                tracing::warn!(%error, watch = kind.name, "watch failed; retrying with backoff")
+            }
+        }
+    }
+}

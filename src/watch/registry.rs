@@ -1,0 +1,143 @@
+//! The process's watches, one [`Kind`] per Kubernetes kind any consumer reads. Built once at
+//! process start; consumers register, then [`Watches::run`] starts every wanted kind.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use k8s_openapi::api::core::v1::{Endpoints, Namespace, Node, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use kube::api::{ApiResource, DynamicObject};
+use kube::core::{ClusterResourceScope, NamespaceResourceScope};
+use kube::runtime::watcher;
+use kube::runtime::WatchStreamExt;
+use kube::{Api, Resource};
+use serde::de::DeserializeOwned;
+
+use super::driver::{drive, Kind};
+use crate::controller::scope;
+use crate::crd::{IngressClassParams, TargetGroupBinding};
+
+/// Every kind the process may watch.
+pub struct Watches {
+    /// TargetGroupBindings, untyped: one binding that does not decode cannot fail the list (and
+    /// so stall every consumer); each consumer reads the fields it needs.
+    pub bindings: Kind<DynamicObject>,
+    pub services: Kind<Service>,
+    pub endpoint_slices: Kind<EndpointSlice>,
+    pub endpoints: Kind<Endpoints>,
+    pub pods: Kind<Pod>,
+    pub ingresses: Kind<Ingress>,
+    pub ingress_classes: Kind<IngressClass>,
+    pub ingress_class_params: Kind<IngressClassParams>,
+    pub namespaces: Kind<Namespace>,
+    pub nodes: Kind<Node>,
+}
+
+impl Default for Watches {
+    fn default() -> Self {
+        Self {
+            bindings: Kind::new("targetgroupbindings"),
+            services: Kind::new("services"),
+            endpoint_slices: Kind::new("endpointslices"),
+            endpoints: Kind::new("endpoints"),
+            pods: Kind::new("pods"),
+            ingresses: Kind::new("ingresses"),
+            ingress_classes: Kind::new("ingressclasses"),
+            ingress_class_params: Kind::new("ingressclassparams"),
+            namespaces: Kind::new("namespaces"),
+            nodes: Kind::new("nodes"),
+        }
+    }
+}
+
+type Driver = BoxFuture<'static, ()>;
+
+/// The driver of a namespaced kind, limited like `--watch-namespace` (empty: all).
+fn namespaced<K>(
+    watches: &Arc<Watches>,
+    kind: fn(&Watches) -> &Kind<K>,
+    client: &kube::Client,
+    namespaces: &[String],
+) -> Option<Driver>
+where
+    K: Resource<Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+    K::DynamicType: Default,
+{
+    kind(watches).wanted().then(|| {
+        let events = scope::watch::<K>(client.clone(), namespaces, watcher::Config::default());
+        let w = watches.clone();
+        async move { drive(kind(&w), events).await }.boxed()
+    })
+}
+
+/// The driver of a cluster-scoped kind.
+fn cluster<K>(
+    watches: &Arc<Watches>,
+    kind: fn(&Watches) -> &Kind<K>,
+    client: &kube::Client,
+) -> Option<Driver>
+where
+    K: Resource<Scope = ClusterResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+    K::DynamicType: Default,
+{
+    kind(watches).wanted().then(|| {
+        let api = Api::<K>::all(client.clone());
+        let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
+        let w = watches.clone();
+        async move { drive(kind(&w), events).await }.boxed()
+    })
+}
+
+impl Watches {
+    /// Runs one watch per wanted kind, each on its own task, until the future is dropped (which
+    /// stops them all). Call once, after every consumer registered.
+    pub async fn run(self: Arc<Self>, client: kube::Client, namespaces: Vec<String>) {
+        let ar = ApiResource::erase::<TargetGroupBinding>(&());
+        let bindings = self.bindings.wanted().then(|| {
+            let cfg = watcher::Config::default();
+            let events = scope::watch_with(&namespaces, cfg, |ns| match ns {
+                Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar),
+                None => Api::all_with(client.clone(), &ar),
+            });
+            let w = self.clone();
+            async move { drive(&w.bindings, events).await }.boxed()
+        });
+        let (w, c, ns) = (&self, &client, namespaces.as_slice());
+        let drivers: Vec<Driver> = [
+            bindings,
+            namespaced(w, |w| &w.services, c, ns),
+            namespaced(w, |w| &w.endpoint_slices, c, ns),
+            namespaced(w, |w| &w.endpoints, c, ns),
+            namespaced(w, |w| &w.pods, c, ns),
+            namespaced(w, |w| &w.ingresses, c, ns),
+            cluster(w, |w| &w.ingress_classes, c),
+            cluster(w, |w| &w.ingress_class_params, c),
+            cluster(w, |w| &w.namespaces, c),
+            cluster(w, |w| &w.nodes, c),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        tracing::info!(watches = drivers.len(), "starting watches");
+        // A JoinSet aborts its tasks when dropped: the watches live exactly as long as this future.
+        let mut tasks = tokio::task::JoinSet::new();
+        for d in drivers {
+            tasks.spawn(d);
+        }
+        while tasks.join_next().await.is_some() {}
+    }
+}
