@@ -10,9 +10,11 @@
 //! carries their specs with the target-group ARNs and security-group ids filled in.
 
 mod error;
+pub mod frontend_nlb;
 pub mod listener;
 pub mod load_balancer;
 pub mod normalize;
+pub mod preflight;
 pub mod rule;
 pub mod security_group;
 pub mod sg_resolver;
@@ -164,9 +166,18 @@ impl Deployer {
                 )));
             }
         }
+        // Refused whole before the first call: never a half-built stack.
+        preflight::check(stack)?;
         let mut owned_sgs = self.find_owned_sgs(sid).await?;
-        let owned_tgs = self.find_owned_tgs(sid).await?;
-        let owned_lbs = self.find_owned_lbs(sid).await?;
+        let mut owned_tgs = self.find_owned_tgs(sid).await?;
+        let mut owned_lbs = self.find_owned_lbs(sid).await?;
+        // An upstream-made frontend NLB is kept as it is while the stack lives.
+        if frontend_nlb::set_aside(stack, &mut owned_lbs, &mut owned_tgs) > 0 {
+            tracing::debug!(stack = sid, "leaving the stack's frontend NLB as it is");
+        }
+        if stack.load_balancer.is_none() {
+            self.release_alb_targets(&owned_tgs).await?;
+        }
         let mut res = Resolved::default();
 
         // 1. Security groups.

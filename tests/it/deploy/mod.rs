@@ -2,8 +2,10 @@
 //! (call counts from its log), moto for a real-SDK deploy and adoption of upstream-made resources.
 
 mod faults;
+mod frontend_nlb;
 mod functional;
 mod moto;
+mod refusals;
 
 use std::path::Path;
 use std::sync::Arc;
