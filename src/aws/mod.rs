@@ -56,6 +56,8 @@ pub trait ElbV2: Send + Sync {
     async fn set_security_groups(&self, arn: &str, security_groups: &[String]) -> Result<()>;
     async fn set_subnets(&self, arn: &str, subnets: &[SubnetMapping]) -> Result<()>;
     async fn set_ip_address_type(&self, arn: &str, ip_address_type: &str) -> Result<()>;
+    /// `ModifyIpPools`: sets the IPv4 IPAM pool, or removes it when `None`.
+    async fn modify_ip_pools(&self, arn: &str, ipv4_ipam_pool_id: Option<&str>) -> Result<()>;
 
     async fn describe_target_groups(&self, q: &TargetGroupQuery) -> Result<Vec<TargetGroup>>;
     async fn create_target_group(&self, req: &CreateTargetGroup) -> Result<TargetGroup>;

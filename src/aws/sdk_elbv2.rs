@@ -53,7 +53,13 @@ impl ElbV2 for SdkElbV2 {
             if !req.ip_address_type.is_empty() {
                 b = b.ip_address_type(et::IpAddressType::from(req.ip_address_type.as_str()));
             }
-            b.send()
+            b.set_customer_owned_ipv4_pool(req.customer_owned_ipv4_pool.clone())
+                .set_ipam_pools(
+                    req.ipv4_ipam_pool_id
+                        .as_ref()
+                        .map(|id| et::IpamPools::builder().ipv4_ipam_pool_id(id).build()),
+                )
+                .send()
         })
         .await?;
         Ok(out
@@ -111,6 +117,19 @@ impl ElbV2 for SdkElbV2 {
             .iter()
             .map(|a| (s(a.key()), s(a.value())))
             .collect())
+    }
+
+    async fn modify_ip_pools(&self, arn: &str, ipv4_ipam_pool_id: Option<&str>) -> Result<()> {
+        send(&self.caller, SVC, "ModifyIpPools", || {
+            let b = self.client.modify_ip_pools().load_balancer_arn(arn);
+            match ipv4_ipam_pool_id {
+                Some(id) => b.ipam_pools(et::IpamPools::builder().ipv4_ipam_pool_id(id).build()),
+                None => b.remove_ipam_pools(et::RemoveIpamPoolEnum::Ipv4),
+            }
+            .send()
+        })
+        .await?;
+        Ok(())
     }
 
     async fn set_security_groups(&self, arn: &str, security_groups: &[String]) -> Result<()> {

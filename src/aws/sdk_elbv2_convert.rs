@@ -78,6 +78,8 @@ pub(super) fn lb_from(l: &et::LoadBalancer) -> LoadBalancer {
                 subnet_id: s(z.subnet_id()),
             })
             .collect(),
+        customer_owned_ipv4_pool: os(l.customer_owned_ipv4_pool()),
+        ipv4_ipam_pool_id: l.ipam_pools().and_then(|p| os(p.ipv4_ipam_pool_id())),
     }
 }
 

@@ -44,6 +44,10 @@ pub struct LoadBalancer {
     pub state: String,
     pub security_groups: Vec<String>,
     pub availability_zones: Vec<LbZone>,
+    /// ALB on Outposts: the customer-owned address pool (set at creation only).
+    pub customer_owned_ipv4_pool: Option<String>,
+    /// The IPAM pool IPv4 addresses come from (`IpamPools.Ipv4IpamPoolId`).
+    pub ipv4_ipam_pool_id: Option<String>,
 }
 
 /// One zone of a load balancer.
@@ -89,6 +93,10 @@ pub struct CreateLoadBalancer {
     pub subnet_mappings: Vec<SubnetMapping>,
     pub security_groups: Vec<String>,
     pub tags: Tags,
+    /// Not sent when `None`.
+    pub customer_owned_ipv4_pool: Option<String>,
+    /// `IpamPools.Ipv4IpamPoolId`; not sent when `None`.
+    pub ipv4_ipam_pool_id: Option<String>,
 }
 
 // ------------------------------------------------------------------ target groups

@@ -223,6 +223,8 @@ impl Deployer {
                         .collect(),
                     security_groups: sgs,
                     tags: want.tags.clone(),
+                    customer_owned_ipv4_pool: want.customer_owned_ipv4_pool.clone(),
+                    ipv4_ipam_pool_id: want.ipv4_ipam_pool_id.clone(),
                 };
                 let lb = self
                     .elbv2
@@ -262,6 +264,8 @@ impl Deployer {
         subnets: Option<Vec<String>>,
     ) -> Result<()> {
         let arn = &have.arn;
+        super::ip_pools::log_coip_drift(want, have);
+        self.remove_unwanted_ipam_pool(want, have).await?;
         if !same_set(sgs, &have.security_groups) {
             self.elbv2
                 .set_security_groups(arn, sgs)
@@ -284,6 +288,7 @@ impl Deployer {
                 .await
                 .ctx(|| format!("set IP address type of {}", have.name))?;
         }
+        self.set_wanted_ipam_pool(want, have).await?;
         self.reconcile_elb_tags(arn, &want.tags, have_tags).await
     }
 

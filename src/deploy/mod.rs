@@ -11,6 +11,7 @@
 
 mod error;
 pub mod frontend_nlb;
+pub mod ip_pools;
 pub mod listener;
 pub mod load_balancer;
 pub mod normalize;

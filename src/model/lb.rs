@@ -169,7 +169,10 @@ impl LbSettings {
             {
                 Some(id) => ignore(ipams.insert(id)),
                 None => ignore(
-                    ann::string(a, suffix::IPAM_IPV4_POOL_ID).map(|s| ipams.insert(s.to_string())),
+                    // Upstream treats an empty annotation as absent.
+                    ann::string(a, suffix::IPAM_IPV4_POOL_ID)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| ipams.insert(s.to_string())),
                 ),
             }
             super::not_deployed::member_features(m, cfg).map_err(|f| f.on(&m.key()))?;

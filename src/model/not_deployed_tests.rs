@@ -105,8 +105,15 @@ fn load_balancer_addons_are_refused_not_ignored() {
         ("shield-advanced-protection", "true"),
         ("shield-advanced-protection", "false"),
         ("enable-frontend-nlb", "true"),
-        ("customer-owned-ipv4-pool", "ipv4pool-coip-1"),
-        ("ipam-ipv4-pool-id", "ipam-pool-1"),
+    ] {
+        assert_refused(&a(key, value), &format!("alb.ingress.kubernetes.io/{key}"));
+    }
+}
+
+/// Drop with `awaiting_deployer` when the deployer applies these (branch nlb-deploy).
+#[test]
+fn listener_attributes_and_capacity_are_refused_until_the_deployer_applies_them() {
+    for (key, value) in [
         ("minimum-load-balancer-capacity", "CapacityUnits=100"),
         (
             "listener-attributes.HTTP-80",

@@ -223,6 +223,8 @@ impl State {
             state: "active".into(),
             security_groups: req.security_groups.clone(),
             availability_zones: self.zones_of(&req.subnet_mappings),
+            customer_owned_ipv4_pool: req.customer_owned_ipv4_pool.clone(),
+            ipv4_ipam_pool_id: req.ipv4_ipam_pool_id.clone(),
         };
         self.lbs.insert(
             arn.clone(),

@@ -88,6 +88,14 @@ impl ElbV2 for FakeAws {
         .await
     }
 
+    async fn modify_ip_pools(&self, arn: &str, ipv4_ipam_pool_id: Option<&str>) -> Result<()> {
+        self.run(SVC, "ModifyIpPools", |st| {
+            st.lb_mut(arn)?.lb.ipv4_ipam_pool_id = ipv4_ipam_pool_id.map(str::to_string);
+            Ok(())
+        })
+        .await
+    }
+
     async fn set_ip_address_type(&self, arn: &str, ip_address_type: &str) -> Result<()> {
         self.run(SVC, "SetIpAddressType", |st| {
             if !["ipv4", "dualstack", "dualstack-without-public-ipv4"].contains(&ip_address_type) {

@@ -121,6 +121,21 @@ impl ElbV2 for Recorder {
         self.elb("SetSubnets", arn, c.into_iter().collect());
         Ok(())
     }
+    async fn modify_ip_pools(&self, arn: &str, ipv4_ipam_pool_id: Option<&str>) -> Result<()> {
+        let mut s = self.seen();
+        let lb = s.lbs.entry(arn.to_string()).or_default();
+        let after = ipv4_ipam_pool_id.map(str::to_string);
+        let c = change(
+            "ipamPools.ipv4IpamPoolId",
+            lb.ipv4_ipam_pool_id.clone(),
+            after.clone(),
+        );
+        lb.ipv4_ipam_pool_id = after;
+        drop(s);
+        self.elb("ModifyIpPools", arn, c.into_iter().collect());
+        Ok(())
+    }
+
     async fn set_ip_address_type(&self, arn: &str, ip_address_type: &str) -> Result<()> {
         let mut s = self.seen();
         let lb = s.lbs.entry(arn.to_string()).or_default();

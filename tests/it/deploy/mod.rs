@@ -4,6 +4,7 @@
 mod faults;
 mod frontend_nlb;
 mod functional;
+mod ip_pools;
 mod moto;
 mod refusals;
 

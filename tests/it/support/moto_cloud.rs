@@ -216,6 +216,7 @@ pub async fn create_as_upstream(c: &Cloud, stack: &Stack) {
             .collect(),
         security_groups: vec![sg, backend],
         tags: lb.tags.clone(),
+        ..Default::default()
     };
     let created = c.elb.create_load_balancer(&req).await.unwrap();
     let spec = ListenerSpec {

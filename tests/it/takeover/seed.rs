@@ -302,6 +302,7 @@ pub async fn seed(
                 .collect(),
             security_groups: lb_sgs,
             tags: s.tags("LoadBalancer"),
+            ..Default::default()
         })
         .await
         .unwrap();
