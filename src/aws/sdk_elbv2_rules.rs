@@ -116,6 +116,29 @@ pub(super) fn action_to(a: &Action, order: i32) -> et::Action {
                     .build(),
             )
             .build(),
+        Action::JwtValidation(j) => b
+            .r#type(et::ActionTypeEnum::JwtValidation)
+            .jwt_validation_config(
+                et::JwtValidationActionConfig::builder()
+                    .jwks_endpoint(&j.jwks_endpoint)
+                    .issuer(&j.issuer)
+                    .set_additional_claims((!j.additional_claims.is_empty()).then(|| {
+                        j.additional_claims
+                            .iter()
+                            .map(|c| {
+                                et::JwtValidationActionAdditionalClaim::builder()
+                                    .format(et::JwtValidationActionAdditionalClaimFormatEnum::from(
+                                        c.format.as_str(),
+                                    ))
+                                    .name(&c.name)
+                                    .set_values(Some(c.values.clone()))
+                                    .build()
+                            })
+                            .collect()
+                    }))
+                    .build(),
+            )
+            .build(),
     }
 }
 
@@ -229,6 +252,22 @@ pub(super) fn action_from(a: &et::Action) -> Option<Action> {
                 on_unauthenticated_request: c
                     .on_unauthenticated_request()
                     .map(|v| v.as_str().to_string()),
+            })
+        }
+        et::ActionTypeEnum::JwtValidation => {
+            let j = a.jwt_validation_config()?;
+            Action::JwtValidation(JwtValidationConfig {
+                jwks_endpoint: s(j.jwks_endpoint()),
+                issuer: s(j.issuer()),
+                additional_claims: j
+                    .additional_claims()
+                    .iter()
+                    .map(|c| JwtClaim {
+                        format: s(c.format().map(|f| f.as_str())),
+                        name: s(c.name()),
+                        values: c.values().to_vec(),
+                    })
+                    .collect(),
             })
         }
         _ => return None,

@@ -283,6 +283,7 @@ pub enum Action {
     FixedResponse(FixedResponseConfig),
     AuthenticateOidc(AuthenticateOidcConfig),
     AuthenticateCognito(AuthenticateCognitoConfig),
+    JwtValidation(JwtValidationConfig),
 }
 
 impl Action {
@@ -368,6 +369,23 @@ pub struct AuthenticateCognitoConfig {
     pub session_timeout: Option<i64>,
     pub authentication_request_extra_params: BTreeMap<String, String>,
     pub on_unauthenticated_request: Option<String>,
+}
+
+/// `jwt-validation`: the token is checked against the issuer's JWKS before the next action.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JwtValidationConfig {
+    pub jwks_endpoint: String,
+    pub issuer: String,
+    pub additional_claims: Vec<JwtClaim>,
+}
+
+/// One additional claim a JWT must carry (`format`: `single-string`, `string-array`,
+/// `space-separated-values`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JwtClaim {
+    pub format: String,
+    pub name: String,
+    pub values: Vec<String>,
 }
 
 /// A rule condition: `values` are wildcard patterns, `regex_values` regular expressions.

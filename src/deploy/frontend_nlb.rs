@@ -16,7 +16,8 @@ pub const RESOURCE_ID: &str = "FrontendNlb";
 
 /// True for any resource of a frontend NLB (the NLB, `FrontendNlb-ls-*`, `FrontendNlb-tg-*`).
 pub fn is_frontend_nlb(t: &Tags) -> bool {
-    tags::resource_id(t).is_some_and(|id| {
+    // Ingress stacks only: the Ingress resource tag, read directly.
+    t.get(tags::RESOURCE_TAG).is_some_and(|id| {
         id == RESOURCE_ID
             || id
                 .strip_prefix(RESOURCE_ID)

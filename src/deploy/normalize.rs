@@ -102,8 +102,20 @@ pub fn action(a: &model::Action, r: &Resolved) -> Result<aws::Action> {
                 "authenticate-oidc actions (client secret lookup)".into(),
             ))
         }
-        model::Action::JwtValidation { .. } => {
-            return Err(Error::Unsupported("jwt-validation actions".into()))
+        model::Action::JwtValidation { config: j } => {
+            aws::Action::JwtValidation(aws::JwtValidationConfig {
+                jwks_endpoint: j.jwks_endpoint.clone(),
+                issuer: j.issuer.clone(),
+                additional_claims: j
+                    .additional_claims
+                    .iter()
+                    .map(|c| aws::JwtClaim {
+                        format: c.format.clone(),
+                        name: c.name.clone(),
+                        values: c.values.clone(),
+                    })
+                    .collect(),
+            })
         }
     })
 }

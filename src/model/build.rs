@@ -361,11 +361,10 @@ fn actions_for(
             }
             actions.push(auth.clone());
         }
-        if eb.jwt.is_some() {
-            return Err(super::not_deployed::refuse(
-                ann::key(suffix::JWT_VALIDATION),
-                "JWT validation",
-            ));
+        if let Some(jwt) = &eb.jwt {
+            actions.push(Action::JwtValidation {
+                config: jwt.clone(),
+            });
         }
     }
     let a = &eb.action;

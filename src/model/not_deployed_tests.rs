@@ -169,14 +169,6 @@ fn listener_and_rule_features_are_refused_not_ignored() {
         "alb.ingress.kubernetes.io/auth-idp-oidc",
     );
     assert_refused(
-        &(HTTPS.to_string()
-            + &a(
-                "jwt-validation",
-                r#"{"jwksEndpoint":"https://j","issuer":"https://i"}"#,
-            )),
-        "alb.ingress.kubernetes.io/jwt-validation",
-    );
-    assert_refused(
         &a(
             "transforms.web",
             r#"[{"type":"url-rewrite","urlRewriteConfig":{"rewrites":[{"regex":"^/a","replace":"/b"}]}}]"#,

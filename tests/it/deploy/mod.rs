@@ -5,6 +5,7 @@ mod faults;
 mod frontend_nlb;
 mod functional;
 mod ip_pools;
+mod jwt;
 mod moto;
 mod refusals;
 
