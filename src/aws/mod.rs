@@ -93,12 +93,13 @@ pub trait ElbV2: Send + Sync {
 
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>>;
     async fn create_rule(&self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule>;
-    /// Replaces the conditions and actions of a rule.
+    /// Replaces the conditions, actions and transforms of a rule (no transforms removes them).
     async fn modify_rule(
         &self,
         arn: &str,
         conditions: &[RuleCondition],
         actions: &[Action],
+        transforms: &[RuleTransform],
     ) -> Result<Rule>;
     async fn delete_rule(&self, arn: &str) -> Result<()>;
     /// `(rule ARN, new priority)` pairs, applied in one request.

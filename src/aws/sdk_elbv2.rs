@@ -481,6 +481,10 @@ impl ElbV2 for SdkElbV2 {
                 .priority(spec.priority as i32)
                 .set_conditions(Some(spec.conditions.iter().map(cond_to).collect()))
                 .set_actions(Some(actions_to(&spec.actions)))
+                .set_transforms(
+                    (!spec.transforms.is_empty())
+                        .then(|| spec.transforms.iter().map(transform_to).collect()),
+                )
                 .set_tags(tags_to(&spec.tags))
                 .send()
         })
@@ -493,14 +497,21 @@ impl ElbV2 for SdkElbV2 {
         arn: &str,
         conditions: &[RuleCondition],
         actions: &[Action],
+        transforms: &[RuleTransform],
     ) -> Result<Rule> {
         let out = send(&self.caller, SVC, "ModifyRule", || {
-            self.client
+            let b = self
+                .client
                 .modify_rule()
                 .rule_arn(arn)
                 .set_conditions(Some(conditions.iter().map(cond_to).collect()))
-                .set_actions(Some(actions_to(actions)))
-                .send()
+                .set_actions(Some(actions_to(actions)));
+            if transforms.is_empty() {
+                b.reset_transforms(true)
+            } else {
+                b.set_transforms(Some(transforms.iter().map(transform_to).collect()))
+            }
+            .send()
         })
         .await?;
         Ok(out.rules().first().map(rule_from).unwrap_or_default())

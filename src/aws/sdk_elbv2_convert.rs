@@ -4,7 +4,7 @@
 use aws_sdk_elasticloadbalancingv2::types as et;
 
 use super::sdk::{os, s};
-use super::sdk_elbv2_rules::{actions_from, cond_from};
+use super::sdk_elbv2_rules::{actions_from, cond_from, transform_from};
 use super::types::*;
 
 pub(super) fn tags_to(t: &Tags) -> Option<Vec<et::Tag>> {
@@ -157,5 +157,6 @@ pub(super) fn rule_from(r: &et::Rule) -> Rule {
         is_default: r.is_default().unwrap_or(false),
         conditions: r.conditions().iter().filter_map(cond_from).collect(),
         actions: actions_from(r.actions()),
+        transforms: r.transforms().iter().map(transform_from).collect(),
     }
 }

@@ -406,3 +406,46 @@ pub(super) fn cond_from(c: &et::RuleCondition) -> Option<RuleCondition> {
         _ => return None,
     })
 }
+
+pub(super) fn transform_to(t: &RuleTransform) -> et::RuleTransform {
+    let rewrites: Vec<et::RewriteConfig> = t
+        .rewrites
+        .iter()
+        .map(|(regex, replace)| {
+            et::RewriteConfig::builder()
+                .regex(regex)
+                .replace(replace)
+                .build()
+        })
+        .collect();
+    let b =
+        et::RuleTransform::builder().r#type(et::TransformTypeEnum::from(t.transform_type.as_str()));
+    match t.transform_type.as_str() {
+        "host-header-rewrite" => b.host_header_rewrite_config(
+            et::HostHeaderRewriteConfig::builder()
+                .set_rewrites(Some(rewrites))
+                .build(),
+        ),
+        _ => b.url_rewrite_config(
+            et::UrlRewriteConfig::builder()
+                .set_rewrites(Some(rewrites))
+                .build(),
+        ),
+    }
+    .build()
+}
+
+pub(super) fn transform_from(t: &et::RuleTransform) -> RuleTransform {
+    let rewrites = t
+        .host_header_rewrite_config()
+        .map(|c| c.rewrites())
+        .or_else(|| t.url_rewrite_config().map(|c| c.rewrites()))
+        .unwrap_or_default()
+        .iter()
+        .map(|r| (s(r.regex()), s(r.replace())))
+        .collect();
+    RuleTransform {
+        transform_type: s(t.r#type().map(|v| v.as_str())),
+        rewrites,
+    }
+}

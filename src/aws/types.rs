@@ -265,6 +265,7 @@ pub struct Rule {
     pub is_default: bool,
     pub conditions: Vec<RuleCondition>,
     pub actions: Vec<Action>,
+    pub transforms: Vec<RuleTransform>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -272,7 +273,15 @@ pub struct RuleSpec {
     pub priority: u32,
     pub conditions: Vec<RuleCondition>,
     pub actions: Vec<Action>,
+    pub transforms: Vec<RuleTransform>,
     pub tags: Tags,
+}
+
+/// A rule transform: `host-header-rewrite` or `url-rewrite`, with its (regex, replace) rewrites.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RuleTransform {
+    pub transform_type: String,
+    pub rewrites: Vec<(String, String)>,
 }
 
 /// One action; a list of actions is executed in order (AWS `Order` = position + 1).

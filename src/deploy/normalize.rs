@@ -277,10 +277,28 @@ pub fn norm_conditions(list: &[aws::RuleCondition]) -> Vec<aws::RuleCondition> {
 pub fn same_rule(
     want_conditions: &[aws::RuleCondition],
     want_actions: &[aws::Action],
+    want_transforms: &[aws::RuleTransform],
     have: &aws::Rule,
 ) -> bool {
     norm_conditions(want_conditions) == norm_conditions(&have.conditions)
         && norm_actions(want_actions) == norm_actions(&have.actions)
+        && want_transforms == have.transforms.as_slice()
+}
+
+/// A model transform as ELBv2 takes it.
+pub fn transform(t: &model::Transform) -> aws::RuleTransform {
+    let config = match t.transform_type.as_str() {
+        "host-header-rewrite" => &t.host_header_rewrite_config,
+        _ => &t.url_rewrite_config,
+    };
+    aws::RuleTransform {
+        transform_type: t.transform_type.clone(),
+        rewrites: config
+            .iter()
+            .flat_map(|c| &c.rewrites)
+            .map(|r| (r.regex.clone(), r.replace.clone()))
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -40,9 +40,6 @@ pub fn check(stack: &Stack) -> Result<()> {
         }
     }
     for r in &stack.listener_rules {
-        if !r.transforms.is_empty() {
-            return unsupported(format!("transforms on rule {}", r.id));
-        }
         if let Some(what) = r.actions.iter().find_map(action_need) {
             return unsupported(format!("{what} on rule {}", r.id));
         }

@@ -434,15 +434,5 @@ fn actions_for(
         other => return Err(Fail::msg(format!("unknown action type: {other}"))),
     };
     actions.push(action);
-    if !eb.transforms.is_empty() {
-        return Err(super::not_deployed::refuse(
-            backend
-                .service
-                .as_ref()
-                .map(|s| ann::key(&format!("{}.{}", suffix::TRANSFORMS_PREFIX, s.name)))
-                .unwrap_or_default(),
-            "rule transforms",
-        ));
-    }
     Ok((actions, eb.conditions, eb.transforms))
 }

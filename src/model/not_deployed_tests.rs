@@ -168,13 +168,6 @@ fn listener_and_rule_features_are_refused_not_ignored() {
             )),
         "alb.ingress.kubernetes.io/auth-idp-oidc",
     );
-    assert_refused(
-        &a(
-            "transforms.web",
-            r#"[{"type":"url-rewrite","urlRewriteConfig":{"rewrites":[{"regex":"^/a","replace":"/b"}]}}]"#,
-        ),
-        "alb.ingress.kubernetes.io/transforms.web",
-    );
 }
 
 #[test]

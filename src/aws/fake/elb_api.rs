@@ -277,9 +277,10 @@ impl ElbV2 for FakeAws {
         arn: &str,
         conditions: &[RuleCondition],
         actions: &[Action],
+        transforms: &[RuleTransform],
     ) -> Result<Rule> {
         self.run(SVC, "ModifyRule", |st| {
-            st.modify_rule(arn, conditions, actions)
+            st.modify_rule(arn, conditions, actions, transforms)
         })
         .await
     }

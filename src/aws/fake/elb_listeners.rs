@@ -160,6 +160,7 @@ impl State {
             is_default: true,
             conditions: vec![],
             actions: listener.default_actions.clone(),
+            transforms: vec![],
         };
         self.rules.insert(
             rule_arn,

@@ -432,6 +432,9 @@ impl ElbV2 for Recorder {
         changes.extend(created(&[("priority", &spec.priority)]));
         changes.extend(created(&[("conditions", &spec.conditions)]));
         changes.extend(created(&[("actions", &spec.actions)]));
+        if !spec.transforms.is_empty() {
+            changes.extend(created(&[("transforms", &spec.transforms)]));
+        }
         self.elb("CreateRule", &arn, changes);
         let r = Rule {
             arn: arn.clone(),
@@ -439,6 +442,7 @@ impl ElbV2 for Recorder {
             is_default: false,
             conditions: spec.conditions.clone(),
             actions: spec.actions.clone(),
+            transforms: spec.transforms.clone(),
         };
         let mut s = self.seen();
         s.rules.insert(arn.clone(), r.clone());
@@ -454,6 +458,7 @@ impl ElbV2 for Recorder {
         arn: &str,
         conditions: &[RuleCondition],
         actions: &[Action],
+        transforms: &[RuleTransform],
     ) -> Result<Rule> {
         let mut s = self.seen();
         let r = s.rules.entry(arn.to_string()).or_default();
@@ -464,12 +469,18 @@ impl ElbV2 for Recorder {
                 Some(show(&conditions)),
             ),
             change("actions", Some(show(&r.actions)), Some(show(&actions))),
+            change(
+                "transforms",
+                Some(show(&r.transforms)),
+                Some(show(&transforms)),
+            ),
         ]
         .into_iter()
         .flatten()
         .collect();
         r.conditions = conditions.to_vec();
         r.actions = actions.to_vec();
+        r.transforms = transforms.to_vec();
         let r = r.clone();
         drop(s);
         self.elb("ModifyRule", arn, changes);

@@ -8,6 +8,7 @@ mod ip_pools;
 mod jwt;
 mod moto;
 mod refusals;
+mod transforms;
 
 use std::path::Path;
 use std::sync::Arc;

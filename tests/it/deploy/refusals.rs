@@ -2,7 +2,7 @@
 //! call: no security group, target group or load balancer is left half-built.
 
 use aws_load_balancer_controller::deploy::Error;
-use aws_load_balancer_controller::model::{Action, AuthenticateOidcConfig, Transform};
+use aws_load_balancer_controller::model::{Action, AuthenticateOidcConfig};
 
 use super::functional::{deployer, inventory};
 use super::*;
@@ -36,9 +36,6 @@ async fn undeployable_stacks_make_no_aws_write_at_all() {
         },
     );
     cases.push(("authenticate-oidc", s));
-    let mut s = base.clone();
-    s.listener_rules[1].transforms = vec![Transform::default()];
-    cases.push(("transforms", s));
     let mut s = base.clone();
     s.addons.shield_advanced_protection = Some(true);
     cases.push(("Shield", s));

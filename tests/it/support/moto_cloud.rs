@@ -246,6 +246,7 @@ pub async fn create_as_upstream(c: &Cloud, stack: &Stack) {
                 regex_values: vec![],
             }],
             actions: vec![Action::forward(tg)],
+            transforms: vec![],
             tags: r.tags.clone(),
         };
         c.elb.create_rule(&listener.arn, &spec).await.unwrap();

@@ -332,6 +332,7 @@ pub async fn seed(
             priority: r.priority,
             conditions: r.conditions.clone(),
             actions: r.actions.iter().map(|a| action(a, &arns)).collect(),
+            transforms: vec![],
             tags: s.tags(&format!("{}:{}", r.listener, r.priority)),
         };
         c.elb
