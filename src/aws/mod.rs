@@ -84,6 +84,8 @@ pub trait ElbV2: Send + Sync {
     ) -> Result<Vec<TargetHealthDescription>>;
 
     async fn describe_listeners(&self, lb_arn: &str) -> Result<Vec<Listener>>;
+    /// Trust stores with these names (those that exist).
+    async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>>;
     async fn create_listener(&self, lb_arn: &str, spec: &ListenerSpec) -> Result<Listener>;
     async fn modify_listener(&self, arn: &str, spec: &ListenerSpec) -> Result<Listener>;
     async fn delete_listener(&self, arn: &str) -> Result<()>;

@@ -370,6 +370,7 @@ impl ElbV2 for SdkElbV2 {
                 .set_certificates(certs_to(&spec.certificates))
                 .set_alpn_policy(non_empty(&spec.alpn_policy))
                 .set_default_actions(Some(actions_to(&spec.default_actions)))
+                .set_mutual_authentication(spec.mutual_authentication.as_ref().map(mtls_to))
                 .set_tags(tags_to(&spec.tags))
                 .send()
         })
@@ -392,6 +393,7 @@ impl ElbV2 for SdkElbV2 {
                 .set_certificates(certs_to(&spec.certificates))
                 .set_alpn_policy(non_empty(&spec.alpn_policy))
                 .set_default_actions(Some(actions_to(&spec.default_actions)))
+                .set_mutual_authentication(spec.mutual_authentication.as_ref().map(mtls_to))
                 .send()
         })
         .await?;
@@ -400,6 +402,24 @@ impl ElbV2 for SdkElbV2 {
             .first()
             .map(listener_from)
             .unwrap_or_default())
+    }
+
+    async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>> {
+        let out = send(&self.caller, SVC, "DescribeTrustStores", || {
+            self.client
+                .describe_trust_stores()
+                .set_names(Some(names.to_vec()))
+                .send()
+        })
+        .await?;
+        Ok(out
+            .trust_stores()
+            .iter()
+            .map(|t| TrustStore {
+                name: s(t.name()),
+                arn: s(t.trust_store_arn()),
+            })
+            .collect())
     }
 
     async fn delete_listener(&self, arn: &str) -> Result<()> {

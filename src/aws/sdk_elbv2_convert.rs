@@ -147,7 +147,28 @@ pub(super) fn listener_from(l: &et::Listener) -> Listener {
             .collect(),
         alpn_policy: l.alpn_policy().to_vec(),
         default_actions: actions_from(l.default_actions()),
+        mutual_authentication: l.mutual_authentication().map(|m| MutualAuthentication {
+            mode: s(m.mode()),
+            trust_store_arn: os(m.trust_store_arn()),
+            ignore_client_certificate_expiry: m.ignore_client_certificate_expiry(),
+            advertise_trust_store_ca_names: m
+                .advertise_trust_store_ca_names()
+                .map(|v| v.as_str().to_string()),
+        }),
     }
+}
+
+pub(super) fn mtls_to(m: &MutualAuthentication) -> et::MutualAuthenticationAttributes {
+    et::MutualAuthenticationAttributes::builder()
+        .mode(&m.mode)
+        .set_trust_store_arn(m.trust_store_arn.clone())
+        .set_ignore_client_certificate_expiry(m.ignore_client_certificate_expiry)
+        .set_advertise_trust_store_ca_names(
+            m.advertise_trust_store_ca_names
+                .as_deref()
+                .map(et::AdvertiseTrustStoreCaNamesEnum::from),
+        )
+        .build()
 }
 
 pub(super) fn rule_from(r: &et::Rule) -> Rule {

@@ -235,6 +235,25 @@ pub struct Listener {
     pub certificates: Vec<String>,
     pub alpn_policy: Vec<String>,
     pub default_actions: Vec<Action>,
+    /// HTTPS: client-certificate handling (AWS reports `off` when never set).
+    pub mutual_authentication: Option<MutualAuthentication>,
+}
+
+/// A listener's `MutualAuthentication` (`mode`: `off`, `passthrough` or `verify`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MutualAuthentication {
+    pub mode: String,
+    pub trust_store_arn: Option<String>,
+    pub ignore_client_certificate_expiry: Option<bool>,
+    /// `on` / `off`.
+    pub advertise_trust_store_ca_names: Option<String>,
+}
+
+/// A trust store found by name (`DescribeTrustStores`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TrustStore {
+    pub name: String,
+    pub arn: String,
 }
 
 /// What to create or change on a listener (ModifyListener replaces every field given).
@@ -248,6 +267,8 @@ pub struct ListenerSpec {
     pub alpn_policy: Vec<String>,
     pub default_actions: Vec<Action>,
     /// Only used on create.
+    /// Not sent when `None` (the listener keeps what it has).
+    pub mutual_authentication: Option<MutualAuthentication>,
     pub tags: Tags,
 }
 

@@ -14,6 +14,7 @@ pub mod frontend_nlb;
 pub mod ip_pools;
 pub mod listener;
 pub mod load_balancer;
+pub mod mtls;
 pub mod normalize;
 pub mod preflight;
 pub mod rule;
@@ -169,6 +170,8 @@ impl Deployer {
         }
         // Refused whole before the first call: never a half-built stack.
         preflight::check(stack)?;
+        // Names resolved before the first write: a missing trust store leaves nothing half-built.
+        let trust_store_arns = self.resolve_trust_stores(stack).await?;
         let mut owned_sgs = self.find_owned_sgs(sid).await?;
         let mut owned_tgs = self.find_owned_tgs(sid).await?;
         let mut owned_lbs = self.find_owned_lbs(sid).await?;
@@ -179,7 +182,10 @@ impl Deployer {
         if stack.load_balancer.is_none() {
             self.release_alb_targets(&owned_tgs).await?;
         }
-        let mut res = Resolved::default();
+        let mut res = Resolved {
+            trust_store_arns,
+            ..Default::default()
+        };
 
         // 1. Security groups.
         if let Some(sg) = &stack.managed_security_group {

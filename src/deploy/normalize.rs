@@ -17,6 +17,8 @@ pub struct Resolved {
     pub target_group_arns: BTreeMap<String, String>,
     pub managed_sg: Option<String>,
     pub backend_sg: Option<String>,
+    /// Trust store ARN by name (`mutual-authentication`).
+    pub trust_store_arns: BTreeMap<String, String>,
 }
 
 impl Resolved {

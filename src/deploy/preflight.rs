@@ -32,9 +32,6 @@ pub fn check(stack: &Stack) -> Result<()> {
                 l.port
             ));
         }
-        if l.mutual_authentication.is_some() {
-            return unsupported(format!("mutual authentication on listener {}", l.port));
-        }
         if let Some(what) = l.default_actions.iter().find_map(action_need) {
             return unsupported(format!("{what} on listener {}", l.port));
         }

@@ -1,5 +1,5 @@
 //! Inputs this build parses but does not deploy yet (frontend NLB, WAF / WAFv2 / Shield, ACM
-//! certificate discovery and creation, OIDC, mTLS, listener
+//! certificate discovery and creation, OIDC, listener
 //! attributes, capacity reservation). Nothing is accepted and ignored: a member asking for one
 //! fails to build with the annotation named, before any AWS call, so it keeps its last deployed
 //! configuration (or the group waits) instead of being served without what it asked for.
@@ -126,12 +126,6 @@ pub fn listener_features(ports: &BTreeMap<i32, PortConfig>) -> Result<(), Fail> 
                     &format!("HTTPS listener {port} has no certificate-arn: ACM certificate discovery for hosts [{}]", hosts.join(" ")),
                 ));
             }
-        }
-        if let Some(m) = &c.mtls {
-            return Err(refuse(
-                ann::key(suffix::MUTUAL_AUTHENTICATION),
-                &format!("mutual authentication (mode {}) on listener {port}", m.mode),
-            ));
         }
     }
     Ok(())

@@ -153,14 +153,6 @@ fn listener_and_rule_features_are_refused_not_ignored() {
     );
     assert_refused(
         &(HTTPS.to_string()
-            + &a(
-                "mutual-authentication",
-                r#"[{"port":443,"mode":"passthrough"}]"#,
-            )),
-        "alb.ingress.kubernetes.io/mutual-authentication",
-    );
-    assert_refused(
-        &(HTTPS.to_string()
             + &a("auth-type", "oidc")
             + &a(
                 "auth-idp-oidc",

@@ -262,6 +262,21 @@ impl ElbV2 for FakeAws {
         .await
     }
 
+    async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>> {
+        self.run(SVC, "DescribeTrustStores", |st| {
+            Ok(names
+                .iter()
+                .filter_map(|n| {
+                    st.trust_stores.get(n).map(|arn| TrustStore {
+                        name: n.clone(),
+                        arn: arn.clone(),
+                    })
+                })
+                .collect())
+        })
+        .await
+    }
+
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>> {
         self.run(SVC, "DescribeRules", |st| st.describe_rules(listener_arn))
             .await

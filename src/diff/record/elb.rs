@@ -330,11 +330,15 @@ impl ElbV2 for Recorder {
             certificates: spec.certificates.clone(),
             alpn_policy: spec.alpn_policy.clone(),
             default_actions: spec.default_actions.clone(),
+            mutual_authentication: spec.mutual_authentication.clone(),
         };
         let mut s = self.seen();
         s.listeners.insert(arn.clone(), l.clone());
         s.tags.insert(arn, spec.tags.clone());
         Ok(l)
+    }
+    async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>> {
+        self.elbv2.describe_trust_stores(names).await
     }
     async fn modify_listener(&self, arn: &str, spec: &ListenerSpec) -> Result<Listener> {
         let mut s = self.seen();

@@ -63,6 +63,7 @@ async fn upstream_frontend_nlb(fake: &FakeAws, vpc: &str, alb_arn: &str) -> (Str
             alpn_policy: vec![],
             default_actions: vec![Action::forward(tg.arn.clone())],
             tags: stack("FrontendNlb-ls-TCP-80"),
+            mutual_authentication: None,
         },
     )
     .await

@@ -7,6 +7,7 @@ mod functional;
 mod ip_pools;
 mod jwt;
 mod moto;
+mod mtls;
 mod refusals;
 mod transforms;
 
