@@ -73,6 +73,8 @@ pub trait ElbV2: Send + Sync {
     /// Reserves `units` capacity units; `None` resets the reservation.
     async fn modify_capacity_reservation(&self, arn: &str, units: Option<i32>) -> Result<()>;
     async fn set_ip_address_type(&self, arn: &str, ip_address_type: &str) -> Result<()>;
+    /// `ModifyIpPools`: sets the IPv4 IPAM pool, or removes it when `None`.
+    async fn modify_ip_pools(&self, arn: &str, ipv4_ipam_pool_id: Option<&str>) -> Result<()>;
 
     async fn describe_target_groups(&self, q: &TargetGroupQuery) -> Result<Vec<TargetGroup>>;
     async fn create_target_group(&self, req: &CreateTargetGroup) -> Result<TargetGroup>;
@@ -99,6 +101,8 @@ pub trait ElbV2: Send + Sync {
     ) -> Result<Vec<TargetHealthDescription>>;
 
     async fn describe_listeners(&self, lb_arn: &str) -> Result<Vec<Listener>>;
+    /// Trust stores with these names (those that exist).
+    async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>>;
     async fn create_listener(&self, lb_arn: &str, spec: &ListenerSpec) -> Result<Listener>;
     async fn modify_listener(&self, arn: &str, spec: &ListenerSpec) -> Result<Listener>;
     async fn delete_listener(&self, arn: &str) -> Result<()>;
@@ -112,12 +116,13 @@ pub trait ElbV2: Send + Sync {
 
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>>;
     async fn create_rule(&self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule>;
-    /// Replaces the conditions and actions of a rule.
+    /// Replaces the conditions, actions and transforms of a rule (no transforms removes them).
     async fn modify_rule(
         &self,
         arn: &str,
         conditions: &[RuleCondition],
         actions: &[Action],
+        transforms: &[RuleTransform],
     ) -> Result<Rule>;
     async fn delete_rule(&self, arn: &str) -> Result<()>;
     /// `(rule ARN, new priority)` pairs, applied in one request.

@@ -58,7 +58,13 @@ impl ElbV2 for SdkElbV2 {
             if !req.ip_address_type.is_empty() {
                 b = b.ip_address_type(et::IpAddressType::from(req.ip_address_type.as_str()));
             }
-            b.send()
+            b.set_customer_owned_ipv4_pool(req.customer_owned_ipv4_pool.clone())
+                .set_ipam_pools(
+                    req.ipv4_ipam_pool_id
+                        .as_ref()
+                        .map(|id| et::IpamPools::builder().ipv4_ipam_pool_id(id).build()),
+                )
+                .send()
         })
         .await?;
         Ok(out
@@ -116,6 +122,19 @@ impl ElbV2 for SdkElbV2 {
             .iter()
             .map(|a| (s(a.key()), s(a.value())))
             .collect())
+    }
+
+    async fn modify_ip_pools(&self, arn: &str, ipv4_ipam_pool_id: Option<&str>) -> Result<()> {
+        send(&self.caller, SVC, "ModifyIpPools", || {
+            let b = self.client.modify_ip_pools().load_balancer_arn(arn);
+            match ipv4_ipam_pool_id {
+                Some(id) => b.ipam_pools(et::IpamPools::builder().ipv4_ipam_pool_id(id).build()),
+                None => b.remove_ipam_pools(et::RemoveIpamPoolEnum::Ipv4),
+            }
+            .send()
+        })
+        .await?;
+        Ok(())
     }
 
     async fn set_security_groups(
@@ -407,6 +426,7 @@ impl ElbV2 for SdkElbV2 {
                 .set_certificates(certs_to(&spec.certificates))
                 .set_alpn_policy(non_empty(&spec.alpn_policy))
                 .set_default_actions(Some(actions_to(&spec.default_actions)))
+                .set_mutual_authentication(spec.mutual_authentication.as_ref().map(mtls_to))
                 .set_tags(tags_to(&spec.tags))
                 .send()
         })
@@ -429,6 +449,7 @@ impl ElbV2 for SdkElbV2 {
                 .set_certificates(certs_to(&spec.certificates))
                 .set_alpn_policy(non_empty(&spec.alpn_policy))
                 .set_default_actions(Some(actions_to(&spec.default_actions)))
+                .set_mutual_authentication(spec.mutual_authentication.as_ref().map(mtls_to))
                 .send()
         })
         .await?;
@@ -437,6 +458,24 @@ impl ElbV2 for SdkElbV2 {
             .first()
             .map(listener_from)
             .unwrap_or_default())
+    }
+
+    async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>> {
+        let out = send(&self.caller, SVC, "DescribeTrustStores", || {
+            self.client
+                .describe_trust_stores()
+                .set_names(Some(names.to_vec()))
+                .send()
+        })
+        .await?;
+        Ok(out
+            .trust_stores()
+            .iter()
+            .map(|t| TrustStore {
+                name: s(t.name()),
+                arn: s(t.trust_store_arn()),
+            })
+            .collect())
     }
 
     async fn delete_listener(&self, arn: &str) -> Result<()> {
@@ -557,6 +596,10 @@ impl ElbV2 for SdkElbV2 {
                 .priority(spec.priority as i32)
                 .set_conditions(Some(spec.conditions.iter().map(cond_to).collect()))
                 .set_actions(Some(actions_to(&spec.actions)))
+                .set_transforms(
+                    (!spec.transforms.is_empty())
+                        .then(|| spec.transforms.iter().map(transform_to).collect()),
+                )
                 .set_tags(tags_to(&spec.tags))
                 .send()
         })
@@ -569,14 +612,21 @@ impl ElbV2 for SdkElbV2 {
         arn: &str,
         conditions: &[RuleCondition],
         actions: &[Action],
+        transforms: &[RuleTransform],
     ) -> Result<Rule> {
         let out = send(&self.caller, SVC, "ModifyRule", || {
-            self.client
+            let b = self
+                .client
                 .modify_rule()
                 .rule_arn(arn)
                 .set_conditions(Some(conditions.iter().map(cond_to).collect()))
-                .set_actions(Some(actions_to(actions)))
-                .send()
+                .set_actions(Some(actions_to(actions)));
+            if transforms.is_empty() {
+                b.reset_transforms(true)
+            } else {
+                b.set_transforms(Some(transforms.iter().map(transform_to).collect()))
+            }
+            .send()
         })
         .await?;
         Ok(out.rules().first().map(rule_from).unwrap_or_default())

@@ -4,7 +4,7 @@
 use aws_sdk_elasticloadbalancingv2::types as et;
 
 use super::sdk::{os, s};
-use super::sdk_elbv2_rules::{actions_from, cond_from};
+use super::sdk_elbv2_rules::{actions_from, cond_from, transform_from};
 use super::types::*;
 
 pub(super) fn tags_to(t: &Tags) -> Option<Vec<et::Tag>> {
@@ -94,6 +94,8 @@ pub(super) fn lb_from(l: &et::LoadBalancer) -> LoadBalancer {
         enforce_private_link_inbound_rules: os(
             l.enforce_security_group_inbound_rules_on_private_link_traffic()
         ),
+        customer_owned_ipv4_pool: os(l.customer_owned_ipv4_pool()),
+        ipv4_ipam_pool_id: l.ipam_pools().and_then(|p| os(p.ipv4_ipam_pool_id())),
     }
 }
 
@@ -161,7 +163,28 @@ pub(super) fn listener_from(l: &et::Listener) -> Listener {
             .collect(),
         alpn_policy: l.alpn_policy().to_vec(),
         default_actions: actions_from(l.default_actions()),
+        mutual_authentication: l.mutual_authentication().map(|m| MutualAuthentication {
+            mode: s(m.mode()),
+            trust_store_arn: os(m.trust_store_arn()),
+            ignore_client_certificate_expiry: m.ignore_client_certificate_expiry(),
+            advertise_trust_store_ca_names: m
+                .advertise_trust_store_ca_names()
+                .map(|v| v.as_str().to_string()),
+        }),
     }
+}
+
+pub(super) fn mtls_to(m: &MutualAuthentication) -> et::MutualAuthenticationAttributes {
+    et::MutualAuthenticationAttributes::builder()
+        .mode(&m.mode)
+        .set_trust_store_arn(m.trust_store_arn.clone())
+        .set_ignore_client_certificate_expiry(m.ignore_client_certificate_expiry)
+        .set_advertise_trust_store_ca_names(
+            m.advertise_trust_store_ca_names
+                .as_deref()
+                .map(et::AdvertiseTrustStoreCaNamesEnum::from),
+        )
+        .build()
 }
 
 pub(super) fn rule_from(r: &et::Rule) -> Rule {
@@ -171,5 +194,6 @@ pub(super) fn rule_from(r: &et::Rule) -> Rule {
         is_default: r.is_default().unwrap_or(false),
         conditions: r.conditions().iter().filter_map(cond_from).collect(),
         actions: actions_from(r.actions()),
+        transforms: r.transforms().iter().map(transform_from).collect(),
     }
 }

@@ -116,6 +116,29 @@ pub(super) fn action_to(a: &Action, order: i32) -> et::Action {
                     .build(),
             )
             .build(),
+        Action::JwtValidation(j) => b
+            .r#type(et::ActionTypeEnum::JwtValidation)
+            .jwt_validation_config(
+                et::JwtValidationActionConfig::builder()
+                    .jwks_endpoint(&j.jwks_endpoint)
+                    .issuer(&j.issuer)
+                    .set_additional_claims((!j.additional_claims.is_empty()).then(|| {
+                        j.additional_claims
+                            .iter()
+                            .map(|c| {
+                                et::JwtValidationActionAdditionalClaim::builder()
+                                    .format(et::JwtValidationActionAdditionalClaimFormatEnum::from(
+                                        c.format.as_str(),
+                                    ))
+                                    .name(&c.name)
+                                    .set_values(Some(c.values.clone()))
+                                    .build()
+                            })
+                            .collect()
+                    }))
+                    .build(),
+            )
+            .build(),
     }
 }
 
@@ -229,6 +252,22 @@ pub(super) fn action_from(a: &et::Action) -> Option<Action> {
                 on_unauthenticated_request: c
                     .on_unauthenticated_request()
                     .map(|v| v.as_str().to_string()),
+            })
+        }
+        et::ActionTypeEnum::JwtValidation => {
+            let j = a.jwt_validation_config()?;
+            Action::JwtValidation(JwtValidationConfig {
+                jwks_endpoint: s(j.jwks_endpoint()),
+                issuer: s(j.issuer()),
+                additional_claims: j
+                    .additional_claims()
+                    .iter()
+                    .map(|c| JwtClaim {
+                        format: s(c.format().map(|f| f.as_str())),
+                        name: s(c.name()),
+                        values: c.values().to_vec(),
+                    })
+                    .collect(),
             })
         }
         _ => return None,
@@ -366,4 +405,47 @@ pub(super) fn cond_from(c: &et::RuleCondition) -> Option<RuleCondition> {
         },
         _ => return None,
     })
+}
+
+pub(super) fn transform_to(t: &RuleTransform) -> et::RuleTransform {
+    let rewrites: Vec<et::RewriteConfig> = t
+        .rewrites
+        .iter()
+        .map(|(regex, replace)| {
+            et::RewriteConfig::builder()
+                .regex(regex)
+                .replace(replace)
+                .build()
+        })
+        .collect();
+    let b =
+        et::RuleTransform::builder().r#type(et::TransformTypeEnum::from(t.transform_type.as_str()));
+    match t.transform_type.as_str() {
+        "host-header-rewrite" => b.host_header_rewrite_config(
+            et::HostHeaderRewriteConfig::builder()
+                .set_rewrites(Some(rewrites))
+                .build(),
+        ),
+        _ => b.url_rewrite_config(
+            et::UrlRewriteConfig::builder()
+                .set_rewrites(Some(rewrites))
+                .build(),
+        ),
+    }
+    .build()
+}
+
+pub(super) fn transform_from(t: &et::RuleTransform) -> RuleTransform {
+    let rewrites = t
+        .host_header_rewrite_config()
+        .map(|c| c.rewrites())
+        .or_else(|| t.url_rewrite_config().map(|c| c.rewrites()))
+        .unwrap_or_default()
+        .iter()
+        .map(|r| (s(r.regex()), s(r.replace())))
+        .collect();
+    RuleTransform {
+        transform_type: s(t.r#type().map(|v| v.as_str())),
+        rewrites,
+    }
 }

@@ -48,6 +48,10 @@ pub struct LoadBalancer {
     pub enable_prefix_for_ipv6_source_nat: Option<String>,
     /// NLB: `on` / `off` (`EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic`).
     pub enforce_private_link_inbound_rules: Option<String>,
+    /// ALB on Outposts: the customer-owned address pool (set at creation only).
+    pub customer_owned_ipv4_pool: Option<String>,
+    /// The IPAM pool IPv4 addresses come from (`IpamPools.Ipv4IpamPoolId`).
+    pub ipv4_ipam_pool_id: Option<String>,
 }
 
 /// One zone of a load balancer.
@@ -107,6 +111,10 @@ pub struct CreateLoadBalancer {
     pub tags: Tags,
     /// NLB: `on` / `off`; not sent when `None`.
     pub enable_prefix_for_ipv6_source_nat: Option<String>,
+    /// Not sent when `None`.
+    pub customer_owned_ipv4_pool: Option<String>,
+    /// `IpamPools.Ipv4IpamPoolId`; not sent when `None`.
+    pub ipv4_ipam_pool_id: Option<String>,
 }
 
 // ------------------------------------------------------------------ target groups
@@ -245,6 +253,25 @@ pub struct Listener {
     pub certificates: Vec<String>,
     pub alpn_policy: Vec<String>,
     pub default_actions: Vec<Action>,
+    /// HTTPS: client-certificate handling (AWS reports `off` when never set).
+    pub mutual_authentication: Option<MutualAuthentication>,
+}
+
+/// A listener's `MutualAuthentication` (`mode`: `off`, `passthrough` or `verify`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MutualAuthentication {
+    pub mode: String,
+    pub trust_store_arn: Option<String>,
+    pub ignore_client_certificate_expiry: Option<bool>,
+    /// `on` / `off`.
+    pub advertise_trust_store_ca_names: Option<String>,
+}
+
+/// A trust store found by name (`DescribeTrustStores`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TrustStore {
+    pub name: String,
+    pub arn: String,
 }
 
 /// What to create or change on a listener (ModifyListener replaces every field given).
@@ -258,6 +285,8 @@ pub struct ListenerSpec {
     pub alpn_policy: Vec<String>,
     pub default_actions: Vec<Action>,
     /// Only used on create.
+    /// Not sent when `None` (the listener keeps what it has).
+    pub mutual_authentication: Option<MutualAuthentication>,
     pub tags: Tags,
 }
 
@@ -275,6 +304,7 @@ pub struct Rule {
     pub is_default: bool,
     pub conditions: Vec<RuleCondition>,
     pub actions: Vec<Action>,
+    pub transforms: Vec<RuleTransform>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -282,7 +312,15 @@ pub struct RuleSpec {
     pub priority: u32,
     pub conditions: Vec<RuleCondition>,
     pub actions: Vec<Action>,
+    pub transforms: Vec<RuleTransform>,
     pub tags: Tags,
+}
+
+/// A rule transform: `host-header-rewrite` or `url-rewrite`, with its (regex, replace) rewrites.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RuleTransform {
+    pub transform_type: String,
+    pub rewrites: Vec<(String, String)>,
 }
 
 /// One action; a list of actions is executed in order (AWS `Order` = position + 1).
@@ -293,6 +331,7 @@ pub enum Action {
     FixedResponse(FixedResponseConfig),
     AuthenticateOidc(AuthenticateOidcConfig),
     AuthenticateCognito(AuthenticateCognitoConfig),
+    JwtValidation(JwtValidationConfig),
 }
 
 impl Action {
@@ -378,6 +417,23 @@ pub struct AuthenticateCognitoConfig {
     pub session_timeout: Option<i64>,
     pub authentication_request_extra_params: BTreeMap<String, String>,
     pub on_unauthenticated_request: Option<String>,
+}
+
+/// `jwt-validation`: the token is checked against the issuer's JWKS before the next action.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JwtValidationConfig {
+    pub jwks_endpoint: String,
+    pub issuer: String,
+    pub additional_claims: Vec<JwtClaim>,
+}
+
+/// One additional claim a JWT must carry (`format`: `single-string`, `string-array`,
+/// `space-separated-values`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JwtClaim {
+    pub format: String,
+    pub name: String,
+    pub values: Vec<String>,
 }
 
 /// A rule condition: `values` are wildcard patterns, `regex_values` regular expressions.

@@ -32,6 +32,12 @@ pub fn spec(l: &model::Listener, r: &Resolved) -> Result<ListenerSpec> {
         alpn_policy: l.alpn_policy.iter().cloned().collect(),
         default_actions: normalize::actions(&l.default_actions, r)?,
         tags: l.tags.clone(),
+        mutual_authentication: match &l.mutual_authentication {
+            Some(m) if l.protocol == model::Protocol::Https => {
+                Some(super::mtls::desired(m, &r.trust_store_arns)?)
+            }
+            _ => None,
+        },
     })
 }
 
@@ -50,6 +56,10 @@ pub fn listener_differs(want: &ListenerSpec, have: &aws::Listener) -> bool {
         || (!want.alpn_policy.is_empty() && alpn(&want.alpn_policy) != alpn(&have.alpn_policy))
         || normalize::norm_actions(&want.default_actions)
             != normalize::norm_actions(&have.default_actions)
+        || super::mtls::differs(
+            want.mutual_authentication.as_ref(),
+            have.mutual_authentication.as_ref(),
+        )
 }
 
 /// (to add, to remove) among the non-default certificates.
@@ -211,6 +221,7 @@ mod tests {
             certificates: vec![],
             alpn_policy: vec![],
             default_actions: actions,
+            mutual_authentication: None,
         }
     }
 

@@ -177,6 +177,8 @@ impl Deployer {
             security_groups: sgs.clone(),
             tags: want.tags.clone(),
             enable_prefix_for_ipv6_source_nat: prefix_nat(want),
+            customer_owned_ipv4_pool: want.customer_owned_ipv4_pool.clone(),
+            ipv4_ipam_pool_id: want.ipv4_ipam_pool_id.clone(),
         };
         let lb = self
             .elbv2
@@ -232,6 +234,8 @@ impl Deployer {
         subnets: Option<Vec<String>>,
     ) -> Result<()> {
         let arn = &have.arn;
+        super::ip_pools::log_coip_drift(want, have);
+        self.remove_unwanted_ipam_pool(want, have).await?;
         let nlb = is_network(want);
         // AWS never adds security groups to an NLB created without any, nor removes all of
         // them from one that has some; the model already keeps such an NLB as it is.
@@ -285,6 +289,7 @@ impl Deployer {
                 .await
                 .ctx(|| format!("set subnets of {}", have.name))?;
         }
+        self.set_wanted_ipam_pool(want, have).await?;
         self.reconcile_elb_tags(arn, &want.tags, have_tags).await
     }
 

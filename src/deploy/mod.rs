@@ -11,10 +11,14 @@
 //! carries their specs with the target-group ARNs and security-group ids filled in.
 
 mod error;
+pub mod frontend_nlb;
+pub mod ip_pools;
 pub mod lb_subnets;
 pub mod listener;
 pub mod load_balancer;
+pub mod mtls;
 pub mod normalize;
+pub mod preflight;
 pub mod rule;
 pub mod security_group;
 pub mod sg_resolver;
@@ -166,11 +170,25 @@ impl Deployer {
                 )));
             }
         }
+        // Refused whole before the first call: never a half-built stack.
+        preflight::check(stack)?;
+        // Names resolved before the first write: a missing trust store leaves nothing half-built.
+        let trust_store_arns = self.resolve_trust_stores(stack).await?;
         let kind = stack.kind;
         let mut owned_sgs = self.find_owned_sgs(kind, sid).await?;
-        let owned_tgs = self.find_owned_tgs(kind, sid).await?;
-        let owned_lbs = self.find_owned_lbs(kind, sid).await?;
-        let mut res = Resolved::default();
+        let mut owned_tgs = self.find_owned_tgs(kind, sid).await?;
+        let mut owned_lbs = self.find_owned_lbs(kind, sid).await?;
+        // An upstream-made frontend NLB is kept as it is while the stack lives.
+        if frontend_nlb::set_aside(stack, &mut owned_lbs, &mut owned_tgs) > 0 {
+            tracing::debug!(stack = sid, "leaving the stack's frontend NLB as it is");
+        }
+        if stack.load_balancer.is_none() {
+            self.release_alb_targets(&owned_tgs).await?;
+        }
+        let mut res = Resolved {
+            trust_store_arns,
+            ..Default::default()
+        };
 
         // 1. Security groups.
         if let Some(sg) = &stack.managed_security_group {

@@ -17,6 +17,8 @@ pub struct Resolved {
     pub target_group_arns: BTreeMap<String, String>,
     pub managed_sg: Option<String>,
     pub backend_sg: Option<String>,
+    /// Trust store ARN by name (`mutual-authentication`).
+    pub trust_store_arns: BTreeMap<String, String>,
 }
 
 impl Resolved {
@@ -102,8 +104,20 @@ pub fn action(a: &model::Action, r: &Resolved) -> Result<aws::Action> {
                 "authenticate-oidc actions (client secret lookup)".into(),
             ))
         }
-        model::Action::JwtValidation { .. } => {
-            return Err(Error::Unsupported("jwt-validation actions".into()))
+        model::Action::JwtValidation { config: j } => {
+            aws::Action::JwtValidation(aws::JwtValidationConfig {
+                jwks_endpoint: j.jwks_endpoint.clone(),
+                issuer: j.issuer.clone(),
+                additional_claims: j
+                    .additional_claims
+                    .iter()
+                    .map(|c| aws::JwtClaim {
+                        format: c.format.clone(),
+                        name: c.name.clone(),
+                        values: c.values.clone(),
+                    })
+                    .collect(),
+            })
         }
     })
 }
@@ -265,10 +279,28 @@ pub fn norm_conditions(list: &[aws::RuleCondition]) -> Vec<aws::RuleCondition> {
 pub fn same_rule(
     want_conditions: &[aws::RuleCondition],
     want_actions: &[aws::Action],
+    want_transforms: &[aws::RuleTransform],
     have: &aws::Rule,
 ) -> bool {
     norm_conditions(want_conditions) == norm_conditions(&have.conditions)
         && norm_actions(want_actions) == norm_actions(&have.actions)
+        && want_transforms == have.transforms.as_slice()
+}
+
+/// A model transform as ELBv2 takes it.
+pub fn transform(t: &model::Transform) -> aws::RuleTransform {
+    let config = match t.transform_type.as_str() {
+        "host-header-rewrite" => &t.host_header_rewrite_config,
+        _ => &t.url_rewrite_config,
+    };
+    aws::RuleTransform {
+        transform_type: t.transform_type.clone(),
+        rewrites: config
+            .iter()
+            .flat_map(|c| &c.rewrites)
+            .map(|r| (r.regex.clone(), r.replace.clone()))
+            .collect(),
+    }
 }
 
 #[cfg(test)]

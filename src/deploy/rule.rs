@@ -21,6 +21,7 @@ pub struct WantRule {
     pub priority: u32,
     pub conditions: Vec<aws::RuleCondition>,
     pub actions: Vec<aws::Action>,
+    pub transforms: Vec<aws::RuleTransform>,
     pub tags: Tags,
 }
 
@@ -62,8 +63,9 @@ pub fn plan(want: &[WantRule], have: &[HaveRule]) -> RulePlan {
             }
         }
     };
-    let same =
-        |w: &WantRule, h: &HaveRule| normalize::same_rule(&w.conditions, &w.actions, &h.rule);
+    let same = |w: &WantRule, h: &HaveRule| {
+        normalize::same_rule(&w.conditions, &w.actions, &w.transforms, &h.rule)
+    };
     claim(&mut pair, &|w, h| same(w, h) && w.priority == h.priority);
     claim(&mut pair, &|w, h| same(w, h));
     claim(&mut pair, &|w, h| {
@@ -107,9 +109,6 @@ pub fn plan(want: &[WantRule], have: &[HaveRule]) -> RulePlan {
 }
 
 pub fn want_rule(r: &model::ListenerRule, res: &Resolved) -> Result<WantRule> {
-    if !r.transforms.is_empty() {
-        return Err(Error::Unsupported(format!("transforms on rule {}", r.id)));
-    }
     let priority = u32::try_from(r.priority)
         .map_err(|_| Error::Invalid(format!("invalid priority {} of rule {}", r.priority, r.id)))?;
     Ok(WantRule {
@@ -117,6 +116,7 @@ pub fn want_rule(r: &model::ListenerRule, res: &Resolved) -> Result<WantRule> {
         priority,
         conditions: r.conditions.iter().map(normalize::condition).collect(),
         actions: normalize::actions(&r.actions, res)?,
+        transforms: r.transforms.iter().map(normalize::transform).collect(),
         tags: r.tags.clone(),
     })
 }
@@ -160,7 +160,7 @@ impl Deployer {
         for (wi, arn) in &p.modify {
             let w = &want[*wi];
             self.elbv2
-                .modify_rule(arn, &w.conditions, &w.actions)
+                .modify_rule(arn, &w.conditions, &w.actions, &w.transforms)
                 .await
                 .ctx(|| format!("modify rule {}", w.id))?;
         }
@@ -179,6 +179,7 @@ impl Deployer {
                 priority: w.priority,
                 conditions: w.conditions.clone(),
                 actions: w.actions.clone(),
+                transforms: w.transforms.clone(),
                 tags: if self.listener_rules_tagging {
                     w.tags.clone()
                 } else {

@@ -15,6 +15,7 @@ fn want(prio: u32, p: &str, tg: &str) -> WantRule {
         priority: prio,
         conditions: path(p),
         actions: vec![aws::Action::forward(tg)],
+        transforms: vec![],
         tags: Tags::new(),
     }
 }
@@ -34,6 +35,7 @@ fn have(arn: &str, prio: u32, p: &str, tg: &str) -> HaveRule {
                 }],
                 stickiness: Some(aws::Stickiness::default()),
             })],
+            transforms: vec![],
         },
         priority: prio,
         resource_id: Some(format!("80:{prio}")),

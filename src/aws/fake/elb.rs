@@ -295,6 +295,8 @@ impl State {
             enforce_private_link_inbound_rules: (lb_type == "network"
                 && !req.security_groups.is_empty())
             .then(|| "on".into()),
+            customer_owned_ipv4_pool: req.customer_owned_ipv4_pool.clone(),
+            ipv4_ipam_pool_id: req.ipv4_ipam_pool_id.clone(),
         };
         self.lbs.insert(
             arn.clone(),

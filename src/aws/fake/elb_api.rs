@@ -148,6 +148,14 @@ impl ElbV2 for FakeAws {
         .await
     }
 
+    async fn modify_ip_pools(&self, arn: &str, ipv4_ipam_pool_id: Option<&str>) -> Result<()> {
+        self.run(SVC, "ModifyIpPools", |st| {
+            st.lb_mut(arn)?.lb.ipv4_ipam_pool_id = ipv4_ipam_pool_id.map(str::to_string);
+            Ok(())
+        })
+        .await
+    }
+
     async fn set_ip_address_type(&self, arn: &str, ip_address_type: &str) -> Result<()> {
         self.run(SVC, "SetIpAddressType", |st| {
             if !["ipv4", "dualstack", "dualstack-without-public-ipv4"].contains(&ip_address_type) {
@@ -332,6 +340,21 @@ impl ElbV2 for FakeAws {
         .await
     }
 
+    async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>> {
+        self.run(SVC, "DescribeTrustStores", |st| {
+            Ok(names
+                .iter()
+                .filter_map(|n| {
+                    st.trust_stores.get(n).map(|arn| TrustStore {
+                        name: n.clone(),
+                        arn: arn.clone(),
+                    })
+                })
+                .collect())
+        })
+        .await
+    }
+
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>> {
         self.run(SVC, "DescribeRules", |st| st.describe_rules(listener_arn))
             .await
@@ -347,9 +370,10 @@ impl ElbV2 for FakeAws {
         arn: &str,
         conditions: &[RuleCondition],
         actions: &[Action],
+        transforms: &[RuleTransform],
     ) -> Result<Rule> {
         self.run(SVC, "ModifyRule", |st| {
-            st.modify_rule(arn, conditions, actions)
+            st.modify_rule(arn, conditions, actions, transforms)
         })
         .await
     }

@@ -225,6 +225,13 @@ impl State {
             certificates: spec.certificates.iter().take(1).cloned().collect(),
             alpn_policy: spec.alpn_policy.clone(),
             default_actions: normalise(&spec.default_actions),
+            // AWS reports `off` on HTTPS listeners created without it.
+            mutual_authentication: spec.mutual_authentication.clone().or_else(|| {
+                (spec.protocol == "HTTPS").then(|| MutualAuthentication {
+                    mode: "off".into(),
+                    ..Default::default()
+                })
+            }),
         };
         let extra_certs = spec.certificates.iter().skip(1).cloned().collect();
         self.listeners.insert(
@@ -247,6 +254,7 @@ impl State {
             is_default: true,
             conditions: vec![],
             actions: listener.default_actions.clone(),
+            transforms: vec![],
         };
         self.rules.insert(
             rule_arn,
@@ -298,6 +306,9 @@ impl State {
         rec.listener.certificates = spec.certificates.iter().take(1).cloned().collect();
         rec.listener.alpn_policy = spec.alpn_policy.clone();
         rec.listener.default_actions = actions.clone();
+        if let Some(m) = &spec.mutual_authentication {
+            rec.listener.mutual_authentication = Some(m.clone());
+        }
         let out = rec.listener.clone();
         if let Some(r) = self
             .rules

@@ -72,6 +72,7 @@ impl State {
             is_default: false,
             conditions: spec.conditions.clone(),
             actions: normalise(&spec.actions),
+            transforms: spec.transforms.clone(),
         };
         self.rules.insert(
             arn.clone(),
@@ -90,6 +91,7 @@ impl State {
         arn: &str,
         conditions: &[RuleCondition],
         actions: &[Action],
+        transforms: &[RuleTransform],
     ) -> Result<Rule> {
         let rec = self
             .rules
@@ -115,6 +117,7 @@ impl State {
         let r = self.rules.get_mut(arn).ok_or_else(|| rule_not_found(arn))?;
         r.rule.conditions = conditions.to_vec();
         r.rule.actions = actions;
+        r.rule.transforms = transforms.to_vec();
         let out = r.rule.clone();
         self.recompute_tg_usage();
         Ok(out)

@@ -213,6 +213,15 @@ impl FakeAws {
         self.with_state(|st| st.set_all_targets_health(tg_arn, state))
     }
 
+    /// Adds a trust store `name`; returns its ARN.
+    pub fn add_trust_store(&self, name: &str) -> String {
+        self.with_state(|st| {
+            let arn = st.elb_arn(&format!("truststore/{name}/0123456789abcdef"));
+            st.trust_stores.insert(name.to_string(), arn.clone());
+            arn
+        })
+    }
+
     /// When on, deregistered targets stay `draining` until [`FakeAws::finish_draining`].
     pub fn set_deregistration_draining(&self, on: bool) {
         self.with_state(|st| st.drain_on_deregister = on)

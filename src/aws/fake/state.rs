@@ -80,6 +80,8 @@ pub(crate) struct State {
     pub enis: BTreeMap<String, NetworkInterface>,
     pub route_tables: BTreeMap<String, RouteTable>,
     pub drain_on_deregister: bool,
+    /// Trust stores by name (ARN values).
+    pub trust_stores: BTreeMap<String, String>,
 }
 
 /// `n` random lowercase hex digits.
@@ -131,6 +133,7 @@ impl State {
             enis: BTreeMap::new(),
             route_tables: BTreeMap::new(),
             drain_on_deregister: false,
+            trust_stores: BTreeMap::new(),
         }
     }
 

@@ -153,6 +153,21 @@ impl ElbV2 for Recorder {
         self.elb("SetSubnets", arn, c.into_iter().collect());
         Ok(())
     }
+    async fn modify_ip_pools(&self, arn: &str, ipv4_ipam_pool_id: Option<&str>) -> Result<()> {
+        let mut s = self.seen();
+        let lb = s.lbs.entry(arn.to_string()).or_default();
+        let after = ipv4_ipam_pool_id.map(str::to_string);
+        let c = change(
+            "ipamPools.ipv4IpamPoolId",
+            lb.ipv4_ipam_pool_id.clone(),
+            after.clone(),
+        );
+        lb.ipv4_ipam_pool_id = after;
+        drop(s);
+        self.elb("ModifyIpPools", arn, c.into_iter().collect());
+        Ok(())
+    }
+
     async fn set_ip_address_type(&self, arn: &str, ip_address_type: &str) -> Result<()> {
         let mut s = self.seen();
         let lb = s.lbs.entry(arn.to_string()).or_default();
@@ -347,11 +362,15 @@ impl ElbV2 for Recorder {
             certificates: spec.certificates.clone(),
             alpn_policy: spec.alpn_policy.clone(),
             default_actions: spec.default_actions.clone(),
+            mutual_authentication: spec.mutual_authentication.clone(),
         };
         let mut s = self.seen();
         s.listeners.insert(arn.clone(), l.clone());
         s.tags.insert(arn, spec.tags.clone());
         Ok(l)
+    }
+    async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>> {
+        self.elbv2.describe_trust_stores(names).await
     }
     async fn modify_listener(&self, arn: &str, spec: &ListenerSpec) -> Result<Listener> {
         let mut s = self.seen();
@@ -475,6 +494,9 @@ impl ElbV2 for Recorder {
         changes.extend(created(&[("priority", &spec.priority)]));
         changes.extend(created(&[("conditions", &spec.conditions)]));
         changes.extend(created(&[("actions", &spec.actions)]));
+        if !spec.transforms.is_empty() {
+            changes.extend(created(&[("transforms", &spec.transforms)]));
+        }
         self.elb("CreateRule", &arn, changes);
         let r = Rule {
             arn: arn.clone(),
@@ -482,6 +504,7 @@ impl ElbV2 for Recorder {
             is_default: false,
             conditions: spec.conditions.clone(),
             actions: spec.actions.clone(),
+            transforms: spec.transforms.clone(),
         };
         let mut s = self.seen();
         s.rules.insert(arn.clone(), r.clone());
@@ -497,6 +520,7 @@ impl ElbV2 for Recorder {
         arn: &str,
         conditions: &[RuleCondition],
         actions: &[Action],
+        transforms: &[RuleTransform],
     ) -> Result<Rule> {
         let mut s = self.seen();
         let r = s.rules.entry(arn.to_string()).or_default();
@@ -507,12 +531,18 @@ impl ElbV2 for Recorder {
                 Some(show(&conditions)),
             ),
             change("actions", Some(show(&r.actions)), Some(show(&actions))),
+            change(
+                "transforms",
+                Some(show(&r.transforms)),
+                Some(show(&transforms)),
+            ),
         ]
         .into_iter()
         .flatten()
         .collect();
         r.conditions = conditions.to_vec();
         r.actions = actions.to_vec();
+        r.transforms = transforms.to_vec();
         let r = r.clone();
         drop(s);
         self.elb("ModifyRule", arn, changes);

@@ -581,6 +581,7 @@ pub async fn listeners_and_rules(env: &Env) {
                 priority: 1,
                 conditions: vec![host("a.example.com"), path("/api/*")],
                 actions: vec![Action::forward(&tg1.arn)],
+                transforms: vec![],
                 tags: Tags::new(),
             },
         )
@@ -613,6 +614,7 @@ pub async fn listeners_and_rules(env: &Env) {
                 priority: 2,
                 conditions: conds.clone(),
                 actions: vec![Action::fixed("404", Some("text/plain"), Some("nope"))],
+                transforms: vec![],
                 tags: Tags::new(),
             },
         )
@@ -647,6 +649,7 @@ pub async fn listeners_and_rules(env: &Env) {
             &r1.arn,
             &[host("b.example.com")],
             std::slice::from_ref(&redirect),
+            &[],
         )
         .await
         .unwrap();

@@ -398,6 +398,7 @@ async fn rule_rules_moto_does_not_enforce() {
         priority: p,
         conditions: cond.clone(),
         actions: vec![Action::forward(&tg.arn)],
+        transforms: vec![],
         tags: Tags::new(),
     };
     let a = env.elb.create_rule(&l.arn, &rule(1)).await.unwrap();

@@ -3,13 +3,19 @@
 //! the `nlb*` modules do the same for Service (NLB) stacks.
 
 mod faults;
+mod frontend_nlb;
 mod functional;
+mod ip_pools;
+mod jwt;
 mod moto;
+mod mtls;
 mod nlb;
 mod nlb_changes;
 mod nlb_families;
 mod nlb_faults;
 mod nlb_moto;
+mod refusals;
+mod transforms;
 
 use std::path::Path;
 use std::sync::Arc;

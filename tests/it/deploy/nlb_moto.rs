@@ -214,7 +214,7 @@ async fn create_nlb_as_upstream(c: &Cloud, stack: &Stack) {
             subnet_mappings: c.subnets.iter().map(SubnetMapping::subnet).collect(),
             security_groups: vec![managed.clone(), backend.clone()],
             tags: want.tags.clone(),
-            enable_prefix_for_ipv6_source_nat: None,
+            ..Default::default()
         })
         .await
         .unwrap();

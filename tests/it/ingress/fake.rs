@@ -391,37 +391,72 @@ async fn the_backend_security_group_goes_with_the_last_group() {
     h.stop().await;
 }
 
+const WAF: &str = "alb.ingress.kubernetes.io/wafv2-acl-arn: arn:aws:wafv2:us-west-2:111122223333:regional/webacl/w/1";
+
 #[tokio::test]
-async fn model_warnings_become_warning_events_on_the_ingress() {
+async fn an_annotation_this_build_cannot_deploy_fails_the_build_with_no_aws_write() {
     let (fake, vpc) = fake_aws();
     let h = start(&fake, &vpc).await;
+    // A new Ingress asking for a web ACL: refused while building, before any AWS call.
     let yaml = app("warn", "web", 30211, None).replace(
         "kubernetes.io/ingress.class: alb",
-        "kubernetes.io/ingress.class: alb\n    alb.ingress.kubernetes.io/enable-frontend-nlb: \"true\"\n    alb.ingress.kubernetes.io/wafv2-acl-arn: arn:aws:wafv2:us-west-2:111122223333:regional/webacl/w/1",
+        &format!("kubernetes.io/ingress.class: alb\n    {WAF}"),
     );
     h.apply(&yaml).await;
-    let want = [
-        "alb.ingress.kubernetes.io/enable-frontend-nlb: unsupported: a frontend NLB in front of the ALB is not deployed yet",
-        "unsupported: WAF/WAFv2/Shield associations are carried in the model but not deployed yet",
-    ];
     eventually(
-        "both warnings in a Warning event on the Ingress",
+        "a FailedBuildModel event naming the annotation",
         WAIT,
         || async {
-            // One event per Ingress carries every warning about it.
             h.events("warn", "web").await.iter().any(|(t, r, n)| {
                 t == "Warning"
-                    && r == "UnsupportedConfiguration"
-                    && want.iter().all(|w| n.contains(w))
+                    && r == "FailedBuildModel"
+                    && n.contains("alb.ingress.kubernetes.io/wafv2-acl-arn")
+                    && n.contains("a WAFv2 web ACL association is not deployed by this build")
             })
         },
     )
     .await;
-    // The load balancer is still deployed: a warning never blocks what works.
-    eventually("web deployed", WAIT, || async {
-        h.hostname("warn", "web").await.is_some()
+    settle(&fake).await;
+    assert_eq!(fake.write_calls(), vec![], "no AWS write for the group");
+    assert!(!h
+        .event_reasons("warn", "web")
+        .await
+        .contains(&"SuccessfullyReconciled".to_string()));
+    assert!(h.hostname("warn", "web").await.is_none());
+
+    // A served Ingress that gains the annotation keeps serving its last configuration.
+    h.apply(&app("warn", "api", 30212, None)).await;
+    eventually("api deployed", WAIT, || async {
+        h.hostname("warn", "api").await.is_some()
     })
     .await;
+    settle(&fake).await;
+    fake.clear_calls();
+    h.patch_ingress(
+        "warn",
+        "api",
+        json!({
+            "metadata": {"annotations": {"alb.ingress.kubernetes.io/wafv2-acl-arn": "arn:aws:wafv2:us-west-2:111122223333:regional/webacl/w/1"}},
+            "spec": {"rules": [{"http": {"paths": [{"path": "/moved", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"number": 80}}}}]}}]}
+        }),
+    )
+    .await;
+    eventually(
+        "api: FailedBuildModel, last configuration kept",
+        WAIT,
+        || async {
+            h.events("warn", "api").await.iter().any(|(t, r, n)| {
+                t == "Warning"
+                    && r == "FailedBuildModel"
+                    && n.contains("not deployed by this build")
+            })
+        },
+    )
+    .await;
+    settle(&fake).await;
+    assert_eq!(fake.write_calls(), vec![], "the edit reached AWS");
+    let inv = inventory(fake.as_ref(), fake.as_ref(), "warn/api").await;
+    assert_eq!(inv.lbs.len(), 1, "still serving");
     h.stop().await;
 }
 

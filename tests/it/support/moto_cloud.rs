@@ -216,7 +216,7 @@ pub async fn create_as_upstream(c: &Cloud, stack: &Stack) {
             .collect(),
         security_groups: vec![sg, backend],
         tags: lb.tags.clone(),
-        enable_prefix_for_ipv6_source_nat: None,
+        ..Default::default()
     };
     let created = c.elb.create_load_balancer(&req).await.unwrap();
     let spec = ListenerSpec {
@@ -246,6 +246,7 @@ pub async fn create_as_upstream(c: &Cloud, stack: &Stack) {
                 regex_values: vec![],
             }],
             actions: vec![Action::forward(tg)],
+            transforms: vec![],
             tags: r.tags.clone(),
         };
         c.elb.create_rule(&listener.arn, &spec).await.unwrap();

@@ -302,7 +302,7 @@ pub async fn seed(
                 .collect(),
             security_groups: lb_sgs,
             tags: s.tags("LoadBalancer"),
-            enable_prefix_for_ipv6_source_nat: None,
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -332,6 +332,7 @@ pub async fn seed(
             priority: r.priority,
             conditions: r.conditions.clone(),
             actions: r.actions.iter().map(|a| action(a, &arns)).collect(),
+            transforms: vec![],
             tags: s.tags(&format!("{}:{}", r.listener, r.priority)),
         };
         c.elb

@@ -119,6 +119,7 @@ fn try_build(
     let mut member_ports: Vec<Vec<i32>> = Vec::new();
     for m in members {
         let ports = listen::member_ports(m).map_err(|f| f.on(&m.key()))?;
+        super::not_deployed::listener_features(&ports).map_err(|f| f.on(&m.key()))?;
         member_ports.push(ports.keys().copied().collect());
         for (p, c) in ports {
             per_port.entry(p).or_default().push((m.key(), c));
@@ -133,7 +134,7 @@ fn try_build(
         );
     }
     // 2. Load balancer, security groups, addons.
-    let settings = LbSettings::collect(members, cfg, &tags, &mut stack.warnings)?;
+    let settings = LbSettings::collect(members, cfg, &tags)?;
     let lb = lb::build_load_balancer(
         &settings, members, &merged, cfg, &tags, env, &group.id, &mut stack,
     )?;
@@ -172,17 +173,8 @@ fn try_build(
             if ssl_redirect.is_some() && protocol == Protocol::Http {
                 continue;
             }
-            let drafts = member_rules(
-                m,
-                protocol,
-                objs,
-                cfg,
-                &tg_ctx,
-                &tags,
-                &mut tgs,
-                &mut stack.warnings,
-            )
-            .map_err(|f| f.on(&m.key()))?;
+            let drafts = member_rules(m, protocol, objs, cfg, &tg_ctx, &tags, &mut tgs)
+                .map_err(|f| f.on(&m.key()))?;
             rules_by_port.entry(*port).or_default().extend(drafts);
         }
     }
@@ -227,18 +219,9 @@ fn try_build(
                         .and_then(|s| s.default_backend.as_ref())
                         .cloned()
                         .unwrap_or_default();
-                    actions_for(
-                        m,
-                        &b,
-                        protocol,
-                        objs,
-                        cfg,
-                        &tg_ctx,
-                        &mut tgs,
-                        &mut stack.warnings,
-                    )
-                    .map_err(|f| f.on(&m.key()))?
-                    .0
+                    actions_for(m, &b, protocol, objs, cfg, &tg_ctx, &mut tgs)
+                        .map_err(|f| f.on(&m.key()))?
+                        .0
                 }
             },
         };
@@ -247,23 +230,6 @@ fn try_build(
             .map_err(|(k, f)| f.on(&k))?
             .map_err(ModelError::Group)?;
         let attributes = super::lb_extras::listener_attributes(&on_port, protocol, *port)?;
-        if let Some(hosts) = &pc.discovery_hosts {
-            stack.warnings.push(Warning {
-                ingress: None,
-                annotation: Some(ann::key(suffix::CERTIFICATE_ARN)),
-                message: format!(
-                    "unsupported: HTTPS listener {port} has no certificate-arn; ACM certificate discovery for hosts [{}] is not implemented",
-                    hosts.iter().cloned().collect::<Vec<_>>().join(" ")
-                ),
-            });
-        }
-        if pc.mtls.is_some() {
-            stack.warnings.push(Warning {
-                ingress: None,
-                annotation: Some(ann::key(suffix::MUTUAL_AUTHENTICATION)),
-                message: format!("unsupported: mutual authentication of listener {port} is carried in the model but not applied yet"),
-            });
-        }
         stack.listeners.push(Listener {
             id: port.to_string(),
             load_balancer_arn: Token::LoadBalancerArn,
@@ -317,7 +283,6 @@ fn member_rules(
     tg_ctx: &TargetGroupContext<'_>,
     tags: &TagContext<'_>,
     tgs: &mut BTreeMap<String, (TargetGroup, TargetGroupBindingResource)>,
-    warnings: &mut Vec<Warning>,
 ) -> Result<Vec<DraftRule>, Fail> {
     let mut out = Vec::new();
     let use_regex = ann::bool(m.annotations(), suffix::USE_REGEX_PATH_MATCH)?.unwrap_or(false);
@@ -333,7 +298,7 @@ fn member_rules(
         let Some(http) = &rule.http else { continue };
         for path in rules::sort_paths(&http.paths)? {
             let (actions, eb_conditions, transforms) =
-                actions_for(m, &path.backend, protocol, objs, cfg, tg_ctx, tgs, warnings)?;
+                actions_for(m, &path.backend, protocol, objs, cfg, tg_ctx, tgs)?;
             let patterns = match path.path.as_deref().filter(|p| !p.is_empty()) {
                 Some(p) => Some(rules::path_patterns(p, &path.path_type, use_regex)?),
                 None => None,
@@ -366,7 +331,6 @@ fn actions_for(
     cfg: &ModelConfig,
     tg_ctx: &TargetGroupContext<'_>,
     tgs: &mut BTreeMap<String, (TargetGroup, TargetGroupBindingResource)>,
-    warnings: &mut Vec<Warning>,
 ) -> Result<Built, Fail> {
     let ns = m.namespace().to_string();
     let lookup = |name: &str| {
@@ -382,32 +346,25 @@ fn actions_for(
     )?;
     let mut actions = Vec::new();
     if protocol == Protocol::Https {
-        if let Some(auth) = &eb.auth {
-            // Cognito is deployed; OIDC needs its client secret read, which is not done yet.
-            if matches!(auth, Action::AuthenticateOidc { .. }) {
-                warnings.push(Warning {
-                    ingress: Some(m.key()),
-                    annotation: Some(ann::key(suffix::AUTH_IDP_OIDC)),
-                    message: "unsupported: OIDC authentication is carried in the model but not deployed yet (its client secret is not read)".into(),
-                });
-            }
-            actions.push(auth.clone());
-        }
-        if let Some(jwt) = &eb.jwt {
-            warnings.push(Warning {
-                ingress: Some(m.key()),
-                annotation: Some(ann::key(suffix::JWT_VALIDATION)),
-                message: "unsupported: JWT validation is carried in the model but not deployed yet"
-                    .into(),
-            });
-            actions.push(Action::JwtValidation {
-                config: jwt.clone(),
-            });
-        }
         if eb.auth.is_some() && eb.jwt.is_some() {
             return Err(Fail::msg(
                 "authentication and jwt validation can't both be configured",
             ));
+        }
+        if let Some(auth) = &eb.auth {
+            // Cognito is deployed; OIDC needs its client secret read, which is not done yet.
+            if matches!(auth, Action::AuthenticateOidc { .. }) {
+                return Err(super::not_deployed::refuse(
+                    ann::key(suffix::AUTH_IDP_OIDC),
+                    "OIDC authentication (auth-type oidc, client secret from a Secret)",
+                ));
+            }
+            actions.push(auth.clone());
+        }
+        if let Some(jwt) = &eb.jwt {
+            actions.push(Action::JwtValidation {
+                config: jwt.clone(),
+            });
         }
     }
     let a = &eb.action;
@@ -434,12 +391,19 @@ fn actions_for(
                 let arn = if let Some(arn) = &t.target_group_arn {
                     Token::Literal(arn.clone())
                 } else if let Some(name) = &t.target_group_name {
-                    warnings.push(Warning {
-                        ingress: Some(m.key()),
-                        annotation: None,
-                        message: format!("unsupported: forward to targetGroupName {name} needs an ELBv2 lookup at deploy time"),
-                    });
-                    Token::Literal(format!("name:{name}"))
+                    // Upstream looks the name up in ELBv2 while building; this build does not.
+                    return Err(super::not_deployed::refuse(
+                        ann::key(&format!(
+                            "{}.{}",
+                            suffix::ACTIONS_PREFIX,
+                            backend
+                                .service
+                                .as_ref()
+                                .map(|s| s.name.as_str())
+                                .unwrap_or_default()
+                        )),
+                        &format!("a forward to targetGroupName {name} (an ELBv2 lookup by name)"),
+                    ));
                 } else {
                     let svc_name = t.service_name.clone().unwrap_or_default();
                     let svc = objs
@@ -470,16 +434,5 @@ fn actions_for(
         other => return Err(Fail::msg(format!("unknown action type: {other}"))),
     };
     actions.push(action);
-    if !eb.transforms.is_empty() {
-        warnings.push(Warning {
-            ingress: Some(m.key()),
-            annotation: backend
-                .service
-                .as_ref()
-                .map(|s| ann::key(&format!("{}.{}", suffix::TRANSFORMS_PREFIX, s.name))),
-            message: "unsupported: rule transforms are carried in the model but not deployed yet"
-                .into(),
-        });
-    }
     Ok((actions, eb.conditions, eb.transforms))
 }

@@ -53,7 +53,6 @@ impl LbSettings {
         members: &[ClassifiedIngress<'_>],
         cfg: &ModelConfig,
         tags: &TagContext<'_>,
-        warnings: &mut Vec<Warning>,
     ) -> Result<LbSettings, ModelError> {
         let (mut schemes, mut ip_types, mut names) =
             (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
@@ -170,10 +169,13 @@ impl LbSettings {
             {
                 Some(id) => ignore(ipams.insert(id)),
                 None => ignore(
-                    ann::string(a, suffix::IPAM_IPV4_POOL_ID).map(|s| ipams.insert(s.to_string())),
+                    // Upstream treats an empty annotation as absent.
+                    ann::string(a, suffix::IPAM_IPV4_POOL_ID)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| ipams.insert(s.to_string())),
                 ),
             }
-            unsupported_member_features(m, cfg, warnings).map_err(member_err(m))?;
+            super::not_deployed::member_features(m, cfg).map_err(|f| f.on(&m.key()))?;
         }
         attrs.extend(class_attrs);
         let scheme = match schemes.len() {
@@ -270,37 +272,6 @@ impl LbSettings {
             user_tags,
         })
     }
-}
-
-/// Parses annotations for features needing AWS services we do not call yet; reports them.
-fn unsupported_member_features(
-    m: &ClassifiedIngress<'_>,
-    cfg: &ModelConfig,
-    warnings: &mut Vec<Warning>,
-) -> Result<(), ann::AnnotationError> {
-    let a = m.annotations();
-    let mut warn = |sfx: &str, what: &str| {
-        warnings.push(Warning {
-            ingress: Some(m.key()),
-            annotation: Some(ann::key(sfx)),
-            message: format!("unsupported: {what}"),
-        })
-    };
-    if ann::bool(a, suffix::ENABLE_FRONTEND_NLB)?.unwrap_or(false) {
-        warn(
-            suffix::ENABLE_FRONTEND_NLB,
-            "a frontend NLB in front of the ALB is not deployed yet",
-        );
-    }
-    if ann::bool(a, suffix::CREATE_ACM_CERT)?.unwrap_or(false)
-        && cfg.gate("EnableCertificateManagement")
-    {
-        warn(
-            suffix::CREATE_ACM_CERT,
-            "ACM certificate creation is not implemented yet",
-        );
-    }
-    Ok(())
 }
 
 fn ensure_same<T: PartialEq + Clone>(
@@ -439,30 +410,9 @@ pub fn build_load_balancer(
             }
         }
     }
-    stack.addons = super::lb_extras::addons(members, cfg, &mut stack.warnings)?;
+    stack.addons = super::lb_extras::addons(members, cfg)?;
+    // Refused per member until deployed (see `not_deployed`); carried for the model's shape.
     let capacity = s.capacity.filter(|_| cfg.gate("LBCapacityReservation"));
-    for (set, sfx, what) in [
-        (
-            s.coip.is_some(),
-            suffix::CUSTOMER_OWNED_IPV4_POOL,
-            "customer-owned IPv4 pool",
-        ),
-        (
-            s.ipam.is_some(),
-            suffix::IPAM_IPV4_POOL_ID,
-            "IPAM IPv4 pool",
-        ),
-    ] {
-        if set {
-            stack.warnings.push(Warning {
-                ingress: None,
-                annotation: Some(ann::key(sfx)),
-                message: format!(
-                    "unsupported: the {what} is carried in the model but not applied yet"
-                ),
-            });
-        }
-    }
     Ok(LoadBalancer {
         id: "LoadBalancer".into(),
         name,

@@ -1,5 +1,5 @@
-//! Group-wide settings attached to listeners and addons: WAF / WAFv2 / Shield (carried, not
-//! deployed yet), the SSL-redirect port and per-listener attributes, with upstream's conflicts.
+//! Group-wide settings attached to listeners and addons: WAF / WAFv2 / Shield (carried; refused
+//! per member until deployed, see `not_deployed`), the SSL-redirect port and per-listener attributes, with upstream's conflicts.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -11,11 +11,7 @@ use super::listen::PortConfig;
 use super::types::*;
 use crate::annotations::{self as ann, suffix};
 
-pub fn addons(
-    members: &[ClassifiedIngress<'_>],
-    cfg: &ModelConfig,
-    warnings: &mut Vec<Warning>,
-) -> Result<Addons, ModelError> {
+pub fn addons(members: &[ClassifiedIngress<'_>], cfg: &ModelConfig) -> Result<Addons, ModelError> {
     let (mut arns, mut names, mut waf, mut shield) = (
         BTreeSet::new(),
         BTreeSet::new(),
@@ -75,9 +71,6 @@ pub fn addons(
         waf_regional_acl_id: waf.into_iter().next().filter(|_| cfg.enable_waf),
         shield_advanced_protection: shield.into_iter().next().filter(|_| cfg.enable_shield),
     };
-    if !out.is_empty() {
-        warnings.push(Warning { ingress: None, annotation: None, message: "unsupported: WAF/WAFv2/Shield associations are carried in the model but not deployed yet".into() });
-    }
     Ok(out)
 }
 

@@ -216,7 +216,6 @@ pub fn member_ports(m: &ClassifiedIngress<'_>) -> Result<BTreeMap<i32, PortConfi
         }
     }
     let mtls = mutual_authentication(a)?;
-    refuse_unverified_mtls(&mtls)?;
     let ports = listen_ports(a, !certificates.is_empty())?;
     let has_https = ports.values().any(|p| *p == Protocol::Https);
     let discovery = (has_https && certificates.is_empty()).then(|| tls_hosts(m));
@@ -399,41 +398,4 @@ pub fn merge(
         out.ssl_policy = Some(default_ssl_policy.to_string());
     }
     Ok(out)
-}
-
-/// Trust stores are not deployed by this build yet. A listener asked to verify client
-/// certificates is refused rather than served without the check (fail closed); `passthrough`
-/// and `off` only warn (see `build.rs`).
-fn refuse_unverified_mtls(mtls: &BTreeMap<i32, MutualAuthentication>) -> Result<(), Fail> {
-    match mtls.iter().find(|(_, m)| m.mode.eq_ignore_ascii_case("verify")) {
-        Some((port, _)) => Err(Fail::at(
-            ann::key(suffix::MUTUAL_AUTHENTICATION),
-            format!("mutual-authentication mode verify on port {port} needs a trust store, which this build does not deploy yet; refusing to serve the listener without client-certificate verification"),
-        )),
-        None => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod mtls_tests {
-    use super::*;
-
-    fn modes(raw: &str) -> Result<(), Fail> {
-        let a: ann::AnnotationMap = [(ann::key(suffix::MUTUAL_AUTHENTICATION), raw.to_string())]
-            .into_iter()
-            .collect();
-        refuse_unverified_mtls(&mutual_authentication(&a)?)
-    }
-
-    #[test]
-    fn verify_is_refused_while_trust_stores_are_not_deployed_and_other_modes_pass() {
-        let err = modes(r#"[{"port":443,"mode":"verify","trustStore":"arn:ts"}]"#).unwrap_err();
-        assert!(err.message.contains("port 443"), "{}", err.message);
-        assert_eq!(
-            err.annotation.as_deref(),
-            Some("alb.ingress.kubernetes.io/mutual-authentication")
-        );
-        assert!(modes(r#"[{"port":443,"mode":"Verify"}]"#).is_err());
-        assert!(modes(r#"[{"port":443,"mode":"passthrough"},{"port":8443,"mode":"off"}]"#).is_ok());
-    }
 }

@@ -15,6 +15,7 @@ pub mod lb;
 pub mod lb_extras;
 pub mod listen;
 pub mod naming;
+pub mod not_deployed;
 pub mod rules;
 pub mod service;
 pub mod subnets;

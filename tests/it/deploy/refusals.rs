@@ -1,0 +1,52 @@
+//! A stack that needs something this deployer does not do is refused before the first AWS
+//! call: no security group, target group or load balancer is left half-built.
+
+use aws_load_balancer_controller::deploy::Error;
+use aws_load_balancer_controller::model::{Action, AuthenticateOidcConfig};
+
+use super::functional::{deployer, inventory};
+use super::*;
+
+#[tokio::test]
+async fn undeployable_stacks_make_no_aws_write_at_all() {
+    let fake = fake();
+    let vpc = network(&fake);
+    let base = build_one(SHOP, &vpc);
+    let d = deployer(&fake, &vpc);
+    let mut cases: Vec<(&str, Stack)> = Vec::new();
+    let mut s = base.clone();
+    s.listeners[0].certificate_discovery_hosts = Some(vec!["shop.example.com".into()]);
+    cases.push(("ACM", s));
+    let mut s = base.clone();
+    s.listener_rules[0].actions.insert(
+        0,
+        Action::AuthenticateOidc {
+            config: AuthenticateOidcConfig {
+                issuer: "https://idp".into(),
+                authorization_endpoint: "https://idp/auth".into(),
+                token_endpoint: "https://idp/token".into(),
+                user_info_endpoint: "https://idp/user".into(),
+                secret: "shop/oidc".into(),
+                authentication_request_extra_params: Default::default(),
+                on_unauthenticated_request: "authenticate".into(),
+                scope: "openid".into(),
+                session_cookie_name: "AWSELBAuthSessionCookie".into(),
+                session_timeout: 604800,
+            },
+        },
+    );
+    cases.push(("authenticate-oidc", s));
+    let mut s = base.clone();
+    s.addons.shield_advanced_protection = Some(true);
+    cases.push(("Shield", s));
+    for (what, stack) in cases {
+        fake.clear_calls();
+        let err = d.deploy(&stack).await.unwrap_err();
+        assert!(matches!(err, Error::Unsupported(_)), "{what}: {err}");
+        assert!(err.to_string().contains(what), "{what}: {err}");
+        assert_eq!(fake.calls(), vec![], "{what}: not even a describe");
+    }
+    assert!(inventory(fake.as_ref(), fake.as_ref(), "shop")
+        .await
+        .is_empty());
+}
