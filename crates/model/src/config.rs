@@ -550,6 +550,7 @@ impl Config {
             enable_shield: self.enable_shield,
             feature_gates: self.feature_gates.clone(),
             load_balancer_class: self.load_balancer_class.clone(),
+            model_undeployed: false,
         }
     }
 }

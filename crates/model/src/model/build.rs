@@ -119,7 +119,9 @@ fn try_build(
     let mut member_ports: Vec<Vec<i32>> = Vec::new();
     for m in members {
         let ports = listen::member_ports(m).map_err(|f| f.on(&m.key()))?;
-        super::not_deployed::listener_features(&ports).map_err(|f| f.on(&m.key()))?;
+        if !cfg.model_undeployed {
+            super::not_deployed::listener_features(&ports).map_err(|f| f.on(&m.key()))?;
+        }
         member_ports.push(ports.keys().copied().collect());
         for (p, c) in ports {
             per_port.entry(p).or_default().push((m.key(), c));

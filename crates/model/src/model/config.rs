@@ -74,6 +74,10 @@ pub struct ModelConfig {
     pub feature_gates: BTreeMap<String, bool>,
     /// `--load-balancer-class`: the `spec.loadBalancerClass` of Services this controller owns.
     pub load_balancer_class: String,
+    /// Model what this build's deployer does not act on yet (WAF, Shield, ACM discovery, …)
+    /// instead of refusing it (`not_deployed`): the shape upstream's model builder produces, for
+    /// comparing with upstream's model only — the controller and `plan` always refuse.
+    pub model_undeployed: bool,
 }
 
 impl Default for ModelConfig {
@@ -98,6 +102,7 @@ impl Default for ModelConfig {
             enable_shield: true,
             feature_gates: BTreeMap::new(),
             load_balancer_class: "service.k8s.aws/nlb".to_string(),
+            model_undeployed: false,
         }
     }
 }

@@ -175,7 +175,9 @@ impl LbSettings {
                         .map(|s| ipams.insert(s.to_string())),
                 ),
             }
-            super::not_deployed::member_features(m, cfg).map_err(|f| f.on(&m.key()))?;
+            if !cfg.model_undeployed {
+                super::not_deployed::member_features(m, cfg).map_err(|f| f.on(&m.key()))?;
+            }
         }
         attrs.extend(class_attrs);
         let scheme = match schemes.len() {
