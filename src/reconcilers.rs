@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::controller::ingress::{self, IngressConfig};
 use crate::controller::leader::{self, LeaderConfig, Leadership};
 use crate::controller::metrics::ControllerMetrics;
+use crate::controller::service::{self, ServiceConfig};
 use crate::controller::tgb::{self, TgbConfig};
 use crate::webhook::indexes::TgbIndex;
 use crate::webhook::late::LateSlot;
@@ -173,6 +174,26 @@ async fn run_leading(
         },
         token.clone(),
     );
+    let svc_cfg = ServiceConfig {
+        vpc_cidrs: cloud.vpc_cidrs.iter().map(ToString::to_string).collect(),
+        metrics: cloud.metrics.clone(),
+        controller_metrics: metrics.clone(),
+        ..ServiceConfig::from_config(&cfg)
+    };
+    // Feature gate `EnableServiceController` (default on), as upstream's main.go.
+    let services = async {
+        if svc_cfg.enabled() {
+            service::run(
+                client.clone(),
+                cloud.elbv2.clone(),
+                cloud.ec2.clone(),
+                cloud.resolved.vpc_id.clone(),
+                svc_cfg,
+                token.clone(),
+            )
+            .await
+        }
+    };
     let tgb = tgb::run(
         client.clone(),
         cloud.elbv2.clone(),
@@ -183,7 +204,7 @@ async fn run_leading(
         },
         token.clone(),
     );
-    futures::join!(ingress, tgb);
+    futures::join!(ingress, services, tgb);
 }
 
 /// Runs the reconcilers until `shutdown`: directly, or only while elected when

@@ -14,7 +14,7 @@
 mod bindings;
 mod last_good;
 mod objects;
-mod queue;
+pub(crate) mod queue;
 mod reconcile;
 mod status;
 
@@ -44,7 +44,10 @@ use crate::model::{GroupId, ModelConfig, ModelError};
 use objects::{Fingerprints, Stores};
 use queue::Queue;
 
-pub use bindings::{needs_update as binding_needs_update, stack_labels, BindingChanges};
+pub use bindings::{
+    needs_update as binding_needs_update, stack_labels, sync_labeled as sync_bindings,
+    BindingChanges,
+};
 pub use reconcile::reason;
 pub use status::{desired as desired_status, is_current as status_is_current};
 
