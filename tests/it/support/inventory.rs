@@ -1,4 +1,4 @@
-//! Everything of one Ingress stack in AWS (ELBv2 and EC2 through our traits), found by the
+//! Everything of one stack (Ingress or Service) in AWS (ELBv2 and EC2 through our traits), found by the
 //! stack tag as a user would look, in a stable order: rules by priority, target groups by name.
 
 use aws_load_balancer_controller::aws::*;
@@ -21,8 +21,19 @@ impl Inventory {
 }
 
 pub async fn inventory(elb: &dyn ElbV2, ec2: &dyn Ec2, stack: &str) -> Inventory {
+    inventory_of(elb, ec2, "ingress.k8s.aws/stack", stack).await
+}
+
+/// [`inventory`] of the stack whose resources carry `stack_tag` = `stack` (a Service's:
+/// `service.k8s.aws/stack` = `ns/name`).
+pub async fn inventory_of(
+    elb: &dyn ElbV2,
+    ec2: &dyn Ec2,
+    stack_tag: &str,
+    stack: &str,
+) -> Inventory {
     let mut inv = Inventory::default();
-    let ours = |t: &Tags| t.get("ingress.k8s.aws/stack").map(String::as_str) == Some(stack);
+    let ours = |t: &Tags| t.get(stack_tag).map(String::as_str) == Some(stack);
     let lbs = elb
         .describe_load_balancers(&Default::default())
         .await

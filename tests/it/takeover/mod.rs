@@ -8,7 +8,7 @@ mod bindings;
 mod diff;
 mod kit;
 mod names;
-mod seed;
+pub(crate) mod seed;
 mod shapes;
 mod shapes_more;
 
