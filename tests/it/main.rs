@@ -16,6 +16,7 @@ mod ingress;
 mod leader;
 mod model;
 mod process;
+mod service_controller;
 mod support;
 mod takeover;
 mod tgb;

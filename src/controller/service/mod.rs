@@ -202,3 +202,36 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<String>>) {
         queue.done(&key);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::Cli;
+    use clap::Parser;
+
+    fn from_flags(args: &[&str]) -> ServiceConfig {
+        let mut argv = vec!["aws-load-balancer-controller", "--cluster-name=demo"];
+        argv.extend_from_slice(args);
+        let cli = Cli::try_parse_from(argv).unwrap();
+        ServiceConfig::from_config(&crate::config::Config::from_args(&cli.controller).unwrap())
+    }
+
+    #[test]
+    fn flags_and_gate_follow_upstream() {
+        let d = from_flags(&[]);
+        assert_eq!(
+            d.concurrency, 3,
+            "--service-max-concurrent-reconciles default"
+        );
+        assert!(d.enabled(), "EnableServiceController defaults on");
+        assert_eq!(d.model.load_balancer_class, "service.k8s.aws/nlb");
+        let c = from_flags(&[
+            "--service-max-concurrent-reconciles=7",
+            "--feature-gates=EnableServiceController=false",
+            "--load-balancer-class=example.com/nlb",
+        ]);
+        assert_eq!(c.concurrency, 7);
+        assert!(!c.enabled());
+        assert_eq!(c.model.load_balancer_class, "example.com/nlb");
+    }
+}
