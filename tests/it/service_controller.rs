@@ -218,3 +218,40 @@ async fn deletion_protection_in_the_annotation_keeps_finalizer_and_nlb() {
     .await;
     assert_eq!(inv.lbs.len(), 1, "the protected NLB stays");
 }
+
+/// Upstream's un-adoption: a Service that stops qualifying (here its type annotation no longer
+/// names this controller) has its stack deleted, its status cleared and the finalizer released.
+#[tokio::test]
+async fn a_service_that_stops_qualifying_loses_its_nlb_status_and_finalizer() {
+    let r = Running::start().await;
+    let yaml = "apiVersion: v1\nkind: Service\nmetadata:\n  name: legacy\n  namespace: demo\n  annotations:\n    service.beta.kubernetes.io/aws-load-balancer-type: external\n    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: instance\nspec:\n  type: LoadBalancer\n  ports:\n  - {name: http, port: 80, targetPort: 8080, nodePort: 30080, protocol: TCP}\n";
+    r.h.apply(yaml).await;
+    eventually("status hostname", WAIT, || async {
+        r.hostname("legacy").await.is_some()
+    })
+    .await;
+    let patch = serde_json::json!({"metadata": {"annotations": {
+        "service.beta.kubernetes.io/aws-load-balancer-type": "nlb"}}});
+    r.services()
+        .patch(
+            "legacy",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+    eventually("finalizer released", WAIT, || async {
+        let svc = r.services().get("legacy").await.unwrap();
+        !svc.finalizers().contains(&FINALIZER.to_string())
+    })
+    .await;
+    assert!(r.hostname("legacy").await.is_none(), "status cleared");
+    let inv = inventory_of(
+        r.fake.as_ref(),
+        r.fake.as_ref(),
+        "service.k8s.aws/stack",
+        "demo/legacy",
+    )
+    .await;
+    assert!(inv.is_empty() && inv.listeners.is_empty(), "{inv:#?}");
+}

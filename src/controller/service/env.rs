@@ -92,7 +92,7 @@ impl EnvReader {
     }
 
     /// The load balancer tagged with this cluster and `stack_id`, as upstream finds it.
-    async fn existing(&self, stack_id: &str) -> Result<Option<ExistingNlb>, AwsError> {
+    pub async fn existing(&self, stack_id: &str) -> Result<Option<ExistingNlb>, AwsError> {
         let lbs: Vec<aws::LoadBalancer> = self
             .elbv2
             .describe_load_balancers(&LoadBalancerQuery::default())

@@ -103,6 +103,9 @@ pub enum ServiceError {
     Model(#[from] ModelError),
     #[error("{0}")]
     Deploy(#[from] crate::deploy::Error),
+    /// The stack was deployed empty but AWS still shows its load balancer: the finalizer stays.
+    #[error("the load balancer of {0} is still there after deleting its stack")]
+    Leftover(String),
 }
 
 /// State shared by all reconciles.

@@ -177,6 +177,11 @@ async fn cleanup(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceE
         )
         .await?;
         ctx.deployer.deploy(stack).await?;
+        // The finalizer is all that keeps the NLB from leaking: released only once AWS shows
+        // no load balancer of the stack any more.
+        if ctx.env.existing(&stack.stack_id).await?.is_some() {
+            return Err(ServiceError::Leftover(stack.stack_id.clone()));
+        }
         Ok::<_, ServiceError>(())
     };
     if let Err(e) = removed.await {
