@@ -478,3 +478,50 @@ async fn service_left_by_upstream_is_adopted_without_creates_then_deleted() {
     drop(ctl);
     k8s.server.stop().await;
 }
+
+/// `diff` lists what the Service reconciler would do for a new LoadBalancer Service (its
+/// finalizer, the NLB) without writing anything to AWS or the cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_shows_the_services_pending_writes_and_sends_none() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    apply(&k8s, NS);
+    apply(&k8s, &instance_service(8443));
+    c.moto.start_recording().await;
+    let (code, report, stderr) = crate::takeover::diff::run_diff(&c, &k8s.kubeconfig).await;
+    assert_eq!(code, 2, "writes pending: {report:#}\n{stderr}");
+    let stack = report["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "service" && s["stack"] == "demo/web")
+        .unwrap_or_else(|| panic!("no service stack in {report:#}"));
+    assert!(stack.get("error").is_none(), "{stack:#}");
+    let calls: Vec<&str> = stack["writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["call"].as_str().unwrap())
+        .collect();
+    assert!(calls.contains(&"kubernetes:patch Service"), "{calls:?}");
+    assert!(
+        calls.iter().any(|c| c.ends_with("CreateLoadBalancer")),
+        "{calls:?}"
+    );
+    let sent: Vec<String> = c
+        .moto
+        .recorded_actions()
+        .into_iter()
+        .filter(|a| {
+            let op = a.split(':').nth(1).unwrap_or(a);
+            !(op.starts_with("Describe") || op.starts_with("Get") || op.starts_with("List"))
+        })
+        .collect();
+    assert!(sent.is_empty(), "diff wrote to AWS: {sent:?}");
+    let svc = Api::<Service>::namespaced(k8s.client.clone(), "demo")
+        .get("web")
+        .await
+        .unwrap();
+    assert!(svc.finalizers().is_empty(), "diff wrote to the cluster");
+    k8s.server.stop().await;
+}
