@@ -15,6 +15,8 @@ mod ingress;
 mod model;
 #[path = "../tests/it/support/moto.rs"]
 mod moto;
+#[path = "bench/service.rs"]
+mod service;
 #[path = "bench/tgb.rs"]
 mod tgb;
 #[path = "bench/tgb_process.rs"]
@@ -49,5 +51,8 @@ fn main() {
     }
     if wanted("ingress") {
         ingress::run();
+    }
+    if wanted("service") {
+        service::run();
     }
 }

@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::controller::ingress::{self, IngressConfig};
 use crate::controller::leader::{self, LeaderConfig, Leadership};
 use crate::controller::metrics::ControllerMetrics;
+use crate::controller::service::{self, ServiceConfig};
 use crate::controller::tgb::{self, TgbConfig};
 use crate::watch::Watches;
 use crate::webhook::indexes::TgbIndex;
@@ -160,6 +161,7 @@ fn lease_namespace(cfg: &Config) -> String {
 pub struct Controllers {
     ingress: ingress::Warm,
     tgb: tgb::Warm,
+    service: service::Warm,
 }
 
 impl Controllers {
@@ -168,6 +170,7 @@ impl Controllers {
         Arc::new(Controllers {
             ingress: ingress::Warm::register(watches, &cfg.ingress_class),
             tgb: tgb::Warm::register(watches, cfg.enable_endpoint_slices),
+            service: service::Warm::register(watches, &cfg.model_config()),
         })
     }
 }
@@ -194,6 +197,27 @@ async fn run_leading(
         },
         token.clone(),
     );
+    let svc_cfg = ServiceConfig {
+        vpc_cidrs: cloud.vpc_cidrs.iter().map(ToString::to_string).collect(),
+        metrics: cloud.metrics.clone(),
+        controller_metrics: metrics.clone(),
+        ..ServiceConfig::from_config(&cfg)
+    };
+    // Feature gate `EnableServiceController` (default on), as upstream's main.go.
+    let services = async {
+        if svc_cfg.enabled() {
+            service::lead(
+                &warm.service,
+                client.clone(),
+                cloud.elbv2.clone(),
+                cloud.ec2.clone(),
+                cloud.resolved.vpc_id.clone(),
+                svc_cfg,
+                token.clone(),
+            )
+            .await
+        }
+    };
     let tgb = tgb::lead(
         &warm.tgb,
         client.clone(),
@@ -205,7 +229,7 @@ async fn run_leading(
         },
         token.clone(),
     );
-    futures::join!(ingress, tgb);
+    futures::join!(ingress, services, tgb);
 }
 
 /// Runs the reconcilers until `shutdown`: directly, or only while elected when

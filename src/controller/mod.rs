@@ -5,6 +5,7 @@ pub mod ingress;
 pub mod leader;
 pub mod metrics;
 pub mod scope;
+pub mod service;
 pub mod tgb;
 
 use std::collections::HashMap;

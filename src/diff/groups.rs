@@ -76,7 +76,7 @@ pub async fn list_objects(client: &kube::Client, cfg: &Config) -> anyhow::Result
     })
 }
 
-fn kube_write(call: &str, resource: String, changes: Vec<Change>) -> Write {
+pub(super) fn kube_write(call: &str, resource: String, changes: Vec<Change>) -> Write {
     Write {
         call: format!("kubernetes:{call}"),
         resource,
@@ -84,7 +84,7 @@ fn kube_write(call: &str, resource: String, changes: Vec<Change>) -> Write {
     }
 }
 
-fn one(field: &str, before: Option<String>, after: Option<String>) -> Vec<Change> {
+pub(super) fn one(field: &str, before: Option<String>, after: Option<String>) -> Vec<Change> {
     vec![Change {
         field: field.into(),
         before,
@@ -255,7 +255,16 @@ async fn bindings(
     wanted: &[ResolvedTargetGroupBinding],
     writes: &mut Vec<Write>,
 ) -> Result<(), String> {
-    let labels = stack_labels(id);
+    bindings_labeled(client, &stack_labels(id), wanted, writes).await
+}
+
+/// [`bindings`] of the stack whose bindings carry `labels` (a Service's stack).
+pub(super) async fn bindings_labeled(
+    client: &kube::Client,
+    labels: &std::collections::BTreeMap<String, String>,
+    wanted: &[ResolvedTargetGroupBinding],
+    writes: &mut Vec<Write>,
+) -> Result<(), String> {
     let selector = labels
         .iter()
         .map(|(k, v)| format!("{k}={v}"))

@@ -8,13 +8,14 @@
 //! Every TargetGroupBinding then goes once through the real TargetGroupBinding reconciler with the
 //! same recording layers ([`bindings::diff_bindings`]).
 //!
-//! Stacks are a list of [`StackDiff`] so LoadBalancer Services (and later Gateways) add their own
-//! producer beside [`groups::diff_groups`] without changing the output.
+//! Stacks are a list of [`StackDiff`]: [`groups::diff_groups`] for Ingress groups and
+//! [`services::diff_services`] for LoadBalancer Services (later Gateways) add their own.
 
 pub mod bindings;
 pub mod groups;
 pub mod record;
 pub mod roles;
+pub mod services;
 pub mod shadow;
 pub mod shadow_kube;
 
@@ -53,7 +54,7 @@ pub struct DiffArgs {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StackDiff {
-    /// `ingress` (later `service`, `gateway`).
+    /// `ingress` or `service` (later `gateway`).
     pub kind: &'static str,
     /// Group / stack id (`ns/name` or the explicit group name).
     pub stack: String,
@@ -157,6 +158,18 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         client: client.as_ref().map(|(c, _)| c),
     };
     let mut stacks = groups::diff_groups(&env, &objs).await;
+    // Feature gate `EnableServiceController`: the Services the Service reconciler would handle.
+    if icfg.model.gate("EnableServiceController") {
+        let reader = crate::controller::service::EnvReader::new(
+            recorder.clone(),
+            recorder.clone(),
+            resolved.vpc_id.clone(),
+            icfg.model.cluster_name.clone(),
+            vpc_cidrs.iter().map(ToString::to_string).collect(),
+            icfg.model.gate("SubnetDiscoveryByReachability"),
+        );
+        stacks.extend(services::diff_services(&env, &reader, &objs).await);
+    }
     if let Some((client, kc)) = client {
         let cloud = crate::reconcilers::Cloud {
             elbv2: recorder.clone(),

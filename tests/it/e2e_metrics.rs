@@ -147,6 +147,9 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
         let max = format!("controller_runtime_max_concurrent_reconciles{{controller=\"{q}\"}}");
         assert_eq!(value(&body, &max), Some(3.0), "{body}");
     }
+    // The Service controller runs on the leader with `--service-max-concurrent-reconciles` (3).
+    let svc_workers = r#"controller_runtime_max_concurrent_reconciles{controller="service"}"#;
+    assert_eq!(value(&body, svc_workers), Some(3.0), "{body}");
     let leader = r#"leader_election_master_status{name="aws-load-balancer-controller-leader"}"#;
     assert_eq!(value(&body, leader), Some(1.0), "{body}");
     let adds = r#"workqueue_adds_total{name="ingress",controller="ingress"}"#;

@@ -156,6 +156,8 @@ pub struct Config {
     pub dry_run_events: bool,
     pub webhook: WebhookConfig,
     pub ingress_max_concurrent_reconciles: u32,
+    /// `--service-max-concurrent-reconciles` (default 3).
+    pub service_max_concurrent_reconciles: u32,
     pub targetgroupbinding_max_concurrent_reconciles: u32,
     pub targetgroupbinding_max_backoff: Duration,
     pub targetgroupbinding_requeue: Duration,
@@ -495,6 +497,7 @@ impl Config {
                 managed_cert,
             },
             ingress_max_concurrent_reconciles: rc.ingress_max_concurrent_reconciles,
+            service_max_concurrent_reconciles: rc.service_max_concurrent_reconciles,
             targetgroupbinding_max_concurrent_reconciles: rc
                 .targetgroupbinding_max_concurrent_reconciles,
             targetgroupbinding_max_backoff: duration(

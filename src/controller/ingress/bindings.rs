@@ -69,11 +69,22 @@ pub async fn sync(
     namespaces: &[String],
     metrics: Option<&AwsMetrics>,
 ) -> Result<BindingChanges, kube::Error> {
+    sync_labeled(client, &stack_labels(group), wanted, namespaces, metrics).await
+}
+
+/// [`sync`] for the stack whose bindings carry `labels` (a Service's stack uses
+/// `service.k8s.aws/stack-namespace` + `stack-name`).
+pub async fn sync_labeled(
+    client: &kube::Client,
+    labels: &BTreeMap<String, String>,
+    wanted: &[ResolvedTargetGroupBinding],
+    namespaces: &[String],
+    metrics: Option<&AwsMetrics>,
+) -> Result<BindingChanges, kube::Error> {
     let info = |ns: &str, spec: &crate::crd::TargetGroupBindingSpec| {
         TargetGroupLabels::new(ns, &spec.service_ref.name, &spec.target_group_arn)
     };
-    let labels = stack_labels(group);
-    let by_labels = ListParams::default().labels(&selector(&labels));
+    let by_labels = ListParams::default().labels(&selector(labels));
     let mut existing = Vec::new();
     if namespaces.is_empty() {
         let all: Api<TargetGroupBinding> = Api::all(client.clone());

@@ -15,7 +15,7 @@
 mod bindings;
 mod last_good;
 mod objects;
-mod queue;
+pub(crate) mod queue;
 mod reconcile;
 mod status;
 mod warm;
@@ -34,7 +34,10 @@ use objects::Stores;
 use queue::Queue;
 use warm::Triggers;
 
-pub use bindings::{needs_update as binding_needs_update, stack_labels, BindingChanges};
+pub use bindings::{
+    needs_update as binding_needs_update, stack_labels, sync_labeled as sync_bindings,
+    BindingChanges,
+};
 pub use reconcile::reason;
 pub use status::{desired as desired_status, is_current as status_is_current};
 pub use warm::Warm;

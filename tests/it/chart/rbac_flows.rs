@@ -30,6 +30,7 @@ const TGB: &str = "TargetGroupBinding reconciler: runs only once AWS resolves; i
 const LE: &str = "leader election starts with the reconcilers (after AWS); checked in e2e_ingress and e2e_tgb; the Role is upstream's, limited to the one Lease";
 const EV: &str =
     "Events of both reconcilers (controller::Events); checked in e2e_ingress and e2e_tgb";
+const SVC: &str = "Service reconciler: runs only once AWS resolves; its requests are checked against this RBAC in e2e_service (moto)";
 const NS: &str = "Ingress class loader: IngressClassParams namespaceSelector needs the Ingress's Namespace labels";
 const MC: &str = "multi-cluster TargetGroupBindings' target ConfigMaps (upstream's cluster-wide grant, kept so bindings survive a chart swap); written by the TargetGroupBinding reconciler, which runs only once AWS resolves";
 const NOT_EXERCISED: &[(&str, &str)] = &[
@@ -54,6 +55,8 @@ const NOT_EXERCISED: &[(&str, &str)] = &[
     ("cluster list core/endpoints", TGB),
     ("cluster patch core/events", EV),
     ("cluster patch core/pods/status", TGB),
+    ("cluster patch core/services", SVC),
+    ("cluster patch core/services/status", SVC),
     ("cluster patch elbv2.k8s.aws/targetgroupbindings", TGB),
     (
         "cluster patch elbv2.k8s.aws/targetgroupbindings/status",

@@ -20,7 +20,7 @@ use crate::support::process::BIN;
 use crate::support::rbac::{allowed, rules_of};
 
 /// Runs `diff --exit-code -o json`; returns (exit code, report, stderr).
-async fn run_diff(c: &Cloud, kubeconfig: &std::path::Path) -> (i32, Value, String) {
+pub(crate) async fn run_diff(c: &Cloud, kubeconfig: &std::path::Path) -> (i32, Value, String) {
     let args = vec![
         "diff".to_string(),
         format!("--cluster-name={CLUSTER}"),

@@ -5,7 +5,7 @@
 //! Ingress, Service and TargetGroupBinding.
 
 mod bindings;
-mod diff;
+pub(crate) mod diff;
 mod kit;
 mod names;
 pub(crate) mod seed;

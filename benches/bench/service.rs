@@ -1,0 +1,137 @@
+//! Cold start of the Service controller: 500 LoadBalancer Services (10 namespaces × 50, one TCP
+//! port each) already in the (in-memory) API server, the controller started against FakeAws with
+//! realistic per-call latency and upstream's default ELBv2 throttle and retries; wall time until
+//! every Service shows its NLB hostname in status, AWS calls per resource, and calls while idle
+//! after.
+
+use std::time::{Duration, Instant};
+
+use aws_load_balancer_controller::controller::service::{self, ServiceConfig};
+use aws_load_balancer_controller::crd::all_crds;
+use aws_load_balancer_controller::model::ModelConfig;
+use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, PostParams};
+use kube_test_apiserver::{Options, TestApiServer};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+const NAMESPACES: usize = 10;
+const PER_NAMESPACE: usize = 50;
+const LATENCY: Duration = Duration::from_millis(50);
+
+async fn objects(client: &kube::Client) {
+    let pp = PostParams::default();
+    for n in 0..NAMESPACES {
+        let ns = format!("ns{n}");
+        let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
+        Api::<Namespace>::all(client.clone())
+            .create(&pp, &obj)
+            .await
+            .unwrap();
+        for i in 0..PER_NAMESPACE {
+            let svc: Service = serde_json::from_value(json!({
+                "metadata": {"name": format!("svc{i}"), "namespace": ns},
+                "spec": {"type": "LoadBalancer", "loadBalancerClass": "service.k8s.aws/nlb",
+                         "ports": [{"port": 80, "targetPort": 8080, "nodePort": 30000 + i, "protocol": "TCP"}]}
+            }))
+            .unwrap();
+            Api::<Service>::namespaced(client.clone(), &ns)
+                .create(&pp, &svc)
+                .await
+                .unwrap();
+        }
+    }
+}
+
+async fn with_status(client: &kube::Client) -> usize {
+    Api::<Service>::all(client.clone())
+        .list(&Default::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
+        .iter()
+        .filter(|s| {
+            s.status
+                .as_ref()
+                .and_then(|s| s.load_balancer.as_ref())
+                .and_then(|l| l.ingress.as_ref())
+                .is_some_and(|v| !v.is_empty())
+        })
+        .count()
+}
+
+async fn one(concurrency: usize) {
+    let server = TestApiServer::start(Options::default())
+        .await
+        .expect("apiserver");
+    let client = server.client();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in all_crds() {
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+    }
+    objects(&client).await;
+
+    // Upstream's default ELBv2 throttle and SDK retries.
+    let (fake, vpc) = super::fixtures::fake_account();
+    fake.set_latency(LATENCY);
+    let cfg = ServiceConfig {
+        model: ModelConfig {
+            cluster_name: "bench".into(),
+            ..ModelConfig::default()
+        },
+        concurrency,
+        vpc_cidrs: vec!["10.0.0.0/16".into()],
+        ..ServiceConfig::default()
+    };
+    let token = CancellationToken::new();
+    let start = Instant::now();
+    let task = tokio::spawn(service::run(
+        client.clone(),
+        fake.clone(),
+        fake.clone(),
+        vpc,
+        cfg,
+        token.clone(),
+    ));
+    let total = NAMESPACES * PER_NAMESPACE;
+    while with_status(&client).await < total {
+        assert!(
+            start.elapsed() < Duration::from_secs(1800),
+            "bench did not converge"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let wall = start.elapsed();
+    let calls = fake.calls().len();
+    let writes = fake.write_calls().len();
+    // Per Service: NLB, managed SG, listener, target group; + the shared backend SG.
+    let resources = total * 4 + 1;
+    println!(
+        "service/cold {total} services, {concurrency} workers, {} ms/call: {:.2} s wall to status on all, {calls} calls ({writes} writes) for {resources} resources = {:.2} calls/resource",
+        LATENCY.as_millis(),
+        wall.as_secs_f64(),
+        calls as f64 / resources as f64
+    );
+    fake.clear_calls();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    println!(
+        "service/idle 2 s after convergence: {} calls, {} writes",
+        fake.calls().len(),
+        fake.write_calls().len()
+    );
+    token.cancel();
+    let _ = task.await;
+    server.stop().await;
+}
+
+pub fn run() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    for c in [3, 10] {
+        rt.block_on(one(c));
+    }
+}

@@ -1,0 +1,294 @@
+//! The Service controller: every Service of type LoadBalancer this controller handles (upstream's
+//! `IsServiceSupported`: `spec.loadBalancerClass` = `--load-balancer-class`, or the
+//! `aws-load-balancer-type` annotations) becomes one NLB stack through the Service model and the
+//! shared deployer, with upstream's finalizer `service.k8s.aws/resources`, status hostname,
+//! events and TargetGroupBinding objects (targets then flow through the TargetGroupBinding
+//! reconciler, as upstream). Runs on the leader only, behind gate `EnableServiceController`.
+//!
+//! Services reach the queue through [`ServiceFeed`] (a [`crate::watch::Index`]); at most
+//! `concurrency` Services are reconciled at once, each by one worker at a time; a failed
+//! Service backs off exponentially up to `max_backoff` without holding up the others, and
+//! every handled Service is resynced each `sync_period` so drift made behind our back heals.
+
+mod env;
+mod feed;
+mod reconcile;
+mod status;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::ingress::queue::Queue;
+use super::metrics::{ControllerMetrics, Outcome, Reconciles};
+use crate::aws::{AwsError, AwsMetrics, Ec2, ElbV2};
+use crate::deploy::Deployer;
+use crate::model::{ModelConfig, ModelError};
+use crate::watch::{Synced, Watches};
+
+pub use env::EnvReader;
+pub use feed::{meaningful_update, ServiceFeed};
+pub use reconcile::FAILED_CLEANUP_STATUS;
+pub use status::{desired as desired_status, is_current as status_is_current};
+
+/// Settings of the Service controller.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// What the model reads (cluster name, `--load-balancer-class`, gates, tags, defaults).
+    pub model: ModelConfig,
+    /// Services reconciled at once (`--service-max-concurrent-reconciles`, default 3).
+    pub concurrency: usize,
+    /// First retry delay of a failed Service (doubles per failure).
+    pub base_backoff: Duration,
+    /// Cap of the per-Service retry delay (the same cap as Ingress groups).
+    pub max_backoff: Duration,
+    /// Resync of a settled Service (`--sync-period`, default 10h).
+    pub sync_period: Duration,
+    /// Reporting controller of the events (upstream's recorder component `service`).
+    pub controller_name: String,
+    /// `--watch-namespace`: Services of these namespaces only (empty: all).
+    pub namespaces: Vec<String>,
+    /// The VPC's CIDR blocks (sources of node rules of an internal NLB without SGs).
+    pub vpc_cidrs: Vec<String>,
+    /// Where `aws_target_group_info` is reported.
+    pub metrics: Option<AwsMetrics>,
+    /// Where the reconciles, stages and queue are reported (controller `service`).
+    pub controller_metrics: ControllerMetrics,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        Self {
+            model: ModelConfig::default(),
+            concurrency: 3,
+            base_backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_secs(60),
+            sync_period: Duration::from_secs(10 * 3600),
+            controller_name: "service".into(),
+            namespaces: Vec::new(),
+            vpc_cidrs: Vec::new(),
+            metrics: None,
+            controller_metrics: ControllerMetrics::default(),
+        }
+    }
+}
+
+impl ServiceConfig {
+    /// The settings from the validated flags.
+    pub fn from_config(cfg: &crate::config::Config) -> Self {
+        Self {
+            model: cfg.model_config(),
+            namespaces: cfg.watch_namespaces.clone(),
+            concurrency: (cfg.service_max_concurrent_reconciles as usize).max(1),
+            max_backoff: cfg.ingress_max_backoff,
+            sync_period: cfg.sync_period,
+            ..Self::default()
+        }
+    }
+
+    /// Feature gate `EnableServiceController` (default on).
+    pub fn enabled(&self) -> bool {
+        self.model.gate("EnableServiceController")
+    }
+}
+
+/// Errors of one Service reconcile.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("{0}")]
+    Kube(#[from] kube::Error),
+    #[error("{0}")]
+    Aws(#[from] AwsError),
+    #[error("{0}")]
+    Model(#[from] ModelError),
+    #[error("{0}")]
+    Deploy(#[from] crate::deploy::Error),
+    /// The stack was deployed empty but AWS still shows its load balancer: the finalizer stays.
+    #[error("the load balancer of {0} is still there after deleting its stack")]
+    Leftover(String),
+}
+
+/// State shared by all reconciles.
+pub(crate) struct Ctx {
+    client: kube::Client,
+    deployer: Deployer,
+    env: EnvReader,
+    feed: Arc<ServiceFeed>,
+    cfg: ServiceConfig,
+    events: super::Events,
+    backoff: super::Backoff,
+    rec: Reconciles,
+}
+
+/// What the controller keeps between terms of leadership: the Service store and filter, fed
+/// from process start by the process's Service watch (so a new leader acts at once).
+pub struct Warm {
+    feed: Arc<ServiceFeed>,
+    synced: Synced,
+}
+
+impl Warm {
+    /// Registers the controller's Service index with `watches` (before they start).
+    pub fn register(watches: &Watches, model: &ModelConfig) -> Warm {
+        let feed = Arc::new(ServiceFeed::new(model.clone()));
+        watches.services.register(feed.clone());
+        Warm {
+            feed,
+            synced: watches.services.synced(),
+        }
+    }
+}
+
+/// Runs the controller on watches of its own until `shutdown` is cancelled (tests, benches;
+/// the binary shares the process's watches through [`Warm`] and [`lead`]).
+pub async fn run(
+    client: kube::Client,
+    elbv2: Arc<dyn ElbV2>,
+    ec2: Arc<dyn Ec2>,
+    vpc_id: String,
+    cfg: ServiceConfig,
+    shutdown: CancellationToken,
+) {
+    let watches = Arc::new(Watches::default());
+    let warm = Warm::register(&watches, &cfg.model);
+    let namespaces = cfg.namespaces.clone();
+    tokio::select! {
+        _ = watches.run(client.clone(), namespaces) => tracing::error!("service controller watch ended"),
+        _ = lead(&warm, client, elbv2, ec2, vpc_id, cfg, shutdown) => {}
+    }
+}
+
+/// One term of leadership: once Services have listed (at once on a warm standby), queues every
+/// Service the controller handles and reconciles until `shutdown` is cancelled. Everything it
+/// starts lives inside this future: dropping it stops all work at once.
+pub async fn lead(
+    warm: &Warm,
+    client: kube::Client,
+    elbv2: Arc<dyn ElbV2>,
+    ec2: Arc<dyn Ec2>,
+    vpc_id: String,
+    mut cfg: ServiceConfig,
+    shutdown: CancellationToken,
+) {
+    if cfg.model.vpc_id.is_none() {
+        cfg.model.vpc_id = Some(vpc_id.clone());
+    }
+    // Upstream's controller and queue name.
+    let rec = cfg.controller_metrics.controller("service");
+    rec.start(cfg.concurrency.max(1));
+    let queue: Arc<Queue<String>> = Arc::new(Queue::default().with_metrics(rec.clone()));
+    let _detach = Detach(&warm.feed);
+    tokio::select! {
+        _ = warm.synced.wait() => {}
+        _ = shutdown.cancelled() => return,
+    }
+    warm.feed.attach(Some(queue.clone()));
+    warm.feed.all();
+    tracing::info!("service controller caches synced");
+
+    let deployer = Deployer::new(
+        elbv2.clone(),
+        ec2.clone(),
+        cfg.model.cluster_name.clone(),
+        vpc_id.clone(),
+    )
+    .with_external_managed_tags(cfg.model.external_managed_tags.clone())
+    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"));
+    let env = EnvReader::new(
+        elbv2,
+        ec2,
+        vpc_id,
+        cfg.model.cluster_name.clone(),
+        cfg.vpc_cidrs.clone(),
+        cfg.model.gate("SubnetDiscoveryByReachability"),
+    );
+    let ctx = Arc::new(Ctx {
+        events: super::Events::new(client.clone(), &cfg.controller_name),
+        backoff: super::Backoff::new(cfg.base_backoff, cfg.max_backoff),
+        client,
+        deployer,
+        env,
+        feed: warm.feed.clone(),
+        cfg,
+        rec,
+    });
+    let workers = futures::future::join_all(
+        (0..ctx.cfg.concurrency.max(1)).map(|_| worker(ctx.clone(), queue.clone())),
+    );
+    tokio::select! {
+        _ = workers => {}
+        _ = queue.run_timers() => {}
+        _ = shutdown.cancelled() => {}
+    }
+}
+
+/// Stops a term's queueing when the term ends, however it ends.
+struct Detach<'a>(&'a ServiceFeed);
+
+impl Drop for Detach<'_> {
+    fn drop(&mut self) {
+        self.0.attach(None);
+    }
+}
+
+async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<String>>) {
+    loop {
+        let (key, waited) = queue.next_timed().await;
+        let working = ctx.rec.working(waited);
+        let start = std::time::Instant::now();
+        let pass = reconcile::reconcile(&ctx, &key);
+        let outcome = match crate::diff::shadow::scope(format!("service {key}"), pass).await {
+            Ok(next) => {
+                ctx.backoff.succeeded(&key);
+                if let Some(after) = next {
+                    queue.add_after(key.clone(), after);
+                }
+                Outcome::Success
+            }
+            Err(e) => {
+                let after = ctx.backoff.failed(&key);
+                tracing::warn!(service = %key, error = %e, retry_in = ?after, "service reconcile failed");
+                queue.add_after(key.clone(), after);
+                ctx.rec.retried();
+                Outcome::Error
+            }
+        };
+        ctx.rec.reconciled(outcome, start.elapsed().as_secs_f64());
+        drop(working);
+        queue.done(&key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::Cli;
+    use clap::Parser;
+
+    fn from_flags(args: &[&str]) -> ServiceConfig {
+        let mut argv = vec!["aws-load-balancer-controller", "--cluster-name=demo"];
+        argv.extend_from_slice(args);
+        let cli = Cli::try_parse_from(argv).unwrap();
+        ServiceConfig::from_config(&crate::config::Config::from_args(&cli.controller).unwrap())
+    }
+
+    #[test]
+    fn flags_and_gate_follow_upstream() {
+        let d = from_flags(&[]);
+        assert_eq!(
+            d.concurrency, 3,
+            "--service-max-concurrent-reconciles default"
+        );
+        assert!(d.enabled(), "EnableServiceController defaults on");
+        assert_eq!(d.model.load_balancer_class, "service.k8s.aws/nlb");
+        let c = from_flags(&[
+            "--service-max-concurrent-reconciles=7",
+            "--feature-gates=EnableServiceController=false",
+            "--load-balancer-class=example.com/nlb",
+        ]);
+        assert_eq!(c.concurrency, 7);
+        assert!(!c.enabled());
+        assert_eq!(c.model.load_balancer_class, "example.com/nlb");
+    }
+}

@@ -1,0 +1,210 @@
+//! One reconcile of one Service, in upstream's order (`controllers/service`): a Service we
+//! neither handle nor hold the finalizer of is left alone; otherwise the model is built from
+//! the Service and the AWS facts it reads (a build error is a `FailedBuildModel` Warning and
+//! nothing is written). A stack with a load balancer: finalizer → deploy (AWS, then the
+//! TargetGroupBinding objects) → status → `SuccessfullyReconciled`. An empty stack (deleting,
+//! or stopped qualifying): unless a load balancer of the stack has deletion protection on (then
+//! a Warning, and the finalizer stays), the bindings go, then every AWS resource of the stack,
+//! then the status, then the finalizer.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Service;
+use kube::{Api, Resource, ResourceExt};
+
+use super::{status, Ctx, ServiceError};
+use crate::controller::ingress::{reason, sync_bindings};
+use crate::controller::{add_finalizer, remove_finalizer};
+use crate::model::service::{
+    build_service_stack, is_pending_finalization, is_service_supported, service_key, ServiceEnv,
+    SERVICE_FINALIZER,
+};
+use crate::model::tags::{TagContext, SERVICE_TAG_PREFIX};
+use crate::model::{GroupId, Stack};
+
+/// Upstream's reason of a failed status cleanup (`pkg/k8s/events.go`).
+pub const FAILED_CLEANUP_STATUS: &str = "FailedCleanupStatus";
+
+async fn warn(ctx: &Ctx, svc: &Service, reason: &str, note: String) {
+    ctx.events.warning(&svc.object_ref(&()), reason, note).await;
+}
+
+fn api_of(ctx: &Ctx, svc: &Service) -> Api<Service> {
+    let ns = svc.namespace().unwrap_or_else(|| "default".into());
+    Api::namespaced(ctx.client.clone(), &ns)
+}
+
+/// Labels of the stack's TargetGroupBindings (`service.k8s.aws/stack-namespace`, `-name`).
+fn binding_labels(ctx: &Ctx, svc: &Service) -> std::collections::BTreeMap<String, String> {
+    let ns = svc.namespace().unwrap_or_else(|| "default".into());
+    let group = GroupId::implicit(&ns, &svc.name_any());
+    TagContext {
+        cfg: &ctx.cfg.model,
+        group: &group,
+        prefix: SERVICE_TAG_PREFIX,
+    }
+    .stack_labels()
+}
+
+/// Reconciles Service `key`; `Ok(Some(d))` asks for a resync after `d`.
+pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, ServiceError> {
+    let Some(svc) = ctx.feed.get(key) else {
+        return Ok(None);
+    };
+    let supported = is_service_supported(&svc, &ctx.cfg.model);
+    if !supported && !is_pending_finalization(&svc) {
+        return Ok(None);
+    }
+    let built = ctx
+        .rec
+        .staged("build_model", async {
+            let env = if supported {
+                ctx.env.read(key).await?
+            } else {
+                ServiceEnv::default()
+            };
+            Ok::<_, ServiceError>(build_service_stack(&svc, &ctx.cfg.model, &env)?)
+        })
+        .await;
+    let stack = match built {
+        Ok(s) => s,
+        Err(e) => {
+            let note = format!("Failed build model due to {e}");
+            warn(ctx, &svc, reason::FAILED_BUILD_MODEL, note).await;
+            return Err(e);
+        }
+    };
+    if stack.load_balancer.is_none() {
+        ctx.rec
+            .staged("cleanup_load_balancer", cleanup(ctx, &svc, &stack))
+            .await?;
+        return Ok(None);
+    }
+    deploy(ctx, &svc, &stack).await?;
+    Ok(Some(ctx.cfg.sync_period))
+}
+
+async fn deploy(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceError> {
+    tracing::debug!(service = %service_key(svc), "built model");
+    // Before any AWS write: from here on, deleting the Service cannot leak its NLB.
+    let added = ctx
+        .rec
+        .staged(
+            "add_finalizers",
+            add_finalizer(&api_of(ctx, svc), svc, SERVICE_FINALIZER),
+        )
+        .await;
+    if let Err(e) = added {
+        let note = format!("Failed add finalizer due to {e}");
+        warn(ctx, svc, reason::FAILED_ADD_FINALIZER, note).await;
+        return Err(e.into());
+    }
+    if !stack.warnings.is_empty() {
+        let notes: Vec<String> = stack
+            .warnings
+            .iter()
+            .map(|w| match &w.annotation {
+                Some(a) => format!("{a}: {}", w.message),
+                None => w.message.clone(),
+            })
+            .collect();
+        let note = notes.join("; ");
+        warn(ctx, svc, reason::UNSUPPORTED_CONFIGURATION, note).await;
+    }
+    let deployed = ctx
+        .rec
+        .staged("deploy_model", async {
+            let deployed = ctx.deployer.deploy(stack).await?;
+            sync_bindings(
+                &ctx.client,
+                &binding_labels(ctx, svc),
+                &deployed.target_group_bindings,
+                &[svc.namespace().unwrap_or_else(|| "default".into())],
+                ctx.cfg.metrics.as_ref(),
+            )
+            .await?;
+            Ok::<_, ServiceError>(deployed)
+        })
+        .await;
+    let deployed = match deployed {
+        Ok(d) => d,
+        Err(e) => {
+            // A load balancer still provisioning is waited for, as upstream requeues: no Warning.
+            if !matches!(e, ServiceError::Deploy(crate::deploy::Error::NotReady(_))) {
+                let note = format!("Failed deploy model due to {e}");
+                warn(ctx, svc, reason::FAILED_DEPLOY_MODEL, note).await;
+            }
+            return Err(e);
+        }
+    };
+    tracing::info!(service = %service_key(svc), "successfully deployed model");
+    if let Some(lb) = &deployed.load_balancer {
+        let updated = ctx
+            .rec
+            .staged(
+                "update_status",
+                status::update(&ctx.client, svc, &lb.dns_name),
+            )
+            .await;
+        if let Err(e) = updated {
+            let note = format!(
+                "Failed update status due to failed to update service status: {}: {e}",
+                service_key(svc)
+            );
+            warn(ctx, svc, reason::FAILED_UPDATE_STATUS, note).await;
+            return Err(e.into());
+        }
+    }
+    ctx.events
+        .normal(
+            &svc.object_ref(&()),
+            reason::SUCCESSFULLY_RECONCILED,
+            "Successfully reconciled".into(),
+        )
+        .await;
+    Ok(())
+}
+
+/// The Service is going or no longer ours, and holds the finalizer: its stack goes.
+async fn cleanup(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceError> {
+    let key = service_key(svc);
+    // A protected NLB stays serving, and so do its bindings; the user lifts the protection.
+    let removed = async {
+        ctx.deployer
+            .check_deletable_of(stack.kind, &stack.stack_id)
+            .await?;
+        sync_bindings(
+            &ctx.client,
+            &binding_labels(ctx, svc),
+            &[],
+            &[svc.namespace().unwrap_or_else(|| "default".into())],
+            ctx.cfg.metrics.as_ref(),
+        )
+        .await?;
+        ctx.deployer.deploy(stack).await?;
+        // The finalizer is all that keeps the NLB from leaking: released only once AWS shows
+        // no load balancer of the stack any more.
+        if ctx.env.existing(&stack.stack_id).await?.is_some() {
+            return Err(ServiceError::Leftover(stack.stack_id.clone()));
+        }
+        Ok::<_, ServiceError>(())
+    };
+    if let Err(e) = removed.await {
+        let note = format!("Failed deploy model due to {e}");
+        warn(ctx, svc, reason::FAILED_DEPLOY_MODEL, note).await;
+        return Err(e);
+    }
+    tracing::info!(service = %key, "deleted the service's resources");
+    if let Err(e) = status::clear(&ctx.client, svc).await {
+        let note =
+            format!("Failed update status due to failed to cleanup service status: {key}: {e}");
+        warn(ctx, svc, FAILED_CLEANUP_STATUS, note).await;
+        return Err(e.into());
+    }
+    if let Err(e) = remove_finalizer(&api_of(ctx, svc), svc, SERVICE_FINALIZER).await {
+        let note = format!("Failed remove finalizer due to {e}");
+        warn(ctx, svc, reason::FAILED_REMOVE_FINALIZER, note).await;
+        return Err(e.into());
+    }
+    Ok(())
+}

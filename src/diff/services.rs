@@ -1,0 +1,154 @@
+//! The Service producer of `diff`: for each Service the Service reconciler would handle, the
+//! writes it would make, in its order (finalizer → AWS → TargetGroupBindings → status), or, for a
+//! Service that is going or no longer ours but holds the finalizer, the teardown (bindings → AWS
+//! → status → finalizer). Only reads reach the cluster; the comparisons are the reconciler's own.
+
+use k8s_openapi::api::core::v1::Service;
+use kube::ResourceExt;
+
+use super::groups::{bindings_labeled, kube_write, one, Env};
+use super::{StackDiff, Write};
+use crate::controller::service::{desired_status, status_is_current, EnvReader};
+use crate::model::service::{
+    build_service_stack, is_pending_finalization, is_service_supported, service_key, ServiceEnv,
+    SERVICE_FINALIZER,
+};
+use crate::model::tags::{TagContext, SERVICE_TAG_PREFIX};
+use crate::model::{ClusterObjects, GroupId};
+
+/// Every Service the controller would reconcile, in `ns/name` order.
+pub async fn diff_services(
+    env: &Env<'_>,
+    reader: &EnvReader,
+    objs: &ClusterObjects,
+) -> Vec<StackDiff> {
+    let mut services: Vec<&Service> = objs
+        .services
+        .iter()
+        .filter(|s| is_service_supported(s, &env.cfg.model) || is_pending_finalization(s))
+        .collect();
+    services.sort_by_key(|s| service_key(s));
+    let mut out = Vec::new();
+    for svc in services {
+        let mut d = StackDiff {
+            kind: "service",
+            stack: service_key(svc),
+            writes: Vec::new(),
+            error: None,
+        };
+        if let Err(e) = one_service(env, reader, svc, &mut d.writes).await {
+            let mut aws = env.recorder.take();
+            d.writes.append(&mut aws);
+            d.error = Some(e);
+        }
+        out.push(d);
+    }
+    out
+}
+
+fn labels(env: &Env<'_>, svc: &Service) -> std::collections::BTreeMap<String, String> {
+    let ns = svc.namespace().unwrap_or_else(|| "default".into());
+    let group = GroupId::implicit(&ns, &svc.name_any());
+    TagContext {
+        cfg: &env.cfg.model,
+        group: &group,
+        prefix: SERVICE_TAG_PREFIX,
+    }
+    .stack_labels()
+}
+
+fn finalizer_write(svc: &Service, add: bool) -> Write {
+    let f = Some(SERVICE_FINALIZER.to_string());
+    let (before, after) = if add { (None, f) } else { (f, None) };
+    kube_write(
+        "patch Service",
+        service_key(svc),
+        one("metadata.finalizers", before, after),
+    )
+}
+
+fn hostname(svc: &Service) -> Option<String> {
+    svc.status
+        .as_ref()?
+        .load_balancer
+        .as_ref()?
+        .ingress
+        .as_ref()?
+        .first()
+        .and_then(|e| e.hostname.clone().or_else(|| e.ip.clone()))
+}
+
+async fn one_service(
+    env: &Env<'_>,
+    reader: &EnvReader,
+    svc: &Service,
+    writes: &mut Vec<Write>,
+) -> Result<(), String> {
+    let key = service_key(svc);
+    let aws_env = if is_service_supported(svc, &env.cfg.model) {
+        reader
+            .read(&key)
+            .await
+            .map_err(|e| format!("Failed build model due to {e}"))?
+    } else {
+        ServiceEnv::default()
+    };
+    let stack = build_service_stack(svc, &env.cfg.model, &aws_env)
+        .map_err(|e| format!("Failed build model due to {e}"))?;
+    let has_finalizer = is_pending_finalization(svc);
+    if stack.load_balancer.is_none() {
+        env.deployer
+            .check_deletable(&stack.stack_id)
+            .await
+            .map_err(|e| format!("Failed deploy model due to {e}"))?;
+        if let Some(client) = env.client {
+            bindings_labeled(client, &labels(env, svc), &[], writes).await?;
+        }
+        env.deployer
+            .deploy(&stack)
+            .await
+            .map_err(|e| format!("Failed deploy model due to {e}"))?;
+        writes.append(&mut env.recorder.take());
+        if env.client.is_some() {
+            if let Some(h) = hostname(svc) {
+                writes.push(kube_write(
+                    "patch Service/status",
+                    key.clone(),
+                    one("status.loadBalancer", Some(h), None),
+                ));
+            }
+            writes.push(finalizer_write(svc, false));
+        }
+        return Ok(());
+    }
+    if env.client.is_some() && !has_finalizer {
+        writes.push(finalizer_write(svc, true));
+    }
+    let deployed = env
+        .deployer
+        .deploy(&stack)
+        .await
+        .map_err(|e| format!("Failed deploy model due to {e}"))?;
+    writes.append(&mut env.recorder.take());
+    let Some(client) = env.client else {
+        return Ok(());
+    };
+    bindings_labeled(
+        client,
+        &labels(env, svc),
+        &deployed.target_group_bindings,
+        writes,
+    )
+    .await?;
+    if let Some(lb) = &deployed.load_balancer {
+        let want = desired_status(svc, &lb.dns_name);
+        if !status_is_current(svc, &want) {
+            writes.push(kube_write(
+                "patch Service/status",
+                key,
+                one("status.loadBalancer", hostname(svc), want.hostname.clone()),
+            ));
+        }
+    }
+    Ok(())
+}

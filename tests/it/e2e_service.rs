@@ -1,0 +1,528 @@
+//! End to end for LoadBalancer Services with the real binary, the API test server and moto: an
+//! instance-target Service becomes an NLB with upstream's name and tags, a TCP listener and a
+//! target group per port, TargetGroupBindings and the status hostname; changing one port
+//! replaces only that listener and target group; deleting the Service leaves nothing in moto and
+//! releases the finalizer. An ip-target Service with TCP_UDP, UDP and TLS ports gets those
+//! listeners and its pod registered. A Service upstream left (finalizer, NLB, target groups,
+//! listeners, security groups and bindings with upstream's names and tags) is adopted without a
+//! create or delete call, and deleting it then removes everything.
+
+use std::time::Duration;
+
+use aws_load_balancer_controller::aws::{self, *};
+use aws_load_balancer_controller::crd::TargetGroupBinding;
+use aws_load_balancer_controller::model::service::{build_service_stack, ServiceEnv};
+use aws_load_balancer_controller::model::{ModelConfig, Stack, Token};
+use k8s_openapi::api::core::v1::Service;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use kube::ResourceExt;
+use serde_json::json;
+
+use crate::e2e_pod_gates::kubectl;
+use crate::support::e2e::Cluster;
+use crate::support::inventory::{inventory_of, Inventory};
+use crate::support::moto_cloud::{cloud, Cloud};
+use crate::support::process::Controller;
+use crate::tgb::{eventually, targets};
+
+const WAIT: Duration = Duration::from_secs(45);
+const STACK_TAG: &str = "service.k8s.aws/stack";
+const FINALIZER: &str = "service.k8s.aws/resources";
+
+fn start(c: &Cloud, k8s: &Cluster) -> Controller {
+    let ctl = k8s.controller(&[
+        "--cluster-name=e2e".into(),
+        "--aws-region=us-west-2".into(),
+        format!("--aws-vpc-id={}", c.vpc),
+        format!(
+            "--aws-api-endpoints=elasticloadbalancing={0},ec2={0}",
+            c.moto.endpoint
+        ),
+    ]);
+    ctl.wait_for_log("became leader", WAIT);
+    ctl
+}
+
+fn apply(k8s: &Cluster, yaml: &str) {
+    let (ok, out) = kubectl(&k8s.kubeconfig, &["apply", "-f", "-"], Some(yaml));
+    assert!(ok, "{out}");
+}
+
+async fn inv(c: &Cloud, stack: &str) -> Inventory {
+    inventory_of(c.elb.as_ref(), c.ec2.as_ref(), STACK_TAG, stack).await
+}
+
+async fn hostname(api: &Api<Service>, name: &str) -> Option<String> {
+    let svc = api.get_opt(name).await.ok()??;
+    svc.status?
+        .load_balancer?
+        .ingress?
+        .first()?
+        .hostname
+        .clone()
+}
+
+fn listener_ports(inv: &Inventory) -> Vec<(u16, String)> {
+    let mut v: Vec<(u16, String)> = inv
+        .listeners
+        .iter()
+        .map(|l| (l.port, l.protocol.clone()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The target group whose `service.k8s.aws/resource` tag is `id`.
+fn tg<'a>(inv: &'a Inventory, id: &str) -> &'a aws::TargetGroup {
+    &inv.tgs
+        .iter()
+        .find(|(_, t)| t.get("service.k8s.aws/resource").map(String::as_str) == Some(id))
+        .unwrap_or_else(|| panic!("no target group {id}: {inv:#?}"))
+        .0
+}
+
+fn instance_service(admin_port: i32) -> String {
+    format!(
+        r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: demo
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-scheme: internet-facing
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  selector: {{app: web}}
+  ports:
+  - {{name: http, port: 80, targetPort: 8080, nodePort: 30080, protocol: TCP}}
+  - {{name: admin, port: {admin_port}, targetPort: 9443, nodePort: 30443, protocol: TCP}}
+"#
+    )
+}
+
+const NS: &str = "apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_to_nlb_in_moto_through_the_binary_then_change_a_port_then_delete() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    let ctl = start(&c, &k8s);
+    apply(&k8s, NS);
+    apply(&k8s, &instance_service(8443));
+    let services: Api<Service> = Api::namespaced(k8s.client.clone(), "demo");
+    eventually("the Service gets its hostname", WAIT, || async {
+        hostname(&services, "web").await.is_some()
+    })
+    .await;
+
+    // Upstream's shape, found by its tags as a user would.
+    let first = inv(&c, "demo/web").await;
+    assert_eq!(first.lbs.len(), 1, "{first:#?}");
+    let (lb, lb_tags) = &first.lbs[0];
+    assert!(lb.name.starts_with("k8s-demo-web-"), "{}", lb.name);
+    assert_eq!(lb.scheme, "internet-facing");
+    let tag = |k: &str| lb_tags.get(k).map(String::as_str);
+    assert_eq!(tag("elbv2.k8s.aws/cluster"), Some("e2e"));
+    assert_eq!(tag(STACK_TAG), Some("demo/web"));
+    assert_eq!(tag("service.k8s.aws/resource"), Some("LoadBalancer"));
+    assert_eq!(
+        listener_ports(&first),
+        vec![(80, "TCP".to_string()), (8443, "TCP".to_string())]
+    );
+    assert_eq!(first.tgs.len(), 2, "{first:#?}");
+    for id in ["demo/web:80", "demo/web:8443"] {
+        let g = tg(&first, id);
+        assert!(g.name.starts_with("k8s-demo-web-"), "{}", g.name);
+        assert_eq!(g.protocol.as_deref(), Some("TCP"));
+        assert_eq!(g.target_type, "instance");
+    }
+    assert_eq!(tg(&first, "demo/web:80").port, Some(30080), "NodePort");
+    assert_eq!(
+        hostname(&services, "web").await.unwrap(),
+        lb.dns_name.to_ascii_lowercase()
+    );
+    let svc = services.get("web").await.unwrap();
+    assert!(svc.finalizers().contains(&FINALIZER.to_string()));
+    let tgbs: Api<TargetGroupBinding> = Api::namespaced(k8s.client.clone(), "demo");
+    let ours = ListParams::default()
+        .labels("service.k8s.aws/stack-namespace=demo,service.k8s.aws/stack-name=web");
+    let bound = |list: Vec<TargetGroupBinding>| {
+        let mut v: Vec<String> = list.into_iter().map(|b| b.spec.target_group_arn).collect();
+        v.sort();
+        v
+    };
+    let mut arns: Vec<String> = first.tgs.iter().map(|(t, _)| t.arn.clone()).collect();
+    arns.sort();
+    assert_eq!(
+        bound(tgbs.list(&ours).await.unwrap().items),
+        arns,
+        "one TargetGroupBinding per target group, with upstream's labels"
+    );
+
+    // Change one port: only its listener and target group are replaced.
+    apply(&k8s, &instance_service(9443));
+    eventually("the listener follows the port", WAIT, || async {
+        listener_ports(&inv(&c, "demo/web").await)
+            == vec![(80, "TCP".to_string()), (9443, "TCP".to_string())]
+    })
+    .await;
+    eventually("the old target group goes", WAIT, || async {
+        inv(&c, "demo/web").await.tgs.len() == 2
+    })
+    .await;
+    let after = inv(&c, "demo/web").await;
+    assert_eq!(after.lbs[0].0.arn, lb.arn, "same NLB");
+    let l80 = |i: &Inventory| {
+        i.listeners
+            .iter()
+            .find(|l| l.port == 80)
+            .unwrap()
+            .arn
+            .clone()
+    };
+    assert_eq!(l80(&after), l80(&first), "listener 80 untouched");
+    assert_eq!(
+        tg(&after, "demo/web:80").arn,
+        tg(&first, "demo/web:80").arn,
+        "target group of port 80 untouched"
+    );
+    assert_ne!(
+        tg(&after, "demo/web:9443").arn,
+        tg(&first, "demo/web:8443").arn
+    );
+    eventually("the bindings follow", WAIT, || async {
+        let mut arns: Vec<String> = after.tgs.iter().map(|(t, _)| t.arn.clone()).collect();
+        arns.sort();
+        bound(tgbs.list(&ours).await.unwrap().items) == arns
+    })
+    .await;
+
+    // Delete: nothing of the stack is left and the finalizer is released.
+    let (ok, out) = kubectl(
+        &k8s.kubeconfig,
+        &["delete", "service", "-n", "demo", "web", "--wait=false"],
+        None,
+    );
+    assert!(ok, "{out}");
+    eventually("the Service is gone", WAIT, || async {
+        services.get_opt("web").await.unwrap().is_none()
+    })
+    .await;
+    let gone = inv(&c, "demo/web").await;
+    assert!(gone.is_empty() && gone.listeners.is_empty(), "{gone:#?}");
+    assert!(tgbs.list(&ours).await.unwrap().items.is_empty());
+
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    k8s.assert_requests_allowed_by_chart(&[
+        "patch services demo/web",
+        "patch services/status demo/web",
+        "create targetgroupbindings.elbv2.k8s.aws demo/*",
+    ]);
+    drop(ctl);
+    k8s.server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ip_service_with_tcp_udp_udp_and_tls_ports_registers_its_pod() {
+    let c = cloud().await;
+    let cert = crate::takeover::seed::certificate(&c, "shop.example.com").await;
+    let k8s = Cluster::start().await;
+    let ctl = start(&c, &k8s);
+    apply(&k8s, NS);
+    let svc = format!(
+        r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: edge
+  namespace: demo
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-scheme: internet-facing
+    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip
+    service.beta.kubernetes.io/aws-load-balancer-enable-tcp-udp-listener: "true"
+    service.beta.kubernetes.io/aws-load-balancer-ssl-cert: {cert}
+    service.beta.kubernetes.io/aws-load-balancer-ssl-ports: https
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  selector: {{app: edge}}
+  ports:
+  - {{name: dns, port: 53, targetPort: 5353, protocol: TCP}}
+  - {{name: dns-udp, port: 53, targetPort: 5353, protocol: UDP}}
+  - {{name: syslog, port: 514, targetPort: 5514, protocol: UDP}}
+  - {{name: https, port: 443, targetPort: 8443, protocol: TCP}}
+"#
+    );
+    apply(&k8s, &svc);
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: edge-0, namespace: demo, labels: {app: edge}}\nspec:\n  containers: [{name: c, image: nginx}]\n";
+    apply(&k8s, pod);
+    let ip = "10.1.1.10";
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(k8s.client.clone(), "demo");
+    let status = json!({"status": {"phase": "Running", "podIP": ip, "conditions": [
+        {"type": "ContainersReady", "status": "True"}, {"type": "Ready", "status": "True"}]}});
+    pods.patch_status("edge-0", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    let slice = format!("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: edge-abc\n  namespace: demo\n  labels: {{kubernetes.io/service-name: edge}}\naddressType: IPv4\nports:\n- {{name: dns, port: 5353, protocol: TCP}}\n- {{name: dns-udp, port: 5353, protocol: UDP}}\n- {{name: syslog, port: 5514, protocol: UDP}}\n- {{name: https, port: 8443, protocol: TCP}}\nendpoints:\n- addresses: [\"{ip}\"]\n  conditions: {{ready: true, serving: true, terminating: false}}\n  targetRef: {{kind: Pod, name: edge-0, namespace: demo}}\n");
+    apply(&k8s, &slice);
+
+    let services: Api<Service> = Api::namespaced(k8s.client.clone(), "demo");
+    eventually("the Service gets its hostname", WAIT, || async {
+        hostname(&services, "edge").await.is_some()
+    })
+    .await;
+    let got = inv(&c, "demo/edge").await;
+    assert_eq!(
+        listener_ports(&got),
+        vec![
+            (53, "TCP_UDP".to_string()),
+            (443, "TLS".to_string()),
+            (514, "UDP".to_string())
+        ],
+        "{got:#?}"
+    );
+    let tls = got.listeners.iter().find(|l| l.port == 443).unwrap();
+    assert_eq!(tls.certificates, vec![cert.clone()]);
+    assert_eq!(tls.ssl_policy.as_deref(), Some("ELBSecurityPolicy-2016-08"));
+    assert_eq!(
+        tg(&got, "demo/edge:53").protocol.as_deref(),
+        Some("TCP_UDP")
+    );
+    assert_eq!(tg(&got, "demo/edge:514").protocol.as_deref(), Some("UDP"));
+    let https = tg(&got, "demo/edge:443");
+    assert_eq!(https.protocol.as_deref(), Some("TCP"), "backend stays TCP");
+    assert_eq!(https.target_type, "ip");
+    let arn = https.arn.clone();
+    eventually("the pod is registered", WAIT, || async {
+        targets(c.elb.as_ref(), &arn).await == vec![format!("{ip}:8443")]
+    })
+    .await;
+    drop(ctl);
+    k8s.server.stop().await;
+}
+
+/// What upstream leaves in AWS for a Service stack, request by request with upstream's names and
+/// tags (taken from the model, whose names are checked hash for hash against upstream's).
+async fn seed_as_upstream(c: &Cloud, stack: &Stack) -> std::collections::BTreeMap<String, String> {
+    let msg = stack.managed_security_group.as_ref().unwrap();
+    let sg = c
+        .ec2
+        .create_security_group(&CreateSecurityGroup {
+            name: msg.name.clone(),
+            description: msg.description.clone(),
+            vpc_id: c.vpc.clone(),
+            tags: msg.tags.clone(),
+        })
+        .await
+        .unwrap();
+    let perms: Vec<IpPermission> = msg
+        .ingress
+        .iter()
+        .map(|p| IpPermission {
+            ip_protocol: p.ip_protocol.clone(),
+            from_port: Some(p.from_port),
+            to_port: Some(p.to_port),
+            ipv4_ranges: p.cidr_ipv4.iter().map(IpRange::new).collect(),
+            ipv6_ranges: p.cidr_ipv6.iter().map(IpRange::new).collect(),
+            ..Default::default()
+        })
+        .collect();
+    c.ec2.authorize_ingress(&sg, &perms).await.unwrap();
+    let bsg = stack.backend_security_group.as_ref().unwrap();
+    let backend = c
+        .ec2
+        .create_security_group(&CreateSecurityGroup {
+            name: bsg.name.clone(),
+            description: bsg.description.clone(),
+            vpc_id: c.vpc.clone(),
+            tags: bsg.tags.clone(),
+        })
+        .await
+        .unwrap();
+    let text = |v: serde_json::Value| v.as_str().unwrap().to_string();
+    let mut tg_arns = std::collections::BTreeMap::new();
+    for tg in &stack.target_groups {
+        let hc = &tg.health_check;
+        let req = CreateTargetGroup {
+            name: tg.name.clone(),
+            protocol: Some(text(json!(tg.protocol))),
+            protocol_version: None,
+            port: Some(tg.port as u16),
+            vpc_id: Some(c.vpc.clone()),
+            target_type: text(json!(tg.target_type)),
+            ip_address_type: Some(tg.ip_address_type.clone()),
+            health_check: HealthCheck {
+                protocol: Some(text(json!(hc.protocol))),
+                port: Some(hc.port.clone()),
+                interval_seconds: Some(hc.interval_seconds),
+                timeout_seconds: Some(hc.timeout_seconds),
+                healthy_threshold: Some(hc.healthy_threshold_count),
+                unhealthy_threshold: Some(hc.unhealthy_threshold_count),
+                ..Default::default()
+            },
+            tags: tg.tags.clone(),
+        };
+        let created = c.elb.create_target_group(&req).await.unwrap();
+        tg_arns.insert(tg.id.clone(), created.arn);
+    }
+    let lb = stack.load_balancer.as_ref().unwrap();
+    let req = CreateLoadBalancer {
+        name: lb.name.clone(),
+        lb_type: "network".into(),
+        scheme: lb.scheme.as_str().into(),
+        ip_address_type: "ipv4".into(),
+        subnet_mappings: c
+            .subnets
+            .iter()
+            .cloned()
+            .map(SubnetMapping::subnet)
+            .collect(),
+        security_groups: vec![sg, backend],
+        tags: lb.tags.clone(),
+        ..Default::default()
+    };
+    let created = c.elb.create_load_balancer(&req).await.unwrap();
+    for l in &stack.listeners {
+        let tg_id = stack
+            .target_groups
+            .iter()
+            .find(|t| t.id.ends_with(&format!(":{}", l.port)))
+            .unwrap()
+            .id
+            .clone();
+        let spec = ListenerSpec {
+            port: l.port as u16,
+            protocol: text(json!(l.protocol)),
+            default_actions: vec![Action::forward(tg_arns[&tg_id].clone())],
+            tags: l.tags.clone(),
+            ..Default::default()
+        };
+        c.elb.create_listener(&created.arn, &spec).await.unwrap();
+    }
+    tg_arns
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_left_by_upstream_is_adopted_without_creates_then_deleted() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    apply(&k8s, NS);
+    // The Service as upstream left it: our class, its finalizer.
+    let mut yaml = instance_service(8443);
+    yaml = yaml.replace(
+        "  namespace: demo\n",
+        "  namespace: demo\n  finalizers: [service.k8s.aws/resources]\n",
+    );
+    apply(&k8s, &yaml);
+    let services: Api<Service> = Api::namespaced(k8s.client.clone(), "demo");
+    let svc = services.get("web").await.unwrap();
+    let cfg = ModelConfig {
+        cluster_name: "e2e".into(),
+        vpc_id: Some(c.vpc.clone()),
+        ..Default::default()
+    };
+    let stack = build_service_stack(&svc, &cfg, &ServiceEnv::default()).unwrap();
+    let tg_arns = seed_as_upstream(&c, &stack).await;
+    // Upstream's bindings (its labels, names = target group names).
+    for b in &stack.target_group_bindings {
+        let Token::TargetGroupArn(id) = &b.spec.target_group_arn else {
+            panic!("{:?}", b.spec.target_group_arn)
+        };
+        let tgb = json!({
+            "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+            "metadata": {"name": b.name, "namespace": b.namespace, "labels": b.labels},
+            "spec": {"targetGroupARN": tg_arns[id], "targetType": "instance",
+                     "serviceRef": {"name": b.spec.service_name, "port": b.spec.service_port},
+                     "ipAddressType": "ipv4", "vpcID": c.vpc}
+        });
+        apply(&k8s, &serde_json::to_string(&tgb).unwrap());
+    }
+    let before = inv(&c, "demo/web").await;
+    assert_eq!(before.lbs.len(), 1);
+
+    c.moto.start_recording().await;
+    let ctl = start(&c, &k8s);
+    eventually("the adopted Service gets its hostname", WAIT, || async {
+        hostname(&services, "web").await.is_some()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let writes: Vec<String> = c
+        .moto
+        .recorded_actions()
+        .into_iter()
+        .filter(|a| {
+            let op = a.split(':').nth(1).unwrap_or(a);
+            op.starts_with("Create") || op.starts_with("Delete")
+        })
+        .collect();
+    assert!(writes.is_empty(), "adoption created or deleted: {writes:?}");
+    let after = inv(&c, "demo/web").await;
+    assert_eq!(after.lbs[0].0.arn, before.lbs[0].0.arn);
+    assert_eq!(after.tgs.len(), before.tgs.len());
+
+    // And it can be deleted.
+    let (ok, out) = kubectl(
+        &k8s.kubeconfig,
+        &["delete", "service", "-n", "demo", "web", "--wait=false"],
+        None,
+    );
+    assert!(ok, "{out}");
+    eventually("the Service is gone", WAIT, || async {
+        services.get_opt("web").await.unwrap().is_none()
+    })
+    .await;
+    let gone = inv(&c, "demo/web").await;
+    assert!(gone.is_empty(), "{gone:#?}");
+    drop(ctl);
+    k8s.server.stop().await;
+}
+
+/// `diff` lists what the Service reconciler would do for a new LoadBalancer Service (its
+/// finalizer, the NLB) without writing anything to AWS or the cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_shows_the_services_pending_writes_and_sends_none() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    apply(&k8s, NS);
+    apply(&k8s, &instance_service(8443));
+    c.moto.start_recording().await;
+    let (code, report, stderr) = crate::takeover::diff::run_diff(&c, &k8s.kubeconfig).await;
+    assert_eq!(code, 2, "writes pending: {report:#}\n{stderr}");
+    let stack = report["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "service" && s["stack"] == "demo/web")
+        .unwrap_or_else(|| panic!("no service stack in {report:#}"));
+    assert!(stack.get("error").is_none(), "{stack:#}");
+    let calls: Vec<&str> = stack["writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["call"].as_str().unwrap())
+        .collect();
+    assert!(calls.contains(&"kubernetes:patch Service"), "{calls:?}");
+    assert!(
+        calls.iter().any(|c| c.ends_with("CreateLoadBalancer")),
+        "{calls:?}"
+    );
+    let sent: Vec<String> = c
+        .moto
+        .recorded_actions()
+        .into_iter()
+        .filter(|a| {
+            let op = a.split(':').nth(1).unwrap_or(a);
+            !(op.starts_with("Describe") || op.starts_with("Get") || op.starts_with("List"))
+        })
+        .collect();
+    assert!(sent.is_empty(), "diff wrote to AWS: {sent:?}");
+    let svc = Api::<Service>::namespaced(k8s.client.clone(), "demo")
+        .get("web")
+        .await
+        .unwrap();
+    assert!(svc.finalizers().is_empty(), "diff wrote to the cluster");
+    k8s.server.stop().await;
+}
