@@ -18,7 +18,7 @@ fn plan_subcommand_builds_the_ingress_controllers_model_config() {
         panic!("not parsed as plan: {cli:?}");
     };
     let controller = Cli::try_parse_from(std::iter::once("controller").chain(flags)).unwrap();
-    let running = IngressConfig::from_config(&Config::from_args(&controller.controller).unwrap());
+    let running = IngressConfig::from(&Config::from_args(&controller.controller).unwrap());
     let planned = plan.model_config().unwrap();
     assert_eq!(planned, running.model);
     assert!(!planned.enable_backend_sg && !planned.gate("ListenerRulesTagging"));

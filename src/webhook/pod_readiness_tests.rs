@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::webhook::pod_index::{BindingEntry, PodGateIndex};
+use crate::webhook::test_support::{apply, arb_json, req_in as req};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -56,27 +57,6 @@ fn injector(enabled: bool) -> PodReadinessGateInjector {
         index: index(),
         sync_wait: Duration::from_millis(50),
     }
-}
-
-fn req(op: Operation, ns: &str, pod: Value) -> AdmissionRequest {
-    AdmissionRequest {
-        uid: "u".into(),
-        operation: op,
-        namespace: Some(ns.into()),
-        name: None,
-        object: Some(pod),
-        old_object: None,
-        dry_run: false,
-    }
-}
-
-fn apply(pod: &Value, d: &Decision) -> Value {
-    let Decision::Patch(ops) = d else {
-        panic!("expected patch, got {d:?}")
-    };
-    let mut out = pod.clone();
-    json_patch::patch(&mut out, ops).unwrap();
-    out
 }
 
 fn gate_types(pod: &Value) -> Vec<String> {
@@ -257,22 +237,6 @@ fn patch_is_only_adds_and_legacy_removes() {
             {"op": "add", "path": "/spec/readinessGates/-", "value": {"conditionType": "target-health.elbv2.k8s.aws/a"}}
         ])
     );
-}
-
-fn arb_json(depth: u32) -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        "[a-zA-Z0-9 _./-]{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(depth, 24, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[a-zA-Z][a-zA-Z0-9]{0,8}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
 }
 
 proptest! {

@@ -38,8 +38,8 @@ fn defaults_match_upstream() {
     assert_eq!(c.targetgroupbinding_max_backoff, Duration::from_secs(1000));
     assert_eq!(c.targetgroupbinding_requeue, Duration::from_secs(15));
     assert_eq!(c.default_ssl_policy, "ELBSecurityPolicy-2016-08");
-    assert_eq!(c.default_target_type, "instance");
-    assert_eq!(c.default_scheme, "internal");
+    assert_eq!(c.default_target_type, TargetType::Instance);
+    assert_eq!(c.default_scheme, LoadBalancerScheme::Internal);
     assert_eq!(c.aws_max_retries, 10);
     assert!(
         c.enable_leader_election && c.enable_pod_readiness_gate_inject && c.enable_endpoint_slices

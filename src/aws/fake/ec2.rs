@@ -37,23 +37,15 @@ fn explode(perms: &[IpPermission]) -> Vec<SgRule> {
         } else {
             (p.from_port, p.to_port)
         };
-        let lists = [
-            (0u8, &p.ipv4_ranges),
-            (1, &p.ipv6_ranges),
-            (2, &p.prefix_list_ids),
-            (3, &p.group_ids),
-        ];
-        for (kind, list) in lists {
-            for r in list {
-                out.push(SgRule {
-                    proto: proto.clone(),
-                    from,
-                    to,
-                    kind,
-                    source: r.value.clone(),
-                    description: r.description.clone(),
-                });
-            }
+        for (kind, r) in p.sources() {
+            out.push(SgRule {
+                proto: proto.clone(),
+                from,
+                to,
+                kind,
+                source: r.value.clone(),
+                description: r.description.clone(),
+            });
         }
     }
     out
@@ -85,12 +77,7 @@ fn aggregate(rules: &[SgRule]) -> Vec<IpPermission> {
                 &mut out[last]
             }
         };
-        match r.kind {
-            0 => p.ipv4_ranges.push(range),
-            1 => p.ipv6_ranges.push(range),
-            2 => p.prefix_list_ids.push(range),
-            _ => p.group_ids.push(range),
-        }
+        p.sources_mut(r.kind).push(range);
     }
     out
 }
@@ -163,17 +150,20 @@ impl State {
         if !self.sgs.contains_key(id) {
             return Err(group_not_found(id));
         }
-        let used =
-            self.lbs
+        let used = self
+            .lbs
+            .values()
+            .any(|l| l.lb.security_groups.iter().any(|g| g == id))
+            || self
+                .enis
                 .values()
-                .any(|l| l.lb.security_groups.iter().any(|g| g == id))
-                || self
-                    .enis
-                    .values()
-                    .any(|e| e.security_groups.iter().any(|g| g == id))
-                || self.sgs.values().any(|g| {
-                    g.sg.id != id && g.rules.iter().any(|r| r.kind == 3 && r.source == id)
-                });
+                .any(|e| e.security_groups.iter().any(|g| g == id))
+            || self.sgs.values().any(|g| {
+                g.sg.id != id
+                    && g.rules
+                        .iter()
+                        .any(|r| r.kind == SourceKind::Group && r.source == id)
+            });
         if used {
             return Err(AwsError::from_code(
                 "DependencyViolation",
@@ -189,7 +179,7 @@ impl State {
         let new = explode(perms);
         if let Some(r) = new
             .iter()
-            .find(|r| r.kind == 3 && !self.sgs.contains_key(&r.source))
+            .find(|r| r.kind == SourceKind::Group && !self.sgs.contains_key(&r.source))
         {
             return Err(group_not_found(&r.source));
         }
