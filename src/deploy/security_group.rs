@@ -25,16 +25,21 @@ fn proto(p: &str) -> String {
     }
 }
 
+/// Ports as AWS keeps them: none on all-protocol (`-1`) rules.
+fn ports(proto: &str, from: Option<i32>, to: Option<i32>) -> (Option<i32>, Option<i32>) {
+    if proto == "-1" {
+        (None, None)
+    } else {
+        (from, to)
+    }
+}
+
 /// The model's permissions as single-source keys.
 pub fn desired_perms(perms: &[model::IpPermission]) -> BTreeSet<PermKey> {
     let mut out = BTreeSet::new();
     for p in perms {
         let pr = proto(&p.ip_protocol);
-        let (from, to) = if pr == "-1" {
-            (None, None)
-        } else {
-            (Some(p.from_port), Some(p.to_port))
-        };
+        let (from, to) = ports(&pr, Some(p.from_port), Some(p.to_port));
         let sources = [
             (SourceKind::Ipv4Cidr, &p.cidr_ipv4),
             (SourceKind::Ipv6Cidr, &p.cidr_ipv6),
@@ -54,11 +59,7 @@ pub fn actual_perms(perms: &[aws::IpPermission]) -> BTreeSet<PermKey> {
     let mut out = BTreeSet::new();
     for p in perms {
         let pr = proto(&p.ip_protocol);
-        let (from, to) = if pr == "-1" {
-            (None, None)
-        } else {
-            (p.from_port, p.to_port)
-        };
+        let (from, to) = ports(&pr, p.from_port, p.to_port);
         for (kind, r) in p.sources() {
             out.insert((pr.clone(), from, to, kind, r.value.clone()));
         }

@@ -59,6 +59,13 @@ fn injector(enabled: bool) -> PodReadinessGateInjector {
     }
 }
 
+/// The enabled injector's decision on creating `pod` in `ns`.
+async fn create_in(ns: &str, pod: &Value) -> Decision {
+    injector(true)
+        .admit(&req(Operation::Create, ns, pod.clone()))
+        .await
+}
+
 fn gate_types(pod: &Value) -> Vec<String> {
     pod["spec"]["readinessGates"]
         .as_array()
@@ -77,12 +84,7 @@ fn web_pod() -> Value {
 #[tokio::test]
 async fn injects_a_gate_per_matching_ip_binding_in_name_order() {
     let pod = web_pod();
-    let out = apply(
-        &pod,
-        &injector(true)
-            .admit(&req(Operation::Create, "ns", pod.clone()))
-            .await,
-    );
+    let out = apply(&pod, &create_in("ns", &pod).await);
     assert_eq!(
         gate_types(&out),
         vec![
@@ -95,30 +97,13 @@ async fn injects_a_gate_per_matching_ip_binding_in_name_order() {
 #[tokio::test]
 async fn skips_instance_nil_type_missing_service_empty_selector_and_other_namespaces() {
     let pod = json!({"metadata": {"labels": {"app": "other"}}, "spec": {}});
-    assert_eq!(
-        injector(true)
-            .admit(&req(Operation::Create, "ns", pod))
-            .await,
-        Decision::Patch(vec![])
-    );
+    assert_eq!(create_in("ns", &pod).await, Decision::Patch(vec![]));
     let no_labels = json!({"spec": {}});
-    assert_eq!(
-        injector(true)
-            .admit(&req(Operation::Create, "ns", no_labels))
-            .await,
-        Decision::Patch(vec![])
-    );
-    let out = apply(
-        &web_pod(),
-        &injector(true)
-            .admit(&req(Operation::Create, "other", web_pod()))
-            .await,
-    );
+    assert_eq!(create_in("ns", &no_labels).await, Decision::Patch(vec![]));
+    let out = apply(&web_pod(), &create_in("other", &web_pod()).await);
     assert_eq!(gate_types(&out), vec!["target-health.elbv2.k8s.aws/tgb-x"]);
     assert_eq!(
-        injector(true)
-            .admit(&req(Operation::Create, "empty-ns", web_pod()))
-            .await,
+        create_in("empty-ns", &web_pod()).await,
         Decision::Patch(vec![])
     );
 }
@@ -127,12 +112,7 @@ async fn skips_instance_nil_type_missing_service_empty_selector_and_other_namesp
 async fn keeps_existing_gates_and_does_not_duplicate() {
     let mut pod = web_pod();
     pod["spec"]["readinessGates"] = json!([{"conditionType": "custom/one"}, {"conditionType": "target-health.elbv2.k8s.aws/tgb-b"}]);
-    let out = apply(
-        &pod,
-        &injector(true)
-            .admit(&req(Operation::Create, "ns", pod.clone()))
-            .await,
-    );
+    let out = apply(&pod, &create_in("ns", &pod).await);
     assert_eq!(
         gate_types(&out),
         vec![
@@ -142,9 +122,7 @@ async fn keeps_existing_gates_and_does_not_duplicate() {
         ]
     );
     // Everything already present: no patch at all.
-    let out2 = injector(true)
-        .admit(&req(Operation::Create, "ns", out.clone()))
-        .await;
+    let out2 = create_in("ns", &out).await;
     assert_eq!(out2, Decision::Patch(vec![]));
 }
 
@@ -156,12 +134,7 @@ async fn drops_legacy_gates_only_when_adding() {
         {"conditionType": "keep"},
         {"conditionType": "target-health.alb.ingress.k8s.aws/old-2"}
     ]);
-    let out = apply(
-        &pod,
-        &injector(true)
-            .admit(&req(Operation::Create, "ns", pod.clone()))
-            .await,
-    );
+    let out = apply(&pod, &create_in("ns", &pod).await);
     assert_eq!(
         gate_types(&out),
         vec![
@@ -173,12 +146,7 @@ async fn drops_legacy_gates_only_when_adding() {
     // No match: legacy gates stay.
     let mut unmatched = pod.clone();
     unmatched["metadata"]["labels"] = json!({"app": "nothing"});
-    assert_eq!(
-        injector(true)
-            .admit(&req(Operation::Create, "ns", unmatched))
-            .await,
-        Decision::Patch(vec![])
-    );
+    assert_eq!(create_in("ns", &unmatched).await, Decision::Patch(vec![]));
 }
 
 #[tokio::test]

@@ -128,14 +128,7 @@ impl State {
             ));
         }
         let id = format!("sg-{}", hex(17));
-        let sg = SecurityGroup {
-            id: id.clone(),
-            name: req.name.clone(),
-            description: req.description.clone(),
-            vpc_id: req.vpc_id.clone(),
-            ingress: vec![],
-            tags: req.tags.clone(),
-        };
+        let sg = SecurityGroup::created(id.clone(), req);
         self.sgs.insert(id.clone(), SgRec { sg, rules: vec![] });
         Ok(id)
     }

@@ -70,6 +70,20 @@ pub struct SecurityGroup {
     pub tags: Tags,
 }
 
+impl SecurityGroup {
+    /// The group a create makes: the request's fields, no rules yet.
+    pub fn created(id: String, req: &CreateSecurityGroup) -> SecurityGroup {
+        SecurityGroup {
+            id,
+            name: req.name.clone(),
+            description: req.description.clone(),
+            vpc_id: req.vpc_id.clone(),
+            ingress: vec![],
+            tags: req.tags.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateSecurityGroup {
     pub name: String,
