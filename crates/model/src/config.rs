@@ -12,8 +12,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod gates;
+mod tags;
 mod webhook;
 pub use gates::{feature_gates, FEATURE_GATE_DEFAULTS, UNSUPPORTED_GATES};
+use tags::check_tag_keys;
+pub use tags::TRACKING_TAG_KEYS;
 pub use webhook::{ManagedCertConfig, TlsMinVersion, WebhookConfig, MAX_SERVING_DAYS};
 
 /// Configuration errors; each message says which flag is wrong.
@@ -34,20 +37,6 @@ pub enum ConfigError {
     #[error("unknown feature: {0}")]
     UnknownFeature(String),
 }
-
-/// Tag keys the controller uses to track ownership; users may not set them through flags.
-pub const TRACKING_TAG_KEYS: &[&str] = &[
-    "elbv2.k8s.aws/cluster",
-    "elbv2.k8s.aws/resource",
-    "ingress.k8s.aws/stack",
-    "ingress.k8s.aws/resource",
-    "service.k8s.aws/stack",
-    "service.k8s.aws/resource",
-    "gateway.k8s.aws.nlb/stack",
-    "gateway.k8s.aws.nlb/resource",
-    "gateway.k8s.aws.alb/stack",
-    "gateway.k8s.aws.alb/resource",
-];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
@@ -135,21 +124,6 @@ fn string_map(flag: &'static str, raw: &str) -> Result<BTreeMap<String, String>,
 
 fn non_empty(s: &str) -> Option<String> {
     (!s.trim().is_empty()).then(|| s.trim().to_string())
-}
-
-fn check_tag_keys<'a>(
-    keys: impl Iterator<Item = &'a String>,
-    flag: &'static str,
-) -> Result<(), ConfigError> {
-    for key in keys {
-        if TRACKING_TAG_KEYS.contains(&key.as_str()) {
-            return Err(ConfigError::ReservedTagKey {
-                key: key.clone(),
-                flag,
-            });
-        }
-    }
-    Ok(())
 }
 
 impl Config {
