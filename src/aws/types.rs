@@ -79,24 +79,8 @@ pub struct LoadBalancerQuery {
     pub names: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SubnetMapping {
-    pub subnet_id: String,
-    pub allocation_id: Option<String>,
-    pub private_ipv4_address: Option<String>,
-    pub ipv6_address: Option<String>,
-    /// NLB dualstack with prefix source NAT: a /80 or `auto_assigned`.
-    pub source_nat_ipv6_prefix: Option<String>,
-}
-
-impl SubnetMapping {
-    pub fn subnet(id: impl Into<String>) -> Self {
-        Self {
-            subnet_id: id.into(),
-            ..Default::default()
-        }
-    }
-}
+/// The model's subnet mapping is what the ELBv2 calls take: one type, no conversion.
+pub use crate::model::SubnetMapping;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CreateLoadBalancer {
