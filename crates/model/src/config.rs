@@ -38,6 +38,23 @@ pub enum ConfigError {
     UnknownFeature(String),
 }
 
+/// `--log-level`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogLevel {
+    Info,
+    Debug,
+}
+
+impl LogLevel {
+    /// The level as `tracing` filters spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
     Text,
@@ -102,7 +119,7 @@ pub struct Config {
     pub targetgroupbinding_max_backoff: Duration,
     pub targetgroupbinding_requeue: Duration,
     pub ingress_max_backoff: Duration,
-    pub log_level: String,
+    pub log_level: LogLevel,
     pub log_format: LogFormat,
 }
 
@@ -220,13 +237,11 @@ impl Config {
         }
         let webhook = webhook::from_args(&a.webhook, r)?;
         let log = &a.log;
-        if !matches!(log.log_level.as_str(), "info" | "debug") {
-            return Err(invalid(
-                "log-level",
-                &log.log_level,
-                "must be info or debug",
-            ));
-        }
+        let log_level = match log.log_level.as_str() {
+            "info" => LogLevel::Info,
+            "debug" => LogLevel::Debug,
+            other => return Err(invalid("log-level", other, "must be info or debug")),
+        };
         let log_format = match log.log_format.as_str() {
             "text" => LogFormat::Text,
             "json" => LogFormat::Json,
@@ -321,7 +336,7 @@ impl Config {
                 "ingress-max-exponential-backoff-delay",
                 &rc.ingress_max_exponential_backoff_delay,
             )?,
-            log_level: log.log_level.clone(),
+            log_level,
             log_format,
         })
     }
