@@ -88,6 +88,21 @@ pub fn perm_diff(
 }
 
 impl Deployer {
+    /// The create request of a group in the cluster's VPC.
+    fn sg_request(
+        &self,
+        name: &str,
+        description: &str,
+        tags: &aws::Tags,
+    ) -> aws::CreateSecurityGroup {
+        aws::CreateSecurityGroup {
+            name: name.to_string(),
+            description: description.to_string(),
+            vpc_id: self.vpc_id.clone(),
+            tags: tags.clone(),
+        }
+    }
+
     /// Security groups in the VPC tagged with this cluster (or legacy cluster key) and stack.
     pub(crate) async fn find_owned_sgs(
         &self,
@@ -125,12 +140,7 @@ impl Deployer {
                 (g.id, actual_perms(&g.ingress), g.tags)
             }
             None => {
-                let req = aws::CreateSecurityGroup {
-                    name: want.name.clone(),
-                    description: want.description.clone(),
-                    vpc_id: self.vpc_id.clone(),
-                    tags: want.tags.clone(),
-                };
+                let req = self.sg_request(&want.name, &want.description, &want.tags);
                 let id = self
                     .ec2
                     .create_security_group(&req)
@@ -184,12 +194,7 @@ impl Deployer {
         let id = match self.find_backend_sg().await? {
             Some(id) => id,
             None => {
-                let req = aws::CreateSecurityGroup {
-                    name: want.name.clone(),
-                    description: want.description.clone(),
-                    vpc_id: self.vpc_id.clone(),
-                    tags: want.tags.clone(),
-                };
+                let req = self.sg_request(&want.name, &want.description, &want.tags);
                 self.ec2
                     .create_security_group(&req)
                     .await
