@@ -188,11 +188,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             .0
         }
     };
-    let limits = webhook::Limits {
-        max_body_bytes: cfg.webhook.max_body_bytes,
-        body_timeout: cfg.webhook.request_timeout,
-        max_inflight_body_bytes: cfg.webhook.max_inflight_body_bytes,
-    };
+    let limits = webhook::Limits::from(&cfg.webhook);
     let (routes, aws_webhooks) = routes(&cfg, &indexes);
     let router = webhook::router(routes, webhook_metrics, limits);
     let conn_limits = server::ConnLimits {

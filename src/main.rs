@@ -39,7 +39,7 @@ fn main() -> ExitCode {
 
 fn run_controller(args: &aws_load_balancer_controller::args::ControllerArgs) -> anyhow::Result<()> {
     let cfg = Config::from_args(args)?;
-    telemetry::init(&cfg.log_level, cfg.log_format);
+    telemetry::init(cfg.log_level, cfg.log_format);
     match nofile::raise_soft_limit() {
         Some((before, after)) if after > before => {
             tracing::info!(from = before, to = after, "raised the open-file soft limit")

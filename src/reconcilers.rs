@@ -34,18 +34,6 @@ pub struct Cloud {
     pub metrics: Option<AwsMetrics>,
 }
 
-/// The AWS flags as the AWS layer takes them.
-pub fn aws_config(cfg: &Config) -> AwsConfig {
-    AwsConfig {
-        region: cfg.aws_region.clone(),
-        vpc_id: cfg.aws_vpc_id.clone(),
-        vpc_tags: cfg.aws_vpc_tags.clone(),
-        api_endpoints: cfg.aws_api_endpoints.clone(),
-        api_throttle: cfg.aws_api_throttle.clone(),
-        max_retries: cfg.aws_max_retries,
-    }
-}
-
 /// Resolves region, VPC and clients, retrying with capped backoff until it works or `shutdown`.
 /// Every AWS write of the clients passes `fence` (the leader's, under leader election).
 pub async fn resolve_aws(
@@ -58,7 +46,7 @@ pub async fn resolve_aws(
     loop {
         let attempt = async {
             let (elbv2, ec2, roles, resolved) = aws::build_with_roles(
-                &aws_config(cfg),
+                &AwsConfig::from(cfg),
                 &cfg.cluster_name,
                 metrics.clone(),
                 fence.clone(),
@@ -116,44 +104,15 @@ impl AwsWebhooks {
     }
 }
 
-/// The TargetGroupBinding reconciler's settings from the flags (also used by `diff`).
+/// The TargetGroupBinding reconciler's settings: the flags', plus what AWS resolved (also used
+/// by `diff`).
 pub fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
     TgbConfig {
-        concurrency: cfg
-            .targetgroupbinding_max_concurrent_reconciles
-            .clamp(1, u16::MAX as u32) as u16,
-        max_backoff: cfg.targetgroupbinding_max_backoff,
-        requeue: cfg.targetgroupbinding_requeue,
-        resync: cfg.sync_period,
         vpc_cidrs: cloud.vpc_cidrs.clone(),
-        max_targets: cfg.max_targets_per_target_group as usize,
-        endpoint_slices: cfg.enable_endpoint_slices,
-        cluster_name: cfg.cluster_name.clone(),
         vpc_id: cloud.resolved.vpc_id.clone(),
-        service_target_eni_sg_tags: cfg.service_target_eni_sg_tags.clone(),
-        disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
         roles: Some(cloud.roles.clone()),
-        namespaces: cfg.watch_namespaces.clone(),
-        ..TgbConfig::default()
+        ..TgbConfig::from(cfg)
     }
-}
-
-/// The namespace of the leader Lease: the flag, else the pod's own namespace.
-fn lease_namespace(cfg: &Config) -> String {
-    const SA_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-    cfg.leader_election_namespace
-        .clone()
-        .or_else(|| {
-            std::env::var("POD_NAMESPACE")
-                .ok()
-                .filter(|s| !s.is_empty())
-        })
-        .or_else(|| {
-            std::fs::read_to_string(SA_NAMESPACE)
-                .ok()
-                .map(|s| s.trim().to_string())
-        })
-        .unwrap_or_else(|| "kube-system".to_string())
 }
 
 /// The controllers' warm halves: registered with the process's watches at start, on every
@@ -170,7 +129,7 @@ impl Controllers {
         Arc::new(Controllers {
             ingress: ingress::Warm::register(watches, &cfg.ingress_class),
             tgb: tgb::Warm::register(watches, cfg.enable_endpoint_slices),
-            service: service::Warm::register(watches, &cfg.model_config()),
+            service: service::Warm::register(watches, &crate::model::ModelConfig::from(cfg)),
         })
     }
 }
@@ -193,7 +152,7 @@ async fn run_leading(
         IngressConfig {
             metrics: cloud.metrics.clone(),
             controller_metrics: metrics.clone(),
-            ..IngressConfig::from_config(&cfg)
+            ..IngressConfig::from(&*cfg)
         },
         token.clone(),
     );
@@ -201,7 +160,7 @@ async fn run_leading(
         vpc_cidrs: cloud.vpc_cidrs.iter().map(ToString::to_string).collect(),
         metrics: cloud.metrics.clone(),
         controller_metrics: metrics.clone(),
-        ..ServiceConfig::from_config(&cfg)
+        ..ServiceConfig::from(&*cfg)
     };
     // Feature gate `EnableServiceController` (default on), as upstream's main.go.
     let services = async {
@@ -260,7 +219,7 @@ pub async fn run(
         run_leading(&warm, client, cloud, cfg, guards.metrics, shutdown).await;
         return;
     }
-    let lease = LeaderConfig::new(&lease_namespace(&cfg), &cfg.leader_election_id);
+    let lease = LeaderConfig::from(&*cfg);
     let metrics = guards.metrics.clone();
     leader::run_elected(client.clone(), lease, guards, shutdown, move |token| {
         let (warm, client, cloud) = (warm.clone(), client.clone(), cloud.clone());

@@ -5,7 +5,7 @@
 //! escaped on the way out: control characters never reach the log verbatim (JSON escapes them by
 //! itself).
 
-use crate::config::LogFormat;
+use crate::config::{LogFormat, LogLevel};
 use std::fmt;
 use tracing::field::Field;
 use tracing_subscriber::field::MakeExt;
@@ -13,7 +13,8 @@ use tracing_subscriber::fmt::format::{debug_fn, Writer};
 use tracing_subscriber::EnvFilter;
 
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides `--log-level` for fine filters.
-pub fn init(level: &str, format: LogFormat) {
+pub fn init(level: LogLevel, format: LogFormat) {
+    let level = level.as_str();
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         // Our own crates at the chosen level; dependencies stay at warn unless asked for.
         EnvFilter::new(format!(

@@ -47,6 +47,20 @@ impl Default for AwsConfig {
     }
 }
 
+/// The `--aws-*` flags as the AWS layer takes them.
+impl From<&crate::config::Config> for AwsConfig {
+    fn from(cfg: &crate::config::Config) -> Self {
+        Self {
+            region: cfg.aws_region.clone(),
+            vpc_id: cfg.aws_vpc_id.clone(),
+            vpc_tags: cfg.aws_vpc_tags.clone(),
+            api_endpoints: cfg.aws_api_endpoints.clone(),
+            api_throttle: cfg.aws_api_throttle.clone(),
+            max_retries: cfg.aws_max_retries,
+        }
+    }
+}
+
 /// Where the controller runs, as resolved at startup.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedCloud {

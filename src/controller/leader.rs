@@ -55,6 +55,31 @@ impl LeaderConfig {
     }
 }
 
+/// The Lease the flags name, in the namespace of `--leader-election-namespace`, else the pod's own.
+impl From<&crate::config::Config> for LeaderConfig {
+    fn from(cfg: &crate::config::Config) -> Self {
+        Self::new(&lease_namespace(cfg), &cfg.leader_election_id)
+    }
+}
+
+/// The namespace of the leader Lease: the flag, else the pod's own namespace.
+fn lease_namespace(cfg: &crate::config::Config) -> String {
+    const SA_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+    cfg.leader_election_namespace
+        .clone()
+        .or_else(|| {
+            std::env::var("POD_NAMESPACE")
+                .ok()
+                .filter(|s| !s.is_empty())
+        })
+        .or_else(|| {
+            std::fs::read_to_string(SA_NAMESPACE)
+                .ok()
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "kube-system".to_string())
+}
+
 /// What `/healthz` reports about leader election: failing while this replica acts as leader
 /// (reconcilers started and not yet stopped) without a renewal for longer than the lease plus
 /// the tolerance. The default (no election) is always healthy.

@@ -82,13 +82,7 @@ pub fn subnet_mappings(want: &model::LoadBalancer, subnets: &[String]) -> Vec<Su
         .iter()
         .map(
             |id| match want.subnet_mappings.iter().find(|m| &m.subnet_id == id) {
-                Some(m) => SubnetMapping {
-                    subnet_id: id.clone(),
-                    allocation_id: m.allocation_id.clone(),
-                    private_ipv4_address: m.private_ipv4_address.clone(),
-                    ipv6_address: m.ipv6_address.clone(),
-                    source_nat_ipv6_prefix: m.source_nat_ipv6_prefix.clone(),
-                },
+                Some(m) => m.clone(),
                 None => SubnetMapping::subnet(id.clone()),
             },
         )

@@ -8,12 +8,11 @@ use std::collections::BTreeSet;
 use super::error::{Context, Error, Result};
 use super::tags::{self, CLUSTER_TAG};
 use super::Deployer;
-use crate::aws::{self, AwsError, Ec2Query};
+use crate::aws::{self, AwsError, Ec2Query, SourceKind};
 use crate::model::{self, StackKind};
 
-/// One single-source permission: (protocol, from, to, source kind, source). Kinds: 0 IPv4 CIDR,
-/// 1 IPv6 CIDR, 2 prefix list, 3 security group.
-pub type PermKey = (String, Option<i32>, Option<i32>, u8, String);
+/// One single-source permission: (protocol, from, to, source kind, source).
+pub type PermKey = (String, Option<i32>, Option<i32>, SourceKind, String);
 
 fn proto(p: &str) -> String {
     match p.to_ascii_lowercase().as_str() {
@@ -26,20 +25,25 @@ fn proto(p: &str) -> String {
     }
 }
 
+/// Ports as AWS keeps them: none on all-protocol (`-1`) rules.
+fn ports(proto: &str, from: Option<i32>, to: Option<i32>) -> (Option<i32>, Option<i32>) {
+    if proto == "-1" {
+        (None, None)
+    } else {
+        (from, to)
+    }
+}
+
 /// The model's permissions as single-source keys.
 pub fn desired_perms(perms: &[model::IpPermission]) -> BTreeSet<PermKey> {
     let mut out = BTreeSet::new();
     for p in perms {
         let pr = proto(&p.ip_protocol);
-        let (from, to) = if pr == "-1" {
-            (None, None)
-        } else {
-            (Some(p.from_port), Some(p.to_port))
-        };
+        let (from, to) = ports(&pr, Some(p.from_port), Some(p.to_port));
         let sources = [
-            (0u8, &p.cidr_ipv4),
-            (1, &p.cidr_ipv6),
-            (2, &p.prefix_list_id),
+            (SourceKind::Ipv4Cidr, &p.cidr_ipv4),
+            (SourceKind::Ipv6Cidr, &p.cidr_ipv6),
+            (SourceKind::PrefixList, &p.prefix_list_id),
         ];
         for (kind, src) in sources {
             if let Some(s) = src {
@@ -55,21 +59,9 @@ pub fn actual_perms(perms: &[aws::IpPermission]) -> BTreeSet<PermKey> {
     let mut out = BTreeSet::new();
     for p in perms {
         let pr = proto(&p.ip_protocol);
-        let (from, to) = if pr == "-1" {
-            (None, None)
-        } else {
-            (p.from_port, p.to_port)
-        };
-        let lists = [
-            (0u8, &p.ipv4_ranges),
-            (1, &p.ipv6_ranges),
-            (2, &p.prefix_list_ids),
-            (3, &p.group_ids),
-        ];
-        for (kind, list) in lists {
-            for r in list {
-                out.insert((pr.clone(), from, to, kind, r.value.clone()));
-            }
+        let (from, to) = ports(&pr, p.from_port, p.to_port);
+        for (kind, r) in p.sources() {
+            out.insert((pr.clone(), from, to, kind, r.value.clone()));
         }
     }
     out
@@ -79,20 +71,7 @@ pub fn actual_perms(perms: &[aws::IpPermission]) -> BTreeSet<PermKey> {
 pub fn to_permissions<'a>(keys: impl IntoIterator<Item = &'a PermKey>) -> Vec<aws::IpPermission> {
     keys.into_iter()
         .map(|(pr, from, to, kind, src)| {
-            let mut p = aws::IpPermission {
-                ip_protocol: pr.clone(),
-                from_port: *from,
-                to_port: *to,
-                ..Default::default()
-            };
-            let r = vec![aws::IpRange::new(src.clone())];
-            match kind {
-                0 => p.ipv4_ranges = r,
-                1 => p.ipv6_ranges = r,
-                2 => p.prefix_list_ids = r,
-                _ => p.group_ids = r,
-            }
-            p
+            aws::IpPermission::single(pr, (*from, *to), *kind, aws::IpRange::new(src))
         })
         .collect()
 }
@@ -109,6 +88,21 @@ pub fn perm_diff(
 }
 
 impl Deployer {
+    /// The create request of a group in the cluster's VPC.
+    fn sg_request(
+        &self,
+        name: &str,
+        description: &str,
+        tags: &aws::Tags,
+    ) -> aws::CreateSecurityGroup {
+        aws::CreateSecurityGroup {
+            name: name.to_string(),
+            description: description.to_string(),
+            vpc_id: self.vpc_id.clone(),
+            tags: tags.clone(),
+        }
+    }
+
     /// Security groups in the VPC tagged with this cluster (or legacy cluster key) and stack.
     pub(crate) async fn find_owned_sgs(
         &self,
@@ -146,12 +140,7 @@ impl Deployer {
                 (g.id, actual_perms(&g.ingress), g.tags)
             }
             None => {
-                let req = aws::CreateSecurityGroup {
-                    name: want.name.clone(),
-                    description: want.description.clone(),
-                    vpc_id: self.vpc_id.clone(),
-                    tags: want.tags.clone(),
-                };
+                let req = self.sg_request(&want.name, &want.description, &want.tags);
                 let id = self
                     .ec2
                     .create_security_group(&req)
@@ -205,12 +194,7 @@ impl Deployer {
         let id = match self.find_backend_sg().await? {
             Some(id) => id,
             None => {
-                let req = aws::CreateSecurityGroup {
-                    name: want.name.clone(),
-                    description: want.description.clone(),
-                    vpc_id: self.vpc_id.clone(),
-                    tags: want.tags.clone(),
-                };
+                let req = self.sg_request(&want.name, &want.description, &want.tags);
                 self.ec2
                     .create_security_group(&req)
                     .await

@@ -112,7 +112,7 @@ pub fn run(args: DiffArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
 /// stack producer in turn.
 pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> {
     let (elbv2, ec2, roles, resolved) = crate::aws::build_with_roles(
-        &crate::reconcilers::aws_config(cfg),
+        &crate::aws::AwsConfig::from(cfg),
         &cfg.cluster_name,
         None,
         crate::aws::Fence::default(),
@@ -123,7 +123,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         .await
         .context("reading the VPC")?;
     let recorder = Arc::new(Recorder::new(elbv2, ec2));
-    let icfg = IngressConfig::from_config(cfg);
+    let icfg = IngressConfig::from(cfg);
     let deployer = Deployer::new(
         recorder.clone(),
         recorder.clone(),

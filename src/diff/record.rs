@@ -14,6 +14,8 @@ use crate::aws::*;
 
 mod ec2;
 mod elb;
+mod elb_listener;
+mod elb_tg;
 
 /// One field a write changes; `None` = absent before (created) or after (removed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

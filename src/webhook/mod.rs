@@ -55,6 +55,17 @@ pub struct Limits {
     pub max_inflight_body_bytes: usize,
 }
 
+/// The `--webhook-*` body limits.
+impl From<&crate::config::WebhookConfig> for Limits {
+    fn from(w: &crate::config::WebhookConfig) -> Self {
+        Limits {
+            max_body_bytes: w.max_body_bytes,
+            body_timeout: w.request_timeout,
+            max_inflight_body_bytes: w.max_inflight_body_bytes,
+        }
+    }
+}
+
 impl Default for Limits {
     /// The flags' defaults.
     fn default() -> Self {

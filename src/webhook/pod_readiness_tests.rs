@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::webhook::pod_index::{BindingEntry, PodGateIndex};
+use crate::webhook::test_support::{apply, arb_json, req_in as req};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -58,25 +59,11 @@ fn injector(enabled: bool) -> PodReadinessGateInjector {
     }
 }
 
-fn req(op: Operation, ns: &str, pod: Value) -> AdmissionRequest {
-    AdmissionRequest {
-        uid: "u".into(),
-        operation: op,
-        namespace: Some(ns.into()),
-        name: None,
-        object: Some(pod),
-        old_object: None,
-        dry_run: false,
-    }
-}
-
-fn apply(pod: &Value, d: &Decision) -> Value {
-    let Decision::Patch(ops) = d else {
-        panic!("expected patch, got {d:?}")
-    };
-    let mut out = pod.clone();
-    json_patch::patch(&mut out, ops).unwrap();
-    out
+/// The enabled injector's decision on creating `pod` in `ns`.
+async fn create_in(ns: &str, pod: &Value) -> Decision {
+    injector(true)
+        .admit(&req(Operation::Create, ns, pod.clone()))
+        .await
 }
 
 fn gate_types(pod: &Value) -> Vec<String> {
@@ -97,12 +84,7 @@ fn web_pod() -> Value {
 #[tokio::test]
 async fn injects_a_gate_per_matching_ip_binding_in_name_order() {
     let pod = web_pod();
-    let out = apply(
-        &pod,
-        &injector(true)
-            .admit(&req(Operation::Create, "ns", pod.clone()))
-            .await,
-    );
+    let out = apply(&pod, &create_in("ns", &pod).await);
     assert_eq!(
         gate_types(&out),
         vec![
@@ -115,30 +97,13 @@ async fn injects_a_gate_per_matching_ip_binding_in_name_order() {
 #[tokio::test]
 async fn skips_instance_nil_type_missing_service_empty_selector_and_other_namespaces() {
     let pod = json!({"metadata": {"labels": {"app": "other"}}, "spec": {}});
-    assert_eq!(
-        injector(true)
-            .admit(&req(Operation::Create, "ns", pod))
-            .await,
-        Decision::Patch(vec![])
-    );
+    assert_eq!(create_in("ns", &pod).await, Decision::Patch(vec![]));
     let no_labels = json!({"spec": {}});
-    assert_eq!(
-        injector(true)
-            .admit(&req(Operation::Create, "ns", no_labels))
-            .await,
-        Decision::Patch(vec![])
-    );
-    let out = apply(
-        &web_pod(),
-        &injector(true)
-            .admit(&req(Operation::Create, "other", web_pod()))
-            .await,
-    );
+    assert_eq!(create_in("ns", &no_labels).await, Decision::Patch(vec![]));
+    let out = apply(&web_pod(), &create_in("other", &web_pod()).await);
     assert_eq!(gate_types(&out), vec!["target-health.elbv2.k8s.aws/tgb-x"]);
     assert_eq!(
-        injector(true)
-            .admit(&req(Operation::Create, "empty-ns", web_pod()))
-            .await,
+        create_in("empty-ns", &web_pod()).await,
         Decision::Patch(vec![])
     );
 }
@@ -147,12 +112,7 @@ async fn skips_instance_nil_type_missing_service_empty_selector_and_other_namesp
 async fn keeps_existing_gates_and_does_not_duplicate() {
     let mut pod = web_pod();
     pod["spec"]["readinessGates"] = json!([{"conditionType": "custom/one"}, {"conditionType": "target-health.elbv2.k8s.aws/tgb-b"}]);
-    let out = apply(
-        &pod,
-        &injector(true)
-            .admit(&req(Operation::Create, "ns", pod.clone()))
-            .await,
-    );
+    let out = apply(&pod, &create_in("ns", &pod).await);
     assert_eq!(
         gate_types(&out),
         vec![
@@ -162,9 +122,7 @@ async fn keeps_existing_gates_and_does_not_duplicate() {
         ]
     );
     // Everything already present: no patch at all.
-    let out2 = injector(true)
-        .admit(&req(Operation::Create, "ns", out.clone()))
-        .await;
+    let out2 = create_in("ns", &out).await;
     assert_eq!(out2, Decision::Patch(vec![]));
 }
 
@@ -176,12 +134,7 @@ async fn drops_legacy_gates_only_when_adding() {
         {"conditionType": "keep"},
         {"conditionType": "target-health.alb.ingress.k8s.aws/old-2"}
     ]);
-    let out = apply(
-        &pod,
-        &injector(true)
-            .admit(&req(Operation::Create, "ns", pod.clone()))
-            .await,
-    );
+    let out = apply(&pod, &create_in("ns", &pod).await);
     assert_eq!(
         gate_types(&out),
         vec![
@@ -193,12 +146,7 @@ async fn drops_legacy_gates_only_when_adding() {
     // No match: legacy gates stay.
     let mut unmatched = pod.clone();
     unmatched["metadata"]["labels"] = json!({"app": "nothing"});
-    assert_eq!(
-        injector(true)
-            .admit(&req(Operation::Create, "ns", unmatched))
-            .await,
-        Decision::Patch(vec![])
-    );
+    assert_eq!(create_in("ns", &unmatched).await, Decision::Patch(vec![]));
 }
 
 #[tokio::test]
@@ -257,22 +205,6 @@ fn patch_is_only_adds_and_legacy_removes() {
             {"op": "add", "path": "/spec/readinessGates/-", "value": {"conditionType": "target-health.elbv2.k8s.aws/a"}}
         ])
     );
-}
-
-fn arb_json(depth: u32) -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        "[a-zA-Z0-9 _./-]{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(depth, 24, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[a-zA-Z][a-zA-Z0-9]{0,8}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
 }
 
 proptest! {

@@ -2,37 +2,17 @@
 //! random pods keep every field they came with.
 
 use super::*;
+use crate::webhook::test_support::{apply, arb_json, req_in};
 use proptest::prelude::*;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-fn req(op: Operation, pod: Value) -> AdmissionRequest {
-    AdmissionRequest {
-        uid: "u".into(),
-        operation: op,
-        namespace: Some("ns".into()),
-        name: None,
-        object: Some(pod),
-        old_object: None,
-        dry_run: false,
-    }
-}
-
-fn apply(pod: &Value, d: &Decision) -> Value {
-    let Decision::Patch(ops) = d else {
-        panic!("expected patch, got {d:?}")
-    };
-    let mut out = pod.clone();
-    json_patch::patch(&mut out, ops).expect("patch applies");
-    out
-}
-
 fn run(inj: &QuicServerIdInjector, op: Operation, pod: &Value) -> Decision {
     tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap()
-        .block_on(inj.admit(&req(op, pod.clone())))
+        .block_on(inj.admit(&req_in(op, "ns", pod.clone())))
 }
 
 fn pod(annotation: Option<&str>) -> Value {
@@ -211,22 +191,6 @@ fn ids_stay_unique_when_the_clock_stalls_or_steps_back() {
         assert!(id > last, "ids keep increasing");
         last = id;
     }
-}
-
-fn arb_json(depth: u32) -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        "[a-zA-Z0-9 _./-]{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(depth, 24, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[a-zA-Z][a-zA-Z0-9]{0,8}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
 }
 
 proptest! {

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use proptest::prelude::*;
 use serde_json::Value;
 
 use super::tg_cache::{TgCache, DEFAULT_TTL};
@@ -102,6 +103,32 @@ pub fn req(op: Operation, obj: Value, old: Option<Value>) -> AdmissionRequest {
         old_object: old,
         dry_run: false,
     }
+}
+
+/// A request for `obj` in namespace `ns` (pods reach the webhooks before their namespace is set
+/// in them).
+pub fn req_in(op: Operation, ns: &str, obj: Value) -> AdmissionRequest {
+    AdmissionRequest {
+        namespace: Some(ns.into()),
+        ..req(op, obj, None)
+    }
+}
+
+/// Arbitrary JSON up to `depth` levels: the unknown fields a mutator must carry through.
+pub fn arb_json(depth: u32) -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| serde_json::json!(n)),
+        "[a-zA-Z0-9 _./-]{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(depth, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-zA-Z][a-zA-Z0-9]{0,8}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
 }
 
 /// `(category, message)` of a denial; panics (failing the test) on anything else.

@@ -4,14 +4,20 @@
 //! users already know it), so a bad chart value fails the pod at start with a readable reason.
 
 use crate::args::ControllerArgs;
-use crate::goflags::{
-    parse_bind_addr, parse_bool_map, parse_duration, parse_list, parse_string_map,
-};
+use crate::goflags::{parse_bind_addr, parse_duration, parse_list, parse_string_map};
 use crate::model::{LoadBalancerScheme, ModelConfig, TargetType};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+
+mod gates;
+mod tags;
+mod webhook;
+pub use gates::{feature_gates, FEATURE_GATE_DEFAULTS, UNSUPPORTED_GATES};
+use tags::check_tag_keys;
+pub use tags::TRACKING_TAG_KEYS;
+pub use webhook::{ManagedCertConfig, TlsMinVersion, WebhookConfig, MAX_SERVING_DAYS};
 
 /// Configuration errors; each message says which flag is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -32,76 +38,27 @@ pub enum ConfigError {
     UnknownFeature(String),
 }
 
-/// Feature gates with upstream's names and defaults (`--feature-gates`); one list, shared with the model.
-pub use crate::model::config::FEATURE_GATE_DEFAULTS;
-
-/// Gates upstream knows that this build refuses to turn on, with what is missing.
-pub const UNSUPPORTED_GATES: &[(&str, &str)] = &[
-    (
-        "ALBTargetControlAgent",
-        "the ALB target control agent and its pod webhooks are not implemented",
-    ),
-    (
-        "GlobalAcceleratorController",
-        "the Global Accelerator controller and its webhook are not implemented",
-    ),
-];
-
-/// Tag keys the controller uses to track ownership; users may not set them through flags.
-pub const TRACKING_TAG_KEYS: &[&str] = &[
-    "elbv2.k8s.aws/cluster",
-    "elbv2.k8s.aws/resource",
-    "ingress.k8s.aws/stack",
-    "ingress.k8s.aws/resource",
-    "service.k8s.aws/stack",
-    "service.k8s.aws/resource",
-    "gateway.k8s.aws.nlb/stack",
-    "gateway.k8s.aws.nlb/resource",
-    "gateway.k8s.aws.alb/stack",
-    "gateway.k8s.aws.alb/resource",
-];
-
+/// `--log-level`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TlsMinVersion {
-    Tls12,
-    Tls13,
+pub enum LogLevel {
+    Info,
+    Debug,
+}
+
+impl LogLevel {
+    /// The level as `tracing` filters spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogFormat {
     Text,
     Json,
-}
-
-/// Webhook server settings.
-#[derive(Clone, Debug)]
-pub struct WebhookConfig {
-    pub bind: SocketAddr,
-    pub cert_file: PathBuf,
-    pub key_file: PathBuf,
-    pub tls_min_version: TlsMinVersion,
-    pub max_body_bytes: usize,
-    pub request_timeout: Duration,
-    /// `--webhook-max-connections`.
-    pub max_connections: usize,
-    /// `--webhook-max-inflight-body-bytes`.
-    pub max_inflight_body_bytes: usize,
-    /// Set when the controller manages the certificate itself.
-    pub managed_cert: Option<ManagedCertConfig>,
-}
-
-/// Controller-managed certificate settings (`--webhook-cert-secret-name` set).
-#[derive(Clone, Debug)]
-pub struct ManagedCertConfig {
-    pub secret_name: String,
-    pub namespace: String,
-    pub service_name: String,
-    pub webhook_config_name: String,
-    pub dns_domain: String,
-    pub validity_days: u32,
-    pub renew_before: Duration,
-    pub check_interval: Duration,
-    pub ca_propagation_delay: Duration,
 }
 
 /// The whole validated configuration.
@@ -112,8 +69,10 @@ pub struct Config {
     pub load_balancer_class: String,
     pub default_tags: BTreeMap<String, String>,
     pub external_managed_tags: Vec<String>,
-    pub default_target_type: String,
-    pub default_scheme: String,
+    /// `--default-target-type`, parsed once here.
+    pub default_target_type: TargetType,
+    /// `--default-load-balancer-scheme`, parsed once here.
+    pub default_scheme: LoadBalancerScheme,
     pub default_ssl_policy: String,
     pub feature_gates: BTreeMap<String, bool>,
     pub enable_pod_readiness_gate_inject: bool,
@@ -162,7 +121,7 @@ pub struct Config {
     pub targetgroupbinding_max_backoff: Duration,
     pub targetgroupbinding_requeue: Duration,
     pub ingress_max_backoff: Duration,
-    pub log_level: String,
+    pub log_level: LogLevel,
     pub log_format: LogFormat,
 }
 
@@ -186,50 +145,6 @@ fn non_empty(s: &str) -> Option<String> {
     (!s.trim().is_empty()).then(|| s.trim().to_string())
 }
 
-fn check_tag_keys<'a>(
-    keys: impl Iterator<Item = &'a String>,
-    flag: &'static str,
-) -> Result<(), ConfigError> {
-    for key in keys {
-        if TRACKING_TAG_KEYS.contains(&key.as_str()) {
-            return Err(ConfigError::ReservedTagKey {
-                key: key.clone(),
-                flag,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Parses `--feature-gates` over upstream's defaults; unknown names are an error as upstream.
-pub fn feature_gates(raw: &str) -> Result<BTreeMap<String, bool>, ConfigError> {
-    let mut gates: BTreeMap<String, bool> = FEATURE_GATE_DEFAULTS
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
-    for (k, v) in parse_bool_map(raw).map_err(|e| invalid("feature-gates", raw, e))? {
-        match gates.get_mut(&k) {
-            Some(slot) => *slot = v,
-            None => return Err(ConfigError::UnknownFeature(k)),
-        }
-    }
-    // Upstream serves fail-closed webhooks under these gates; we do not implement what is behind
-    // them, so refusing to start beats registering paths nobody serves or admitting objects
-    // nothing will act on.
-    for (gate, what) in UNSUPPORTED_GATES {
-        if gates.get(*gate) == Some(&true) {
-            return Err(invalid(
-                "feature-gates",
-                raw,
-                format!(
-                    "{gate} is not supported by this build ({what}); remove it or set {gate}=false"
-                ),
-            ));
-        }
-    }
-    Ok(gates)
-}
-
 impl Config {
     /// Validates the flags; the first problem found is returned.
     pub fn from_args(a: &ControllerArgs) -> Result<Config, ConfigError> {
@@ -237,21 +152,22 @@ impl Config {
         if c.cluster_name.trim().is_empty() {
             return Err(ConfigError::MissingClusterName);
         }
-        if !matches!(c.default_target_type.as_str(), "instance" | "ip") {
-            return Err(ConfigError::DefaultTargetType(
-                c.default_target_type.clone(),
-            ));
-        }
-        if !matches!(
-            c.default_load_balancer_scheme.as_str(),
-            "internal" | "internet-facing"
-        ) {
-            return Err(invalid(
-                "default-load-balancer-scheme",
-                &c.default_load_balancer_scheme,
-                "must be internal or internet-facing",
-            ));
-        }
+        let default_target_type = match c.default_target_type.as_str() {
+            "instance" => TargetType::Instance,
+            "ip" => TargetType::Ip,
+            other => return Err(ConfigError::DefaultTargetType(other.to_string())),
+        };
+        let default_scheme = match c.default_load_balancer_scheme.as_str() {
+            "internal" => LoadBalancerScheme::Internal,
+            "internet-facing" => LoadBalancerScheme::InternetFacing,
+            other => {
+                return Err(invalid(
+                    "default-load-balancer-scheme",
+                    other,
+                    "must be internal or internet-facing",
+                ))
+            }
+        };
         let default_tags = string_map("default-tags", &c.default_tags)?;
         check_tag_keys(default_tags.keys(), "default-tags")?;
         let external_managed_tags = parse_list(&c.external_managed_tags);
@@ -321,92 +237,13 @@ impl Config {
                 "only means something with --dry-run",
             ));
         }
-        let w = &a.webhook;
-        let cert_dir = PathBuf::from(&w.webhook_cert_dir);
-        let tls_min_version = match w.webhook_tls_min_version.as_str() {
-            "1.3" => TlsMinVersion::Tls13,
-            "1.2" => TlsMinVersion::Tls12,
-            other => {
-                return Err(invalid(
-                    "webhook-tls-min-version",
-                    other,
-                    "must be 1.2 or 1.3",
-                ))
-            }
-        };
-        let host: std::net::IpAddr = w.webhook_bind_host.parse().map_err(|_| {
-            invalid(
-                "webhook-bind-host",
-                &w.webhook_bind_host,
-                "must be an IP address",
-            )
-        })?;
-        if w.webhook_max_body_bytes < 1024 {
-            return Err(invalid(
-                "webhook-max-body-bytes",
-                &w.webhook_max_body_bytes.to_string(),
-                "must be at least 1024",
-            ));
-        }
-        if w.webhook_max_connections == 0 {
-            return Err(invalid(
-                "webhook-max-connections",
-                "0",
-                "must be at least 1",
-            ));
-        }
-        if w.webhook_max_inflight_body_bytes < w.webhook_max_body_bytes {
-            return Err(invalid(
-                "webhook-max-inflight-body-bytes",
-                &w.webhook_max_inflight_body_bytes.to_string(),
-                "must be at least --webhook-max-body-bytes",
-            ));
-        }
-        let managed_cert = match non_empty(&w.webhook_cert_secret_name) {
-            None => None,
-            Some(secret_name) => {
-                if w.webhook_cert_validity_days == 0
-                    || w.webhook_cert_validity_days > MAX_SERVING_DAYS
-                {
-                    return Err(invalid(
-                        "webhook-cert-validity-days",
-                        &w.webhook_cert_validity_days.to_string(),
-                        "must be between 1 and 365",
-                    ));
-                }
-                let namespace = non_empty(&w.webhook_cert_namespace)
-                    .or_else(|| non_empty(&r.leader_election_namespace))
-                    .unwrap_or_else(|| "kube-system".to_string());
-                Some(ManagedCertConfig {
-                    secret_name,
-                    namespace,
-                    service_name: w.webhook_service_name.clone(),
-                    webhook_config_name: w.webhook_config_name.clone(),
-                    dns_domain: w.cluster_dns_domain.clone(),
-                    validity_days: w.webhook_cert_validity_days,
-                    renew_before: duration(
-                        "webhook-cert-renew-before",
-                        &w.webhook_cert_renew_before,
-                    )?,
-                    check_interval: duration(
-                        "webhook-cert-check-interval",
-                        &w.webhook_cert_check_interval,
-                    )?,
-                    ca_propagation_delay: duration(
-                        "webhook-ca-propagation-delay",
-                        &w.webhook_ca_propagation_delay,
-                    )?,
-                })
-            }
-        };
+        let webhook = webhook::from_args(&a.webhook, r)?;
         let log = &a.log;
-        if !matches!(log.log_level.as_str(), "info" | "debug") {
-            return Err(invalid(
-                "log-level",
-                &log.log_level,
-                "must be info or debug",
-            ));
-        }
+        let log_level = match log.log_level.as_str() {
+            "info" => LogLevel::Info,
+            "debug" => LogLevel::Debug,
+            other => return Err(invalid("log-level", other, "must be info or debug")),
+        };
         let log_format = match log.log_format.as_str() {
             "text" => LogFormat::Text,
             "json" => LogFormat::Json,
@@ -446,8 +283,8 @@ impl Config {
             load_balancer_class: c.load_balancer_class.clone(),
             default_tags,
             external_managed_tags,
-            default_target_type: c.default_target_type.clone(),
-            default_scheme: c.default_load_balancer_scheme.clone(),
+            default_target_type,
+            default_scheme,
             default_ssl_policy: c.default_ssl_policy.clone(),
             feature_gates: feature_gates(&c.feature_gates)?,
             enable_pod_readiness_gate_inject: c.enable_pod_readiness_gate_inject,
@@ -485,17 +322,7 @@ impl Config {
             shutdown_grace_period: duration("shutdown-grace-period", &r.shutdown_grace_period)?,
             dry_run: r.dry_run,
             dry_run_events: r.dry_run_events,
-            webhook: WebhookConfig {
-                bind: SocketAddr::new(host, w.webhook_bind_port),
-                cert_file: cert_dir.join(&w.webhook_cert_file),
-                key_file: cert_dir.join(&w.webhook_key_file),
-                tls_min_version,
-                max_body_bytes: w.webhook_max_body_bytes,
-                request_timeout: duration("webhook-request-timeout", &w.webhook_request_timeout)?,
-                max_connections: w.webhook_max_connections,
-                max_inflight_body_bytes: w.webhook_max_inflight_body_bytes,
-                managed_cert,
-            },
+            webhook,
             ingress_max_concurrent_reconciles: rc.ingress_max_concurrent_reconciles,
             service_max_concurrent_reconciles: rc.service_max_concurrent_reconciles,
             targetgroupbinding_max_concurrent_reconciles: rc
@@ -512,7 +339,7 @@ impl Config {
                 "ingress-max-exponential-backoff-delay",
                 &rc.ingress_max_exponential_backoff_delay,
             )?,
-            log_level: log.log_level.clone(),
+            log_level,
             log_format,
         })
     }
@@ -521,38 +348,32 @@ impl Config {
     pub fn gate(&self, name: &str) -> bool {
         self.feature_gates.get(name).copied().unwrap_or(false)
     }
+}
 
-    /// The settings the model builder reads; the one mapping shared by the Ingress controller
-    /// and `plan`, so a plan shows what the controller started with the same flags deploys.
-    pub fn model_config(&self) -> ModelConfig {
+/// The settings the model builder reads; the one mapping shared by the Ingress controller
+/// and `plan`, so a plan shows what the controller started with the same flags deploys.
+impl From<&Config> for ModelConfig {
+    fn from(cfg: &Config) -> Self {
         ModelConfig {
-            cluster_name: self.cluster_name.clone(),
-            vpc_id: self.aws_vpc_id.clone(),
-            ingress_class: self.ingress_class.clone(),
-            default_tags: self.default_tags.clone(),
-            external_managed_tags: self.external_managed_tags.clone(),
-            default_target_type: if self.default_target_type == "ip" {
-                TargetType::Ip
-            } else {
-                TargetType::Instance
-            },
-            default_scheme: if self.default_scheme == "internet-facing" {
-                LoadBalancerScheme::InternetFacing
-            } else {
-                LoadBalancerScheme::Internal
-            },
-            default_ssl_policy: self.default_ssl_policy.clone(),
-            enable_backend_sg: self.enable_backend_security_group,
-            backend_sg_id: self.backend_security_group.clone(),
-            enable_manage_backend_sg_rules: self.enable_manage_backend_sg_rules,
-            disable_restricted_sg_rules: self.disable_restricted_sg_rules,
-            tolerate_non_existent_backend_service: self.tolerate_non_existent_backend_service,
-            tolerate_non_existent_backend_action: self.tolerate_non_existent_backend_action,
-            enable_waf: self.enable_waf,
-            enable_wafv2: self.enable_wafv2,
-            enable_shield: self.enable_shield,
-            feature_gates: self.feature_gates.clone(),
-            load_balancer_class: self.load_balancer_class.clone(),
+            cluster_name: cfg.cluster_name.clone(),
+            vpc_id: cfg.aws_vpc_id.clone(),
+            ingress_class: cfg.ingress_class.clone(),
+            default_tags: cfg.default_tags.clone(),
+            external_managed_tags: cfg.external_managed_tags.clone(),
+            default_target_type: cfg.default_target_type,
+            default_scheme: cfg.default_scheme,
+            default_ssl_policy: cfg.default_ssl_policy.clone(),
+            enable_backend_sg: cfg.enable_backend_security_group,
+            backend_sg_id: cfg.backend_security_group.clone(),
+            enable_manage_backend_sg_rules: cfg.enable_manage_backend_sg_rules,
+            disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
+            tolerate_non_existent_backend_service: cfg.tolerate_non_existent_backend_service,
+            tolerate_non_existent_backend_action: cfg.tolerate_non_existent_backend_action,
+            enable_waf: cfg.enable_waf,
+            enable_wafv2: cfg.enable_wafv2,
+            enable_shield: cfg.enable_shield,
+            feature_gates: cfg.feature_gates.clone(),
+            load_balancer_class: cfg.load_balancer_class.clone(),
             model_undeployed: false,
         }
     }
@@ -574,10 +395,6 @@ fn leader_election_id(r: &crate::args::RuntimeArgs) -> String {
         r.leader_election_id.clone()
     }
 }
-
-/// Longest `--webhook-cert-validity-days`: `webhook_certs::MAX_SERVING_DAYS`, repeated so this
-/// crate needs no certificate library (the controller crate asserts at compile time they agree).
-pub const MAX_SERVING_DAYS: u32 = 365;
 
 /// `--watch-namespace`: empty for every namespace, else the listed ones (comma-separated).
 pub fn parse_namespaces(raw: &str) -> Vec<String> {

@@ -38,8 +38,9 @@ fn defaults_match_upstream() {
     assert_eq!(c.targetgroupbinding_max_backoff, Duration::from_secs(1000));
     assert_eq!(c.targetgroupbinding_requeue, Duration::from_secs(15));
     assert_eq!(c.default_ssl_policy, "ELBSecurityPolicy-2016-08");
-    assert_eq!(c.default_target_type, "instance");
-    assert_eq!(c.default_scheme, "internal");
+    assert_eq!(c.default_target_type, TargetType::Instance);
+    assert_eq!(c.default_scheme, LoadBalancerScheme::Internal);
+    assert_eq!(c.log_level, LogLevel::Info);
     assert_eq!(c.aws_max_retries, 10);
     assert!(
         c.enable_leader_election && c.enable_pod_readiness_gate_inject && c.enable_endpoint_slices
@@ -86,8 +87,20 @@ fn values_as_the_chart_writes_them() {
         "--metrics-bind-addr=127.0.0.1:0",
         "--webhook-bind-port",
         "10443",
+        "--default-target-type=ip",
+        "--default-load-balancer-scheme=internet-facing",
+        "--log-level=debug",
     ])
     .unwrap();
+    // Parsed once here; the layers take the typed values.
+    assert_eq!(c.default_target_type, TargetType::Ip);
+    assert_eq!(c.default_scheme, LoadBalancerScheme::InternetFacing);
+    assert_eq!(c.log_level, LogLevel::Debug);
+    let model = ModelConfig::from(&c);
+    assert_eq!(
+        (model.default_target_type, model.default_scheme),
+        (TargetType::Ip, LoadBalancerScheme::InternetFacing)
+    );
     assert_eq!(c.sync_period, Duration::from_secs(150));
     assert_eq!(c.default_tags.get("team").map(String::as_str), Some("web"));
     assert_eq!(c.external_managed_tags, vec!["a", "b"]);

@@ -4,11 +4,14 @@
 //! cluster and no AWS access.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use serde::Serialize;
-use serde_json::Value;
+
+mod manifests;
+pub use manifests::{add_manifests, parse_documents};
+use manifests::{add_object, collect_files};
 
 use crate::args::ControllerArgs;
 use crate::config::Config;
@@ -92,7 +95,7 @@ impl PlanArgs {
         if cluster.trim().is_empty() {
             *cluster = DEFAULT_CLUSTER_NAME.into();
         }
-        Ok(Config::from_args(&self.controller)?.model_config())
+        Ok(ModelConfig::from(&Config::from_args(&self.controller)?))
     }
 }
 
@@ -303,108 +306,6 @@ fn service_plans(
         .collect();
     plans.sort_by(|a, b| a.service.cmp(&b.service));
     plans
-}
-
-fn collect_files(p: &Path, files: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    if p.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-            .with_context(|| format!("reading directory {}", p.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for e in entries {
-            let ext = e.extension().and_then(|x| x.to_str()).unwrap_or("");
-            if e.is_dir() || matches!(ext, "yaml" | "yml" | "json") {
-                collect_files(&e, files)?;
-            }
-        }
-    } else if p.exists() {
-        files.push(p.to_path_buf());
-    } else {
-        bail!("{}: no such file or directory", p.display());
-    }
-    Ok(())
-}
-
-/// Splits YAML (multi-document) or JSON text into objects; `List` kinds are flattened.
-pub fn parse_documents(text: &str) -> anyhow::Result<Vec<Value>> {
-    let mut docs = Vec::new();
-    for de in serde_yaml::Deserializer::from_str(text) {
-        let v: Value = serde::Deserialize::deserialize(de)?;
-        if v.is_null() {
-            continue;
-        }
-        if v.get("kind")
-            .and_then(Value::as_str)
-            .is_some_and(|k| k.ends_with("List"))
-        {
-            docs.extend(
-                v.get("items")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-            );
-        } else {
-            docs.push(v);
-        }
-    }
-    Ok(docs)
-}
-
-/// Adds every object of a manifest text (YAML or JSON) to `objs`; other kinds are noted on stderr.
-pub fn add_manifests(objs: &mut ClusterObjects, text: &str, file: &Path) -> anyhow::Result<()> {
-    for doc in parse_documents(text).with_context(|| format!("parsing {}", file.display()))? {
-        add_object(objs, doc, file)?;
-    }
-    Ok(())
-}
-
-fn add_object(objs: &mut ClusterObjects, doc: Value, file: &Path) -> anyhow::Result<()> {
-    let kind = doc
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let name = doc
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let ctx = || format!("{}: {kind} {name}", file.display());
-    match kind.as_str() {
-        "Ingress" => objs.ingresses.push(with_default_ns(
-            serde_json::from_value(doc).with_context(ctx)?,
-        )),
-        "Service" => {
-            let mut s: k8s_openapi::api::core::v1::Service =
-                serde_json::from_value(doc).with_context(ctx)?;
-            s.metadata.namespace.get_or_insert_with(|| "default".into());
-            objs.services.push(s)
-        }
-        "IngressClass" => objs
-            .ingress_classes
-            .push(serde_json::from_value(doc).with_context(ctx)?),
-        "IngressClassParams" => objs
-            .ingress_class_params
-            .push(serde_json::from_value(doc).with_context(ctx)?),
-        "Namespace" => objs
-            .namespaces
-            .push(serde_json::from_value(doc).with_context(ctx)?),
-        _ => eprintln!(
-            "note: {}: skipping {kind} {name} (not read by plan)",
-            file.display()
-        ),
-    }
-    Ok(())
-}
-
-fn with_default_ns(
-    mut ing: k8s_openapi::api::networking::v1::Ingress,
-) -> k8s_openapi::api::networking::v1::Ingress {
-    ing.metadata
-        .namespace
-        .get_or_insert_with(|| "default".into());
-    ing
 }
 
 #[cfg(test)]

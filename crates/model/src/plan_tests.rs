@@ -1,6 +1,7 @@
 //! `plan`: manifests in, the controller's stacks out, with the controller's own flags.
 
 use super::*;
+use serde_json::Value;
 
 #[test]
 fn parses_multi_document_yaml_and_lists() {
@@ -103,7 +104,7 @@ fn plan_takes_the_controllers_model_flags_and_builds_its_model_config() {
     }
     let cli = <Controller as clap::Parser>::try_parse_from(argv).unwrap();
     // What the Ingress controller runs with (`IngressConfig::from_config` takes it as is).
-    let controller = Config::from_args(&cli.args).unwrap().model_config();
+    let controller = ModelConfig::from(&Config::from_args(&cli.args).unwrap());
     assert_eq!(plan.model_config().unwrap(), controller);
     assert!(!controller.gate("ListenerRulesTagging") && !controller.enable_backend_sg);
 

@@ -6,6 +6,7 @@
 
 mod ec2;
 mod ec2_filters;
+mod ec2_sg;
 mod elb;
 mod elb_api;
 mod elb_listeners;

@@ -50,8 +50,7 @@ pub(crate) struct SgRule {
     pub proto: String,
     pub from: Option<i32>,
     pub to: Option<i32>,
-    /// 0 = IPv4 CIDR, 1 = IPv6 CIDR, 2 = prefix list, 3 = security group.
-    pub kind: u8,
+    pub kind: crate::aws::SourceKind,
     pub source: String,
     pub description: Option<String>,
 }

@@ -85,12 +85,11 @@ impl Default for IngressConfig {
     }
 }
 
-impl IngressConfig {
-    /// The settings from the validated flags.
-    pub fn from_config(cfg: &crate::config::Config) -> Self {
-        let model = cfg.model_config();
+/// The settings from the validated flags.
+impl From<&crate::config::Config> for IngressConfig {
+    fn from(cfg: &crate::config::Config) -> Self {
         Self {
-            model,
+            model: ModelConfig::from(cfg),
             namespaces: cfg.watch_namespaces.clone(),
             concurrency: (cfg.ingress_max_concurrent_reconciles as usize).max(1),
             max_backoff: cfg.ingress_max_backoff,

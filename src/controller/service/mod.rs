@@ -74,11 +74,11 @@ impl Default for ServiceConfig {
     }
 }
 
-impl ServiceConfig {
-    /// The settings from the validated flags.
-    pub fn from_config(cfg: &crate::config::Config) -> Self {
+/// The settings from the validated flags.
+impl From<&crate::config::Config> for ServiceConfig {
+    fn from(cfg: &crate::config::Config) -> Self {
         Self {
-            model: cfg.model_config(),
+            model: ModelConfig::from(cfg),
             namespaces: cfg.watch_namespaces.clone(),
             concurrency: (cfg.service_max_concurrent_reconciles as usize).max(1),
             max_backoff: cfg.ingress_max_backoff,
@@ -86,7 +86,9 @@ impl ServiceConfig {
             ..Self::default()
         }
     }
+}
 
+impl ServiceConfig {
     /// Feature gate `EnableServiceController` (default on).
     pub fn enabled(&self) -> bool {
         self.model.gate("EnableServiceController")
@@ -270,7 +272,7 @@ mod tests {
         let mut argv = vec!["aws-load-balancer-controller", "--cluster-name=demo"];
         argv.extend_from_slice(args);
         let cli = Cli::try_parse_from(argv).unwrap();
-        ServiceConfig::from_config(&crate::config::Config::from_args(&cli.controller).unwrap())
+        ServiceConfig::from(&crate::config::Config::from_args(&cli.controller).unwrap())
     }
 
     #[test]

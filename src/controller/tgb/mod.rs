@@ -95,6 +95,28 @@ pub struct TgbConfig {
     pub controller_metrics: ControllerMetrics,
 }
 
+/// The settings the flags give; what AWS resolves (VPC, CIDRs, role clients) is added by the
+/// caller once known.
+impl From<&crate::config::Config> for TgbConfig {
+    fn from(cfg: &crate::config::Config) -> Self {
+        Self {
+            concurrency: cfg
+                .targetgroupbinding_max_concurrent_reconciles
+                .clamp(1, u16::MAX as u32) as u16,
+            max_backoff: cfg.targetgroupbinding_max_backoff,
+            requeue: cfg.targetgroupbinding_requeue,
+            resync: cfg.sync_period,
+            max_targets: cfg.max_targets_per_target_group as usize,
+            endpoint_slices: cfg.enable_endpoint_slices,
+            cluster_name: cfg.cluster_name.clone(),
+            service_target_eni_sg_tags: cfg.service_target_eni_sg_tags.clone(),
+            disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
+            namespaces: cfg.watch_namespaces.clone(),
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for TgbConfig {
     fn default() -> Self {
         Self {

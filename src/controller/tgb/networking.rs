@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use regex::Regex;
 
-use crate::aws::{AwsError, IpPermission, IpRange, Tags};
+use crate::aws::{AwsError, IpPermission, IpRange, SourceKind, Tags};
 use crate::crd::target_group_binding::{
     NetworkingPeer, NetworkingPort, NetworkingProtocol, TargetGroupBindingNetworking,
 };
@@ -40,6 +40,26 @@ pub enum Peer {
     PrefixList(String),
 }
 
+impl Peer {
+    fn new(kind: SourceKind, value: String) -> Peer {
+        match kind {
+            SourceKind::Ipv4Cidr => Peer::Ipv4(value),
+            SourceKind::Ipv6Cidr => Peer::Ipv6(value),
+            SourceKind::PrefixList => Peer::PrefixList(value),
+            SourceKind::Group => Peer::Group(value),
+        }
+    }
+
+    fn kind(&self) -> SourceKind {
+        match self {
+            Peer::Ipv4(_) => SourceKind::Ipv4Cidr,
+            Peer::Ipv6(_) => SourceKind::Ipv6Cidr,
+            Peer::PrefixList(_) => SourceKind::PrefixList,
+            Peer::Group(_) => SourceKind::Group,
+        }
+    }
+}
+
 /// One single-source ingress rule, compared without its description (as AWS does).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Perm {
@@ -67,19 +87,12 @@ impl Perm {
             },
             description,
         };
-        let mut p = IpPermission {
-            ip_protocol: self.protocol.clone(),
-            from_port: self.from,
-            to_port: self.to,
-            ..Default::default()
-        };
-        match self.peer {
-            Peer::Group(_) => p.group_ids.push(range),
-            Peer::Ipv4(_) => p.ipv4_ranges.push(range),
-            Peer::Ipv6(_) => p.ipv6_ranges.push(range),
-            Peer::PrefixList(_) => p.prefix_list_ids.push(range),
-        }
-        p
+        IpPermission::single(
+            self.protocol.clone(),
+            (self.from, self.to),
+            self.peer.kind(),
+            range,
+        )
     }
 }
 
@@ -100,28 +113,18 @@ pub fn is_ours(description: Option<&str>) -> bool {
         .any(|c| &c[1] == RULE_LABEL_KEY && &c[2] == RULE_LABEL_VALUE)
 }
 
-type PeerOf = fn(String) -> Peer;
-
 /// Splits EC2 permissions into single-source rules with their descriptions.
 pub fn explode(perms: &[IpPermission]) -> Vec<(Perm, Option<String>)> {
     let mut out = Vec::new();
     for p in perms {
-        let lists: [(&Vec<IpRange>, PeerOf); 4] = [
-            (&p.ipv4_ranges, Peer::Ipv4),
-            (&p.ipv6_ranges, Peer::Ipv6),
-            (&p.prefix_list_ids, Peer::PrefixList),
-            (&p.group_ids, Peer::Group),
-        ];
-        for (list, make) in lists {
-            for r in list {
-                let perm = Perm {
-                    protocol: p.ip_protocol.clone(),
-                    from: p.from_port,
-                    to: p.to_port,
-                    peer: make(r.value.clone()),
-                };
-                out.push((perm, r.description.clone()));
-            }
+        for (kind, r) in p.sources() {
+            let perm = Perm {
+                protocol: p.ip_protocol.clone(),
+                from: p.from_port,
+                to: p.to_port,
+                peer: Peer::new(kind, r.value.clone()),
+            };
+            out.push((perm, r.description.clone()));
         }
     }
     out

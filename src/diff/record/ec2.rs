@@ -42,17 +42,9 @@ impl Ec2 for Recorder {
             ("vpcId", &req.vpc_id),
         ]);
         self.record("ec2", "CreateSecurityGroup", &id, changes);
-        self.seen().sgs.insert(
-            id.clone(),
-            SecurityGroup {
-                id: id.clone(),
-                name: req.name.clone(),
-                description: req.description.clone(),
-                vpc_id: req.vpc_id.clone(),
-                ingress: vec![],
-                tags: req.tags.clone(),
-            },
-        );
+        self.seen()
+            .sgs
+            .insert(id.clone(), SecurityGroup::created(id.clone(), req));
         Ok(id)
     }
     async fn delete_security_group(&self, id: &str) -> Result<()> {

@@ -202,70 +202,14 @@ impl ElbV2 for Recorder {
         Ok(out)
     }
     async fn create_target_group(&self, req: &CreateTargetGroup) -> Result<TargetGroup> {
-        let arn = self.placeholder(&format!(
-            "arn:aws:elasticloadbalancing:::targetgroup/{}/",
-            req.name
-        ));
-        let mut changes = created(&[
-            ("name", &Some(req.name.clone())),
-            ("protocol", &req.protocol),
-            ("protocolVersion", &req.protocol_version),
-            ("vpcId", &req.vpc_id),
-            ("ipAddressType", &req.ip_address_type),
-        ]);
-        changes.extend(created(&[("port", &req.port)]));
-        changes.extend(created(&[("targetType", &req.target_type)]));
-        changes.extend(created(&[("healthCheck", &req.health_check)]));
-        changes.extend(created(&[("tags", &req.tags.iter().collect::<Vec<_>>())]));
-        self.elb("CreateTargetGroup", &arn, changes);
-        let tg = TargetGroup {
-            arn: arn.clone(),
-            name: req.name.clone(),
-            protocol: req.protocol.clone(),
-            protocol_version: req.protocol_version.clone(),
-            port: req.port,
-            vpc_id: req.vpc_id.clone(),
-            target_type: req.target_type.clone(),
-            ip_address_type: req.ip_address_type.clone(),
-            health_check: req.health_check.clone(),
-            load_balancer_arns: vec![],
-        };
-        let mut s = self.seen();
-        s.tgs.insert(arn.clone(), tg.clone());
-        s.tags.insert(arn, req.tags.clone());
-        Ok(tg)
+        Ok(self.target_group_created(req))
     }
     async fn modify_target_group(
         &self,
         arn: &str,
         health_check: &HealthCheck,
     ) -> Result<TargetGroup> {
-        let mut s = self.seen();
-        let tg = s.tgs.entry(arn.to_string()).or_default();
-        let (have, want) = (&mut tg.health_check, health_check);
-        let mut changes = Vec::new();
-        macro_rules! field {
-            ($name:literal, $f:ident) => {
-                if let Some(v) = &want.$f {
-                    changes.extend(change($name, have.$f.as_ref().map(show), Some(show(v))));
-                    have.$f = Some(v.clone());
-                }
-            };
-        }
-        field!("healthCheckEnabled", enabled);
-        field!("healthCheckProtocol", protocol);
-        field!("healthCheckPort", port);
-        field!("healthCheckPath", path);
-        field!("healthCheckIntervalSeconds", interval_seconds);
-        field!("healthCheckTimeoutSeconds", timeout_seconds);
-        field!("healthyThresholdCount", healthy_threshold);
-        field!("unhealthyThresholdCount", unhealthy_threshold);
-        field!("matcher.httpCode", matcher_http_code);
-        field!("matcher.grpcCode", matcher_grpc_code);
-        let tg = tg.clone();
-        drop(s);
-        self.elb("ModifyTargetGroup", arn, changes);
-        Ok(tg)
+        Ok(self.target_group_modified(arn, health_check))
     }
     async fn delete_target_group(&self, arn: &str) -> Result<()> {
         self.elb("DeleteTargetGroup", arn, vec![]);
@@ -319,99 +263,16 @@ impl ElbV2 for Recorder {
     }
 
     async fn describe_listeners(&self, lb_arn: &str) -> Result<Vec<Listener>> {
-        let out = if is_placeholder(lb_arn) {
-            let s = self.seen();
-            s.listeners
-                .values()
-                .filter(|l| l.load_balancer_arn == lb_arn)
-                .cloned()
-                .collect()
-        } else {
-            self.elbv2.describe_listeners(lb_arn).await?
-        };
-        let mut s = self.seen();
-        for l in &out {
-            s.listeners.insert(l.arn.clone(), l.clone());
-        }
-        Ok(out)
+        self.listeners_described(lb_arn).await
     }
     async fn create_listener(&self, lb_arn: &str, spec: &ListenerSpec) -> Result<Listener> {
-        let arn = self.placeholder(&format!(
-            "arn:aws:elasticloadbalancing:::listener/app/{}/{}/",
-            lb_arn.rsplit('/').nth(1).unwrap_or(""),
-            spec.port
-        ));
-        let mut changes = created(&[("port", &spec.port)]);
-        changes.extend(created(&[
-            ("protocol", &Some(spec.protocol.clone())),
-            ("sslPolicy", &spec.ssl_policy),
-        ]));
-        changes.extend(created(&[
-            ("certificates", &spec.certificates),
-            ("alpnPolicy", &spec.alpn_policy),
-        ]));
-        changes.extend(created(&[("defaultActions", &spec.default_actions)]));
-        changes.extend(created(&[("loadBalancer", &lb_arn)]));
-        self.elb("CreateListener", &arn, changes);
-        let l = Listener {
-            arn: arn.clone(),
-            load_balancer_arn: lb_arn.to_string(),
-            port: spec.port,
-            protocol: spec.protocol.clone(),
-            ssl_policy: spec.ssl_policy.clone(),
-            certificates: spec.certificates.clone(),
-            alpn_policy: spec.alpn_policy.clone(),
-            default_actions: spec.default_actions.clone(),
-            mutual_authentication: spec.mutual_authentication.clone(),
-        };
-        let mut s = self.seen();
-        s.listeners.insert(arn.clone(), l.clone());
-        s.tags.insert(arn, spec.tags.clone());
-        Ok(l)
+        Ok(self.listener_created(lb_arn, spec))
     }
     async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>> {
         self.elbv2.describe_trust_stores(names).await
     }
     async fn modify_listener(&self, arn: &str, spec: &ListenerSpec) -> Result<Listener> {
-        let mut s = self.seen();
-        let l = s.listeners.entry(arn.to_string()).or_default();
-        let changes: Vec<Change> = [
-            change("port", Some(show(&l.port)), Some(show(&spec.port))),
-            change(
-                "protocol",
-                Some(l.protocol.clone()),
-                Some(spec.protocol.clone()),
-            ),
-            change("sslPolicy", l.ssl_policy.clone(), spec.ssl_policy.clone()),
-            change(
-                "certificates",
-                Some(show(&l.certificates)),
-                Some(show(&spec.certificates)),
-            ),
-            change(
-                "alpnPolicy",
-                Some(show(&l.alpn_policy)),
-                Some(show(&spec.alpn_policy)),
-            ),
-            change(
-                "defaultActions",
-                Some(show(&l.default_actions)),
-                Some(show(&spec.default_actions)),
-            ),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        l.port = spec.port;
-        l.protocol = spec.protocol.clone();
-        l.ssl_policy = spec.ssl_policy.clone();
-        l.certificates = spec.certificates.clone();
-        l.alpn_policy = spec.alpn_policy.clone();
-        l.default_actions = spec.default_actions.clone();
-        let l = l.clone();
-        drop(s);
-        self.elb("ModifyListener", arn, changes);
-        Ok(l)
+        Ok(self.listener_modified(arn, spec))
     }
     async fn delete_listener(&self, arn: &str) -> Result<()> {
         self.elb("DeleteListener", arn, vec![]);
@@ -468,52 +329,10 @@ impl ElbV2 for Recorder {
     }
 
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>> {
-        let out = if is_placeholder(listener_arn) {
-            let s = self.seen();
-            s.rules_of
-                .get(listener_arn)
-                .into_iter()
-                .flatten()
-                .filter_map(|a| s.rules.get(a).cloned())
-                .collect()
-        } else {
-            self.elbv2.describe_rules(listener_arn).await?
-        };
-        let mut s = self.seen();
-        for r in &out {
-            s.rules.insert(r.arn.clone(), r.clone());
-        }
-        Ok(out)
+        self.rules_described(listener_arn).await
     }
     async fn create_rule(&self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule> {
-        let arn = self.placeholder(&format!(
-            "arn:aws:elasticloadbalancing:::listener-rule/{}/",
-            spec.priority
-        ));
-        let mut changes = created(&[("listener", &listener_arn)]);
-        changes.extend(created(&[("priority", &spec.priority)]));
-        changes.extend(created(&[("conditions", &spec.conditions)]));
-        changes.extend(created(&[("actions", &spec.actions)]));
-        if !spec.transforms.is_empty() {
-            changes.extend(created(&[("transforms", &spec.transforms)]));
-        }
-        self.elb("CreateRule", &arn, changes);
-        let r = Rule {
-            arn: arn.clone(),
-            priority: spec.priority.to_string(),
-            is_default: false,
-            conditions: spec.conditions.clone(),
-            actions: spec.actions.clone(),
-            transforms: spec.transforms.clone(),
-        };
-        let mut s = self.seen();
-        s.rules.insert(arn.clone(), r.clone());
-        s.rules_of
-            .entry(listener_arn.to_string())
-            .or_default()
-            .push(arn.clone());
-        s.tags.insert(arn, spec.tags.clone());
-        Ok(r)
+        Ok(self.rule_created(listener_arn, spec))
     }
     async fn modify_rule(
         &self,
@@ -522,31 +341,7 @@ impl ElbV2 for Recorder {
         actions: &[Action],
         transforms: &[RuleTransform],
     ) -> Result<Rule> {
-        let mut s = self.seen();
-        let r = s.rules.entry(arn.to_string()).or_default();
-        let changes: Vec<Change> = [
-            change(
-                "conditions",
-                Some(show(&r.conditions)),
-                Some(show(&conditions)),
-            ),
-            change("actions", Some(show(&r.actions)), Some(show(&actions))),
-            change(
-                "transforms",
-                Some(show(&r.transforms)),
-                Some(show(&transforms)),
-            ),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        r.conditions = conditions.to_vec();
-        r.actions = actions.to_vec();
-        r.transforms = transforms.to_vec();
-        let r = r.clone();
-        drop(s);
-        self.elb("ModifyRule", arn, changes);
-        Ok(r)
+        Ok(self.rule_modified(arn, conditions, actions, transforms))
     }
     async fn delete_rule(&self, arn: &str) -> Result<()> {
         self.elb("DeleteRule", arn, vec![]);

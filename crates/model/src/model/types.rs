@@ -354,8 +354,19 @@ pub struct SubnetMapping {
     pub private_ipv4_address: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ipv6_address: Option<String>,
+    /// NLB dualstack with prefix source NAT: a /80 or `auto_assigned`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_nat_ipv6_prefix: Option<String>,
+}
+
+impl SubnetMapping {
+    /// The bare subnet (no address or EIP).
+    pub fn subnet(id: impl Into<String>) -> Self {
+        Self {
+            subnet_id: id.into(),
+            ..Default::default()
+        }
+    }
 }
 
 /// One ingress permission of the managed security group.
