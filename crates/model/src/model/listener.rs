@@ -1,15 +1,16 @@
 //! Listener configuration: each member's `listen-ports` (defaults, certificates, ssl-policy,
-//! inbound CIDRs / prefix lists, mTLS) and the per-port merge across a group with upstream's
-//! conflict errors.
+//! inbound CIDRs / prefix lists, mTLS), the per-port merge across a group, the SSL-redirect port
+//! and per-listener attributes, with upstream's conflict errors.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Deserialize;
-
-use super::error::Fail;
+use super::agree::{ensure_same, group, member_err, merge_key};
+use super::error::{Fail, ModelError};
 use super::group::ClassifiedIngress;
+use super::mtls::mutual_authentication;
 use super::types::{MutualAuthentication, Protocol};
 use crate::annotations::{self as ann, suffix};
+use crate::crd::ingress_class_params::ListenerProtocol;
 
 /// One member's view of a listener port, or the merged view of the group.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -72,97 +73,6 @@ pub fn listen_ports(
             };
             out.insert(port as i32, p);
         }
-    }
-    Ok(out)
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct MtlsInput {
-    #[serde(default)]
-    port: i32,
-    #[serde(default)]
-    mode: String,
-    trust_store: Option<String>,
-    ignore_client_certificate_expiry: Option<bool>,
-    advertise_trust_store_ca_names: Option<String>,
-}
-
-pub(super) fn mutual_authentication(
-    annotations: &ann::AnnotationMap,
-) -> Result<BTreeMap<i32, MutualAuthentication>, Fail> {
-    let Some(raw) = ann::string(annotations, suffix::MUTUAL_AUTHENTICATION) else {
-        return Ok(BTreeMap::new());
-    };
-    let at = ann::key(suffix::MUTUAL_AUTHENTICATION);
-    let entries: Vec<MtlsInput> = ann::go_json::from_str(raw).map_err(|e| {
-        Fail::at(&at, format!("failed to parse mutualAuthentication configuration from ingress annotation: `{raw}`: {e}"))
-    })?;
-    if entries.is_empty() {
-        return Err(Fail::at(
-            &at,
-            format!("empty mutualAuthentication configuration from ingress annotation: `{raw}`"),
-        ));
-    }
-    let mut out = BTreeMap::new();
-    for e in entries {
-        let (port, mode) = (e.port, e.mode.as_str());
-        let ts = e.trust_store.clone().unwrap_or_default();
-        let err = |m: String| Err(Fail::at(&at, m));
-        if !(1..=65535).contains(&port) {
-            return err(format!("listen port must be within [1, 65535]: {port}"));
-        }
-        if mode.is_empty() {
-            return err(format!(
-                "mutualAuthentication mode cannot be empty for port {port}"
-            ));
-        }
-        if !["off", "passthrough", "verify"].contains(&mode) {
-            return err(format!(
-                "mutualAuthentication mode value must be among [off, passthrough, verify] for port {port} : {mode}"
-            ));
-        }
-        if mode == "verify" && ts.is_empty() {
-            return err(format!(
-                "trustStore is required when mutualAuthentication mode is verify for port {port}"
-            ));
-        }
-        if mode != "verify" && !ts.is_empty() {
-            return err(format!(
-                "Mutual Authentication mode {mode} does not support trustStore for port {port}"
-            ));
-        }
-        if mode != "verify" && e.ignore_client_certificate_expiry.is_some() {
-            return err(format!(
-                "Mutual Authentication mode {mode} does not support ignoring client certificate expiry for port {port}"
-            ));
-        }
-        if let Some(adv) = &e.advertise_trust_store_ca_names {
-            if mode != "verify" {
-                return err(format!(
-                    "Mutual Authentication mode {mode} does not support advertiseTrustStoreCaNames for port {port}"
-                ));
-            }
-            if adv != "on" && adv != "off" {
-                return err(format!(
-                    "advertiseTrustStoreCaNames only supports the values \"on\" and \"off\" got value {adv} for port {port}"
-                ));
-            }
-        }
-        let ignore = if mode == "verify" {
-            Some(e.ignore_client_certificate_expiry.unwrap_or(false))
-        } else {
-            None
-        };
-        out.insert(
-            port,
-            MutualAuthentication {
-                mode: e.mode,
-                trust_store: Some(ts),
-                ignore_client_certificate_expiry: ignore,
-                advertise_trust_store_ca_names: e.advertise_trust_store_ca_names,
-            },
-        );
     }
     Ok(out)
 }
@@ -398,4 +308,98 @@ pub fn merge(
         out.ssl_policy = Some(default_ssl_policy.to_string());
     }
     Ok(out)
+}
+
+/// The HTTPS port HTTP listeners redirect to, if any; upstream's checks.
+pub fn ssl_redirect_port(
+    members: &[ClassifiedIngress<'_>],
+    ports: &BTreeMap<i32, PortConfig>,
+) -> Result<Option<i32>, ModelError> {
+    let mut set = BTreeSet::new();
+    for m in members {
+        if let Some(p) = m.params.filter(|p| !p.spec.ssl_redirect_port.is_empty()) {
+            // Upstream silently drops the whole redirect config when the class value is not a number.
+            match p.spec.ssl_redirect_port.parse::<i32>() {
+                Ok(v) => set.insert(v),
+                Err(_) => return Ok(None),
+            };
+            continue;
+        }
+        set.extend(ann::int32(m.annotations(), suffix::SSL_REDIRECT).map_err(member_err(m))?);
+    }
+    let chosen = ensure_same(set, |_, _, all| {
+        let all: Vec<String> = all.iter().map(|p| p.to_string()).collect();
+        format!("conflicting sslRedirect port: [{}]", all.join(" "))
+    })?;
+    let Some(p) = chosen else { return Ok(None) };
+    match ports.get(&p) {
+        None => Err(group(format!(
+            "listener does not exist for SSLRedirect port: {p}"
+        ))),
+        Some(c) if c.protocol != Some(Protocol::Https) => Err(group(format!(
+            "listener protocol non-SSL for SSLRedirect port: {p}"
+        ))),
+        Some(_) => Ok(Some(p)),
+    }
+}
+
+/// `listener-attributes.<PROTO>-<port>` merged across members; class values settle conflicts.
+pub fn listener_attributes(
+    members: &[ClassifiedIngress<'_>],
+    protocol: Protocol,
+    port: i32,
+) -> Result<BTreeMap<String, String>, ModelError> {
+    let class = class_listener_attributes(members, protocol, port);
+    let sfx = format!(
+        "{}.{}-{port}",
+        suffix::LISTENER_ATTRIBUTES_PREFIX,
+        protocol.as_str()
+    );
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for m in members {
+        for kv in ann::string_map(m.annotations(), &sfx)
+            .map_err(member_err(m))?
+            .unwrap_or_default()
+        {
+            merge_key(&mut out, kv, &class, |k, a, b| {
+                format!(
+                    "conflicting listener attributes {k}: {a} | {b} for ingress {}",
+                    m.key()
+                )
+            })?;
+        }
+    }
+    out.extend(class);
+    Ok(out)
+}
+
+/// The class's (first member's IngressClassParams) attributes of this listener.
+fn class_listener_attributes(
+    members: &[ClassifiedIngress<'_>],
+    protocol: Protocol,
+    port: i32,
+) -> BTreeMap<String, String> {
+    let same_protocol = |l: Option<ListenerProtocol>| {
+        matches!(
+            (l, protocol),
+            (Some(ListenerProtocol::Http), Protocol::Http)
+                | (Some(ListenerProtocol::Https), Protocol::Https)
+        )
+    };
+    let Some(p) = members.first().and_then(|m| m.params) else {
+        return BTreeMap::new();
+    };
+    let listener = p
+        .spec
+        .listeners
+        .iter()
+        .find(|l| l.port == Some(port) && same_protocol(l.protocol));
+    listener
+        .map(|l| {
+            l.listener_attributes
+                .iter()
+                .map(|a| (a.key.clone(), a.value.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
 }

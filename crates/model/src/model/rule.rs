@@ -500,5 +500,5 @@ pub fn listener_token(port: i32) -> Token {
 }
 
 #[cfg(test)]
-#[path = "rules_tests.rs"]
+#[path = "rule_tests.rs"]
 mod tests;
