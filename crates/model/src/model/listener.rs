@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::agree::{ensure_same, group, member_err, merge_key};
+use super::agree::{ensure_same, go_list, group, member_err, merge_key};
 use super::error::{Fail, ModelError};
 use super::group::ClassifiedIngress;
 use super::mtls::mutual_authentication;
@@ -176,13 +176,6 @@ fn set(v: &[String]) -> BTreeSet<&String> {
     v.iter().collect()
 }
 
-fn go_list(v: &BTreeSet<&String>) -> String {
-    format!(
-        "[{}]",
-        v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")
-    )
-}
-
 /// Merges one port's configs from several members (in group order), upstream's rules.
 pub fn merge(
     port: i32,
@@ -227,10 +220,10 @@ pub fn merge(
                 {
                     return Err(wrap(format!(
                         "conflicting inbound-cidrs, {by}: {}, {} | {key}: {}, {}",
-                        go_list(&set(&out.cidr_v4)),
-                        go_list(&set(&out.cidr_v6)),
-                        go_list(&set(&c.cidr_v4)),
-                        go_list(&set(&c.cidr_v6))
+                        go_list(set(&out.cidr_v4)),
+                        go_list(set(&out.cidr_v6)),
+                        go_list(set(&c.cidr_v4)),
+                        go_list(set(&c.cidr_v6))
                     )));
                 }
                 _ => {}
@@ -245,8 +238,8 @@ pub fn merge(
                 Some(by) if set(&out.prefix_lists) != set(&c.prefix_lists) => {
                     return Err(wrap(format!(
                         "conflicting inbound-prefix-lists, {by}: {} | {key}: {}",
-                        go_list(&set(&out.prefix_lists)),
-                        go_list(&set(&c.prefix_lists))
+                        go_list(set(&out.prefix_lists)),
+                        go_list(set(&c.prefix_lists))
                     )));
                 }
                 _ => {}

@@ -6,10 +6,12 @@
 //! Entry points: [`load_groups`] (classification and grouping of all Ingresses) and
 //! [`build_stack`] (one group → [`Stack`]). Names and tags are hash-for-hash upstream's.
 
+pub mod action;
 pub(crate) mod agree;
 pub mod backend;
 pub mod build;
 pub mod config;
+pub mod enhanced_backend;
 pub mod error;
 pub mod group;
 pub mod listener;
