@@ -64,3 +64,37 @@ pub(crate) fn merge_key(
     out.insert(k, v);
     Ok(())
 }
+
+/// The same rule member by member, as upstream merges listen-port settings: the first member
+/// that sets a value fixes it, and a later one that differs fails naming both members.
+pub(crate) struct FirstSetter<T> {
+    first: Option<(String, T)>,
+}
+
+impl<T> Default for FirstSetter<T> {
+    fn default() -> Self {
+        FirstSetter { first: None }
+    }
+}
+
+impl<T> FirstSetter<T> {
+    /// `member` sets `value`; `conflict(first member, its value, this value)` words the error.
+    pub(crate) fn offer(
+        &mut self,
+        member: &str,
+        value: T,
+        same: impl Fn(&T, &T) -> bool,
+        conflict: impl FnOnce(&str, &T, &T) -> String,
+    ) -> Result<(), String> {
+        match &self.first {
+            None => self.first = Some((member.to_string(), value)),
+            Some((by, first)) if !same(first, &value) => return Err(conflict(by, first, &value)),
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    pub(crate) fn value(self) -> Option<T> {
+        self.first.map(|(_, v)| v)
+    }
+}

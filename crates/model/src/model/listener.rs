@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::agree::{ensure_same, go_list, group, member_err, merge_key};
+use super::agree::{ensure_same, go_list, group, member_err, merge_key, FirstSetter};
 use super::error::{Fail, ModelError};
 use super::group::ClassifiedIngress;
 use super::mtls::mutual_authentication;
@@ -183,124 +183,118 @@ pub fn merge(
     default_ssl_policy: &str,
 ) -> Result<PortConfig, String> {
     let wrap = |e: String| format!("failed to merge listenPort config for port: {port}: {e}");
-    let mut out = PortConfig::default();
-    let (mut proto_by, mut cidr_by, mut pl_by, mut ssl_by, mut mtls_by) =
-        (None, None, None, None, None);
-    let default_idx = cfgs.iter().position(|(_, c)| !c.certificates.is_empty());
-    if let Some(i) = default_idx {
-        out.certificates.push(cfgs[i].1.certificates[0].clone());
+    let mut agreed = Agreed::default();
+    for (key, c) in cfgs {
+        agreed.offer(key, c).map_err(wrap)?;
     }
-    let mut seen = BTreeSet::new();
-    for (i, (key, c)) in cfgs.iter().enumerate() {
-        match (&proto_by, c.protocol) {
-            (None, p) => {
-                proto_by = Some(key.clone());
-                out.protocol = p;
-            }
-            (Some(by), p) if p != out.protocol => {
-                let s = |p: Option<Protocol>| p.map(|p| p.as_str()).unwrap_or("");
-                return Err(wrap(format!(
-                    "conflicting protocol, {by}: {} | {key}: {}",
-                    s(out.protocol),
-                    s(p)
-                )));
-            }
-            _ => {}
-        }
-        if !c.cidr_v4.is_empty() || !c.cidr_v6.is_empty() {
-            match &cidr_by {
-                None => {
-                    cidr_by = Some(key.clone());
-                    out.cidr_v4 = c.cidr_v4.clone();
-                    out.cidr_v6 = c.cidr_v6.clone();
-                }
-                Some(by)
-                    if set(&out.cidr_v4) != set(&c.cidr_v4)
-                        || set(&out.cidr_v6) != set(&c.cidr_v6) =>
-                {
-                    return Err(wrap(format!(
-                        "conflicting inbound-cidrs, {by}: {}, {} | {key}: {}, {}",
-                        go_list(set(&out.cidr_v4)),
-                        go_list(set(&out.cidr_v6)),
-                        go_list(set(&c.cidr_v4)),
-                        go_list(set(&c.cidr_v6))
-                    )));
-                }
-                _ => {}
-            }
-        }
-        if !c.prefix_lists.is_empty() {
-            match &pl_by {
-                None => {
-                    pl_by = Some(key.clone());
-                    out.prefix_lists = c.prefix_lists.clone();
-                }
-                Some(by) if set(&out.prefix_lists) != set(&c.prefix_lists) => {
-                    return Err(wrap(format!(
-                        "conflicting inbound-prefix-lists, {by}: {} | {key}: {}",
-                        go_list(set(&out.prefix_lists)),
-                        go_list(set(&c.prefix_lists))
-                    )));
-                }
-                _ => {}
-            }
-        }
-        if let Some(p) = &c.ssl_policy {
-            match &ssl_by {
-                None => {
-                    ssl_by = Some(key.clone());
-                    out.ssl_policy = Some(p.clone());
-                }
-                Some(by) if out.ssl_policy.as_ref() != Some(p) => {
-                    let cur = out.ssl_policy.clone().unwrap_or_default();
-                    return Err(wrap(format!(
-                        "conflicting sslPolicy, {by}: {cur} | {key}: {p}"
-                    )));
-                }
-                _ => {}
-            }
-        }
-        for (j, cert) in c.certificates.iter().enumerate() {
-            // The default certificate's own slot is skipped; it may reappear as an SNI cert.
-            if Some(i) == default_idx && j == 0 {
-                continue;
-            }
-            if seen.insert(cert.clone()) {
-                out.certificates.push(cert.clone());
-            }
-        }
+    let mut out = PortConfig {
+        certificates: certificates(cfgs),
+        ..PortConfig::default()
+    };
+    for (_, c) in cfgs {
         if let Some(hosts) = &c.discovery_hosts {
             out.discovery_hosts
                 .get_or_insert_with(BTreeSet::new)
                 .extend(hosts.iter().cloned());
         }
-        if let Some(m) = &c.mtls {
-            match &mtls_by {
-                None => {
-                    mtls_by = Some(key.clone());
-                    out.mtls = Some(m.clone());
-                }
-                Some(by) if out.mtls.as_ref() != Some(m) => {
-                    return Err(wrap(format!(
-                        "conflicting mTLS Attributes, {by}: {:?} | {key}: {m:?}",
-                        out.mtls
-                    )));
-                }
-                _ => {}
-            }
-        }
     }
-    out.cidr_v4 = set(&out.cidr_v4).into_iter().cloned().collect();
-    out.cidr_v6 = set(&out.cidr_v6).into_iter().cloned().collect();
-    out.prefix_lists = set(&out.prefix_lists).into_iter().cloned().collect();
+    out.protocol = agreed.protocol.value().flatten();
+    let (v4, v6) = agreed.cidrs.value().unwrap_or_default();
+    out.cidr_v4 = set(&v4).into_iter().cloned().collect();
+    out.cidr_v6 = set(&v6).into_iter().cloned().collect();
+    let prefix_lists = agreed.prefix_lists.value().unwrap_or_default();
+    out.prefix_lists = set(&prefix_lists).into_iter().cloned().collect();
     if out.cidr_v4.is_empty() && out.cidr_v6.is_empty() && out.prefix_lists.is_empty() {
         out.cidr_v4 = vec!["0.0.0.0/0".into()];
         out.cidr_v6 = vec!["::/0".into()];
     }
+    out.ssl_policy = agreed.ssl_policy.value();
     if out.protocol == Some(Protocol::Https) && out.ssl_policy.is_none() {
         out.ssl_policy = Some(default_ssl_policy.to_string());
     }
+    out.mtls = agreed.mtls.value();
     Ok(out)
+}
+
+/// The listen-port settings the members of one port must agree on.
+#[derive(Default)]
+struct Agreed {
+    protocol: FirstSetter<Option<Protocol>>,
+    cidrs: FirstSetter<(Vec<String>, Vec<String>)>,
+    prefix_lists: FirstSetter<Vec<String>>,
+    ssl_policy: FirstSetter<String>,
+    mtls: FirstSetter<MutualAuthentication>,
+}
+
+impl Agreed {
+    /// One member's settings, checked against the first member that set each.
+    fn offer(&mut self, key: &str, c: &PortConfig) -> Result<(), String> {
+        let name = |p: &Option<Protocol>| p.map(|p| p.as_str()).unwrap_or("");
+        self.protocol
+            .offer(key, c.protocol, PartialEq::eq, |by, a, b| {
+                format!(
+                    "conflicting protocol, {by}: {} | {key}: {}",
+                    name(a),
+                    name(b)
+                )
+            })?;
+        if !c.cidr_v4.is_empty() || !c.cidr_v6.is_empty() {
+            let cidrs = (c.cidr_v4.clone(), c.cidr_v6.clone());
+            let same = |a: &(Vec<String>, Vec<String>), b: &(Vec<String>, Vec<String>)| {
+                set(&a.0) == set(&b.0) && set(&a.1) == set(&b.1)
+            };
+            self.cidrs.offer(key, cidrs, same, |by, a, b| {
+                let (a4, a6, b4, b6) = (set(&a.0), set(&a.1), set(&b.0), set(&b.1));
+                let (a4, a6, b4, b6) = (go_list(a4), go_list(a6), go_list(b4), go_list(b6));
+                format!("conflicting inbound-cidrs, {by}: {a4}, {a6} | {key}: {b4}, {b6}")
+            })?;
+        }
+        if !c.prefix_lists.is_empty() {
+            let same = |a: &Vec<String>, b: &Vec<String>| set(a) == set(b);
+            self.prefix_lists
+                .offer(key, c.prefix_lists.clone(), same, |by, a, b| {
+                    let (a, b) = (go_list(set(a)), go_list(set(b)));
+                    format!("conflicting inbound-prefix-lists, {by}: {a} | {key}: {b}")
+                })?;
+        }
+        if let Some(p) = &c.ssl_policy {
+            self.ssl_policy
+                .offer(key, p.clone(), PartialEq::eq, |by, a, b| {
+                    format!("conflicting sslPolicy, {by}: {a} | {key}: {b}")
+                })?;
+        }
+        if let Some(m) = &c.mtls {
+            self.mtls.offer(key, m.clone(), PartialEq::eq, |by, a, b| {
+                format!(
+                    "conflicting mTLS Attributes, {by}: {:?} | {key}: {b:?}",
+                    Some(a)
+                )
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The first member's first certificate is the default; then every other certificate once,
+/// in member order (the default may reappear as an SNI certificate).
+fn certificates(cfgs: &[(String, &PortConfig)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let default_idx = cfgs.iter().position(|(_, c)| !c.certificates.is_empty());
+    if let Some(i) = default_idx {
+        out.push(cfgs[i].1.certificates[0].clone());
+    }
+    let mut seen = BTreeSet::new();
+    for (i, (_, c)) in cfgs.iter().enumerate() {
+        for (j, cert) in c.certificates.iter().enumerate() {
+            if Some(i) == default_idx && j == 0 {
+                continue;
+            }
+            if seen.insert(cert.clone()) {
+                out.push(cert.clone());
+            }
+        }
+    }
+    out
 }
 
 /// The HTTPS port HTTP listeners redirect to, if any; upstream's checks.
