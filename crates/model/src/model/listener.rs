@@ -390,3 +390,7 @@ fn class_listener_attributes(
         })
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+#[path = "listener_tests.rs"]
+mod tests;
