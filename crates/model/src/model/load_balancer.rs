@@ -384,3 +384,7 @@ fn class_or_annotation(class: Option<&String>, a: &AnnotationMap, sfx: &str) -> 
         None => ann::string(a, sfx).map(String::from),
     }
 }
+
+#[cfg(test)]
+#[path = "load_balancer_tests.rs"]
+mod tests;
