@@ -14,6 +14,7 @@ pub mod config;
 pub mod enhanced_backend;
 pub mod error;
 pub mod group;
+pub mod ingress_class;
 pub mod listener;
 pub mod load_balancer;
 pub mod mtls;
