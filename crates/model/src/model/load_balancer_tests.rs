@@ -2,59 +2,51 @@
 //! upstream's text, what one member gets wrong excludes that member (pinned on the code before
 //! the one-function-per-setting refactor).
 
-use std::path::Path;
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::networking::v1::Ingress;
+use serde_json::json;
 
 use super::super::{build_stack, load_groups, BuildEnv, ClusterObjects, ModelConfig};
-use crate::plan::add_manifests;
 
-const BASE: &str = r#"
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: demo}
-spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: web
-  namespace: demo
-  annotations:
-    kubernetes.io/ingress.class: alb
-    alb.ingress.kubernetes.io/group.name: shop
-WEB
-spec:
-  rules:
-  - host: shop.example.com
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: other
-  namespace: demo
-  annotations:
-    kubernetes.io/ingress.class: alb
-    alb.ingress.kubernetes.io/group.name: shop
-OTHER
-spec:
-  rules:
-  - host: other.example.com
-    http:
-      paths:
-      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
-"#;
-
+/// One annotation line, as a manifest would carry it.
 fn a(key: &str, value: &str) -> String {
-    format!("    alb.ingress.kubernetes.io/{key}: '{value}'\n")
+    format!("alb.ingress.kubernetes.io/{key}: '{value}'\n")
+}
+
+/// An Ingress of group `shop` routing `host` to Service `web`, with `extra` annotation lines.
+fn ingress(name: &str, host: &str, extra: &str) -> Ingress {
+    let mut annotations: BTreeMap<String, String> = match extra {
+        "" => BTreeMap::new(),
+        _ => serde_yaml::from_str(extra).unwrap(),
+    };
+    annotations.insert("kubernetes.io/ingress.class".into(), "alb".into());
+    annotations.insert("alb.ingress.kubernetes.io/group.name".into(), "shop".into());
+    let backend = json!({"service": {"name": "web", "port": {"number": 80}}});
+    let path = json!({"path": "/", "pathType": "Prefix", "backend": backend});
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": "demo", "annotations": annotations},
+        "spec": {"rules": [{"host": host, "http": {"paths": [path]}}]},
+    }))
+    .unwrap()
 }
 
 /// The build's outcome in one line: members and excluded members, or the group's error.
 fn outcome(web: &str, other: &str) -> String {
-    let yaml = BASE.replace("WEB\n", web).replace("OTHER\n", other);
-    let mut objs = ClusterObjects::default();
-    add_manifests(&mut objs, &yaml, Path::new("t.yaml")).unwrap();
+    let service: Service = serde_json::from_value(json!({
+        "metadata": {"name": "web", "namespace": "demo"},
+        "spec": {"type": "NodePort", "ports": [{"port": 80, "targetPort": 8080, "nodePort": 30080}]},
+    }))
+    .unwrap();
+    let objs = ClusterObjects {
+        services: vec![service],
+        ingresses: vec![
+            ingress("web", "shop.example.com", web),
+            ingress("other", "other.example.com", other),
+        ],
+        ..ClusterObjects::default()
+    };
     let cfg = ModelConfig {
         cluster_name: "c".into(),
         vpc_id: Some("vpc-1".into()),
