@@ -40,12 +40,20 @@ pub(crate) fn ensure_same<T: PartialEq + Clone>(
     values: impl IntoIterator<Item = T>,
     conflict: impl FnOnce(&T, &T, &[T]) -> String,
 ) -> Result<Option<T>, ModelError> {
+    agree(values, conflict).map_err(group)
+}
+
+/// [`ensure_same`] for layers whose errors are plain texts.
+pub(crate) fn agree<T: PartialEq + Clone>(
+    values: impl IntoIterator<Item = T>,
+    conflict: impl FnOnce(&T, &T, &[T]) -> String,
+) -> Result<Option<T>, String> {
     let values: Vec<T> = values.into_iter().collect();
     let Some(first) = values.first() else {
         return Ok(None);
     };
     match values.iter().find(|v| *v != first) {
-        Some(other) => Err(group(conflict(first, other, &values))),
+        Some(other) => Err(conflict(first, other, &values)),
         None => Ok(Some(first.clone())),
     }
 }
@@ -57,9 +65,9 @@ pub(crate) fn merge_key(
     (k, v): (String, String),
     settled: &BTreeMap<String, String>,
     conflict: impl FnOnce(&str, &str, &str) -> String,
-) -> Result<(), ModelError> {
+) -> Result<(), String> {
     if let Some(existing) = out.get(&k).filter(|_| !settled.contains_key(&k)) {
-        ensure_same([existing.clone(), v.clone()], |a, b, _| conflict(&k, a, b))?;
+        agree([existing.clone(), v.clone()], |a, b, _| conflict(&k, a, b))?;
     }
     out.insert(k, v);
     Ok(())

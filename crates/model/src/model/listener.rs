@@ -353,7 +353,8 @@ pub fn listener_attributes(
                     "conflicting listener attributes {k}: {a} | {b} for ingress {}",
                     m.key()
                 )
-            })?;
+            })
+            .map_err(group)?;
         }
     }
     out.extend(class);

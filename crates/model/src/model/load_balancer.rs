@@ -129,7 +129,8 @@ impl Gathered {
         for kv in member_map(m, suffix::LOAD_BALANCER_ATTRIBUTES)? {
             merge_key(&mut self.attributes, kv, class_attrs, |k, a, b| {
                 format!("conflicting load balancer attributes {k}: {a} | {b}")
-            })?;
+            })
+            .map_err(group)?;
         }
         self.gather_capacity(m, p)?;
         self.ipams.extend(member_ipam(a, p));
@@ -154,7 +155,8 @@ impl Gathered {
             }
             merge_key(&mut self.capacity, (k, v), &BTreeMap::new(), |k, a, b| {
                 format!("conflicting capacity reservation {k}: {a} | {b}")
-            })?;
+            })
+            .map_err(group)?;
         }
         Ok(())
     }

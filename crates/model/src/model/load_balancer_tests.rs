@@ -110,6 +110,12 @@ fn load_balancer_settings_agree_or_fail_with_upstream_texts() {
             r#"err conflicting securityGroups: [sg-3] | [sg-1 sg-2]"#,
         ),
         (
+            a("tags", "team=a, env=prod"),
+            a("tags", "team=b"),
+            r#"err conflicting tag team: b | a"#,
+        ),
+        (a("tags", "team=a"), a("tags", "team=a, env=prod"), BOTH),
+        (
             a("security-groups", "sg-1"),
             a("security-groups", "sg-1"),
             BOTH,
