@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::agree::{ensure_same, go_list, group, member_err, merge_key, FirstSetter};
 use super::error::{Fail, ModelError};
 use super::group::ClassifiedIngress;
-use super::mtls::mutual_authentication;
+pub(super) use super::mtls::mutual_authentication;
 use super::types::{MutualAuthentication, Protocol};
 use crate::annotations::{self as ann, suffix};
 use crate::crd::ingress_class_params::ListenerProtocol;

@@ -10,6 +10,8 @@ use super::backend::*;
 use super::error::Fail;
 use super::types::{Protocol, Token};
 
+#[cfg(test)]
+pub(super) use super::enhanced_backend::{auth_action, jwt_validation};
 pub use super::enhanced_backend::{enhanced_backend, EnhancedBackend, ServiceAnnotations};
 
 /// Paths in upstream's evaluation order; `Err` on an unknown pathType.
