@@ -15,17 +15,22 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::networking::v1::IngressBackend;
+
 use super::config::ModelConfig;
-use super::error::{Fail, ModelError};
+use super::error::ModelError;
 use super::group::{ClassifiedIngress, ClusterObjects, IngressGroup};
-use super::lb::{self, LbSettings};
-use super::listen::{self, PortConfig};
-use super::rules::{self, DraftRule};
+use super::listener::{self, PortConfig};
+use super::load_balancer::{self, LbSettings};
+use super::rule::{self, DraftRule};
 use super::subnets::SubnetInfo;
 use super::tags::TagContext;
-use super::target_group::{self, TargetGroupContext};
+use super::target_group::TargetGroupContext;
 use super::types::*;
 use crate::annotations::{self as ann, suffix};
+
+mod listeners;
+use listeners::Builder;
 
 /// Facts from outside the Kubernetes objects that refine the stack (all optional).
 #[derive(Debug, Clone, Default)]
@@ -114,160 +119,45 @@ fn try_build(
     if members.is_empty() {
         return Ok(stack);
     }
-    // 1. Listener ports per member, merged per port.
-    let mut per_port: BTreeMap<i32, Vec<(String, PortConfig)>> = BTreeMap::new();
-    let mut member_ports: Vec<Vec<i32>> = Vec::new();
-    for m in members {
-        let ports = listen::member_ports(m).map_err(|f| f.on(&m.key()))?;
-        if !cfg.model_undeployed {
-            super::not_deployed::listener_features(&ports).map_err(|f| f.on(&m.key()))?;
-        }
-        member_ports.push(ports.keys().copied().collect());
-        for (p, c) in ports {
-            per_port.entry(p).or_default().push((m.key(), c));
-        }
-    }
-    let mut merged: BTreeMap<i32, PortConfig> = BTreeMap::new();
-    for (port, cfgs) in &per_port {
-        let refs: Vec<(String, &PortConfig)> = cfgs.iter().map(|(k, c)| (k.clone(), c)).collect();
-        merged.insert(
-            *port,
-            listen::merge(*port, &refs, &cfg.default_ssl_policy).map_err(ModelError::Group)?,
-        );
-    }
-    // 2. Load balancer, security groups, addons.
+    let ports = GroupPorts::collect(members, cfg)?;
     let settings = LbSettings::collect(members, cfg, &tags)?;
-    let lb = lb::build_load_balancer(
-        &settings, members, &merged, cfg, &tags, env, &group.id, &mut stack,
+    let lb = load_balancer::build_load_balancer(
+        &settings,
+        members,
+        &ports.merged,
+        cfg,
+        &tags,
+        env,
+        &group.id,
+        &mut stack,
     )?;
-    let ip_type = lb.ip_address_type;
-    stack.load_balancer = Some(lb);
-    // 3. SSL redirect.
-    let ssl_redirect = super::lb_extras::ssl_redirect_port(members, &merged)?;
-    // 4. Rules and target groups, member by member in group order.
-    let networking_source = if stack.managed_security_group.is_some() && !cfg.enable_backend_sg {
-        Some(Token::ManagedSecurityGroupId)
-    } else if stack.backend_security_group.is_some() {
-        Some(Token::BackendSecurityGroupId)
-    } else {
-        None
-    };
+    let ssl_redirect = listener::ssl_redirect_port(members, &ports.merged)?;
     let tg_ctx = TargetGroupContext {
         tags: &tags,
         group: &group.id,
-        lb_ip_address_type: ip_type,
-        networking_source,
+        lb_ip_address_type: lb.ip_address_type,
+        networking_source: networking_source(&stack, cfg),
     };
-    let mut rules_by_port: BTreeMap<i32, Vec<DraftRule>> = BTreeMap::new();
-    let mut tgs: BTreeMap<String, (TargetGroup, TargetGroupBindingResource)> = BTreeMap::new();
-    let mut default_backends: Vec<&ClassifiedIngress<'_>> = Vec::new();
-    for (m, ports) in members.iter().zip(&member_ports) {
-        if m.ingress
-            .spec
-            .as_ref()
-            .and_then(|s| s.default_backend.as_ref())
-            .is_some()
-        {
-            default_backends.push(m);
-        }
-        for port in ports {
-            let protocol = merged[port].protocol.unwrap_or(Protocol::Http);
-            if ssl_redirect.is_some() && protocol == Protocol::Http {
-                continue;
-            }
-            let drafts = member_rules(m, protocol, objs, cfg, &tg_ctx, &tags, &mut tgs)
-                .map_err(|f| f.on(&m.key()))?;
-            rules_by_port.entry(*port).or_default().extend(drafts);
-        }
-    }
-    if default_backends.len() > 1 {
-        let keys: Vec<String> = default_backends.iter().map(|m| m.key()).collect();
-        return Err(ModelError::Group(format!(
-            "multiple ingress defined default backend: [{}]",
-            keys.join(" ")
-        )));
-    }
-    // 5. Listeners (default actions) and prioritised rules.
-    for (port, pc) in &merged {
-        let protocol = pc.protocol.unwrap_or(Protocol::Http);
-        let on_port: Vec<ClassifiedIngress<'_>> = members
-            .iter()
-            .zip(&member_ports)
-            .filter(|(_, ps)| ps.contains(port))
-            .map(|(m, _)| *m)
-            .collect();
-        let default_actions = match (ssl_redirect, protocol) {
-            (Some(https), Protocol::Http) => vec![Action::Redirect {
-                config: RedirectConfig {
-                    port: Some(https.to_string()),
-                    protocol: Some("HTTPS".into()),
-                    status_code: "HTTP_301".into(),
-                    ..Default::default()
-                },
-            }],
-            _ => match on_port.iter().find(|m| {
-                m.ingress
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.default_backend.as_ref())
-                    .is_some()
-            }) {
-                None => vec![Action::fixed("404", None)],
-                Some(m) => {
-                    let b = m
-                        .ingress
-                        .spec
-                        .as_ref()
-                        .and_then(|s| s.default_backend.as_ref())
-                        .cloned()
-                        .unwrap_or_default();
-                    actions_for(m, &b, protocol, objs, cfg, &tg_ctx, &mut tgs)
-                        .map_err(|f| f.on(&m.key()))?
-                        .0
-                }
-            },
-        };
-        let user = tags
-            .group_user_tags(&on_port)
-            .map_err(|(k, f)| f.on(&k))?
-            .map_err(ModelError::Group)?;
-        let attributes = super::lb_extras::listener_attributes(&on_port, protocol, *port)?;
-        stack.listeners.push(Listener {
-            id: port.to_string(),
-            load_balancer_arn: Token::LoadBalancerArn,
-            port: *port,
-            protocol,
-            default_actions,
-            certificates: pc.certificates.clone(),
-            certificate_discovery_hosts: pc
-                .discovery_hosts
-                .as_ref()
-                .map(|h| h.iter().cloned().collect()),
-            ssl_policy: pc.ssl_policy.clone(),
-            mutual_authentication: pc.mtls.clone(),
-            alpn_policy: None,
-            attributes,
-            tags: tags.listener_tags(&port.to_string(), user),
-        });
+    stack.load_balancer = Some(lb);
+    let mut b = Builder {
+        objs,
+        cfg,
+        tags: &tags,
+        tg_ctx,
+        tgs: BTreeMap::new(),
+    };
+    let mut rules_by_port = b.rules_by_port(members, &ports, ssl_redirect)?;
+    for (port, pc) in &ports.merged {
+        let on_port = ports.members_on(members, *port);
+        stack
+            .listeners
+            .push(b.listener(*port, pc, &on_port, ssl_redirect)?);
         let drafts = rules_by_port.remove(port).unwrap_or_default();
-        for (i, r) in rules::optimize(*port, protocol, drafts)
-            .into_iter()
-            .enumerate()
-        {
-            let id = format!("{port}:{}", i + 1);
-            stack.listener_rules.push(ListenerRule {
-                tags: tags.listener_tags(&id, r.tags),
-                id,
-                listener_arn: rules::listener_token(*port),
-                priority: i as i32 + 1,
-                ingress: r.ingress,
-                conditions: r.conditions,
-                actions: r.actions,
-                transforms: r.transforms,
-            });
-        }
+        stack
+            .listener_rules
+            .extend(prioritised(*port, pc, drafts, &tags));
     }
-    for (_, (tg, tgb)) in tgs {
+    for (_, (tg, tgb)) in b.tgs {
         stack.target_groups.push(tg);
         stack.target_group_bindings.push(tgb);
     }
@@ -276,165 +166,92 @@ fn try_build(
     Ok(stack)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn member_rules(
-    m: &ClassifiedIngress<'_>,
-    protocol: Protocol,
-    objs: &ClusterObjects,
-    cfg: &ModelConfig,
-    tg_ctx: &TargetGroupContext<'_>,
-    tags: &TagContext<'_>,
-    tgs: &mut BTreeMap<String, (TargetGroup, TargetGroupBindingResource)>,
-) -> Result<Vec<DraftRule>, Fail> {
-    let mut out = Vec::new();
-    let use_regex = ann::bool(m.annotations(), suffix::USE_REGEX_PATH_MATCH)?.unwrap_or(false);
-    let rule_tags = tags.ingress_user_tags(m)?;
-    for rule in m
-        .ingress
-        .spec
-        .as_ref()
-        .and_then(|s| s.rules.as_ref())
-        .into_iter()
-        .flatten()
-    {
-        let Some(http) = &rule.http else { continue };
-        for path in rules::sort_paths(&http.paths)? {
-            let (actions, eb_conditions, transforms) =
-                actions_for(m, &path.backend, protocol, objs, cfg, tg_ctx, tgs)?;
-            let patterns = match path.path.as_deref().filter(|p| !p.is_empty()) {
-                Some(p) => Some(rules::path_patterns(p, &path.path_type, use_regex)?),
-                None => None,
-            };
-            let conditions = rules::conditions(rule.host.as_deref(), patterns, &eb_conditions)?;
-            out.push(DraftRule {
-                ingress: m.key(),
-                conditions,
-                actions,
-                transforms,
-                tags: rule_tags.clone(),
-            });
-        }
-    }
-    Ok(out)
+/// Listener ports: each member's (in member order) and the group's, merged per port.
+struct GroupPorts {
+    per_member: Vec<Vec<i32>>,
+    merged: BTreeMap<i32, PortConfig>,
 }
 
-type Built = (
-    Vec<Action>,
-    Vec<super::backend::ConditionInput>,
-    Vec<Transform>,
-);
-
-#[allow(clippy::too_many_arguments)]
-fn actions_for(
-    m: &ClassifiedIngress<'_>,
-    backend: &k8s_openapi::api::networking::v1::IngressBackend,
-    protocol: Protocol,
-    objs: &ClusterObjects,
-    cfg: &ModelConfig,
-    tg_ctx: &TargetGroupContext<'_>,
-    tgs: &mut BTreeMap<String, (TargetGroup, TargetGroupBindingResource)>,
-) -> Result<Built, Fail> {
-    let ns = m.namespace().to_string();
-    let lookup = |name: &str| {
-        objs.service(&ns, name)
-            .map(|s| s.metadata.annotations.as_ref())
-    };
-    let eb = rules::enhanced_backend(
-        m,
-        backend,
-        cfg.tolerate_non_existent_backend_service,
-        cfg.tolerate_non_existent_backend_action,
-        &lookup,
-    )?;
-    let mut actions = Vec::new();
-    if protocol == Protocol::Https {
-        if eb.auth.is_some() && eb.jwt.is_some() {
-            return Err(Fail::msg(
-                "authentication and jwt validation can't both be configured",
-            ));
-        }
-        if let Some(auth) = &eb.auth {
-            // Cognito is deployed; OIDC needs its client secret read, which is not done yet.
-            if matches!(auth, Action::AuthenticateOidc { .. }) {
-                return Err(super::not_deployed::refuse(
-                    ann::key(suffix::AUTH_IDP_OIDC),
-                    "OIDC authentication (auth-type oidc, client secret from a Secret)",
-                ));
+impl GroupPorts {
+    fn collect(members: &[ClassifiedIngress<'_>], cfg: &ModelConfig) -> Result<Self, ModelError> {
+        let mut per_port: BTreeMap<i32, Vec<(String, PortConfig)>> = BTreeMap::new();
+        let mut per_member = Vec::new();
+        for m in members {
+            let ports = listener::member_ports(m).map_err(|f| f.on(&m.key()))?;
+            if !cfg.model_undeployed {
+                super::not_deployed::listener_features(&ports).map_err(|f| f.on(&m.key()))?;
             }
-            actions.push(auth.clone());
+            per_member.push(ports.keys().copied().collect());
+            for (p, c) in ports {
+                per_port.entry(p).or_default().push((m.key(), c));
+            }
         }
-        if let Some(jwt) = &eb.jwt {
-            actions.push(Action::JwtValidation {
-                config: jwt.clone(),
-            });
+        let mut merged = BTreeMap::new();
+        for (port, cfgs) in &per_port {
+            let refs: Vec<(String, &PortConfig)> =
+                cfgs.iter().map(|(k, c)| (k.clone(), c)).collect();
+            let pc = listener::merge(*port, &refs, &cfg.default_ssl_policy)
+                .map_err(ModelError::Group)?;
+            merged.insert(*port, pc);
         }
+        Ok(GroupPorts { per_member, merged })
     }
-    let a = &eb.action;
-    let action = match a.action_type.as_str() {
-        "fixed-response" => Action::FixedResponse {
-            config: a
-                .fixed_response_config
-                .clone()
-                .ok_or_else(|| Fail::msg("missing FixedResponseConfig"))?,
-        },
-        "redirect" => Action::Redirect {
-            config: a
-                .redirect_config
-                .clone()
-                .ok_or_else(|| Fail::msg("missing RedirectConfig"))?,
-        },
-        "forward" => {
-            let fc = a
-                .forward_config
-                .as_ref()
-                .ok_or_else(|| Fail::msg("missing ForwardConfig"))?;
-            let mut tuples = Vec::new();
-            for t in &fc.target_groups {
-                let arn = if let Some(arn) = &t.target_group_arn {
-                    Token::Literal(arn.clone())
-                } else if let Some(name) = &t.target_group_name {
-                    // Upstream looks the name up in ELBv2 while building; this build does not.
-                    return Err(super::not_deployed::refuse(
-                        ann::key(&format!(
-                            "{}.{}",
-                            suffix::ACTIONS_PREFIX,
-                            backend
-                                .service
-                                .as_ref()
-                                .map(|s| s.name.as_str())
-                                .unwrap_or_default()
-                        )),
-                        &format!("a forward to targetGroupName {name} (an ELBv2 lookup by name)"),
-                    ));
-                } else {
-                    let svc_name = t.service_name.clone().unwrap_or_default();
-                    let svc = objs
-                        .service(&ns, &svc_name)
-                        .ok_or_else(|| Fail::msg(format!("services \"{svc_name}\" not found")))?;
-                    let port = t.service_port.clone().unwrap_or(
-                        k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(0),
-                    );
-                    let id = target_group::resource_id(m, &svc_name, &port);
-                    if !tgs.contains_key(&id) {
-                        let built = target_group::build(tg_ctx, m, svc, &port)?;
-                        tgs.insert(id.clone(), built);
-                    }
-                    Token::TargetGroupArn(id)
-                };
-                tuples.push(TargetGroupTuple {
-                    target_group_arn: arn,
-                    weight: t.weight,
-                });
+
+    /// The members that listen on `port`, in group order.
+    fn members_on<'m>(
+        &self,
+        members: &[ClassifiedIngress<'m>],
+        port: i32,
+    ) -> Vec<ClassifiedIngress<'m>> {
+        let on = members.iter().zip(&self.per_member);
+        on.filter(|(_, ps)| ps.contains(&port))
+            .map(|(m, _)| *m)
+            .collect()
+    }
+}
+
+/// Where target group bindings admit traffic from: the backend SG, or the managed SG when the
+/// backend SG feature is off.
+fn networking_source(stack: &Stack, cfg: &ModelConfig) -> Option<Token> {
+    if stack.managed_security_group.is_some() && !cfg.enable_backend_sg {
+        Some(Token::ManagedSecurityGroupId)
+    } else if stack.backend_security_group.is_some() {
+        Some(Token::BackendSecurityGroupId)
+    } else {
+        None
+    }
+}
+
+fn default_backend<'i>(m: &ClassifiedIngress<'i>) -> Option<&'i IngressBackend> {
+    m.ingress
+        .spec
+        .as_ref()
+        .and_then(|s| s.default_backend.as_ref())
+}
+
+/// A port's rules after upstream's optimiser, numbered by priority from 1.
+fn prioritised(
+    port: i32,
+    pc: &PortConfig,
+    drafts: Vec<DraftRule>,
+    tags: &TagContext<'_>,
+) -> Vec<ListenerRule> {
+    let protocol = pc.protocol.unwrap_or(Protocol::Http);
+    let optimized = rule::optimize(port, protocol, drafts);
+    let numbered = optimized.into_iter().zip(1..);
+    numbered
+        .map(|(r, priority)| {
+            let id = format!("{port}:{priority}");
+            ListenerRule {
+                tags: tags.listener_tags(&id, r.tags),
+                id,
+                listener_arn: rule::listener_token(port),
+                priority,
+                ingress: r.ingress,
+                conditions: r.conditions,
+                actions: r.actions,
+                transforms: r.transforms,
             }
-            Action::Forward {
-                config: ForwardConfig {
-                    target_groups: tuples,
-                    target_group_stickiness_config: fc.target_group_stickiness_config.clone(),
-                },
-            }
-        }
-        other => return Err(Fail::msg(format!("unknown action type: {other}"))),
-    };
-    actions.push(action);
-    Ok((actions, eb.conditions, eb.transforms))
+        })
+        .collect()
 }

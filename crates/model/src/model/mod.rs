@@ -6,17 +6,22 @@
 //! Entry points: [`load_groups`] (classification and grouping of all Ingresses) and
 //! [`build_stack`] (one group → [`Stack`]). Names and tags are hash-for-hash upstream's.
 
+pub mod action;
+pub(crate) mod agree;
 pub mod backend;
 pub mod build;
 pub mod config;
+pub mod enhanced_backend;
 pub mod error;
 pub mod group;
-pub mod lb;
-pub mod lb_extras;
-pub mod listen;
+pub mod ingress_class;
+pub mod listener;
+pub mod load_balancer;
+pub mod mtls;
 pub mod naming;
 pub mod not_deployed;
-pub mod rules;
+pub mod rule;
+pub mod security_group;
 pub mod service;
 pub mod subnets;
 pub mod tags;
@@ -35,3 +40,13 @@ pub use error::ModelError;
 pub use group::{load_groups, ClassifiedIngress, ClusterObjects, IngressGroup};
 pub use subnets::SubnetInfo;
 pub use types::*;
+
+/// Former module names, kept so code written against them still builds.
+pub use self::{listener as listen, load_balancer as lb, rule as rules};
+
+/// Former home of the addons (now `load_balancer`) and SSL redirect / listener attributes
+/// (now `listener`).
+pub mod lb_extras {
+    pub use super::listener::{listener_attributes, ssl_redirect_port};
+    pub use super::load_balancer::addons;
+}

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::config::ModelConfig;
 use super::error::Fail;
 use super::group::ClassifiedIngress;
-use super::listen::PortConfig;
+use super::listener::PortConfig;
 use super::types::Protocol;
 use crate::annotations::{self as ann, suffix};
 

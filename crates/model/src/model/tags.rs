@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::agree::merge_key;
 use super::config::ModelConfig;
 use super::error::Fail;
 use super::group::ClassifiedIngress;
@@ -127,13 +128,13 @@ impl TagContext<'_> {
         let mut out = Tags::new();
         for m in members {
             let tags = self.ingress_user_tags(m).map_err(|f| (m.key(), f))?;
-            for (k, v) in tags {
-                if let Some(existing) = out.get(&k) {
-                    if *existing != v {
-                        return Ok(Err(format!("conflicting tag {k}: {existing} | {v}")));
-                    }
+            for kv in tags {
+                let merged = merge_key(&mut out, kv, &Tags::new(), |k, a, b| {
+                    format!("conflicting tag {k}: {a} | {b}")
+                });
+                if let Err(conflict) = merged {
+                    return Ok(Err(conflict));
                 }
-                out.insert(k, v);
             }
         }
         Ok(Ok(out))

@@ -154,21 +154,10 @@ pub fn build(
     svc: &Service,
     port: &IntOrString,
 ) -> Result<(TargetGroup, TargetGroupBindingResource), Fail> {
-    let svc_ann_owned;
-    let svc_ann = match &svc.metadata.annotations {
-        Some(a) => a,
-        None => {
-            svc_ann_owned = AnnotationMap::new();
-            &svc_ann_owned
-        }
-    };
+    let no_annotations = AnnotationMap::new();
+    let svc_ann = svc.metadata.annotations.as_ref().unwrap_or(&no_annotations);
     let a = ann::merge_service_over_ingress(svc_ann, m.annotations());
     let svc_name = svc.metadata.name.clone().unwrap_or_default();
-    let svc_ns = svc
-        .metadata
-        .namespace
-        .clone()
-        .unwrap_or_else(|| "default".into());
     let id = resource_id(m, &svc_name, port);
     let sp = lookup_service_port(svc, port)?;
     let tt = target_type(&a, m, ctx)?;
@@ -176,106 +165,40 @@ pub fn build(
         format!("backend protocol must be within [HTTP, HTTPS]: {v}")
     })?;
     let version = protocol_version(&a)?;
-    let hc_port = health_check_port(&a, svc, tt)?;
-    let hc_proto = protocol(&a, suffix::HEALTHCHECK_PROTOCOL, proto, |_| {
-        "healthCheckProtocol must be within [HTTP, HTTPS]".to_string()
-    })?;
-    let grpc = version == ProtocolVersion::GRPC;
-    let hc_path = ann::string(&a, suffix::HEALTHCHECK_PATH)
-        .unwrap_or(if grpc { "/AWS.ALB/healthcheck" } else { "/" })
-        .to_string();
-    let codes = ann::string(&a, suffix::SUCCESS_CODES)
-        .unwrap_or(if grpc { "12" } else { "200" })
-        .to_string();
-    let health_check = HealthCheck {
-        port: hc_port.clone(),
-        protocol: hc_proto,
-        path: hc_path,
-        matcher: BTreeMap::from([(
-            if grpc { "grpcCode" } else { "httpCode" }.to_string(),
-            codes,
-        )]),
-        interval_seconds: int_or(&a, suffix::HEALTHCHECK_INTERVAL_SECONDS, 15)?,
-        timeout_seconds: int_or(&a, suffix::HEALTHCHECK_TIMEOUT_SECONDS, 5)?,
-        healthy_threshold_count: int_or(&a, suffix::HEALTHY_THRESHOLD_COUNT, 2)?,
-        unhealthy_threshold_count: int_or(&a, suffix::UNHEALTHY_THRESHOLD_COUNT, 2)?,
-    };
+    let health_check = health_check(&a, svc, tt, proto, version)?;
     let attributes = ann::string_map(&a, suffix::TARGET_GROUP_ATTRIBUTES)?.unwrap_or_default();
     let user_tags = ctx
         .tags
         .backend_user_tags(m, svc_ann, &key_of(&svc.metadata))?;
-    let ipv6 = svc
-        .spec
-        .as_ref()
-        .and_then(|s| s.ip_families.as_ref())
-        .is_some_and(|f| f.iter().any(|x| x == "IPv6"));
-    if ipv6 && !ctx.lb_ip_address_type.is_dual_stack() {
-        return Err(Fail::msg(
-            "unsupported IPv6 configuration, lb not dual-stack",
-        ));
-    }
-    let ip_type = if ipv6 { "ipv6" } else { "ipv4" };
-    let tg_port = match (tt, &sp.target_port) {
-        (TargetType::Instance, _) => sp.node_port.unwrap_or(0),
-        (TargetType::Ip, Some(IntOrString::Int(p))) => *p,
-        // Kubernetes defaults targetPort to port; a named targetPort is not in the data path.
-        (TargetType::Ip, None) => sp.port,
-        (TargetType::Ip, Some(IntOrString::String(_))) => 1,
-    };
-    let control_sfx = format!(
-        "{}.{}.{}",
-        suffix::TARGET_CONTROL_PORT,
-        svc_name,
-        port_string(port)
-    );
-    let control = ann::int32(&a, &control_sfx)?;
-    if tt == TargetType::Instance && control.is_some() {
-        return Err(Fail::at(
-            ann::key(&control_sfx),
-            "target control port is not supported for instance target target group",
-        ));
-    }
-    let uid = svc
-        .metadata
-        .uid
-        .clone()
-        .unwrap_or_else(|| PLACEHOLDER_SERVICE_UID.to_string());
-    let ps = port_string(port);
+    let ip_type = ip_address_type(svc, ctx)?;
+    let tg_port = target_group_port(tt, sp);
+    let control = target_control_port(&a, tt, &svc_name, port)?;
+    let uid = svc.metadata.uid.clone();
+    let uid = uid.unwrap_or_else(|| PLACEHOLDER_SERVICE_UID.to_string());
     let name = naming::target_group_name(&TargetGroupNameInputs {
         cluster: &ctx.tags.cfg.cluster_name,
         group: ctx.group,
         ingress_namespace: m.namespace(),
         ingress_name: m.name(),
-        service_namespace: &svc_ns,
+        service_namespace: &service_namespace(svc),
         service_name: &svc_name,
         service_uid: &uid,
-        service_port: &ps,
+        service_port: &port_string(port),
         target_port: tg_port,
         target_type: tt,
         protocol: proto,
         protocol_version: version,
         target_control_port: control,
     });
-    if tg_port == 0 {
-        return Err(Fail::msg(if tt == TargetType::Ip {
-            "TargetGroup port is empty. Are you using the correct service type?"
-        } else {
-            "TargetGroup port is empty. When using Instance targets, your service be must of type 'NodePort' or 'LoadBalancer'"
-        }));
-    }
-    let node_selector = match tt {
-        TargetType::Instance => {
-            ann::string_map(&a, suffix::TARGET_NODE_LABELS)?.filter(|l| !l.is_empty())
-        }
-        TargetType::Ip => None,
-    };
+    check_target_group_port(tg_port, tt)?;
+    let node_selector = node_selector(&a, tt)?;
     let multi = ann::bool(m.annotations(), suffix::MULTI_CLUSTER_TARGET_GROUP)?.unwrap_or(false)
         || ann::bool(svc_ann, suffix::MULTI_CLUSTER_TARGET_GROUP)?.unwrap_or(false);
     let target_port = match tt {
         TargetType::Instance => IntOrString::Int(sp.node_port.unwrap_or(0)),
         TargetType::Ip => sp.target_port.clone().unwrap_or(IntOrString::Int(sp.port)),
     };
-    let networking = networking_rules(ctx, target_port, &hc_port, control);
+    let networking = networking_rules(ctx, target_port, &health_check.port, control);
     let tg = TargetGroup {
         id: id.clone(),
         name: name.clone(),
@@ -293,7 +216,7 @@ pub fn build(
     let tgb = TargetGroupBindingResource {
         id: id.clone(),
         name,
-        namespace: svc_ns,
+        namespace: service_namespace(svc),
         labels: ctx.tags.stack_labels(),
         spec: TargetGroupBindingModelSpec {
             target_group_arn: Token::TargetGroupArn(id),
@@ -311,6 +234,113 @@ pub fn build(
         },
     };
     Ok((tg, tgb))
+}
+
+fn service_namespace(svc: &Service) -> String {
+    let ns = svc.metadata.namespace.clone();
+    ns.unwrap_or_else(|| "default".into())
+}
+
+/// Health check: port, protocol (the backend's by default), path and matcher (gRPC or HTTP
+/// defaults), interval, timeout and thresholds.
+fn health_check(
+    a: &AnnotationMap,
+    svc: &Service,
+    tt: TargetType,
+    proto: Protocol,
+    version: ProtocolVersion,
+) -> Result<HealthCheck, Fail> {
+    let port = health_check_port(a, svc, tt)?;
+    let protocol = protocol(a, suffix::HEALTHCHECK_PROTOCOL, proto, |_| {
+        "healthCheckProtocol must be within [HTTP, HTTPS]".to_string()
+    })?;
+    let grpc = version == ProtocolVersion::GRPC;
+    let path = ann::string(a, suffix::HEALTHCHECK_PATH)
+        .unwrap_or(if grpc { "/AWS.ALB/healthcheck" } else { "/" })
+        .to_string();
+    let codes = ann::string(a, suffix::SUCCESS_CODES)
+        .unwrap_or(if grpc { "12" } else { "200" })
+        .to_string();
+    let matcher_key = if grpc { "grpcCode" } else { "httpCode" };
+    Ok(HealthCheck {
+        port,
+        protocol,
+        path,
+        matcher: BTreeMap::from([(matcher_key.to_string(), codes)]),
+        interval_seconds: int_or(a, suffix::HEALTHCHECK_INTERVAL_SECONDS, 15)?,
+        timeout_seconds: int_or(a, suffix::HEALTHCHECK_TIMEOUT_SECONDS, 5)?,
+        healthy_threshold_count: int_or(a, suffix::HEALTHY_THRESHOLD_COUNT, 2)?,
+        unhealthy_threshold_count: int_or(a, suffix::UNHEALTHY_THRESHOLD_COUNT, 2)?,
+    })
+}
+
+/// `ipv6` for an IPv6 Service (then the load balancer must be dual-stack), else `ipv4`.
+fn ip_address_type(svc: &Service, ctx: &TargetGroupContext<'_>) -> Result<&'static str, Fail> {
+    let families = svc.spec.as_ref().and_then(|s| s.ip_families.as_ref());
+    let ipv6 = families.is_some_and(|f| f.iter().any(|x| x == "IPv6"));
+    if ipv6 && !ctx.lb_ip_address_type.is_dual_stack() {
+        return Err(Fail::msg(
+            "unsupported IPv6 configuration, lb not dual-stack",
+        ));
+    }
+    Ok(if ipv6 { "ipv6" } else { "ipv4" })
+}
+
+fn target_group_port(tt: TargetType, sp: &ServicePort) -> i32 {
+    match (tt, &sp.target_port) {
+        (TargetType::Instance, _) => sp.node_port.unwrap_or(0),
+        (TargetType::Ip, Some(IntOrString::Int(p))) => *p,
+        // Kubernetes defaults targetPort to port; a named targetPort is not in the data path.
+        (TargetType::Ip, None) => sp.port,
+        (TargetType::Ip, Some(IntOrString::String(_))) => 1,
+    }
+}
+
+fn check_target_group_port(tg_port: i32, tt: TargetType) -> Result<(), Fail> {
+    if tg_port != 0 {
+        return Ok(());
+    }
+    Err(Fail::msg(if tt == TargetType::Ip {
+        "TargetGroup port is empty. Are you using the correct service type?"
+    } else {
+        "TargetGroup port is empty. When using Instance targets, your service be must of type 'NodePort' or 'LoadBalancer'"
+    }))
+}
+
+/// `target-control-port.<svc>.<port>`: IP targets only.
+fn target_control_port(
+    a: &AnnotationMap,
+    tt: TargetType,
+    svc_name: &str,
+    port: &IntOrString,
+) -> Result<Option<i32>, Fail> {
+    let sfx = format!(
+        "{}.{}.{}",
+        suffix::TARGET_CONTROL_PORT,
+        svc_name,
+        port_string(port)
+    );
+    let control = ann::int32(a, &sfx)?;
+    if tt == TargetType::Instance && control.is_some() {
+        return Err(Fail::at(
+            ann::key(&sfx),
+            "target control port is not supported for instance target target group",
+        ));
+    }
+    Ok(control)
+}
+
+/// `target-node-labels`: instance targets only; empty means none.
+fn node_selector(
+    a: &AnnotationMap,
+    tt: TargetType,
+) -> Result<Option<BTreeMap<String, String>>, Fail> {
+    Ok(match tt {
+        TargetType::Instance => {
+            ann::string_map(a, suffix::TARGET_NODE_LABELS)?.filter(|l| !l.is_empty())
+        }
+        TargetType::Ip => None,
+    })
 }
 
 fn networking_rules(

@@ -5,8 +5,8 @@
 use super::annotations::{key, sfx};
 use super::build::Task;
 use crate::model::error::Fail;
-use crate::model::lb::shared_backend_sg;
 use crate::model::naming;
+use crate::model::security_group::shared_backend_sg;
 use crate::model::types::*;
 
 /// What the NLB gets and which SG the TargetGroupBindings open node/pod ports to.

@@ -1,0 +1,278 @@
+//! Actions, conditions and transforms of listener rules as the model carries them (and, where
+//! users write the same JSON shape in `actions.*` / `conditions.*` / `transforms.*`, as read).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::types::Token;
+
+/// Fixed response (input and model).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct FixedResponseConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_body: Option<String>,
+    #[serde(default)]
+    pub status_code: String,
+}
+
+/// Redirect (input and model).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct RedirectConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    #[serde(default)]
+    pub status_code: String,
+}
+
+/// Target-group stickiness of a forward action.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct StickinessConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_seconds: Option<i32>,
+}
+
+/// Forward target in the model.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetGroupTuple {
+    pub target_group_arn: Token,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<i32>,
+}
+
+/// Forward action in the model.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ForwardConfig {
+    pub target_groups: Vec<TargetGroupTuple>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_group_stickiness_config: Option<StickinessConfig>,
+}
+
+/// Cognito authentication (carried; unsupported for deploy so far).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthenticateCognitoConfig {
+    pub user_pool_arn: String,
+    pub user_pool_client_id: String,
+    pub user_pool_domain: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub authentication_request_extra_params: BTreeMap<String, String>,
+    pub on_unauthenticated_request: String,
+    pub scope: String,
+    pub session_cookie_name: String,
+    pub session_timeout: i64,
+}
+
+/// OIDC authentication; the client id/secret live in `secret` (`ns/name`), read at deploy time.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthenticateOidcConfig {
+    pub issuer: String,
+    pub authorization_endpoint: String,
+    pub token_endpoint: String,
+    pub user_info_endpoint: String,
+    pub secret: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub authentication_request_extra_params: BTreeMap<String, String>,
+    pub on_unauthenticated_request: String,
+    pub scope: String,
+    pub session_cookie_name: String,
+    pub session_timeout: i64,
+}
+
+/// JWT validation (input and model).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct JwtValidationConfig {
+    #[serde(default)]
+    pub jwks_endpoint: String,
+    #[serde(default)]
+    pub issuer: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional_claims: Vec<JwtAdditionalClaim>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct JwtAdditionalClaim {
+    #[serde(default)]
+    pub format: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub values: Vec<String>,
+}
+
+/// A listener or rule action in the model.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Action {
+    FixedResponse {
+        #[serde(rename = "fixedResponseConfig")]
+        config: FixedResponseConfig,
+    },
+    Redirect {
+        #[serde(rename = "redirectConfig")]
+        config: RedirectConfig,
+    },
+    Forward {
+        #[serde(rename = "forwardConfig")]
+        config: ForwardConfig,
+    },
+    AuthenticateCognito {
+        #[serde(rename = "authenticateCognitoConfig")]
+        config: AuthenticateCognitoConfig,
+    },
+    #[serde(rename = "authenticate-oidc")]
+    AuthenticateOidc {
+        #[serde(rename = "authenticateOIDCConfig")]
+        config: AuthenticateOidcConfig,
+    },
+    JwtValidation {
+        #[serde(rename = "jwtValidationConfig")]
+        config: JwtValidationConfig,
+    },
+}
+
+impl Action {
+    /// Fixed response with `text/plain` (404 default action, 503 for missing backends).
+    pub fn fixed(status: &str, body: Option<&str>) -> Action {
+        Action::FixedResponse {
+            config: FixedResponseConfig {
+                content_type: Some("text/plain".into()),
+                message_body: body.map(String::from),
+                status_code: status.into(),
+            },
+        }
+    }
+}
+
+/// `values` / `regexValues` pair (host-header, path-pattern).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ValuesConfig {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regex_values: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpHeaderConfig {
+    #[serde(default)]
+    pub http_header_name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regex_values: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct ListConfig {
+    #[serde(default)]
+    pub values: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct QueryStringPair {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default)]
+    pub value: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct QueryStringConfig {
+    #[serde(default)]
+    pub values: Vec<QueryStringPair>,
+}
+
+/// A rule condition in the model.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "field", rename_all = "kebab-case")]
+pub enum RuleCondition {
+    HostHeader {
+        #[serde(rename = "hostHeaderConfig")]
+        config: ValuesConfig,
+    },
+    PathPattern {
+        #[serde(rename = "pathPatternConfig")]
+        config: ValuesConfig,
+    },
+    HttpHeader {
+        #[serde(rename = "httpHeaderConfig")]
+        config: HttpHeaderConfig,
+    },
+    HttpRequestMethod {
+        #[serde(rename = "httpRequestMethodConfig")]
+        config: ListConfig,
+    },
+    QueryString {
+        #[serde(rename = "queryStringConfig")]
+        config: QueryStringConfig,
+    },
+    SourceIp {
+        #[serde(rename = "sourceIPConfig", alias = "sourceIpConfig")]
+        config: ListConfig,
+    },
+}
+
+/// Header / URL rewrite (input and model).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Transform {
+    #[serde(rename = "type", default)]
+    pub transform_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_header_rewrite_config: Option<RewriteConfigObject>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_rewrite_config: Option<RewriteConfigObject>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct RewriteConfigObject {
+    #[serde(default)]
+    pub rewrites: Vec<Rewrite>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Rewrite {
+    #[serde(default)]
+    pub regex: String,
+    #[serde(default)]
+    pub replace: String,
+}
+
+impl Transform {
+    pub(super) fn validate(&self) -> Result<(), String> {
+        let check = |c: &Option<RewriteConfigObject>, name: &str| match c {
+            None => Err(format!("missing {name}")),
+            Some(c) if c.rewrites.is_empty() => Err(format!("{name}.rewrites cannot be empty")),
+            Some(_) => Ok(()),
+        };
+        match self.transform_type.as_str() {
+            "host-header-rewrite" => {
+                check(&self.host_header_rewrite_config, "hostHeaderRewriteConfig")
+            }
+            "url-rewrite" => check(&self.url_rewrite_config, "urlRewriteConfig"),
+            other => Err(format!("unknown transform type: {other}")),
+        }
+    }
+}

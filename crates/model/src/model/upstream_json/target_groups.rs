@@ -1,0 +1,104 @@
+//! Target groups and their TargetGroupBindings in upstream's schema: health check, attributes,
+//! target control port, and the binding's networking rules and references.
+
+use serde_json::{json, Value};
+
+use super::*;
+
+pub(super) fn target_group(tg: &TargetGroup) -> Value {
+    let hc = &tg.health_check;
+    let port = match hc.port.parse::<i32>() {
+        Ok(n) => json!(n),
+        Err(_) => json!(hc.port),
+    };
+    let mut h = json!({"port": port, "protocol": hc.protocol});
+    put(
+        &mut h,
+        "path",
+        (!hc.path.is_empty()).then(|| json!(hc.path)),
+    );
+    put(
+        &mut h,
+        "matcher",
+        (!hc.matcher.is_empty()).then(|| json!(hc.matcher)),
+    );
+    h["intervalSeconds"] = json!(hc.interval_seconds);
+    h["timeoutSeconds"] = json!(hc.timeout_seconds);
+    h["healthyThresholdCount"] = json!(hc.healthy_threshold_count);
+    h["unhealthyThresholdCount"] = json!(hc.unhealthy_threshold_count);
+    let mut o = json!({"name": tg.name, "targetType": tg.target_type, "port": tg.port,
+        "protocol": tg.protocol});
+    put(&mut o, "protocolVersion", opt(tg.protocol_version.as_ref()));
+    put(
+        &mut o,
+        "ipAddressType",
+        (!tg.ip_address_type.is_empty()).then(|| json!(tg.ip_address_type)),
+    );
+    o["healthCheckConfig"] = h;
+    put(&mut o, "targetGroupAttributes", key_values(&tg.attributes));
+    put(&mut o, "tags", user_tags(&tg.tags));
+    put(
+        &mut o,
+        "targetControlPort",
+        opt(tg.target_control_port.as_ref()),
+    );
+    o
+}
+
+impl Renderer<'_> {
+    pub(super) fn binding(&self, b: &TargetGroupBindingResource) -> Value {
+        let s = &b.spec;
+        let mut spec = json!({"targetGroupARN": self.token(&s.target_group_arn),
+            "targetType": s.target_type,
+            "serviceRef": {"name": s.service_name, "port": s.service_port}});
+        let from_sg = |r: &NetworkingRule| json!([{"securityGroup": {"groupID": self.token(&r.from_security_group)}}]);
+        let port = |r: &NetworkingRule| {
+            let tcp = crate::crd::target_group_binding::NetworkingProtocol::Tcp;
+            let mut p = json!({"protocol": r.protocol.as_ref().unwrap_or(&tcp)});
+            put(&mut p, "port", opt(r.port.as_ref()));
+            p
+        };
+        let mut ingress: Vec<Value> = Vec::new();
+        if s.networking_one_rule && !s.networking.is_empty() {
+            let ports: Vec<Value> = s.networking.iter().map(port).collect();
+            ingress.push(json!({"from": from_sg(&s.networking[0]), "ports": ports}));
+        } else {
+            ingress.extend(
+                s.networking
+                    .iter()
+                    .map(|r| json!({"from": from_sg(r), "ports": [port(r)]})),
+            );
+        }
+        ingress.extend(s.networking_from_cidrs.iter().map(|r| {
+            let from: Vec<Value> = r
+                .from_cidrs
+                .iter()
+                .map(|c| json!({"ipBlock": {"cidr": c}}))
+                .collect();
+            json!({"from": from, "ports": r.ports})
+        }));
+        if !ingress.is_empty() {
+            spec["networking"] = json!({ "ingress": ingress });
+        }
+        put(
+            &mut spec,
+            "nodeSelector",
+            s.node_selector.as_ref().map(|m| json!({"matchLabels": m})),
+        );
+        put(
+            &mut spec,
+            "ipAddressType",
+            (!s.ip_address_type.is_empty()).then(|| json!(s.ip_address_type)),
+        );
+        put(
+            &mut spec,
+            "vpcID",
+            opt(s.vpc_id.as_ref().filter(|v| !v.is_empty())),
+        );
+        if s.multi_cluster_target_group {
+            spec["multiClusterTargetGroup"] = json!(true);
+        }
+        spec["targetGroupProtocol"] = json!(s.target_group_protocol);
+        json!({"template": {"metadata": {"name": b.name, "namespace": b.namespace}, "spec": spec}})
+    }
+}
