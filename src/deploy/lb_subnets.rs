@@ -25,7 +25,8 @@ pub(crate) fn same_set(a: &[String], b: &[String]) -> bool {
     a.iter().collect::<BTreeSet<_>>() == b.iter().collect::<BTreeSet<_>>()
 }
 
-fn subnet_info(s: &aws::Subnet) -> SubnetInfo {
+/// The model's view of an AWS subnet (reachability unknown until route tables are read).
+pub fn subnet_info(s: &aws::Subnet) -> SubnetInfo {
     SubnetInfo {
         id: s.id.clone(),
         vpc_id: s.vpc_id.clone(),

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::aws::{self, AwsError, Ec2, Ec2Query, ElbV2, LoadBalancerQuery, Tags};
-use crate::deploy::lb_subnets::mark_reachability;
+use crate::deploy::lb_subnets::{mark_reachability, subnet_info};
 use crate::model::service::{ExistingNlb, ServiceEnv};
 use crate::model::subnets::SubnetInfo;
 use crate::model::LoadBalancerScheme;
@@ -142,23 +142,5 @@ impl EnvReader {
         (cluster == Some(&self.cluster))
             .then(|| tags.get(STACK_TAG).cloned())
             .flatten()
-    }
-}
-
-fn subnet_info(s: &aws::Subnet) -> SubnetInfo {
-    SubnetInfo {
-        id: s.id.clone(),
-        vpc_id: s.vpc_id.clone(),
-        availability_zone: s.availability_zone.clone(),
-        zone_type: if s.outpost_arn.is_some() {
-            "outpost".into()
-        } else {
-            "availability-zone".into()
-        },
-        available_ips: s.available_ip_address_count,
-        tags: s.tags.clone(),
-        ipv6_cidrs: s.ipv6_cidr_blocks.clone(),
-        cidr_block: s.cidr_block.clone(),
-        public: None,
     }
 }
