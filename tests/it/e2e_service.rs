@@ -305,7 +305,11 @@ spec:
 
 /// What upstream leaves in AWS for a Service stack, request by request with upstream's names and
 /// tags (taken from the model, whose names are checked hash for hash against upstream's).
-async fn seed_as_upstream(c: &Cloud, stack: &Stack) -> std::collections::BTreeMap<String, String> {
+/// Returns the target groups' ARNs by model id and the backend security group's id.
+async fn seed_as_upstream(
+    c: &Cloud,
+    stack: &Stack,
+) -> (std::collections::BTreeMap<String, String>, String) {
     let msg = stack.managed_security_group.as_ref().unwrap();
     let sg = c
         .ec2
@@ -365,6 +369,14 @@ async fn seed_as_upstream(c: &Cloud, stack: &Stack) -> std::collections::BTreeMa
             tags: tg.tags.clone(),
         };
         let created = c.elb.create_target_group(&req).await.unwrap();
+        // Upstream reconciles the attributes after creating (AWS already shows NLB defaults
+        // such as `proxy_protocol_v2.enabled=false`; moto does not until they are set).
+        if !tg.attributes.is_empty() {
+            c.elb
+                .modify_target_group_attributes(&created.arn, &tg.attributes)
+                .await
+                .unwrap();
+        }
         tg_arns.insert(tg.id.clone(), created.arn);
     }
     let lb = stack.load_balancer.as_ref().unwrap();
@@ -379,7 +391,7 @@ async fn seed_as_upstream(c: &Cloud, stack: &Stack) -> std::collections::BTreeMa
             .cloned()
             .map(SubnetMapping::subnet)
             .collect(),
-        security_groups: vec![sg, backend],
+        security_groups: vec![sg, backend.clone()],
         tags: lb.tags.clone(),
         ..Default::default()
     };
@@ -401,7 +413,7 @@ async fn seed_as_upstream(c: &Cloud, stack: &Stack) -> std::collections::BTreeMa
         };
         c.elb.create_listener(&created.arn, &spec).await.unwrap();
     }
-    tg_arns
+    (tg_arns, backend)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -424,7 +436,7 @@ async fn service_left_by_upstream_is_adopted_without_creates_then_deleted() {
         ..Default::default()
     };
     let stack = build_service_stack(&svc, &cfg, &ServiceEnv::default()).unwrap();
-    let tg_arns = seed_as_upstream(&c, &stack).await;
+    let (tg_arns, _) = seed_as_upstream(&c, &stack).await;
     // Upstream's bindings (its labels, names = target group names).
     for b in &stack.target_group_bindings {
         let Token::TargetGroupArn(id) = &b.spec.target_group_arn else {
@@ -524,5 +536,149 @@ async fn diff_shows_the_services_pending_writes_and_sends_none() {
         .await
         .unwrap();
     assert!(svc.finalizers().is_empty(), "diff wrote to the cluster");
+    k8s.server.stop().await;
+}
+
+/// `diff` against a Service stack upstream made (its finalizer and status hostname, its NLB,
+/// listeners, target groups and security groups with upstream's names and tags, its bindings
+/// with the TGB controller's finalizer): nothing to do and exit 0; after one target group's
+/// health-check interval is changed out of band, exit 2 with exactly that ModifyTargetGroup.
+/// Neither run sends a write to moto or changes the Service.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_shows_nothing_for_a_service_upstream_made_then_exactly_the_drift() {
+    use crate::takeover::diff::{assert_read_only_aws, run_diff, writes};
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    apply(&k8s, NS);
+    let yaml = instance_service(8443).replace(
+        "  namespace: demo\n",
+        "  namespace: demo\n  finalizers: [service.k8s.aws/resources]\n",
+    );
+    apply(&k8s, &yaml);
+    let services: Api<Service> = Api::namespaced(k8s.client.clone(), "demo");
+    let svc = services.get("web").await.unwrap();
+    let cfg = ModelConfig {
+        cluster_name: crate::takeover::CLUSTER.into(),
+        vpc_id: Some(c.vpc.clone()),
+        ..Default::default()
+    };
+    let stack = build_service_stack(&svc, &cfg, &ServiceEnv::default()).unwrap();
+    let (tg_arns, backend) = seed_as_upstream(&c, &stack).await;
+    for b in &stack.target_group_bindings {
+        let Token::TargetGroupArn(id) = &b.spec.target_group_arn else {
+            panic!("{:?}", b.spec.target_group_arn)
+        };
+        // Upstream's Service binding: every port in one rule from the backend security group.
+        let ports: Vec<serde_json::Value> = b
+            .spec
+            .networking
+            .iter()
+            .map(|n| {
+                let mut p =
+                    json!({"protocol": n.protocol.as_ref().map_or(json!("TCP"), |p| json!(p))});
+                if let Some(port) = &n.port {
+                    p["port"] = json!(port);
+                }
+                p
+            })
+            .collect();
+        let mut spec = json!({
+            "targetGroupARN": tg_arns[id], "targetType": b.spec.target_type,
+            "targetGroupProtocol": b.spec.target_group_protocol,
+            "serviceRef": {"name": b.spec.service_name, "port": b.spec.service_port},
+            "ipAddressType": b.spec.ip_address_type, "vpcID": c.vpc,
+        });
+        if !ports.is_empty() {
+            spec["networking"] = json!({"ingress": [
+                {"from": [{"securityGroup": {"groupID": backend}}], "ports": ports}
+            ]});
+        }
+        let tgb = json!({
+            "metadata": {"name": b.name, "namespace": b.namespace, "labels": b.labels},
+            "spec": spec,
+        });
+        crate::takeover::bindings::create_as_upstream(&k8s.client, tgb).await;
+    }
+    let seeded = inv(&c, "demo/web").await;
+    let dns = seeded.lbs[0].0.dns_name.to_ascii_lowercase();
+    // Upstream's status: the hostname and every spec port with its protocol.
+    let ports = json!([{"port": 80, "protocol": "TCP"}, {"port": 8443, "protocol": "TCP"}]);
+    let status =
+        json!({"status": {"loadBalancer": {"ingress": [{"hostname": dns, "ports": ports}]}}});
+    services
+        .patch_status("web", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    let version = || async {
+        services
+            .get("web")
+            .await
+            .unwrap()
+            .metadata
+            .resource_version
+            .unwrap()
+    };
+    let before = version().await;
+
+    // 1. As upstream left it: nothing to do.
+    c.moto.start_recording().await;
+    let (code, report, stderr) = run_diff(&c, &k8s.kubeconfig).await;
+    let stacks = report["stacks"].as_array().unwrap();
+    let stack_of = |r: &serde_json::Value| {
+        r["stacks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["kind"] == "service" && s["stack"] == "demo/web")
+            .cloned()
+            .unwrap_or_else(|| panic!("no service stack in {r:#}"))
+    };
+    let st = stack_of(&report);
+    assert!(st.get("error").is_none(), "{st:#}");
+    assert_eq!(st["writes"], json!([]), "{report:#}\nstderr:\n{stderr}");
+    for s in stacks {
+        assert_eq!(s["writes"], json!([]), "{s:#}");
+    }
+    assert_eq!(code, 0, "report: {report:#}\nstderr:\n{stderr}");
+    assert_eq!(report["pendingWrites"], 0);
+    assert_read_only_aws(&c);
+    assert_eq!(version().await, before, "diff changed the Service");
+
+    // 2. One target group's health-check interval changed out of band.
+    let tg80 = tg(&seeded, "demo/web:80").clone();
+    let interval = tg80.health_check.interval_seconds.unwrap();
+    let drifted = HealthCheck {
+        interval_seconds: Some(interval + 7),
+        ..Default::default()
+    };
+    c.elb
+        .modify_target_group(&tg80.arn, &drifted)
+        .await
+        .unwrap();
+    c.moto.start_recording().await;
+    let (code, report, stderr) = run_diff(&c, &k8s.kubeconfig).await;
+    assert_eq!(code, 2, "report: {report:#}\nstderr:\n{stderr}");
+    let w = writes(&report);
+    assert_eq!(w.len(), 1, "exactly the one repair: {report:#}");
+    assert_eq!(w[0].0, "elasticloadbalancing:ModifyTargetGroup");
+    assert_eq!(w[0].1, tg80.arn);
+    assert_eq!(
+        w[0].2,
+        vec![json!({
+            "field": "healthCheckIntervalSeconds",
+            "before": (interval + 7).to_string(),
+            "after": interval.to_string(),
+        })],
+        "{report:#}"
+    );
+    assert_eq!(stack_of(&report)["writes"].as_array().unwrap().len(), 1);
+    assert_read_only_aws(&c);
+    assert_eq!(version().await, before, "diff changed the Service");
+    let after = inv(&c, "demo/web").await;
+    assert_eq!(
+        tg(&after, "demo/web:80").health_check.interval_seconds,
+        Some(interval + 7),
+        "diff repaired the drift"
+    );
     k8s.server.stop().await;
 }

@@ -51,7 +51,7 @@ pub(crate) async fn run_diff(c: &Cloud, kubeconfig: &std::path::Path) -> (i32, V
 }
 
 /// Every AWS action moto received during the run: reads only, all in the read-only policy.
-fn assert_read_only_aws(c: &Cloud) -> Vec<String> {
+pub(crate) fn assert_read_only_aws(c: &Cloud) -> Vec<String> {
     let actions = c.moto.recorded_actions();
     assert!(!actions.is_empty(), "moto recorded nothing");
     let policy = readonly_actions();
@@ -86,7 +86,7 @@ fn assert_read_only_kube(records: &[RequestRecord]) {
     }
 }
 
-fn writes(report: &Value) -> Vec<(String, String, Vec<Value>)> {
+pub(crate) fn writes(report: &Value) -> Vec<(String, String, Vec<Value>)> {
     report["stacks"]
         .as_array()
         .unwrap()

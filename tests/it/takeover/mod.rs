@@ -4,7 +4,7 @@
 //! controllers start and must write nothing: no AWS write call, the same AWS inventory, and the same resourceVersion on every
 //! Ingress, Service and TargetGroupBinding.
 
-mod bindings;
+pub(crate) mod bindings;
 pub(crate) mod diff;
 mod kit;
 mod names;
