@@ -3,7 +3,7 @@
 //! Service that is going or no longer ours but holds the finalizer, the teardown (bindings → AWS
 //! → status → finalizer). Only reads reach the cluster; the comparisons are the reconciler's own.
 
-use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::core::v1::{LoadBalancerIngress, Service};
 use kube::ResourceExt;
 
 use super::groups::{bindings_labeled, kube_write, one, Env};
@@ -67,7 +67,29 @@ fn finalizer_write(svc: &Service, add: bool) -> Write {
     )
 }
 
-fn hostname(svc: &Service) -> Option<String> {
+/// A status entry as the report shows it: the hostname (or IP) and the ports upstream lists,
+/// so a change of either is visible as before → after.
+fn ingress_text(e: &LoadBalancerIngress) -> String {
+    let host = e
+        .hostname
+        .clone()
+        .or_else(|| e.ip.clone())
+        .unwrap_or_default();
+    let ports: Vec<String> = e
+        .ports
+        .iter()
+        .flatten()
+        .map(|p| format!("{}/{}", p.port, p.protocol))
+        .collect();
+    if ports.is_empty() {
+        host
+    } else {
+        format!("{host} [{}]", ports.join(" "))
+    }
+}
+
+/// The Service's current status entry, as [`ingress_text`] shows it.
+fn status_text(svc: &Service) -> Option<String> {
     svc.status
         .as_ref()?
         .load_balancer
@@ -75,7 +97,7 @@ fn hostname(svc: &Service) -> Option<String> {
         .ingress
         .as_ref()?
         .first()
-        .and_then(|e| e.hostname.clone().or_else(|| e.ip.clone()))
+        .map(ingress_text)
 }
 
 async fn one_service(
@@ -110,7 +132,7 @@ async fn one_service(
             .map_err(|e| format!("Failed deploy model due to {e}"))?;
         writes.append(&mut env.recorder.take());
         if env.client.is_some() {
-            if let Some(h) = hostname(svc) {
+            if let Some(h) = status_text(svc) {
                 writes.push(kube_write(
                     "patch Service/status",
                     key.clone(),
@@ -146,9 +168,37 @@ async fn one_service(
             writes.push(kube_write(
                 "patch Service/status",
                 key,
-                one("status.loadBalancer", hostname(svc), want.hostname.clone()),
+                one(
+                    "status.loadBalancer",
+                    status_text(svc),
+                    Some(ingress_text(&want)),
+                ),
             ));
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::PortStatus;
+
+    #[test]
+    fn a_status_differing_only_in_ports_shows_the_ports() {
+        let have = LoadBalancerIngress {
+            hostname: Some("nlb.example".into()),
+            ..Default::default()
+        };
+        let want = LoadBalancerIngress {
+            ports: Some(vec![PortStatus {
+                port: 80,
+                protocol: "TCP".into(),
+                error: None,
+            }]),
+            ..have.clone()
+        };
+        assert_eq!(ingress_text(&have), "nlb.example");
+        assert_eq!(ingress_text(&want), "nlb.example [80/TCP]");
+    }
 }
