@@ -28,7 +28,7 @@ pub fn ingress_manifests(groups: usize, per_group: usize) -> String {
 /// A fake account (upstream's default throttles, 10 SDK retries) with a VPC and one internal
 /// subnet in each of three zones; returns it and the VPC id.
 pub fn fake_account() -> (Arc<FakeAws>, String) {
-    let caller = Caller::from_flags(None, 10, None).expect("caller");
+    let caller = Caller::from_flags(&[], 10, None);
     let fake = Arc::new(FakeAws::with_caller("us-west-2", caller));
     let vpc = fake.add_vpc("10.0.0.0/16", Tags::new());
     for (i, az) in ["a", "b", "c"].iter().enumerate() {

@@ -11,7 +11,7 @@ use super::error::{AwsError, Result};
 use super::fence::Fence;
 use super::metrics::AwsMetrics;
 use super::retry::RetryPolicy;
-use super::throttle::{effective_rules, Throttler};
+use super::throttle::{effective_rules, ThrottleRule, Throttler};
 use super::types::Service;
 
 /// Shared limiter, retry policy and metrics of one AWS client set. Cheap to clone.
@@ -57,16 +57,15 @@ impl Caller {
     /// Built from the flag values: `--aws-api-throttle` (over upstream's defaults) and
     /// `--aws-max-retries`.
     pub fn from_flags(
-        api_throttle: Option<&str>,
+        api_throttle: &[ThrottleRule],
         max_retries: u32,
         metrics: Option<AwsMetrics>,
-    ) -> Result<Self> {
-        let rules = effective_rules(api_throttle)?;
-        Ok(Self::new(
-            Throttler::new(&rules),
+    ) -> Self {
+        Self::new(
+            Throttler::new(&effective_rules(api_throttle)),
             RetryPolicy::with_max_retries(max_retries),
             metrics,
-        ))
+        )
     }
 
     pub fn retry_policy(&self) -> RetryPolicy {

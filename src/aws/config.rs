@@ -14,11 +14,12 @@ use super::fence::Fence;
 use super::metrics::AwsMetrics;
 use super::sdk::{SdkEc2, SdkElbV2};
 use super::sdk_sts::SdkRoles;
+use super::throttle::ThrottleRule;
 use super::types::{Ec2Query, Service};
 use super::{AssumeRole, Ec2, ElbV2};
 
 /// What the `--aws-*` flags say.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AwsConfig {
     /// `--aws-region`.
     pub region: Option<String>,
@@ -28,8 +29,8 @@ pub struct AwsConfig {
     pub vpc_tags: BTreeMap<String, String>,
     /// `--aws-api-endpoints`, as parsed by [`parse_api_endpoints`].
     pub api_endpoints: BTreeMap<String, String>,
-    /// `--aws-api-throttle`, unparsed (see `throttle::parse_throttle`).
-    pub api_throttle: Option<String>,
+    /// `--aws-api-throttle`, as parsed by the config (empty: upstream's defaults only).
+    pub api_throttle: Vec<ThrottleRule>,
     /// `--aws-max-retries`.
     pub max_retries: u32,
 }
@@ -41,7 +42,7 @@ impl Default for AwsConfig {
             vpc_id: None,
             vpc_tags: BTreeMap::new(),
             api_endpoints: BTreeMap::new(),
-            api_throttle: None,
+            api_throttle: Vec::new(),
             max_retries: 10,
         }
     }
@@ -162,8 +163,7 @@ pub async fn build_with_roles(
     metrics: Option<AwsMetrics>,
     fence: Fence,
 ) -> Result<Clients> {
-    let caller = Caller::from_flags(cfg.api_throttle.as_deref(), cfg.max_retries, metrics)?
-        .with_fence(fence);
+    let caller = Caller::from_flags(&cfg.api_throttle, cfg.max_retries, metrics).with_fence(fence);
     let region = match non_empty(cfg.region.as_ref()).or_else(|| env("AWS_REGION")).or_else(|| env("AWS_DEFAULT_REGION")) {
         Some(r) => r,
         None => aws_config::imds::region::ImdsRegionProvider::builder()

@@ -1,6 +1,7 @@
-//! Client-side rate limits per AWS operation: the `--aws-api-throttle` parser, upstream's defaults,
-//! and token buckets. Each request takes exactly one token from the first bucket whose service
-//! and operation pattern match (upstream once charged every matching bucket).
+//! Client-side rate limits per AWS operation: upstream's defaults under the `--aws-api-throttle`
+//! rules (parsed at start by the config) and token buckets. Each request takes exactly one token
+//! from the first bucket whose service and operation pattern match (upstream once charged every
+//! matching bucket).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -8,31 +9,9 @@ use std::time::Duration;
 use regex::Regex;
 use tokio::time::Instant;
 
-use super::error::AwsError;
 use super::types::Service;
 
-const FLAG: &str = "--aws-api-throttle";
-
-/// One `serviceID:operationRegex=rate:burst` entry.
-#[derive(Debug, Clone)]
-pub struct ThrottleRule {
-    /// The service ID as written (e.g. `Elastic Load Balancing v2` or `elasticloadbalancing`).
-    pub service: String,
-    /// Matched anywhere in the operation name (like Go's `MatchString`); anchor with `^`/`$`.
-    pub operation: Regex,
-    /// Tokens per second.
-    pub rate: f64,
-    pub burst: u32,
-}
-
-impl PartialEq for ThrottleRule {
-    fn eq(&self, o: &Self) -> bool {
-        self.service == o.service
-            && self.operation.as_str() == o.operation.as_str()
-            && self.rate == o.rate
-            && self.burst == o.burst
-    }
-}
+pub use crate::config::{parse_throttle, ThrottleRule};
 
 /// Normalises service IDs so `Elastic Load Balancing v2`, `elasticloadbalancing`, `elbv2` agree.
 fn service_key(s: &str) -> String {
@@ -62,73 +41,14 @@ pub fn default_rules() -> Vec<ThrottleRule> {
     ]
 }
 
-/// Parses the flag value; error texts follow upstream's and name the flag.
-pub fn parse_throttle(value: &str) -> Result<Vec<ThrottleRule>, AwsError> {
-    let bad = |m: String| AwsError::Config(format!("invalid {FLAG}: {m}"));
-    let mut out = Vec::new();
-    for pair in value.split(',') {
-        let kv: Vec<&str> = pair.split('=').collect();
-        if kv.len() != 2 {
-            return Err(bad(format!(
-                "{pair} must be formatted as serviceID:operationRegex=rate:burst"
-            )));
-        }
-        let so: Vec<&str> = kv[0].split(':').collect();
-        if so.len() != 2 || so[0].trim().is_empty() {
-            return Err(bad(format!(
-                "{} must be formatted as serviceID:operationRegex",
-                kv[0]
-            )));
-        }
-        let rb: Vec<&str> = kv[1].split(':').collect();
-        if rb.len() != 2 {
-            return Err(bad(format!("{} must be formatted as rate:burst", kv[1])));
-        }
-        let operation = Regex::new(so[1]).map_err(|_| {
-            bad(format!(
-                "{} must be valid regex expression for operation",
-                so[1]
-            ))
-        })?;
-        let rate: f64 = rb[0]
-            .trim()
-            .parse()
-            .ok()
-            .filter(|r: &f64| r.is_finite() && *r > 0.0)
-            .ok_or_else(|| {
-                bad(format!(
-                    "{} must be valid positive float number as rate limit",
-                    rb[0]
-                ))
-            })?;
-        let burst: u32 = rb[1]
-            .trim()
-            .parse()
-            .ok()
-            .filter(|b| *b >= 1)
-            .ok_or_else(|| bad(format!("{} must be valid positive integer as burst", rb[1])))?;
-        out.push(ThrottleRule {
-            service: so[0].trim().into(),
-            operation,
-            rate,
-            burst,
-        });
-    }
-    Ok(out)
-}
-
 /// Effective rules: the user's entries first, then the defaults of services the user did not
 /// configure (as upstream: configuring a service replaces that service's defaults).
-pub fn effective_rules(user: Option<&str>) -> Result<Vec<ThrottleRule>, AwsError> {
-    let user = match user.map(str::trim).filter(|s| !s.is_empty()) {
-        Some(v) => parse_throttle(v)?,
-        None => vec![],
-    };
+pub fn effective_rules(user: &[ThrottleRule]) -> Vec<ThrottleRule> {
     let overridden: Vec<String> = user.iter().map(|r| service_key(&r.service)).collect();
     let defaults = default_rules()
         .into_iter()
         .filter(|r| !overridden.contains(&service_key(&r.service)));
-    Ok(user.into_iter().chain(defaults).collect())
+    user.iter().cloned().chain(defaults).collect()
 }
 
 /// A token bucket in the style of Go's `rate.Limiter`: a caller reserves a token at once (the
@@ -216,52 +136,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_upstream_syntax() {
-        let r = parse_throttle(
-            "elasticloadbalancing:RegisterTargets|DeregisterTargets=4:20,ec2:.*=1.5:3",
-        )
-        .unwrap();
-        assert_eq!(r.len(), 2);
-        assert_eq!(r[0].service, "elasticloadbalancing");
-        assert!(r[0].operation.is_match("DeregisterTargets"));
-        assert_eq!((r[0].rate, r[0].burst), (4.0, 20));
-        assert_eq!((r[1].rate, r[1].burst), (1.5, 3));
-    }
-
-    #[test]
-    fn rejects_bad_syntax_with_flag_name() {
-        for (v, want) in [
-            (
-                "ec2",
-                "ec2 must be formatted as serviceID:operationRegex=rate:burst",
-            ),
-            (
-                "ec2=1:2",
-                "ec2 must be formatted as serviceID:operationRegex",
-            ),
-            ("ec2:Foo=1", "1 must be formatted as rate:burst"),
-            (
-                "ec2:(=1:2",
-                "( must be valid regex expression for operation",
-            ),
-            (
-                "ec2:Foo=x:2",
-                "x must be valid positive float number as rate limit",
-            ),
-            ("ec2:Foo=1:-2", "-2 must be valid positive integer as burst"),
-        ] {
-            let e = parse_throttle(v).unwrap_err().to_string();
-            assert!(e.starts_with("invalid --aws-api-throttle: "), "{e}");
-            assert!(e.ends_with(want), "{v}: {e}");
-        }
-    }
-
-    #[test]
     fn user_entries_replace_service_defaults() {
-        assert_eq!(effective_rules(None).unwrap().len(), 3);
-        let r = effective_rules(Some("Elastic Load Balancing v2:^Describe=1:1")).unwrap();
+        assert_eq!(effective_rules(&[]).len(), 3);
+        let user = |v: &str| effective_rules(&parse_throttle(v).unwrap());
+        let r = user("Elastic Load Balancing v2:^Describe=1:1");
         assert_eq!(r.len(), 1);
-        let r = effective_rules(Some("ec2:^Describe=1:1")).unwrap();
+        let r = user("ec2:^Describe=1:1");
         assert_eq!(r.len(), 4);
         assert_eq!(r[0].service, "ec2");
     }

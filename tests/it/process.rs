@@ -263,6 +263,20 @@ fn bad_flags_fail_at_start_naming_the_flag() {
     assert!(stderr.contains("--sync-period"), "{stderr}");
 }
 
+/// A bad `--aws-api-throttle` stops the binary at start (as upstream's flag parsing does) rather
+/// than surfacing only when the AWS clients are built and retried.
+#[test]
+fn bad_aws_api_throttle_fails_at_start() {
+    let (code, stderr) = run_to_end(&["--cluster-name=x", "--aws-api-throttle=garbage"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains(
+            "invalid --aws-api-throttle: garbage must be formatted as serviceID:operationRegex=rate:burst"
+        ),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn certs_generate_writes_a_verifiable_chain() {
     let dir = tempfile::tempdir().unwrap();

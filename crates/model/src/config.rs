@@ -13,10 +13,12 @@ use std::time::Duration;
 
 mod gates;
 mod tags;
+mod throttle;
 mod webhook;
 pub use gates::{feature_gates, FEATURE_GATE_DEFAULTS, UNSUPPORTED_GATES};
 use tags::check_tag_keys;
 pub use tags::TRACKING_TAG_KEYS;
+pub use throttle::{parse_throttle, ThrottleRule};
 pub use webhook::{ManagedCertConfig, TlsMinVersion, WebhookConfig, MAX_SERVING_DAYS};
 
 /// Configuration errors; each message says which flag is wrong.
@@ -36,6 +38,9 @@ pub enum ConfigError {
     ReservedTagKey { key: String, flag: &'static str },
     #[error("unknown feature: {0}")]
     UnknownFeature(String),
+    /// `--aws-api-throttle`, with upstream's message for the faulty part.
+    #[error("invalid --aws-api-throttle: {0}")]
+    ApiThrottle(String),
 }
 
 /// `--log-level`.
@@ -97,7 +102,8 @@ pub struct Config {
     pub aws_vpc_id: Option<String>,
     pub aws_vpc_tags: BTreeMap<String, String>,
     pub aws_api_endpoints: BTreeMap<String, String>,
-    pub aws_api_throttle: Option<String>,
+    /// `--aws-api-throttle`, parsed once here; empty means upstream's defaults only.
+    pub aws_api_throttle: Vec<ThrottleRule>,
     pub aws_max_retries: u32,
     pub kubeconfig: Option<PathBuf>,
     pub metrics_bind: Option<SocketAddr>,
@@ -307,7 +313,7 @@ impl Config {
             aws_vpc_id,
             aws_vpc_tags: string_map("aws-vpc-tags", &aws.aws_vpc_tags)?,
             aws_api_endpoints,
-            aws_api_throttle: non_empty(&aws.aws_api_throttle),
+            aws_api_throttle: throttle::throttle_flag(&aws.aws_api_throttle)?,
             aws_max_retries: aws.aws_max_retries,
             kubeconfig: non_empty(&r.kubeconfig).map(PathBuf::from),
             metrics_bind: parse_bind_addr(&r.metrics_bind_addr)

@@ -263,3 +263,47 @@ fn dry_run_never_takes_the_owners_default_lease() {
     let err = parse(&["--cluster-name=demo", "--dry-run-events"]).unwrap_err();
     assert!(err.contains("dry-run-events"), "{err}");
 }
+
+#[test]
+fn aws_api_throttle_is_parsed_at_start() {
+    // Unset: no user rules (the AWS layer applies upstream's defaults).
+    assert!(parse(&["--cluster-name=a"])
+        .unwrap()
+        .aws_api_throttle
+        .is_empty());
+    // The chart's example value becomes typed rules, in order.
+    let c = parse(&[
+        "--cluster-name=a",
+        "--aws-api-throttle=Elastic Load Balancing v2:RegisterTargets|DeregisterTargets=4:20,Elastic Load Balancing v2:.*=10:40",
+    ])
+    .unwrap();
+    let r = &c.aws_api_throttle;
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0].service, "Elastic Load Balancing v2");
+    assert_eq!(r[0].operation.as_str(), "RegisterTargets|DeregisterTargets");
+    assert!(r[0].operation.is_match("DeregisterTargets"));
+    assert_eq!((r[0].rate, r[0].burst), (4.0, 20));
+    assert_eq!(
+        (r[1].operation.as_str(), r[1].rate, r[1].burst),
+        (".*", 10.0, 40)
+    );
+    // A bad value fails the whole configuration with the parser's message.
+    for (value, want) in [
+        (
+            "garbage",
+            "invalid --aws-api-throttle: garbage must be formatted as serviceID:operationRegex=rate:burst",
+        ),
+        (
+            "ec2:Describe.*=fast:10",
+            "invalid --aws-api-throttle: fast must be valid positive float number as rate limit",
+        ),
+        (
+            "ec2:(=1:2",
+            "invalid --aws-api-throttle: ( must be valid regex expression for operation",
+        ),
+    ] {
+        let flag = format!("--aws-api-throttle={value}");
+        let err = parse(&["--cluster-name=a", &flag]).unwrap_err();
+        assert_eq!(err, want);
+    }
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use aws_load_balancer_controller::aws::fake::FakeAws;
 use aws_load_balancer_controller::aws::retry::RetryPolicy;
-use aws_load_balancer_controller::aws::throttle::{effective_rules, Throttler};
+use aws_load_balancer_controller::aws::throttle::{effective_rules, parse_throttle, Throttler};
 use aws_load_balancer_controller::aws::*;
 use prometheus_client::registry::Registry;
 use tokio::time::Instant;
@@ -24,7 +24,11 @@ fn fake_with(throttle: Option<&str>, retry: RetryPolicy) -> (Arc<FakeAws>, Regis
     let mut registry = Registry::default();
     let metrics = AwsMetrics::register(&mut registry);
     let caller = Caller::new(
-        Throttler::new(&effective_rules(throttle).unwrap()),
+        Throttler::new(&effective_rules(
+            &throttle
+                .map(|t| parse_throttle(t).unwrap())
+                .unwrap_or_default(),
+        )),
         retry,
         Some(metrics),
     );
