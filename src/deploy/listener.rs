@@ -2,7 +2,7 @@
 //! policy, default certificate or (normalised) default actions differ, extra certificates and
 //! tags reconciled. Listeners on ports the stack no longer has are deleted in the cleanup phase.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::{Context, Error, Result};
 use super::normalize::{self, Resolved};
@@ -62,25 +62,30 @@ pub fn listener_differs(want: &ListenerSpec, have: &aws::Listener) -> bool {
         )
 }
 
-/// (to add, to remove) among the non-default certificates.
+/// (to add, to remove) among the extra (SNI) certificates, compared as sets. The default
+/// certificate is set by Create/ModifyListener, so it is never added as an extra one (the model
+/// repeats it when a second member names it, and `arnA,arnA` is accepted), and an extra entry
+/// equal to it is left alone (upstream adds the default to the certificate list as well, and
+/// DescribeListenerCertificates then lists it twice, once with IsDefault). Entries with
+/// IsDefault are the default, not extras.
 pub fn extra_cert_changes(
     want: &[String],
     have: &[aws::ListenerCertificate],
 ) -> (Vec<String>, Vec<String>) {
-    let want_extra: Vec<&String> = want.iter().skip(1).collect();
-    let have_extra: Vec<&String> = have
+    let default = want.first();
+    let want_extra: BTreeSet<&String> = want.iter().filter(|c| Some(*c) != default).collect();
+    let have_extra: BTreeSet<&String> = have
         .iter()
         .filter(|c| !c.is_default)
         .map(|c| &c.arn)
         .collect();
     let add = want_extra
-        .iter()
-        .filter(|c| !have_extra.contains(c))
+        .difference(&have_extra)
         .map(|c| c.to_string())
         .collect();
     let remove = have_extra
-        .iter()
-        .filter(|c| !want_extra.contains(c) && want.first() != Some(**c))
+        .difference(&want_extra)
+        .filter(|c| Some(**c) != default)
         .map(|c| c.to_string())
         .collect();
     (add, remove)
@@ -261,25 +266,51 @@ mod tests {
         assert!(!listener_differs(&want, &have), "None = no policy");
     }
 
+    fn cert(arn: &str, is_default: bool) -> aws::ListenerCertificate {
+        aws::ListenerCertificate {
+            arn: arn.into(),
+            is_default,
+        }
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
     fn extra_certificates_diff_keeps_the_default() {
-        let want = vec!["c1".to_string(), "c2".to_string()];
-        let have = vec![
-            aws::ListenerCertificate {
-                arn: "c1".into(),
-                is_default: true,
-            },
-            aws::ListenerCertificate {
-                arn: "c3".into(),
-                is_default: false,
-            },
-            aws::ListenerCertificate {
-                arn: "c1".into(),
-                is_default: false,
-            },
-        ];
+        let want = strings(&["c1", "c2"]);
+        let have = vec![cert("c1", true), cert("c3", false), cert("c1", false)];
         let (add, remove) = extra_cert_changes(&want, &have);
-        assert_eq!(add, vec!["c2".to_string()]);
-        assert_eq!(remove, vec!["c3".to_string()]);
+        assert_eq!(add, strings(&["c2"]));
+        assert_eq!(remove, strings(&["c3"]));
+    }
+
+    #[test]
+    fn a_repeated_default_certificate_is_not_an_extra_one() {
+        // Two members naming the same certificate, `a,b` + `b,a`, or `a,a`: the model repeats
+        // the default; AWS lists it once, with IsDefault, and nothing is to change.
+        for want in [
+            strings(&["a", "a"]),
+            strings(&["a", "b", "a"]),
+            strings(&["a", "b", "b"]),
+        ] {
+            let mut have = vec![cert("a", true)];
+            if want.contains(&"b".to_string()) {
+                have.push(cert("b", false));
+            }
+            assert_eq!(
+                extra_cert_changes(&want, &have),
+                (vec![], vec![]),
+                "{want:?}"
+            );
+        }
+        // After ModifyListener made `b` the default: the old default becomes an extra, the
+        // extra entry equal to the new default stays, one no longer named leaves.
+        let have = [cert("b", true), cert("b", false), cert("c", false)];
+        assert_eq!(
+            extra_cert_changes(&strings(&["b", "a"]), &have),
+            (strings(&["a"]), strings(&["c"]))
+        );
     }
 }

@@ -370,8 +370,10 @@ impl State {
             .listeners
             .get_mut(arn)
             .ok_or_else(|| listener_not_found(arn))?;
+        // The default certificate may be added to the certificate list too: AWS then lists it
+        // twice, once with IsDefault and once without (DescribeListenerCertificates).
         for c in certs {
-            if !rec.extra_certs.contains(c) && !rec.listener.certificates.contains(c) {
+            if !rec.extra_certs.contains(c) {
                 rec.extra_certs.push(c.clone());
             }
         }

@@ -33,7 +33,7 @@ pub(crate) struct TgRec {
 #[derive(Debug, Clone)]
 pub(crate) struct ListenerRec {
     pub listener: Listener,
-    /// Extra (non-default) certificates.
+    /// The certificate list (AddListenerCertificates); may hold the default once more.
     pub extra_certs: Vec<String>,
     pub attrs: Attributes,
 }

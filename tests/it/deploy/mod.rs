@@ -7,6 +7,7 @@ mod frontend_nlb;
 mod functional;
 mod ip_pools;
 mod jwt;
+mod listener_certs;
 mod moto;
 mod mtls;
 mod nlb;
