@@ -5,7 +5,7 @@
 # the toolchain directory is linked by hand); any other stable falls back to rustup's own install.
 want=$(sed -n 's/^channel = "\(.*\)"$/\1/p' rust-toolchain.toml)
 if command -v rustup >/dev/null 2>&1 && ! rustup toolchain list | grep -q "^$want"; then
-  have=$(rustc +stable --version 2>/dev/null | awk '{print $2}')
+  have=$(rustc +stable --version 2>/dev/null | awk '{print $2}' || true)
   if [ "$have" = "$want" ]; then
     host=$(rustc +stable -vV | sed -n 's/^host: //p')
     ln -sfn "$(rustc +stable --print sysroot)" "${RUSTUP_HOME:-$HOME/.rustup}/toolchains/$want-$host"
