@@ -162,9 +162,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     if icfg.model.gate("EnableServiceController") {
         let reader = crate::controller::service::EnvReader::new(
             recorder.clone(),
-            recorder.clone(),
             resolved.vpc_id.clone(),
-            icfg.model.cluster_name.clone(),
             vpc_cidrs.iter().map(ToString::to_string).collect(),
             icfg.model.gate("SubnetDiscoveryByReachability"),
         );

@@ -109,7 +109,7 @@ async fn one_service(
     let key = service_key(svc);
     let aws_env = if is_service_supported(svc, &env.cfg.model) {
         reader
-            .read(&key)
+            .read(env.deployer, &key)
             .await
             .map_err(|e| format!("Failed build model due to {e}"))?
     } else {

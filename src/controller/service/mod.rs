@@ -198,10 +198,8 @@ pub async fn lead(
     .with_external_managed_tags(cfg.model.external_managed_tags.clone())
     .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"));
     let env = EnvReader::new(
-        elbv2,
         ec2,
         vpc_id,
-        cfg.model.cluster_name.clone(),
         cfg.vpc_cidrs.clone(),
         cfg.model.gate("SubnetDiscoveryByReachability"),
     );

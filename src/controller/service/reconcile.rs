@@ -59,7 +59,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Service
         .rec
         .staged("build_model", async {
             let env = if supported {
-                ctx.env.read(key).await?
+                ctx.env.read(&ctx.deployer, key).await?
             } else {
                 ServiceEnv::default()
             };
@@ -184,7 +184,7 @@ async fn cleanup(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceE
         ctx.deployer.deploy(stack).await?;
         // The finalizer is all that keeps the NLB from leaking: released only once AWS shows
         // no load balancer of the stack any more.
-        if ctx.env.existing(&stack.stack_id).await?.is_some() {
+        if ctx.deployer.existing_nlb(&stack.stack_id).await?.is_some() {
             return Err(ServiceError::Leftover(stack.stack_id.clone()));
         }
         Ok::<_, ServiceError>(())
