@@ -12,7 +12,7 @@ use std::time::Duration;
 use aws_load_balancer_controller::aws::{self, *};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use aws_load_balancer_controller::model::service::{build_service_stack, ServiceEnv};
-use aws_load_balancer_controller::model::{ModelConfig, Stack, Token};
+use aws_load_balancer_controller::model::{ModelConfig, Token};
 use k8s_openapi::api::core::v1::Service;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::ResourceExt;
@@ -22,6 +22,7 @@ use crate::e2e_pod_gates::kubectl;
 use crate::support::e2e::Cluster;
 use crate::support::inventory::{inventory_of, Inventory};
 use crate::support::moto_cloud::{cloud, Cloud};
+use crate::support::nlb_seed::seed_as_upstream;
 use crate::support::process::Controller;
 use crate::tgb::{eventually, targets};
 
@@ -301,119 +302,6 @@ spec:
     .await;
     drop(ctl);
     k8s.server.stop().await;
-}
-
-/// What upstream leaves in AWS for a Service stack, request by request with upstream's names and
-/// tags (taken from the model, whose names are checked hash for hash against upstream's).
-/// Returns the target groups' ARNs by model id and the backend security group's id.
-async fn seed_as_upstream(
-    c: &Cloud,
-    stack: &Stack,
-) -> (std::collections::BTreeMap<String, String>, String) {
-    let msg = stack.managed_security_group.as_ref().unwrap();
-    let sg = c
-        .ec2
-        .create_security_group(&CreateSecurityGroup {
-            name: msg.name.clone(),
-            description: msg.description.clone(),
-            vpc_id: c.vpc.clone(),
-            tags: msg.tags.clone(),
-        })
-        .await
-        .unwrap();
-    let perms: Vec<IpPermission> = msg
-        .ingress
-        .iter()
-        .map(|p| IpPermission {
-            ip_protocol: p.ip_protocol.clone(),
-            from_port: Some(p.from_port),
-            to_port: Some(p.to_port),
-            ipv4_ranges: p.cidr_ipv4.iter().map(IpRange::new).collect(),
-            ipv6_ranges: p.cidr_ipv6.iter().map(IpRange::new).collect(),
-            ..Default::default()
-        })
-        .collect();
-    c.ec2.authorize_ingress(&sg, &perms).await.unwrap();
-    let bsg = stack.backend_security_group.as_ref().unwrap();
-    let backend = c
-        .ec2
-        .create_security_group(&CreateSecurityGroup {
-            name: bsg.name.clone(),
-            description: bsg.description.clone(),
-            vpc_id: c.vpc.clone(),
-            tags: bsg.tags.clone(),
-        })
-        .await
-        .unwrap();
-    let text = |v: serde_json::Value| v.as_str().unwrap().to_string();
-    let mut tg_arns = std::collections::BTreeMap::new();
-    for tg in &stack.target_groups {
-        let hc = &tg.health_check;
-        let req = CreateTargetGroup {
-            name: tg.name.clone(),
-            protocol: Some(text(json!(tg.protocol))),
-            protocol_version: None,
-            port: Some(tg.port as u16),
-            vpc_id: Some(c.vpc.clone()),
-            target_type: text(json!(tg.target_type)),
-            ip_address_type: Some(tg.ip_address_type.clone()),
-            health_check: HealthCheck {
-                protocol: Some(text(json!(hc.protocol))),
-                port: Some(hc.port.clone()),
-                interval_seconds: Some(hc.interval_seconds),
-                timeout_seconds: Some(hc.timeout_seconds),
-                healthy_threshold: Some(hc.healthy_threshold_count),
-                unhealthy_threshold: Some(hc.unhealthy_threshold_count),
-                ..Default::default()
-            },
-            tags: tg.tags.clone(),
-        };
-        let created = c.elb.create_target_group(&req).await.unwrap();
-        // Upstream reconciles the attributes after creating (AWS already shows NLB defaults
-        // such as `proxy_protocol_v2.enabled=false`; moto does not until they are set).
-        if !tg.attributes.is_empty() {
-            c.elb
-                .modify_target_group_attributes(&created.arn, &tg.attributes)
-                .await
-                .unwrap();
-        }
-        tg_arns.insert(tg.id.clone(), created.arn);
-    }
-    let lb = stack.load_balancer.as_ref().unwrap();
-    let req = CreateLoadBalancer {
-        name: lb.name.clone(),
-        lb_type: "network".into(),
-        scheme: lb.scheme.as_str().into(),
-        ip_address_type: "ipv4".into(),
-        subnet_mappings: c
-            .subnets
-            .iter()
-            .cloned()
-            .map(SubnetMapping::subnet)
-            .collect(),
-        security_groups: vec![sg, backend.clone()],
-        tags: lb.tags.clone(),
-        ..Default::default()
-    };
-    let created = c.elb.create_load_balancer(&req).await.unwrap();
-    for l in &stack.listeners {
-        let tg_id = stack
-            .target_groups
-            .iter()
-            .find(|t| t.id.ends_with(&format!(":{}", l.port)))
-            .unwrap()
-            .id
-            .clone();
-        let spec = ListenerSpec {
-            port: l.port as u16,
-            protocol: text(json!(l.protocol)),
-            default_actions: vec![Action::forward(tg_arns[&tg_id].clone())],
-            tags: l.tags.clone(),
-            ..Default::default()
-        };
-        c.elb.create_listener(&created.arn, &spec).await.unwrap();
-    }
-    (tg_arns, backend)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,15 +10,14 @@
 
 use std::collections::BTreeMap;
 
-use aws_load_balancer_controller::aws::*;
-use aws_load_balancer_controller::deploy::target_group::create_request;
 use aws_load_balancer_controller::deploy::Deployer;
-use aws_load_balancer_controller::model::{Stack, StackKind, Token};
+use aws_load_balancer_controller::model::StackKind;
 
 use super::nlb::*;
 use super::*;
 use crate::support::inventory::inventory_of;
 use crate::support::moto_cloud::{calls_by_op, cloud, raw_ec2, Cloud};
+use crate::support::nlb_seed::seed_as_upstream;
 
 fn deployer(c: &Cloud) -> Deployer {
     Deployer::new(c.elb.clone(), c.ec2.clone(), CLUSTER, c.vpc.clone()).with_delete_retry(
@@ -152,104 +151,13 @@ async fn moto_nlb_shapes_deploy_redeploy_without_writes_and_delete_to_nothing() 
     }
 }
 
-/// What upstream's controller leaves for `stack`: managed SG with its rules, the backend SG,
-/// target groups with their attributes, the NLB with its attributes, listeners, all tagged.
-async fn create_nlb_as_upstream(c: &Cloud, stack: &Stack) {
-    let sg = stack.managed_security_group.as_ref().unwrap();
-    let managed = c
-        .ec2
-        .create_security_group(&CreateSecurityGroup {
-            name: sg.name.clone(),
-            description: sg.description.clone(),
-            vpc_id: c.vpc.clone(),
-            tags: sg.tags.clone(),
-        })
-        .await
-        .unwrap();
-    let perms: Vec<IpPermission> = sg
-        .ingress
-        .iter()
-        .map(|p| IpPermission {
-            ip_protocol: p.ip_protocol.clone(),
-            from_port: Some(p.from_port),
-            to_port: Some(p.to_port),
-            ipv4_ranges: p.cidr_ipv4.iter().map(IpRange::new).collect(),
-            ipv6_ranges: p.cidr_ipv6.iter().map(IpRange::new).collect(),
-            ..Default::default()
-        })
-        .collect();
-    c.ec2.authorize_ingress(&managed, &perms).await.unwrap();
-    let b = stack.backend_security_group.as_ref().unwrap();
-    let backend = c
-        .ec2
-        .create_security_group(&CreateSecurityGroup {
-            name: b.name.clone(),
-            description: b.description.clone(),
-            vpc_id: c.vpc.clone(),
-            tags: b.tags.clone(),
-        })
-        .await
-        .unwrap();
-    let mut tg_arns = BTreeMap::new();
-    for tg in &stack.target_groups {
-        let created = c
-            .elb
-            .create_target_group(&create_request(tg, &c.vpc))
-            .await
-            .unwrap();
-        c.elb
-            .modify_target_group_attributes(&created.arn, &tg.attributes)
-            .await
-            .unwrap();
-        tg_arns.insert(tg.id.clone(), created.arn);
-    }
-    let want = stack.load_balancer.as_ref().unwrap();
-    let lb = c
-        .elb
-        .create_load_balancer(&CreateLoadBalancer {
-            name: want.name.clone(),
-            lb_type: "network".into(),
-            scheme: want.scheme.as_str().into(),
-            ip_address_type: "ipv4".into(),
-            subnet_mappings: c.subnets.iter().map(SubnetMapping::subnet).collect(),
-            security_groups: vec![managed.clone(), backend.clone()],
-            tags: want.tags.clone(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    for l in &stack.listeners {
-        let Some(aws_load_balancer_controller::model::Action::Forward { config }) =
-            l.default_actions.first()
-        else {
-            panic!("NLB listeners forward");
-        };
-        let Token::TargetGroupArn(tg_id) = &config.target_groups[0].target_group_arn else {
-            panic!("forward to a target group of the stack");
-        };
-        c.elb
-            .create_listener(
-                &lb.arn,
-                &ListenerSpec {
-                    port: l.port as u16,
-                    protocol: l.protocol.as_str().into(),
-                    default_actions: vec![Action::forward(tg_arns[tg_id].clone())],
-                    tags: l.tags.clone(),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
-    }
-}
-
 #[tokio::test]
 async fn moto_nlb_left_by_upstream_is_adopted_without_any_write() {
     let c = cloud().await;
     let ports = "  - {name: web, port: 80, targetPort: 8080, nodePort: 30080, protocol: TCP}\n  - {name: dns, port: 53, targetPort: 5353, nodePort: 30053, protocol: UDP}\n";
     let yaml = shape("adopt", &INSTANCE, ports, "");
     let stack = service_stack_in(c.ec2.as_ref(), &c.vpc, &svc(&yaml), &nlb_config(&c.vpc)).await;
-    create_nlb_as_upstream(&c, &stack).await;
+    seed_as_upstream(&c, &stack).await;
     let before = calls_by_op(&c.registry);
     deployer(&c).deploy(&stack).await.unwrap();
     assert_eq!(

@@ -6,6 +6,7 @@ pub mod freeze_proxy;
 pub mod inventory;
 pub mod moto;
 pub mod moto_cloud;
+pub mod nlb_seed;
 pub mod process;
 pub mod rbac;
 

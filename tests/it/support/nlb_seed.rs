@@ -1,0 +1,119 @@
+//! What upstream's controller leaves in AWS for a Service (NLB) stack, created in moto request
+//! by request: the adoption, takeover and `diff` tests start from it.
+
+use std::collections::BTreeMap;
+
+use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::{self, Stack, Token};
+use serde_json::json;
+
+use super::moto_cloud::Cloud;
+
+/// What upstream leaves in AWS for a Service stack, request by request with upstream's names and
+/// tags (taken from the model, whose names are checked hash for hash against upstream's).
+/// Returns the target groups' ARNs by model id and the backend security group's id.
+pub async fn seed_as_upstream(c: &Cloud, stack: &Stack) -> (BTreeMap<String, String>, String) {
+    let msg = stack.managed_security_group.as_ref().unwrap();
+    let sg = c
+        .ec2
+        .create_security_group(&CreateSecurityGroup {
+            name: msg.name.clone(),
+            description: msg.description.clone(),
+            vpc_id: c.vpc.clone(),
+            tags: msg.tags.clone(),
+        })
+        .await
+        .unwrap();
+    let perms: Vec<IpPermission> = msg
+        .ingress
+        .iter()
+        .map(|p| IpPermission {
+            ip_protocol: p.ip_protocol.clone(),
+            from_port: Some(p.from_port),
+            to_port: Some(p.to_port),
+            ipv4_ranges: p.cidr_ipv4.iter().map(IpRange::new).collect(),
+            ipv6_ranges: p.cidr_ipv6.iter().map(IpRange::new).collect(),
+            ..Default::default()
+        })
+        .collect();
+    c.ec2.authorize_ingress(&sg, &perms).await.unwrap();
+    let bsg = stack.backend_security_group.as_ref().unwrap();
+    let backend = c
+        .ec2
+        .create_security_group(&CreateSecurityGroup {
+            name: bsg.name.clone(),
+            description: bsg.description.clone(),
+            vpc_id: c.vpc.clone(),
+            tags: bsg.tags.clone(),
+        })
+        .await
+        .unwrap();
+    let text = |v: serde_json::Value| v.as_str().unwrap().to_string();
+    let mut tg_arns = BTreeMap::new();
+    for tg in &stack.target_groups {
+        let hc = &tg.health_check;
+        let req = CreateTargetGroup {
+            name: tg.name.clone(),
+            protocol: Some(text(json!(tg.protocol))),
+            protocol_version: None,
+            port: Some(tg.port as u16),
+            vpc_id: Some(c.vpc.clone()),
+            target_type: text(json!(tg.target_type)),
+            ip_address_type: Some(tg.ip_address_type.clone()),
+            health_check: HealthCheck {
+                protocol: Some(text(json!(hc.protocol))),
+                port: Some(hc.port.clone()),
+                interval_seconds: Some(hc.interval_seconds),
+                timeout_seconds: Some(hc.timeout_seconds),
+                healthy_threshold: Some(hc.healthy_threshold_count),
+                unhealthy_threshold: Some(hc.unhealthy_threshold_count),
+                ..Default::default()
+            },
+            tags: tg.tags.clone(),
+        };
+        let created = c.elb.create_target_group(&req).await.unwrap();
+        // Upstream reconciles the attributes after creating (AWS already shows NLB defaults
+        // such as `proxy_protocol_v2.enabled=false`; moto does not until they are set).
+        if !tg.attributes.is_empty() {
+            c.elb
+                .modify_target_group_attributes(&created.arn, &tg.attributes)
+                .await
+                .unwrap();
+        }
+        tg_arns.insert(tg.id.clone(), created.arn);
+    }
+    let lb = stack.load_balancer.as_ref().unwrap();
+    let req = CreateLoadBalancer {
+        name: lb.name.clone(),
+        lb_type: "network".into(),
+        scheme: lb.scheme.as_str().into(),
+        ip_address_type: "ipv4".into(),
+        subnet_mappings: c
+            .subnets
+            .iter()
+            .cloned()
+            .map(SubnetMapping::subnet)
+            .collect(),
+        security_groups: vec![sg, backend.clone()],
+        tags: lb.tags.clone(),
+        ..Default::default()
+    };
+    let created = c.elb.create_load_balancer(&req).await.unwrap();
+    for l in &stack.listeners {
+        let Some(model::Action::Forward { config }) = l.default_actions.first() else {
+            panic!("NLB listeners forward");
+        };
+        let Token::TargetGroupArn(tg_id) = &config.target_groups[0].target_group_arn else {
+            panic!("forward to a target group of the stack");
+        };
+        let spec = ListenerSpec {
+            port: l.port as u16,
+            protocol: text(json!(l.protocol)),
+            default_actions: vec![Action::forward(tg_arns[tg_id].clone())],
+            tags: l.tags.clone(),
+            ..Default::default()
+        };
+        c.elb.create_listener(&created.arn, &spec).await.unwrap();
+    }
+    (tg_arns, backend)
+}
