@@ -47,3 +47,17 @@ pub fn fake_account() -> (Arc<FakeAws>, String) {
     }
     (fake, vpc)
 }
+
+/// An API test server with our CRDs installed (the controllers' benches run against it).
+pub async fn api_server_with_crds() -> kube_test_apiserver::TestApiServer {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::{Api, PostParams};
+    let server = kube_test_apiserver::TestApiServer::start(kube_test_apiserver::Options::default())
+        .await
+        .expect("apiserver");
+    let crds: Api<CustomResourceDefinition> = Api::all(server.client());
+    for crd in aws_load_balancer_controller::crd::all_crds() {
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+    }
+    server
+}

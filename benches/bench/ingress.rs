@@ -6,13 +6,10 @@
 use std::time::{Duration, Instant};
 
 use aws_load_balancer_controller::controller::ingress::{self, IngressConfig};
-use aws_load_balancer_controller::crd::all_crds;
 use aws_load_balancer_controller::model::ModelConfig;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::Ingress;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
-use kube_test_apiserver::{Options, TestApiServer};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -74,14 +71,8 @@ async fn all_have_status(client: &kube::Client) -> usize {
 }
 
 async fn one(concurrency: usize) {
-    let server = TestApiServer::start(Options::default())
-        .await
-        .expect("apiserver");
+    let server = super::fixtures::api_server_with_crds().await;
     let client = server.client();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in all_crds() {
-        crds.create(&PostParams::default(), &crd).await.unwrap();
-    }
     objects(&client).await;
 
     // Upstream's default ELBv2 throttle and SDK retries.
