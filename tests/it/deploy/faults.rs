@@ -8,7 +8,7 @@ use std::time::Duration;
 use aws_load_balancer_controller::aws::fake::FakeAws;
 use aws_load_balancer_controller::aws::retry::RetryPolicy;
 use aws_load_balancer_controller::aws::throttle::Throttler;
-use aws_load_balancer_controller::aws::{AwsError, Caller, Ec2, Ec2Query, ElbV2};
+use aws_load_balancer_controller::aws::{Caller, Ec2, Ec2Query, ElbV2};
 use aws_load_balancer_controller::model::Stack;
 
 use super::functional::{deployer, inventory};
@@ -96,24 +96,10 @@ async fn a_deploy_failing_at_any_call_is_repaired_by_the_next_one() {
         let fake = fake();
         let vpc = network(&fake);
         let stack = build_one(SHOP, &vpc);
-        fake.fail_nth_call(
-            n,
-            AwsError::from_code("InternalFailure", "crash", Some(500)),
-        );
-        let first = deployer(&fake, &vpc).deploy(&stack).await;
-        assert!(
-            first.is_err(),
-            "call {n} ({}) was injected to fail",
-            stack_calls[n as usize - 1].1
-        );
-        deployer(&fake, &vpc).deploy(&stack).await.unwrap();
-        assert_converged(&fake, &stack).await;
-        fake.clear_calls();
-        deployer(&fake, &vpc).deploy(&stack).await.unwrap();
-        assert_eq!(
-            write_ops(&fake),
-            Vec::<String>::new(),
-            "after failing call {n}"
-        );
+        let what = (n, stack_calls[n as usize - 1].1.as_str());
+        fail_call_then_repair(&fake, &vpc, &stack, what, || {
+            assert_converged(&fake, &stack)
+        })
+        .await;
     }
 }

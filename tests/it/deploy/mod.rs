@@ -127,3 +127,34 @@ pub fn write_ops(fake: &FakeAws) -> Vec<String> {
 pub fn fake() -> Arc<FakeAws> {
     Arc::new(FakeAws::new())
 }
+
+/// Makes call `n` (named `what`) of a deploy of `stack` fail with a 500, as a crash would stop
+/// it there; then a fresh deploy must repair everything (`converged` checks the account) and
+/// the one after it make no write.
+pub async fn fail_call_then_repair<F: std::future::Future<Output = ()>>(
+    fake: &Arc<FakeAws>,
+    vpc: &str,
+    stack: &Stack,
+    (n, what): (u64, &str),
+    converged: impl FnOnce() -> F,
+) {
+    fake.fail_nth_call(
+        n,
+        aws_load_balancer_controller::aws::AwsError::from_code(
+            "InternalFailure",
+            "crash",
+            Some(500),
+        ),
+    );
+    let first = functional::deployer(fake, vpc).deploy(stack).await;
+    assert!(first.is_err(), "call {n} ({what}) was made to fail");
+    functional::deployer(fake, vpc).deploy(stack).await.unwrap();
+    converged().await;
+    fake.clear_calls();
+    functional::deployer(fake, vpc).deploy(stack).await.unwrap();
+    assert_eq!(
+        write_ops(fake),
+        Vec::<String>::new(),
+        "after failing call {n} ({what})"
+    );
+}

@@ -79,25 +79,11 @@ async fn an_nlb_deploy_failing_at_any_call_is_repaired_by_the_next_one() {
         let fake = fake();
         let (vpc, stack) = two_ports(&fake).await;
         fake.clear_calls();
-        fake.fail_nth_call(
-            n,
-            AwsError::from_code("InternalFailure", "crash", Some(500)),
-        );
-        let first = deployer(&fake, &vpc).deploy(&stack).await;
-        assert!(
-            first.is_err(),
-            "call {n} ({}) was made to fail",
-            calls[n as usize - 1].1
-        );
-        deployer(&fake, &vpc).deploy(&stack).await.unwrap();
-        assert_converged(&fake, &stack).await;
-        fake.clear_calls();
-        deployer(&fake, &vpc).deploy(&stack).await.unwrap();
-        assert_eq!(
-            write_ops(&fake),
-            Vec::<String>::new(),
-            "after failing call {n}"
-        );
+        let what = (n, calls[n as usize - 1].1.as_str());
+        fail_call_then_repair(&fake, &vpc, &stack, what, || {
+            assert_converged(&fake, &stack)
+        })
+        .await;
     }
 }
 
