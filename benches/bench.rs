@@ -9,6 +9,8 @@ mod deploy;
 mod diff;
 #[path = "bench/fixtures.rs"]
 mod fixtures;
+#[path = "bench/gates.rs"]
+mod gates;
 #[path = "bench/ingress.rs"]
 mod ingress;
 #[path = "bench/model.rs"]
@@ -39,6 +41,9 @@ fn main() {
     }
     if wanted("tgb") {
         tgb::run();
+    }
+    if wanted("gates") {
+        gates::run();
     }
     if wanted("tgb-process") {
         tgb_process::run();

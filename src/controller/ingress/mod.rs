@@ -31,7 +31,7 @@ use crate::deploy::Deployer;
 use crate::model::{GroupId, ModelConfig, ModelError};
 use crate::watch::Watches;
 use objects::Stores;
-use queue::Queue;
+use queue::{Priority, Queue};
 use warm::Triggers;
 
 pub use bindings::{
@@ -170,7 +170,9 @@ pub async fn lead(
         }
     }
     warm.trig.attach(Some(queue.clone()));
-    warm.trig.all();
+    // The initial resync waits at low priority: a user's change made during a cold start
+    // (a watch event, normal priority) is reconciled ahead of the backlog.
+    warm.trig.all(Priority::Low);
     tracing::info!("ingress controller caches synced");
 
     let mut deployer = Deployer::new(elbv2, ec2, cfg.model.cluster_name.clone(), vpc_id)
@@ -219,13 +221,18 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
         let outcome = match crate::diff::shadow::scope(format!("ingress {key}"), pass).await {
             Ok(next) => {
                 ctx.backoff.succeeded(&key);
-                if let Some(after) = next {
-                    queue.add_after(id.clone(), after);
-                }
-                // The periodic resync is controller-runtime's SyncPeriod, not a requeue.
+                // The periodic resync is controller-runtime's SyncPeriod (low priority), not a
+                // requeue.
                 match next {
-                    Some(after) if after != ctx.cfg.sync_period => Outcome::RequeueAfter,
-                    _ => Outcome::Success,
+                    Some(after) if after == ctx.cfg.sync_period => {
+                        queue.add_after_with(id.clone(), after, Priority::Low);
+                        Outcome::Success
+                    }
+                    Some(after) => {
+                        queue.add_after(id.clone(), after);
+                        Outcome::RequeueAfter
+                    }
+                    None => Outcome::Success,
                 }
             }
             Err(e) => {

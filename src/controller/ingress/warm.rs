@@ -10,7 +10,7 @@ use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::{Resource, ResourceExt};
 
 use super::objects::{self, Fingerprints, Stores};
-use super::queue::Queue;
+use super::queue::{Priority, Queue};
 use crate::crd::IngressClassParams;
 use crate::model::group::key_of;
 use crate::model::GroupId;
@@ -116,14 +116,16 @@ impl Triggers {
             self.others.changed(key, &part)
         };
         if changed && self.live() {
-            self.all();
+            self.all(Priority::Normal);
         }
     }
 
-    pub(super) fn all(&self) {
+    /// Queues every group at `priority` (low for a term's initial resync, so users' changes
+    /// made meanwhile go first).
+    pub(super) fn all(&self, priority: Priority) {
         let Some(queue) = self.queue() else { return };
         for g in self.stores.all_groups(&self.class) {
-            queue.add(g);
+            queue.add_with(g, priority);
         }
     }
 }
@@ -205,5 +207,48 @@ impl Warm {
             trig,
             synced,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::Index;
+    use serde_json::json;
+
+    fn ingress(g: usize, host: &str) -> Arc<Ingress> {
+        Arc::new(
+            serde_json::from_value(json!({
+                "metadata": {"name": format!("ing{g}"), "namespace": "ns", "annotations": {
+                    "kubernetes.io/ingress.class": "alb",
+                    "alb.ingress.kubernetes.io/group.name": format!("group{g}")}},
+                "spec": {"rules": [{"host": host}]}
+            }))
+            .unwrap(),
+        )
+    }
+
+    /// The cold-start backlog waits low; a user's change to one Ingress made meanwhile is
+    /// handed out first (on a first-in-first-out queue it waited behind every group).
+    #[tokio::test]
+    async fn a_users_change_during_the_initial_resync_goes_ahead_of_the_backlog() {
+        let warm = Warm::register(&Watches::default(), "alb");
+        for g in 0..5 {
+            let ing = ingress(g, "a.example.com");
+            warm.stores.ingresses.apply(&ing);
+            warm.trig.ingress(&ing, false);
+        }
+        let queue: Arc<Queue<GroupId>> = Arc::new(Queue::default());
+        warm.trig.attach(Some(queue.clone()));
+        warm.trig.all(Priority::Low);
+        assert_eq!(queue.len(), 5);
+
+        let changed = ingress(3, "b.example.com");
+        warm.stores.ingresses.apply(&changed);
+        warm.trig.ingress(&changed, false);
+        assert_eq!(queue.len(), 5, "already queued: moved, not added");
+        let objs = warm.stores.class_objects();
+        let want = objects::groups_of(&changed, &objs, "alb");
+        assert_eq!(vec![queue.next().await], want);
     }
 }

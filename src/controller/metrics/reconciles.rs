@@ -100,12 +100,18 @@ impl Reconciles {
     }
 
     pub fn set_depth(&self, depth: usize) {
+        self.set_priority_depth("", depth);
+    }
+
+    /// The depth of one priority of a priority queue (`priority` as controller-runtime writes
+    /// it: "0", "-100"; empty for a plain queue).
+    pub fn set_priority_depth(&self, priority: &str, depth: usize) {
         self.metrics
             .depth
             .get_or_create(&DepthLabels {
                 name: self.name.clone(),
                 controller: self.name.clone(),
-                priority: String::new(),
+                priority: priority.to_string(),
             })
             .set(depth as i64);
     }

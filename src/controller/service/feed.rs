@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::core::v1::Service;
 
-use crate::controller::ingress::queue::Queue;
+use crate::controller::ingress::queue::{Priority, Queue};
 use crate::model::service::{is_pending_finalization, is_service_supported, service_key};
 use crate::model::ModelConfig;
 use crate::watch::Index;
@@ -42,7 +42,8 @@ impl ServiceFeed {
         self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Queues every Service the controller handles or must still clean up (a term's resync).
+    /// Queues every Service the controller handles or must still clean up (a term's resync, at
+    /// low priority: users' changes made meanwhile go first).
     pub fn all(&self) {
         let Some(queue) = self.queue() else { return };
         let wanted: Vec<String> = self
@@ -52,7 +53,7 @@ impl ServiceFeed {
             .map(|(k, _)| k.clone())
             .collect();
         for key in wanted {
-            queue.add(key);
+            queue.add_with(key, Priority::Low);
         }
     }
 
@@ -74,7 +75,15 @@ impl ServiceFeed {
         let counts = old.is_none_or(|o| meaningful_update(o, new));
         if counts && self.wanted(new) {
             if let Some(queue) = self.queue() {
-                queue.add(service_key(new));
+                // A re-list of an unchanged object is a resync, not a user's change.
+                let resync = old
+                    .is_some_and(|o| o.metadata.resource_version == new.metadata.resource_version);
+                let priority = if resync {
+                    Priority::Low
+                } else {
+                    Priority::Normal
+                };
+                queue.add_with(service_key(new), priority);
             }
         }
     }

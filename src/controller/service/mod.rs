@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::ingress::queue::Queue;
+use super::ingress::queue::{Priority, Queue};
 use super::metrics::{ControllerMetrics, Outcome, Reconciles};
 use crate::aws::{AwsError, AwsMetrics, Ec2, ElbV2};
 use crate::deploy::Deployer;
@@ -242,7 +242,13 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<String>>) {
             Ok(next) => {
                 ctx.backoff.succeeded(&key);
                 if let Some(after) = next {
-                    queue.add_after(key.clone(), after);
+                    // The periodic resync waits behind users' changes.
+                    let priority = if after == ctx.cfg.sync_period {
+                        Priority::Low
+                    } else {
+                        Priority::Normal
+                    };
+                    queue.add_after_with(key.clone(), after, priority);
                 }
                 Outcome::Success
             }

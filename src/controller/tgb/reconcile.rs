@@ -146,9 +146,14 @@ async fn reconcile_binding(
         return Ok(Action::requeue(ctx.backoff.failed(&key)));
     }
     ctx.backoff.succeeded(&key);
+    if outcome.changed {
+        // Fresh registrations may turn healthy within seconds: poll soon again.
+        ctx.polls.succeeded(&key);
+    }
     Ok(Action::requeue(if outcome.pending {
-        ctx.cfg.requeue
+        ctx.polls.failed(&key)
     } else {
+        ctx.polls.succeeded(&key);
         ctx.cfg.resync
     }))
 }

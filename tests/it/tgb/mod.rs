@@ -2,6 +2,7 @@
 //! in-memory API server, with AWS as the in-memory fake or a private moto_server.
 
 mod fake;
+mod gate_polls;
 mod moto;
 mod networking;
 mod networking_moto;
