@@ -81,21 +81,33 @@ impl<K> Kind<K> {
     }
 }
 
-/// Runs `stream` (a watcher with backoff) into the kind's indexes until the stream ends. The
-/// initial list is buffered so no index ever sees half a list.
+/// Runs `stream` (a watcher with backoff) into the kind's indexes until the stream ends. No
+/// index ever sees half a list: it is buffered, or staged by the indexes that stream it.
 pub async fn drive<K, S>(kind: &Kind<K>, stream: S)
 where
     S: Stream<Item = Result<Event<K>, watcher::Error>>,
 {
     let list = kind.take();
+    // Indexes that stream a relist see each object as it arrives; the list is kept whole only
+    // for the others (a kind read only through projections never holds its full objects).
+    let keep_list = list.needs_whole_list();
     futures::pin_mut!(stream);
     let mut buffer: Vec<Arc<K>> = Vec::new();
     while let Some(event) = stream.next().await {
         match event {
-            Ok(Event::Init) => buffer.clear(),
-            Ok(Event::InitApply(obj)) => buffer.push(Arc::new(obj)),
+            Ok(Event::Init) => {
+                buffer.clear();
+                list.relist_begin();
+            }
+            Ok(Event::InitApply(obj)) => {
+                let obj = Arc::new(obj);
+                list.relist_apply(&obj);
+                if keep_list {
+                    buffer.push(obj);
+                }
+            }
             Ok(Event::InitDone) => {
-                list.reset(&std::mem::take(&mut buffer));
+                list.finish_relist(&std::mem::take(&mut buffer));
                 kind.synced.send_replace(true);
                 tracing::debug!(watch = kind.name, "listed");
             }

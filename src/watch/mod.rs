@@ -27,6 +27,20 @@ pub trait Index<K>: Send + Sync {
     /// The watch (re)listed: exactly these objects exist now; anything else the index holds is
     /// gone. Called once per completed list, never with a half list.
     fn reset(&self, objs: &[Arc<K>]);
+
+    /// Whether this index takes a relist one object at a time (`relist_begin`, `relist_apply`
+    /// per object, `relist_end`) instead of whole through `reset`. An index that keeps only a
+    /// small projection says yes, so a first list of 13,000 Pods is never held in memory as full
+    /// objects. It must keep what it stages apart until `relist_end`, never showing half a list.
+    fn streams_relist(&self) -> bool {
+        false
+    }
+    /// A relist starts (again, if one was cut short): drop anything staged.
+    fn relist_begin(&self) {}
+    /// One object of the relist in progress.
+    fn relist_apply(&self, _obj: &Arc<K>) {}
+    /// The relist completed: what was staged is now everything that exists.
+    fn relist_end(&self) {}
 }
 
 /// Several indexes fed by one watch, in registration order (so a cache registered before a
@@ -55,6 +69,27 @@ impl<K> IndexList<K> {
     pub fn is_empty(&self) -> bool {
         self.indexes.is_empty()
     }
+
+    /// Whether some index needs the whole list at once (so the driver keeps it).
+    pub fn needs_whole_list(&self) -> bool {
+        self.indexes.iter().any(|i| !i.streams_relist())
+    }
+
+    fn streaming(&self) -> impl Iterator<Item = &Arc<dyn Index<K>>> {
+        self.indexes.iter().filter(|i| i.streams_relist())
+    }
+
+    /// Completes a relist: in registration order, each streaming index swaps in what it staged
+    /// and every other index gets `objs` (the whole list; empty when none needs it).
+    pub fn finish_relist(&self, objs: &[Arc<K>]) {
+        for i in &self.indexes {
+            if i.streams_relist() {
+                i.relist_end()
+            } else {
+                i.reset(objs)
+            }
+        }
+    }
 }
 
 impl<K> Index<K> for IndexList<K> {
@@ -68,6 +103,14 @@ impl<K> Index<K> for IndexList<K> {
 
     fn reset(&self, objs: &[Arc<K>]) {
         self.indexes.iter().for_each(|i| i.reset(objs));
+    }
+
+    fn relist_begin(&self) {
+        self.streaming().for_each(|i| i.relist_begin());
+    }
+
+    fn relist_apply(&self, obj: &Arc<K>) {
+        self.streaming().for_each(|i| i.relist_apply(obj));
     }
 }
 

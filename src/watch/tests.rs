@@ -70,6 +70,95 @@ async fn a_list_cut_short_is_never_seen() {
     assert!(!kind.synced().is_synced());
 }
 
+/// Streams relists: stages names, and remembers each listed object weakly so a test can tell
+/// whether the driver kept the full list alive.
+#[derive(Default)]
+struct Streaming {
+    log: Mutex<Vec<String>>,
+    staged: Mutex<Vec<String>>,
+    seen: Mutex<Vec<std::sync::Weak<String>>>,
+    alive_at_end: Mutex<Vec<usize>>,
+}
+
+impl Index<String> for Streaming {
+    fn apply(&self, obj: &Arc<String>) {
+        self.log.lock().unwrap().push(format!("apply {obj}"));
+    }
+    fn delete(&self, obj: &Arc<String>) {
+        self.log.lock().unwrap().push(format!("delete {obj}"));
+    }
+    fn reset(&self, _: &[Arc<String>]) {
+        panic!("a streaming index is never reset whole by the driver");
+    }
+    fn streams_relist(&self) -> bool {
+        true
+    }
+    fn relist_begin(&self) {
+        self.staged.lock().unwrap().clear();
+    }
+    fn relist_apply(&self, obj: &Arc<String>) {
+        self.staged.lock().unwrap().push(obj.to_string());
+        self.seen.lock().unwrap().push(Arc::downgrade(obj));
+    }
+    fn relist_end(&self) {
+        let staged = std::mem::take(&mut *self.staged.lock().unwrap());
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("relisted {}", staged.join(",")));
+        let alive = self
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|w| w.upgrade().is_some())
+            .count();
+        self.alive_at_end.lock().unwrap().push(alive);
+    }
+}
+
+#[tokio::test]
+async fn a_streaming_index_stages_each_list_and_the_driver_keeps_no_objects_for_it() {
+    let kind = Kind::<String>::new("pods");
+    let s = Arc::new(Streaming::default());
+    kind.register(s.clone());
+    let events = stream::iter(vec![
+        ok(Event::Init),
+        ok(Event::InitApply("x".into())),
+        // Cut short: the list starts again and "x" is not part of it.
+        ok(Event::Init),
+        ok(Event::InitApply("y".into())),
+        ok(Event::InitApply("z".into())),
+        ok(Event::InitDone),
+        ok(Event::Apply("w".into())),
+    ]);
+    drive(&kind, events).await;
+    assert_eq!(*s.log.lock().unwrap(), ["relisted y,z", "apply w"]);
+    // No listed object outlived its relist_apply: nothing held the whole list.
+    assert_eq!(*s.alive_at_end.lock().unwrap(), [0]);
+    assert!(kind.synced().is_synced());
+}
+
+#[tokio::test]
+async fn with_a_whole_list_index_beside_it_both_see_the_same_list_in_registration_order() {
+    let kind = Kind::<String>::new("things");
+    let s = Arc::new(Streaming::default());
+    let whole = Arc::new(Log::default());
+    kind.register(s.clone());
+    kind.register(whole.clone());
+    let events = stream::iter(vec![
+        ok(Event::Init),
+        ok(Event::InitApply("x".into())),
+        ok(Event::InitApply("y".into())),
+        ok(Event::InitDone),
+    ]);
+    drive(&kind, events).await;
+    assert_eq!(*s.log.lock().unwrap(), ["relisted x,y"]);
+    assert_eq!(*whole.0.lock().unwrap(), ["reset x,y"]);
+    // The whole-list index needed the objects, so they were kept until the list completed.
+    assert_eq!(*s.alive_at_end.lock().unwrap(), [2]);
+}
+
 #[tokio::test]
 #[should_panic(expected = "registered after its watch started")]
 async fn registering_after_the_start_is_a_bug() {

@@ -162,10 +162,12 @@ impl PodIndex {
 /// Feeds one projected cache from its kind's watch; `on_change(key, old, new)` is called after
 /// each change is visible (also for the changes a relist brings).
 pub struct Feed<K, V> {
-    pub caches: Arc<Caches>,
-    pub pick: fn(&Caches) -> &Projected<V>,
-    pub project: fn(&K) -> Option<V>,
-    pub on_change: OnChange<V>,
+    caches: Arc<Caches>,
+    pick: fn(&Caches) -> &Projected<V>,
+    project: fn(&K) -> Option<V>,
+    on_change: OnChange<V>,
+    /// The projections of a relist in progress, swapped in whole when it completes.
+    relisting: Mutex<HashMap<ObjKey, V>>,
 }
 
 /// What a cache change triggers.
@@ -180,6 +182,31 @@ where
     K: Resource,
     V: Clone + PartialEq,
 {
+    pub fn new(
+        caches: Arc<Caches>,
+        pick: fn(&Caches) -> &Projected<V>,
+        project: fn(&K) -> Option<V>,
+        on_change: OnChange<V>,
+    ) -> Self {
+        Self {
+            caches,
+            pick,
+            project,
+            on_change,
+            relisting: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `fresh` is now everything that exists; calls back for each difference.
+    fn replace_all(&self, fresh: HashMap<ObjKey, V>) {
+        let cache = (self.pick)(&self.caches);
+        let changes = cache.replace(fresh);
+        cache.synced.store(true, Ordering::Release);
+        for (k, old, new) in changes {
+            (self.on_change)(&k, old.as_ref(), new.as_ref());
+        }
+    }
+
     fn set(&self, o: &K, v: Option<V>) {
         let k = key_of(o);
         if let Some((old, new)) = (self.pick)(&self.caches).set(k.clone(), v) {
@@ -206,12 +233,34 @@ where
             .iter()
             .filter_map(|o| (self.project)(o).map(|v| (key_of(o.as_ref()), v)))
             .collect();
-        let cache = (self.pick)(&self.caches);
-        let changes = cache.replace(fresh);
-        cache.synced.store(true, Ordering::Release);
-        for (k, old, new) in changes {
-            (self.on_change)(&k, old.as_ref(), new.as_ref());
+        self.replace_all(fresh);
+    }
+
+    // Only the projection of each listed object is kept: the full objects of a large first
+    // list (13,000 Pods) are dropped as they arrive.
+    fn streams_relist(&self) -> bool {
+        true
+    }
+
+    fn relist_begin(&self) {
+        self.relisting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    fn relist_apply(&self, obj: &Arc<K>) {
+        if let Some(v) = (self.project)(obj) {
+            self.relisting
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key_of(obj.as_ref()), v);
         }
+    }
+
+    fn relist_end(&self) {
+        let fresh = std::mem::take(&mut *self.relisting.lock().unwrap_or_else(|p| p.into_inner()));
+        self.replace_all(fresh);
     }
 }
 

@@ -141,12 +141,12 @@ impl Warm {
         }));
         let t = trig.clone();
         let on_service: OnChange<_> = Box::new(move |(ns, n): &ObjKey, _, _| t.by_service(ns, n));
-        watches.services.register(Arc::new(Feed::<Service, _> {
-            caches: caches.clone(),
-            pick: |c| &c.services,
-            project: cache::project_service,
-            on_change: on_service,
-        }));
+        watches.services.register(Arc::new(Feed::<Service, _>::new(
+            caches.clone(),
+            |c| &c.services,
+            cache::project_service,
+            on_service,
+        )));
         let t = trig.clone();
         let on_slice = move |(ns, _): &ObjKey,
                              old: Option<&(String, Vec<SliceInfo>)>,
@@ -161,20 +161,22 @@ impl Warm {
         let slices_synced = if endpoint_slices {
             watches
                 .endpoint_slices
-                .register(Arc::new(Feed::<EndpointSlice, _> {
-                    caches: caches.clone(),
-                    pick: |c| &c.slices,
-                    project: cache::project_slice,
-                    on_change: Box::new(on_slice),
-                }));
+                .register(Arc::new(Feed::<EndpointSlice, _>::new(
+                    caches.clone(),
+                    |c| &c.slices,
+                    cache::project_slice,
+                    Box::new(on_slice),
+                )));
             watches.endpoint_slices.synced()
         } else {
-            watches.endpoints.register(Arc::new(Feed::<Endpoints, _> {
-                caches: caches.clone(),
-                pick: |c| &c.slices,
-                project: cache::project_endpoints,
-                on_change: Box::new(on_slice),
-            }));
+            watches
+                .endpoints
+                .register(Arc::new(Feed::<Endpoints, _>::new(
+                    caches.clone(),
+                    |c| &c.slices,
+                    cache::project_endpoints,
+                    Box::new(on_slice),
+                )));
             watches.endpoints.synced()
         };
         let (t, c) = (trig.clone(), caches.clone());
@@ -195,19 +197,19 @@ impl Warm {
             }
             names.iter().for_each(|b| t.send(ns, b));
         });
-        watches.pods.register(Arc::new(Feed::<Pod, _> {
-            caches: caches.clone(),
-            pick: |c| &c.pods,
-            project: cache::project_pod,
-            on_change: on_pod,
-        }));
+        watches.pods.register(Arc::new(Feed::<Pod, _>::new(
+            caches.clone(),
+            |c| &c.pods,
+            cache::project_pod,
+            on_pod,
+        )));
         let t = trig.clone();
-        watches.nodes.register(Arc::new(Feed::<Node, _> {
-            caches: caches.clone(),
-            pick: |c| &c.nodes,
-            project: cache::project_node,
-            on_change: Box::new(move |_, _, _| t.all()),
-        }));
+        watches.nodes.register(Arc::new(Feed::<Node, _>::new(
+            caches.clone(),
+            |c| &c.nodes,
+            cache::project_node,
+            Box::new(move |_, _, _| t.all()),
+        )));
         let synced = vec![
             watches.bindings.synced(),
             watches.services.synced(),
