@@ -273,7 +273,7 @@ pub struct Stack {
 
 pub use super::backend::{
     Action, AuthenticateCognitoConfig, AuthenticateOidcConfig, FixedResponseConfig, ForwardConfig,
-    JwtValidationConfig, RedirectConfig, RuleCondition, StickinessConfig, TargetGroupTuple,
+    JwtValidationConfig, Redacted, RedirectConfig, RuleCondition, StickinessConfig, TargetGroupTuple,
     Transform,
 };
 
