@@ -68,7 +68,8 @@ pub async fn list_objects(client: &kube::Client, cfg: &Config) -> anyhow::Result
             .get_opt(&name)
             .await
             .with_context(|| format!("reading Secret {ns}/{name} (auth-idp-oidc)"))?;
-        objs.secrets.extend(got.map(|s| model::oidc::needed_part(&s)));
+        objs.secrets
+            .extend(got.map(|s| model::oidc::needed_part(&s)));
     }
     Ok(objs)
 }

@@ -75,15 +75,19 @@ subjects:
 
 /// (client id, client secret) of every authenticate-oidc action of the stack's rules, as moto
 /// describes them (moto echoes the secret; AWS would not).
-async fn oidc_actions(elb: &dyn ElbV2, ec2: &dyn aws_load_balancer_controller::aws::Ec2) -> Vec<(String, String)> {
+async fn oidc_actions(
+    elb: &dyn ElbV2,
+    ec2: &dyn aws_load_balancer_controller::aws::Ec2,
+) -> Vec<(String, String)> {
     let inv = inventory(elb, ec2, STACK).await;
     inv.rules
         .iter()
         .flat_map(|(r, _)| r.actions.iter())
         .filter_map(|a| match a {
-            Action::AuthenticateOidc(c) => {
-                Some((c.client_id.clone(), c.client_secret.clone().unwrap_or_default()))
-            }
+            Action::AuthenticateOidc(c) => Some((
+                c.client_id.clone(),
+                c.client_secret.clone().unwrap_or_default(),
+            )),
             _ => None,
         })
         .collect()
@@ -132,9 +136,11 @@ async fn oidc_action_follows_its_secret_through_the_binary() {
 
     let (elb, ec2) = (c.elb.as_ref(), c.ec2.as_ref());
     let first = vec![("e2e-client".to_string(), "first-secret".to_string())];
-    eventually("the rule authenticates with the Secret's client", WAIT, || async {
-        oidc_actions(elb, ec2).await == first
-    })
+    eventually(
+        "the rule authenticates with the Secret's client",
+        WAIT,
+        || async { oidc_actions(elb, ec2).await == first },
+    )
     .await;
     let inv = inventory(elb, ec2, STACK).await;
     assert_eq!(inv.listeners.len(), 1);
@@ -150,7 +156,14 @@ async fn oidc_action_follows_its_secret_through_the_binary() {
     c.moto.start_recording().await;
     let (ok, out) = kubectl(
         &kubeconfig,
-        &["annotate", "ingress", "-n", "demo", "app", "example.com/touch=1"],
+        &[
+            "annotate",
+            "ingress",
+            "-n",
+            "demo",
+            "app",
+            "example.com/touch=1",
+        ],
         None,
     );
     assert!(ok, "{out}");
@@ -182,16 +195,20 @@ async fn oidc_action_follows_its_secret_through_the_binary() {
         None,
     );
     assert!(ok, "{out}");
-    eventually("FailedBuildModel names the missing Secret", WAIT, || async {
-        events_of(&client, "demo", "app")
-            .await
-            .iter()
-            .any(|(t, reason, note)| {
-                t == "Warning"
-                    && reason == "FailedBuildModel"
-                    && note.contains(r#"secrets "oidc-creds" not found"#)
-            })
-    })
+    eventually(
+        "FailedBuildModel names the missing Secret",
+        WAIT,
+        || async {
+            events_of(&client, "demo", "app")
+                .await
+                .iter()
+                .any(|(t, reason, note)| {
+                    t == "Warning"
+                        && reason == "FailedBuildModel"
+                        && note.contains(r#"secrets "oidc-creds" not found"#)
+                })
+        },
+    )
     .await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(writes(&c), Vec::<String>::new(), "missing Secret: no write");

@@ -180,7 +180,10 @@ impl std::fmt::Debug for AuthenticateOidcConfig {
             .field("token_endpoint", &self.token_endpoint)
             .field("user_info_endpoint", &self.user_info_endpoint)
             .field("client_id", &shown(!self.client_id.is_empty()))
-            .field("client_secret", &self.client_secret.as_ref().map(|_| shown(true)))
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| shown(true)),
+            )
             .field("session_cookie_name", &self.session_cookie_name)
             .field("scope", &self.scope)
             .field("session_timeout", &self.session_timeout)
@@ -188,8 +191,14 @@ impl std::fmt::Debug for AuthenticateOidcConfig {
                 "authentication_request_extra_params",
                 &self.authentication_request_extra_params,
             )
-            .field("on_unauthenticated_request", &self.on_unauthenticated_request)
-            .field("use_existing_client_secret", &self.use_existing_client_secret)
+            .field(
+                "on_unauthenticated_request",
+                &self.on_unauthenticated_request,
+            )
+            .field(
+                "use_existing_client_secret",
+                &self.use_existing_client_secret,
+            )
             .finish()
     }
 }

@@ -131,7 +131,13 @@ async fn reconcile_group(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, In
                 .iter()
                 .filter(|i| i.metadata.deletion_timestamp.is_none())
                 .collect();
-            warn_all(ctx, &live, reason::FAILED_BUILD_MODEL, &Failed::BuildModel.note(&e)).await;
+            warn_all(
+                ctx,
+                &live,
+                reason::FAILED_BUILD_MODEL,
+                &Failed::BuildModel.note(&e),
+            )
+            .await;
             return Err(e.into());
         }
     }

@@ -349,9 +349,7 @@ fn leader_election_role_follows_the_lease_name() {
 #[test]
 fn secret_grants_are_upstreams() {
     let default = docs(&render(&["--set", "clusterName=test"]));
-    assert!(!cluster_role(&default)
-        .iter()
-        .any(|r| touches(r, "secrets")));
+    assert!(!cluster_role(&default).iter().any(|r| touches(r, "secrets")));
     let all = docs(&render(&[
         "--set",
         "clusterName=test",
@@ -365,16 +363,23 @@ fn secret_grants_are_upstreams() {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     assert_eq!(
         secret_rules,
-        vec![(s(&[""]), s(&["secrets"]), s(&["get", "list", "watch"]), vec![])]
+        vec![(
+            s(&[""]),
+            s(&["secrets"]),
+            s(&["get", "list", "watch"]),
+            vec![]
+        )]
     );
-    let values: Value = serde_yaml::from_str(
-        &std::fs::read_to_string(chart_dir().join("values.yaml")).unwrap(),
-    )
-    .unwrap();
+    let values: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(chart_dir().join("values.yaml")).unwrap())
+            .unwrap();
     assert_eq!(
         values["clusterSecretsPermissions"]["allowAllSecrets"],
         Value::Bool(false)
     );
     let kustomized = std::fs::read_to_string(repo().join("config/rbac/role.yaml")).unwrap();
-    assert!(!kustomized.contains("secrets"), "config/rbac grants Secrets");
+    assert!(
+        !kustomized.contains("secrets"),
+        "config/rbac grants Secrets"
+    );
 }

@@ -14,10 +14,7 @@ fn shop(client_secret: &str) -> String {
         "---\napiVersion: v1\nkind: Secret\nmetadata: {{name: oidc, namespace: shop}}\nstringData: {{clientID: shop-client, clientSecret: {client_secret}}}\n"
     );
     // Only api (two paths) listens on HTTPS with OIDC.
-    SHOP.replace(
-        "group.order: \"1\"",
-        &format!("group.order: \"1\"{OIDC}"),
-    ) + &secret
+    SHOP.replace("group.order: \"1\"", &format!("group.order: \"1\"{OIDC}")) + &secret
 }
 
 fn secrets(fake: &FakeAws) -> Vec<String> {
@@ -52,7 +49,11 @@ async fn oidc_secret_is_sent_kept_and_pushed_only_when_it_changes() {
 
     fake.clear_calls();
     d.deploy(&stack).await.unwrap();
-    assert_eq!(write_ops(&fake), Vec::<String>::new(), "unchanged: no write");
+    assert_eq!(
+        write_ops(&fake),
+        Vec::<String>::new(),
+        "unchanged: no write"
+    );
 
     fake.clear_calls();
     d.deploy(&build_one(&shop("second"), &vpc)).await.unwrap();
@@ -76,4 +77,43 @@ async fn oidc_secret_is_sent_kept_and_pushed_only_when_it_changes() {
         .await
         .unwrap();
     assert_eq!(write_ops(&fake), Vec::<String>::new());
+}
+
+/// `diff` (the deployer over the recording layer) shows that the rules' actions will be sent,
+/// never the secret itself: not on create, not when the Secret changed.
+#[tokio::test]
+async fn diff_output_never_shows_the_client_secret() {
+    use aws_load_balancer_controller::deploy::Deployer;
+    use aws_load_balancer_controller::diff::Recorder;
+    let fake = fake();
+    let vpc = network(&fake);
+    let dry = |fake: &std::sync::Arc<FakeAws>| {
+        let recorder = std::sync::Arc::new(Recorder::new(fake.clone(), fake.clone()));
+        let d = Deployer::new(recorder.clone(), recorder.clone(), CLUSTER, &vpc);
+        (recorder, d)
+    };
+    let (recorder, d) = dry(&fake);
+    d.deploy(&build_one(&shop("hunter2-first"), &vpc))
+        .await
+        .unwrap();
+    let created = serde_json::to_string(&recorder.take()).unwrap();
+    assert!(created.contains("CreateRule"), "{created}");
+    assert!(created.contains("AuthenticateOidc"), "{created}");
+    assert!(!created.contains("hunter2"), "{created}");
+
+    deployer(&fake, &vpc)
+        .deploy(&build_one(&shop("hunter2-first"), &vpc))
+        .await
+        .unwrap();
+    let (recorder, d) = dry(&fake);
+    d.deploy(&build_one(&shop("hunter2-second"), &vpc))
+        .await
+        .unwrap();
+    let writes = recorder.take();
+    let text = serde_json::to_string(&writes).unwrap();
+    assert!(
+        writes.iter().any(|w| w.call.ends_with("ModifyRule")),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2"), "{text}");
 }

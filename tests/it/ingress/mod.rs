@@ -335,9 +335,12 @@ pub fn json_of<T: serde::Serialize>(v: &T) -> Value {
 }
 
 /// `(type, reason, note)` of the events about Ingress `ns/name`, both event APIs.
-pub async fn events_of(client: &kube::Client, ns: &str, name: &str) -> Vec<(String, String, String)> {
-    let evs: Api<k8s_openapi::api::events::v1::Event> =
-        Api::namespaced(client.clone(), ns);
+pub async fn events_of(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+) -> Vec<(String, String, String)> {
+    let evs: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), ns);
     let mut out: Vec<(String, String, String)> = evs
         .list(&ListParams::default())
         .await

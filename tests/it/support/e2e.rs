@@ -81,11 +81,7 @@ impl Cluster {
         }
         let mut docs = crate::chart::docs(&crate::chart::render(&["--set", "clusterName=e2e"]));
         docs.extend_from_slice(extra);
-        let grants = grants_for(
-            &docs,
-            "kube-system",
-            "aws-load-balancer-controller",
-        );
+        let grants = grants_for(&docs, "kube-system", "aws-load-balancer-controller");
         let denied: BTreeSet<String> = records
             .iter()
             .filter(|r| !grants.allows(r))

@@ -48,7 +48,8 @@ pub fn resolve(
     let id = value(secret, KEY_CLIENT_ID)
         .or_else(|| value(secret, KEY_CLIENT_ID_LEGACY))
         .ok_or_else(|| missing(KEY_CLIENT_ID))?;
-    let client_secret = value(secret, KEY_CLIENT_SECRET).ok_or_else(|| missing(KEY_CLIENT_SECRET))?;
+    let client_secret =
+        value(secret, KEY_CLIENT_SECRET).ok_or_else(|| missing(KEY_CLIENT_SECRET))?;
     let mut out = config.clone();
     out.client_id = Redacted::new(id.trim_end());
     out.client_secret = Redacted::new(client_secret.trim_end_matches(char::is_control));
@@ -95,7 +96,9 @@ pub fn needed_part(secret: &Secret) -> Secret {
 
 /// Every `ns/name` Secret the objects' `auth-idp-oidc` annotations name (Ingresses and
 /// Services alike, each in its own namespace).
-pub fn secret_refs<'a>(metas: impl IntoIterator<Item = &'a ObjectMeta>) -> BTreeSet<(String, String)> {
+pub fn secret_refs<'a>(
+    metas: impl IntoIterator<Item = &'a ObjectMeta>,
+) -> BTreeSet<(String, String)> {
     metas
         .into_iter()
         .filter_map(|m| {
