@@ -16,7 +16,7 @@ pub enum Error {
     /// that points at nothing).
     #[error("{0}")]
     Invalid(String),
-    /// The stack needs something this deployer does not do yet (ACM discovery, OIDC secrets...).
+    /// The stack needs something this deployer does not do yet (ACM discovery, WAF...).
     #[error("not supported by the deployer yet: {0}")]
     Unsupported(String),
     /// A load balancer to delete has deletion protection on; it stays until the user lifts it.

@@ -109,6 +109,9 @@ impl Deployer {
             .describe_listeners(lb_arn)
             .await
             .ctx(|| format!("describe listeners of {lb_arn}"))?;
+        for h in &mut have {
+            self.oidc_secrets.fill(&h.arn, &mut h.default_actions);
+        }
         let matched_arns: Vec<String> = have
             .iter()
             .filter(|h| want.iter().any(|w| w.port == i32::from(h.port)))
@@ -181,6 +184,7 @@ impl Deployer {
                 self.sync_listener_attributes(&arn, &l.attributes, s.port)
                     .await?;
             }
+            self.oidc_secrets.record(&arn, &s.default_actions);
             out.arns.insert(l.port, arn);
         }
         out.leftovers = have.into_iter().map(|h| h.arn).collect();

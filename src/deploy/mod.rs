@@ -18,6 +18,7 @@ pub mod listener;
 pub mod load_balancer;
 pub mod mtls;
 pub mod normalize;
+pub mod oidc_secrets;
 pub mod preflight;
 pub mod rule;
 pub mod security_group;
@@ -52,6 +53,8 @@ pub struct Deployer {
     delete_timeout: Duration,
     tag_cache: tags::TagCache,
     backend_sg: tokio::sync::Mutex<Option<String>>,
+    /// OIDC client secrets last sent, by listener/rule (AWS never describes them).
+    oidc_secrets: oidc_secrets::SentSecrets,
 }
 
 /// What a deploy produced, for the reconciler (Ingress status, TargetGroupBindings).
@@ -96,6 +99,7 @@ impl Deployer {
             delete_timeout: Duration::from_secs(120),
             tag_cache: tags::TagCache::default(),
             backend_sg: tokio::sync::Mutex::new(None),
+            oidc_secrets: Default::default(),
         }
     }
 
@@ -237,7 +241,10 @@ impl Deployer {
                 Err(e) if !e.is_not_found() => {
                     return Err(e).ctx(|| format!("delete listener {arn}"));
                 }
-                _ => self.tag_cache.forget(arn),
+                _ => {
+                    self.tag_cache.forget(arn);
+                    self.oidc_secrets.forget(arn);
+                }
             }
         }
         for arn in &lb_leftovers {

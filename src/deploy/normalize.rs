@@ -99,10 +99,22 @@ pub fn action(a: &model::Action, r: &Resolved) -> Result<aws::Action> {
                 on_unauthenticated_request: Some(c.on_unauthenticated_request.clone()),
             })
         }
-        model::Action::AuthenticateOidc { .. } => {
-            return Err(Error::Unsupported(
-                "authenticate-oidc actions (client secret lookup)".into(),
-            ))
+        model::Action::AuthenticateOidc { config: c } => {
+            aws::Action::AuthenticateOidc(aws::AuthenticateOidcConfig {
+                issuer: c.issuer.clone(),
+                authorization_endpoint: c.authorization_endpoint.clone(),
+                token_endpoint: c.token_endpoint.clone(),
+                user_info_endpoint: c.user_info_endpoint.clone(),
+                client_id: c.client_id.expose().to_string(),
+                // Always sent, as upstream does (see `oidc_secrets` for how it is compared).
+                client_secret: Some(c.client_secret.expose().to_string()),
+                session_cookie_name: Some(c.session_cookie_name.clone()),
+                scope: Some(c.scope.clone()),
+                session_timeout: Some(c.session_timeout),
+                authentication_request_extra_params: c.authentication_request_extra_params.clone(),
+                on_unauthenticated_request: Some(c.on_unauthenticated_request.clone()),
+                use_existing_client_secret: None,
+            })
         }
         model::Action::JwtValidation { config: j } => {
             aws::Action::JwtValidation(aws::JwtValidationConfig {

@@ -9,7 +9,6 @@ use crate::model::{Action, Stack, Token};
 
 fn action_need(a: &Action) -> Option<&'static str> {
     match a {
-        Action::AuthenticateOidc { .. } => Some("authenticate-oidc actions (client secret lookup)"),
         Action::Forward { config } => config
             .target_groups
             .iter()

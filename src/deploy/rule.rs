@@ -138,7 +138,10 @@ impl Deployer {
             .describe_rules(listener_arn)
             .await
             .ctx(|| format!("describe rules of {listener_arn}"))?;
-        let rules: Vec<aws::Rule> = described.into_iter().filter(|r| !r.is_default).collect();
+        let mut rules: Vec<aws::Rule> = described.into_iter().filter(|r| !r.is_default).collect();
+        for r in &mut rules {
+            self.oidc_secrets.fill(&r.arn, &mut r.actions);
+        }
         let arns: Vec<String> = rules.iter().map(|r| r.arn.clone()).collect();
         let mut tag_map = if self.listener_rules_tagging && !arns.is_empty() {
             self.elb_tags(&arns).await?
@@ -191,7 +194,12 @@ impl Deployer {
                 .create_rule(listener_arn, &spec)
                 .await
                 .ctx(|| format!("create rule {}", w.id))?;
+            self.oidc_secrets.record(&created.arn, &w.actions);
             self.tag_cache.put(&created.arn, spec.tags);
+        }
+        // Modified or found equal: each paired rule now carries the wanted actions.
+        for (wi, arn) in &p.paired {
+            self.oidc_secrets.record(arn, &want[*wi].actions);
         }
         if self.listener_rules_tagging {
             for (wi, arn) in &p.paired {
@@ -212,6 +220,7 @@ impl Deployer {
             }),
             _ => {
                 self.tag_cache.forget(arn);
+                self.oidc_secrets.forget(arn);
                 Ok(())
             }
         }

@@ -6,7 +6,8 @@
 
 use std::collections::HashMap;
 
-use k8s_openapi::api::core::v1::{Namespace, Service};
+use anyhow::Context;
+use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass, IngressStatus};
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
@@ -55,8 +56,28 @@ where
     Ok(out)
 }
 
-/// Everything the model reads, listed once (the controller's caches, without the watch).
+/// Everything the model reads, listed once (the controller's caches, without the watch). Secrets
+/// are read one by one, only those `auth-idp-oidc` names, as the controller reads them (a
+/// NotFound is left to the model's error); only the keys OIDC reads are kept, and never shown.
 pub async fn list_objects(client: &kube::Client, cfg: &Config) -> anyhow::Result<ClusterObjects> {
+    let mut objs = list_without_secrets(client, cfg).await?;
+    let metas = objs.ingresses.iter().map(|i| &i.metadata);
+    let refs = model::oidc::secret_refs(metas.chain(objs.services.iter().map(|s| &s.metadata)));
+    for (ns, name) in refs {
+        let got = Api::<Secret>::namespaced(client.clone(), &ns)
+            .get_opt(&name)
+            .await
+            .with_context(|| format!("reading Secret {ns}/{name} (auth-idp-oidc)"))?;
+        objs.secrets
+            .extend(got.map(|s| model::oidc::needed_part(&s)));
+    }
+    Ok(objs)
+}
+
+async fn list_without_secrets(
+    client: &kube::Client,
+    cfg: &Config,
+) -> anyhow::Result<ClusterObjects> {
     let ns = &cfg.watch_namespaces;
     Ok(ClusterObjects {
         ingresses: list::<Ingress>(client, ns).await?,
@@ -73,6 +94,7 @@ pub async fn list_objects(client: &kube::Client, cfg: &Config) -> anyhow::Result
             .list(&ListParams::default())
             .await?
             .items,
+        secrets: Vec::new(),
     })
 }
 

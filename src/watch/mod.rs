@@ -5,15 +5,18 @@
 //! At process start every consumer registers its [`Index`] with the kind it reads in
 //! [`Watches`]; then [`Watches::run`] starts one watcher per kind that has any index (one per
 //! namespace under `--watch-namespace`), on every replica. A standby's controller indexes are
-//! therefore warm when it takes the Lease.
+//! therefore warm when it takes the Lease. Secrets are the exception: only the ones consumers
+//! name are watched, each on its own ([`Named`]), as upstream does.
 
 mod driver;
+mod named;
 mod registry;
 mod store;
 
 use std::sync::Arc;
 
 pub use driver::{drive, Kind, Synced};
+pub use named::{Named, Ref, Wanted};
 pub use registry::Watches;
 pub use store::Store;
 

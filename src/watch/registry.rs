@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use k8s_openapi::api::core::v1::{Endpoints, Namespace, Node, Pod, Service};
+use k8s_openapi::api::core::v1::{Endpoints, Namespace, Node, Pod, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::api::{ApiResource, DynamicObject};
@@ -16,6 +16,7 @@ use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
 use super::driver::{drive, Kind};
+use super::named::Named;
 use crate::controller::scope;
 use crate::crd::{IngressClassParams, TargetGroupBinding};
 
@@ -33,6 +34,8 @@ pub struct Watches {
     pub ingress_class_params: Kind<IngressClassParams>,
     pub namespaces: Kind<Namespace>,
     pub nodes: Kind<Node>,
+    /// Only the Secrets consumers name, each watched by name (never a cluster-wide list).
+    pub secrets: Named<Secret>,
 }
 
 impl Default for Watches {
@@ -48,6 +51,7 @@ impl Default for Watches {
             ingress_class_params: Kind::new("ingressclassparams"),
             namespaces: Kind::new("namespaces"),
             nodes: Kind::new("nodes"),
+            secrets: Named::new("secrets"),
         }
     }
 }
@@ -116,6 +120,10 @@ impl Watches {
             let w = self.clone();
             async move { drive(&w.bindings, events).await }.boxed()
         });
+        let secrets = self.secrets.wanted().then(|| {
+            let (w, c, ns) = (self.clone(), client.clone(), namespaces.clone());
+            async move { w.secrets.run(c, ns).await }.boxed()
+        });
         let (w, c, ns) = (&self, &client, namespaces.as_slice());
         let drivers: Vec<Driver> = [
             bindings,
@@ -128,6 +136,7 @@ impl Watches {
             cluster(w, |w| &w.ingress_class_params, c),
             cluster(w, |w| &w.namespaces, c),
             cluster(w, |w| &w.nodes, c),
+            secrets,
         ]
         .into_iter()
         .flatten()

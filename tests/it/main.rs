@@ -9,6 +9,7 @@ mod e2e_dry_run;
 mod e2e_ingress;
 mod e2e_managed_cert;
 mod e2e_metrics;
+mod e2e_oidc;
 mod e2e_pod_gates;
 mod e2e_service;
 mod e2e_tgb;

@@ -1,5 +1,5 @@
 //! The offline `plan` command: reads manifests as kept in git (multi-document YAML or JSON;
-//! Ingress, Service, IngressClass, IngressClassParams, Namespace) and prints, per Ingress group
+//! Ingress, Service, IngressClass, IngressClassParams, Namespace, Secret) and prints, per Ingress group
 //! and per LoadBalancer Service this controller would own, the stack it would deploy. No
 //! cluster and no AWS access.
 

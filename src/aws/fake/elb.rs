@@ -83,6 +83,21 @@ fn cidr_contains(cidr: &str, ip: &str) -> bool {
     }
 }
 
+/// Actions as ELBv2 describes them: never with an OIDC client secret.
+pub(super) fn described(actions: &[Action]) -> Vec<Action> {
+    actions
+        .iter()
+        .map(|a| match a {
+            Action::AuthenticateOidc(c) => Action::AuthenticateOidc(AuthenticateOidcConfig {
+                client_secret: None,
+                use_existing_client_secret: None,
+                ..c.clone()
+            }),
+            other => other.clone(),
+        })
+        .collect()
+}
+
 pub(super) fn normalise(actions: &[Action]) -> Vec<Action> {
     actions
         .iter()

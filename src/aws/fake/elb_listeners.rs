@@ -177,7 +177,10 @@ impl State {
             .listeners
             .values()
             .filter(|l| l.listener.load_balancer_arn == lb_arn)
-            .map(|l| l.listener.clone())
+            .map(|l| Listener {
+                default_actions: super::elb::described(&l.listener.default_actions),
+                ..l.listener.clone()
+            })
             .collect();
         v.sort_by_key(|l| l.port);
         Ok(v)

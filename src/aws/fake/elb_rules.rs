@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::elb::{invalid, normalise};
+use super::elb::{described, invalid, normalise};
 use super::elb_listeners::{listener_not_found, priority_key, rule_not_found};
 use super::state::{hex, lb_not_found, tg_not_found, RuleRec, State};
 use crate::aws::error::{AwsError, Result};
@@ -18,7 +18,10 @@ impl State {
             .rules
             .values()
             .filter(|r| r.listener_arn == listener_arn)
-            .map(|r| r.rule.clone())
+            .map(|r| Rule {
+                actions: described(&r.rule.actions),
+                ..r.rule.clone()
+            })
             .collect();
         v.sort_by_key(priority_key);
         Ok(v)

@@ -108,6 +108,34 @@ impl FakeAws {
         lock(&self.log).iter().filter(|(_, o)| o == op).count()
     }
 
+    /// Every OIDC client secret stored on a listener or rule (which DescribeListeners and
+    /// DescribeRules never show, as on AWS), by ARN.
+    pub fn oidc_client_secrets(&self) -> Vec<(String, String)> {
+        let st = lock(&self.state);
+        let secrets = |arn: &String, actions: &[Action]| {
+            actions
+                .iter()
+                .filter_map(|a| match a {
+                    Action::AuthenticateOidc(c) => c.client_secret.clone(),
+                    _ => None,
+                })
+                .map(|s| (arn.clone(), s))
+                .collect::<Vec<_>>()
+        };
+        let mut out: Vec<(String, String)> = st
+            .rules
+            .iter()
+            .filter(|(_, r)| !r.rule.is_default)
+            .flat_map(|(arn, r)| secrets(arn, &r.rule.actions))
+            .collect();
+        out.extend(
+            st.listeners
+                .iter()
+                .flat_map(|(arn, l)| secrets(arn, &l.listener.default_actions)),
+        );
+        out
+    }
+
     pub fn clear_calls(&self) {
         lock(&self.log).clear();
     }

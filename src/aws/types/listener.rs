@@ -154,7 +154,8 @@ pub struct FixedResponseConfig {
     pub message_body: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// `Debug` leaves the client id and secret out (error contexts and logs print actions).
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct AuthenticateOidcConfig {
     pub issuer: String,
     pub authorization_endpoint: String,
@@ -168,6 +169,38 @@ pub struct AuthenticateOidcConfig {
     pub authentication_request_extra_params: BTreeMap<String, String>,
     pub on_unauthenticated_request: Option<String>,
     pub use_existing_client_secret: Option<bool>,
+}
+
+impl std::fmt::Debug for AuthenticateOidcConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |v: bool| if v { "[REDACTED]" } else { "" };
+        f.debug_struct("AuthenticateOidcConfig")
+            .field("issuer", &self.issuer)
+            .field("authorization_endpoint", &self.authorization_endpoint)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("user_info_endpoint", &self.user_info_endpoint)
+            .field("client_id", &shown(!self.client_id.is_empty()))
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| shown(true)),
+            )
+            .field("session_cookie_name", &self.session_cookie_name)
+            .field("scope", &self.scope)
+            .field("session_timeout", &self.session_timeout)
+            .field(
+                "authentication_request_extra_params",
+                &self.authentication_request_extra_params,
+            )
+            .field(
+                "on_unauthenticated_request",
+                &self.on_unauthenticated_request,
+            )
+            .field(
+                "use_existing_client_secret",
+                &self.use_existing_client_secret,
+            )
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

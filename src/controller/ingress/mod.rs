@@ -2,10 +2,12 @@
 //! resources (through the model and the deployer) and keeps them true.
 //!
 //! Watch-driven: the process's watches of Ingresses, Services, IngressClasses,
-//! IngressClassParams and Namespaces keep the stores on every replica ([`Warm`]); while leading,
+//! IngressClassParams, Namespaces and the Secrets OIDC actions name keep the stores on every
+//! replica ([`Warm`]); while leading,
 //! a change queues only the groups it concerns (an Ingress: its group and every group whose
 //! finalizer it holds; a Service: the groups of Ingresses that
-//! mention it; a Namespace: the groups of its Ingresses, only when its labels flip an
+//! mention it; a Secret: the groups of Ingresses that read it; a Namespace: the groups of its
+//! Ingresses, only when its labels flip an
 //! IngressClassParams namespaceSelector; classes and parameters: every group). Updates that do not
 //! touch what the model reads (status, finalizers) queue nothing. Groups are reconciled at
 //! most `concurrency` at a time, each group by one worker at a time; failures back off
@@ -17,6 +19,7 @@ mod last_good;
 mod objects;
 pub(crate) mod queue;
 mod reconcile;
+mod secrets;
 mod status;
 mod warm;
 

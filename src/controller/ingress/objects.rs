@@ -1,5 +1,5 @@
-//! The watched objects (stores of Ingresses, Services, IngressClasses, IngressClassParams and
-//! Namespaces), the groups an Ingress concerns, and the per-group
+//! The watched objects (stores of Ingresses, Services, IngressClasses, IngressClassParams,
+//! Namespaces and referenced Secrets), the groups an Ingress concerns, and the per-group
 //! `ClusterObjects` snapshot the model is built from.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -27,6 +27,8 @@ pub struct Stores {
     pub classes: Store<IngressClass>,
     pub params: Store<IngressClassParams>,
     pub namespaces: Store<Namespace>,
+    /// Only the Secrets OIDC actions name (see `secrets`).
+    pub secrets: super::secrets::SecretStore,
 }
 
 impl Stores {

@@ -120,7 +120,27 @@ pub async fn reconcile(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, Ingr
 async fn reconcile_group(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, IngressError> {
     let class = &ctx.cfg.model.ingress_class;
     let start = std::time::Instant::now();
-    let objs = ctx.stores.snapshot(id, class);
+    let mut objs = ctx.stores.snapshot(id, class);
+    // The Secrets OIDC actions read are an input like the Services (upstream's GetSecret: the
+    // watched copy, else the API server; a failure other than NotFound fails the build).
+    match super::secrets::inputs(&ctx.stores.secrets, &ctx.client, &objs).await {
+        Ok(secrets) => objs.secrets = secrets,
+        Err(e) => {
+            let live: Vec<&Ingress> = objs
+                .ingresses
+                .iter()
+                .filter(|i| i.metadata.deletion_timestamp.is_none())
+                .collect();
+            warn_all(
+                ctx,
+                &live,
+                reason::FAILED_BUILD_MODEL,
+                &Failed::BuildModel.note(&e),
+            )
+            .await;
+            return Err(e.into());
+        }
+    }
     let (groups, _) = model::load_groups(&objs, class);
     ctx.rec.stage_took("fetch_ingress", start.elapsed());
     let group = groups.get(id);

@@ -5,15 +5,19 @@
 
 use std::sync::{Arc, Mutex};
 
-use k8s_openapi::api::core::v1::{Namespace, Service};
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{Resource, ResourceExt};
 
 use super::objects::{self, Fingerprints, Stores};
 use super::queue::{Priority, Queue};
+use super::secrets::Tracker;
 use crate::crd::IngressClassParams;
 use crate::model::group::key_of;
-use crate::model::GroupId;
+use crate::model::{oidc, GroupId};
 use crate::watch::{OnEvent, Synced, Watches};
 
 /// Turns watch events into queued groups. Fingerprints are kept on every replica; groups are
@@ -25,7 +29,10 @@ pub(super) struct Triggers {
     ingresses: Fingerprints,
     services: Fingerprints,
     others: Fingerprints,
+    secrets: Fingerprints,
     namespaces: objects::NamespaceLabels,
+    /// Which Secrets the Ingresses and Services name: the Secret watches follow it.
+    secret_refs: Tracker,
 }
 
 impl Triggers {
@@ -41,7 +48,19 @@ impl Triggers {
         self.queue().is_some()
     }
 
+    /// The Secret `meta`'s `auth-idp-oidc` names, as this object's entry of the watched set.
+    fn track_secret(&self, kind: &str, meta: &ObjectMeta, deleted: bool) {
+        let refs = if deleted {
+            BTreeSet::new()
+        } else {
+            oidc::secret_refs([meta])
+        };
+        self.secret_refs
+            .update(format!("{kind}/{}", key_of(meta)), refs);
+    }
+
     fn ingress(&self, ing: &Ingress, deleted: bool) {
+        self.track_secret("Ingress", &ing.metadata, deleted);
         let key = key_of(&ing.metadata);
         let changed = if deleted {
             self.ingresses.forget(&key);
@@ -59,6 +78,7 @@ impl Triggers {
     }
 
     fn service(&self, svc: &Service, deleted: bool) {
+        self.track_secret("Service", &svc.metadata, deleted);
         let key = key_of(&svc.metadata);
         let changed = if deleted {
             self.services.forget(&key);
@@ -77,6 +97,45 @@ impl Triggers {
             if ing.metadata.namespace.as_deref().unwrap_or("default") == ns
                 && objects::references_service(&ing, &name)
             {
+                for g in objects::groups_of(&ing, &objs, &self.class) {
+                    queue.add(g);
+                }
+            }
+        }
+    }
+
+    /// A Secret counts when what the model reads of it changes (or it comes or goes): the
+    /// groups of the Ingresses that read it are queued (upstream's secret event handler).
+    fn secret(&self, secret: &Secret, deleted: bool) {
+        let key = key_of(&secret.metadata);
+        let changed = if deleted {
+            self.secrets.forget(&key);
+            true
+        } else {
+            let part = oidc::needed_part(secret);
+            self.secrets
+                .changed(key, &serde_json::json!([part.data, part.string_data]))
+        };
+        let Some(queue) = self.queue().filter(|_| changed) else {
+            return;
+        };
+        let ns = secret.metadata.namespace.as_deref().unwrap_or("default");
+        let name = secret.metadata.name.as_deref().unwrap_or_default();
+        let in_ns = |m: &ObjectMeta| m.namespace.as_deref().unwrap_or("default") == ns;
+        let services: Vec<String> = self
+            .stores
+            .services
+            .state()
+            .iter()
+            .filter(|s| {
+                in_ns(&s.metadata)
+                    && oidc::secret_name(s.metadata.annotations.as_ref()).as_deref() == Some(name)
+            })
+            .map(|s| s.name_any())
+            .collect();
+        let objs = self.stores.class_objects();
+        for ing in self.stores.ingresses.state() {
+            if in_ns(&ing.metadata) && super::secrets::ingress_reads(&ing, name, &services) {
                 for g in objects::groups_of(&ing, &objs, &self.class) {
                     queue.add(g);
                 }
@@ -151,7 +210,9 @@ impl Warm {
             ingresses: Fingerprints::default(),
             services: Fingerprints::default(),
             others: Fingerprints::default(),
+            secrets: Fingerprints::default(),
             namespaces: Default::default(),
+            secret_refs: Tracker::new(watches.secrets.wants()),
         });
         let t = trig.clone();
         watches
@@ -194,6 +255,13 @@ impl Warm {
             .register(Arc::new(stores.namespaces.clone()));
         watches.namespaces.register(Arc::new(OnEvent {
             f: move |o: &Namespace, d| t.namespace(o, d),
+        }));
+        // Secrets: only the named ones, each watched by name; not waited for at the start of a
+        // term (a Secret not listed yet is read with a GET).
+        let t = trig.clone();
+        watches.secrets.register(Arc::new(stores.secrets.clone()));
+        watches.secrets.register(Arc::new(OnEvent {
+            f: move |o: &Secret, d| t.secret(o, d),
         }));
         let synced = vec![
             watches.ingresses.synced(),

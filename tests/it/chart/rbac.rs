@@ -341,3 +341,45 @@ fn leader_election_role_follows_the_lease_name() {
     assert_eq!(named[0].3, ["team-a-albc"]);
     assert_eq!(named[0].2, ["get", "update", "patch"]);
 }
+
+/// Upstream's chart has exactly one Secret grant for the controller: `get, list, watch` on
+/// `secrets` cluster-wide, only with `clusterSecretsPermissions.allowAllSecrets` (default false);
+/// upstream's config/rbac has none. OIDC Secrets are otherwise granted by a namespaced Role the
+/// user makes (e2e_oidc checks the controller needs nothing more).
+#[test]
+fn secret_grants_are_upstreams() {
+    let default = docs(&render(&["--set", "clusterName=test"]));
+    assert!(!cluster_role(&default).iter().any(|r| touches(r, "secrets")));
+    let all = docs(&render(&[
+        "--set",
+        "clusterName=test",
+        "--set",
+        "clusterSecretsPermissions.allowAllSecrets=true",
+    ]));
+    let secret_rules: Vec<Rule> = cluster_role(&all)
+        .into_iter()
+        .filter(|r| touches(r, "secrets"))
+        .collect();
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        secret_rules,
+        vec![(
+            s(&[""]),
+            s(&["secrets"]),
+            s(&["get", "list", "watch"]),
+            vec![]
+        )]
+    );
+    let values: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(chart_dir().join("values.yaml")).unwrap())
+            .unwrap();
+    assert_eq!(
+        values["clusterSecretsPermissions"]["allowAllSecrets"],
+        Value::Bool(false)
+    );
+    let kustomized = std::fs::read_to_string(repo().join("config/rbac/role.yaml")).unwrap();
+    assert!(
+        !kustomized.contains("secrets"),
+        "config/rbac grants Secrets"
+    );
+}

@@ -15,6 +15,7 @@ mod nlb_changes;
 mod nlb_families;
 mod nlb_faults;
 mod nlb_moto;
+mod oidc;
 mod refusals;
 mod transforms;
 

@@ -2,7 +2,6 @@
 //! call: no security group, target group or load balancer is left half-built.
 
 use aws_load_balancer_controller::deploy::Error;
-use aws_load_balancer_controller::model::{Action, AuthenticateOidcConfig};
 
 use super::functional::{deployer, inventory};
 use super::*;
@@ -17,25 +16,6 @@ async fn undeployable_stacks_make_no_aws_write_at_all() {
     let mut s = base.clone();
     s.listeners[0].certificate_discovery_hosts = Some(vec!["shop.example.com".into()]);
     cases.push(("ACM", s));
-    let mut s = base.clone();
-    s.listener_rules[0].actions.insert(
-        0,
-        Action::AuthenticateOidc {
-            config: AuthenticateOidcConfig {
-                issuer: "https://idp".into(),
-                authorization_endpoint: "https://idp/auth".into(),
-                token_endpoint: "https://idp/token".into(),
-                user_info_endpoint: "https://idp/user".into(),
-                secret: "shop/oidc".into(),
-                authentication_request_extra_params: Default::default(),
-                on_unauthenticated_request: "authenticate".into(),
-                scope: "openid".into(),
-                session_cookie_name: "AWSELBAuthSessionCookie".into(),
-                session_timeout: 604800,
-            },
-        },
-    );
-    cases.push(("authenticate-oidc", s));
     let mut s = base.clone();
     s.addons.shield_advanced_protection = Some(true);
     cases.push(("Shield", s));

@@ -227,34 +227,7 @@ impl Harness {
 
     /// `(type, reason, note)` of the events about Ingress `ns/name`, both event APIs.
     pub async fn events(&self, ns: &str, name: &str) -> Vec<(String, String, String)> {
-        let evs: Api<k8s_openapi::api::events::v1::Event> =
-            Api::namespaced(self.client.clone(), ns);
-        let mut out: Vec<(String, String, String)> = evs
-            .list(&ListParams::default())
-            .await
-            .map(|l| l.items)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
-            .map(|e| {
-                let s = |v: Option<String>| v.unwrap_or_default();
-                (s(e.type_), s(e.reason), s(e.note))
-            })
-            .collect();
-        let core: Api<CoreEvent> = Api::namespaced(self.client.clone(), ns);
-        out.extend(
-            core.list(&ListParams::default())
-                .await
-                .map(|l| l.items)
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|e| e.involved_object.name.as_deref() == Some(name))
-                .map(|e| {
-                    let s = |v: Option<String>| v.unwrap_or_default();
-                    (s(e.type_), s(e.reason), s(e.message))
-                }),
-        );
-        out
+        events_of(&self.client, ns, name).await
     }
 
     /// Reasons of the events recorded on an object named `name` in `ns`.
@@ -359,4 +332,39 @@ spec:
 
 pub fn json_of<T: serde::Serialize>(v: &T) -> Value {
     json!(v)
+}
+
+/// `(type, reason, note)` of the events about Ingress `ns/name`, both event APIs.
+pub async fn events_of(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+) -> Vec<(String, String, String)> {
+    let evs: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), ns);
+    let mut out: Vec<(String, String, String)> = evs
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
+        .map(|e| {
+            let s = |v: Option<String>| v.unwrap_or_default();
+            (s(e.type_), s(e.reason), s(e.note))
+        })
+        .collect();
+    let core: Api<CoreEvent> = Api::namespaced(client.clone(), ns);
+    out.extend(
+        core.list(&ListParams::default())
+            .await
+            .map(|l| l.items)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| e.involved_object.name.as_deref() == Some(name))
+            .map(|e| {
+                let s = |v: Option<String>| v.unwrap_or_default();
+                (s(e.type_), s(e.reason), s(e.message))
+            }),
+    );
+    out
 }

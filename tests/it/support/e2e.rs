@@ -58,6 +58,16 @@ impl Cluster {
     /// Asserts the controller made each of `expected` (as `RequestRecord::describe` prints it)
     /// and nothing the chart's RBAC (default values) would forbid.
     pub fn assert_requests_allowed_by_chart(&self, expected: &[&str]) {
+        self.assert_requests_allowed_by_chart_and(expected, &[]);
+    }
+
+    /// [`Self::assert_requests_allowed_by_chart`] with `extra` RBAC objects beside the chart's
+    /// (what a user adds, e.g. a namespaced Role naming the Secrets OIDC reads).
+    pub fn assert_requests_allowed_by_chart_and(
+        &self,
+        expected: &[&str],
+        extra: &[serde_yaml::Value],
+    ) {
         // The controller authenticates with the kubeconfig's token; test clients send none.
         let records: Vec<RequestRecord> = self
             .server
@@ -69,11 +79,9 @@ impl Cluster {
         for want in expected {
             assert!(did.contains(*want), "no `{want}` among {did:#?}");
         }
-        let grants = grants_for(
-            &crate::chart::docs(&crate::chart::render(&["--set", "clusterName=e2e"])),
-            "kube-system",
-            "aws-load-balancer-controller",
-        );
+        let mut docs = crate::chart::docs(&crate::chart::render(&["--set", "clusterName=e2e"]));
+        docs.extend_from_slice(extra);
+        let grants = grants_for(&docs, "kube-system", "aws-load-balancer-controller");
         let denied: BTreeSet<String> = records
             .iter()
             .filter(|r| !grants.allows(r))

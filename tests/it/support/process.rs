@@ -97,6 +97,21 @@ impl Controller {
         line["addr"].as_str().unwrap().parse().unwrap()
     }
 
+    /// How many log lines so far have `message`.
+    pub fn count_logs(&self, message: &str) -> usize {
+        self.logs
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|v| v["message"] == message)
+            .count()
+    }
+
+    /// Everything the process wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr_text.lock().unwrap().clone()
+    }
+
     pub fn wait_for_log(&self, message: &str, timeout: Duration) -> serde_json::Value {
         let deadline = Instant::now() + timeout;
         loop {

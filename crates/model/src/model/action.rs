@@ -80,7 +80,44 @@ pub struct AuthenticateCognitoConfig {
     pub session_timeout: i64,
 }
 
-/// OIDC authentication; the client id/secret live in `secret` (`ns/name`), read at deploy time.
+/// A credential read from a Secret: compared by value, but never shown — `Debug` and
+/// serialisation (plan output, logs, events) print `[REDACTED]`, as upstream marshals it.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Redacted(String);
+
+impl Redacted {
+    pub const SHOWN: &'static str = "[REDACTED]";
+
+    pub fn new(value: impl Into<String>) -> Self {
+        Redacted(value.into())
+    }
+
+    /// The real value, for the one place that sends it (the ELBv2 action).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(Self::SHOWN)
+    }
+}
+
+impl Serialize for Redacted {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(Self::SHOWN)
+    }
+}
+
+impl<'de> Deserialize<'de> for Redacted {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Redacted)
+    }
+}
+
+/// OIDC authentication. `secret` (`ns/name`) names the Secret the client id and secret were
+/// read from while building the model (upstream's keys `clientID`/`clientId`, `clientSecret`).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthenticateOidcConfig {
@@ -89,6 +126,10 @@ pub struct AuthenticateOidcConfig {
     pub token_endpoint: String,
     pub user_info_endpoint: String,
     pub secret: String,
+    #[serde(default, rename = "clientID")]
+    pub client_id: Redacted,
+    #[serde(default)]
+    pub client_secret: Redacted,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub authentication_request_extra_params: BTreeMap<String, String>,
     pub on_unauthenticated_request: String,

@@ -176,6 +176,9 @@ pub(super) fn auth_action(a: &AnnotationMap, namespace: &str) -> Result<Option<A
                     token_endpoint: o.token_endpoint,
                     user_info_endpoint: o.user_info_endpoint,
                     secret: format!("{namespace}/{}", o.secret_name),
+                    // Read from the Secret when the action is built (listeners, HTTPS only).
+                    client_id: Redacted::default(),
+                    client_secret: Redacted::default(),
                     authentication_request_extra_params: o.authentication_request_extra_params,
                     on_unauthenticated_request: on_unauth,
                     scope,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 
 pub use super::ingress_class::{classify, selector_matches, ClassError};
@@ -24,11 +24,21 @@ pub struct ClusterObjects {
     pub ingress_classes: Vec<IngressClass>,
     pub ingress_class_params: Vec<IngressClassParams>,
     pub namespaces: Vec<Namespace>,
+    /// Secrets the OIDC actions read (a cache needs only the referenced ones and their
+    /// `clientID`/`clientId`/`clientSecret` keys; see [`super::oidc`]).
+    pub secrets: Vec<Secret>,
 }
 
 impl ClusterObjects {
     pub fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
         self.services.iter().find(|s| {
+            s.metadata.namespace.as_deref().unwrap_or("default") == namespace
+                && s.metadata.name.as_deref() == Some(name)
+        })
+    }
+
+    pub fn secret(&self, namespace: &str, name: &str) -> Option<&Secret> {
+        self.secrets.iter().find(|s| {
             s.metadata.namespace.as_deref().unwrap_or("default") == namespace
                 && s.metadata.name.as_deref() == Some(name)
         })

@@ -20,6 +20,7 @@ pub mod load_balancer;
 pub mod mtls;
 pub mod naming;
 pub mod not_deployed;
+pub mod oidc;
 pub mod rule;
 pub mod security_group;
 pub mod service;

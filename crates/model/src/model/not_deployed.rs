@@ -1,6 +1,5 @@
 //! Inputs this build parses but does not deploy yet (frontend NLB, WAF / WAFv2 / Shield, ACM
-//! certificate discovery and creation, OIDC, listener
-//! attributes, capacity reservation). Nothing is accepted and ignored: a member asking for one
+//! certificate discovery and creation, listener attributes, capacity reservation). Nothing is accepted and ignored: a member asking for one
 //! fails to build with the annotation named, before any AWS call, so it keeps its last deployed
 //! configuration (or the group waits) instead of being served without what it asked for.
 

@@ -137,25 +137,6 @@ fn listener_and_rule_features_are_refused_not_ignored() {
         &a("listen-ports", r#"[{"HTTPS": 443}]"#),
         "alb.ingress.kubernetes.io/certificate-arn",
     );
-    assert_refused(
-        &(HTTPS.to_string()
-            + &a("auth-type", "oidc")
-            + &a(
-                "auth-idp-oidc",
-                r#"{"issuer":"https://i","authorizationEndpoint":"https://a","tokenEndpoint":"https://t","userInfoEndpoint":"https://u","secretName":"s"}"#,
-            )),
-        "alb.ingress.kubernetes.io/auth-idp-oidc",
-    );
-}
-
-#[test]
-fn oidc_on_an_http_listener_is_ignored_as_upstream_does() {
-    let extra = a("auth-type", "oidc")
-        + &a(
-            "auth-idp-oidc",
-            r#"{"issuer":"https://i","authorizationEndpoint":"https://a","tokenEndpoint":"https://t","userInfoEndpoint":"https://u","secretName":"s"}"#,
-        );
-    assert!(build(&extra, &cfg()).unwrap().excluded_members.is_empty());
 }
 
 #[test]

@@ -273,8 +273,8 @@ pub struct Stack {
 
 pub use super::backend::{
     Action, AuthenticateCognitoConfig, AuthenticateOidcConfig, FixedResponseConfig, ForwardConfig,
-    JwtValidationConfig, RedirectConfig, RuleCondition, StickinessConfig, TargetGroupTuple,
-    Transform,
+    JwtValidationConfig, Redacted, RedirectConfig, RuleCondition, StickinessConfig,
+    TargetGroupTuple, Transform,
 };
 
 // One file per AWS kind, as `deploy/` has them.

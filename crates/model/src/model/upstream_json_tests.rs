@@ -154,6 +154,8 @@ fn go_field_names_where_upstream_has_no_json_tags_and_secrets_redacted() {
             token_endpoint: "https://idp/token".into(),
             user_info_endpoint: "https://idp/me".into(),
             secret: "demo/oidc".into(),
+            client_id: Redacted::new("client-1"),
+            client_secret: Redacted::new("hunter2"),
             authentication_request_extra_params: BTreeMap::new(),
             on_unauthenticated_request: "authenticate".into(),
             scope: "openid".into(),
@@ -171,6 +173,7 @@ fn go_field_names_where_upstream_has_no_json_tags_and_secrets_redacted() {
     assert_eq!(oidc["authenticateOIDCConfig"]["clientID"], "[REDACTED]");
     assert_eq!(oidc["authenticateOIDCConfig"]["clientSecret"], "[REDACTED]");
     assert!(!v.to_string().contains("demo/oidc"));
+    assert!(!v.to_string().contains("hunter2") && !v.to_string().contains("client-1"));
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Reading manifests for `plan`: files and directories, multi-document YAML or JSON, `List`
-//! kinds flattened, and the kinds the model reads added to the cluster objects.
+//! kinds flattened, and the kinds the model reads added to the cluster objects (Secrets with
+//! only the keys OIDC reads).
 
 use std::path::{Path, PathBuf};
 
@@ -93,6 +94,13 @@ pub(super) fn add_object(objs: &mut ClusterObjects, doc: Value, file: &Path) -> 
         "Namespace" => objs
             .namespaces
             .push(serde_json::from_value(doc).with_context(ctx)?),
+        // OIDC client credentials; only what the model reads is kept, and never printed.
+        "Secret" => {
+            let mut s: k8s_openapi::api::core::v1::Secret =
+                serde_json::from_value(doc).with_context(ctx)?;
+            s.metadata.namespace.get_or_insert_with(|| "default".into());
+            objs.secrets.push(crate::model::oidc::needed_part(&s))
+        }
         _ => eprintln!(
             "note: {}: skipping {kind} {name} (not read by plan)",
             file.display()

@@ -180,7 +180,7 @@ impl Builder<'_> {
             &lookup,
         )?;
         let mut actions = match protocol {
-            Protocol::Https => auth_actions(&eb)?,
+            Protocol::Https => auth_actions(&eb, objs)?,
             _ => Vec::new(),
         };
         actions.push(self.final_action(m, backend, &eb.action)?);
@@ -276,8 +276,9 @@ impl Builder<'_> {
 
 type Built = (Vec<Action>, Vec<ConditionInput>, Vec<Transform>);
 
-/// Authentication (Cognito) or JWT validation of an HTTPS backend; never both.
-fn auth_actions(eb: &EnhancedBackend) -> Result<Vec<Action>, Fail> {
+/// Authentication (Cognito, or OIDC with its client credentials read from the Secret) or JWT
+/// validation of an HTTPS backend; never both.
+fn auth_actions(eb: &EnhancedBackend, objs: &ClusterObjects) -> Result<Vec<Action>, Fail> {
     if eb.auth.is_some() && eb.jwt.is_some() {
         return Err(Fail::msg(
             "authentication and jwt validation can't both be configured",
@@ -285,14 +286,12 @@ fn auth_actions(eb: &EnhancedBackend) -> Result<Vec<Action>, Fail> {
     }
     let mut actions = Vec::new();
     if let Some(auth) = &eb.auth {
-        // Cognito is deployed; OIDC needs its client secret read, which is not done yet.
-        if matches!(auth, Action::AuthenticateOidc { .. }) {
-            return Err(super::super::not_deployed::refuse(
-                ann::key(suffix::AUTH_IDP_OIDC),
-                "OIDC authentication (auth-type oidc, client secret from a Secret)",
-            ));
-        }
-        actions.push(auth.clone());
+        actions.push(match auth {
+            Action::AuthenticateOidc { config } => Action::AuthenticateOidc {
+                config: super::super::oidc::resolve(config, objs)?,
+            },
+            other => other.clone(),
+        });
     }
     if let Some(jwt) = &eb.jwt {
         actions.push(Action::JwtValidation {

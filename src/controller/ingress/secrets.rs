@@ -1,0 +1,201 @@
+//! The Secrets OIDC actions read (`auth-idp-oidc` `secretName`, in the Ingress's namespace), as
+//! upstream's secrets manager keeps them: only referenced Secrets are watched, each by name;
+//! only the keys the model reads are kept in memory; a Secret the watch has not listed is read
+//! with a GET (a NotFound leaves it out, and the model then fails with upstream's error).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+
+use crate::model::oidc;
+use crate::model::ClusterObjects;
+use crate::watch::{Index, Ref, Store, Wanted};
+
+/// Referenced Secrets with only their `clientID`/`clientId`/`clientSecret` keys.
+#[derive(Clone, Default)]
+pub struct SecretStore(Store<Secret>);
+
+impl SecretStore {
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Secret>> {
+        self.0.get(namespace, name)
+    }
+}
+
+impl Index<Secret> for SecretStore {
+    fn apply(&self, obj: &Arc<Secret>) {
+        self.0.apply(&Arc::new(oidc::needed_part(obj)));
+    }
+
+    fn delete(&self, obj: &Arc<Secret>) {
+        self.0.delete(obj);
+    }
+
+    fn reset(&self, objs: &[Arc<Secret>]) {
+        let kept: Vec<Arc<Secret>> = objs
+            .iter()
+            .map(|s| Arc::new(oidc::needed_part(s)))
+            .collect();
+        self.0.reset(&kept);
+    }
+}
+
+/// The Secrets the live Ingresses of a snapshot read: their own `auth-idp-oidc`, and that of
+/// each Service they use (a Service's annotation wins for its backends; the Secret is in the
+/// same namespace either way).
+pub fn refs_of(objs: &ClusterObjects) -> BTreeSet<Ref> {
+    let live: Vec<_> = objs
+        .ingresses
+        .iter()
+        .filter(|i| i.metadata.deletion_timestamp.is_none())
+        .collect();
+    let services = objs.services.iter().filter(|s| {
+        let ns = s.metadata.namespace.as_deref().unwrap_or("default");
+        let name = s.metadata.name.as_deref().unwrap_or_default();
+        live.iter().any(|i| {
+            i.metadata.namespace.as_deref().unwrap_or("default") == ns
+                && super::objects::references_service(i, name)
+        })
+    });
+    oidc::secret_refs(
+        live.iter()
+            .map(|i| &i.metadata)
+            .chain(services.map(|s| &s.metadata)),
+    )
+}
+
+/// The model's Secret input for `objs`: from the store, else by GET (NotFound: left out).
+pub async fn inputs(
+    store: &SecretStore,
+    client: &kube::Client,
+    objs: &ClusterObjects,
+) -> Result<Vec<Secret>, kube::Error> {
+    let mut out = Vec::new();
+    for (ns, name) in refs_of(objs) {
+        if let Some(s) = store.get(&ns, &name) {
+            out.push((*s).clone());
+            continue;
+        }
+        let api: Api<Secret> = Api::namespaced(client.clone(), &ns);
+        if let Some(s) = api.get_opt(&name).await? {
+            out.push(oidc::needed_part(&s));
+        }
+    }
+    Ok(out)
+}
+
+/// Which Secrets each Ingress and Service names; their union is what the named watches follow.
+pub struct Tracker {
+    per_object: Mutex<BTreeMap<String, BTreeSet<Ref>>>,
+    wanted: Wanted,
+}
+
+impl Tracker {
+    pub fn new(wanted: Wanted) -> Self {
+        Self {
+            per_object: Mutex::default(),
+            wanted,
+        }
+    }
+
+    /// `key` (kind and `ns/name`) now names `refs` (empty when deleted).
+    pub fn update(&self, key: String, refs: BTreeSet<Ref>) {
+        let mut per = self.per_object.lock().unwrap_or_else(|p| p.into_inner());
+        let changed = if refs.is_empty() {
+            per.remove(&key).is_some()
+        } else {
+            per.insert(key, refs.clone()) != Some(refs)
+        };
+        if changed {
+            self.wanted.set(per.values().flatten().cloned().collect());
+        }
+    }
+}
+
+/// Whether `ing` reads Secret `name` of its namespace: its own `auth-idp-oidc` names it, or it
+/// uses one of `services` (those of its namespace whose annotation names it).
+pub fn ingress_reads(
+    ing: &k8s_openapi::api::networking::v1::Ingress,
+    name: &str,
+    services: &[String],
+) -> bool {
+    oidc::secret_name(ing.metadata.annotations.as_ref()).as_deref() == Some(name)
+        || services
+            .iter()
+            .any(|svc| super::objects::references_service(ing, svc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const OIDC: &str = r#"{"issuer":"i","authorizationEndpoint":"a","tokenEndpoint":"t","userInfoEndpoint":"u","secretName":"creds"}"#;
+
+    #[test]
+    fn the_store_keeps_only_the_keys_oidc_reads() {
+        let store = SecretStore::default();
+        let s: Secret = serde_json::from_value(json!({
+            "metadata": {"name": "creds", "namespace": "ns", "annotations": {"big": "x"}},
+            "data": {"clientID": "aWQ=", "clientSecret": "c2VjcmV0", "tls.key": "AAAA"}
+        }))
+        .unwrap();
+        store.apply(&Arc::new(s));
+        let kept = store.get("ns", "creds").unwrap();
+        let keys: Vec<&String> = kept.data.as_ref().unwrap().keys().collect();
+        assert_eq!(keys, ["clientID", "clientSecret"]);
+        assert!(kept.metadata.annotations.is_none());
+    }
+
+    #[test]
+    fn refs_follow_live_ingresses_and_the_services_they_use() {
+        let objs: ClusterObjects = ClusterObjects {
+            ingresses: vec![
+                serde_json::from_value(json!({
+                    "metadata": {"name": "a", "namespace": "ns",
+                        "annotations": {"alb.ingress.kubernetes.io/auth-idp-oidc": OIDC}},
+                    "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix",
+                        "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}
+                }))
+                .unwrap(),
+            ],
+            services: vec![
+                serde_json::from_value(json!({"metadata": {"name": "web", "namespace": "ns",
+                    "annotations": {"alb.ingress.kubernetes.io/auth-idp-oidc": OIDC.replace("creds", "svc-creds")}}}))
+                .unwrap(),
+                serde_json::from_value(json!({"metadata": {"name": "unused", "namespace": "ns",
+                    "annotations": {"alb.ingress.kubernetes.io/auth-idp-oidc": OIDC.replace("creds", "other")}}}))
+                .unwrap(),
+            ],
+            ..Default::default()
+        };
+        let refs: Vec<Ref> = refs_of(&objs).into_iter().collect();
+        assert_eq!(
+            refs,
+            [
+                ("ns".to_string(), "creds".to_string()),
+                ("ns".to_string(), "svc-creds".to_string())
+            ]
+        );
+        let ing = &objs.ingresses[0];
+        assert!(ingress_reads(ing, "creds", &[]));
+        assert!(ingress_reads(ing, "svc-creds", &["web".to_string()]));
+        assert!(!ingress_reads(ing, "other", &["unused".to_string()]));
+    }
+
+    #[test]
+    fn the_tracker_wants_the_union_of_every_objects_refs() {
+        let named: crate::watch::Named<Secret> = crate::watch::Named::new("secrets");
+        let t = Tracker::new(named.wants());
+        let r = |n: &str| BTreeSet::from([("ns".to_string(), n.to_string())]);
+        t.update("ing/ns/a".into(), r("one"));
+        t.update("ing/ns/b".into(), r("one"));
+        t.update("svc/ns/web".into(), r("two"));
+        assert_eq!(named.wants().get().len(), 2);
+        t.update("ing/ns/a".into(), BTreeSet::new());
+        assert_eq!(named.wants().get().len(), 2, "b still names one");
+        t.update("ing/ns/b".into(), BTreeSet::new());
+        assert_eq!(named.wants().get(), r("two"));
+    }
+}

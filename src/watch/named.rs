@@ -1,0 +1,183 @@
+//! Watches of single named objects of one namespaced kind (the Secrets OIDC actions read), the
+//! way upstream's secrets manager watches them: one LIST/WATCH per object, in its namespace,
+//! narrowed by `fieldSelector=metadata.name=<name>`, so a namespaced Role with `resourceNames`
+//! is enough and nothing needs cluster-wide access. The set of names is not fixed at start:
+//! consumers say which objects they want ([`Wanted::set`]); watches start and stop with it.
+//!
+//! Indexes register before the process's watches start, as for [`super::Kind`]. A named watch
+//! reports its object with `apply` (created, changed, or found by a relist) and `delete`
+//! (deleted, absent on a relist, or no longer wanted); `reset` is never called, since one
+//! watch's list says nothing of the others' objects.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Debug;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use kube::core::NamespaceResourceScope;
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::WatchStreamExt;
+use kube::{Api, Resource};
+use serde::de::DeserializeOwned;
+
+use super::{Index, IndexList};
+
+/// `(namespace, name)` of a watched object.
+pub type Ref = (String, String);
+
+/// The objects consumers want watched. Cheap to clone.
+#[derive(Clone)]
+pub struct Wanted(Arc<tokio::sync::watch::Sender<BTreeSet<Ref>>>);
+
+impl Wanted {
+    /// Replaces the wanted set; watches follow (a no-op when nothing changed).
+    pub fn set(&self, refs: BTreeSet<Ref>) {
+        self.0.send_if_modified(|cur| {
+            let changed = *cur != refs;
+            *cur = refs;
+            changed
+        });
+    }
+
+    pub fn get(&self) -> BTreeSet<Ref> {
+        self.0.borrow().clone()
+    }
+}
+
+/// The named watches of one kind.
+pub struct Named<K> {
+    name: &'static str,
+    indexes: Mutex<IndexList<K>>,
+    started: AtomicBool,
+    wanted: Wanted,
+}
+
+impl<K> Named<K> {
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            indexes: Mutex::new(IndexList::default()),
+            started: AtomicBool::new(false),
+            wanted: Wanted(Arc::new(tokio::sync::watch::Sender::new(BTreeSet::new()))),
+        }
+    }
+
+    /// Adds a consumer; before the watches start (a later one would miss objects: a bug).
+    pub fn register(&self, index: Arc<dyn Index<K>>) {
+        assert!(
+            !self.started.load(Ordering::Acquire),
+            "an index of {} registered after its watch started",
+            self.name
+        );
+        self.indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(index);
+    }
+
+    /// Whether anything registered (nobody reading: nothing is watched).
+    pub fn wanted(&self) -> bool {
+        !self
+            .indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
+    /// Where consumers say which objects to watch.
+    pub fn wants(&self) -> Wanted {
+        self.wanted.clone()
+    }
+}
+
+/// An object that stands for `(ns, name)` when there is none (absent, or no longer watched).
+fn stub<K: Resource + Default>((ns, name): &Ref) -> Arc<K> {
+    let mut k = K::default();
+    k.meta_mut().namespace = Some(ns.clone());
+    k.meta_mut().name = Some(name.clone());
+    Arc::new(k)
+}
+
+/// One object's watch, until its task is aborted.
+async fn watch_one<K>(api: Api<K>, r: Ref, list: Arc<IndexList<K>>, kind: &'static str)
+where
+    K: Resource + Default + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let cfg = watcher::Config::default().fields(&format!("metadata.name={}", r.1));
+    let events = watcher::watcher(api, cfg).default_backoff();
+    futures::pin_mut!(events);
+    let mut listed: Vec<K> = Vec::new();
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(Event::Init) => listed.clear(),
+            Ok(Event::InitApply(obj)) => listed.push(obj),
+            Ok(Event::InitDone) => match listed.pop() {
+                Some(obj) => list.apply(&Arc::new(obj)),
+                None => list.delete(&stub(&r)),
+            },
+            Ok(Event::Apply(obj)) => list.apply(&Arc::new(obj)),
+            Ok(Event::Delete(obj)) => list.delete(&Arc::new(obj)),
+            Err(error) => {
+                tracing::warn!(%error, watch = kind, namespace = %r.0, name = %r.1, "watch failed; retrying with backoff")
+            }
+        }
+    }
+}
+
+impl<K> Named<K>
+where
+    K: Resource<Scope = NamespaceResourceScope>
+        + Default
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static,
+    K::DynamicType: Default,
+{
+    /// Keeps one watch per wanted object until the future is dropped (which stops them all).
+    /// `namespaces`: `--watch-namespace` (empty: all); objects elsewhere are not watched.
+    pub async fn run(&self, client: kube::Client, namespaces: Vec<String>) {
+        self.started.store(true, Ordering::Release);
+        let list = Arc::new(std::mem::take(
+            &mut *self.indexes.lock().unwrap_or_else(|p| p.into_inner()),
+        ));
+        let mut rx = self.wanted.0.subscribe();
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut running: HashMap<Ref, tokio::task::AbortHandle> = HashMap::new();
+        loop {
+            let want: BTreeSet<Ref> = rx
+                .borrow_and_update()
+                .iter()
+                .filter(|(ns, _)| namespaces.is_empty() || namespaces.contains(ns))
+                .cloned()
+                .collect();
+            running.retain(|r, handle| {
+                let keep = want.contains(r);
+                if !keep {
+                    handle.abort();
+                    // Forgotten by every index: no stale data, and memory follows the set.
+                    list.delete(&stub(r));
+                    tracing::debug!(watch = self.name, namespace = %r.0, name = %r.1, "stopped watching");
+                }
+                keep
+            });
+            for r in want {
+                if running.contains_key(&r) {
+                    continue;
+                }
+                tracing::debug!(watch = self.name, namespace = %r.0, name = %r.1, "watching");
+                let api = Api::<K>::namespaced(client.clone(), &r.0);
+                let handle = tasks.spawn(watch_one(api, r.clone(), list.clone(), self.name));
+                running.insert(r, handle);
+            }
+            // Finished tasks (aborted ones) are reaped here; a watch itself never ends.
+            while tasks.try_join_next().is_some() {}
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+}
