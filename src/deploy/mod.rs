@@ -7,9 +7,12 @@
 //! without our cluster and stack tags is never touched. A second deploy of an unchanged stack
 //! makes no write call. An empty stack (no load balancer) deletes everything tagged with it.
 //!
+//! WAFv2 / WAF Classic / Shield follow the rules (see [`addons`]).
+//!
 //! TargetGroupBinding objects are not written here: [`DeployResult::target_group_bindings`]
 //! carries their specs with the target-group ARNs and security-group ids filled in.
 
+pub mod addons;
 mod error;
 pub mod frontend_nlb;
 pub mod ip_pools;
@@ -22,9 +25,12 @@ pub mod preflight;
 pub mod rule;
 pub mod security_group;
 pub mod sg_resolver;
+pub mod shield;
 pub mod tags;
 pub mod target_group;
 pub(crate) mod tgb;
+pub mod waf_regional;
+pub mod wafv2;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -52,6 +58,7 @@ pub struct Deployer {
     delete_timeout: Duration,
     tag_cache: tags::TagCache,
     backend_sg: tokio::sync::Mutex<Option<String>>,
+    addons: addons::Addons,
 }
 
 /// What a deploy produced, for the reconciler (Ingress status, TargetGroupBindings).
@@ -96,7 +103,15 @@ impl Deployer {
             delete_timeout: Duration::from_secs(120),
             tag_cache: tags::TagCache::default(),
             backend_sg: tokio::sync::Mutex::new(None),
+            addons: addons::Addons::default(),
         }
+    }
+
+    /// The WAFv2 / WAF Classic / Shield clients (only those whose `--enable-*` flag is on);
+    /// without one, a stack asking for that add-on is refused before any write.
+    pub fn with_addons(mut self, clients: crate::aws::AddonClients) -> Self {
+        self.addons = addons::Addons::new(clients);
+        self
     }
 
     /// `--external-managed-tags`: keys never added or removed.
@@ -172,6 +187,8 @@ impl Deployer {
         }
         // Refused whole before the first call: never a half-built stack.
         preflight::check(stack)?;
+        // Add-on names and the Shield subscription resolved before the first write too.
+        let addon_plan = self.prepare_addons(stack).await?;
         // Names resolved before the first write: a missing trust store leaves nothing half-built.
         let trust_store_arns = self.resolve_trust_stores(stack).await?;
         let kind = stack.kind;
@@ -227,6 +244,8 @@ impl Deployer {
                     .collect();
                 rule_leftovers.extend(self.sync_rules(arn, &rules, &res).await?);
             }
+            // 6. WAFv2, WAF Classic, Shield (upstream's order, after the rules).
+            self.sync_addons(&addon_plan, &lb.arn).await?;
         }
         // Cleanup, in reverse order.
         for arn in &rule_leftovers {
