@@ -155,9 +155,9 @@ mod tests {
         assert_eq!(r.len(), 5);
         let r = user("ec2:^Describe=1:1");
         assert_eq!(r.len(), 8);
+        assert_eq!(r[0].service, "ec2");
         let r = user("WAFV2:^Associate=1:1");
         assert_eq!(r.len(), 6, "WAFv2's two defaults replaced");
-        assert_eq!(r[0].service, "ec2");
     }
 
     #[tokio::test]

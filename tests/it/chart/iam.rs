@@ -85,10 +85,20 @@ fn policy_allows_every_operation_the_sdk_clients_call() {
         ("CreateProtection", "shield:CreateProtection"),
         ("DeleteProtection", "shield:DeleteProtection"),
     ] {
-        assert!(addon_ops.contains(op), "{op} not called in sdk_addons.rs: {addon_ops:?}");
-        assert!(allowed.contains(service), "iam_policy.json does not allow {service}");
+        assert!(
+            addon_ops.contains(op),
+            "{op} not called in sdk_addons.rs: {addon_ops:?}"
+        );
+        assert!(
+            allowed.contains(service),
+            "iam_policy.json does not allow {service}"
+        );
     }
-    assert_eq!(addon_ops.len(), 7, "an add-on call without a policy check: {addon_ops:?}");
+    assert_eq!(
+        addon_ops.len(),
+        8,
+        "an add-on call without a policy check: {addon_ops:?}"
+    );
     // Associating a web ACL with an ALB also needs ELB's permission, as upstream grants it.
     assert!(allowed.contains("elasticloadbalancing:SetWebAcl"));
 }

@@ -122,7 +122,10 @@ async fn shield_protection_only_when_subscribed_and_only_ours_removed() {
     d.deploy(&shop_with(&vpc, &on)).await.unwrap();
     let p = fake.shield_protections();
     assert_eq!(p.len(), 1);
-    assert_eq!((p[0].name.as_str(), p[0].resource_arn.as_str()), (PROTECTION_NAME, lb.as_str()));
+    assert_eq!(
+        (p[0].name.as_str(), p[0].resource_arn.as_str()),
+        (PROTECTION_NAME, lb.as_str())
+    );
     assert_eq!(write_ops(&fake), vec!["CreateProtection"]);
     fake.clear_calls();
     d.deploy(&shop_with(&vpc, &on)).await.unwrap();
@@ -176,13 +179,19 @@ async fn wafv2_by_name_and_arn_on_the_fake_and_deletion_leaves_add_ons_to_aws() 
     d.deploy(&shop_with(&vpc, &[("wafv2-acl-name", "acl-b")]))
         .await
         .unwrap();
-    assert_eq!(addon_calls(&fake), Vec::<String>::new(), "cached name, cached association");
+    assert_eq!(
+        addon_calls(&fake),
+        Vec::<String>::new(),
+        "cached name, cached association"
+    );
 
     // Deleting the stack: the association goes with the load balancer, no add-on call.
     fake.set_shield_subscription(true);
     fake.clear_calls();
     d.delete_stack("shop").await.unwrap();
-    assert!(inventory(fake.as_ref(), fake.as_ref(), "shop").await.is_empty());
+    assert!(inventory(fake.as_ref(), fake.as_ref(), "shop")
+        .await
+        .is_empty());
     assert_eq!(addon_calls(&fake), Vec::<String>::new());
     assert_eq!(fake.wafv2_web_acl_of(&lb), None);
 }
@@ -202,7 +211,9 @@ async fn a_web_acl_name_that_does_not_resolve_makes_no_aws_write_for_the_group()
         "couldn't find WAFv2 WebACL with name: acl-missing"
     );
     assert_eq!(write_ops(&fake), Vec::<String>::new());
-    assert!(inventory(fake.as_ref(), fake.as_ref(), "shop").await.is_empty());
+    assert!(inventory(fake.as_ref(), fake.as_ref(), "shop")
+        .await
+        .is_empty());
 
     // A deployed group whose edit comes with the bad name: the edit does not go out either.
     d.deploy(&shop_with(&vpc, &[])).await.unwrap();

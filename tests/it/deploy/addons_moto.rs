@@ -64,7 +64,11 @@ pub async fn create_acl(waf: &aws_sdk_wafv2::Client, name: &str) -> String {
         .create_web_acl()
         .name(name)
         .scope(Scope::Regional)
-        .default_action(DefaultAction::builder().allow(AllowAction::builder().build()).build())
+        .default_action(
+            DefaultAction::builder()
+                .allow(AllowAction::builder().build())
+                .build(),
+        )
         .visibility_config(
             VisibilityConfig::builder()
                 .sampled_requests_enabled(false)
@@ -96,6 +100,14 @@ fn calls(c: &Cloud, addons: &Registry) -> BTreeMap<String, f64> {
         *all.entry(op).or_default() += n;
     }
     all
+}
+
+async fn disassociate(waf: &aws_sdk_wafv2::Client, lb: &str) {
+    waf.disassociate_web_acl()
+        .resource_arn(lb)
+        .send()
+        .await
+        .unwrap();
 }
 
 /// Write operations (any service) whose count grew since `before`.
@@ -155,25 +167,48 @@ async fn wafv2_by_arn_then_by_name_absent_leaves_it_none_disassociates_on_moto()
         .arn;
     assert_eq!(acl_of(&waf, &lb).await, Some(a.clone()));
     let before = calls(&c, &reg);
-    d.deploy(&stack(&c, &ann("wafv2-acl-arn", &a))).await.unwrap();
-    assert_eq!(writes_since(&c, &reg, &before), Vec::<String>::new(), "second deploy");
+    d.deploy(&stack(&c, &ann("wafv2-acl-arn", &a)))
+        .await
+        .unwrap();
+    assert_eq!(
+        writes_since(&c, &reg, &before),
+        Vec::<String>::new(),
+        "second deploy"
+    );
+    // A fresh deployer (nothing remembered) reads the association and writes nothing either.
+    let before = calls(&c, &reg);
+    deployer(&c, &addons)
+        .deploy(&stack(&c, &ann("wafv2-acl-arn", &a)))
+        .await
+        .unwrap();
+    assert_eq!(writes_since(&c, &reg, &before), Vec::<String>::new());
+    assert_eq!(
+        calls(&c, &reg).get("GetWebACLForResource").copied(),
+        Some(2.0)
+    );
 
     // wafv2-acl-name: resolved to b's ARN, which replaces a.
     let before = calls(&c, &reg);
     d.deploy(&stack(&c, &ann("wafv2-acl-name", "acl-b")))
         .await
         .unwrap();
-    assert_eq!(acl_of(&waf, &lb).await, Some(b.clone()));
     assert_eq!(writes_since(&c, &reg, &before), vec!["AssociateWebACL=1"]);
-    assert_eq!(
-        calls(&c, &reg).get("ListWebACLs").copied(),
-        Some(1.0)
-    );
     let before = calls(&c, &reg);
     d.deploy(&stack(&c, &ann("wafv2-acl-name", "acl-b")))
         .await
         .unwrap();
-    assert_eq!(writes_since(&c, &reg, &before), Vec::<String>::new(), "second deploy");
+    assert_eq!(
+        writes_since(&c, &reg, &before),
+        Vec::<String>::new(),
+        "second deploy"
+    );
+    // AWS replaces the association; moto 5.2.5 adds b's beside a's and still answers a. Taking
+    // off the oldest one (a's) shows b's, then the next one clears the load balancer.
+    disassociate(&waf, &lb).await;
+    assert_eq!(acl_of(&waf, &lb).await, Some(b.clone()));
+    disassociate(&waf, &lb).await;
+    assert_eq!(acl_of(&waf, &lb).await, None);
+    assert_eq!(calls(&c, &reg).get("ListWebACLs").copied(), Some(1.0));
 
     // Absent: a web ACL attached outside the controller (Firewall Manager, by hand) stays.
     waf.associate_web_acl()
@@ -194,20 +229,29 @@ async fn wafv2_by_arn_then_by_name_absent_leaves_it_none_disassociates_on_moto()
         .await
         .unwrap();
     assert_eq!(acl_of(&waf, &lb).await, None);
-    assert_eq!(writes_since(&c, &reg, &before), vec!["DisassociateWebACL=1"]);
+    assert_eq!(
+        writes_since(&c, &reg, &before),
+        vec!["DisassociateWebACL=1"]
+    );
     let before = calls(&c, &reg);
     d.deploy(&stack(&c, &ann("wafv2-acl-arn", "none")))
         .await
         .unwrap();
-    assert_eq!(writes_since(&c, &reg, &before), Vec::<String>::new(), "second deploy");
+    assert_eq!(
+        writes_since(&c, &reg, &before),
+        Vec::<String>::new(),
+        "second deploy"
+    );
 
     // A name moto does not know: the deploy stops before any write (the edit does not go out).
     let before = calls(&c, &reg);
     let mut edited = stack(&c, &ann("wafv2-acl-name", "acl-missing"));
-    edited.load_balancer.as_mut().unwrap().attributes.insert(
-        "idle_timeout.timeout_seconds".into(),
-        "120".into(),
-    );
+    edited
+        .load_balancer
+        .as_mut()
+        .unwrap()
+        .attributes
+        .insert("idle_timeout.timeout_seconds".into(), "120".into());
     let err = d.deploy(&edited).await.unwrap_err();
     assert_eq!(
         err.to_string(),

@@ -411,7 +411,9 @@ async fn an_annotation_this_build_cannot_deploy_fails_the_build_with_no_aws_writ
                 t == "Warning"
                     && r == "FailedBuildModel"
                     && n.contains("alb.ingress.kubernetes.io/enable-frontend-nlb")
-                    && n.contains("a frontend NLB in front of the ALB is not deployed by this build")
+                    && n.contains(
+                        "a frontend NLB in front of the ALB is not deployed by this build",
+                    )
             })
         },
     )
@@ -475,13 +477,17 @@ async fn a_web_acl_name_that_does_not_resolve_makes_no_aws_write_for_the_group()
         &format!("kubernetes.io/ingress.class: alb\n    {missing}"),
     );
     h.apply(&yaml).await;
-    eventually("a FailedDeployModel event with upstream's text", WAIT, || async {
-        h.events("waf", "web").await.iter().any(|(t, r, n)| {
-            t == "Warning"
-                && r == "FailedDeployModel"
-                && n.contains("couldn't find WAFv2 WebACL with name: no-such-acl")
-        })
-    })
+    eventually(
+        "a FailedDeployModel event with upstream's text",
+        WAIT,
+        || async {
+            h.events("waf", "web").await.iter().any(|(t, r, n)| {
+                t == "Warning"
+                    && r == "FailedDeployModel"
+                    && n.contains("couldn't find WAFv2 WebACL with name: no-such-acl")
+            })
+        },
+    )
     .await;
     // The group keeps failing (and retrying) with reads only.
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -490,7 +496,12 @@ async fn a_web_acl_name_that_does_not_resolve_makes_no_aws_write_for_the_group()
     assert!(h.hostname("waf", "web").await.is_none());
 
     // With the real name the same group deploys and the web ACL is on its ALB.
-    h.apply(&yaml.replace("no-such-acl", "real-acl")).await;
+    h.patch_ingress(
+        "waf",
+        "web",
+        json!({"metadata": {"annotations": {"alb.ingress.kubernetes.io/wafv2-acl-name": "real-acl"}}}),
+    )
+    .await;
     eventually("deployed with its web ACL", WAIT, || async {
         h.hostname("waf", "web").await.is_some()
     })

@@ -124,8 +124,7 @@ async fn recorder_reports_add_on_writes_and_sends_none() {
     let lb = real.deploy(&bare).await.unwrap().load_balancer.unwrap().arn;
 
     let clients = AddonClients::all(fake.clone());
-    let recorder =
-        Arc::new(Recorder::new(fake.clone(), fake.clone()).with_addons(clients.clone()));
+    let recorder = Arc::new(Recorder::new(fake.clone(), fake.clone()).with_addons(clients.clone()));
     let dry = Deployer::new(
         recorder.clone(),
         recorder.clone(),
