@@ -268,3 +268,47 @@ fn a_lone_member_with_an_undeployable_annotation_fails_the_whole_build() {
         "{err}"
     );
 }
+
+/// IngressClassParams `wafv2AclName` / `wafv2AclArn` override the member's annotations.
+#[test]
+fn class_params_web_acl_beats_the_annotation() {
+    let yaml = r#"
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: alb}
+spec:
+  controller: ingress.k8s.aws/alb
+  parameters: {apiGroup: elbv2.k8s.aws, kind: IngressClassParams, name: waf}
+---
+apiVersion: elbv2.k8s.aws/v1beta1
+kind: IngressClassParams
+metadata: {name: waf}
+spec: {wafv2AclName: class-acl}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: demo}
+spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: demo
+  annotations:
+    alb.ingress.kubernetes.io/wafv2-acl-name: annotation-acl
+spec:
+  ingressClassName: alb
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"#;
+    let mut objs = ClusterObjects::default();
+    add_manifests(&mut objs, yaml, Path::new("t.yaml")).unwrap();
+    let (groups, errors) = load_groups(&objs, &cfg().ingress_class);
+    assert!(errors.is_empty(), "{errors:?}");
+    let g = groups.values().next().unwrap();
+    let s = build_stack(g, &objs, &cfg(), &BuildEnv::default()).unwrap();
+    assert_eq!(s.addons.wafv2_acl_name.as_deref(), Some("class-acl"));
+}
