@@ -32,6 +32,8 @@ pub struct Cloud {
     pub vpc_cidrs: Vec<ipnet::IpNet>,
     /// The AWS metrics (also `aws_target_group_info` of the Ingress controller's bindings).
     pub metrics: Option<AwsMetrics>,
+    /// WAFv2 / WAF Classic / Shield, those whose `--enable-*` flag is on.
+    pub addons: aws::AddonClients,
 }
 
 /// Resolves region, VPC and clients, retrying with capped backoff until it works or `shutdown`.
@@ -53,6 +55,14 @@ pub async fn resolve_aws(
             )
             .await?;
             let vpc_cidrs = tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id).await?;
+            let addons = aws::build_addons(
+                &AwsConfig::from(cfg),
+                &resolved.region,
+                metrics.clone(),
+                fence.clone(),
+            )
+            .await
+            .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
             Ok::<_, aws::AwsError>(Cloud {
                 elbv2,
                 ec2,
@@ -60,6 +70,7 @@ pub async fn resolve_aws(
                 resolved,
                 vpc_cidrs,
                 metrics: metrics.clone(),
+                addons,
             })
         };
         tokio::select! {
@@ -152,6 +163,7 @@ async fn run_leading(
         IngressConfig {
             metrics: cloud.metrics.clone(),
             controller_metrics: metrics.clone(),
+            addons: cloud.addons.clone(),
             ..IngressConfig::from(&*cfg)
         },
         token.clone(),
@@ -205,7 +217,10 @@ pub async fn run(
     let mut cloud = cloud;
     if cfg.dry_run {
         // Shadow mode: real reads, every write noted (log + gauge) and never sent.
-        let recorder = Arc::new(crate::diff::Recorder::shadow(cloud.elbv2, cloud.ec2));
+        let recorder = Arc::new(
+            crate::diff::Recorder::shadow(cloud.elbv2, cloud.ec2).with_addons(cloud.addons.clone()),
+        );
+        cloud.addons = recorder.addons_view(&cloud.addons);
         cloud.elbv2 = recorder.clone();
         cloud.ec2 = recorder;
         // Cross-account bindings' clients too: their writes are noted, never sent.

@@ -105,6 +105,9 @@ pub fn endpoint_for(endpoints: &BTreeMap<String, String>, service: Service) -> O
     let wanted: &[&str] = match service {
         Service::ElbV2 => &["elasticloadbalancing", "elasticloadbalancingv2", "elbv2"],
         Service::Ec2 => &["ec2"],
+        Service::WafV2 => &["wafv2"],
+        Service::WafRegional => &["wafregional"],
+        Service::Shield => &["shield"],
     };
     endpoints
         .iter()

@@ -1,10 +1,12 @@
-//! The AWS boundary: ELBv2 and EC2 behind narrow traits (SDK implementation and in-memory fake).
+//! The AWS boundary: ELBv2 and EC2 (and the add-on services WAFv2, WAF Regional, Shield) behind
+//! narrow traits (SDK implementation and in-memory fake).
 //!
 //! Callers hold `Arc<dyn ElbV2>` / `Arc<dyn Ec2>` and never see SDK types. Both implementations
 //! send every request through [`caller::Caller`], so throttling, retries and metrics behave the
 //! same against AWS and against the fake. Pagination and chunking (RegisterTargets in 200s,
 //! DescribeTags in 20s) are folded in: one trait call may be several AWS requests.
 
+pub mod addons;
 pub mod caller;
 pub mod config;
 pub mod error;
@@ -13,6 +15,7 @@ pub mod fence;
 pub mod metrics;
 pub mod retry;
 pub mod sdk;
+mod sdk_addons;
 mod sdk_ec2;
 mod sdk_elbv2;
 mod sdk_elbv2_convert;
@@ -26,6 +29,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub use addons::{AddonClients, Protection, Shield, WafRegional, WafV2, WebAclSummary};
 pub use caller::Caller;
 pub use config::{
     build, build_fenced, build_with_roles, parse_api_endpoints, AwsConfig, ResolvedCloud,
@@ -33,6 +37,7 @@ pub use config::{
 pub use error::{AwsError, Result};
 pub use fence::Fence;
 pub use metrics::AwsMetrics;
+pub use sdk_addons::build_addons;
 pub use types::*;
 
 /// Most targets AWS accepts in one RegisterTargets/DeregisterTargets request.

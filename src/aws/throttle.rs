@@ -26,19 +26,31 @@ fn service_key(s: &str) -> String {
     }
 }
 
-/// Upstream's defaults for the services we call (WAF defaults belong to the WAF addon).
+/// Upstream's defaults for the services we call: ELBv2, and the WAFv2 / WAF Regional
+/// association calls (0.5/s writes, 1/s reads, burst 1).
 pub fn default_rules() -> Vec<ThrottleRule> {
-    let r = |op: &str, rate: f64, burst: u32| ThrottleRule {
-        service: Service::ElbV2.id().into(),
+    let rule = |service: Service, op: &str, rate: f64, burst: u32| ThrottleRule {
+        service: service.id().into(),
         operation: Regex::new(op).expect("static regex"),
         rate,
         burst,
     };
-    vec![
+    let r = |op: &str, rate: f64, burst: u32| rule(Service::ElbV2, op, rate, burst);
+    let mut rules = vec![
         r("^RegisterTargets|^DeregisterTargets", 4.0, 20),
         r("^Describe", 50.0, 200),
         r("^Modify", 3.0, 20),
-    ]
+    ];
+    for waf in [Service::WafRegional, Service::WafV2] {
+        rules.push(rule(waf, "^AssociateWebACL|DisassociateWebACL", 0.5, 1));
+        rules.push(rule(
+            waf,
+            "^GetWebACLForResource|ListResourcesForWebACL",
+            1.0,
+            1,
+        ));
+    }
+    rules
 }
 
 /// Effective rules: the user's entries first, then the defaults of services the user did not
@@ -137,13 +149,15 @@ mod tests {
 
     #[test]
     fn user_entries_replace_service_defaults() {
-        assert_eq!(effective_rules(&[]).len(), 3);
+        assert_eq!(effective_rules(&[]).len(), 7);
         let user = |v: &str| effective_rules(&parse_throttle(v).unwrap());
         let r = user("Elastic Load Balancing v2:^Describe=1:1");
-        assert_eq!(r.len(), 1);
+        assert_eq!(r.len(), 5);
         let r = user("ec2:^Describe=1:1");
-        assert_eq!(r.len(), 4);
+        assert_eq!(r.len(), 8);
         assert_eq!(r[0].service, "ec2");
+        let r = user("WAFV2:^Associate=1:1");
+        assert_eq!(r.len(), 6, "WAFv2's two defaults replaced");
     }
 
     #[tokio::test]

@@ -19,6 +19,9 @@ pub type Attributes = BTreeMap<String, String>;
 pub enum Service {
     ElbV2,
     Ec2,
+    WafV2,
+    WafRegional,
+    Shield,
 }
 
 impl Service {
@@ -26,6 +29,9 @@ impl Service {
         match self {
             Service::ElbV2 => "Elastic Load Balancing v2",
             Service::Ec2 => "EC2",
+            Service::WafV2 => "WAFV2",
+            Service::WafRegional => "WAF Regional",
+            Service::Shield => "Shield",
         }
     }
 }

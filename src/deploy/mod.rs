@@ -7,9 +7,12 @@
 //! without our cluster and stack tags is never touched. A second deploy of an unchanged stack
 //! makes no write call. An empty stack (no load balancer) deletes everything tagged with it.
 //!
+//! WAFv2 / WAF Classic / Shield follow the rules (see [`addons`]).
+//!
 //! TargetGroupBinding objects are not written here: [`DeployResult::target_group_bindings`]
 //! carries their specs with the target-group ARNs and security-group ids filled in.
 
+pub mod addons;
 mod error;
 pub mod frontend_nlb;
 pub mod ip_pools;
@@ -23,9 +26,12 @@ pub mod preflight;
 pub mod rule;
 pub mod security_group;
 pub mod sg_resolver;
+pub mod shield;
 pub mod tags;
 pub mod target_group;
 pub(crate) mod tgb;
+pub mod waf_regional;
+pub mod wafv2;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -55,6 +61,7 @@ pub struct Deployer {
     backend_sg: tokio::sync::Mutex<Option<String>>,
     /// OIDC client secrets last sent, by listener/rule (AWS never describes them).
     oidc_secrets: oidc_secrets::SentSecrets,
+    addons: addons::Addons,
 }
 
 /// What a deploy produced, for the reconciler (Ingress status, TargetGroupBindings).
@@ -100,7 +107,15 @@ impl Deployer {
             tag_cache: tags::TagCache::default(),
             backend_sg: tokio::sync::Mutex::new(None),
             oidc_secrets: Default::default(),
+            addons: addons::Addons::default(),
         }
+    }
+
+    /// The WAFv2 / WAF Classic / Shield clients (only those whose `--enable-*` flag is on);
+    /// without one, a stack asking for that add-on is refused before any write.
+    pub fn with_addons(mut self, clients: crate::aws::AddonClients) -> Self {
+        self.addons = addons::Addons::new(clients);
+        self
     }
 
     /// `--external-managed-tags`: keys never added or removed.
@@ -176,6 +191,8 @@ impl Deployer {
         }
         // Refused whole before the first call: never a half-built stack.
         preflight::check(stack)?;
+        // Add-on names and the Shield subscription resolved before the first write too.
+        let addon_plan = self.prepare_addons(stack).await?;
         // Names resolved before the first write: a missing trust store leaves nothing half-built.
         let trust_store_arns = self.resolve_trust_stores(stack).await?;
         let kind = stack.kind;
@@ -231,6 +248,8 @@ impl Deployer {
                     .collect();
                 rule_leftovers.extend(self.sync_rules(arn, &rules, &res).await?);
             }
+            // 6. WAFv2, WAF Classic, Shield (upstream's order, after the rules).
+            self.sync_addons(&addon_plan, &lb.arn).await?;
         }
         // Cleanup, in reverse order.
         for arn in &rule_leftovers {

@@ -21,9 +21,6 @@ fn action_need(a: &Action) -> Option<&'static str> {
 /// The first thing of `stack` this deployer cannot deploy, as an `Unsupported` error.
 pub fn check(stack: &Stack) -> Result<()> {
     let unsupported = |what: String| Err(Error::Unsupported(what));
-    if !stack.addons.is_empty() {
-        return unsupported("WAF / WAFv2 / Shield associations".into());
-    }
     for l in &stack.listeners {
         if l.certificates.is_empty() && l.certificate_discovery_hosts.is_some() {
             return unsupported(format!(

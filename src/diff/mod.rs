@@ -122,7 +122,16 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     let vpc_cidrs = crate::controller::tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id)
         .await
         .context("reading the VPC")?;
-    let recorder = Arc::new(Recorder::new(elbv2, ec2));
+    let addons = crate::aws::build_addons(
+        &crate::aws::AwsConfig::from(cfg),
+        &resolved.region,
+        None,
+        crate::aws::Fence::default(),
+    )
+    .await
+    .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
+    let recorder = Arc::new(Recorder::new(elbv2, ec2).with_addons(addons.clone()));
+    let addons = recorder.addons_view(&addons);
     let icfg = IngressConfig::from(cfg);
     let deployer = Deployer::new(
         recorder.clone(),
@@ -132,6 +141,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     )
     .with_external_managed_tags(icfg.model.external_managed_tags.clone())
     .with_listener_rules_tagging(icfg.model.gate("ListenerRulesTagging"))
+    .with_addons(addons.clone())
     // A pretended delete never frees anything, so waiting for it would only stall.
     .with_delete_retry(
         std::time::Duration::from_millis(1),
@@ -176,6 +186,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
             resolved,
             vpc_cidrs,
             metrics: None,
+            addons,
         };
         stacks.extend(bindings::diff_bindings(cfg, kc, &client, recorder.clone(), &cloud).await?);
     }

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::aws::*;
 
+mod addons;
 mod ec2;
 mod elb;
 mod elb_listener;
@@ -62,6 +63,7 @@ pub struct Recorder {
     shadow: bool,
     seen: Mutex<Seen>,
     writes: Mutex<Vec<Write>>,
+    addons: addons::AddonSide,
 }
 
 const PENDING: &str = "pending-";
@@ -114,6 +116,7 @@ impl Recorder {
             shadow: false,
             seen: Mutex::new(Seen::default()),
             writes: Mutex::new(Vec::new()),
+            addons: Default::default(),
         }
     }
 

@@ -4,6 +4,7 @@ mod aws;
 mod chaos;
 mod chart;
 mod deploy;
+mod e2e_addons;
 mod e2e_ca_bundle;
 mod e2e_dry_run;
 mod e2e_ingress;

@@ -4,6 +4,7 @@
 //! request, and injects faults (throttling, 5xx, latency, failing the N-th request).
 //! Requests go through the same [`Caller`] (limiter, retries, metrics) as the SDK ones.
 
+mod addons;
 mod ec2;
 mod ec2_filters;
 mod ec2_sg;
@@ -95,11 +96,11 @@ impl FakeAws {
         lock(&self.log).clone()
     }
 
-    /// The requests that change something (not Describe*).
+    /// The requests that change something (not Describe*, Get*, List*).
     pub fn write_calls(&self) -> Vec<(Service, String)> {
         self.calls()
             .into_iter()
-            .filter(|(_, op)| !op.starts_with("Describe"))
+            .filter(|(_, op)| crate::aws::fence::is_write(op))
             .collect()
     }
 

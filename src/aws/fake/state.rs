@@ -81,6 +81,8 @@ pub(crate) struct State {
     pub drain_on_deregister: bool,
     /// Trust stores by name (ARN values).
     pub trust_stores: BTreeMap<String, String>,
+    /// WAFv2, WAF Classic regional and Shield.
+    pub(crate) addons: super::addons::AddonState,
 }
 
 /// `n` random lowercase hex digits.
@@ -133,6 +135,7 @@ impl State {
             route_tables: BTreeMap::new(),
             drain_on_deregister: false,
             trust_stores: BTreeMap::new(),
+            addons: Default::default(),
         }
     }
 

@@ -69,6 +69,8 @@ pub struct IngressConfig {
     /// How deletes of in-use security groups / target groups are retried (interval, timeout);
     /// `None` keeps the deployer's defaults (2 s for 2 min).
     pub delete_retry: Option<(Duration, Duration)>,
+    /// WAFv2 / WAF Classic / Shield clients of the deployer (those enabled by the flags).
+    pub addons: crate::aws::AddonClients,
 }
 
 impl Default for IngressConfig {
@@ -84,6 +86,7 @@ impl Default for IngressConfig {
             metrics: None,
             controller_metrics: ControllerMetrics::default(),
             delete_retry: None,
+            addons: Default::default(),
         }
     }
 }
@@ -180,7 +183,8 @@ pub async fn lead(
 
     let mut deployer = Deployer::new(elbv2, ec2, cfg.model.cluster_name.clone(), vpc_id)
         .with_external_managed_tags(cfg.model.external_managed_tags.clone())
-        .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"));
+        .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
+        .with_addons(cfg.addons.clone());
     if let Some((interval, timeout)) = cfg.delete_retry {
         deployer = deployer.with_delete_retry(interval, timeout);
     }

@@ -70,6 +70,37 @@ fn policy_allows_every_operation_the_sdk_clients_call() {
         }
     }
     assert!(checked > 30, "only {checked} operations checked");
+    // The add-on clients (one file, three services): each call under its service's prefix.
+    let addon_ops = sdk_operations("src/aws/sdk_addons.rs");
+    for (op, service) in [
+        ("GetWebAclForResource", "wafv2:GetWebACLForResource"),
+        ("AssociateWebAcl", "wafv2:AssociateWebACL"),
+        ("DisassociateWebAcl", "wafv2:DisassociateWebACL"),
+        ("ListWebAcls", "wafv2:ListWebACLs"),
+        ("GetWebAclForResource", "waf-regional:GetWebACLForResource"),
+        ("AssociateWebAcl", "waf-regional:AssociateWebACL"),
+        ("DisassociateWebAcl", "waf-regional:DisassociateWebACL"),
+        ("GetSubscriptionState", "shield:GetSubscriptionState"),
+        ("DescribeProtection", "shield:DescribeProtection"),
+        ("CreateProtection", "shield:CreateProtection"),
+        ("DeleteProtection", "shield:DeleteProtection"),
+    ] {
+        assert!(
+            addon_ops.contains(op),
+            "{op} not called in sdk_addons.rs: {addon_ops:?}"
+        );
+        assert!(
+            allowed.contains(service),
+            "iam_policy.json does not allow {service}"
+        );
+    }
+    assert_eq!(
+        addon_ops.len(),
+        8,
+        "an add-on call without a policy check: {addon_ops:?}"
+    );
+    // Associating a web ACL with an ALB also needs ELB's permission, as upstream grants it.
+    assert!(allowed.contains("elasticloadbalancing:SetWebAcl"));
 }
 
 #[test]

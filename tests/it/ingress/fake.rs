@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aws_load_balancer_controller::aws::fake::FakeAws;
-use aws_load_balancer_controller::aws::{Ec2, Ec2Query};
+use aws_load_balancer_controller::aws::{AddonClients, Ec2, Ec2Query};
 use serde_json::json;
 
 use super::*;
@@ -391,7 +391,7 @@ async fn the_backend_security_group_goes_with_the_last_group() {
     h.stop().await;
 }
 
-const WAF: &str = "alb.ingress.kubernetes.io/wafv2-acl-arn: arn:aws:wafv2:us-west-2:111122223333:regional/webacl/w/1";
+const FRONTEND_NLB: &str = "alb.ingress.kubernetes.io/enable-frontend-nlb: \"true\"";
 
 #[tokio::test]
 async fn an_annotation_this_build_cannot_deploy_fails_the_build_with_no_aws_write() {
@@ -400,7 +400,7 @@ async fn an_annotation_this_build_cannot_deploy_fails_the_build_with_no_aws_writ
     // A new Ingress asking for a web ACL: refused while building, before any AWS call.
     let yaml = app("warn", "web", 30211, None).replace(
         "kubernetes.io/ingress.class: alb",
-        &format!("kubernetes.io/ingress.class: alb\n    {WAF}"),
+        &format!("kubernetes.io/ingress.class: alb\n    {FRONTEND_NLB}"),
     );
     h.apply(&yaml).await;
     eventually(
@@ -410,8 +410,10 @@ async fn an_annotation_this_build_cannot_deploy_fails_the_build_with_no_aws_writ
             h.events("warn", "web").await.iter().any(|(t, r, n)| {
                 t == "Warning"
                     && r == "FailedBuildModel"
-                    && n.contains("alb.ingress.kubernetes.io/wafv2-acl-arn")
-                    && n.contains("a WAFv2 web ACL association is not deployed by this build")
+                    && n.contains("alb.ingress.kubernetes.io/enable-frontend-nlb")
+                    && n.contains(
+                        "a frontend NLB in front of the ALB is not deployed by this build",
+                    )
             })
         },
     )
@@ -436,7 +438,7 @@ async fn an_annotation_this_build_cannot_deploy_fails_the_build_with_no_aws_writ
         "warn",
         "api",
         json!({
-            "metadata": {"annotations": {"alb.ingress.kubernetes.io/wafv2-acl-arn": "arn:aws:wafv2:us-west-2:111122223333:regional/webacl/w/1"}},
+            "metadata": {"annotations": {"alb.ingress.kubernetes.io/enable-frontend-nlb": "true"}},
             "spec": {"rules": [{"http": {"paths": [{"path": "/moved", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"number": 80}}}}]}}]}
         }),
     )
@@ -457,6 +459,56 @@ async fn an_annotation_this_build_cannot_deploy_fails_the_build_with_no_aws_writ
     assert_eq!(fake.write_calls(), vec![], "the edit reached AWS");
     let inv = inventory(fake.as_ref(), fake.as_ref(), "warn/api").await;
     assert_eq!(inv.lbs.len(), 1, "still serving");
+    h.stop().await;
+}
+
+/// A web ACL name that does not resolve fails the group's deploy before any AWS write (a new
+/// group gets nothing; a served group keeps its last configuration), with upstream's message.
+#[tokio::test]
+async fn a_web_acl_name_that_does_not_resolve_makes_no_aws_write_for_the_group() {
+    let (fake, vpc) = fake_aws();
+    fake.add_wafv2_web_acl("real-acl");
+    let mut cfg = super::test_config(&vpc);
+    cfg.addons = AddonClients::all(fake.clone());
+    let h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
+    let missing = "alb.ingress.kubernetes.io/wafv2-acl-name: no-such-acl";
+    let yaml = app("waf", "web", 30213, None).replace(
+        "kubernetes.io/ingress.class: alb",
+        &format!("kubernetes.io/ingress.class: alb\n    {missing}"),
+    );
+    h.apply(&yaml).await;
+    eventually(
+        "a FailedDeployModel event with upstream's text",
+        WAIT,
+        || async {
+            h.events("waf", "web").await.iter().any(|(t, r, n)| {
+                t == "Warning"
+                    && r == "FailedDeployModel"
+                    && n.contains("couldn't find WAFv2 WebACL with name: no-such-acl")
+            })
+        },
+    )
+    .await;
+    // The group keeps failing (and retrying) with reads only.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(fake.write_calls(), vec![], "no AWS write for the group");
+    assert!(fake.count("ListWebACLs") > 0);
+    assert!(h.hostname("waf", "web").await.is_none());
+
+    // With the real name the same group deploys and the web ACL is on its ALB.
+    h.patch_ingress(
+        "waf",
+        "web",
+        json!({"metadata": {"annotations": {"alb.ingress.kubernetes.io/wafv2-acl-name": "real-acl"}}}),
+    )
+    .await;
+    eventually("deployed with its web ACL", WAIT, || async {
+        h.hostname("waf", "web").await.is_some()
+    })
+    .await;
+    let inv = inventory(fake.as_ref(), fake.as_ref(), "waf/web").await;
+    assert_eq!(inv.lbs.len(), 1);
+    assert!(fake.wafv2_web_acl_of(&inv.lbs[0].0.arn).is_some());
     h.stop().await;
 }
 

@@ -98,3 +98,56 @@ async fn recorder_shows_the_whole_chain_on_an_empty_account_then_nothing() {
     assert_eq!(recorder.take(), vec![]);
     assert_eq!(fake.write_calls(), vec![]);
 }
+
+/// WAFv2 and Shield through the recorder (`diff`, `--dry-run`): the association and the
+/// protection a deploy would make are reported against the load balancer, AWS gets reads only.
+#[tokio::test]
+async fn recorder_reports_add_on_writes_and_sends_none() {
+    use aws_load_balancer_controller::aws::AddonClients;
+    let (fake, vpc) = fake_aws();
+    let acl = fake.add_wafv2_web_acl("shop-acl");
+    fake.set_shield_subscription(true);
+    let cfg = test_config(&vpc);
+    let yaml = DEMO.replace(
+        "    alb.ingress.kubernetes.io/scheme: internet-facing\n",
+        "    alb.ingress.kubernetes.io/scheme: internet-facing\n    alb.ingress.kubernetes.io/wafv2-acl-name: shop-acl\n    alb.ingress.kubernetes.io/shield-advanced-protection: \"true\"\n",
+    );
+    let mut objs = ClusterObjects::default();
+    aws_load_balancer_controller::plan::add_manifests(&mut objs, &yaml, "demo.yaml".as_ref())
+        .unwrap();
+    let (groups, _) = model::load_groups(&objs, "alb");
+    let group = groups.values().next().unwrap();
+    let stack = model::build_stack(group, &objs, &cfg.model, &BuildEnv::default()).unwrap();
+    let mut bare = stack.clone();
+    bare.addons = Default::default();
+    let real = Deployer::new(fake.clone(), fake.clone(), &cfg.model.cluster_name, &vpc);
+    let lb = real.deploy(&bare).await.unwrap().load_balancer.unwrap().arn;
+
+    let clients = AddonClients::all(fake.clone());
+    let recorder = Arc::new(Recorder::new(fake.clone(), fake.clone()).with_addons(clients.clone()));
+    let dry = Deployer::new(
+        recorder.clone(),
+        recorder.clone(),
+        &cfg.model.cluster_name,
+        &vpc,
+    )
+    .with_addons(recorder.addons_view(&clients));
+    fake.clear_calls();
+    dry.deploy(&stack).await.unwrap();
+    let writes = recorder.take();
+    let shown: Vec<(String, String)> = writes
+        .iter()
+        .map(|w| (w.call.clone(), w.resource.clone()))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("wafv2:AssociateWebACL".to_string(), lb.clone()),
+            ("shield:CreateProtection".to_string(), lb.clone())
+        ]
+    );
+    assert_eq!(writes[0].changes[0].after.as_deref(), Some(acl.as_str()));
+    assert_eq!(fake.write_calls(), vec![], "the fake saw a write");
+    assert_eq!(fake.wafv2_web_acl_of(&lb), None);
+    assert!(fake.shield_protections().is_empty());
+}

@@ -335,7 +335,8 @@ fn load_balancer_name(
     }
 }
 
-/// WAF / WAFv2 / Shield: members must agree; carried only when the feature is enabled.
+/// WAF / WAFv2 / Shield: members that set one must agree; carried only when the feature is
+/// enabled (`--enable-waf`, `--enable-wafv2`, `--enable-shield`), deployed after the load balancer.
 pub fn addons(members: &[ClassifiedIngress<'_>], cfg: &ModelConfig) -> Result<Addons, ModelError> {
     let (mut arns, mut names, mut waf, mut shield) = (
         BTreeSet::new(),
@@ -343,23 +344,27 @@ pub fn addons(members: &[ClassifiedIngress<'_>], cfg: &ModelConfig) -> Result<Ad
         BTreeSet::new(),
         BTreeSet::new(),
     );
+    // Empty values are no request (upstream acts on a present but empty ARN and disassociates,
+    // against its docs; here it leaves the association alone like the other empty values).
+    let given = |v: Option<String>| v.filter(|v| !v.is_empty());
     for m in members {
         let (a, p) = (m.annotations(), m.params.map(|p| &p.spec));
-        arns.extend(class_or_annotation(
+        arns.extend(given(class_or_annotation(
             p.map(|p| &p.wafv2_acl_arn),
             a,
             suffix::WAFV2_ACL_ARN,
-        ));
-        names.extend(class_or_annotation(
+        )));
+        names.extend(given(class_or_annotation(
             p.map(|p| &p.wafv2_acl_name),
             a,
             suffix::WAFV2_ACL_NAME,
-        ));
-        waf.extend(
+        )));
+        // The deprecated `web-acl-id` counts only where `waf-acl-id` is absent.
+        waf.extend(given(
             ann::string(a, suffix::WAF_ACL_ID)
                 .or_else(|| ann::string(a, suffix::WEB_ACL_ID))
                 .map(String::from),
-        );
+        ));
         shield.extend(ann::bool(a, suffix::SHIELD_ADVANCED_PROTECTION).map_err(member_err(m))?);
     }
     let set_conflict = |what: &'static str| {
@@ -367,8 +372,12 @@ pub fn addons(members: &[ClassifiedIngress<'_>], cfg: &ModelConfig) -> Result<Ad
             format!("conflicting {what}: {}", go_list(all))
         }
     };
-    let arn = ensure_same(arns, set_conflict("WAFv2 WebACL ARNs"))?;
+    // A name anywhere in the group beats every ARN (upstream looks at ARNs only without names).
     let name = ensure_same(names, set_conflict("WAFv2 WebACL names"))?;
+    let arn = match name {
+        Some(_) => None,
+        None => ensure_same(arns, set_conflict("WAFv2 WebACL ARNs"))?,
+    };
     let waf = ensure_same(waf, set_conflict("WAFClassic WebACL IDs"))?;
     let shield = ensure_same(shield, |_, _, _| {
         "conflicting enable shield advanced protection".into()

@@ -179,7 +179,33 @@ fn load_balancer_settings_agree_or_fail_with_upstream_texts() {
         (
             a("shield-advanced-protection", "true"),
             a("shield-advanced-protection", "false"),
-            r#"err ingress: demo/web: alb.ingress.kubernetes.io/shield-advanced-protection: Shield Advanced protection is not deployed by this build of the controller yet; refused before any AWS change rather than served without it"#,
+            r#"err conflicting enable shield advanced protection"#,
+        ),
+        (a("shield-advanced-protection", "true"), String::new(), BOTH),
+        (
+            a("shield-advanced-protection", "maybe"),
+            String::new(),
+            r#"ok ["demo/other"] excluded ["demo/web: failed to parse bool annotation, alb.ingress.kubernetes.io/shield-advanced-protection: maybe: strconv.ParseBool: parsing \"maybe\": invalid syntax"]"#,
+        ),
+        (
+            a("wafv2-acl-arn", "arn:a"),
+            a("wafv2-acl-arn", "arn:b"),
+            r#"err conflicting WAFv2 WebACL ARNs: [arn:a arn:b]"#,
+        ),
+        (
+            a("wafv2-acl-name", "a"),
+            a("wafv2-acl-name", "b"),
+            r#"err conflicting WAFv2 WebACL names: [a b]"#,
+        ),
+        (
+            a("wafv2-acl-name", "a"),
+            a("wafv2-acl-arn", "arn:a") + &a("wafv2-acl-arn", "arn:b"),
+            BOTH,
+        ),
+        (
+            a("waf-acl-id", "w1"),
+            a("web-acl-id", "w2"),
+            r#"err conflicting WAFClassic WebACL IDs: [w1 w2]"#,
         ),
         (
             a("security-groups", "sg-1"),

@@ -1,5 +1,5 @@
-//! Inputs this build parses but does not deploy yet (frontend NLB, WAF / WAFv2 / Shield, ACM
-//! certificate discovery and creation, listener attributes, capacity reservation). Nothing is accepted and ignored: a member asking for one
+//! Inputs this build parses but does not deploy yet (ACM certificate creation). Nothing is
+//! accepted and ignored: a member asking for one
 //! fails to build with the annotation named, before any AWS call, so it keeps its last deployed
 //! configuration (or the group waits) instead of being served without what it asked for.
 
@@ -22,9 +22,6 @@ pub fn refuse(key: String, what: &str) -> Fail {
 /// Load-balancer level features of one member (its annotations and IngressClassParams).
 pub fn member_features(m: &ClassifiedIngress<'_>, cfg: &ModelConfig) -> Result<(), Fail> {
     let a = m.annotations();
-    let p = m.params.map(|p| &p.spec);
-    let set = |sfx: &str| ann::string(a, sfx).is_some();
-    let non_empty = |sfx: &str| ann::string(a, sfx).is_some_and(|v| !v.is_empty());
     if ann::bool(a, suffix::ENABLE_FRONTEND_NLB)?.unwrap_or(false) {
         return Err(refuse(
             ann::key(suffix::ENABLE_FRONTEND_NLB),
@@ -37,39 +34,6 @@ pub fn member_features(m: &ClassifiedIngress<'_>, cfg: &ModelConfig) -> Result<(
         return Err(refuse(
             ann::key(suffix::CREATE_ACM_CERT),
             "ACM certificate creation",
-        ));
-    }
-    if cfg.enable_wafv2 {
-        if p.is_some_and(|p| !p.wafv2_acl_arn.is_empty() || !p.wafv2_acl_name.is_empty()) {
-            return Err(refuse(
-                "IngressClassParams spec.wafv2AclArn/wafv2AclName".into(),
-                "a WAFv2 web ACL association",
-            ));
-        }
-        // Upstream acts on a present but empty ARN (it disassociates); an empty name is ignored.
-        for (sfx, present) in [
-            (suffix::WAFV2_ACL_ARN, set(suffix::WAFV2_ACL_ARN)),
-            (suffix::WAFV2_ACL_NAME, non_empty(suffix::WAFV2_ACL_NAME)),
-        ] {
-            if present {
-                return Err(refuse(ann::key(sfx), "a WAFv2 web ACL association"));
-            }
-        }
-    }
-    if cfg.enable_waf {
-        for sfx in [suffix::WAF_ACL_ID, suffix::WEB_ACL_ID] {
-            if non_empty(sfx) {
-                return Err(refuse(
-                    ann::key(sfx),
-                    "a WAF Classic (regional) web ACL association",
-                ));
-            }
-        }
-    }
-    if cfg.enable_shield && ann::bool(a, suffix::SHIELD_ADVANCED_PROTECTION)?.is_some() {
-        return Err(refuse(
-            ann::key(suffix::SHIELD_ADVANCED_PROTECTION),
-            "Shield Advanced protection",
         ));
     }
     Ok(())

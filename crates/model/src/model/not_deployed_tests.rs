@@ -93,25 +93,112 @@ fn baseline_builds_both_members() {
 }
 
 #[test]
-fn load_balancer_addons_are_refused_not_ignored() {
+fn frontend_nlb_is_refused_not_ignored() {
+    assert_refused(
+        &a("enable-frontend-nlb", "true"),
+        "alb.ingress.kubernetes.io/enable-frontend-nlb",
+    );
+    assert!(build(&a("enable-frontend-nlb", "false"), &cfg())
+        .unwrap()
+        .excluded_members
+        .is_empty());
+}
+
+/// Each WAF / Shield annotation reaches the stack's add-ons (deployed after the load balancer);
+/// the case fails if the annotation is ignored.
+#[test]
+fn load_balancer_addons_are_carried_to_the_deployer() {
+    use super::super::Addons;
     let arn = "arn:aws:wafv2:us-west-2:111122223333:regional/webacl/w/1";
-    for (key, value) in [
-        ("wafv2-acl-arn", arn),
-        ("wafv2-acl-arn", "none"),
-        ("wafv2-acl-arn", ""),
-        ("wafv2-acl-name", "my-acl"),
-        ("waf-acl-id", "0123-abcd"),
-        ("web-acl-id", "0123-abcd"),
-        ("shield-advanced-protection", "true"),
-        ("shield-advanced-protection", "false"),
-        ("enable-frontend-nlb", "true"),
-    ] {
-        assert_refused(&a(key, value), &format!("alb.ingress.kubernetes.io/{key}"));
+    let cases: [(&str, &str, Addons); 8] = [
+        (
+            "wafv2-acl-arn",
+            arn,
+            Addons {
+                wafv2_acl_arn: Some(arn.into()),
+                ..Default::default()
+            },
+        ),
+        (
+            "wafv2-acl-arn",
+            "none",
+            Addons {
+                wafv2_acl_arn: Some("none".into()),
+                ..Default::default()
+            },
+        ),
+        (
+            "wafv2-acl-name",
+            "my-acl",
+            Addons {
+                wafv2_acl_name: Some("my-acl".into()),
+                ..Default::default()
+            },
+        ),
+        (
+            "wafv2-acl-name",
+            "none",
+            Addons {
+                wafv2_acl_name: Some("none".into()),
+                ..Default::default()
+            },
+        ),
+        (
+            "waf-acl-id",
+            "0123-abcd",
+            Addons {
+                waf_regional_acl_id: Some("0123-abcd".into()),
+                ..Default::default()
+            },
+        ),
+        (
+            "web-acl-id",
+            "0123-abcd",
+            Addons {
+                waf_regional_acl_id: Some("0123-abcd".into()),
+                ..Default::default()
+            },
+        ),
+        (
+            "shield-advanced-protection",
+            "true",
+            Addons {
+                shield_advanced_protection: Some(true),
+                ..Default::default()
+            },
+        ),
+        (
+            "shield-advanced-protection",
+            "false",
+            Addons {
+                shield_advanced_protection: Some(false),
+                ..Default::default()
+            },
+        ),
+    ];
+    for (key, value, want) in cases {
+        let s = build(&a(key, value), &cfg()).unwrap_or_else(|e| panic!("{key}: {e}"));
+        assert!(
+            s.excluded_members.is_empty(),
+            "{key}: {:?}",
+            s.excluded_members
+        );
+        assert_eq!(s.addons, want, "{key}: {value}");
     }
+    // A name beats an ARN; `waf-acl-id` beats the deprecated `web-acl-id`.
+    let s = build(
+        &(a("wafv2-acl-arn", arn) + &a("wafv2-acl-name", "n")),
+        &cfg(),
+    )
+    .unwrap();
+    assert_eq!(s.addons.wafv2_acl_name.as_deref(), Some("n"));
+    assert_eq!(s.addons.wafv2_acl_arn, None);
+    let s = build(&(a("waf-acl-id", "new") + &a("web-acl-id", "old")), &cfg()).unwrap();
+    assert_eq!(s.addons.waf_regional_acl_id.as_deref(), Some("new"));
 }
 
 #[test]
-fn disabled_addons_and_empty_values_stay_accepted_as_upstream_ignores_them() {
+fn disabled_addons_and_empty_values_leave_the_load_balancer_alone() {
     let mut c = cfg();
     c.enable_wafv2 = false;
     c.enable_waf = false;
@@ -121,13 +208,12 @@ fn disabled_addons_and_empty_values_stay_accepted_as_upstream_ignores_them() {
         + &a("shield-advanced-protection", "true");
     let s = build(&extra, &c).unwrap();
     assert!(s.excluded_members.is_empty(), "{:?}", s.excluded_members);
-    // Upstream ignores an empty WAFv2 name and an empty WAF Classic id.
-    let s = build(&(a("wafv2-acl-name", "") + &a("waf-acl-id", "")), &cfg()).unwrap();
+    assert!(s.addons.is_empty(), "{:?}", s.addons);
+    // Empty values ask for nothing (upstream disassociates on an empty ARN, against its docs).
+    let extra = a("wafv2-acl-name", "") + &a("waf-acl-id", "") + &a("wafv2-acl-arn", "");
+    let s = build(&extra, &cfg()).unwrap();
     assert!(s.excluded_members.is_empty(), "{:?}", s.excluded_members);
-    assert!(build(&a("enable-frontend-nlb", "false"), &cfg())
-        .unwrap()
-        .excluded_members
-        .is_empty());
+    assert!(s.addons.is_empty(), "{:?}", s.addons);
 }
 
 #[test]
@@ -141,10 +227,7 @@ fn listener_and_rule_features_are_refused_not_ignored() {
 
 #[test]
 fn a_lone_member_with_an_undeployable_annotation_fails_the_whole_build() {
-    let yaml_extra = a(
-        "wafv2-acl-arn",
-        "arn:aws:wafv2:us-west-2:1:regional/webacl/w/1",
-    );
+    let yaml_extra = a("enable-frontend-nlb", "true");
     let only_web = BASE
         .replace("EXTRA\n", &yaml_extra)
         .split("\n---\n")
@@ -162,7 +245,51 @@ fn a_lone_member_with_an_undeployable_annotation_fails_the_whole_build() {
     )
     .unwrap_err();
     assert!(
-        err.to_string().starts_with("ingress: demo/web: alb.ingress.kubernetes.io/wafv2-acl-arn: a WAFv2 web ACL association is not deployed"),
+        err.to_string().starts_with("ingress: demo/web: alb.ingress.kubernetes.io/enable-frontend-nlb: a frontend NLB in front of the ALB is not deployed"),
         "{err}"
     );
+}
+
+/// IngressClassParams `wafv2AclName` / `wafv2AclArn` override the member's annotations.
+#[test]
+fn class_params_web_acl_beats_the_annotation() {
+    let yaml = r#"
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: alb}
+spec:
+  controller: ingress.k8s.aws/alb
+  parameters: {apiGroup: elbv2.k8s.aws, kind: IngressClassParams, name: waf}
+---
+apiVersion: elbv2.k8s.aws/v1beta1
+kind: IngressClassParams
+metadata: {name: waf}
+spec: {wafv2AclName: class-acl}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: demo}
+spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: demo
+  annotations:
+    alb.ingress.kubernetes.io/wafv2-acl-name: annotation-acl
+spec:
+  ingressClassName: alb
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"#;
+    let mut objs = ClusterObjects::default();
+    add_manifests(&mut objs, yaml, Path::new("t.yaml")).unwrap();
+    let (groups, errors) = load_groups(&objs, &cfg().ingress_class);
+    assert!(errors.is_empty(), "{errors:?}");
+    let g = groups.values().next().unwrap();
+    let s = build_stack(g, &objs, &cfg(), &BuildEnv::default()).unwrap();
+    assert_eq!(s.addons.wafv2_acl_name.as_deref(), Some("class-acl"));
 }

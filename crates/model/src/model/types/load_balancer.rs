@@ -102,7 +102,9 @@ impl SubnetMapping {
     }
 }
 
-/// WAF / Shield settings (carried; needs AWS services not yet called: see warnings).
+/// WAF / Shield settings of the load balancer; `None` leaves that add-on as it is, `"none"` /
+/// `false` removes it. A WAFv2 name is resolved to its ARN by the deployer (a name beats an ARN:
+/// the model carries no ARN when a name is given).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Addons {
