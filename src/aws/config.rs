@@ -105,6 +105,7 @@ pub fn endpoint_for(endpoints: &BTreeMap<String, String>, service: Service) -> O
     let wanted: &[&str] = match service {
         Service::ElbV2 => &["elasticloadbalancing", "elasticloadbalancingv2", "elbv2"],
         Service::Ec2 => &["ec2"],
+        Service::Acm => &["acm"],
     };
     endpoints
         .iter()

@@ -5,6 +5,7 @@
 //! same against AWS and against the fake. Pagination and chunking (RegisterTargets in 200s,
 //! DescribeTags in 20s) are folded in: one trait call may be several AWS requests.
 
+pub mod acm;
 pub mod caller;
 pub mod config;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod fence;
 pub mod metrics;
 pub mod retry;
 pub mod sdk;
+mod sdk_acm;
 mod sdk_ec2;
 mod sdk_elbv2;
 mod sdk_elbv2_convert;
@@ -26,6 +28,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub use acm::Acm;
 pub use caller::Caller;
 pub use config::{
     build, build_fenced, build_with_roles, parse_api_endpoints, AwsConfig, ResolvedCloud,
@@ -33,6 +36,7 @@ pub use config::{
 pub use error::{AwsError, Result};
 pub use fence::Fence;
 pub use metrics::AwsMetrics;
+pub use sdk_acm::{build_acm, SdkAcm};
 pub use types::*;
 
 /// Most targets AWS accepts in one RegisterTargets/DeregisterTargets request.

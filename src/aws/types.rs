@@ -19,6 +19,7 @@ pub type Attributes = BTreeMap<String, String>;
 pub enum Service {
     ElbV2,
     Ec2,
+    Acm,
 }
 
 impl Service {
@@ -26,6 +27,7 @@ impl Service {
         match self {
             Service::ElbV2 => "Elastic Load Balancing v2",
             Service::Ec2 => "EC2",
+            Service::Acm => "ACM",
         }
     }
 }

@@ -10,6 +10,7 @@
 //! TargetGroupBinding objects are not written here: [`DeployResult::target_group_bindings`]
 //! carries their specs with the target-group ARNs and security-group ids filled in.
 
+pub mod cert_discovery;
 mod error;
 pub mod frontend_nlb;
 pub mod ip_pools;
@@ -30,6 +31,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use cert_discovery::CertDiscovery;
 pub use error::{Error, Result};
 pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
@@ -52,6 +54,7 @@ pub struct Deployer {
     delete_timeout: Duration,
     tag_cache: tags::TagCache,
     backend_sg: tokio::sync::Mutex<Option<String>>,
+    cert_discovery: Option<Arc<CertDiscovery>>,
 }
 
 /// What a deploy produced, for the reconciler (Ingress status, TargetGroupBindings).
@@ -96,7 +99,14 @@ impl Deployer {
             delete_timeout: Duration::from_secs(120),
             tag_cache: tags::TagCache::default(),
             backend_sg: tokio::sync::Mutex::new(None),
+            cert_discovery: None,
         }
+    }
+
+    /// Where HTTPS listeners without explicit certificates find theirs (ACM discovery).
+    pub fn with_cert_discovery(mut self, discovery: Arc<CertDiscovery>) -> Self {
+        self.cert_discovery = Some(discovery);
+        self
     }
 
     /// `--external-managed-tags`: keys never added or removed.
@@ -172,6 +182,10 @@ impl Deployer {
         }
         // Refused whole before the first call: never a half-built stack.
         preflight::check(stack)?;
+        // Certificates found in ACM (reads only) before the first write: a host without one
+        // leaves AWS untouched. Already done when the reconciler resolved them first.
+        let discovered = self.resolve_certificates(stack).await?;
+        let stack: &Stack = &discovered;
         // Names resolved before the first write: a missing trust store leaves nothing half-built.
         let trust_store_arns = self.resolve_trust_stores(stack).await?;
         let kind = stack.kind;

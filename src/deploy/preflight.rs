@@ -26,12 +26,6 @@ pub fn check(stack: &Stack) -> Result<()> {
         return unsupported("WAF / WAFv2 / Shield associations".into());
     }
     for l in &stack.listeners {
-        if l.certificates.is_empty() && l.certificate_discovery_hosts.is_some() {
-            return unsupported(format!(
-                "certificate discovery through ACM for listener {}",
-                l.port
-            ));
-        }
         if let Some(what) = l.default_actions.iter().find_map(action_need) {
             return unsupported(format!("{what} on listener {}", l.port));
         }

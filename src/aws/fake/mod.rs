@@ -4,6 +4,7 @@
 //! request, and injects faults (throttling, 5xx, latency, failing the N-th request).
 //! Requests go through the same [`Caller`] (limiter, retries, metrics) as the SDK ones.
 
+mod acm;
 mod ec2;
 mod ec2_filters;
 mod ec2_sg;
@@ -16,6 +17,7 @@ mod filter;
 mod roles;
 mod state;
 
+pub use acm::{FakeAcm, FakeCertificate};
 pub use roles::FakeRoles;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::metrics::{ControllerMetrics, Outcome, Reconciles};
 use crate::aws::{AwsMetrics, Ec2, ElbV2};
-use crate::deploy::Deployer;
+use crate::deploy::{CertDiscovery, Deployer};
 use crate::model::{GroupId, ModelConfig, ModelError};
 use crate::watch::Watches;
 use objects::Stores;
@@ -66,6 +66,9 @@ pub struct IngressConfig {
     /// How deletes of in-use security groups / target groups are retried (interval, timeout);
     /// `None` keeps the deployer's defaults (2 s for 2 min).
     pub delete_retry: Option<(Duration, Duration)>,
+    /// ACM certificate discovery for HTTPS listeners without `certificate-arn` (`None`: such a
+    /// group fails to build, no ACM client being there to ask).
+    pub cert_discovery: Option<Arc<CertDiscovery>>,
 }
 
 impl Default for IngressConfig {
@@ -81,6 +84,7 @@ impl Default for IngressConfig {
             metrics: None,
             controller_metrics: ControllerMetrics::default(),
             delete_retry: None,
+            cert_discovery: None,
         }
     }
 }
@@ -178,6 +182,9 @@ pub async fn lead(
         .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"));
     if let Some((interval, timeout)) = cfg.delete_retry {
         deployer = deployer.with_delete_retry(interval, timeout);
+    }
+    if let Some(d) = &cfg.cert_discovery {
+        deployer = deployer.with_cert_discovery(d.clone());
     }
     let ctx = Arc::new(Ctx {
         events: super::Events::new(client.clone(), &cfg.controller_name),

@@ -1,16 +1,13 @@
 //! Inputs this build parses but does not deploy yet (frontend NLB, WAF / WAFv2 / Shield, ACM
-//! certificate discovery and creation, OIDC, listener
-//! attributes, capacity reservation). Nothing is accepted and ignored: a member asking for one
-//! fails to build with the annotation named, before any AWS call, so it keeps its last deployed
-//! configuration (or the group waits) instead of being served without what it asked for.
-
-use std::collections::BTreeMap;
+//! certificate creation, OIDC, listener attributes, capacity reservation). Nothing is accepted
+//! and ignored: a member asking for one fails to build with the annotation named, before any AWS
+//! call, so it keeps its last deployed configuration (or the group waits) instead of being
+//! served without what it asked for. (ACM certificate discovery is deployed: see the listener's
+//! `certificate_discovery`.)
 
 use super::config::ModelConfig;
 use super::error::Fail;
 use super::group::ClassifiedIngress;
-use super::listener::PortConfig;
-use super::types::Protocol;
 use crate::annotations::{self as ann, suffix};
 
 /// The refusal for `what`, set by the annotation (or class field) `key`.
@@ -72,22 +69,6 @@ pub fn member_features(m: &ClassifiedIngress<'_>, cfg: &ModelConfig) -> Result<(
             ann::key(suffix::SHIELD_ADVANCED_PROTECTION),
             "Shield Advanced protection",
         ));
-    }
-    Ok(())
-}
-
-/// Listener level features of one member's `listen-ports`.
-pub fn listener_features(ports: &BTreeMap<i32, PortConfig>) -> Result<(), Fail> {
-    for (port, c) in ports {
-        if c.protocol == Some(Protocol::Https) && c.certificates.is_empty() {
-            if let Some(hosts) = &c.discovery_hosts {
-                let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
-                return Err(refuse(
-                    ann::key(suffix::CERTIFICATE_ARN),
-                    &format!("HTTPS listener {port} has no certificate-arn: ACM certificate discovery for hosts [{}]", hosts.join(" ")),
-                ));
-            }
-        }
     }
     Ok(())
 }
