@@ -244,3 +244,65 @@ async fn fake_discovery_fails_before_any_call_then_converges() {
     d.deploy(&stack).await.unwrap();
     assert_eq!(write_ops(&fake), Vec::<String>::new());
 }
+
+/// The real client against moto: ListTagsForCertificate (gate `EnableCertificateManagement`)
+/// leaves out certificates carrying the controller's stack tag keys, and every ACM request is
+/// counted under upstream's service ID `ACM`.
+#[tokio::test]
+async fn moto_managed_certificates_are_not_discovered_and_calls_are_metered() {
+    use aws_load_balancer_controller::aws::AwsMetrics;
+    use prometheus_client::registry::Registry;
+    // Keys from the environment, as `moto_cloud::clients` sets them for every moto test.
+    std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
+    std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
+    let moto = Moto::start();
+    let acm = raw_acm(&moto);
+    let user = import(&acm, &["a.example.com"]).await;
+    let managed = import(&acm, &["a.example.com"]).await;
+    let tag = |k: &str, v: &str| {
+        aws_sdk_acm::types::Tag::builder()
+            .key(k)
+            .value(v)
+            .build()
+            .unwrap()
+    };
+    acm.add_tags_to_certificate()
+        .certificate_arn(&managed)
+        .tags(tag("elbv2.k8s.aws/cluster", "prod"))
+        .tags(tag("ingress.k8s.aws/stack", "ns/other"))
+        .send()
+        .await
+        .unwrap();
+    let mut registry = Registry::default();
+    let metrics = AwsMetrics::register(&mut registry);
+    let cfg = AwsConfig {
+        region: Some("us-west-2".into()),
+        api_endpoints: parse_api_endpoints(&format!("acm={}", moto.endpoint)).unwrap(),
+        ..Default::default()
+    };
+    let client = build_acm(&cfg, "us-west-2", Some(metrics)).await;
+    let hosts = vec!["a.example.com".to_string()];
+    let gated = CertDiscovery::new(client.clone()).with_managed_excluded(true);
+    assert_eq!(gated.discover(&hosts).await.unwrap(), vec![user.clone()]);
+    let mut both = vec![user, managed];
+    both.sort();
+    assert_eq!(
+        CertDiscovery::new(client).discover(&hosts).await.unwrap(),
+        both
+    );
+
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    for op in [
+        "ListCertificates",
+        "ListTagsForCertificate",
+        "DescribeCertificate",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with("aws_api_calls_total{")
+                && l.contains("service=\"ACM\"")
+                && l.contains(&format!("operation=\"{op}\""))),
+            "{op} not counted under ACM:\n{text}"
+        );
+    }
+}
