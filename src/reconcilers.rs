@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::aws::{self, AssumeRole, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
+use crate::aws::{self, Acm, AssumeRole, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
 use crate::config::Config;
 use crate::controller::ingress::{self, IngressConfig};
 use crate::controller::leader::{self, LeaderConfig, Leadership};
 use crate::controller::metrics::ControllerMetrics;
 use crate::controller::service::{self, ServiceConfig};
 use crate::controller::tgb::{self, TgbConfig};
+use crate::deploy::CertDiscovery;
 use crate::watch::Watches;
 use crate::webhook::indexes::TgbIndex;
 use crate::webhook::late::LateSlot;
@@ -27,6 +28,8 @@ pub struct Cloud {
     pub ec2: Arc<dyn Ec2>,
     /// ELBv2 clients of cross-account TargetGroupBindings (`iamRoleArnToAssume`).
     pub roles: Arc<dyn AssumeRole>,
+    /// ACM, for certificate discovery (reads only).
+    pub acm: Arc<dyn Acm>,
     pub resolved: ResolvedCloud,
     /// CIDRs of the VPC (pod IPs outside them register with `AvailabilityZone: all`).
     pub vpc_cidrs: Vec<ipnet::IpNet>,
@@ -63,10 +66,13 @@ pub async fn resolve_aws(
             )
             .await
             .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
+            let acm =
+                aws::build_acm(&AwsConfig::from(cfg), &resolved.region, metrics.clone()).await;
             Ok::<_, aws::AwsError>(Cloud {
                 elbv2,
                 ec2,
                 roles,
+                acm,
                 resolved,
                 vpc_cidrs,
                 metrics: metrics.clone(),
@@ -89,6 +95,16 @@ pub async fn resolve_aws(
         }
         delay = (delay * 2).min(Duration::from_secs(30));
     }
+}
+
+/// ACM certificate discovery as the flags set it (`--allowed-certificate-authority-arns`, gate
+/// `EnableCertificateManagement`); also used by `diff`.
+pub fn cert_discovery(cfg: &Config, acm: Arc<dyn Acm>) -> Arc<CertDiscovery> {
+    Arc::new(
+        CertDiscovery::new(acm)
+            .with_allowed_ca_arns(cfg.allowed_certificate_authority_arns.clone())
+            .with_managed_excluded(cfg.gate("EnableCertificateManagement")),
+    )
 }
 
 /// The TargetGroupBinding webhooks' slots, filled once AWS is ready.
@@ -164,6 +180,7 @@ async fn run_leading(
             metrics: cloud.metrics.clone(),
             controller_metrics: metrics.clone(),
             addons: cloud.addons.clone(),
+            cert_discovery: Some(cert_discovery(&cfg, cloud.acm.clone())),
             ..IngressConfig::from(&*cfg)
         },
         token.clone(),

@@ -108,6 +108,7 @@ pub fn endpoint_for(endpoints: &BTreeMap<String, String>, service: Service) -> O
         Service::WafV2 => &["wafv2"],
         Service::WafRegional => &["wafregional"],
         Service::Shield => &["shield"],
+        Service::Acm => &["acm"],
     };
     endpoints
         .iter()

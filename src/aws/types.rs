@@ -22,6 +22,7 @@ pub enum Service {
     WafV2,
     WafRegional,
     Shield,
+    Acm,
 }
 
 impl Service {
@@ -32,6 +33,7 @@ impl Service {
             Service::WafV2 => "WAFV2",
             Service::WafRegional => "WAF Regional",
             Service::Shield => "Shield",
+            Service::Acm => "ACM",
         }
     }
 }

@@ -12,9 +12,10 @@ use crate::aws::{self, ListenerSpec};
 use crate::model;
 
 pub fn spec(l: &model::Listener, r: &Resolved) -> Result<ListenerSpec> {
-    if l.certificates.is_empty() && l.certificate_discovery_hosts.is_some() {
-        return Err(Error::Unsupported(format!(
-            "certificate discovery through ACM for listener {}",
+    // `Deployer::resolve_certificates` runs before any write; never deploy explicit ones only.
+    if !l.certificate_discovery.is_empty() {
+        return Err(Error::Invalid(format!(
+            "listener {}: its ACM certificates were not discovered",
             l.port
         )));
     }

@@ -13,6 +13,7 @@
 //! carries their specs with the target-group ARNs and security-group ids filled in.
 
 pub mod addons;
+pub mod cert_discovery;
 mod error;
 pub mod frontend_nlb;
 pub mod ip_pools;
@@ -37,6 +38,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use cert_discovery::CertDiscovery;
 pub use error::{Error, Result};
 pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
@@ -62,6 +64,7 @@ pub struct Deployer {
     /// OIDC client secrets last sent, by listener/rule (AWS never describes them).
     oidc_secrets: oidc_secrets::SentSecrets,
     addons: addons::Addons,
+    cert_discovery: Option<Arc<CertDiscovery>>,
 }
 
 /// What a deploy produced, for the reconciler (Ingress status, TargetGroupBindings).
@@ -108,6 +111,7 @@ impl Deployer {
             backend_sg: tokio::sync::Mutex::new(None),
             oidc_secrets: Default::default(),
             addons: addons::Addons::default(),
+            cert_discovery: None,
         }
     }
 
@@ -115,6 +119,12 @@ impl Deployer {
     /// without one, a stack asking for that add-on is refused before any write.
     pub fn with_addons(mut self, clients: crate::aws::AddonClients) -> Self {
         self.addons = addons::Addons::new(clients);
+        self
+    }
+
+    /// Where HTTPS listeners without explicit certificates find theirs (ACM discovery).
+    pub fn with_cert_discovery(mut self, discovery: Arc<CertDiscovery>) -> Self {
+        self.cert_discovery = Some(discovery);
         self
     }
 
@@ -193,6 +203,10 @@ impl Deployer {
         preflight::check(stack)?;
         // Add-on names and the Shield subscription resolved before the first write too.
         let addon_plan = self.prepare_addons(stack).await?;
+        // Certificates found in ACM (reads only) before the first write: a host without one
+        // leaves AWS untouched. Already done when the reconciler resolved them first.
+        let discovered = self.resolve_certificates(stack).await?;
+        let stack: &Stack = &discovered;
         // Names resolved before the first write: a missing trust store leaves nothing half-built.
         let trust_store_arns = self.resolve_trust_stores(stack).await?;
         let kind = stack.kind;

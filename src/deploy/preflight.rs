@@ -22,12 +22,6 @@ fn action_need(a: &Action) -> Option<&'static str> {
 pub fn check(stack: &Stack) -> Result<()> {
     let unsupported = |what: String| Err(Error::Unsupported(what));
     for l in &stack.listeners {
-        if l.certificates.is_empty() && l.certificate_discovery_hosts.is_some() {
-            return unsupported(format!(
-                "certificate discovery through ACM for listener {}",
-                l.port
-            ));
-        }
         if let Some(what) = l.default_actions.iter().find_map(action_need) {
             return unsupported(format!("{what} on listener {}", l.port));
         }

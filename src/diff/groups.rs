@@ -178,6 +178,13 @@ async fn deploy_group(
     }
     let stack = model::build_stack(g, objs, &env.cfg.model, &BuildEnv::default())
         .map_err(|e| format!("Failed build model due to {e}"))?;
+    // ACM discovery is part of upstream's model build (real reads, nothing written).
+    let stack = env
+        .deployer
+        .resolve_certificates(&stack)
+        .await
+        .map_err(|e| format!("Failed build model due to {e}"))?
+        .into_owned();
     let deployed = env
         .deployer
         .deploy(&stack)

@@ -133,6 +133,9 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     let recorder = Arc::new(Recorder::new(elbv2, ec2).with_addons(addons.clone()));
     let addons = recorder.addons_view(&addons);
     let icfg = IngressConfig::from(cfg);
+    // ACM is only read (certificate discovery): real calls, nothing to record.
+    let acm =
+        crate::aws::build_acm(&crate::aws::AwsConfig::from(cfg), &resolved.region, None).await;
     let deployer = Deployer::new(
         recorder.clone(),
         recorder.clone(),
@@ -142,6 +145,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     .with_external_managed_tags(icfg.model.external_managed_tags.clone())
     .with_listener_rules_tagging(icfg.model.gate("ListenerRulesTagging"))
     .with_addons(addons.clone())
+    .with_cert_discovery(crate::reconcilers::cert_discovery(cfg, acm.clone()))
     // A pretended delete never frees anything, so waiting for it would only stall.
     .with_delete_retry(
         std::time::Duration::from_millis(1),
@@ -183,6 +187,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
             elbv2: recorder.clone(),
             ec2: recorder.clone(),
             roles: Arc::new(roles::RecordedRoles::diff(roles, recorder.clone())),
+            acm,
             resolved,
             vpc_cidrs,
             metrics: None,

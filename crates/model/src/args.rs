@@ -99,7 +99,7 @@ pub struct ClusterArgs {
     /// Security group tags that select target ENI security groups (k=v,...).
     #[arg(long, default_value = "")]
     pub service_target_eni_security_group_tags: String,
-    /// Only allow certificates from these CAs (comma-separated ARNs). [accepted for compatibility; not acted on by this build yet]
+    /// ACM certificate discovery uses only certificates of these private CAs (comma-separated ARNs).
     #[arg(long, default_value = "")]
     pub allowed_certificate_authority_arns: String,
     /// Default private CA for certificates. [accepted for compatibility; not acted on by this build yet]

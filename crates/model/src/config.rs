@@ -98,6 +98,8 @@ pub struct Config {
     pub enable_wafv2: bool,
     pub enable_shield: bool,
     pub service_target_eni_sg_tags: BTreeMap<String, String>,
+    /// `--allowed-certificate-authority-arns`: ACM discovery uses only these CAs' certificates.
+    pub allowed_certificate_authority_arns: Vec<String>,
     pub aws_region: Option<String>,
     pub aws_vpc_id: Option<String>,
     pub aws_vpc_tags: BTreeMap<String, String>,
@@ -309,6 +311,7 @@ impl Config {
             enable_wafv2: c.enable_wafv2,
             enable_shield: c.enable_shield,
             service_target_eni_sg_tags,
+            allowed_certificate_authority_arns: parse_list(&c.allowed_certificate_authority_arns),
             aws_region: non_empty(&aws.aws_region),
             aws_vpc_id,
             aws_vpc_tags: string_map("aws-vpc-tags", &aws.aws_vpc_tags)?,

@@ -5,6 +5,7 @@
 //! Requests go through the same [`Caller`] (limiter, retries, metrics) as the SDK ones.
 
 mod addons;
+mod acm;
 mod ec2;
 mod ec2_filters;
 mod ec2_sg;
@@ -17,6 +18,7 @@ mod filter;
 mod roles;
 mod state;
 
+pub use acm::{FakeAcm, FakeCertificate};
 pub use roles::FakeRoles;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::metrics::{ControllerMetrics, Outcome, Reconciles};
 use crate::aws::{AwsMetrics, Ec2, ElbV2};
-use crate::deploy::Deployer;
+use crate::deploy::{CertDiscovery, Deployer};
 use crate::model::{GroupId, ModelConfig, ModelError};
 use crate::watch::Watches;
 use objects::Stores;
@@ -71,6 +71,9 @@ pub struct IngressConfig {
     pub delete_retry: Option<(Duration, Duration)>,
     /// WAFv2 / WAF Classic / Shield clients of the deployer (those enabled by the flags).
     pub addons: crate::aws::AddonClients,
+    /// ACM certificate discovery for HTTPS listeners without `certificate-arn` (`None`: such a
+    /// group fails to build, no ACM client being there to ask).
+    pub cert_discovery: Option<Arc<CertDiscovery>>,
 }
 
 impl Default for IngressConfig {
@@ -87,6 +90,7 @@ impl Default for IngressConfig {
             controller_metrics: ControllerMetrics::default(),
             delete_retry: None,
             addons: Default::default(),
+            cert_discovery: None,
         }
     }
 }
@@ -187,6 +191,9 @@ pub async fn lead(
         .with_addons(cfg.addons.clone());
     if let Some((interval, timeout)) = cfg.delete_retry {
         deployer = deployer.with_delete_retry(interval, timeout);
+    }
+    if let Some(d) = &cfg.cert_discovery {
+        deployer = deployer.with_cert_discovery(d.clone());
     }
     let ctx = Arc::new(Ctx {
         events: super::Events::new(client.clone(), &cfg.controller_name),

@@ -11,6 +11,7 @@
 
 mod plan_annotation;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::time::Duration;
@@ -167,8 +168,18 @@ async fn deploy_group(
     .await;
     warned(ctx, &members, Failed::AddFinalizer, added).await?;
     // 2. Model; a member whose own edit fails keeps its last deployed configuration.
+    // ACM certificate discovery belongs to upstream's model build (reads only): a host without
+    // a certificate is a `FailedBuildModel` of the whole group, before any AWS write.
     let built = staged(ctx, "build_model", async {
-        ctx.last_good.build(group, objs, &ctx.cfg.model)
+        let mut built = ctx.last_good.build(group, objs, &ctx.cfg.model)?;
+        let discovered = match ctx.deployer.resolve_certificates(&built.stack).await? {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(_) => None,
+        };
+        if let Some(s) = discovered {
+            built.stack = s;
+        }
+        Ok::<_, IngressError>(built)
     })
     .await;
     let built = warned(ctx, &members, Failed::BuildModel, built).await?;

@@ -57,10 +57,16 @@ fn policy_allows_every_operation_the_sdk_clients_call() {
     for (file, service) in [
         ("src/aws/sdk_elbv2.rs", "elasticloadbalancing"),
         ("src/aws/sdk_ec2.rs", "ec2"),
+        ("src/aws/sdk_acm.rs", "acm"),
     ] {
         let ops = sdk_operations(file);
-        assert!(ops.len() > 5, "found too few SDK calls in {file}: {ops:?}");
+        assert!(ops.len() >= 2, "found too few SDK calls in {file}: {ops:?}");
         for op in ops {
+            // Only with the gate EnableCertificateManagement, whose permissions upstream ships
+            // in a policy of their own (iam_policy_acm_certs.json), as we leave them out here.
+            if op == "ListTagsForCertificate" {
+                continue;
+            }
             let action = format!("{service}:{op}");
             assert!(
                 allowed.contains(&action),

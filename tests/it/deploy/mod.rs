@@ -4,6 +4,7 @@
 
 mod addons;
 pub mod addons_moto;
+mod acm_discovery;
 mod faults;
 mod frontend_nlb;
 mod functional;

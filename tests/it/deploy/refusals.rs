@@ -2,6 +2,7 @@
 //! call: no security group, target group or load balancer is left half-built.
 
 use aws_load_balancer_controller::deploy::Error;
+use aws_load_balancer_controller::model::MemberCertificates;
 
 use super::functional::{deployer, inventory};
 use super::*;
@@ -14,7 +15,12 @@ async fn undeployable_stacks_make_no_aws_write_at_all() {
     let d = deployer(&fake, &vpc);
     let mut cases: Vec<(&str, Stack)> = Vec::new();
     let mut s = base.clone();
-    s.listeners[0].certificate_discovery_hosts = Some(vec!["shop.example.com".into()]);
+    // Certificate discovery without an ACM client to ask (see acm_discovery.rs for with one).
+    s.listeners[0].certificate_discovery = vec![MemberCertificates {
+        ingress: "shop/api".into(),
+        certificates: vec![],
+        discovery_hosts: Some(vec!["shop.example.com".into()]),
+    }];
     cases.push(("ACM", s));
     let mut s = base.clone();
     s.addons.shield_advanced_protection = Some(true);

@@ -1,6 +1,7 @@
 //! The Ingress controller end to end in-process: the real `controller::ingress::run` against the
 //! in-memory API server, with AWS as FakeAws (call log, faults) or moto through the SDK.
 
+mod acm;
 mod fake;
 mod faults;
 mod moto;

@@ -178,9 +178,6 @@ impl GroupPorts {
         let mut per_member = Vec::new();
         for m in members {
             let ports = listener::member_ports(m).map_err(|f| f.on(&m.key()))?;
-            if !cfg.model_undeployed {
-                super::not_deployed::listener_features(&ports).map_err(|f| f.on(&m.key()))?;
-            }
             per_member.push(ports.keys().copied().collect());
             for (p, c) in ports {
                 per_port.entry(p).or_default().push((m.key(), c));
@@ -192,6 +189,7 @@ impl GroupPorts {
                 cfgs.iter().map(|(k, c)| (k.clone(), c)).collect();
             let pc = listener::merge(*port, &refs, &cfg.default_ssl_policy)
                 .map_err(ModelError::Group)?;
+            listener::ensure_certificate_source(*port, &pc).map_err(ModelError::Group)?;
             merged.insert(*port, pc);
         }
         Ok(GroupPorts { per_member, merged })

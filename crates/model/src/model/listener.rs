@@ -8,7 +8,7 @@ use super::agree::{ensure_same, go_list, group, member_err, merge_key, FirstSett
 use super::error::{Fail, ModelError};
 use super::group::ClassifiedIngress;
 pub(super) use super::mtls::mutual_authentication;
-use super::types::{MutualAuthentication, Protocol};
+use super::types::{merge_member_certificates, MemberCertificates, MutualAuthentication, Protocol};
 use crate::annotations::{self as ann, suffix};
 use crate::crd::ingress_class_params::ListenerProtocol;
 
@@ -24,6 +24,8 @@ pub struct PortConfig {
     pub certificates: Vec<String>,
     /// HTTPS without explicit certificates: hosts whose certificates ACM discovery must find.
     pub discovery_hosts: Option<BTreeSet<String>>,
+    /// Merged view, when a member needs discovery: each member's certificates or hosts.
+    pub certificate_discovery: Vec<MemberCertificates>,
     pub mtls: Option<MutualAuthentication>,
 }
 
@@ -145,6 +147,7 @@ pub fn member_ports(m: &ClassifiedIngress<'_>) -> Result<BTreeMap<i32, PortConfi
                     Vec::new()
                 },
                 discovery_hosts: if https { discovery.clone() } else { None },
+                certificate_discovery: Vec::new(),
                 mtls: if https {
                     mtls.get(&port).cloned()
                 } else {
@@ -189,15 +192,9 @@ pub fn merge(
     }
     let mut out = PortConfig {
         certificates: certificates(cfgs),
+        certificate_discovery: certificate_discovery(cfgs),
         ..PortConfig::default()
     };
-    for (_, c) in cfgs {
-        if let Some(hosts) = &c.discovery_hosts {
-            out.discovery_hosts
-                .get_or_insert_with(BTreeSet::new)
-                .extend(hosts.iter().cloned());
-        }
-    }
     out.protocol = agreed.protocol.value().flatten();
     let (v4, v6) = agreed.cidrs.value().unwrap_or_default();
     out.cidr_v4 = set(&v4).into_iter().cloned().collect();
@@ -275,26 +272,53 @@ impl Agreed {
     }
 }
 
-/// The first member's first certificate is the default; then every other certificate once,
-/// in member order (the default may reappear as an SNI certificate).
+/// The members' explicit certificates merged (see [`merge_member_certificates`]).
 fn certificates(cfgs: &[(String, &PortConfig)]) -> Vec<String> {
-    let mut out = Vec::new();
-    let default_idx = cfgs.iter().position(|(_, c)| !c.certificates.is_empty());
-    if let Some(i) = default_idx {
-        out.push(cfgs[i].1.certificates[0].clone());
+    let lists: Vec<&[String]> = cfgs
+        .iter()
+        .map(|(_, c)| c.certificates.as_slice())
+        .collect();
+    merge_member_certificates(&lists)
+}
+
+/// When a member needs discovery: every member's certificate source, in group order.
+fn certificate_discovery(cfgs: &[(String, &PortConfig)]) -> Vec<MemberCertificates> {
+    if cfgs.iter().all(|(_, c)| c.discovery_hosts.is_none()) {
+        return Vec::new();
     }
-    let mut seen = BTreeSet::new();
-    for (i, (_, c)) in cfgs.iter().enumerate() {
-        for (j, cert) in c.certificates.iter().enumerate() {
-            if Some(i) == default_idx && j == 0 {
-                continue;
-            }
-            if seen.insert(cert.clone()) {
-                out.push(cert.clone());
-            }
-        }
+    cfgs.iter()
+        .map(|(key, c)| MemberCertificates {
+            ingress: key.clone(),
+            certificates: c.certificates.clone(),
+            discovery_hosts: c
+                .discovery_hosts
+                .as_ref()
+                .map(|h| h.iter().cloned().collect()),
+        })
+        .collect()
+}
+
+/// An HTTPS listener without any certificate ARN whose members have no host to discover one
+/// for can never be created (ELBv2 requires a certificate); upstream finds that out at
+/// CreateListener, after the load balancer exists. Refused here, before any AWS call.
+pub fn ensure_certificate_source(port: i32, merged: &PortConfig) -> Result<(), String> {
+    let https = merged.protocol == Some(Protocol::Https);
+    let no_hosts = merged
+        .certificate_discovery
+        .iter()
+        .all(|m| m.discovery_hosts.as_ref().is_none_or(Vec::is_empty));
+    if https && merged.certificates.is_empty() && no_hosts {
+        let members: Vec<&str> = merged
+            .certificate_discovery
+            .iter()
+            .map(|m| m.ingress.as_str())
+            .collect();
+        return Err(format!(
+            "HTTPS listener on port {port} has no certificate: no certificate-arn, and no host in the rules or tls of [{}] to discover one for in ACM",
+            members.join(" ")
+        ));
     }
-    out
+    Ok(())
 }
 
 /// The HTTPS port HTTP listeners redirect to, if any; upstream's checks.

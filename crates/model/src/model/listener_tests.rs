@@ -128,3 +128,35 @@ fn the_first_conflict_in_member_order_is_reported() {
     let err = merged(&[("ns/a", &a), ("ns/c", &c)]).unwrap_err();
     assert!(err.contains("conflicting protocol"), "{err}");
 }
+
+/// Members without explicit certificates make the merged port carry every member's source in
+/// group order (explicit ARNs or hosts), for discovery to complete before the deploy.
+#[test]
+fn discovery_keeps_each_members_certificate_source_in_order() {
+    let mut a = pc(Protocol::Https);
+    a.discovery_hosts = Some(["b.example.com", "a.example.com"].map(String::from).into());
+    let mut b = pc(Protocol::Https);
+    b.certificates = strings(&["arn:b"]);
+    let m = merged(&[("ns/a", &a), ("ns/b", &b)]).unwrap();
+    assert_eq!(m.certificates, strings(&["arn:b"]));
+    assert_eq!(
+        m.certificate_discovery,
+        vec![
+            MemberCertificates {
+                ingress: "ns/a".into(),
+                certificates: vec![],
+                discovery_hosts: Some(strings(&["a.example.com", "b.example.com"])),
+            },
+            MemberCertificates {
+                ingress: "ns/b".into(),
+                certificates: strings(&["arn:b"]),
+                discovery_hosts: None,
+            },
+        ]
+    );
+    // Explicit certificates only: nothing to discover.
+    assert!(merged(&[("ns/b", &b)])
+        .unwrap()
+        .certificate_discovery
+        .is_empty());
+}

@@ -1,15 +1,11 @@
 //! Inputs this build parses but does not deploy yet (ACM certificate creation). Nothing is
-//! accepted and ignored: a member asking for one
-//! fails to build with the annotation named, before any AWS call, so it keeps its last deployed
-//! configuration (or the group waits) instead of being served without what it asked for.
-
-use std::collections::BTreeMap;
+//! accepted and ignored: a member asking for one fails to build with the annotation named,
+//! before any AWS call, so it keeps its last deployed configuration (or the group waits)
+//! instead of being served without what it asked for.
 
 use super::config::ModelConfig;
 use super::error::Fail;
 use super::group::ClassifiedIngress;
-use super::listener::PortConfig;
-use super::types::Protocol;
 use crate::annotations::{self as ann, suffix};
 
 /// The refusal for `what`, set by the annotation (or class field) `key`.
@@ -35,22 +31,6 @@ pub fn member_features(m: &ClassifiedIngress<'_>, cfg: &ModelConfig) -> Result<(
             ann::key(suffix::CREATE_ACM_CERT),
             "ACM certificate creation",
         ));
-    }
-    Ok(())
-}
-
-/// Listener level features of one member's `listen-ports`.
-pub fn listener_features(ports: &BTreeMap<i32, PortConfig>) -> Result<(), Fail> {
-    for (port, c) in ports {
-        if c.protocol == Some(Protocol::Https) && c.certificates.is_empty() {
-            if let Some(hosts) = &c.discovery_hosts {
-                let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
-                return Err(refuse(
-                    ann::key(suffix::CERTIFICATE_ARN),
-                    &format!("HTTPS listener {port} has no certificate-arn: ACM certificate discovery for hosts [{}]", hosts.join(" ")),
-                ));
-            }
-        }
     }
     Ok(())
 }

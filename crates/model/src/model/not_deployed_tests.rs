@@ -216,13 +216,62 @@ fn disabled_addons_and_empty_values_leave_the_load_balancer_alone() {
     assert!(s.addons.is_empty(), "{:?}", s.addons);
 }
 
+/// HTTPS without `certificate-arn` is no longer refused: the listener carries each member's
+/// certificate source in group order for ACM discovery (fails if discovery is dropped or the
+/// refusal comes back).
 #[test]
-fn listener_and_rule_features_are_refused_not_ignored() {
-    // HTTPS without certificate-arn: ACM discovery by host.
-    assert_refused(
-        &a("listen-ports", r#"[{"HTTPS": 443}]"#),
-        "alb.ingress.kubernetes.io/certificate-arn",
+fn https_without_certificate_arn_is_modelled_for_acm_discovery() {
+    let s = build(&a("listen-ports", r#"[{"HTTPS": 443}]"#), &cfg()).unwrap();
+    assert!(s.excluded_members.is_empty(), "{:?}", s.excluded_members);
+    let l = s.listeners.iter().find(|l| l.port == 443).unwrap();
+    assert!(l.certificates.is_empty());
+    let d = &l.certificate_discovery;
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].ingress, "demo/web");
+    assert_eq!(
+        d[0].discovery_hosts,
+        Some(vec!["shop.example.com".to_string()])
     );
+    // What `plan` prints for it.
+    let shown = serde_json::to_value(l).unwrap();
+    assert_eq!(
+        shown["certificateDiscovery"][0]["discoveryHosts"],
+        serde_json::json!(["shop.example.com"])
+    );
+    // With explicit certificates there is nothing to discover.
+    let s = build(HTTPS, &cfg()).unwrap();
+    assert!(s
+        .listeners
+        .iter()
+        .all(|l| l.certificate_discovery.is_empty()));
+}
+
+/// An HTTPS listener with neither a certificate ARN nor a host to discover one for fails the
+/// group at build time (upstream only fails at CreateListener, after the ALB exists).
+#[test]
+fn https_without_certificate_or_host_fails_before_any_aws_call() {
+    let yaml = BASE
+        .replace("EXTRA\n", &a("listen-ports", r#"[{"HTTPS": 443}]"#))
+        .replace("  - host: shop.example.com\n    http:", "  - http:");
+    let mut objs = ClusterObjects::default();
+    add_manifests(&mut objs, &yaml, Path::new("t.yaml")).unwrap();
+    let (groups, _) = load_groups(&objs, &cfg().ingress_class);
+    let g = groups.values().next().unwrap();
+    let err = build_stack(g, &objs, &cfg(), &BuildEnv::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "HTTPS listener on port 443 has no certificate: no certificate-arn, and no host in the rules or tls of [demo/web] to discover one for in ACM"
+    );
+}
+
+#[test]
+fn oidc_on_an_http_listener_is_ignored_as_upstream_does() {
+    let extra = a("auth-type", "oidc")
+        + &a(
+            "auth-idp-oidc",
+            r#"{"issuer":"https://i","authorizationEndpoint":"https://a","tokenEndpoint":"https://t","userInfoEndpoint":"https://u","secretName":"s"}"#,
+        );
+    assert!(build(&extra, &cfg()).unwrap().excluded_members.is_empty());
 }
 
 #[test]

@@ -85,10 +85,7 @@ impl Builder<'_> {
             protocol,
             default_actions,
             certificates: pc.certificates.clone(),
-            certificate_discovery_hosts: pc
-                .discovery_hosts
-                .as_ref()
-                .map(|h| h.iter().cloned().collect()),
+            certificate_discovery: pc.certificate_discovery.clone(),
             ssl_policy: pc.ssl_policy.clone(),
             mutual_authentication: pc.mtls.clone(),
             alpn_policy: None,

@@ -257,7 +257,7 @@ pub(super) fn build_all(t: &Task<'_>, facts: &LbFacts, stack: &mut Stack) -> Res
             } else {
                 Vec::new()
             },
-            certificate_discovery_hosts: None,
+            certificate_discovery: Vec::new(),
             ssl_policy: tls.then(|| cfg.ssl_policy.clone()),
             mutual_authentication: None,
             alpn_policy: alpn_policy(t, listener_proto)?,

@@ -18,9 +18,12 @@ pub struct Listener {
     /// First entry is the default certificate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub certificates: Vec<String>,
-    /// HTTPS without explicit certificates: hosts for ACM discovery at deploy time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub certificate_discovery_hosts: Option<Vec<String>>,
+    /// HTTPS where a member names no certificate: every member's certificates on this listener
+    /// in group order, those of members without explicit ARNs to be found in ACM by their hosts
+    /// before the deploy writes anything (`certificates` then holds the explicit ones only, and
+    /// [`merge_member_certificates`] gives the listener's list once discovery has answered).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub certificate_discovery: Vec<MemberCertificates>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssl_policy: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -30,6 +33,44 @@ pub struct Listener {
     pub alpn_policy: Option<String>,
     pub attributes: BTreeMap<String, String>,
     pub tags: BTreeMap<String, String>,
+}
+
+/// One member's certificates on an HTTPS listener whose certificates ACM discovery completes.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberCertificates {
+    /// The Ingress (`ns/name`).
+    pub ingress: String,
+    /// Its explicit certificate ARNs (`certificate-arn` or IngressClassParams), first = default.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub certificates: Vec<String>,
+    /// Without explicit ARNs: the hosts of its rules and TLS sections (sorted), each of which
+    /// needs an issued ACM certificate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discovery_hosts: Option<Vec<String>>,
+}
+
+/// Upstream's merge of the members' certificates (in group order) into a listener's: the first
+/// member's first certificate is the default, then every other certificate once, in member
+/// order (the default may reappear as an SNI certificate).
+pub fn merge_member_certificates(per_member: &[&[String]]) -> Vec<String> {
+    let mut out = Vec::new();
+    let default_idx = per_member.iter().position(|c| !c.is_empty());
+    if let Some(i) = default_idx {
+        out.push(per_member[i][0].clone());
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, certs) in per_member.iter().enumerate() {
+        for (j, cert) in certs.iter().enumerate() {
+            if Some(i) == default_idx && j == 0 {
+                continue;
+            }
+            if seen.insert(cert.clone()) {
+                out.push(cert.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Listener mTLS settings.
