@@ -1,4 +1,4 @@
-//! Inputs this build parses but does not deploy yet (frontend NLB, WAF / WAFv2 / Shield, ACM
+//! Inputs this build parses but does not deploy yet (WAF / WAFv2 / Shield, ACM
 //! certificate discovery and creation, OIDC, listener
 //! attributes, capacity reservation). Nothing is accepted and ignored: a member asking for one
 //! fails to build with the annotation named, before any AWS call, so it keeps its last deployed
@@ -26,12 +26,6 @@ pub fn member_features(m: &ClassifiedIngress<'_>, cfg: &ModelConfig) -> Result<(
     let p = m.params.map(|p| &p.spec);
     let set = |sfx: &str| ann::string(a, sfx).is_some();
     let non_empty = |sfx: &str| ann::string(a, sfx).is_some_and(|v| !v.is_empty());
-    if ann::bool(a, suffix::ENABLE_FRONTEND_NLB)?.unwrap_or(false) {
-        return Err(refuse(
-            ann::key(suffix::ENABLE_FRONTEND_NLB),
-            "a frontend NLB in front of the ALB",
-        ));
-    }
     if ann::bool(a, suffix::CREATE_ACM_CERT)?.unwrap_or(false)
         && cfg.gate("EnableCertificateManagement")
     {

@@ -104,7 +104,6 @@ fn load_balancer_addons_are_refused_not_ignored() {
         ("web-acl-id", "0123-abcd"),
         ("shield-advanced-protection", "true"),
         ("shield-advanced-protection", "false"),
-        ("enable-frontend-nlb", "true"),
     ] {
         assert_refused(&a(key, value), &format!("alb.ingress.kubernetes.io/{key}"));
     }
@@ -124,10 +123,6 @@ fn disabled_addons_and_empty_values_stay_accepted_as_upstream_ignores_them() {
     // Upstream ignores an empty WAFv2 name and an empty WAF Classic id.
     let s = build(&(a("wafv2-acl-name", "") + &a("waf-acl-id", "")), &cfg()).unwrap();
     assert!(s.excluded_members.is_empty(), "{:?}", s.excluded_members);
-    assert!(build(&a("enable-frontend-nlb", "false"), &cfg())
-        .unwrap()
-        .excluded_members
-        .is_empty());
 }
 
 #[test]
