@@ -322,3 +322,19 @@ async fn upstream_made_frontend_nlb_is_adopted_with_zero_writes_and_never_delete
         .await
         .is_empty());
 }
+
+#[tokio::test]
+async fn eips_not_matching_the_discovered_subnets_fail_before_any_write() {
+    let fake = fake();
+    let vpc = network(&fake);
+    // Three discovered subnets, one EIP: upstream's error, and nothing written.
+    let eip = "    alb.ingress.kubernetes.io/frontend-nlb-eip-allocations: eipalloc-1\n";
+    let stack = build_one(&shop_with_nlb(eip), &vpc);
+    assert_eq!(fe(&stack).eip_allocations, ["eipalloc-1"]);
+    let err = deployer(&fake, &vpc).deploy(&stack).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "count of EIP allocations (1) and subnets (3) must match"
+    );
+    assert_eq!(write_ops(&fake), Vec::<String>::new());
+}
