@@ -1,18 +1,23 @@
-//! The frontend NLB upstream puts in front of an ALB (`enable-frontend-nlb`): its load balancer
-//! (resource id `FrontendNlb`), listeners and target groups (`FrontendNlb-tg-*`, type `alb`)
-//! carry the group's stack tags. While a stack does not model one, a reconcile of the group
-//! sets them aside: adopted as they are, never modified, never deleted. Only the deletion of
-//! the whole stack takes them apart (as upstream does), the ALB target deregistered first so
-//! that the ALB itself can be deleted.
+//! The frontend NLB of an Ingress stack (`enable-frontend-nlb`; resource id `FrontendNlb`, its
+//! listeners `FrontendNlb-ls-*` and `alb`-type target groups `FrontendNlb-tg-*`, all with the
+//! group's stack tags), in upstream's order: ALB targets of target groups that go away are
+//! deregistered first; the target groups, the NLB and its listeners are synced like the ALB's;
+//! once the ALB and its listeners exist the ALB is registered (ARN, ALB listener port) in each
+//! target group. A stack without a frontend NLB deletes the one it owns (upstream deletes it
+//! when the annotation goes); an upstream-made one the model describes is adopted as it is.
 
-use super::error::{Context, Result};
-use super::tags;
-use super::Deployer;
-use crate::aws::{self, Tags};
-use crate::model::Stack;
+use std::collections::BTreeMap;
+
+use super::error::{Context, Error, Result};
+use super::normalize::Resolved;
+use super::target_group::{health_check, health_check_differs};
+use super::{tags, Deployer};
+use crate::aws::{self, Tags, TargetDescription, TargetHealthState};
+use crate::model::frontend_nlb::{eip_count_mismatch, pair_eips};
+use crate::model::{self, AlbTargetGroup, FrontendNlb, Stack, StackKind, Subnets};
 
 /// Resource id of upstream's frontend NLB; its listeners and target groups extend it.
-pub const RESOURCE_ID: &str = "FrontendNlb";
+pub const RESOURCE_ID: &str = model::FRONTEND_NLB_ID;
 
 /// True for any resource of a frontend NLB (the NLB, `FrontendNlb-ls-*`, `FrontendNlb-tg-*`).
 pub fn is_frontend_nlb(t: &Tags) -> bool {
@@ -25,23 +30,245 @@ pub fn is_frontend_nlb(t: &Tags) -> bool {
     })
 }
 
-/// Removes the frontend-NLB resources from the owned lists unless the stack is being deleted
-/// (no load balancer in it); returns how many were set aside.
-pub(crate) fn set_aside(
+/// The stack's owned frontend-NLB resources, taken out of the owned lists.
+#[derive(Debug, Default)]
+pub(crate) struct Owned {
+    pub lbs: Vec<(aws::LoadBalancer, Tags)>,
+    pub tgs: Vec<(aws::TargetGroup, Tags)>,
+}
+
+/// Moves the frontend-NLB resources out of the owned lists, unless the stack is being deleted
+/// (no load balancer): then they go with everything else.
+pub(crate) fn split(
     stack: &Stack,
     lbs: &mut Vec<(aws::LoadBalancer, Tags)>,
     tgs: &mut Vec<(aws::TargetGroup, Tags)>,
-) -> usize {
-    if stack.load_balancer.is_none() {
-        return 0;
+) -> Owned {
+    if stack.load_balancer.is_none() || !stack.kind.is_ingress() {
+        return Owned::default();
     }
-    let before = lbs.len() + tgs.len();
-    lbs.retain(|(_, t)| !is_frontend_nlb(t));
-    tgs.retain(|(_, t)| !is_frontend_nlb(t));
-    before - lbs.len() - tgs.len()
+    let (fe_lbs, rest): (Vec<_>, Vec<_>) = lbs.drain(..).partition(|(_, t)| is_frontend_nlb(t));
+    *lbs = rest;
+    let (fe_tgs, rest): (Vec<_>, Vec<_>) = tgs.drain(..).partition(|(_, t)| is_frontend_nlb(t));
+    *tgs = rest;
+    Owned {
+        lbs: fe_lbs,
+        tgs: fe_tgs,
+    }
+}
+
+/// AWS cannot change these in place; the target group is replaced.
+fn needs_replacement(have: &aws::TargetGroup, want: &AlbTargetGroup) -> bool {
+    have.target_type != "alb"
+        || !have
+            .protocol
+            .as_deref()
+            .is_some_and(|p| p.eq_ignore_ascii_case(want.protocol.as_str()))
+}
+
+fn matches(have: &(aws::TargetGroup, Tags), want: &AlbTargetGroup) -> bool {
+    tags::resource_id(&have.1, StackKind::Ingress) == Some(want.id.as_str())
+        && !needs_replacement(&have.0, want)
+}
+
+fn health(tg: &AlbTargetGroup) -> aws::HealthCheck {
+    health_check(&model::TargetGroup {
+        id: tg.id.clone(),
+        name: tg.name.clone(),
+        target_type: model::TargetType::Ip,
+        port: tg.port,
+        protocol: tg.protocol,
+        protocol_version: None,
+        ip_address_type: tg.ip_address_type.clone(),
+        health_check: tg.health_check.clone(),
+        target_control_port: None,
+        attributes: BTreeMap::new(),
+        tags: tg.tags.clone(),
+        service_uid: String::new(),
+    })
+}
+
+/// The NLB as it is to be created or updated: EIPs paired with the (sorted) subnets.
+pub(crate) struct Planned {
+    pub lb: model::LoadBalancer,
 }
 
 impl Deployer {
+    /// Read-only checks before the first write: the NLB's subnets resolve and, with EIPs, are
+    /// as many as the EIPs (upstream's error otherwise).
+    pub(crate) async fn plan_frontend_nlb(
+        &self,
+        want: &FrontendNlb,
+        owned: &Owned,
+    ) -> Result<Planned> {
+        let mut lb = want.load_balancer.clone();
+        let current = owned.lbs.iter().find(|(l, t)| {
+            tags::resource_id(t, StackKind::Ingress) == Some(lb.id.as_str())
+                && !super::load_balancer::needs_replacement(l, &lb)
+        });
+        let subnets = self.desired_subnets(&lb, current.map(|(l, _)| l)).await?;
+        if !want.eip_allocations.is_empty() {
+            let ids = match subnets {
+                Some(ids) => ids,
+                None => current
+                    .map(|(l, _)| super::lb_subnets::subnets_of(l))
+                    .unwrap_or_default(),
+            };
+            if ids.len() != want.eip_allocations.len() {
+                return Err(Error::Invalid(eip_count_mismatch(
+                    want.eip_allocations.len(),
+                    ids.len(),
+                )));
+            }
+            let mut sorted = ids.clone();
+            sorted.sort();
+            lb.subnet_mappings = pair_eips(&sorted, &want.eip_allocations);
+            lb.subnets = Subnets::Resolved(sorted);
+        }
+        Ok(Planned { lb })
+    }
+
+    /// Upstream's first frontend-NLB step: owned `alb`-type target groups the model no longer
+    /// has give up their ALB target, so that they (and then the ALB) can be deleted.
+    pub(crate) async fn release_unwanted_alb_targets(
+        &self,
+        want: Option<&FrontendNlb>,
+        owned: &Owned,
+    ) -> Result<()> {
+        let wanted = |h: &(aws::TargetGroup, Tags)| {
+            want.is_some_and(|f| f.target_groups.iter().any(|w| matches(h, w)))
+        };
+        let unwanted: Vec<(aws::TargetGroup, Tags)> =
+            owned.tgs.iter().filter(|h| !wanted(h)).cloned().collect();
+        self.release_alb_targets(&unwanted).await
+    }
+
+    /// The `alb`-type target groups: created, health check and tags kept true; returns their
+    /// ARNs by resource id and the owned ones no longer wanted (deleted in the cleanup).
+    pub(crate) async fn sync_alb_target_groups(
+        &self,
+        want: &[AlbTargetGroup],
+        mut existing: Vec<(aws::TargetGroup, Tags)>,
+    ) -> Result<(BTreeMap<String, String>, Vec<String>)> {
+        let mut arns = BTreeMap::new();
+        for tg in want {
+            let hc = health(tg);
+            let arn = match existing.iter().position(|h| matches(h, tg)) {
+                Some(i) => {
+                    let (have, have_tags) = existing.remove(i);
+                    if health_check_differs(&hc, &have.health_check) {
+                        self.elbv2
+                            .modify_target_group(&have.arn, &hc)
+                            .await
+                            .ctx(|| format!("modify target group {}", have.name))?;
+                    }
+                    self.reconcile_elb_tags(&have.arn, &tg.tags, &have_tags)
+                        .await?;
+                    have.arn
+                }
+                None => {
+                    let req = aws::CreateTargetGroup {
+                        name: tg.name.clone(),
+                        protocol: Some(tg.protocol.as_str().to_string()),
+                        protocol_version: None,
+                        port: u16::try_from(tg.port).ok(),
+                        vpc_id: Some(self.vpc_id.clone()),
+                        target_type: "alb".into(),
+                        ip_address_type: Some(tg.ip_address_type.clone()),
+                        health_check: hc,
+                        tags: tg.tags.clone(),
+                    };
+                    let created = self
+                        .elbv2
+                        .create_target_group(&req)
+                        .await
+                        .ctx(|| format!("create target group {}", tg.name))?;
+                    self.tag_cache.put(&created.arn, tg.tags.clone());
+                    created.arn
+                }
+            };
+            arns.insert(tg.id.clone(), arn);
+        }
+        Ok((arns, existing.into_iter().map(|(t, _)| t.arn).collect()))
+    }
+
+    /// The NLB and its listeners; returns the NLB and the listeners to delete.
+    pub(crate) async fn sync_frontend_nlb(
+        &self,
+        want: &FrontendNlb,
+        planned: &Planned,
+        owned_lbs: Vec<(aws::LoadBalancer, Tags)>,
+        r: &Resolved,
+    ) -> Result<(aws::LoadBalancer, Vec<String>)> {
+        let out = self
+            .sync_load_balancer(StackKind::Ingress, &planned.lb, owned_lbs, r)
+            .await?;
+        let nlb = out
+            .lb
+            .ok_or_else(|| Error::Invalid("the frontend NLB was not created".into()))?;
+        let ls = self.sync_listeners(&nlb.arn, &want.listeners, r).await?;
+        Ok((nlb, ls.leftovers))
+    }
+
+    /// Upstream's last frontend-NLB step: the ALB (ARN, ALB listener port) registered in each
+    /// target group where it is not yet; any other target is deregistered (an `alb` target
+    /// group holds one). A failed registration (the ALB still provisioning) asks for a retry.
+    pub(crate) async fn register_alb(
+        &self,
+        want: &FrontendNlb,
+        tg_arns: &BTreeMap<String, String>,
+        alb_arn: &str,
+    ) -> Result<()> {
+        for tg in &want.target_groups {
+            let Some(arn) = tg_arns.get(&tg.id) else {
+                continue;
+            };
+            let port = u16::try_from(tg.target_port).map_err(|_| {
+                Error::Invalid(format!(
+                    "ALB listener port out of range: {}",
+                    tg.target_port
+                ))
+            })?;
+            let desired = TargetDescription::new(alb_arn, port);
+            let have = self
+                .elbv2
+                .describe_target_health(arn, &[])
+                .await
+                .ctx(|| format!("describe targets of {arn}"))?;
+            // A target on its way out (draining) is no longer registered.
+            let registered: Vec<TargetDescription> = have
+                .into_iter()
+                .filter(|h| h.health.state != TargetHealthState::Draining)
+                .map(|h| h.target)
+                .collect();
+            let is_desired = |t: &TargetDescription| t.id == desired.id && t.port == desired.port;
+            if registered.iter().any(is_desired) && registered.len() == 1 {
+                continue;
+            }
+            let stale: Vec<TargetDescription> = registered
+                .iter()
+                .filter(|t| !is_desired(t))
+                .cloned()
+                .collect();
+            if !stale.is_empty() {
+                self.elbv2
+                    .deregister_targets(arn, &stale)
+                    .await
+                    .ctx(|| format!("deregister the former target of {arn}"))?;
+            }
+            if !registered.iter().any(is_desired) {
+                if let Err(e) = self.elbv2.register_targets(arn, &[desired]).await {
+                    tracing::info!(error = %e, target_group = arn, "registering the ALB failed");
+                    // Upstream's message, typo included; it requeues after 15 s.
+                    return Err(Error::NotReady(format!(
+                        "Failed to register target, retrying after deplay for target group: {arn}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Before a stack deletion: deregisters the ALB targets of `alb`-type target groups, which
     /// AWS requires before the ALB can be deleted.
     pub(crate) async fn release_alb_targets(&self, tgs: &[(aws::TargetGroup, Tags)]) -> Result<()> {

@@ -1,7 +1,7 @@
 //! Deploys a model [`Stack`] to AWS idempotently through the [`ElbV2`] / [`Ec2`] traits, in
 //! upstream's order: security groups → target groups → load balancer → listeners → rules, then
 //! leftovers deleted in reverse (rules, listeners, load balancers, target groups, security
-//! groups). Existing resources are found by ownership tags (cluster + stack, legacy cluster key
+//! groups), and last the ALB registered behind the frontend NLB (`frontend_nlb`). Existing resources are found by ownership tags (cluster + stack, legacy cluster key
 //! accepted) and paired with model resources by the resource tag — `ingress.k8s.aws/*` for
 //! Ingress stacks, `service.k8s.aws/*` for Service (NLB) stacks (`Stack::kind`); anything
 //! without our cluster and stack tags is never touched. A second deploy of an unchanged stack
@@ -72,6 +72,8 @@ pub struct Deployer {
 pub struct DeployResult {
     /// None for an empty stack (everything deleted).
     pub load_balancer: Option<DeployedLoadBalancer>,
+    /// The frontend NLB in front of the ALB (`enable-frontend-nlb`).
+    pub frontend_nlb: Option<DeployedLoadBalancer>,
     /// Listener ports, ascending (Ingress `status.loadBalancer.ingress[].ports`).
     pub listener_ports: Vec<i32>,
     /// Target-group ARN by model resource id.
@@ -88,6 +90,17 @@ pub struct DeployedLoadBalancer {
     /// Lower-cased, as upstream writes it into Ingress status.
     pub dns_name: String,
     pub canonical_hosted_zone_id: String,
+}
+
+impl From<crate::aws::LoadBalancer> for DeployedLoadBalancer {
+    fn from(l: crate::aws::LoadBalancer) -> Self {
+        DeployedLoadBalancer {
+            arn: l.arn,
+            name: l.name,
+            dns_name: l.dns_name.to_ascii_lowercase(),
+            canonical_hosted_zone_id: l.canonical_hosted_zone_id,
+        }
+    }
 }
 
 impl Deployer {
@@ -213,10 +226,14 @@ impl Deployer {
         let mut owned_sgs = self.find_owned_sgs(kind, sid).await?;
         let mut owned_tgs = self.find_owned_tgs(kind, sid).await?;
         let mut owned_lbs = self.find_owned_lbs(kind, sid).await?;
-        // An upstream-made frontend NLB is kept as it is while the stack lives.
-        if frontend_nlb::set_aside(stack, &mut owned_lbs, &mut owned_tgs) > 0 {
-            tracing::debug!(stack = sid, "leaving the stack's frontend NLB as it is");
-        }
+        // The frontend NLB's resources are synced on their own (a stack deletion takes them
+        // with everything else, the ALB targets released first).
+        let fe_owned = frontend_nlb::split(stack, &mut owned_lbs, &mut owned_tgs);
+        let fe_want = stack.frontend_nlb.as_ref();
+        let fe_planned = match fe_want {
+            Some(f) => Some(self.plan_frontend_nlb(f, &fe_owned).await?),
+            None => None,
+        };
         if stack.load_balancer.is_none() {
             self.release_alb_targets(&owned_tgs).await?;
         }
@@ -232,27 +249,48 @@ impl Deployer {
         if let Some(b) = &stack.backend_security_group {
             res.backend_sg = Some(self.backend_sg(b).await?);
         }
-        // 2. Target groups.
-        let tgs = self
+        // 1b. ALB targets of frontend-NLB target groups that go away.
+        self.release_unwanted_alb_targets(fe_want, &fe_owned)
+            .await?;
+        // 2. Target groups (the frontend NLB's too).
+        let mut tgs = self
             .sync_target_groups(kind, &stack.target_groups, owned_tgs)
             .await?;
         res.target_group_arns = tgs.arns.clone();
-        // 3. Load balancer.
-        let (lb, lb_leftovers) = match &stack.load_balancer {
+        let fe_tgs = fe_want.map_or(&[][..], |f| &f.target_groups[..]);
+        let (fe_tg_arns, fe_tg_leftovers) =
+            self.sync_alb_target_groups(fe_tgs, fe_owned.tgs).await?;
+        res.target_group_arns.extend(fe_tg_arns.clone());
+        tgs.leftovers.extend(fe_tg_leftovers);
+        // 3. Load balancers: the ALB, then the frontend NLB with its listeners.
+        let (lb, mut lb_leftovers) = match &stack.load_balancer {
             Some(want) => {
                 let o = self.sync_load_balancer(kind, want, owned_lbs, &res).await?;
                 (o.lb, o.leftovers)
             }
             None => (None, owned_lbs.into_iter().map(|(l, _)| l.arn).collect()),
         };
+        let mut listener_leftovers = Vec::new();
+        let fe_nlb = match (fe_want, &fe_planned) {
+            (Some(f), Some(p)) => {
+                let (nlb, ls) = self.sync_frontend_nlb(f, p, fe_owned.lbs, &res).await?;
+                res.frontend_nlb_arn = Some(nlb.arn.clone());
+                listener_leftovers = ls;
+                Some(nlb)
+            }
+            // Not modelled: the stack's own frontend NLB goes (listeners with it).
+            _ => {
+                lb_leftovers.extend(fe_owned.lbs.into_iter().map(|(l, _)| l.arn));
+                None
+            }
+        };
         // 4. Listeners, 5. rules.
         let mut rule_leftovers = Vec::new();
-        let mut listener_leftovers = Vec::new();
         if let Some(lb) = &lb {
             res.load_balancer_arn = Some(lb.arn.clone());
             let ls = self.sync_listeners(&lb.arn, &stack.listeners, &res).await?;
             res.listener_arns = ls.arns.clone();
-            listener_leftovers = ls.leftovers;
+            listener_leftovers.extend(ls.leftovers);
             for (port, arn) in &ls.arns {
                 let rules: Vec<_> = stack
                     .listener_rules
@@ -289,6 +327,10 @@ impl Deployer {
         for g in &owned_sgs {
             self.delete_sg(&g.id).await?;
         }
+        // 6. The ALB registered behind the frontend NLB, now that its listeners exist.
+        if let (Some(f), Some(lb)) = (fe_want, &lb) {
+            self.register_alb(f, &fe_tg_arns, &lb.arn).await?;
+        }
 
         let target_group_bindings = stack
             .target_group_bindings
@@ -296,12 +338,8 @@ impl Deployer {
             .map(|b| tgb::resolve(b, &res, &self.vpc_id))
             .collect::<Result<_>>()?;
         Ok(DeployResult {
-            load_balancer: lb.map(|l| DeployedLoadBalancer {
-                arn: l.arn,
-                name: l.name,
-                dns_name: l.dns_name.to_ascii_lowercase(),
-                canonical_hosted_zone_id: l.canonical_hosted_zone_id,
-            }),
+            load_balancer: lb.map(DeployedLoadBalancer::from),
+            frontend_nlb: fe_nlb.map(DeployedLoadBalancer::from),
             listener_ports: res.listener_arns.keys().copied().collect(),
             target_group_arns: res.target_group_arns,
             target_group_bindings,

@@ -13,6 +13,7 @@ use crate::model::{self, Token};
 #[derive(Debug, Clone, Default)]
 pub struct Resolved {
     pub load_balancer_arn: Option<String>,
+    pub frontend_nlb_arn: Option<String>,
     pub listener_arns: BTreeMap<i32, String>,
     pub target_group_arns: BTreeMap<String, String>,
     pub managed_sg: Option<String>,
@@ -30,6 +31,10 @@ impl Resolved {
                 .load_balancer_arn
                 .clone()
                 .ok_or_else(|| missing("the load balancer".into())),
+            Token::FrontendNlbArn => self
+                .frontend_nlb_arn
+                .clone()
+                .ok_or_else(|| missing("the frontend NLB".into())),
             Token::ListenerArn(p) => self
                 .listener_arns
                 .get(p)

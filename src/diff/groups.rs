@@ -16,7 +16,8 @@ use serde::de::DeserializeOwned;
 use super::{Change, Recorder, StackDiff, Write};
 use crate::config::Config;
 use crate::controller::ingress::{
-    binding_needs_update, desired_status, stack_labels, status_is_current, IngressConfig,
+    binding_needs_update, desired_status, stack_labels, status_is_current, with_frontend_nlb,
+    IngressConfig,
 };
 use crate::crd::{IngressClassParams, TargetGroupBinding};
 use crate::deploy::{Deployer, ResolvedTargetGroupBinding};
@@ -196,7 +197,8 @@ async fn deploy_group(
     };
     bindings(client, &g.id, &deployed.target_group_bindings, writes).await?;
     if let Some(lb) = &deployed.load_balancer {
-        let want = desired_status(&lb.dns_name, &deployed.listener_ports);
+        let fe = deployed.frontend_nlb.as_ref().map(|f| f.dns_name.as_str());
+        let want = with_frontend_nlb(desired_status(&lb.dns_name, &deployed.listener_ports), fe);
         for ing in members
             .iter()
             .filter(|i| stack.members.contains(&key_of(&i.metadata)))

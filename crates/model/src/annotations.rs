@@ -69,6 +69,25 @@ pub mod suffix {
     pub const MINIMUM_LOAD_BALANCER_CAPACITY: &str = "minimum-load-balancer-capacity";
     pub const IPAM_IPV4_POOL_ID: &str = "ipam-ipv4-pool-id";
     pub const ENABLE_FRONTEND_NLB: &str = "enable-frontend-nlb";
+    pub const FRONTEND_NLB_SCHEME: &str = "frontend-nlb-scheme";
+    pub const FRONTEND_NLB_SUBNETS: &str = "frontend-nlb-subnets";
+    pub const FRONTEND_NLB_SECURITY_GROUPS: &str = "frontend-nlb-security-groups";
+    pub const FRONTEND_NLB_EIP_ALLOCATIONS: &str = "frontend-nlb-eip-allocations";
+    pub const FRONTEND_NLB_LISTENER_PORT_MAPPING: &str = "frontend-nlb-listener-port-mapping";
+    pub const FRONTEND_NLB_HEALTHCHECK_PORT: &str = "frontend-nlb-healthcheck-port";
+    pub const FRONTEND_NLB_HEALTHCHECK_PROTOCOL: &str = "frontend-nlb-healthcheck-protocol";
+    pub const FRONTEND_NLB_HEALTHCHECK_PATH: &str = "frontend-nlb-healthcheck-path";
+    pub const FRONTEND_NLB_HEALTHCHECK_INTERVAL_SECONDS: &str =
+        "frontend-nlb-healthcheck-interval-seconds";
+    pub const FRONTEND_NLB_HEALTHCHECK_TIMEOUT_SECONDS: &str =
+        "frontend-nlb-healthcheck-timeout-seconds";
+    pub const FRONTEND_NLB_HEALTHY_THRESHOLD_COUNT: &str =
+        "frontend-nlb-healthcheck-healthy-threshold-count";
+    pub const FRONTEND_NLB_UNHEALTHY_THRESHOLD_COUNT: &str =
+        "frontend-nlb-healthcheck-unhealthy-threshold-count";
+    pub const FRONTEND_NLB_SUCCESS_CODES: &str = "frontend-nlb-healthcheck-success-codes";
+    pub const FRONTEND_NLB_ATTRIBUTES: &str = "frontend-nlb-attributes";
+    pub const FRONTEND_NLB_TAGS: &str = "frontend-nlb-tags";
     pub const USE_REGEX_PATH_MATCH: &str = "use-regex-path-match";
     pub const TARGET_CONTROL_PORT: &str = "target-control-port";
     pub const CREATE_ACM_CERT: &str = "create-acm-cert";

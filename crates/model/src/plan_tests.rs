@@ -72,6 +72,51 @@ metadata: {name: ignored}
 }
 
 #[test]
+fn plan_shows_the_frontend_nlb() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("app.yaml");
+    std::fs::write(
+        &f,
+        r#"
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: shop
+  annotations:
+    kubernetes.io/ingress.class: alb
+    alb.ingress.kubernetes.io/enable-frontend-nlb: "true"
+    alb.ingress.kubernetes.io/frontend-nlb-listener-port-mapping: 8080=80
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"#,
+    )
+    .unwrap();
+    let args = PlanArgs::from_flags([
+        std::ffi::OsStr::new("-f"),
+        f.as_os_str(),
+        std::ffi::OsStr::new("-o=json"),
+    ])
+    .unwrap();
+    let mut out = Vec::new();
+    run(args, &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let fe = &v["groups"][0]["stack"]["frontendNlb"];
+    assert_eq!(fe["loadBalancer"]["id"], "FrontendNlb");
+    assert_eq!(fe["loadBalancer"]["type"], "network");
+    assert_eq!(fe["listeners"][0]["port"], 8080);
+    assert_eq!(fe["targetGroups"][0]["targetPort"], 80);
+}
+
+#[test]
 fn missing_file_is_an_error_not_a_panic() {
     let args = PlanArgs::from_flags(["-f", "/nonexistent/x.yaml", "--cluster-name", "c"]).unwrap();
     let err = run(args, &mut Vec::new()).unwrap_err();

@@ -42,7 +42,7 @@ pub use bindings::{
     BindingChanges,
 };
 pub use reconcile::reason;
-pub use status::{desired as desired_status, is_current as status_is_current};
+pub use status::{desired as desired_status, is_current as status_is_current, with_frontend_nlb};
 pub use warm::Warm;
 
 /// Settings of the Ingress controller.

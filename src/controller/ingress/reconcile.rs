@@ -242,7 +242,9 @@ async fn deploy_group(
     // (Members held on their last configuration may be outside `members`: a bad group.order.)
     let served: Vec<&Ingress> = stack.members.iter().filter_map(|k| find(objs, k)).collect();
     if let Some(lb) = &deployed.load_balancer {
-        let want = status::desired(&lb.dns_name, &deployed.listener_ports);
+        let fe = deployed.frontend_nlb.as_ref().map(|f| f.dns_name.as_str());
+        let want =
+            status::with_frontend_nlb(status::desired(&lb.dns_name, &deployed.listener_ports), fe);
         let updated = staged(ctx, "dns_resolve_and_update_status", async {
             for ing in &served {
                 status::update(&ctx.client, ing, &want).await?;

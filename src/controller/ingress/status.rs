@@ -36,6 +36,28 @@ pub fn desired(dns_name: &str, ports: &[i32]) -> IngressStatus {
     }
 }
 
+/// `status` with the frontend NLB's entry appended (`enable-frontend-nlb`): its lower-cased DNS
+/// name, no ports, after the ALB's entry, as upstream writes it.
+pub fn with_frontend_nlb(mut status: IngressStatus, dns_name: Option<&str>) -> IngressStatus {
+    let Some(dns) = dns_name else {
+        return status;
+    };
+    let dns = dns.to_ascii_lowercase();
+    let lb = status.load_balancer.get_or_insert_with(Default::default);
+    let entries = lb.ingress.get_or_insert_with(Vec::new);
+    if !entries
+        .iter()
+        .any(|e| e.hostname.as_deref() == Some(dns.as_str()))
+    {
+        entries.push(IngressLoadBalancerIngress {
+            hostname: Some(dns),
+            ip: None,
+            ports: None,
+        });
+    }
+    status
+}
+
 /// Whether the Ingress already shows `want`, by meaning as upstream judges it: no IP entry, and
 /// the same hostnames each with the same set of ports. Port order, duplicates, and each port's
 /// `protocol` (upstream v3.5 writes it empty, we write `TCP`) or `error` are no difference.
@@ -99,6 +121,28 @@ mod tests {
                 "ports": [{"port": 80, "protocol": "TCP"}, {"port": 443, "protocol": "TCP"}]
             }]}})
         );
+    }
+
+    #[test]
+    fn the_frontend_nlb_is_a_second_entry_without_ports() {
+        let s = with_frontend_nlb(desired("alb.example", &[80]), Some("K8S-NLB.example"));
+        assert_eq!(
+            serde_json::to_value(&s).unwrap(),
+            json!({"loadBalancer": {"ingress": [
+                {"hostname": "alb.example", "ports": [{"port": 80, "protocol": "TCP"}]},
+                {"hostname": "k8s-nlb.example"}
+            ]}})
+        );
+        assert_eq!(
+            with_frontend_nlb(desired("a", &[80]), None),
+            desired("a", &[80])
+        );
+        // A status without the NLB entry is not current.
+        let mut ing: Ingress = serde_json::from_value(json!({"metadata": {"name": "a"}})).unwrap();
+        ing.status = Some(desired("alb.example", &[80]));
+        assert!(!is_current(&ing, &s));
+        ing.status = Some(s.clone());
+        assert!(is_current(&ing, &s));
     }
 
     #[test]

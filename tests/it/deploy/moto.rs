@@ -196,3 +196,65 @@ async fn moto_security_groups_annotation_resolves_names_through_the_name_tag() {
     let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await;
     assert_eq!(inv.lbs[0].0.security_groups, vec![web]);
 }
+
+/// `enable-frontend-nlb` on moto (which has `alb`-type target groups and registers an ALB in
+/// them): the NLB, its TCP listener and target group of type `alb` with the ALB registered on
+/// its port 80; a second deploy writes nothing; removing the annotation deletes the NLB side.
+#[tokio::test]
+async fn moto_frontend_nlb_end_to_end() {
+    let c = cloud().await;
+    let yaml = DEMO.replace(
+        "alb.ingress.kubernetes.io/scheme: internet-facing",
+        "alb.ingress.kubernetes.io/scheme: internet-facing\n    alb.ingress.kubernetes.io/enable-frontend-nlb: \"true\"\n    alb.ingress.kubernetes.io/frontend-nlb-scheme: internet-facing",
+    );
+    let stack = build_one(&yaml, &c.vpc);
+    let fe = stack.frontend_nlb.as_ref().unwrap();
+    let d = deployer(&c);
+    let out = d.deploy(&stack).await.unwrap();
+    let alb = out.load_balancer.clone().unwrap();
+    let nlb = out.frontend_nlb.clone().unwrap();
+    assert_eq!(nlb.name, fe.load_balancer.name);
+    let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await;
+    assert_eq!(inv.lbs.len(), 2);
+    let (tg, tags) = inv
+        .tgs
+        .iter()
+        .find(|(t, _)| t.target_type == "alb")
+        .expect("a target group of type alb");
+    assert_eq!(tg.name, fe.target_groups[0].name);
+    assert_eq!(tags, &fe.target_groups[0].tags);
+    let nlb_listener = inv
+        .listeners
+        .iter()
+        .find(|l| l.load_balancer_arn == nlb.arn)
+        .unwrap();
+    assert_eq!(
+        (nlb_listener.port, nlb_listener.protocol.as_str()),
+        (80, "TCP")
+    );
+    let targets = c.elb.describe_target_health(&tg.arn, &[]).await.unwrap();
+    assert_eq!(targets.len(), 1);
+    assert_eq!(targets[0].target.id, alb.arn);
+    assert_eq!(targets[0].target.port, Some(80));
+
+    let before = calls_by_op(&c.registry);
+    d.deploy(&stack).await.unwrap();
+    let after = calls_by_op(&c.registry);
+    let delta: std::collections::BTreeMap<String, f64> = after
+        .iter()
+        .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
+        .collect();
+    assert_eq!(
+        writes(&delta),
+        Vec::<String>::new(),
+        "second deploy on moto"
+    );
+
+    let plain = build_one(DEMO, &c.vpc);
+    let again = d.deploy(&plain).await.unwrap();
+    assert_eq!(again.load_balancer.unwrap().arn, alb.arn, "the ALB stays");
+    let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await;
+    assert_eq!(inv.lbs.len(), 1);
+    assert!(inv.tgs.iter().all(|(t, _)| t.target_type != "alb"));
+    d.delete_stack("demo/app").await.unwrap();
+}

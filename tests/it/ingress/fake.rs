@@ -582,3 +582,63 @@ async fn target_group_info_follows_the_controllers_bindings() {
     .await;
     h.stop().await;
 }
+
+/// `enable-frontend-nlb` through the controller: the Ingress status gets upstream's second
+/// entry (the NLB's lower-cased DNS name, no ports) after the ALB's; a further reconcile
+/// writes nothing; dropping the annotation deletes the NLB and its status entry.
+#[tokio::test]
+async fn frontend_nlb_status_entry_and_idle_reconcile() {
+    let (fake, vpc) = fake_aws();
+    let h = start(&fake, &vpc).await;
+    let with_nlb = DEMO.replace(
+        "    alb.ingress.kubernetes.io/scheme: internet-facing\n",
+        "    alb.ingress.kubernetes.io/scheme: internet-facing\n    alb.ingress.kubernetes.io/enable-frontend-nlb: \"true\"\n",
+    );
+    h.apply(&with_nlb).await;
+    let entries = |ing: &Option<k8s_openapi::api::networking::v1::Ingress>| {
+        json_of(&ing.as_ref().and_then(|i| i.status.clone()))["loadBalancer"]["ingress"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    eventually("two status entries", WAIT, || async {
+        entries(&h.ingress("demo", "app").await).len() == 2
+    })
+    .await;
+    let inv = inventory(fake.as_ref(), fake.as_ref(), "demo/app").await;
+    let nlb = inv
+        .lbs
+        .iter()
+        .map(|(l, _)| l)
+        .find(|l| l.lb_type == "network")
+        .expect("frontend NLB");
+    let alb = inv
+        .lbs
+        .iter()
+        .map(|(l, _)| l)
+        .find(|l| l.lb_type == "application")
+        .unwrap();
+    let st = entries(&h.ingress("demo", "app").await);
+    assert_eq!(st[0]["hostname"], alb.dns_name.to_ascii_lowercase());
+    assert_eq!(st[0]["ports"][0]["port"], 80);
+    assert_eq!(
+        st[1],
+        json!({"hostname": nlb.dns_name.to_ascii_lowercase()})
+    );
+
+    assert_eq!(
+        reconcile_again(&h, &fake, "demo", "app").await,
+        Vec::<String>::new(),
+        "an unchanged group with a frontend NLB writes nothing"
+    );
+
+    let off = json!({"metadata": {"annotations": {"alb.ingress.kubernetes.io/enable-frontend-nlb": null}}});
+    h.patch_ingress("demo", "app", off).await;
+    eventually("the NLB status entry goes", WAIT, || async {
+        entries(&h.ingress("demo", "app").await).len() == 1
+    })
+    .await;
+    let inv = inventory(fake.as_ref(), fake.as_ref(), "demo/app").await;
+    assert_eq!(inv.lbs.len(), 1);
+    assert_eq!(inv.lbs[0].0.lb_type, "application");
+}

@@ -151,3 +151,70 @@ async fn recorder_reports_add_on_writes_and_sends_none() {
     assert_eq!(fake.wafv2_web_acl_of(&lb), None);
     assert!(fake.shield_protections().is_empty());
 }
+
+/// `diff` with `enable-frontend-nlb`: the recorder shows the NLB, its listener, its `alb`-type
+/// target group and the ALB's registration (all on placeholders, nothing sent to the fake);
+/// once deployed for real, nothing; with the annotation then removed, exactly its deletion.
+#[tokio::test]
+async fn recorder_shows_the_frontend_nlb_then_nothing_then_its_removal() {
+    let (fake, vpc) = fake_aws();
+    let cfg = test_config(&vpc);
+    let stack_of = |yaml: &str| {
+        let mut objs = ClusterObjects::default();
+        aws_load_balancer_controller::plan::add_manifests(&mut objs, yaml, "demo.yaml".as_ref())
+            .unwrap();
+        let (groups, _) = model::load_groups(&objs, "alb");
+        let group = groups.values().next().unwrap();
+        model::build_stack(group, &objs, &cfg.model, &BuildEnv::default()).unwrap()
+    };
+    let with_nlb = stack_of(&DEMO.replace(
+        "    alb.ingress.kubernetes.io/scheme: internet-facing\n",
+        "    alb.ingress.kubernetes.io/scheme: internet-facing\n    alb.ingress.kubernetes.io/enable-frontend-nlb: \"true\"\n",
+    ));
+    let dry_run = |stack: model::Stack| {
+        let recorder = Arc::new(Recorder::new(fake.clone(), fake.clone()));
+        let dry = Deployer::new(
+            recorder.clone(),
+            recorder.clone(),
+            &cfg.model.cluster_name,
+            &vpc,
+        );
+        async move {
+            dry.deploy(&stack).await.unwrap();
+            recorder.take()
+        }
+    };
+    let writes = dry_run(with_nlb.clone()).await;
+    assert_eq!(fake.write_calls(), vec![], "the fake saw a write");
+    let calls: Vec<&str> = writes.iter().map(|w| w.call.as_str()).collect();
+    let count = |c: &str| calls.iter().filter(|x| **x == c).count();
+    assert_eq!(
+        count("elasticloadbalancing:CreateLoadBalancer"),
+        2,
+        "{calls:?}"
+    );
+    assert_eq!(
+        count("elasticloadbalancing:CreateTargetGroup"),
+        3,
+        "{calls:?}"
+    );
+    assert_eq!(count("elasticloadbalancing:CreateListener"), 2, "{calls:?}");
+    assert_eq!(calls.last(), Some(&"elasticloadbalancing:RegisterTargets"));
+
+    let real = Deployer::new(fake.clone(), fake.clone(), &cfg.model.cluster_name, &vpc);
+    real.deploy(&with_nlb).await.unwrap();
+    assert_eq!(dry_run(with_nlb.clone()).await, vec![]);
+
+    fake.clear_calls();
+    let writes = dry_run(stack_of(DEMO)).await;
+    assert_eq!(fake.write_calls(), vec![], "the fake saw a write");
+    let calls: Vec<&str> = writes.iter().map(|w| w.call.as_str()).collect();
+    assert_eq!(
+        calls,
+        [
+            "elasticloadbalancing:DeregisterTargets",
+            "elasticloadbalancing:DeleteLoadBalancer",
+            "elasticloadbalancing:DeleteTargetGroup"
+        ]
+    );
+}

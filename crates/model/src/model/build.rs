@@ -19,6 +19,7 @@ use k8s_openapi::api::networking::v1::IngressBackend;
 
 use super::config::ModelConfig;
 use super::error::ModelError;
+use super::frontend_nlb::{self, FrontendInputs};
 use super::group::{ClassifiedIngress, ClusterObjects, IngressGroup};
 use super::listener::{self, PortConfig};
 use super::load_balancer::{self, LbSettings};
@@ -69,6 +70,7 @@ pub fn build_stack(
     loop {
         match try_build(group, &members, objs, cfg, env) {
             Ok(mut stack) => {
+                keeps_frontend_nlb(group, &stack, &excluded)?;
                 excluded.sort();
                 stack.excluded_members = excluded;
                 return Ok(stack);
@@ -96,6 +98,32 @@ pub fn build_stack(
             }
             Err(e) => return Err(e),
         }
+    }
+}
+
+/// A member that turns the frontend NLB on and is left out for its own error must not take
+/// the group's frontend NLB down with it: the group fails with that member's error instead.
+fn keeps_frontend_nlb(
+    group: &IngressGroup<'_>,
+    stack: &Stack,
+    excluded: &[ExcludedMember],
+) -> Result<(), ModelError> {
+    if stack.frontend_nlb.is_some() {
+        return Ok(());
+    }
+    let enabling = excluded.iter().find(|x| {
+        group
+            .members
+            .iter()
+            .any(|m| m.key() == x.ingress && frontend_nlb::member_enables(m))
+    });
+    match enabling {
+        Some(x) => Err(ModelError::Ingress {
+            ingress: x.ingress.clone(),
+            annotation: x.annotation.clone(),
+            message: x.error.clone(),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -160,6 +188,17 @@ fn try_build(
     for (_, (tg, tgb)) in b.tgs {
         stack.target_groups.push(tg);
         stack.target_group_bindings.push(tgb);
+    }
+    if let Some(alb) = &stack.load_balancer {
+        let inputs = FrontendInputs {
+            cfg,
+            tags: &tags,
+            env,
+            alb,
+            alb_user_tags: &settings.user_tags,
+            ports_per_member: &ports.per_member,
+        };
+        stack.frontend_nlb = frontend_nlb::build(members, &inputs)?;
     }
     stack.warnings.sort();
     stack.warnings.dedup();

@@ -13,6 +13,7 @@ pub mod build;
 pub mod config;
 pub mod enhanced_backend;
 pub mod error;
+pub mod frontend_nlb;
 pub mod group;
 pub mod ingress_class;
 pub mod listener;

@@ -63,6 +63,28 @@ pub fn backend_sg_name(cluster: &str) -> String {
     )
 }
 
+/// A frontend NLB target group (type `alb`, protocol TCP): hash of cluster + group id string +
+/// NLB port + `alb` + `TCP` + health-check port + health-check protocol.
+pub fn frontend_nlb_target_group_name(
+    cluster: &str,
+    group: &GroupId,
+    port: i32,
+    hc_port: &str,
+    hc_protocol: Protocol,
+) -> String {
+    let (id, port) = (group.as_string(), port.to_string());
+    let hash = sha256_hex(&[
+        cluster,
+        &id,
+        &port,
+        "alb",
+        "TCP",
+        hc_port,
+        hc_protocol.as_str(),
+    ]);
+    group_scoped_name(group, &hash)
+}
+
 /// Inputs of a target group name, in upstream's hash order.
 #[derive(Debug, Clone)]
 pub struct TargetGroupNameInputs<'a> {

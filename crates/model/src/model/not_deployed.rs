@@ -18,12 +18,6 @@ pub fn refuse(key: String, what: &str) -> Fail {
 /// Load-balancer level features of one member (its annotations and IngressClassParams).
 pub fn member_features(m: &ClassifiedIngress<'_>, cfg: &ModelConfig) -> Result<(), Fail> {
     let a = m.annotations();
-    if ann::bool(a, suffix::ENABLE_FRONTEND_NLB)?.unwrap_or(false) {
-        return Err(refuse(
-            ann::key(suffix::ENABLE_FRONTEND_NLB),
-            "a frontend NLB in front of the ALB",
-        ));
-    }
     if ann::bool(a, suffix::CREATE_ACM_CERT)?.unwrap_or(false)
         && cfg.gate("EnableCertificateManagement")
     {

@@ -64,21 +64,6 @@ fn cfg() -> ModelConfig {
     }
 }
 
-/// `web` (with `extra`) is left out of the group with `annotation` named; `other` still builds.
-fn assert_refused(extra: &str, annotation: &str) {
-    let stack = build(extra, &cfg()).unwrap_or_else(|e| panic!("{extra}: {e}"));
-    assert_eq!(stack.members, vec!["demo/other".to_string()], "{extra}");
-    let ex = &stack.excluded_members;
-    assert_eq!(ex.len(), 1, "{extra}: {ex:?}");
-    assert_eq!(ex[0].ingress, "demo/web");
-    assert_eq!(ex[0].annotation.as_deref(), Some(annotation), "{extra}");
-    assert!(
-        ex[0].error.contains("not deployed by this build"),
-        "{}",
-        ex[0].error
-    );
-}
-
 fn a(key: &str, value: &str) -> String {
     format!("    alb.ingress.kubernetes.io/{key}: '{value}'\n")
 }
@@ -92,16 +77,24 @@ fn baseline_builds_both_members() {
     assert_eq!(s.members.len(), 2, "{:?}", s.excluded_members);
 }
 
+/// The one refusal left: `create-acm-cert` with the `EnableCertificateManagement` gate on (off,
+/// upstream ignores the annotation, and so do we).
 #[test]
-fn frontend_nlb_is_refused_not_ignored() {
-    assert_refused(
-        &a("enable-frontend-nlb", "true"),
-        "alb.ingress.kubernetes.io/enable-frontend-nlb",
+fn acm_certificate_creation_is_refused_not_ignored() {
+    let mut on = cfg();
+    on.feature_gates
+        .insert("EnableCertificateManagement".into(), true);
+    let s = build(&a("create-acm-cert", "true"), &on).unwrap();
+    assert_eq!(s.members, vec!["demo/other".to_string()]);
+    let ex = &s.excluded_members;
+    assert_eq!(ex.len(), 1, "{ex:?}");
+    assert_eq!(
+        ex[0].annotation.as_deref(),
+        Some("alb.ingress.kubernetes.io/create-acm-cert")
     );
-    assert!(build(&a("enable-frontend-nlb", "false"), &cfg())
-        .unwrap()
-        .excluded_members
-        .is_empty());
+    assert!(ex[0].error.contains("not deployed by this build"), "{}", ex[0].error);
+    let off = build(&a("create-acm-cert", "true"), &cfg()).unwrap();
+    assert!(off.excluded_members.is_empty(), "{:?}", off.excluded_members);
 }
 
 /// Each WAF / Shield annotation reaches the stack's add-ons (deployed after the load balancer);
@@ -276,7 +269,7 @@ fn oidc_on_an_http_listener_is_ignored_as_upstream_does() {
 
 #[test]
 fn a_lone_member_with_an_undeployable_annotation_fails_the_whole_build() {
-    let yaml_extra = a("enable-frontend-nlb", "true");
+    let yaml_extra = a("create-acm-cert", "true");
     let only_web = BASE
         .replace("EXTRA\n", &yaml_extra)
         .split("\n---\n")
@@ -285,16 +278,19 @@ fn a_lone_member_with_an_undeployable_annotation_fails_the_whole_build() {
         .join("\n---\n");
     let mut objs = ClusterObjects::default();
     add_manifests(&mut objs, &only_web, Path::new("t.yaml")).unwrap();
-    let (groups, _) = load_groups(&objs, &cfg().ingress_class);
+    let mut on = cfg();
+    on.feature_gates
+        .insert("EnableCertificateManagement".into(), true);
+    let (groups, _) = load_groups(&objs, &on.ingress_class);
     let err = build_stack(
         groups.values().next().unwrap(),
         &objs,
-        &cfg(),
+        &on,
         &BuildEnv::default(),
     )
     .unwrap_err();
     assert!(
-        err.to_string().starts_with("ingress: demo/web: alb.ingress.kubernetes.io/enable-frontend-nlb: a frontend NLB in front of the ALB is not deployed"),
+        err.to_string().starts_with("ingress: demo/web: alb.ingress.kubernetes.io/create-acm-cert: ACM certificate creation is not deployed"),
         "{err}"
     );
 }

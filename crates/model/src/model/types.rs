@@ -134,6 +134,8 @@ pub enum Token {
     ManagedSecurityGroupId,
     /// Group id of the cluster's shared backend security group (auto-created when unknown).
     BackendSecurityGroupId,
+    /// ARN of the stack's frontend NLB (`enable-frontend-nlb`).
+    FrontendNlbArn,
 }
 
 /// Which IngressGroup this is: explicit (`group.name`) or implicit (one Ingress).
@@ -269,6 +271,9 @@ pub struct Stack {
     pub target_group_bindings: Vec<TargetGroupBindingResource>,
     #[serde(default, skip_serializing_if = "Addons::is_empty")]
     pub addons: Addons,
+    /// Ingress stacks with `enable-frontend-nlb`: the NLB in front of the ALB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontend_nlb: Option<FrontendNlb>,
 }
 
 pub use super::backend::{
@@ -278,11 +283,13 @@ pub use super::backend::{
 };
 
 // One file per AWS kind, as `deploy/` has them.
+mod frontend_nlb;
 mod listener;
 mod load_balancer;
 mod security_group;
 mod target_group;
 
+pub use frontend_nlb::*;
 pub use listener::*;
 pub use load_balancer::*;
 pub use security_group::*;

@@ -62,9 +62,12 @@ pub fn render(stack: &Stack, facts: &PlanFacts) -> Value {
     if let Some(sg) = &stack.managed_security_group {
         group(SECURITY_GROUP, vec![(sg.id.clone(), security_group(sg))]);
     }
+    let fe = stack.frontend_nlb.as_ref();
+    let fe_listeners = fe.into_iter().flat_map(|f| &f.listeners);
     let listeners = stack
         .listeners
         .iter()
+        .chain(fe_listeners)
         .map(|l| (l.id.clone(), r.listener(l)));
     group(LISTENER, listeners.collect());
     let rules = stack
@@ -75,12 +78,18 @@ pub fn render(stack: &Stack, facts: &PlanFacts) -> Value {
     let lbs = stack
         .load_balancer
         .iter()
-        .map(|lb| (lb.id.clone(), r.lb(lb)));
+        .chain(fe.map(|f| &f.load_balancer))
+        .map(|lb| (lb.id.clone(), r.lb_or_frontend(lb)));
     group(LOAD_BALANCER, lbs.collect());
+    let fe_tgs = fe
+        .into_iter()
+        .flat_map(|f| &f.target_groups)
+        .map(|t| (t.id.clone(), target_groups::alb_target_group(t)));
     let tgs = stack
         .target_groups
         .iter()
-        .map(|t| (t.id.clone(), target_group(t)));
+        .map(|t| (t.id.clone(), target_group(t)))
+        .chain(fe_tgs);
     group(TARGET_GROUP, tgs.collect());
     let tgbs = stack
         .target_group_bindings
@@ -109,9 +118,14 @@ pub fn render(stack: &Stack, facts: &PlanFacts) -> Value {
     }
     if is_ingress_stack(stack) {
         // Not a `spec` resource: upstream marshals the desired-state struct itself.
+        let states: Map<String, Value> = fe
+            .into_iter()
+            .flat_map(|f| &f.target_groups)
+            .map(|t| (t.name.clone(), target_groups::frontend_state(t)))
+            .collect();
         res.insert(
             FRONTEND_NLB_TARGET_GROUP.into(),
-            json!({ FRONTEND_NLB_TARGET_GROUP: {"TargetGroups": {}} }),
+            json!({ FRONTEND_NLB_TARGET_GROUP: {"TargetGroups": states} }),
         );
     }
     json!({"id": stack.stack_id, "resources": res})
@@ -232,6 +246,9 @@ impl Renderer<'_> {
         match t {
             Token::Literal(s) => json!(s),
             Token::LoadBalancerArn => resource_ref(LOAD_BALANCER, lb_id(), "loadBalancerARN"),
+            Token::FrontendNlbArn => {
+                resource_ref(LOAD_BALANCER, FRONTEND_NLB_ID, "loadBalancerARN")
+            }
             Token::ListenerArn(port) => {
                 let id = self
                     .stack
@@ -279,6 +296,29 @@ impl Renderer<'_> {
             (_, Some(v)) if !v.is_empty() => Some(ids(v)),
             _ => None,
         }
+    }
+
+    /// The ALB with the plan's facts; the frontend NLB without them (they are the ALB's).
+    fn lb_or_frontend(&self, lb: &LoadBalancer) -> Value {
+        if lb.id != FRONTEND_NLB_ID {
+            return self.lb(lb);
+        }
+        // The ALB's security groups, when the NLB takes them, resolve as the ALB's do.
+        let alb_sgs = self
+            .stack
+            .load_balancer
+            .as_ref()
+            .map(|a| &a.security_group_names_or_ids);
+        let shared_sgs = alb_sgs == Some(&lb.security_group_names_or_ids);
+        let bare = Renderer {
+            stack: self.stack,
+            facts: &PlanFacts {
+                backend_sg: self.facts.backend_sg.clone(),
+                subnets: None,
+                security_groups: self.facts.security_groups.clone().filter(|_| shared_sgs),
+            },
+        };
+        bare.lb(lb)
     }
 
     fn lb(&self, lb: &LoadBalancer) -> Value {

@@ -45,6 +45,38 @@ pub(super) fn target_group(tg: &TargetGroup) -> Value {
     o
 }
 
+/// A frontend NLB target group (type `alb`).
+pub(super) fn alb_target_group(tg: &AlbTargetGroup) -> Value {
+    let plain = TargetGroup {
+        id: tg.id.clone(),
+        name: tg.name.clone(),
+        target_type: TargetType::Ip,
+        port: tg.port,
+        protocol: tg.protocol,
+        protocol_version: None,
+        ip_address_type: tg.ip_address_type.clone(),
+        health_check: tg.health_check.clone(),
+        target_control_port: None,
+        attributes: Default::default(),
+        tags: tg.tags.clone(),
+        service_uid: String::new(),
+    };
+    let mut o = target_group(&plain);
+    o["targetType"] = json!("alb");
+    o
+}
+
+/// Upstream's `FrontendNlbTargetGroupState` of one target group (Go field names, no tags).
+pub(super) fn frontend_state(tg: &AlbTargetGroup) -> Value {
+    json!({
+        "Name": tg.name,
+        "ARN": resource_ref(TARGET_GROUP, &tg.id, "targetGroupARN"),
+        "Port": tg.port,
+        "TargetARN": resource_ref(LOAD_BALANCER, "LoadBalancer", "loadBalancerARN"),
+        "TargetPort": tg.target_port,
+    })
+}
+
 impl Renderer<'_> {
     pub(super) fn binding(&self, b: &TargetGroupBindingResource) -> Value {
         let s = &b.spec;
