@@ -6,8 +6,8 @@
 //! same against AWS and against the fake. Pagination and chunking (RegisterTargets in 200s,
 //! DescribeTags in 20s) are folded in: one trait call may be several AWS requests.
 
-pub mod addons;
 pub mod acm;
+pub mod addons;
 pub mod caller;
 pub mod config;
 pub mod error;
@@ -16,8 +16,8 @@ pub mod fence;
 pub mod metrics;
 pub mod retry;
 pub mod sdk;
-mod sdk_addons;
 mod sdk_acm;
+mod sdk_addons;
 mod sdk_ec2;
 mod sdk_elbv2;
 mod sdk_elbv2_convert;
@@ -31,8 +31,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-pub use addons::{AddonClients, Protection, Shield, WafRegional, WafV2, WebAclSummary};
 pub use acm::Acm;
+pub use addons::{AddonClients, Protection, Shield, WafRegional, WafV2, WebAclSummary};
 pub use caller::Caller;
 pub use config::{
     build, build_fenced, build_with_roles, parse_api_endpoints, AwsConfig, ResolvedCloud,
@@ -40,8 +40,8 @@ pub use config::{
 pub use error::{AwsError, Result};
 pub use fence::Fence;
 pub use metrics::AwsMetrics;
-pub use sdk_addons::build_addons;
 pub use sdk_acm::{build_acm, SdkAcm};
+pub use sdk_addons::build_addons;
 pub use types::*;
 
 /// Most targets AWS accepts in one RegisterTargets/DeregisterTargets request.

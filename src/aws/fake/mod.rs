@@ -4,8 +4,8 @@
 //! request, and injects faults (throttling, 5xx, latency, failing the N-th request).
 //! Requests go through the same [`Caller`] (limiter, retries, metrics) as the SDK ones.
 
-mod addons;
 mod acm;
+mod addons;
 mod ec2;
 mod ec2_filters;
 mod ec2_sg;

@@ -391,16 +391,22 @@ async fn the_backend_security_group_goes_with_the_last_group() {
     h.stop().await;
 }
 
-const FRONTEND_NLB: &str = "alb.ingress.kubernetes.io/enable-frontend-nlb: \"true\"";
+/// The one annotation this build parses but cannot deploy (with `EnableCertificateManagement`).
+const CREATE_CERT: &str = "alb.ingress.kubernetes.io/create-acm-cert: \"true\"";
 
 #[tokio::test]
 async fn an_annotation_this_build_cannot_deploy_fails_the_build_with_no_aws_write() {
     let (fake, vpc) = fake_aws();
-    let h = start(&fake, &vpc).await;
-    // A new Ingress asking for a web ACL: refused while building, before any AWS call.
+    let mut cfg = super::test_config(&vpc);
+    cfg.model
+        .feature_gates
+        .insert("EnableCertificateManagement".into(), true);
+    let h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
+    // A new Ingress asking for a certificate to be created: refused while building, before any
+    // AWS call.
     let yaml = app("warn", "web", 30211, None).replace(
         "kubernetes.io/ingress.class: alb",
-        &format!("kubernetes.io/ingress.class: alb\n    {FRONTEND_NLB}"),
+        &format!("kubernetes.io/ingress.class: alb\n    {CREATE_CERT}"),
     );
     h.apply(&yaml).await;
     eventually(
@@ -410,10 +416,8 @@ async fn an_annotation_this_build_cannot_deploy_fails_the_build_with_no_aws_writ
             h.events("warn", "web").await.iter().any(|(t, r, n)| {
                 t == "Warning"
                     && r == "FailedBuildModel"
-                    && n.contains("alb.ingress.kubernetes.io/enable-frontend-nlb")
-                    && n.contains(
-                        "a frontend NLB in front of the ALB is not deployed by this build",
-                    )
+                    && n.contains("alb.ingress.kubernetes.io/create-acm-cert")
+                    && n.contains("ACM certificate creation is not deployed by this build")
             })
         },
     )
@@ -438,7 +442,7 @@ async fn an_annotation_this_build_cannot_deploy_fails_the_build_with_no_aws_writ
         "warn",
         "api",
         json!({
-            "metadata": {"annotations": {"alb.ingress.kubernetes.io/enable-frontend-nlb": "true"}},
+            "metadata": {"annotations": {"alb.ingress.kubernetes.io/create-acm-cert": "true"}},
             "spec": {"rules": [{"http": {"paths": [{"path": "/moved", "pathType": "Prefix", "backend": {"service": {"name": "api", "port": {"number": 80}}}}]}}]}
         }),
     )

@@ -92,9 +92,17 @@ fn acm_certificate_creation_is_refused_not_ignored() {
         ex[0].annotation.as_deref(),
         Some("alb.ingress.kubernetes.io/create-acm-cert")
     );
-    assert!(ex[0].error.contains("not deployed by this build"), "{}", ex[0].error);
+    assert!(
+        ex[0].error.contains("not deployed by this build"),
+        "{}",
+        ex[0].error
+    );
     let off = build(&a("create-acm-cert", "true"), &cfg()).unwrap();
-    assert!(off.excluded_members.is_empty(), "{:?}", off.excluded_members);
+    assert!(
+        off.excluded_members.is_empty(),
+        "{:?}",
+        off.excluded_members
+    );
 }
 
 /// Each WAF / Shield annotation reaches the stack's add-ons (deployed after the load balancer);
