@@ -1,6 +1,10 @@
 //! Benchmarks, one module per area under `benches/bench/`: `cargo bench --bench bench -- <area>`
 //! (no area = all; `tgb-process` needs the controller binary of the same profile). Figures are printed; they are reported in issue notes, never asserted.
 
+#[path = "bench/admission.rs"]
+mod admission;
+#[path = "bench/admission_client.rs"]
+mod admission_client;
 #[path = "bench/aws.rs"]
 mod aws;
 #[path = "bench/deploy.rs"]
@@ -30,6 +34,10 @@ fn main() {
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let wanted = |area: &str| filter.as_deref().is_none_or(|f| area == f);
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    // Only when asked for: it installs the binary's info-level log subscriber for the process.
+    if filter.as_deref() == Some("admission") {
+        admission::run();
+    }
     if wanted("webhook") {
         webhook::run();
     }

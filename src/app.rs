@@ -23,6 +23,17 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+/// The process's runtime (also what the admission benchmark serves on, so its figures are the
+/// binary's).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    // Deploy futures are deep (a stack's whole plan in one state machine); tokio's 2 MiB default
+    // worker stack is too tight for them in unoptimised builds, and an overflow aborts the process.
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(8 * 1024 * 1024)
+        .build()
+}
+
 /// Readiness check names.
 pub const READY_WEBHOOK: &str = "webhook";
 pub const READY_KUBE: &str = "kube-api";

@@ -47,11 +47,5 @@ fn run_controller(args: &aws_load_balancer_controller::args::ControllerArgs) -> 
         Some(_) => {}
         None => tracing::warn!("cannot raise the open-file soft limit"),
     }
-    // Deploy futures are deep (a stack's whole plan in one state machine); tokio's 2 MiB default
-    // worker stack is too tight for them in unoptimised builds, and an overflow aborts the process.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_stack_size(8 * 1024 * 1024)
-        .build()?;
-    runtime.block_on(app::run(cfg))
+    app::runtime()?.block_on(app::run(cfg))
 }

@@ -68,47 +68,28 @@ impl Default for WebhookMetrics {
 
 impl WebhookMetrics {
     /// A path is served: its `200` and `500` counts show from the start, as controller-runtime's.
-    pub fn serving(&self, webhook: &str) {
-        for code in ["200", "500"] {
-            drop(self.requests.get_or_create(&WebhookCodeLabels {
-                webhook: webhook.into(),
-                code: code.into(),
-            }));
-        }
-        drop(self.in_flight.get_or_create(&WebhookLabels {
+    /// The returned handles count its requests without a label lookup on the request path.
+    pub fn route(&self, webhook: &'static str) -> RouteMetrics {
+        let labels = WebhookLabels {
             webhook: webhook.into(),
-        }));
-    }
-
-    /// One admission request to `webhook` starts: in flight until the returned value is dropped
-    /// (also when the client goes away mid-request).
-    pub fn started(&self, webhook: &str) -> AdmissionInFlight {
-        let gauge = self
-            .in_flight
-            .get_or_create(&WebhookLabels {
-                webhook: webhook.into(),
-            })
-            .clone();
-        gauge.inc();
-        AdmissionInFlight {
-            gauge,
-            start: std::time::Instant::now(),
+        };
+        let code = |code: &str| {
+            self.requests
+                .get_or_create(&WebhookCodeLabels {
+                    webhook: webhook.into(),
+                    code: code.into(),
+                })
+                .clone()
+        };
+        let ok = code("200");
+        drop(code("500"));
+        RouteMetrics {
+            webhook,
+            in_flight: self.in_flight.get_or_create(&labels).clone(),
+            latency: self.latency.get_or_create(&labels).clone(),
+            ok,
+            all: self.clone(),
         }
-    }
-
-    /// The request was answered with HTTP status `code`.
-    pub fn answered(&self, webhook: &str, request: &AdmissionInFlight, code: u16) {
-        self.latency
-            .get_or_create(&WebhookLabels {
-                webhook: webhook.into(),
-            })
-            .observe(request.start.elapsed().as_secs_f64());
-        self.requests
-            .get_or_create(&WebhookCodeLabels {
-                webhook: webhook.into(),
-                code: code.to_string(),
-            })
-            .inc();
     }
 
     pub fn register(registry: &mut Registry) -> Self {
@@ -157,13 +138,57 @@ impl WebhookMetrics {
     }
 }
 
-/// See [`WebhookMetrics::started`].
-pub struct AdmissionInFlight {
-    gauge: Gauge,
+/// One admission path's series, resolved once when the route is built.
+#[derive(Clone, Debug)]
+pub struct RouteMetrics {
+    webhook: &'static str,
+    in_flight: Gauge,
+    latency: Histogram,
+    /// `code="200"`, the answer to nearly every request.
+    ok: Counter,
+    all: WebhookMetrics,
+}
+
+impl RouteMetrics {
+    /// One admission request starts: in flight until the returned value is dropped (also when
+    /// the client goes away mid-request).
+    pub fn started(&self) -> AdmissionInFlight<'_> {
+        self.in_flight.inc();
+        AdmissionInFlight {
+            gauge: &self.in_flight,
+            start: std::time::Instant::now(),
+        }
+    }
+
+    /// The request was answered with HTTP status `code`.
+    pub fn answered(&self, request: &AdmissionInFlight<'_>, code: u16) {
+        self.latency.observe(request.start.elapsed().as_secs_f64());
+        if code == 200 {
+            self.ok.inc();
+        } else {
+            self.all
+                .requests
+                .get_or_create(&WebhookCodeLabels {
+                    webhook: self.webhook.into(),
+                    code: code.to_string(),
+                })
+                .inc();
+        }
+    }
+
+    /// Counts one failure of this webhook in `category` (the failing check's name).
+    pub fn record_failure(&self, mutating: bool, category: &str) {
+        self.all.record_failure(mutating, self.webhook, category);
+    }
+}
+
+/// See [`RouteMetrics::started`].
+pub struct AdmissionInFlight<'a> {
+    gauge: &'a Gauge,
     start: std::time::Instant,
 }
 
-impl Drop for AdmissionInFlight {
+impl Drop for AdmissionInFlight<'_> {
     fn drop(&mut self) {
         self.gauge.dec();
     }

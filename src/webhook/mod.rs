@@ -24,13 +24,13 @@ pub mod tgb_validator;
 pub mod tgb_view;
 pub mod tls;
 
-use crate::metrics::WebhookMetrics;
+use crate::metrics::{RouteMetrics, WebhookMetrics};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Json, Router};
+use axum::Router;
 use http_body_util::BodyExt;
 pub use review::{AdmissionRequest, Decision, Operation};
 use std::sync::Arc;
@@ -77,11 +77,11 @@ impl Default for Limits {
     }
 }
 
-#[derive(Clone)]
+/// One webhook's state, shared by its requests (one `Arc` clone per request).
 struct Route {
     path: &'static str,
     handler: Arc<dyn Handler>,
-    metrics: WebhookMetrics,
+    metrics: RouteMetrics,
     limits: Limits,
     budget: Arc<budget::BodyBudget>,
 }
@@ -94,14 +94,13 @@ pub fn router(routes: Routes, metrics: WebhookMetrics, limits: Limits) -> Router
     let mut app = Router::new();
     let budget = Arc::new(budget::BodyBudget::new(limits.max_inflight_body_bytes));
     for (path, handler) in routes {
-        metrics.serving(path);
-        let route = Route {
+        let route = Arc::new(Route {
             path,
             handler,
-            metrics: metrics.clone(),
+            metrics: metrics.route(path),
             limits,
             budget: budget.clone(),
-        };
+        });
         app = app.route(path, post(serve).with_state(route));
     }
     app.fallback(|| async { (StatusCode::NOT_FOUND, "no admission webhook at this path\n") })
@@ -220,16 +219,28 @@ async fn decode(body: Bytes) -> Result<AdmissionRequest, (review::ReviewError, O
 }
 
 /// One admission request, counted as controller-runtime counts it (in flight, latency, status).
-async fn serve(State(route): State<Route>, request: Request) -> Response {
-    let in_flight = route.metrics.started(route.path);
-    let metrics = route.metrics.clone();
-    let path = route.path;
-    let response = serve_review(route, request).await;
-    metrics.answered(path, &in_flight, response.status().as_u16());
+async fn serve(State(route): State<Arc<Route>>, request: Request) -> Response {
+    let in_flight = route.metrics.started();
+    let response = serve_review(&route, request).await;
+    route
+        .metrics
+        .answered(&in_flight, response.status().as_u16());
     response
 }
 
-async fn serve_review(route: Route, request: Request) -> Response {
+/// An AdmissionReview answer: serialised straight from the decision, no JSON tree in between.
+fn answer(uid: &str, decision: &Decision) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        review::encode_body(uid, decision),
+    )
+        .into_response()
+}
+
+async fn serve_review(route: &Route, request: Request) -> Response {
     let (body, _taken) = match read_body(request, route.limits, &route.budget).await {
         Ok(read) => read,
         Err(response) => return response,
@@ -240,15 +251,11 @@ async fn serve_review(route: Route, request: Request) -> Response {
         Err((error, uid)) => {
             route
                 .metrics
-                .record_failure(mutating, route.path, "decodeAdmissionReview");
+                .record_failure(mutating, "decodeAdmissionReview");
             tracing::warn!(path = route.path, %error, "malformed admission request");
             return match uid {
                 // A uid means the caller speaks the protocol: answer in it so its error is readable.
-                Some(uid) => Json(review::encode(
-                    &uid,
-                    &Decision::errored("decode", error.to_string()),
-                ))
-                .into_response(),
+                Some(uid) => answer(&uid, &Decision::errored("decode", error.to_string())),
                 None => (StatusCode::BAD_REQUEST, format!("{error}\n")).into_response(),
             };
         }
@@ -256,18 +263,21 @@ async fn serve_review(route: Route, request: Request) -> Response {
     // Upstream's handlers answer every operation but CREATE and UPDATE with "allowed" before
     // looking at the object (a DELETE carries none, a CONNECT carries options).
     if request.operation.admits_unread() {
-        return Json(review::encode(&request.uid, &Decision::Allow)).into_response();
+        return answer(&request.uid, &Decision::Allow);
     }
-    // Every log line of this admission carries its path and uid.
-    let span = tracing::info_span!("admission", path = route.path, uid = %request.uid);
+    // With --log-level debug every log line of this admission carries its path and uid. At info
+    // the span is disabled and costs nothing (creating an enabled one formats and stores its
+    // fields on every admission); the refusal line names path and uid itself.
+    let span = tracing::debug_span!("admission", path = route.path, uid = %request.uid);
     let decision = route.handler.admit(&request).instrument(span.clone()).await;
-    let _entered = span.enter();
     match &decision {
         Decision::Deny { message, category } | Decision::Errored { message, category } => {
-            route.metrics.record_failure(mutating, route.path, category);
-            tracing::info!(category = %category, %message, "admission refused");
+            route.metrics.record_failure(mutating, category);
+            tracing::info!(path = route.path, uid = %request.uid, category = %category, %message, "admission refused");
         }
-        Decision::Allow | Decision::Patch(_) => tracing::debug!("admission allowed"),
+        Decision::Allow | Decision::Patch(_) => {
+            span.in_scope(|| tracing::debug!("admission allowed"))
+        }
     }
-    Json(review::encode(&request.uid, &decision)).into_response()
+    answer(&request.uid, &decision)
 }

@@ -38,12 +38,16 @@ pub struct PodGateIndex {
 
 impl PodGateIndex {
     pub fn upsert_binding(&self, namespace: &str, name: &str, entry: BindingEntry) {
+        let name = name.to_string();
         let mut inner = self.inner.write().expect("index lock");
-        inner
-            .bindings
-            .entry(namespace.to_string())
-            .or_default()
-            .insert(name.to_string(), entry);
+        match inner.bindings.get_mut(namespace) {
+            Some(ns) => ns.insert(name, entry),
+            None => inner
+                .bindings
+                .entry(namespace.to_string())
+                .or_default()
+                .insert(name, entry),
+        };
     }
 
     pub fn remove_binding(&self, namespace: &str, name: &str) {
@@ -57,12 +61,16 @@ impl PodGateIndex {
     }
 
     pub fn upsert_service(&self, namespace: &str, name: &str, selector: Selector) {
+        let name = name.to_string();
         let mut inner = self.inner.write().expect("index lock");
-        inner
-            .services
-            .entry(namespace.to_string())
-            .or_default()
-            .insert(name.to_string(), selector);
+        match inner.services.get_mut(namespace) {
+            Some(ns) => ns.insert(name, selector),
+            None => inner
+                .services
+                .entry(namespace.to_string())
+                .or_default()
+                .insert(name, selector),
+        };
     }
 
     pub fn remove_service(&self, namespace: &str, name: &str) {
@@ -102,7 +110,12 @@ impl PodGateIndex {
 
     /// Gate condition types for a pod with `labels` in `namespace`, in binding-name order:
     /// every `ip` binding whose Service exists and whose non-empty selector the labels satisfy.
-    pub fn gates_for(&self, namespace: &str, labels: &BTreeMap<String, String>) -> Vec<String> {
+    /// `label` looks a label up by key on the pod as sent (no copy of its labels is made).
+    pub fn gates_for<'l>(
+        &self,
+        namespace: &str,
+        label: impl Fn(&str) -> Option<&'l str>,
+    ) -> Vec<String> {
         let inner = self.inner.read().expect("index lock");
         let Some(bindings) = inner.bindings.get(namespace) else {
             return Vec::new();
@@ -116,7 +129,7 @@ impl PodGateIndex {
                     .and_then(|s| s.get(&b.service))
                     .is_some_and(|selector| {
                         !selector.is_empty()
-                            && selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+                            && selector.iter().all(|(k, v)| label(k) == Some(v.as_str()))
                     })
             })
             .map(|(name, _)| format!("{}{name}", super::pod_readiness::GATE_PREFIX))

@@ -9,7 +9,6 @@ use super::{AdmissionRequest, Decision, Handler, Operation};
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, PatchOperation, RemoveOperation};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub const PATH: &str = "/mutate-v1-pod";
@@ -34,9 +33,12 @@ pub fn gate_patch(pod: &Value, gates: &[String]) -> Vec<PatchOperation> {
     if gates.is_empty() {
         return Vec::new();
     }
-    let existing: Vec<&str> = pod
-        .pointer("/spec/readinessGates")
-        .and_then(Value::as_array)
+    // `get` rather than `Value::pointer`, which allocates two strings per path segment.
+    let present = pod
+        .get("spec")
+        .and_then(|s| s.get("readinessGates"))
+        .and_then(Value::as_array);
+    let existing: Vec<&str> = present
         .map(|gates| {
             gates
                 .iter()
@@ -45,11 +47,7 @@ pub fn gate_patch(pod: &Value, gates: &[String]) -> Vec<PatchOperation> {
         })
         .unwrap_or_default();
     let gate = |t: &str| serde_json::json!({ "conditionType": t });
-    if pod
-        .pointer("/spec/readinessGates")
-        .and_then(Value::as_array)
-        .is_none()
-    {
+    if present.is_none() {
         let mut unique: Vec<&String> = Vec::new();
         for g in gates {
             if !unique.contains(&g) {
@@ -94,17 +92,6 @@ pub fn gate_patch(pod: &Value, gates: &[String]) -> Vec<PatchOperation> {
     }
 }
 
-fn labels(pod: &Value) -> BTreeMap<String, String> {
-    pod.pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[async_trait::async_trait]
 impl Handler for PodReadinessGateInjector {
     fn mutating(&self) -> bool {
@@ -138,7 +125,12 @@ impl Handler for PodReadinessGateInjector {
                 );
             }
         }
-        let gates = self.index.gates_for(namespace, &labels(pod));
+        let labels = pod
+            .get("metadata")
+            .and_then(|m| m.get("labels"))
+            .and_then(Value::as_object);
+        let label = |k: &str| labels?.get(k)?.as_str();
+        let gates = self.index.gates_for(namespace, label);
         Decision::Patch(gate_patch(pod, &gates))
     }
 }

@@ -4,7 +4,8 @@
 //! never dropped: mutators compute patches against the bytes the API server sent.
 
 use base64::Engine;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 /// Operations the API server sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,24 +88,24 @@ pub enum ReviewError {
 
 /// Result of decoding: a request, or an error with the uid when one could be read (then we can
 /// still answer with a well-formed AdmissionReview denial instead of a bare HTTP error).
+///
+/// The objects are moved out of the parsed review, never copied.
 pub fn decode(body: &[u8]) -> Result<AdmissionRequest, (ReviewError, Option<String>)> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err((ReviewError::Empty, None));
     }
     let review: Value =
         serde_json::from_slice(body).map_err(|e| (ReviewError::Json(e.to_string()), None))?;
+    let mut review = match review {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
     let uid = review
-        .pointer("/request/uid")
+        .get("request")
+        .and_then(|r| r.get("uid"))
         .and_then(Value::as_str)
         .map(String::from);
-    let kind = review
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let api_version = review
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let (kind, api_version) = (str_of(review.get("kind")), str_of(review.get("apiVersion")));
     if kind != "AdmissionReview" || api_version != "admission.k8s.io/v1" {
         let err = ReviewError::WrongKind {
             kind: kind.to_string(),
@@ -112,7 +113,7 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, (ReviewError, Option<Stri
         };
         return Err((err, uid));
     }
-    let Some(request) = review.get("request").filter(|r| r.is_object()) else {
+    let Some(Value::Object(mut request)) = review.remove("request") else {
         return Err((ReviewError::NoRequest, None));
     };
     let Some(uid) = uid.filter(|u| !u.is_empty()) else {
@@ -125,20 +126,19 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, (ReviewError, Option<Stri
         Some("CONNECT") => Operation::Connect,
         _ => Operation::Other,
     };
-    let text = |k: &str| {
-        request
-            .get(k)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
+    let mut text = |k: &str| match request.remove(k) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
     };
-    let object = |k: &str| request.get(k).filter(|v| !v.is_null()).cloned();
+    let (namespace, name) = (text("namespace"), text("name"));
+    let mut object = |k: &str| request.remove(k).filter(|v| !v.is_null());
+    let (object, old_object) = (object("object"), object("oldObject"));
     Ok(AdmissionRequest {
         operation,
-        namespace: text("namespace"),
-        name: text("name"),
-        object: object("object"),
-        old_object: object("oldObject"),
+        namespace,
+        name,
+        object,
+        old_object,
         dry_run: request
             .get("dryRun")
             .and_then(Value::as_bool)
@@ -147,37 +147,87 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, (ReviewError, Option<Stri
     })
 }
 
-/// Encodes the AdmissionReview response for `uid`.
-pub fn encode(uid: &str, decision: &Decision) -> Value {
-    let response = match decision {
-        Decision::Allow => json!({ "uid": uid, "allowed": true }),
-        Decision::Patch(ops) if ops.is_empty() => json!({ "uid": uid, "allowed": true }),
-        Decision::Patch(ops) => {
-            let patch = serde_json::to_vec(ops).expect("a JSON patch always serialises");
-            json!({
-                "uid": uid,
-                "allowed": true,
-                "patchType": "JSONPatch",
-                "patch": base64::engine::general_purpose::STANDARD.encode(patch),
-            })
-        }
-        Decision::Deny { message, .. } => json!({
-            "uid": uid,
-            "allowed": false,
-            "status": { "code": 403, "reason": "Forbidden", "message": message },
-        }),
-        Decision::Errored { message, .. } => json!({
-            "uid": uid,
-            "allowed": false,
-            "status": { "code": 400, "message": message },
+fn str_of(v: Option<&Value>) -> &str {
+    v.and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The AdmissionReview v1 answer, as controller-runtime writes it.
+#[derive(Serialize)]
+struct Review<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    kind: &'static str,
+    response: Response<'a>,
+}
+
+#[derive(Serialize)]
+struct Response<'a> {
+    uid: &'a str,
+    allowed: bool,
+    #[serde(rename = "patchType", skip_serializing_if = "Option::is_none")]
+    patch_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    patch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Status<'a>>,
+}
+
+#[derive(Serialize)]
+struct Status<'a> {
+    code: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+    message: &'a str,
+}
+
+/// The AdmissionReview response body for `uid`.
+pub fn encode_body(uid: &str, decision: &Decision) -> Vec<u8> {
+    let allowed = |patch: Option<String>| Response {
+        uid,
+        allowed: true,
+        patch_type: patch.as_ref().map(|_| "JSONPatch"),
+        patch,
+        status: None,
+    };
+    let refused = |code, reason, message| Response {
+        uid,
+        allowed: false,
+        patch_type: None,
+        patch: None,
+        status: Some(Status {
+            code,
+            reason,
+            message,
         }),
     };
-    json!({ "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response })
+    let response = match decision {
+        Decision::Allow => allowed(None),
+        Decision::Patch(ops) if ops.is_empty() => allowed(None),
+        Decision::Patch(ops) => {
+            let patch = serde_json::to_vec(ops).expect("a JSON patch always serialises");
+            allowed(Some(
+                base64::engine::general_purpose::STANDARD.encode(patch),
+            ))
+        }
+        Decision::Deny { message, .. } => refused(403, Some("Forbidden"), message),
+        Decision::Errored { message, .. } => refused(400, None, message),
+    };
+    let review = Review {
+        api_version: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        response,
+    };
+    serde_json::to_vec(&review).expect("an AdmissionReview always serialises")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn encode(uid: &str, decision: &Decision) -> Value {
+        serde_json::from_slice(&encode_body(uid, decision)).unwrap()
+    }
 
     fn review(op: &str) -> Vec<u8> {
         serde_json::to_vec(&json!({

@@ -315,7 +315,7 @@ fn listener(
             },
         }],
         certificates: Vec::new(),
-        certificate_discovery_hosts: None,
+        certificate_discovery: Vec::new(),
         ssl_policy: None,
         mutual_authentication: None,
         alpn_policy: None,
