@@ -133,7 +133,7 @@ async fn churn(feed: Feed, on: Arc<AtomicBool>, applied: Arc<AtomicU64>) {
         n += 1;
         let i = (n / 2) as usize;
         let ns = i % NAMESPACES;
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             let b = binding(ns, (i / NAMESPACES) % BINDINGS_PER_NS, n + 1);
             let _ = feed.bindings.unbounded_send(Event::Apply(b));
         } else {
