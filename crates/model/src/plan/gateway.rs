@@ -1,11 +1,13 @@
-//! `plan` for Gateways: collects GatewayClasses, Gateways, HTTPRoutes and the `gateway.k8s.aws`
-//! configuration objects from the manifests and plans every Gateway of an ALB class this
-//! controller owns (`gateway.k8s.aws/alb`). NLB Gateways are listed with an error saying this
-//! build does not plan them yet, never silently skipped.
+//! `plan` for Gateways: collects GatewayClasses, Gateways, HTTPRoutes, TCPRoutes, UDPRoutes and
+//! the `gateway.k8s.aws` configuration objects from the manifests and plans every Gateway of a
+//! class this controller owns (`gateway.k8s.aws/alb`: ALB from HTTPRoutes; `gateway.k8s.aws/nlb`:
+//! NLB from TCPRoutes and UDPRoutes).
 
 use std::path::Path;
 
 use anyhow::Context;
+use gateway_api::apis::experimental::tcproutes::TcpRoute;
+use gateway_api::apis::experimental::udproutes::UdpRoute;
 use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::httproutes::HttpRoute;
@@ -14,7 +16,8 @@ use serde_json::Value;
 
 use crate::crd::gateway::{LoadBalancerConfiguration, TargetGroupConfiguration};
 use crate::model::gateway::{
-    build_alb_gateway_stack, GatewayInputs, ALB_CONTROLLER_NAME, NLB_CONTROLLER_NAME,
+    build_alb_gateway_stack, build_nlb_gateway_stack, GatewayInputs, ALB_CONTROLLER_NAME,
+    NLB_CONTROLLER_NAME,
 };
 use crate::model::{BuildEnv, ClusterObjects, ModelConfig, Stack};
 
@@ -24,6 +27,8 @@ pub(super) struct GatewayManifests {
     classes: Vec<GatewayClass>,
     gateways: Vec<Gateway>,
     http_routes: Vec<HttpRoute>,
+    tcp_routes: Vec<TcpRoute>,
+    udp_routes: Vec<UdpRoute>,
     lb_configs: Vec<LoadBalancerConfiguration>,
     tg_configs: Vec<TargetGroupConfiguration>,
 }
@@ -53,6 +58,8 @@ impl GatewayManifests {
             ),
             "Gateway" => self.gateways.push(parse(doc, file, kind)?),
             "HTTPRoute" => self.http_routes.push(parse(doc, file, kind)?),
+            "TCPRoute" => self.tcp_routes.push(parse(doc, file, kind)?),
+            "UDPRoute" => self.udp_routes.push(parse(doc, file, kind)?),
             "LoadBalancerConfiguration" => self.lb_configs.push(parse(doc, file, kind)?),
             "TargetGroupConfiguration" => self.tg_configs.push(parse(doc, file, kind)?),
             _ => return Ok(false),
@@ -96,41 +103,40 @@ pub(super) fn gateway_plans(
         else {
             continue;
         };
-        let (stack, error) = match class.spec.controller_name.as_str() {
-            ALB_CONTROLLER_NAME => {
-                let class_config = class
-                    .spec
-                    .parameters_ref
-                    .as_ref()
-                    .and_then(|p| m.lb_config(p.namespace.as_deref(), &p.name));
-                let gateway_config = gw
-                    .spec
-                    .infrastructure
-                    .as_ref()
-                    .and_then(|i| i.parameters_ref.as_ref())
-                    .and_then(|p| m.lb_config(Some(ns), &p.name));
-                let inputs = GatewayInputs {
-                    gateway: gw,
-                    class_config,
-                    gateway_config,
-                    http_routes: &m.http_routes,
-                    services: &objs.services,
-                    namespaces: &objs.namespaces,
-                    tg_configs: &m.tg_configs,
-                };
-                match build_alb_gateway_stack(&inputs, cfg, env.subnets.as_deref()) {
-                    Ok(b) => (Some(b.stack), None),
-                    Err(e) => (None, Some(e.to_string())),
-                }
-            }
-            NLB_CONTROLLER_NAME => (
-                None,
-                Some(
-                    "NLB Gateways (TCPRoute, UDPRoute, TLSRoute) are not planned by this build yet"
-                        .into(),
-                ),
-            ),
-            _ => continue,
+        let controller = class.spec.controller_name.as_str();
+        if controller != ALB_CONTROLLER_NAME && controller != NLB_CONTROLLER_NAME {
+            continue;
+        }
+        let class_config = class
+            .spec
+            .parameters_ref
+            .as_ref()
+            .and_then(|p| m.lb_config(p.namespace.as_deref(), &p.name));
+        let gateway_config = gw
+            .spec
+            .infrastructure
+            .as_ref()
+            .and_then(|i| i.parameters_ref.as_ref())
+            .and_then(|p| m.lb_config(Some(ns), &p.name));
+        let inputs = GatewayInputs {
+            gateway: gw,
+            class_config,
+            gateway_config,
+            http_routes: &m.http_routes,
+            tcp_routes: &m.tcp_routes,
+            udp_routes: &m.udp_routes,
+            services: &objs.services,
+            namespaces: &objs.namespaces,
+            tg_configs: &m.tg_configs,
+        };
+        let built = if controller == ALB_CONTROLLER_NAME {
+            build_alb_gateway_stack(&inputs, cfg, env.subnets.as_deref())
+        } else {
+            build_nlb_gateway_stack(&inputs, cfg, env.subnets.as_deref())
+        };
+        let (stack, error) = match built {
+            Ok(b) => (Some(b.stack), None),
+            Err(e) => (None, Some(e.to_string())),
         };
         plans.push(GatewayPlan {
             gateway: key,

@@ -11,7 +11,7 @@ use super::conditions::http_conditions;
 use super::listeners::{self, elb_protocol, port_protocol, LbKind, ListenerValidation};
 use super::names;
 use super::precedence::{sorted_units, unit_hostnames};
-use super::routes::{http_route, RouteView};
+use super::routes::{http_route, tcp_route, udp_route, RouteView};
 use super::target_groups::{
     alb_target_group, props_for, resolve_service, BackendProblem, TgContext,
 };
@@ -23,7 +23,7 @@ use crate::model::action::{Action, ForwardConfig, TargetGroupTuple};
 use crate::model::config::ModelConfig;
 use crate::model::error::ModelError;
 use crate::model::subnets::{discover, resolve_names_or_ids, SubnetInfo, SubnetRules};
-use crate::model::tags::{TagContext, ALB_GATEWAY_TAG_PREFIX};
+use crate::model::tags::{TagContext, ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX};
 use crate::model::types::*;
 
 /// The stack plus what status writing needs.
@@ -163,6 +163,24 @@ pub fn build_alb_gateway_stack(
     cfg: &ModelConfig,
     subnets: Option<&[SubnetInfo]>,
 ) -> Result<GatewayBuild, ModelError> {
+    build_gateway_stack(inputs, cfg, subnets, LbKind::Alb)
+}
+
+/// Builds the NLB stack of an NLB Gateway from its TCPRoutes and UDPRoutes.
+pub fn build_nlb_gateway_stack(
+    inputs: &GatewayInputs<'_>,
+    cfg: &ModelConfig,
+    subnets: Option<&[SubnetInfo]>,
+) -> Result<GatewayBuild, ModelError> {
+    build_gateway_stack(inputs, cfg, subnets, LbKind::Nlb)
+}
+
+fn build_gateway_stack(
+    inputs: &GatewayInputs<'_>,
+    cfg: &ModelConfig,
+    subnets: Option<&[SubnetInfo]>,
+    lb: LbKind,
+) -> Result<GatewayBuild, ModelError> {
     let key = inputs.key();
     let err = |message: String| ModelError::Gateway {
         gateway: key.clone(),
@@ -172,10 +190,18 @@ pub fn build_alb_gateway_stack(
     let uid = inputs.gateway.metadata.uid.clone().unwrap_or_default();
     let lbc = merged_config(inputs);
     let gw_listeners: &[GatewayListeners] = &inputs.gateway.spec.listeners;
-    let routes: Vec<RouteView<'_>> = inputs.http_routes.iter().map(http_route).collect();
+    let routes: Vec<RouteView<'_>> = match lb {
+        LbKind::Alb => inputs.http_routes.iter().map(http_route).collect(),
+        LbKind::Nlb => inputs
+            .tcp_routes
+            .iter()
+            .map(tcp_route)
+            .chain(inputs.udp_routes.iter().map(udp_route))
+            .collect(),
+    };
     check_supported(&lbc, &routes).map_err(err)?;
 
-    let validation = listeners::validate(gw_listeners, LbKind::Alb);
+    let validation = listeners::validate(gw_listeners, lb);
     let parent = Parent {
         namespace: ns,
         name,
@@ -186,10 +212,14 @@ pub fn build_alb_gateway_stack(
     let attachment = attach(&parent, &routes, &labels);
 
     let group = GroupId::implicit(ns, name);
+    let (kind, prefix, lb_type) = match lb {
+        LbKind::Alb => (StackKind::AlbGateway, ALB_GATEWAY_TAG_PREFIX, "application"),
+        LbKind::Nlb => (StackKind::NlbGateway, NLB_GATEWAY_TAG_PREFIX, "network"),
+    };
     let tags = TagContext {
         cfg,
         group: &group,
-        prefix: ALB_GATEWAY_TAG_PREFIX,
+        prefix,
     };
     let scheme = match lbc.scheme {
         Some(Scheme::Internal) => LoadBalancerScheme::Internal,
@@ -214,7 +244,7 @@ pub fn build_alb_gateway_stack(
     }
     let mut stack = Stack {
         stack_id: key.clone(),
-        kind: StackKind::AlbGateway,
+        kind,
         members: routes.iter().map(|r| r.key()).collect(),
         ..Default::default()
     };
@@ -264,7 +294,7 @@ pub fn build_alb_gateway_stack(
         name: lbc.load_balancer_name.clone().unwrap_or_else(|| {
             names::load_balancer_name(&cfg.cluster_name, ns, name, &uid, scheme)
         }),
-        lb_type: "application".into(),
+        lb_type: lb_type.into(),
         scheme,
         ip_address_type: ip_type,
         subnets: lb_subnets,
@@ -294,7 +324,24 @@ pub fn build_alb_gateway_stack(
     let mut target_groups: BTreeMap<String, (TargetGroup, TargetGroupBindingResource)> =
         BTreeMap::new();
     let mut dropped_backends = Vec::new();
-    for (&port, attached) in &attachment.routes_by_port {
+    if lb == LbKind::Nlb {
+        let l4 = super::l4::L4 {
+            inputs,
+            routes: &routes,
+            attachment: &attachment,
+            validation: &validation,
+            lbc: &lbc,
+            ctx: &ctx,
+            user_tags: &user_tags,
+        };
+        l4.listeners(&mut stack, &mut target_groups, &mut dropped_backends)
+            .map_err(err)?;
+    }
+    let alb_ports = attachment
+        .routes_by_port
+        .iter()
+        .filter(|_| lb == LbKind::Alb);
+    for (&port, attached) in alb_ports {
         let protocols: Vec<Protocol> = gw_listeners
             .iter()
             .filter(|l| l.port == port && validation.get(&l.name).is_some_and(|v| v.valid))

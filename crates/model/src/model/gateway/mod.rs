@@ -12,6 +12,7 @@
 pub mod attach;
 pub mod build;
 pub mod conditions;
+mod l4;
 pub mod listeners;
 pub mod names;
 pub mod precedence;
@@ -20,13 +21,15 @@ pub mod target_groups;
 
 use std::collections::BTreeMap;
 
+use gateway_api::apis::experimental::tcproutes::TcpRoute;
+use gateway_api::apis::experimental::udproutes::UdpRoute;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::httproutes::HttpRoute;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 
 use crate::crd::gateway::{LoadBalancerConfiguration, TargetGroupConfiguration};
 
-pub use build::{build_alb_gateway_stack, GatewayBuild};
+pub use build::{build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild};
 
 /// Controller name of ALB GatewayClasses.
 pub const ALB_CONTROLLER_NAME: &str = "gateway.k8s.aws/alb";
@@ -42,6 +45,9 @@ pub struct GatewayInputs<'a> {
     /// The LoadBalancerConfiguration the Gateway's `spec.infrastructure.parametersRef` names.
     pub gateway_config: Option<&'a LoadBalancerConfiguration>,
     pub http_routes: &'a [HttpRoute],
+    /// TCPRoutes and UDPRoutes (NLB Gateways).
+    pub tcp_routes: &'a [TcpRoute],
+    pub udp_routes: &'a [UdpRoute],
     pub services: &'a [Service],
     pub namespaces: &'a [Namespace],
     pub tg_configs: &'a [TargetGroupConfiguration],

@@ -2,6 +2,8 @@
 //! without matches matches `PathPrefix /`, a match without a path too, backend weight 1), in one
 //! shape shared by the route kinds.
 
+use gateway_api::apis::experimental::tcproutes::TcpRoute;
+use gateway_api::apis::experimental::udproutes::UdpRoute;
 use gateway_api::apis::standard::httproutes::{
     HttpRoute, HttpRouteRules, HttpRouteRulesMatches, HttpRouteRulesMatchesPath,
     HttpRouteRulesMatchesPathType,
@@ -153,3 +155,59 @@ fn default_matches(mut rule: HttpRouteRules) -> HttpRouteRules {
     }
     rule
 }
+
+/// A TCPRoute or UDPRoute (the crate's v1alpha2 types; v1 has the same shape): parentRefs and
+/// the backends of each rule.
+macro_rules! l4_route {
+    ($fn:ident, $ty:ty, $kind:expr) => {
+        pub fn $fn(route: &$ty) -> RouteView<'_> {
+            RouteView {
+                kind: $kind,
+                namespace: route
+                    .metadata
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".into()),
+                name: route.metadata.name.clone().unwrap_or_default(),
+                created: route.metadata.creation_timestamp.as_ref(),
+                hostnames: Vec::new(),
+                parent_refs: route
+                    .spec
+                    .parent_refs
+                    .iter()
+                    .flatten()
+                    .map(|p| ParentRef {
+                        group: p.group.clone(),
+                        kind: p.kind.clone(),
+                        namespace: p.namespace.clone(),
+                        name: p.name.clone(),
+                        section_name: p.section_name.clone(),
+                        port: p.port,
+                    })
+                    .collect(),
+                http_rules: Vec::new(),
+                backends: route
+                    .spec
+                    .rules
+                    .iter()
+                    .map(|r| {
+                        r.backend_refs
+                            .iter()
+                            .map(|b| BackendRef {
+                                group: b.group.clone(),
+                                kind: b.kind.clone(),
+                                namespace: b.namespace.clone(),
+                                name: b.name.clone(),
+                                port: b.port,
+                                weight: b.weight.unwrap_or(1),
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            }
+        }
+    };
+}
+
+l4_route!(tcp_route, TcpRoute, RouteKind::Tcp);
+l4_route!(udp_route, UdpRoute, RouteKind::Udp);

@@ -185,6 +185,29 @@ fn merge_props(base: &mut TargetGroupProps, over: &TargetGroupProps) {
     }
 }
 
+fn target_type(ctx: &TgContext<'_>, props: Option<&TargetGroupProps>) -> TargetType {
+    match props.and_then(|p| p.target_type) {
+        Some(TgTargetType::Ip) => TargetType::Ip,
+        Some(TgTargetType::Instance) => TargetType::Instance,
+        None => ctx.tags.cfg.default_target_type,
+    }
+}
+
+/// What differs between ALB and NLB target groups, decided before the common part.
+struct Shape {
+    target_type: TargetType,
+    protocol: Protocol,
+    version: Option<ProtocolVersion>,
+    health_check: HealthCheck,
+}
+
+fn protocol_name(p: TgProtocol) -> String {
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
 /// The target group (and binding) of one Service backend of an ALB route.
 pub fn alb_target_group(
     ctx: &TgContext<'_>,
@@ -194,24 +217,133 @@ pub fn alb_target_group(
     sp: &ServicePort,
     props: Option<&TargetGroupProps>,
 ) -> Result<(TargetGroup, TargetGroupBindingResource), String> {
-    let cfg = ctx.tags.cfg;
-    let target_type = match props.and_then(|p| p.target_type) {
-        Some(TgTargetType::Ip) => TargetType::Ip,
-        Some(TgTargetType::Instance) => TargetType::Instance,
-        None => cfg.default_target_type,
-    };
     let protocol = match props.and_then(|p| p.protocol) {
         None | Some(TgProtocol::Http) => Protocol::Http,
         Some(TgProtocol::Https) => Protocol::Https,
         Some(other) => {
-            let v = serde_json::to_value(other).unwrap_or_default();
             return Err(format!(
                 "backend protocol must be within [HTTP, HTTPS]: {}",
-                v.as_str().unwrap_or_default()
+                protocol_name(other)
             ));
         }
     };
     let version = protocol_version(listener_protocol, props, route, sp);
+    let shape = Shape {
+        target_type: target_type(ctx, props),
+        protocol,
+        version: Some(version),
+        health_check: health_check(props, protocol, version),
+    };
+    finish(ctx, route, shape, svc, sp, props)
+}
+
+/// The target group (and binding) of one Service backend of an NLB route: the listener's
+/// TCP_UDP/QUIC protocol, else the configured one, else by route kind; TCP health checks
+/// (HTTP `/healthz` on the health-check node port, 10/6/2/2, for instance targets of
+/// `externalTrafficPolicy: Local` Services).
+pub fn nlb_target_group(
+    ctx: &TgContext<'_>,
+    route: &RouteView<'_>,
+    listener_protocol: Protocol,
+    svc: &Service,
+    sp: &ServicePort,
+    props: Option<&TargetGroupProps>,
+) -> Result<(TargetGroup, TargetGroupBindingResource), String> {
+    let protocol = match (listener_protocol, props.and_then(|p| p.protocol)) {
+        (Protocol::TcpUdp | Protocol::Quic | Protocol::TcpQuic, _) => listener_protocol,
+        (_, Some(TgProtocol::Tcp)) => Protocol::Tcp,
+        (_, Some(TgProtocol::Tls)) => Protocol::Tls,
+        (_, Some(TgProtocol::Udp)) => Protocol::Udp,
+        (_, Some(TgProtocol::TcpUdp)) => Protocol::TcpUdp,
+        (_, Some(other)) => {
+            return Err(format!(
+                "backend protocol must be within [TCP, UDP, TCP_UDP, TLS, QUIC, TCP_QUIC]: {}",
+                protocol_name(other)
+            ))
+        }
+        (_, None) => match route.kind {
+            RouteKind::Udp => Protocol::Udp,
+            RouteKind::Tls => Protocol::Tls,
+            _ => Protocol::Tcp,
+        },
+    };
+    let tt = target_type(ctx, props);
+    let local = tt == TargetType::Instance
+        && svc
+            .spec
+            .as_ref()
+            .and_then(|s| s.external_traffic_policy.as_deref())
+            == Some("Local");
+    let hc = props.and_then(|p| p.health_check_config.as_ref());
+    let hc_protocol = match hc.and_then(|h| h.health_check_protocol) {
+        None if local => Protocol::Http,
+        None | Some(HealthCheckProtocol::Tcp) => Protocol::Tcp,
+        Some(HealthCheckProtocol::Http) => Protocol::Http,
+        Some(HealthCheckProtocol::Https) => Protocol::Https,
+    };
+    let (path, matcher) = if hc_protocol == Protocol::Tcp {
+        (String::new(), BTreeMap::new())
+    } else {
+        let default_path = if local { "/healthz" } else { "/" };
+        let code = hc
+            .and_then(|h| h.matcher.as_ref())
+            .and_then(|m| m.http_code.clone())
+            .unwrap_or_else(|| "200-399".into());
+        (
+            hc.and_then(|h| h.health_check_path.clone())
+                .unwrap_or_else(|| default_path.into()),
+            BTreeMap::from([("httpCode".to_string(), code)]),
+        )
+    };
+    let (interval, timeout, healthy, unhealthy) = if local { (10, 6, 2, 2) } else { (15, 5, 3, 3) };
+    let port = match hc.and_then(|h| h.health_check_port.clone()) {
+        Some(p) => p,
+        None if local => svc
+            .spec
+            .as_ref()
+            .and_then(|s| s.health_check_node_port)
+            .unwrap_or(0)
+            .to_string(),
+        None => "traffic-port".into(),
+    };
+    let health_check = HealthCheck {
+        port,
+        protocol: hc_protocol,
+        path,
+        matcher,
+        interval_seconds: hc.and_then(|h| h.health_check_interval).unwrap_or(interval),
+        timeout_seconds: hc.and_then(|h| h.health_check_timeout).unwrap_or(timeout),
+        healthy_threshold_count: hc
+            .and_then(|h| h.healthy_threshold_count)
+            .unwrap_or(healthy),
+        unhealthy_threshold_count: hc
+            .and_then(|h| h.unhealthy_threshold_count)
+            .unwrap_or(unhealthy),
+    };
+    let shape = Shape {
+        target_type: tt,
+        protocol,
+        version: None,
+        health_check,
+    };
+    finish(ctx, route, shape, svc, sp, props)
+}
+
+fn finish(
+    ctx: &TgContext<'_>,
+    route: &RouteView<'_>,
+    shape: Shape,
+    svc: &Service,
+    sp: &ServicePort,
+    props: Option<&TargetGroupProps>,
+) -> Result<(TargetGroup, TargetGroupBindingResource), String> {
+    let cfg = ctx.tags.cfg;
+    let Shape {
+        target_type,
+        protocol,
+        version,
+        health_check,
+    } = shape;
     let svc_namespace = svc
         .metadata
         .namespace
@@ -245,7 +377,7 @@ pub fn alb_target_group(
         port: &hash_port,
         target_type,
         protocol,
-        protocol_version: Some(version),
+        protocol_version: version,
         target_control_port: control,
     };
     let id = target_group_id(&inputs, &identifier_str);
@@ -267,7 +399,6 @@ pub fn alb_target_group(
         return Err("unsupported IPv6 configuration, lb not dual-stack".into());
     }
     let ip_type = if ipv6 { "ipv6" } else { "ipv4" };
-    let health_check = health_check(props, protocol, version);
     let attributes: BTreeMap<String, String> = props
         .map(|p| {
             p.target_group_attributes
@@ -299,7 +430,7 @@ pub fn alb_target_group(
         target_type,
         port: tg_port,
         protocol,
-        protocol_version: Some(version),
+        protocol_version: version,
         ip_address_type: ip_type.into(),
         health_check,
         target_control_port: control,
