@@ -58,7 +58,7 @@ pub fn resolve_service<'s>(
     b: &BackendRef,
     service: &dyn Fn(&str, &str) -> Option<&'s Service>,
 ) -> Result<(&'s Service, ServicePort), BackendProblem> {
-    if !b.kind.as_deref().is_none_or(|k| k == "Service") {
+    if b.kind.as_deref().is_some_and(|k| k != "Service") {
         return Err(BackendProblem {
             fatal: false,
             reason: "InvalidKind",
