@@ -12,10 +12,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 mod gates;
+mod gateway;
 mod tags;
 mod throttle;
 mod webhook;
 pub use gates::{feature_gates, FEATURE_GATE_DEFAULTS, UNSUPPORTED_GATES};
+pub use gateway::{DisabledGate, Gate, GatewayConfig};
 use tags::check_tag_keys;
 pub use tags::TRACKING_TAG_KEYS;
 pub use throttle::{parse_throttle, ThrottleRule};
@@ -126,6 +128,8 @@ pub struct Config {
     /// `--service-max-concurrent-reconciles` (default 3).
     pub service_max_concurrent_reconciles: u32,
     pub targetgroupbinding_max_concurrent_reconciles: u32,
+    /// Gateway API gates and concurrency flags.
+    pub gateway: GatewayConfig,
     pub targetgroupbinding_max_backoff: Duration,
     pub targetgroupbinding_requeue: Duration,
     pub ingress_max_backoff: Duration,
@@ -285,6 +289,8 @@ impl Config {
             &rc.lb_stabilization_monitor_interval,
         )?;
 
+        let feature_gates = feature_gates(&c.feature_gates)?;
+        let gateway = GatewayConfig::from_flags(&feature_gates, &c.feature_gates, rc)?;
         Ok(Config {
             cluster_name: c.cluster_name.trim().to_string(),
             ingress_class: c.ingress_class.clone(),
@@ -294,7 +300,7 @@ impl Config {
             default_target_type,
             default_scheme,
             default_ssl_policy: c.default_ssl_policy.clone(),
-            feature_gates: feature_gates(&c.feature_gates)?,
+            feature_gates,
             enable_pod_readiness_gate_inject: c.enable_pod_readiness_gate_inject,
             quic_environment_variable_name: c.quic_environment_variable_name.clone(),
             disable_ingress_class_annotation: c.disable_ingress_class_annotation,
@@ -336,6 +342,7 @@ impl Config {
             service_max_concurrent_reconciles: rc.service_max_concurrent_reconciles,
             targetgroupbinding_max_concurrent_reconciles: rc
                 .targetgroupbinding_max_concurrent_reconciles,
+            gateway,
             targetgroupbinding_max_backoff: duration(
                 "targetgroupbinding-max-exponential-backoff-delay",
                 &rc.targetgroupbinding_max_exponential_backoff_delay,

@@ -1,7 +1,8 @@
 //! The offline `plan` command: reads manifests as kept in git (multi-document YAML or JSON;
-//! Ingress, Service, IngressClass, IngressClassParams, Namespace, Secret) and prints, per Ingress group
-//! and per LoadBalancer Service this controller would own, the stack it would deploy. No
-//! cluster and no AWS access.
+//! Ingress, Service, IngressClass, IngressClassParams, Namespace, Secret, and GatewayClass,
+//! Gateway, HTTPRoute, TCPRoute, UDPRoute, LoadBalancerConfiguration, TargetGroupConfiguration)
+//! and prints, per Ingress group, per LoadBalancer Service and per Gateway this controller would
+//! own, the stack it would deploy. No cluster and no AWS access.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -9,6 +10,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use serde::Serialize;
 
+mod gateway;
 mod manifests;
 pub use manifests::{add_manifests, parse_documents};
 use manifests::{add_object, collect_files};
@@ -129,6 +131,9 @@ struct Plan {
     services: Vec<ServicePlan>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     ingresses_not_in_any_group: Vec<ExcludedMember>,
+    /// One entry per Gateway of a class this controller owns.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    gateways: Vec<gateway::GatewayPlan>,
 }
 
 /// Runs `plan`, writing the plan to `out` and notes about skipped objects to stderr.
@@ -139,11 +144,14 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         collect_files(p, &mut files)?;
     }
     let mut objs = ClusterObjects::default();
+    let mut gateways = gateway::GatewayManifests::default();
     for f in &files {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         for doc in parse_documents(&text).with_context(|| format!("parsing {}", f.display()))? {
-            add_object(&mut objs, doc, f)?;
+            if !gateways.take(&doc, f)? {
+                add_object(&mut objs, doc, f)?;
+            }
         }
     }
     if args.filename.is_empty() {
@@ -183,6 +191,7 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let node_port_notes = placeholder_node_ports(&mut objs);
     let mut plan = make_plan(&objs, &cfg, &env);
     plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs);
+    plan.gateways = gateway::gateway_plans(&gateways, &objs, &cfg, &env);
     plan.notes.extend(node_port_notes);
     match args.output.as_str() {
         "json" => {
@@ -273,6 +282,7 @@ fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {
         groups,
         services: Vec::new(),
         ingresses_not_in_any_group: errors,
+        gateways: Vec::new(),
     }
 }
 

@@ -1,6 +1,8 @@
-//! Custom resource types: TargetGroupBinding (v1beta1 storage + v1alpha1 served) and
-//! IngressClassParams, with upstream's group, names, schema and printer columns.
+//! Custom resource types: TargetGroupBinding (v1beta1 storage + v1alpha1 served),
+//! IngressClassParams and the Gateway API configuration kinds (`gateway`), with upstream's groups,
+//! names, schema and printer columns.
 
+pub mod gateway;
 pub mod ingress_class_params;
 pub mod names;
 pub mod target_group_binding;
@@ -15,11 +17,12 @@ pub use target_group_binding::{
     TargetGroupBinding, TargetGroupBindingSpec, TargetGroupBindingStatus,
 };
 
-/// The API group of both custom resources.
+/// The API group of TargetGroupBinding and IngressClassParams.
 pub const GROUP: &str = "elbv2.k8s.aws";
 
 /// Every CRD this controller owns: TargetGroupBinding with v1alpha1 and v1beta1 merged into one
-/// object (v1beta1 is the storage version), then IngressClassParams.
+/// object (v1beta1 is the storage version), IngressClassParams, then the three `gateway.k8s.aws`
+/// configuration kinds.
 pub fn all_crds() -> Vec<CustomResourceDefinition> {
     let mut tgb = kube::core::crd::merge_crds(
         vec![
@@ -30,10 +33,12 @@ pub fn all_crds() -> Vec<CustomResourceDefinition> {
     )
     .expect("the two TargetGroupBinding versions share group, kind, names and scope");
     tgb.spec.versions.sort_by(|a, b| a.name.cmp(&b.name));
-    vec![
+    let mut crds = vec![
         like_controller_gen(tgb),
         like_controller_gen(IngressClassParams::crd()),
-    ]
+    ];
+    crds.extend(gateway::crds().into_iter().map(like_controller_gen));
+    crds
 }
 
 /// First line of `crdgen`'s output, so a reader of the committed file knows not to edit it by hand.
@@ -46,9 +51,33 @@ pub fn crds_yaml() -> Result<String, serde_yaml::Error> {
     let mut out = String::from(CRDGEN_HEADER);
     for crd in all_crds() {
         out.push_str("---\n");
-        out.push_str(&serde_yaml::to_string(&crd)?);
+        out.push_str(&integral_bounds(&serde_yaml::to_string(&crd)?));
     }
     Ok(out)
+}
+
+/// k8s-openapi keeps `minimum`/`maximum` as f64 and prints `604800.0`; controller-gen (and
+/// kustomize, which re-reads the file) print `604800`. Same number, upstream's spelling.
+fn integral_bounds(yaml: &str) -> String {
+    let mut out = String::with_capacity(yaml.len());
+    for line in yaml.lines() {
+        let trimmed = line.trim_start();
+        let bound = trimmed.starts_with("minimum: ") || trimmed.starts_with("maximum: ");
+        match line.strip_suffix(".0") {
+            Some(int)
+                if bound
+                    && int
+                        .rsplit(' ')
+                        .next()
+                        .is_some_and(|n| n.parse::<i64>().is_ok()) =>
+            {
+                out.push_str(int)
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Optional fields are plain optional properties in upstream's (controller-gen) schemas, not

@@ -24,6 +24,10 @@ pub enum ModelError {
         annotation: Option<String>,
         message: String,
     },
+    /// A Gateway (or a route, configuration or backend it uses) cannot be built; the text is
+    /// upstream's, and becomes the Gateway's `Accepted`/`Programmed` False message.
+    #[error("{message}")]
+    Gateway { gateway: String, message: String },
 }
 
 /// An error before it is attributed to an Ingress.

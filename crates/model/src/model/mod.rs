@@ -1,5 +1,5 @@
-//! Desired state: Ingress groups → an ALB stack, and LoadBalancer Services → an NLB stack
-//! (`service`), as pure functions of Kubernetes objects and the controller's configuration
+//! Desired state: Ingress groups → an ALB stack, LoadBalancer Services → an NLB stack
+//! (`service`), and Gateways → an ALB stack (`gateway`), as pure functions of Kubernetes objects and the controller's configuration
 //! (no network). The reconciler deploys `Stack`s, the webhooks
 //! admit only what `build_stack` can build, and `plan` prints them offline.
 //!
@@ -14,6 +14,7 @@ pub mod config;
 pub mod enhanced_backend;
 pub mod error;
 pub mod frontend_nlb;
+pub mod gateway;
 pub mod group;
 pub mod ingress_class;
 pub mod listener;

@@ -15,7 +15,7 @@ fn trunc(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
-fn sha256_hex(parts: &[&str]) -> String {
+pub(crate) fn sha256_hex(parts: &[&str]) -> String {
     let mut h = Sha256::new();
     for p in parts {
         h.update(p.as_bytes());
@@ -134,7 +134,7 @@ pub fn target_group_name(i: &TargetGroupNameInputs<'_>) -> String {
 }
 
 /// `k8s-<8 of ns>-<8 of name>-<10 hex>`: the shape of every Service (NLB) stack name.
-fn service_scoped_name(namespace: &str, name: &str, hash: &str) -> String {
+pub(crate) fn service_scoped_name(namespace: &str, name: &str, hash: &str) -> String {
     format!(
         "k8s-{}-{}-{}",
         trunc(&sanitize(namespace), 8),

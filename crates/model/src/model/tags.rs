@@ -18,6 +18,10 @@ pub const TAG_RESOURCE: &str = "ingress.k8s.aws/resource";
 pub const INGRESS_TAG_PREFIX: &str = "ingress.k8s.aws";
 /// Tag / label prefix of Service (NLB) stacks.
 pub const SERVICE_TAG_PREFIX: &str = "service.k8s.aws";
+/// Tag / label prefix of ALB Gateway stacks.
+pub const ALB_GATEWAY_TAG_PREFIX: &str = "gateway.k8s.aws.alb";
+/// Tag / label prefix of NLB Gateway stacks.
+pub const NLB_GATEWAY_TAG_PREFIX: &str = "gateway.k8s.aws.nlb";
 
 type Tags = BTreeMap<String, String>;
 

@@ -211,6 +211,10 @@ pub enum StackKind {
     Ingress,
     /// A LoadBalancer Service (`service.k8s.aws`).
     Service,
+    /// A Gateway of an ALB GatewayClass (`gateway.k8s.aws.alb`).
+    AlbGateway,
+    /// A Gateway of an NLB GatewayClass (`gateway.k8s.aws.nlb`).
+    NlbGateway,
 }
 
 impl StackKind {
@@ -222,6 +226,8 @@ impl StackKind {
         match self {
             StackKind::Ingress => super::tags::INGRESS_TAG_PREFIX,
             StackKind::Service => super::tags::SERVICE_TAG_PREFIX,
+            StackKind::AlbGateway => super::tags::ALB_GATEWAY_TAG_PREFIX,
+            StackKind::NlbGateway => super::tags::NLB_GATEWAY_TAG_PREFIX,
         }
     }
     /// The tag whose value is the stack id.

@@ -1,0 +1,228 @@
+//! Which route attaches to which Gateway listener (upstream's `route_listener_mapper.go` and
+//! `listener_attachment_helper.go`): parentRef resolution (`sectionName`, `port`), then per
+//! listener the namespace, kind and hostname checks, with the refusal reasons and messages route
+//! status reports; and the hostnames each route serves on each port.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use gateway_api::apis::standard::gateways::{
+    GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom as From,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+
+use super::listeners::{allowed_kinds, ListenerValidation};
+use super::routes::{ParentRef, RouteView};
+use crate::model::ingress_class::selector_matches;
+
+/// A (route, parentRef) pair this Gateway refuses, with upstream's route status reason/message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub route: String,
+    pub parent_ref: ParentRef,
+    pub reason: &'static str,
+    pub message: &'static str,
+}
+
+const NAMESPACE_NOT_MATCH: &str =
+    "Listener does not allow route attachment, namespace does not match between listener and route";
+const KIND_NOT_MATCH: &str =
+    "Listener does not allow route attachment, kind does not match between listener and route";
+const NO_MATCHING_HOSTNAME: &str = "Listener does not allow route attachment, no matching hostname";
+const PARENT_NOT_MATCH: &str = "Route does not match any parent reference";
+
+/// The result of attaching routes to one Gateway's listeners.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attachment {
+    /// Route indexes per port of a valid listener, each route once, in route order.
+    pub routes_by_port: BTreeMap<i32, Vec<usize>>,
+    /// Compatible hostnames of (port, route index); empty when the listener has no hostname.
+    pub hostnames: BTreeMap<(i32, usize), BTreeSet<String>>,
+    /// Attached (route, parentRef) pairs per listener name (the listener's `attachedRoutes`).
+    pub attached_routes: BTreeMap<String, usize>,
+    /// Accepted (route index, parentRef) pairs, for route status.
+    pub accepted: Vec<(usize, ParentRef)>,
+    pub refusals: Vec<Refusal>,
+}
+
+/// Everything about the Gateway the checks need.
+pub struct Parent<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub listeners: &'a [GatewayListeners],
+    pub validation: &'a BTreeMap<String, ListenerValidation>,
+}
+
+/// Attaches `routes` to the Gateway's listeners; `labels` gives a namespace's labels.
+pub fn attach(
+    parent: &Parent<'_>,
+    routes: &[RouteView<'_>],
+    labels: &dyn Fn(&str) -> BTreeMap<String, String>,
+) -> Attachment {
+    let mut out = Attachment::default();
+    let mut per_listener: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, route) in routes.iter().enumerate() {
+        for parent_ref in route
+            .parent_refs
+            .iter()
+            .filter(|p| targets(p, route, parent))
+        {
+            let candidates: Vec<&GatewayListeners> = parent
+                .listeners
+                .iter()
+                .filter(|l| match &parent_ref.section_name {
+                    Some(section) => l.name == *section,
+                    None => true,
+                })
+                .filter(|l| parent_ref.port.is_none_or(|p| p == l.port))
+                .collect();
+            let mut any = false;
+            let mut failures = Vec::new();
+            for l in candidates {
+                match allows(parent, l, route, labels) {
+                    Ok(hostnames) => {
+                        any = true;
+                        per_listener.entry(l.name.as_str()).or_default().push(index);
+                        out.hostnames
+                            .entry((l.port, index))
+                            .or_default()
+                            .extend(hostnames);
+                    }
+                    Err((reason, message)) => failures.push(Refusal {
+                        route: route.key(),
+                        parent_ref: parent_ref.clone(),
+                        reason,
+                        message,
+                    }),
+                }
+            }
+            if any {
+                out.accepted.push((index, parent_ref.clone()));
+            } else if failures.is_empty() {
+                out.refusals.push(Refusal {
+                    route: route.key(),
+                    parent_ref: parent_ref.clone(),
+                    reason: "NoMatchingParent",
+                    message: PARENT_NOT_MATCH,
+                });
+            } else {
+                out.refusals.extend(failures);
+            }
+        }
+    }
+    for l in parent.listeners {
+        let attached = per_listener
+            .get(l.name.as_str())
+            .cloned()
+            .unwrap_or_default();
+        out.attached_routes.insert(l.name.clone(), attached.len());
+        if !parent.validation.get(&l.name).is_some_and(|v| v.valid) {
+            continue;
+        }
+        let port = out.routes_by_port.entry(l.port).or_default();
+        for index in attached {
+            if !port.contains(&index) {
+                port.push(index);
+            }
+        }
+    }
+    out.routes_by_port.retain(|_, routes| !routes.is_empty());
+    out
+}
+
+/// A parentRef names this Gateway: kind empty or Gateway, the name, and the namespace (default:
+/// the route's).
+fn targets(p: &ParentRef, route: &RouteView<'_>, parent: &Parent<'_>) -> bool {
+    let kind_ok = p.kind.as_deref().is_none_or(|k| k == "Gateway");
+    let namespace = p.namespace.as_deref().unwrap_or(&route.namespace);
+    kind_ok && p.name == parent.name && namespace == parent.namespace
+}
+
+/// Upstream's checks in order: namespace, kind, hostname (HTTP, GRPC and TLS routes).
+fn allows(
+    parent: &Parent<'_>,
+    l: &GatewayListeners,
+    route: &RouteView<'_>,
+    labels: &dyn Fn(&str) -> BTreeMap<String, String>,
+) -> Result<Vec<String>, (&'static str, &'static str)> {
+    let namespaces = l
+        .allowed_routes
+        .as_ref()
+        .and_then(|a| a.namespaces.as_ref());
+    let namespace_ok = match namespaces.and_then(|n| n.from.as_ref()) {
+        None | Some(From::Same) => route.namespace == parent.namespace,
+        Some(From::All) => true,
+        Some(From::Selector) => namespaces
+            .and_then(|n| n.selector.as_ref())
+            .is_some_and(|s| {
+                let selector = LabelSelector {
+                    match_labels: s.match_labels.clone(),
+                    match_expressions: s.match_expressions.as_ref().map(|e| {
+                        e.iter()
+                            .map(|r| LabelSelectorRequirement {
+                                key: r.key.clone(),
+                                operator: r.operator.clone(),
+                                values: r.values.clone(),
+                            })
+                            .collect()
+                    }),
+                };
+                selector_matches(&selector, &labels(&route.namespace))
+            }),
+    };
+    if !namespace_ok {
+        return Err(("NotAllowedByListeners", NAMESPACE_NOT_MATCH));
+    }
+    if !allowed_kinds(l).iter().any(|k| k == route.kind.as_str()) {
+        return Err(("NotAllowedByListeners", KIND_NOT_MATCH));
+    }
+    use super::routes::RouteKind::{Grpc, Http, Tls};
+    if !matches!(route.kind, Http | Grpc | Tls) {
+        return Ok(Vec::new());
+    }
+    compatible_hostnames(l.hostname.as_deref(), &route.hostnames)
+        .ok_or(("NoMatchingListenerHostname", NO_MATCHING_HOSTNAME))
+}
+
+/// The hostnames a route serves on a listener: the listener's when the route has none, none (=
+/// any) when the listener has none, else the pairwise compatible ones (`None`: not attached).
+pub fn compatible_hostnames(listener: Option<&str>, route: &[String]) -> Option<Vec<String>> {
+    if route.is_empty() {
+        return Some(listener.map(|h| vec![h.to_string()]).unwrap_or_default());
+    }
+    let Some(listener) = listener else {
+        return Some(Vec::new());
+    };
+    if !valid_hostname(listener) {
+        return None;
+    }
+    let compatible: Vec<String> = route
+        .iter()
+        .filter(|h| valid_hostname(h))
+        .filter_map(|h| compatible(h, listener))
+        .collect();
+    (!compatible.is_empty()).then_some(compatible)
+}
+
+/// Upstream's `IsHostNameInValidFormat`: not an IP, labels of 1–63 characters.
+fn valid_hostname(h: &str) -> bool {
+    if h.parse::<IpAddr>().is_ok() {
+        return false;
+    }
+    let rest = h.strip_prefix("*.").unwrap_or(h);
+    rest.split('.').all(|l| (1..=63).contains(&l.len()))
+}
+
+/// The more specific of two hostnames when one covers the other (wildcard-aware).
+fn compatible(a: &str, b: &str) -> Option<String> {
+    if a == b {
+        return Some(a.to_string());
+    }
+    if a.starts_with("*.") && b.ends_with(&a[1..]) {
+        return Some(b.to_string());
+    }
+    if b.starts_with("*.") && a.ends_with(&b[1..]) {
+        return Some(a.to_string());
+    }
+    None
+}

@@ -1,0 +1,91 @@
+//! Desired state of a Gateway: an ALB from a Gateway of an `gateway.k8s.aws/alb` class and its
+//! HTTPRoutes, as pure functions of the Gateway API objects (types of the `gateway-api` crate),
+//! the `gateway.k8s.aws` configuration objects and Services — names and tags hash-identical to
+//! upstream's `pkg/gateway/model`, rule order as `routeutils/route_rule_precedence.go`.
+//!
+//! One small module per concept: `routes` (what a route says, defaults applied), `listeners`
+//! (Gateway listeners validated and grouped by port), `attach` (which route attaches to which
+//! listener, with the refusals route status reports), `precedence` (rule order), `conditions`
+//! (match → ALB conditions), `target_groups` (backendRefs → target groups and bindings),
+//! `names`, and `build` (the stack).
+
+pub mod attach;
+pub mod build;
+pub mod conditions;
+mod l4;
+pub mod listeners;
+pub mod names;
+pub mod precedence;
+pub mod routes;
+pub mod target_groups;
+
+use std::collections::BTreeMap;
+
+use gateway_api::apis::experimental::tcproutes::TcpRoute;
+use gateway_api::apis::experimental::udproutes::UdpRoute;
+use gateway_api::apis::standard::gateways::Gateway;
+use gateway_api::apis::standard::httproutes::HttpRoute;
+use k8s_openapi::api::core::v1::{Namespace, Service};
+
+use crate::crd::gateway::{LoadBalancerConfiguration, TargetGroupConfiguration};
+
+pub use build::{build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild};
+
+/// Controller name of ALB GatewayClasses.
+pub const ALB_CONTROLLER_NAME: &str = "gateway.k8s.aws/alb";
+/// Controller name of NLB GatewayClasses.
+pub const NLB_CONTROLLER_NAME: &str = "gateway.k8s.aws/nlb";
+
+/// Everything one Gateway's stack is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct GatewayInputs<'a> {
+    pub gateway: &'a Gateway,
+    /// The LoadBalancerConfiguration the GatewayClass's `parametersRef` names, if any.
+    pub class_config: Option<&'a LoadBalancerConfiguration>,
+    /// The LoadBalancerConfiguration the Gateway's `spec.infrastructure.parametersRef` names.
+    pub gateway_config: Option<&'a LoadBalancerConfiguration>,
+    pub http_routes: &'a [HttpRoute],
+    /// TCPRoutes and UDPRoutes (NLB Gateways).
+    pub tcp_routes: &'a [TcpRoute],
+    pub udp_routes: &'a [UdpRoute],
+    pub services: &'a [Service],
+    pub namespaces: &'a [Namespace],
+    pub tg_configs: &'a [TargetGroupConfiguration],
+}
+
+impl GatewayInputs<'_> {
+    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
+        self.services.iter().find(|s| {
+            s.metadata.namespace.as_deref().unwrap_or("default") == namespace
+                && s.metadata.name.as_deref() == Some(name)
+        })
+    }
+
+    fn namespace_labels(&self, namespace: &str) -> BTreeMap<String, String> {
+        self.namespaces
+            .iter()
+            .find(|n| n.metadata.name.as_deref() == Some(namespace))
+            .and_then(|n| n.metadata.labels.clone())
+            .unwrap_or_default()
+    }
+
+    /// `ns/name` of the Gateway: its stack id.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.gateway_namespace(), self.gateway_name())
+    }
+
+    fn gateway_namespace(&self) -> &str {
+        self.gateway
+            .metadata
+            .namespace
+            .as_deref()
+            .unwrap_or("default")
+    }
+
+    fn gateway_name(&self) -> &str {
+        self.gateway.metadata.name.as_deref().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

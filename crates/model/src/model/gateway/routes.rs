@@ -1,0 +1,213 @@
+//! What a route says, with the defaults the API server would have applied to a manifest (a rule
+//! without matches matches `PathPrefix /`, a match without a path too, backend weight 1), in one
+//! shape shared by the route kinds.
+
+use gateway_api::apis::experimental::tcproutes::TcpRoute;
+use gateway_api::apis::experimental::udproutes::UdpRoute;
+use gateway_api::apis::standard::httproutes::{
+    HttpRoute, HttpRouteRules, HttpRouteRulesMatches, HttpRouteRulesMatchesPath,
+    HttpRouteRulesMatchesPathType,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+/// Route kinds, spelled as upstream hashes them into target group names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RouteKind {
+    Http,
+    Grpc,
+    Tcp,
+    Udp,
+    Tls,
+}
+
+impl RouteKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RouteKind::Http => "HTTPRoute",
+            RouteKind::Grpc => "GRPCRoute",
+            RouteKind::Tcp => "TCPRoute",
+            RouteKind::Udp => "UDPRoute",
+            RouteKind::Tls => "TLSRoute",
+        }
+    }
+}
+
+/// One `parentRefs` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ParentRef {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub section_name: Option<String>,
+    pub port: Option<i32>,
+}
+
+/// One `backendRefs` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BackendRef {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub port: Option<i32>,
+    /// Defaulted to 1.
+    pub weight: i32,
+}
+
+/// A route of any kind, as attachment, precedence and target groups need it.
+#[derive(Debug, Clone)]
+pub struct RouteView<'a> {
+    pub kind: RouteKind,
+    pub namespace: String,
+    pub name: String,
+    pub created: Option<&'a Time>,
+    pub hostnames: Vec<String>,
+    pub parent_refs: Vec<ParentRef>,
+    /// The HTTPRoute's rules with matches defaulted (HTTPRoute only).
+    pub http_rules: Vec<HttpRouteRules>,
+    /// Backends per rule, in rule order.
+    pub backends: Vec<Vec<BackendRef>>,
+}
+
+impl RouteView<'_> {
+    /// `ns/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+/// An HTTPRoute with the CRD's defaults applied.
+pub fn http_route(route: &HttpRoute) -> RouteView<'_> {
+    let namespace = route
+        .metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let spec = &route.spec;
+    let http_rules: Vec<HttpRouteRules> = spec
+        .rules
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(default_matches)
+        .collect();
+    let backends = http_rules
+        .iter()
+        .map(|r| {
+            r.backend_refs
+                .iter()
+                .flatten()
+                .map(|b| BackendRef {
+                    group: b.group.clone(),
+                    kind: b.kind.clone(),
+                    namespace: b.namespace.clone(),
+                    name: b.name.clone(),
+                    port: b.port,
+                    weight: b.weight.unwrap_or(1),
+                })
+                .collect()
+        })
+        .collect();
+    RouteView {
+        kind: RouteKind::Http,
+        namespace,
+        name: route.metadata.name.clone().unwrap_or_default(),
+        created: route.metadata.creation_timestamp.as_ref(),
+        hostnames: spec.hostnames.clone().unwrap_or_default(),
+        parent_refs: spec
+            .parent_refs
+            .iter()
+            .flatten()
+            .map(|p| ParentRef {
+                group: p.group.clone(),
+                kind: p.kind.clone(),
+                namespace: p.namespace.clone(),
+                name: p.name.clone(),
+                section_name: p.section_name.clone(),
+                port: p.port,
+            })
+            .collect(),
+        http_rules,
+        backends,
+    }
+}
+
+fn prefix_root() -> HttpRouteRulesMatchesPath {
+    HttpRouteRulesMatchesPath {
+        r#type: Some(HttpRouteRulesMatchesPathType::PathPrefix),
+        value: Some("/".into()),
+    }
+}
+
+/// The CRD defaults `matches` to `[{path: {type: PathPrefix, value: /}}]`, a match's `path` to
+/// the same, and a path's `type` to PathPrefix / `value` to `/`.
+fn default_matches(mut rule: HttpRouteRules) -> HttpRouteRules {
+    let matches = rule.matches.get_or_insert_with(Vec::new);
+    if matches.is_empty() {
+        matches.push(HttpRouteRulesMatches::default());
+    }
+    for m in matches.iter_mut() {
+        let path = m.path.get_or_insert_with(prefix_root);
+        path.r#type
+            .get_or_insert(HttpRouteRulesMatchesPathType::PathPrefix);
+        path.value.get_or_insert_with(|| "/".into());
+    }
+    rule
+}
+
+/// A TCPRoute or UDPRoute (the crate's v1alpha2 types; v1 has the same shape): parentRefs and
+/// the backends of each rule.
+macro_rules! l4_route {
+    ($fn:ident, $ty:ty, $kind:expr) => {
+        pub fn $fn(route: &$ty) -> RouteView<'_> {
+            RouteView {
+                kind: $kind,
+                namespace: route
+                    .metadata
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".into()),
+                name: route.metadata.name.clone().unwrap_or_default(),
+                created: route.metadata.creation_timestamp.as_ref(),
+                hostnames: Vec::new(),
+                parent_refs: route
+                    .spec
+                    .parent_refs
+                    .iter()
+                    .flatten()
+                    .map(|p| ParentRef {
+                        group: p.group.clone(),
+                        kind: p.kind.clone(),
+                        namespace: p.namespace.clone(),
+                        name: p.name.clone(),
+                        section_name: p.section_name.clone(),
+                        port: p.port,
+                    })
+                    .collect(),
+                http_rules: Vec::new(),
+                backends: route
+                    .spec
+                    .rules
+                    .iter()
+                    .map(|r| {
+                        r.backend_refs
+                            .iter()
+                            .map(|b| BackendRef {
+                                group: b.group.clone(),
+                                kind: b.kind.clone(),
+                                namespace: b.namespace.clone(),
+                                name: b.name.clone(),
+                                port: b.port,
+                                weight: b.weight.unwrap_or(1),
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            }
+        }
+    };
+}
+
+l4_route!(tcp_route, TcpRoute, RouteKind::Tcp);
+l4_route!(udp_route, UdpRoute, RouteKind::Udp);

@@ -1,0 +1,543 @@
+//! Target groups and TargetGroupBindings of an ALB Gateway (upstream's
+//! `model_build_target_group.go`): one per (route, Service, port), never shared between routes,
+//! with the Service's TargetGroupConfiguration, Gateway health-check defaults (15/5/3/3,
+//! `200-399`) and upstream's names and ids.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Service, ServicePort};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::names::{target_group_id, target_group_name, TargetGroupNameInputs};
+use super::routes::{BackendRef, RouteKind, RouteView};
+use crate::crd::gateway::target_group_configuration::{
+    HealthCheckProtocol, TargetGroupConfiguration, TargetGroupProps, TgProtocol, TgProtocolVersion,
+    TgTargetType,
+};
+use crate::model::tags::TagContext;
+use crate::model::types::*;
+
+/// What a target group needs to know about its Gateway.
+pub struct TgContext<'a> {
+    pub tags: &'a TagContext<'a>,
+    pub gateway_namespace: &'a str,
+    pub gateway_name: &'a str,
+    pub lb_ip_type: IpAddressType,
+    /// Source of the TGB networking rules.
+    pub networking_source: Token,
+}
+
+/// Why a backend produced no target group: upstream drops it (route status `BackendNotFound`)
+/// or fails the Gateway (`fatal`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendProblem {
+    pub fatal: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+fn dropped(reason: &'static str, message: String) -> BackendProblem {
+    BackendProblem {
+        fatal: false,
+        reason,
+        message,
+    }
+}
+
+fn fatal(message: String) -> BackendProblem {
+    BackendProblem {
+        fatal: true,
+        reason: "UnsupportedValue",
+        message,
+    }
+}
+
+/// The Service port a backendRef names, with the Service.
+pub fn resolve_service<'s>(
+    route: &RouteView<'_>,
+    b: &BackendRef,
+    service: &dyn Fn(&str, &str) -> Option<&'s Service>,
+) -> Result<(&'s Service, ServicePort), BackendProblem> {
+    if b.kind.as_deref().is_some_and(|k| k != "Service") {
+        return Err(BackendProblem {
+            fatal: false,
+            reason: "InvalidKind",
+            message: "Unknown backend reference kind".into(),
+        });
+    }
+    let Some(port) = b.port else {
+        return Err(fatal(format!(
+            "Port is required. Invalid data can be found in route ({}, {}:{})",
+            route.kind.as_str(),
+            route.namespace,
+            route.name
+        )));
+    };
+    if b.weight > 999 {
+        return Err(fatal(format!(
+            "Weight [{}] must be less than or equal to 999",
+            b.weight
+        )));
+    }
+    let namespace = b.namespace.as_deref().unwrap_or(&route.namespace);
+    let svc = service(namespace, &b.name).ok_or_else(|| {
+        dropped(
+            "BackendNotFound",
+            format!("Service ({namespace}:{}) not found)", b.name),
+        )
+    })?;
+    let sp = svc
+        .spec
+        .as_ref()
+        .and_then(|s| s.ports.as_ref())
+        .and_then(|ports| ports.iter().find(|p| p.port == port))
+        .cloned()
+        .ok_or_else(|| {
+            dropped(
+                "BackendNotFound",
+                format!("Unable to find service port for port {port}"),
+            )
+        })?;
+    Ok((svc, sp))
+}
+
+/// The TargetGroupConfiguration props for (route, Service): the first configuration in the
+/// Service's namespace whose `targetReference` names it, its best route configuration merged
+/// over its defaults.
+pub fn props_for(
+    configs: &[TargetGroupConfiguration],
+    route: &RouteView<'_>,
+    svc_namespace: &str,
+    svc_name: &str,
+) -> Option<TargetGroupProps> {
+    let tgc = configs.iter().find(|c| {
+        c.metadata.namespace.as_deref().unwrap_or("default") == svc_namespace
+            && c.spec.target_reference.as_ref().is_some_and(|r| {
+                r.name == svc_name
+                    && r.kind.as_deref().unwrap_or("Service") == "Service"
+                    && r.group.as_deref().unwrap_or("").is_empty()
+            })
+    })?;
+    let mut props = tgc.spec.default_configuration.clone();
+    // Exact kind+namespace+name beats kind+namespace beats kind alone.
+    let best = tgc
+        .spec
+        .route_configurations
+        .iter()
+        .filter_map(|rc| {
+            let id = &rc.route_identifier;
+            let rank = if id.kind != route.kind.as_str() {
+                return None;
+            } else if id.namespace.is_empty() {
+                1
+            } else if id.namespace != route.namespace {
+                return None;
+            } else if id.name.is_empty() {
+                2
+            } else if id.name == route.name {
+                3
+            } else {
+                return None;
+            };
+            Some((rank, rc))
+        })
+        .max_by_key(|(rank, _)| *rank);
+    if let Some((_, rc)) = best {
+        merge_props(&mut props, &rc.target_group_props);
+    }
+    Some(props)
+}
+
+/// Field-wise: set fields of `over` win; tags and attributes merge per key.
+fn merge_props(base: &mut TargetGroupProps, over: &TargetGroupProps) {
+    macro_rules! take {
+        ($($f:ident),*) => { $( if over.$f.is_some() { base.$f = over.$f.clone(); } )* };
+    }
+    take!(
+        target_group_name,
+        ip_address_type,
+        health_check_config,
+        node_selector,
+        target_type,
+        protocol,
+        protocol_version,
+        target_control_port,
+        enable_multi_cluster
+    );
+    let mut attrs: BTreeMap<String, String> = base
+        .target_group_attributes
+        .iter()
+        .map(|a| (a.key.clone(), a.value.clone()))
+        .collect();
+    attrs.extend(
+        over.target_group_attributes
+            .iter()
+            .map(|a| (a.key.clone(), a.value.clone())),
+    );
+    base.target_group_attributes = attrs
+        .into_iter()
+        .map(|(key, value)| crate::crd::gateway::KeyValue { key, value })
+        .collect();
+    if let Some(t) = &over.tags {
+        base.tags
+            .get_or_insert_with(BTreeMap::new)
+            .extend(t.clone());
+    }
+}
+
+fn target_type(ctx: &TgContext<'_>, props: Option<&TargetGroupProps>) -> TargetType {
+    match props.and_then(|p| p.target_type) {
+        Some(TgTargetType::Ip) => TargetType::Ip,
+        Some(TgTargetType::Instance) => TargetType::Instance,
+        None => ctx.tags.cfg.default_target_type,
+    }
+}
+
+/// What differs between ALB and NLB target groups, decided before the common part.
+struct Shape {
+    target_type: TargetType,
+    protocol: Protocol,
+    version: Option<ProtocolVersion>,
+    health_check: HealthCheck,
+}
+
+fn protocol_name(p: TgProtocol) -> String {
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// The target group (and binding) of one Service backend of an ALB route.
+pub fn alb_target_group(
+    ctx: &TgContext<'_>,
+    route: &RouteView<'_>,
+    listener_protocol: Protocol,
+    svc: &Service,
+    sp: &ServicePort,
+    props: Option<&TargetGroupProps>,
+) -> Result<(TargetGroup, TargetGroupBindingResource), String> {
+    let protocol = match props.and_then(|p| p.protocol) {
+        None | Some(TgProtocol::Http) => Protocol::Http,
+        Some(TgProtocol::Https) => Protocol::Https,
+        Some(other) => {
+            return Err(format!(
+                "backend protocol must be within [HTTP, HTTPS]: {}",
+                protocol_name(other)
+            ));
+        }
+    };
+    let version = protocol_version(listener_protocol, props, route, sp);
+    let shape = Shape {
+        target_type: target_type(ctx, props),
+        protocol,
+        version: Some(version),
+        health_check: health_check(props, protocol, version),
+    };
+    finish(ctx, route, shape, svc, sp, props)
+}
+
+/// The target group (and binding) of one Service backend of an NLB route: the listener's
+/// TCP_UDP/QUIC protocol, else the configured one, else by route kind; TCP health checks
+/// (HTTP `/healthz` on the health-check node port, 10/6/2/2, for instance targets of
+/// `externalTrafficPolicy: Local` Services).
+pub fn nlb_target_group(
+    ctx: &TgContext<'_>,
+    route: &RouteView<'_>,
+    listener_protocol: Protocol,
+    svc: &Service,
+    sp: &ServicePort,
+    props: Option<&TargetGroupProps>,
+) -> Result<(TargetGroup, TargetGroupBindingResource), String> {
+    let protocol = match (listener_protocol, props.and_then(|p| p.protocol)) {
+        (Protocol::TcpUdp | Protocol::Quic | Protocol::TcpQuic, _) => listener_protocol,
+        (_, Some(TgProtocol::Tcp)) => Protocol::Tcp,
+        (_, Some(TgProtocol::Tls)) => Protocol::Tls,
+        (_, Some(TgProtocol::Udp)) => Protocol::Udp,
+        (_, Some(TgProtocol::TcpUdp)) => Protocol::TcpUdp,
+        (_, Some(other)) => {
+            return Err(format!(
+                "backend protocol must be within [TCP, UDP, TCP_UDP, TLS, QUIC, TCP_QUIC]: {}",
+                protocol_name(other)
+            ))
+        }
+        (_, None) => match route.kind {
+            RouteKind::Udp => Protocol::Udp,
+            RouteKind::Tls => Protocol::Tls,
+            _ => Protocol::Tcp,
+        },
+    };
+    let tt = target_type(ctx, props);
+    let local = tt == TargetType::Instance
+        && svc
+            .spec
+            .as_ref()
+            .and_then(|s| s.external_traffic_policy.as_deref())
+            == Some("Local");
+    let hc = props.and_then(|p| p.health_check_config.as_ref());
+    let hc_protocol = match hc.and_then(|h| h.health_check_protocol) {
+        None if local => Protocol::Http,
+        None | Some(HealthCheckProtocol::Tcp) => Protocol::Tcp,
+        Some(HealthCheckProtocol::Http) => Protocol::Http,
+        Some(HealthCheckProtocol::Https) => Protocol::Https,
+    };
+    let (path, matcher) = if hc_protocol == Protocol::Tcp {
+        (String::new(), BTreeMap::new())
+    } else {
+        let default_path = if local { "/healthz" } else { "/" };
+        let code = hc
+            .and_then(|h| h.matcher.as_ref())
+            .and_then(|m| m.http_code.clone())
+            .unwrap_or_else(|| "200-399".into());
+        (
+            hc.and_then(|h| h.health_check_path.clone())
+                .unwrap_or_else(|| default_path.into()),
+            BTreeMap::from([("httpCode".to_string(), code)]),
+        )
+    };
+    let (interval, timeout, healthy, unhealthy) = if local { (10, 6, 2, 2) } else { (15, 5, 3, 3) };
+    let port = match hc.and_then(|h| h.health_check_port.clone()) {
+        Some(p) => p,
+        None if local => svc
+            .spec
+            .as_ref()
+            .and_then(|s| s.health_check_node_port)
+            .unwrap_or(0)
+            .to_string(),
+        None => "traffic-port".into(),
+    };
+    let health_check = HealthCheck {
+        port,
+        protocol: hc_protocol,
+        path,
+        matcher,
+        interval_seconds: hc.and_then(|h| h.health_check_interval).unwrap_or(interval),
+        timeout_seconds: hc.and_then(|h| h.health_check_timeout).unwrap_or(timeout),
+        healthy_threshold_count: hc
+            .and_then(|h| h.healthy_threshold_count)
+            .unwrap_or(healthy),
+        unhealthy_threshold_count: hc
+            .and_then(|h| h.unhealthy_threshold_count)
+            .unwrap_or(unhealthy),
+    };
+    let shape = Shape {
+        target_type: tt,
+        protocol,
+        version: None,
+        health_check,
+    };
+    finish(ctx, route, shape, svc, sp, props)
+}
+
+fn finish(
+    ctx: &TgContext<'_>,
+    route: &RouteView<'_>,
+    shape: Shape,
+    svc: &Service,
+    sp: &ServicePort,
+    props: Option<&TargetGroupProps>,
+) -> Result<(TargetGroup, TargetGroupBindingResource), String> {
+    let cfg = ctx.tags.cfg;
+    let Shape {
+        target_type,
+        protocol,
+        version,
+        health_check,
+    } = shape;
+    let svc_namespace = svc
+        .metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let svc_name = svc.metadata.name.clone().unwrap_or_default();
+    let identifier = sp.target_port.clone().unwrap_or(IntOrString::Int(sp.port));
+    let identifier_str = match &identifier {
+        IntOrString::Int(i) => i.to_string(),
+        IntOrString::String(s) => s.clone(),
+    };
+    let tg_port = match (target_type, &identifier) {
+        (TargetType::Instance, _) => sp.node_port.unwrap_or(0),
+        (TargetType::Ip, IntOrString::Int(p)) => *p,
+        (TargetType::Ip, IntOrString::String(_)) => 1,
+    };
+    let control = props.and_then(|p| p.target_control_port);
+    let hash_port = match target_type {
+        TargetType::Instance => tg_port.to_string(),
+        TargetType::Ip => identifier_str.clone(),
+    };
+    let inputs = TargetGroupNameInputs {
+        cluster: &cfg.cluster_name,
+        gateway_namespace: ctx.gateway_namespace,
+        gateway_name: ctx.gateway_name,
+        route_namespace: &route.namespace,
+        route_name: &route.name,
+        route_kind: route.kind.as_str(),
+        service_namespace: &svc_namespace,
+        service_name: &svc_name,
+        port: &hash_port,
+        target_type,
+        protocol,
+        protocol_version: version,
+        target_control_port: control,
+    };
+    let id = target_group_id(&inputs, &identifier_str);
+    let name = props
+        .and_then(|p| p.target_group_name.clone())
+        .unwrap_or_else(|| target_group_name(&inputs));
+    if tg_port == 0 {
+        return Err(match target_type {
+            TargetType::Ip => "TargetGroup port is empty. Are you using the correct service type?".into(),
+            TargetType::Instance => "TargetGroup port is empty. When using Instance targets, your service must be of type 'NodePort' or 'LoadBalancer'".into(),
+        });
+    }
+    let ipv6 = svc
+        .spec
+        .as_ref()
+        .and_then(|s| s.ip_families.as_ref())
+        .is_some_and(|f| f.iter().any(|f| f == "IPv6"));
+    if ipv6 && !ctx.lb_ip_type.is_dual_stack() {
+        return Err("unsupported IPv6 configuration, lb not dual-stack".into());
+    }
+    let ip_type = if ipv6 { "ipv6" } else { "ipv4" };
+    let attributes: BTreeMap<String, String> = props
+        .map(|p| {
+            p.target_group_attributes
+                .iter()
+                .map(|a| (a.key.clone(), a.value.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let user_tags = props.and_then(|p| p.tags.clone()).unwrap_or_default();
+    let target_port = match target_type {
+        TargetType::Instance => IntOrString::Int(tg_port),
+        TargetType::Ip => identifier.clone(),
+    };
+    let mut ports = vec![target_port];
+    if let Ok(p) = health_check.port.parse::<i32>() {
+        ports.push(IntOrString::Int(p));
+    }
+    let networking = ports
+        .into_iter()
+        .map(|p| NetworkingRule {
+            from_security_group: ctx.networking_source.clone(),
+            port: Some(p),
+            protocol: None,
+        })
+        .collect();
+    let tg = TargetGroup {
+        id: id.clone(),
+        name: name.clone(),
+        target_type,
+        port: tg_port,
+        protocol,
+        protocol_version: version,
+        ip_address_type: ip_type.into(),
+        health_check,
+        target_control_port: control,
+        attributes,
+        tags: ctx.tags.resource_tags(&id, user_tags),
+        service_uid: svc.metadata.uid.clone().unwrap_or_default(),
+    };
+    let node_selector = match target_type {
+        TargetType::Instance => props
+            .and_then(|p| p.node_selector.as_ref())
+            .and_then(|s| s.match_labels.clone()),
+        TargetType::Ip => None,
+    };
+    let tgb = TargetGroupBindingResource {
+        id: id.clone(),
+        name,
+        namespace: svc_namespace,
+        labels: ctx.tags.stack_labels(),
+        spec: TargetGroupBindingModelSpec {
+            target_group_arn: Token::TargetGroupArn(id),
+            target_type,
+            service_name: svc_name,
+            service_port: IntOrString::Int(sp.port),
+            networking,
+            node_selector,
+            ip_address_type: ip_type.into(),
+            vpc_id: cfg.vpc_id.clone(),
+            multi_cluster_target_group: props.and_then(|p| p.enable_multi_cluster).unwrap_or(false),
+            target_group_protocol: protocol,
+            networking_from_cidrs: Vec::new(),
+            networking_one_rule: false,
+        },
+    };
+    Ok((tg, tgb))
+}
+
+/// HTTP listener ⇒ HTTP1; HTTPS ⇒ configured, GRPC for GRPCRoutes, HTTP2 for `kubernetes.io/h2c`
+/// Service ports, else HTTP1.
+fn protocol_version(
+    listener: Protocol,
+    props: Option<&TargetGroupProps>,
+    route: &RouteView<'_>,
+    sp: &ServicePort,
+) -> ProtocolVersion {
+    if listener != Protocol::Https {
+        return ProtocolVersion::HTTP1;
+    }
+    match props.and_then(|p| p.protocol_version) {
+        Some(TgProtocolVersion::Http1) => return ProtocolVersion::HTTP1,
+        Some(TgProtocolVersion::Http2) => return ProtocolVersion::HTTP2,
+        Some(TgProtocolVersion::Grpc) => return ProtocolVersion::GRPC,
+        None => {}
+    }
+    if route.kind == RouteKind::Grpc {
+        return ProtocolVersion::GRPC;
+    }
+    if sp.app_protocol.as_deref() == Some("kubernetes.io/h2c") {
+        return ProtocolVersion::HTTP2;
+    }
+    ProtocolVersion::HTTP1
+}
+
+/// Gateway defaults: traffic port, the TG protocol, `/` (GRPC `/AWS.ALB/healthcheck`),
+/// `200-399` (GRPC `12`), 15 s interval, 5 s timeout, 3 healthy, 3 unhealthy.
+fn health_check(
+    props: Option<&TargetGroupProps>,
+    protocol: Protocol,
+    version: ProtocolVersion,
+) -> HealthCheck {
+    let hc = props.and_then(|p| p.health_check_config.as_ref());
+    let hc_protocol = match hc.and_then(|h| h.health_check_protocol) {
+        None => protocol,
+        Some(HealthCheckProtocol::Tcp) => Protocol::Tcp,
+        Some(HealthCheckProtocol::Https) => Protocol::Https,
+        Some(HealthCheckProtocol::Http) => Protocol::Http,
+    };
+    let grpc = version == ProtocolVersion::GRPC;
+    let (path, matcher) = if hc_protocol == Protocol::Tcp {
+        (String::new(), BTreeMap::new())
+    } else {
+        let path = hc
+            .and_then(|h| h.health_check_path.clone())
+            .unwrap_or_else(|| if grpc { "/AWS.ALB/healthcheck" } else { "/" }.into());
+        let m = hc.and_then(|h| h.matcher.as_ref());
+        let matcher = if grpc {
+            let code = m
+                .and_then(|m| m.grpc_code.clone())
+                .unwrap_or_else(|| "12".into());
+            BTreeMap::from([("grpcCode".to_string(), code)])
+        } else {
+            let code = m
+                .and_then(|m| m.http_code.clone())
+                .unwrap_or_else(|| "200-399".into());
+            BTreeMap::from([("httpCode".to_string(), code)])
+        };
+        (path, matcher)
+    };
+    HealthCheck {
+        port: hc
+            .and_then(|h| h.health_check_port.clone())
+            .unwrap_or_else(|| "traffic-port".into()),
+        protocol: hc_protocol,
+        path,
+        matcher,
+        interval_seconds: hc.and_then(|h| h.health_check_interval).unwrap_or(15),
+        timeout_seconds: hc.and_then(|h| h.health_check_timeout).unwrap_or(5),
+        healthy_threshold_count: hc.and_then(|h| h.healthy_threshold_count).unwrap_or(3),
+        unhealthy_threshold_count: hc.and_then(|h| h.unhealthy_threshold_count).unwrap_or(3),
+    }
+}
