@@ -369,7 +369,7 @@ fn build_gateway_stack(
                         .collect()
                 })
                 .unwrap_or_default(),
-            certificate_discovery_hosts: None,
+            certificate_discovery: Vec::new(),
             ssl_policy: secure.then(|| {
                 listener_cfg
                     .and_then(|c| c.ssl_policy.clone())

@@ -126,7 +126,7 @@ impl L4<'_> {
                     },
                 }],
                 certificates: Vec::new(),
-                certificate_discovery_hosts: None,
+                certificate_discovery: Vec::new(),
                 ssl_policy: None,
                 mutual_authentication: None,
                 alpn_policy: None,
