@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::error::{Context, Error, Result};
 use super::normalize::Resolved;
-use super::target_group::{health_check, health_check_differs};
+use super::target_group::health_check;
 use super::{tags, Deployer};
 use crate::aws::{self, Tags, TargetDescription, TargetHealthState};
 use crate::model::frontend_nlb::{eip_count_mismatch, pair_eips};
@@ -156,15 +156,8 @@ impl Deployer {
             let arn = match existing.iter().position(|h| matches(h, tg)) {
                 Some(i) => {
                     let (have, have_tags) = existing.remove(i);
-                    if health_check_differs(&hc, &have.health_check) {
-                        self.elbv2
-                            .modify_target_group(&have.arn, &hc)
-                            .await
-                            .ctx(|| format!("modify target group {}", have.name))?;
-                    }
-                    self.reconcile_elb_tags(&have.arn, &tg.tags, &have_tags)
-                        .await?;
-                    have.arn
+                    self.keep_target_group(have, &have_tags, &hc, &tg.tags)
+                        .await?
                 }
                 None => {
                     let req = aws::CreateTargetGroup {

@@ -95,6 +95,25 @@ pub(crate) struct TgOutcome {
 }
 
 impl Deployer {
+    /// An existing target group kept: its health check (when it differs) and tags brought to
+    /// `hc` and `tags`; its ARN.
+    pub(super) async fn keep_target_group(
+        &self,
+        have: aws::TargetGroup,
+        have_tags: &Tags,
+        hc: &aws::HealthCheck,
+        tags: &Tags,
+    ) -> Result<String> {
+        if health_check_differs(hc, &have.health_check) {
+            self.elbv2
+                .modify_target_group(&have.arn, hc)
+                .await
+                .ctx(|| format!("modify target group {}", have.name))?;
+        }
+        self.reconcile_elb_tags(&have.arn, tags, have_tags).await?;
+        Ok(have.arn)
+    }
+
     /// Target groups in the VPC carrying this stack's ownership tags, with their tags.
     pub(crate) async fn find_owned_tgs(
         &self,
@@ -135,16 +154,8 @@ impl Deployer {
             let arn = match pos {
                 Some(i) => {
                     let (have, have_tags) = existing.remove(i);
-                    let hc = health_check(tg);
-                    if health_check_differs(&hc, &have.health_check) {
-                        self.elbv2
-                            .modify_target_group(&have.arn, &hc)
-                            .await
-                            .ctx(|| format!("modify target group {}", have.name))?;
-                    }
-                    self.reconcile_elb_tags(&have.arn, &tg.tags, &have_tags)
-                        .await?;
-                    have.arn
+                    self.keep_target_group(have, &have_tags, &health_check(tg), &tg.tags)
+                        .await?
                 }
                 None => {
                     let created = self

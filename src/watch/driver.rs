@@ -1,13 +1,12 @@
 //! One kind's watch: the indexes registered for it, its sync status, and the driver loop that
 //! turns watcher events into `reset` (once per completed list), `apply` and `delete`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
 use kube::runtime::watcher::{self, Event};
 
-use super::{Index, IndexList};
+use super::{Consumers, Index, IndexList};
 
 /// Whether a kind has completed its first list. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -27,9 +26,7 @@ impl Synced {
 
 /// The single watch of one kind: indexes register before it starts; it runs at most once.
 pub struct Kind<K> {
-    name: &'static str,
-    indexes: Mutex<IndexList<K>>,
-    started: AtomicBool,
+    consumers: Consumers<K>,
     synced: tokio::sync::watch::Sender<bool>,
 }
 
@@ -37,38 +34,24 @@ impl<K> Kind<K> {
     /// `name`: the plural resource, for logs.
     pub fn new(name: &'static str) -> Self {
         Self {
-            name,
-            indexes: Mutex::new(IndexList::default()),
-            started: AtomicBool::new(false),
+            consumers: Consumers::new(name),
             synced: tokio::sync::watch::Sender::new(false),
         }
     }
 
     pub fn name(&self) -> &'static str {
-        self.name
+        self.consumers.name()
     }
 
     /// Adds a consumer. Every consumer registers before the watches start: one registering
     /// later would miss the initial list, so that is a bug and panics.
     pub fn register(&self, index: Arc<dyn Index<K>>) {
-        assert!(
-            !self.started.load(Ordering::Acquire),
-            "an index of {} registered after its watch started",
-            self.name
-        );
-        self.indexes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(index);
+        self.consumers.register(index)
     }
 
     /// Whether anything registered (a kind nobody reads is not watched).
     pub fn wanted(&self) -> bool {
-        !self
-            .indexes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty()
+        self.consumers.wanted()
     }
 
     pub fn synced(&self) -> Synced {
@@ -76,8 +59,7 @@ impl<K> Kind<K> {
     }
 
     fn take(&self) -> IndexList<K> {
-        self.started.store(true, Ordering::Release);
-        std::mem::take(&mut *self.indexes.lock().unwrap_or_else(|p| p.into_inner()))
+        self.consumers.take()
     }
 }
 
@@ -109,12 +91,12 @@ where
             Ok(Event::InitDone) => {
                 list.finish_relist(&std::mem::take(&mut buffer));
                 kind.synced.send_replace(true);
-                tracing::debug!(watch = kind.name, "listed");
+                tracing::debug!(watch = kind.name(), "listed");
             }
             Ok(Event::Apply(obj)) => list.apply(&Arc::new(obj)),
             Ok(Event::Delete(obj)) => list.delete(&Arc::new(obj)),
             Err(error) => {
-                tracing::warn!(%error, watch = kind.name, "watch failed; retrying with backoff")
+                tracing::warn!(%error, watch = kind.name(), "watch failed; retrying with backoff")
             }
         }
     }

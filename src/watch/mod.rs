@@ -117,6 +117,59 @@ impl<K> Index<K> for IndexList<K> {
     }
 }
 
+/// The consumers of one watch (a kind's, or a kind's named watches): they register before the
+/// watch starts, which then takes them all.
+pub(crate) struct Consumers<K> {
+    name: &'static str,
+    indexes: std::sync::Mutex<IndexList<K>>,
+    started: std::sync::atomic::AtomicBool,
+}
+
+impl<K> Consumers<K> {
+    pub(crate) fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            indexes: std::sync::Mutex::new(IndexList::default()),
+            started: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Adds a consumer. Every consumer registers before the watch starts: one registering later
+    /// would miss objects, so that is a bug and panics.
+    pub(crate) fn register(&self, index: Arc<dyn Index<K>>) {
+        use std::sync::atomic::Ordering;
+        assert!(
+            !self.started.load(Ordering::Acquire),
+            "an index of {} registered after its watch started",
+            self.name
+        );
+        self.indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(index);
+    }
+
+    /// Whether anything registered (nobody reading: nothing is watched).
+    pub(crate) fn wanted(&self) -> bool {
+        !self
+            .indexes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
+    /// The watch starts: every consumer, and no more registrations.
+    pub(crate) fn take(&self) -> IndexList<K> {
+        self.started
+            .store(true, std::sync::atomic::Ordering::Release);
+        std::mem::take(&mut *self.indexes.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
 /// An index made of closures, for consumers that only react to events (queue triggers).
 pub struct OnEvent<F> {
     /// `(object, deleted)` for every apply and delete, and `(object, false)` for every object of

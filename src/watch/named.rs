@@ -11,8 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Debug;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use kube::core::NamespaceResourceScope;
@@ -21,7 +20,7 @@ use kube::runtime::WatchStreamExt;
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
-use super::{Index, IndexList};
+use super::{Consumers, Index, IndexList};
 
 /// `(namespace, name)` of a watched object.
 pub type Ref = (String, String);
@@ -47,42 +46,26 @@ impl Wanted {
 
 /// The named watches of one kind.
 pub struct Named<K> {
-    name: &'static str,
-    indexes: Mutex<IndexList<K>>,
-    started: AtomicBool,
+    consumers: Consumers<K>,
     wanted: Wanted,
 }
 
 impl<K> Named<K> {
     pub fn new(name: &'static str) -> Self {
         Self {
-            name,
-            indexes: Mutex::new(IndexList::default()),
-            started: AtomicBool::new(false),
+            consumers: Consumers::new(name),
             wanted: Wanted(Arc::new(tokio::sync::watch::Sender::new(BTreeSet::new()))),
         }
     }
 
     /// Adds a consumer; before the watches start (a later one would miss objects: a bug).
     pub fn register(&self, index: Arc<dyn Index<K>>) {
-        assert!(
-            !self.started.load(Ordering::Acquire),
-            "an index of {} registered after its watch started",
-            self.name
-        );
-        self.indexes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(index);
+        self.consumers.register(index)
     }
 
     /// Whether anything registered (nobody reading: nothing is watched).
     pub fn wanted(&self) -> bool {
-        !self
-            .indexes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty()
+        self.consumers.wanted()
     }
 
     /// Where consumers say which objects to watch.
@@ -140,10 +123,7 @@ where
     /// Keeps one watch per wanted object until the future is dropped (which stops them all).
     /// `namespaces`: `--watch-namespace` (empty: all); objects elsewhere are not watched.
     pub async fn run(&self, client: kube::Client, namespaces: Vec<String>) {
-        self.started.store(true, Ordering::Release);
-        let list = Arc::new(std::mem::take(
-            &mut *self.indexes.lock().unwrap_or_else(|p| p.into_inner()),
-        ));
+        let list = Arc::new(self.consumers.take());
         let mut rx = self.wanted.0.subscribe();
         let mut tasks = tokio::task::JoinSet::new();
         let mut running: HashMap<Ref, tokio::task::AbortHandle> = HashMap::new();
@@ -160,7 +140,7 @@ where
                     handle.abort();
                     // Forgotten by every index: no stale data, and memory follows the set.
                     list.delete(&stub(r));
-                    tracing::debug!(watch = self.name, namespace = %r.0, name = %r.1, "stopped watching");
+                    tracing::debug!(watch = self.consumers.name(), namespace = %r.0, name = %r.1, "stopped watching");
                 }
                 keep
             });
@@ -168,9 +148,14 @@ where
                 if running.contains_key(&r) {
                     continue;
                 }
-                tracing::debug!(watch = self.name, namespace = %r.0, name = %r.1, "watching");
+                tracing::debug!(watch = self.consumers.name(), namespace = %r.0, name = %r.1, "watching");
                 let api = Api::<K>::namespaced(client.clone(), &r.0);
-                let handle = tasks.spawn(watch_one(api, r.clone(), list.clone(), self.name));
+                let handle = tasks.spawn(watch_one(
+                    api,
+                    r.clone(),
+                    list.clone(),
+                    self.consumers.name(),
+                ));
                 running.insert(r, handle);
             }
             // Finished tasks (aborted ones) are reaped here; a watch itself never ends.

@@ -14,8 +14,11 @@ pub(super) struct AddonSide {
     current: Mutex<BTreeMap<String, String>>,
 }
 
-fn missing(service: &str) -> AwsError {
-    AwsError::Config(format!("no {service} client behind the recorder"))
+/// The real client a read goes to, or an error naming the service the recorder lacks.
+fn real<'a, T: ?Sized>(client: &'a Option<Arc<T>>, service: &str) -> Result<&'a Arc<T>> {
+    client
+        .as_ref()
+        .ok_or_else(|| AwsError::Config(format!("no {service} client behind the recorder")))
 }
 
 impl Recorder {
@@ -72,13 +75,9 @@ impl WafV2 for Recorder {
         if is_placeholder(resource_arn) {
             return Ok(None);
         }
-        let c = self
-            .addons
-            .inner
-            .wafv2
-            .as_ref()
-            .ok_or_else(|| missing("WAFv2"))?;
-        let got = c.get_web_acl_for_resource(resource_arn).await?;
+        let got = real(&self.addons.inner.wafv2, "WAFv2")?
+            .get_web_acl_for_resource(resource_arn)
+            .await?;
         self.remember("wafv2", resource_arn, got.as_deref().unwrap_or_default());
         Ok(got)
     }
@@ -91,13 +90,9 @@ impl WafV2 for Recorder {
         Ok(())
     }
     async fn list_web_acls(&self) -> Result<Vec<WebAclSummary>> {
-        let c = self
-            .addons
-            .inner
-            .wafv2
-            .as_ref()
-            .ok_or_else(|| missing("WAFv2"))?;
-        c.list_web_acls().await
+        real(&self.addons.inner.wafv2, "WAFv2")?
+            .list_web_acls()
+            .await
     }
 }
 
@@ -114,9 +109,7 @@ impl WafRegional for Recorder {
         if is_placeholder(resource_arn) {
             return Ok(None);
         }
-        let c = self.addons.inner.waf_regional.as_ref();
-        let got = c
-            .ok_or_else(|| missing("WAF Regional"))?
+        let got = real(&self.addons.inner.waf_regional, "WAF Regional")?
             .get_web_acl_for_resource(resource_arn)
             .await?;
         self.remember(
@@ -139,25 +132,17 @@ impl WafRegional for Recorder {
 #[async_trait]
 impl Shield for Recorder {
     async fn get_subscription_state(&self) -> Result<String> {
-        let c = self
-            .addons
-            .inner
-            .shield
-            .as_ref()
-            .ok_or_else(|| missing("Shield"))?;
-        c.get_subscription_state().await
+        real(&self.addons.inner.shield, "Shield")?
+            .get_subscription_state()
+            .await
     }
     async fn describe_protection(&self, resource_arn: &str) -> Result<Option<Protection>> {
         if is_placeholder(resource_arn) {
             return Ok(None);
         }
-        let c = self
-            .addons
-            .inner
-            .shield
-            .as_ref()
-            .ok_or_else(|| missing("Shield"))?;
-        let got = c.describe_protection(resource_arn).await?;
+        let got = real(&self.addons.inner.shield, "Shield")?
+            .describe_protection(resource_arn)
+            .await?;
         if let Some(p) = &got {
             self.remember("shield", &p.id, resource_arn);
         }

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::agree::{ensure_same, go_list, go_set_map, group};
+use super::agree::{ensure_same, go_list, group};
 use super::build::BuildEnv;
 use super::config::ModelConfig;
 use super::error::ModelError;
@@ -110,15 +110,7 @@ fn scheme(
         .filter_map(|m| ann::string(m.annotations(), suffix::FRONTEND_NLB_SCHEME))
         .map(String::from)
         .collect();
-    let chosen = ensure_same(set, |_, _, all| {
-        format!("conflicting scheme: {}", go_set_map(all))
-    })?;
-    match chosen.as_deref() {
-        None => Ok(default),
-        Some("internal") => Ok(LoadBalancerScheme::Internal),
-        Some("internet-facing") => Ok(LoadBalancerScheme::InternetFacing),
-        Some(other) => Err(group(format!("unknown scheme: {other}"))),
-    }
+    super::load_balancer::scheme(set, default)
 }
 
 /// `frontend-nlb-security-groups` (ids or names, members agree in order); None = the ALB's.

@@ -236,7 +236,9 @@ fn member_ipam(a: &AnnotationMap, p: Option<&IngressClassParamsSpec>) -> Option<
     }
 }
 
-fn scheme(
+/// The scheme the members agree on (`default` when none sets one), with upstream's errors;
+/// shared with the frontend NLB's `frontend-nlb-scheme`.
+pub(super) fn scheme(
     schemes: BTreeSet<String>,
     default: LoadBalancerScheme,
 ) -> Result<LoadBalancerScheme, ModelError> {

@@ -2,25 +2,13 @@
 //! (`pkg/gateway/model`): `k8s-<8 of ns>-<8 of name>-<10 hex of sha256>`.
 
 use crate::model::naming::{service_scoped_name, sha256_hex};
-use crate::model::types::{LoadBalancerScheme, Protocol, ProtocolVersion, TargetType};
+use crate::model::types::{Protocol, ProtocolVersion, TargetType};
 
-/// Generated load balancer name: hash of cluster, Gateway UID and scheme.
-pub fn load_balancer_name(
-    cluster: &str,
-    namespace: &str,
-    name: &str,
-    uid: &str,
-    scheme: LoadBalancerScheme,
-) -> String {
-    let hash = sha256_hex(&[cluster, uid, scheme.as_str()]);
-    service_scoped_name(namespace, name, &hash)
-}
-
-/// Managed security group name: hash of cluster, Gateway name, namespace and UID.
-pub fn managed_sg_name(cluster: &str, namespace: &str, name: &str, uid: &str) -> String {
-    let hash = sha256_hex(&[cluster, name, namespace, uid]);
-    service_scoped_name(namespace, name, &hash)
-}
+/// A Gateway's load balancer and managed security group are named exactly as a Service's NLB
+/// and its group (hashes of cluster, UID and scheme; of cluster, name, namespace and UID).
+pub use crate::model::naming::{
+    service_load_balancer_name as load_balancer_name, service_managed_sg_name as managed_sg_name,
+};
 
 /// Inputs of a Gateway target group name, in upstream's hash order.
 #[derive(Debug, Clone)]
