@@ -128,6 +128,7 @@ pub(super) fn gateway_plans(
             services: &objs.services,
             namespaces: &objs.namespaces,
             tg_configs: &m.tg_configs,
+            ..GatewayInputs::new(gw)
         };
         let built = if controller == ALB_CONTROLLER_NAME {
             build_alb_gateway_stack(&inputs, cfg, env.subnets.as_deref())

@@ -24,10 +24,15 @@ use std::collections::BTreeMap;
 use gateway_api::apis::experimental::tcproutes::TcpRoute;
 use gateway_api::apis::experimental::udproutes::UdpRoute;
 use gateway_api::apis::standard::gateways::Gateway;
+use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::referencegrants::ReferenceGrant;
+use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 
-use crate::crd::gateway::{LoadBalancerConfiguration, TargetGroupConfiguration};
+use crate::crd::gateway::{
+    ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
+};
 
 pub use build::{build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild};
 
@@ -48,12 +53,39 @@ pub struct GatewayInputs<'a> {
     /// TCPRoutes and UDPRoutes (NLB Gateways).
     pub tcp_routes: &'a [TcpRoute],
     pub udp_routes: &'a [UdpRoute],
+    /// GRPCRoutes (ALB Gateways).
+    pub grpc_routes: &'a [GrpcRoute],
+    /// TLSRoutes (NLB Gateways).
+    pub tls_routes: &'a [TlsRoute],
     pub services: &'a [Service],
     pub namespaces: &'a [Namespace],
     pub tg_configs: &'a [TargetGroupConfiguration],
+    /// ReferenceGrants of every namespace (cross-namespace backendRefs need one).
+    pub reference_grants: &'a [ReferenceGrant],
+    /// ListenerRuleConfigurations (ExtensionRef filters of HTTPRoute/GRPCRoute rules).
+    pub rule_configs: &'a [ListenerRuleConfiguration],
 }
 
-impl GatewayInputs<'_> {
+impl<'a> GatewayInputs<'a> {
+    /// Inputs of `gateway` with no configuration, route or other object yet; callers fill what
+    /// they have with struct update syntax (`GatewayInputs { http_routes: &r, ..GatewayInputs::new(&gw) }`).
+    pub fn new(gateway: &'a Gateway) -> Self {
+        Self {
+            gateway,
+            class_config: None,
+            gateway_config: None,
+            http_routes: &[],
+            tcp_routes: &[],
+            udp_routes: &[],
+            grpc_routes: &[],
+            tls_routes: &[],
+            services: &[],
+            namespaces: &[],
+            tg_configs: &[],
+            reference_grants: &[],
+            rule_configs: &[],
+        }
+    }
     fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
         self.services.iter().find(|s| {
             s.metadata.namespace.as_deref().unwrap_or("default") == namespace

@@ -118,15 +118,9 @@ fn build(gateway: &str, routes: &str) -> Result<GatewayBuild, crate::model::Mode
     let routes: Vec<HttpRoute> = yaml(routes);
     let services: Vec<Service> = yaml(SERVICES);
     let inputs = GatewayInputs {
-        gateway: &gw,
-        class_config: None,
-        gateway_config: None,
         http_routes: &routes,
-        tcp_routes: &[],
-        udp_routes: &[],
         services: &services,
-        namespaces: &[],
-        tg_configs: &[],
+        ..GatewayInputs::new(&gw)
     };
     build_alb_gateway_stack(&inputs, &cfg(), None)
 }
@@ -452,15 +446,10 @@ spec:
     );
     let services: Vec<Service> = yaml(SERVICES);
     let inputs = GatewayInputs {
-        gateway: &gw,
-        class_config: None,
-        gateway_config: None,
-        http_routes: &[],
         tcp_routes: &tcp,
         udp_routes: &udp,
         services: &services,
-        namespaces: &[],
-        tg_configs: &[],
+        ..GatewayInputs::new(&gw)
     };
     let b = build_nlb_gateway_stack(&inputs, &cfg(), None).unwrap();
     let s = &b.stack;
