@@ -9,6 +9,7 @@
 //! name are watched, each on its own ([`Named`]), as upstream does.
 
 mod driver;
+pub mod gateway;
 mod named;
 mod registry;
 mod store;

@@ -16,6 +16,7 @@ use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
 use super::driver::{drive, Kind};
+use super::gateway::GatewayKinds;
 use super::named::Named;
 use crate::controller::scope;
 use crate::crd::{IngressClassParams, TargetGroupBinding};
@@ -36,6 +37,8 @@ pub struct Watches {
     pub nodes: Kind<Node>,
     /// Only the Secrets consumers name, each watched by name (never a cluster-wide list).
     pub secrets: Named<Secret>,
+    /// Gateway API and `gateway.k8s.aws` kinds (watched only when a Gateway controller runs).
+    pub gateway: GatewayKinds,
 }
 
 impl Default for Watches {
@@ -52,14 +55,15 @@ impl Default for Watches {
             namespaces: Kind::new("namespaces"),
             nodes: Kind::new("nodes"),
             secrets: Named::new("secrets"),
+            gateway: GatewayKinds::default(),
         }
     }
 }
 
-type Driver = BoxFuture<'static, ()>;
+pub(super) type Driver = BoxFuture<'static, ()>;
 
 /// The driver of a namespaced kind, limited like `--watch-namespace` (empty: all).
-fn namespaced<K>(
+pub(super) fn namespaced<K>(
     watches: &Arc<Watches>,
     kind: fn(&Watches) -> &Kind<K>,
     client: &kube::Client,
@@ -83,7 +87,7 @@ where
 }
 
 /// The driver of a cluster-scoped kind.
-fn cluster<K>(
+pub(super) fn cluster<K>(
     watches: &Arc<Watches>,
     kind: fn(&Watches) -> &Kind<K>,
     client: &kube::Client,
@@ -140,6 +144,7 @@ impl Watches {
         ]
         .into_iter()
         .flatten()
+        .chain(super::gateway::drivers(w, c, ns))
         .collect();
         tracing::info!(watches = drivers.len(), "starting watches");
         // A JoinSet aborts its tasks when dropped: the watches live exactly as long as this future.

@@ -1,0 +1,219 @@
+//! The Gateway API kinds and the `gateway.k8s.aws` configuration kinds, one watch each like
+//! every other kind. They are watched only once a consumer registers (a Gateway controller whose
+//! gate is on and whose CRDs are served), so a cluster without the Gateway API CRDs never sees a
+//! failing watch.
+//!
+//! TCPRoute and UDPRoute are watched as `v1` (standard channel since Gateway API v1.6, what
+//! upstream v3.5 reads) although the crate's types say `v1alpha2`, and ReferenceGrant as
+//! `v1beta1` (upstream's choice, served by every Gateway API release since v0.6); the schemas of
+//! those versions are the same, so objects decode into the crate's types unchanged. An object
+//! that does not decode is logged and left out rather than failing the whole list.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use futures::{FutureExt, StreamExt};
+use gateway_api::apis::experimental::tcproutes::TcpRoute;
+use gateway_api::apis::experimental::udproutes::UdpRoute;
+use gateway_api::apis::standard::gatewayclasses::GatewayClass;
+use gateway_api::apis::standard::gateways::Gateway;
+use gateway_api::apis::standard::grpcroutes::GrpcRoute;
+use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::referencegrants::ReferenceGrant;
+use gateway_api::apis::standard::tlsroutes::TlsRoute;
+use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::watcher::{self, Event};
+use kube::{Api, Resource};
+use serde::de::DeserializeOwned;
+
+use super::driver::{drive, Kind};
+use super::registry::{cluster, namespaced, Driver};
+use super::Watches;
+use crate::controller::scope;
+use crate::crd::gateway::{
+    ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
+};
+
+/// Version TCPRoutes and UDPRoutes are read and written as.
+pub const L4_ROUTE_VERSION: &str = "v1";
+/// Version ReferenceGrants are read as.
+pub const REFERENCE_GRANT_VERSION: &str = "v1beta1";
+
+/// Every Gateway API and `gateway.k8s.aws` kind a Gateway controller reads.
+pub struct GatewayKinds {
+    pub classes: Kind<GatewayClass>,
+    pub gateways: Kind<Gateway>,
+    pub http_routes: Kind<HttpRoute>,
+    pub grpc_routes: Kind<GrpcRoute>,
+    /// Watched as [`L4_ROUTE_VERSION`].
+    pub tcp_routes: Kind<TcpRoute>,
+    /// Watched as [`L4_ROUTE_VERSION`].
+    pub udp_routes: Kind<UdpRoute>,
+    pub tls_routes: Kind<TlsRoute>,
+    /// Watched as [`REFERENCE_GRANT_VERSION`].
+    pub reference_grants: Kind<ReferenceGrant>,
+    pub lb_configs: Kind<LoadBalancerConfiguration>,
+    pub tg_configs: Kind<TargetGroupConfiguration>,
+    pub rule_configs: Kind<ListenerRuleConfiguration>,
+}
+
+impl Default for GatewayKinds {
+    fn default() -> Self {
+        Self {
+            classes: Kind::new("gatewayclasses"),
+            gateways: Kind::new("gateways"),
+            http_routes: Kind::new("httproutes"),
+            grpc_routes: Kind::new("grpcroutes"),
+            tcp_routes: Kind::new("tcproutes"),
+            udp_routes: Kind::new("udproutes"),
+            tls_routes: Kind::new("tlsroutes"),
+            reference_grants: Kind::new("referencegrants"),
+            lb_configs: Kind::new("loadbalancerconfigurations"),
+            tg_configs: Kind::new("targetgroupconfigurations"),
+            rule_configs: Kind::new("listenerruleconfigurations"),
+        }
+    }
+}
+
+/// The API resource of `K` served as `version`.
+pub fn resource_as<K: Resource<DynamicType = ()>>(version: &str) -> ApiResource {
+    let mut ar = ApiResource::erase::<K>(&());
+    ar.version = version.to_string();
+    ar.api_version = if ar.group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{}/{version}", ar.group)
+    };
+    ar
+}
+
+/// `obj` as `K`, or None (logged) when it does not decode.
+fn typed<K: DeserializeOwned>(obj: DynamicObject) -> Option<K> {
+    let name = format!(
+        "{}/{}",
+        obj.metadata.namespace.as_deref().unwrap_or_default(),
+        obj.metadata.name.as_deref().unwrap_or_default()
+    );
+    let kind = obj
+        .types
+        .as_ref()
+        .map(|t| t.kind.clone())
+        .unwrap_or_default();
+    match serde_json::to_value(obj).and_then(serde_json::from_value) {
+        Ok(k) => Some(k),
+        Err(e) => {
+            tracing::warn!(kind = %kind, object = %name, error = %e, "ignoring an object that does not decode");
+            None
+        }
+    }
+}
+
+/// A watch event of untyped objects as one of `K`; objects that do not decode are dropped.
+fn typed_event<K: DeserializeOwned>(event: Event<DynamicObject>) -> Option<Event<K>> {
+    Some(match event {
+        Event::Init => Event::Init,
+        Event::InitDone => Event::InitDone,
+        Event::InitApply(o) => Event::InitApply(typed(o)?),
+        Event::Apply(o) => Event::Apply(typed(o)?),
+        Event::Delete(o) => Event::Delete(typed(o)?),
+    })
+}
+
+/// The driver of a namespaced kind read as `version` instead of the type's own.
+fn namespaced_as<K>(
+    watches: &Arc<Watches>,
+    kind: fn(&Watches) -> &Kind<K>,
+    client: &kube::Client,
+    namespaces: &[String],
+    version: &str,
+) -> Option<Driver>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    kind(watches).wanted().then(|| {
+        let ar = resource_as::<K>(version);
+        let client = client.clone();
+        let events = scope::watch_with(namespaces, watcher::Config::default(), |ns| match ns {
+            Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar),
+            None => Api::all_with(client.clone(), &ar),
+        })
+        .filter_map(|item| async move {
+            match item {
+                Ok(e) => typed_event::<K>(e).map(Ok),
+                Err(e) => Some(Err(e)),
+            }
+        });
+        let w = watches.clone();
+        async move { drive(kind(&w), events).await }.boxed()
+    })
+}
+
+/// The drivers of every wanted Gateway kind.
+pub(super) fn drivers(
+    w: &Arc<Watches>,
+    c: &kube::Client,
+    ns: &[String],
+) -> impl Iterator<Item = Driver> {
+    [
+        cluster(w, |w| &w.gateway.classes, c),
+        namespaced(w, |w| &w.gateway.gateways, c, ns),
+        namespaced(w, |w| &w.gateway.http_routes, c, ns),
+        namespaced(w, |w| &w.gateway.grpc_routes, c, ns),
+        namespaced_as(w, |w| &w.gateway.tcp_routes, c, ns, L4_ROUTE_VERSION),
+        namespaced_as(w, |w| &w.gateway.udp_routes, c, ns, L4_ROUTE_VERSION),
+        namespaced(w, |w| &w.gateway.tls_routes, c, ns),
+        namespaced_as(
+            w,
+            |w| &w.gateway.reference_grants,
+            c,
+            ns,
+            REFERENCE_GRANT_VERSION,
+        ),
+        namespaced(w, |w| &w.gateway.lb_configs, c, ns),
+        namespaced(w, |w| &w.gateway.tg_configs, c, ns),
+        namespaced(w, |w| &w.gateway.rule_configs, c, ns),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn l4_routes_and_reference_grants_are_read_as_the_versions_upstream_reads() {
+        let ar = resource_as::<TcpRoute>(L4_ROUTE_VERSION);
+        assert_eq!(ar.api_version, "gateway.networking.k8s.io/v1");
+        assert_eq!(ar.plural, "tcproutes");
+        let ar = resource_as::<ReferenceGrant>(REFERENCE_GRANT_VERSION);
+        assert_eq!(ar.api_version, "gateway.networking.k8s.io/v1beta1");
+        assert_eq!(ar.kind, "ReferenceGrant");
+    }
+
+    #[test]
+    fn a_v1_tcp_route_decodes_and_a_broken_one_is_dropped_not_fatal() {
+        let ok: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "TCPRoute",
+            "metadata": {"name": "r", "namespace": "ns"},
+            "spec": {"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "svc", "port": 80}]}]}
+        }))
+        .unwrap();
+        let Some(Event::Apply(r)) = typed_event::<TcpRoute>(Event::Apply(ok)) else {
+            panic!("a v1 TCPRoute decodes into the crate's type");
+        };
+        assert_eq!(r.spec.rules[0].backend_refs[0].name, "svc");
+        let broken: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "TCPRoute",
+            "metadata": {"name": "bad", "namespace": "ns"},
+            "spec": {"rules": "not a list"}
+        }))
+        .unwrap();
+        assert!(typed_event::<TcpRoute>(Event::InitApply(broken)).is_none());
+        assert!(matches!(
+            typed_event::<TcpRoute>(Event::InitDone),
+            Some(Event::InitDone)
+        ));
+    }
+}
