@@ -41,6 +41,46 @@ pub const ALB_CONTROLLER_NAME: &str = "gateway.k8s.aws/alb";
 /// Controller name of NLB GatewayClasses.
 pub const NLB_CONTROLLER_NAME: &str = "gateway.k8s.aws/nlb";
 
+/// Finalizer of ALB Gateways (upstream's controller name doubles as its finalizer).
+pub const ALB_GATEWAY_FINALIZER: &str = "gateway.k8s.aws/alb";
+/// Finalizer of NLB Gateways.
+pub const NLB_GATEWAY_FINALIZER: &str = "gateway.k8s.aws/nlb";
+/// Finalizer of GatewayClasses this controller accepted.
+pub const GATEWAY_CLASS_FINALIZER: &str = "gateway.k8s.aws/gatewayclass";
+/// Finalizers of the configuration objects a Gateway or class uses.
+pub const LOAD_BALANCER_CONFIGURATION_FINALIZER: &str =
+    "gateway.k8s.aws/loadbalancerconfigurations";
+pub const TARGET_GROUP_CONFIGURATION_FINALIZER: &str = "gateway.k8s.aws/targetgroupconfigurations";
+pub const LISTENER_RULE_CONFIGURATION_FINALIZER: &str =
+    "gateway.k8s.aws/listenerruleconfigurations";
+/// GatewayClass annotation: the configuration version the class last processed; a Gateway
+/// waits until it equals [`processed_config_version`] of the class's current configuration.
+pub const LAST_PROCESSED_CONFIG_ANNOTATION: &str = "elbv2.k8s.aws/last-processed-config";
+/// GatewayClass annotation: when (unix seconds) it last processed a configuration.
+pub const LAST_PROCESSED_CONFIG_TIMESTAMP_ANNOTATION: &str =
+    "elbv2.k8s.aws/last-processed-config-timestamp";
+/// Gateway annotation asking for a plan instead of a deploy, and where the plan is written.
+pub const DRY_RUN_ANNOTATION: &str = "gateway.k8s.aws/dry-run";
+pub const DRY_RUN_PLAN_ANNOTATION: &str = "gateway.k8s.aws/dry-run-plan";
+
+/// Upstream's processed-configuration version of a class: "" without a LoadBalancerConfiguration,
+/// else its resourceVersion, followed by `-<resourceVersion>` of the default
+/// TargetGroupConfiguration it names, if any.
+pub fn processed_config_version(
+    lbc: Option<&LoadBalancerConfiguration>,
+    default_tgc: Option<&TargetGroupConfiguration>,
+) -> String {
+    let Some(lbc) = lbc else {
+        return String::new();
+    };
+    let mut v = lbc.metadata.resource_version.clone().unwrap_or_default();
+    if let Some(tgc) = default_tgc {
+        v.push('-');
+        v.push_str(tgc.metadata.resource_version.as_deref().unwrap_or_default());
+    }
+    v
+}
+
 /// Everything one Gateway's stack is built from.
 #[derive(Debug, Clone, Copy)]
 pub struct GatewayInputs<'a> {

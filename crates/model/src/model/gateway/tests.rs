@@ -497,3 +497,21 @@ spec:
     assert_eq!(b.attachment.attached_routes["tcp"], 1);
     assert_eq!(b.attachment.attached_routes["udp"], 1);
 }
+
+#[test]
+fn the_processed_config_version_is_the_lbc_version_then_its_default_tgcs() {
+    use super::processed_config_version;
+    let lbc: LoadBalancerConfiguration = serde_json::from_value(serde_json::json!({
+        "apiVersion": "gateway.k8s.aws/v1", "kind": "LoadBalancerConfiguration",
+        "metadata": {"name": "c", "namespace": "ns", "resourceVersion": "7"}, "spec": {}
+    }))
+    .unwrap();
+    let tgc: TargetGroupConfiguration = serde_json::from_value(serde_json::json!({
+        "apiVersion": "gateway.k8s.aws/v1", "kind": "TargetGroupConfiguration",
+        "metadata": {"name": "t", "namespace": "ns", "resourceVersion": "12"}, "spec": {}
+    }))
+    .unwrap();
+    assert_eq!(processed_config_version(None, Some(&tgc)), "");
+    assert_eq!(processed_config_version(Some(&lbc), None), "7");
+    assert_eq!(processed_config_version(Some(&lbc), Some(&tgc)), "7-12");
+}
