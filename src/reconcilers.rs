@@ -253,8 +253,11 @@ pub async fn run(
     }
     let lease = LeaderConfig::from(&*cfg);
     let metrics = guards.metrics.clone();
-    leader::run_elected(client.clone(), lease, guards, shutdown, move |token| {
-        let (warm, client, cloud) = (warm.clone(), client.clone(), cloud.clone());
+    // The controllers write to Kubernetes under the same fence as to AWS; the Lease is renewed
+    // through the plain client.
+    let writer = crate::controller::kube_fence::fenced(&client, guards.fence.clone());
+    leader::run_elected(client, lease, guards, shutdown, move |token| {
+        let (warm, client, cloud) = (warm.clone(), writer.clone(), cloud.clone());
         let (cfg, metrics) = (cfg.clone(), metrics.clone());
         async move { run_leading(&warm, client, cloud, cfg, metrics, token).await }
     })

@@ -2,6 +2,7 @@
 //! finalizer add/remove, best-effort event publishing and a capped per-object error backoff.
 
 pub mod ingress;
+pub mod kube_fence;
 pub mod leader;
 pub mod metrics;
 pub mod scope;
