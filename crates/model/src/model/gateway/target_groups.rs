@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Service, ServicePort};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::names::{target_group_id, target_group_name, TargetGroupNameInputs};
-use super::routes::{BackendRef, RouteKind, RouteView};
+use super::routes::{RouteKind, RouteView};
 use crate::crd::gateway::target_group_configuration::{
     HealthCheckProtocol, TargetGroupConfiguration, TargetGroupProps, TgProtocol, TgProtocolVersion,
     TgTargetType,
@@ -27,79 +27,7 @@ pub struct TgContext<'a> {
     pub networking_source: Token,
 }
 
-/// Why a backend produced no target group: upstream drops it (route status `BackendNotFound`)
-/// or fails the Gateway (`fatal`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BackendProblem {
-    pub fatal: bool,
-    pub reason: &'static str,
-    pub message: String,
-}
-
-fn dropped(reason: &'static str, message: String) -> BackendProblem {
-    BackendProblem {
-        fatal: false,
-        reason,
-        message,
-    }
-}
-
-fn fatal(message: String) -> BackendProblem {
-    BackendProblem {
-        fatal: true,
-        reason: "UnsupportedValue",
-        message,
-    }
-}
-
-/// The Service port a backendRef names, with the Service.
-pub fn resolve_service<'s>(
-    route: &RouteView<'_>,
-    b: &BackendRef,
-    service: &dyn Fn(&str, &str) -> Option<&'s Service>,
-) -> Result<(&'s Service, ServicePort), BackendProblem> {
-    if b.kind.as_deref().is_some_and(|k| k != "Service") {
-        return Err(BackendProblem {
-            fatal: false,
-            reason: "InvalidKind",
-            message: "Unknown backend reference kind".into(),
-        });
-    }
-    let Some(port) = b.port else {
-        return Err(fatal(format!(
-            "Port is required. Invalid data can be found in route ({}, {}:{})",
-            route.kind.as_str(),
-            route.namespace,
-            route.name
-        )));
-    };
-    if b.weight > 999 {
-        return Err(fatal(format!(
-            "Weight [{}] must be less than or equal to 999",
-            b.weight
-        )));
-    }
-    let namespace = b.namespace.as_deref().unwrap_or(&route.namespace);
-    let svc = service(namespace, &b.name).ok_or_else(|| {
-        dropped(
-            "BackendNotFound",
-            format!("Service ({namespace}:{}) not found)", b.name),
-        )
-    })?;
-    let sp = svc
-        .spec
-        .as_ref()
-        .and_then(|s| s.ports.as_ref())
-        .and_then(|ports| ports.iter().find(|p| p.port == port))
-        .cloned()
-        .ok_or_else(|| {
-            dropped(
-                "BackendNotFound",
-                format!("Unable to find service port for port {port}"),
-            )
-        })?;
-    Ok((svc, sp))
-}
+pub use super::load::BackendProblem;
 
 /// The TargetGroupConfiguration props for (route, Service): the first configuration in the
 /// Service's namespace whose `targetReference` names it, its best route configuration merged

@@ -12,11 +12,11 @@ use crate::model::ModelConfig;
 use gateway_api::apis::experimental::tcproutes::TcpRoute;
 use gateway_api::apis::experimental::udproutes::UdpRoute;
 
-fn yaml<T: serde::de::DeserializeOwned>(s: &str) -> T {
+pub(super) fn yaml<T: serde::de::DeserializeOwned>(s: &str) -> T {
     serde_yaml::from_str(s).unwrap()
 }
 
-fn cfg() -> ModelConfig {
+pub(super) fn cfg() -> ModelConfig {
     ModelConfig {
         cluster_name: "my-cluster".into(),
         ..ModelConfig::default()
@@ -68,7 +68,7 @@ fn target_group_names_equal_upstreams_builder_test_cases() {
     );
 }
 
-const GATEWAY: &str = r#"
+pub(super) const GATEWAY: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: my-gw, namespace: my-gw-ns, uid: 11111111-2222-3333-4444-555555555555}
@@ -102,7 +102,7 @@ const ROUTES: &str = r#"
       backendRefs: [{name: missing, port: 80}]
 "#;
 
-const SERVICES: &str = r#"
+pub(super) const SERVICES: &str = r#"
 - apiVersion: v1
   kind: Service
   metadata: {name: my-svc, namespace: my-route-ns, uid: s1}
