@@ -156,3 +156,5 @@ impl<'a> GatewayInputs<'a> {
 mod tests;
 #[cfg(test)]
 mod tests_grants;
+#[cfg(test)]
+mod tests_routes;
