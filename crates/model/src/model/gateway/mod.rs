@@ -155,6 +155,8 @@ impl<'a> GatewayInputs<'a> {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_filters;
+#[cfg(test)]
 mod tests_grants;
 #[cfg(test)]
 mod tests_routes;
