@@ -16,11 +16,13 @@
 
 mod actions;
 mod alb;
+mod alb_health;
 pub mod attach;
 pub mod build;
 pub mod conditions;
 pub mod grants;
 mod l4;
+mod lb_config;
 pub mod listeners;
 pub mod load;
 pub mod names;

@@ -287,3 +287,16 @@ fn an_extension_ref_to_another_kind_is_reported_not_silently_ignored() {
         Action::Forward { .. }
     ));
 }
+
+#[test]
+fn unsupported_http_filters_fail_the_gateway_with_upstreams_message() {
+    for t in ["RequestHeaderModifier", "ResponseHeaderModifier", "CORS"] {
+        let rule =
+            format!("{{filters: [{{type: {t}}}], backendRefs: [{{name: my-svc, port: 80}}]}}");
+        let err = build(&rule, "[]", "[]").unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("Unsupported filter type: {t}. Only request redirect is supported. To specify header modification, please configure it through LoadBalancerConfiguration.")),
+            "{err}"
+        );
+    }
+}
