@@ -1,6 +1,7 @@
-//! The ALB stack of one Gateway: load balancer, managed security group (a rule per Gateway
-//! listener), one listener per port with attached routes (default action 404), rules in
-//! precedence order (priorities 1, 2, … per port), and the target groups of their backends.
+//! The stack of one Gateway: load balancer, managed security group (a rule per Gateway
+//! listener), the routes attached and loaded (`attach`, `load`), then the listeners of ports
+//! with attached routes — ALB (`alb`: rules in precedence order) or NLB (`l4`) — and the target
+//! groups of their backends, with what route status needs.
 
 use std::collections::BTreeMap;
 

@@ -113,6 +113,8 @@ pub fn load<'a>(
     let mut out = Loaded::default();
     for index in attached.collect::<BTreeSet<_>>() {
         let route = &routes[index];
+        let ignored = route.ignored.iter().map(|m| (route.key(), m.clone()));
+        out.ignored.extend(ignored);
         let mut rules = Vec::new();
         for rule in 0..route.rule_count() {
             let config = match rule_config(inputs, route, rule, &mut out.ignored) {

@@ -74,6 +74,20 @@ pub struct RouteView<'a> {
     pub backends: Vec<Vec<BackendRef>>,
     /// Per rule, the `ExtensionRef` filters: (group, kind, name).
     pub extension_refs: Vec<Vec<ExtensionRef>>,
+    /// Fields the route sets that upstream accepts without acting on them (Warning events).
+    pub ignored: Vec<String>,
+}
+
+/// Per-backend filters and HTTPRoute `timeouts`: upstream applies neither.
+fn ignored_fields(backend_filters: bool, timeouts: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if backend_filters {
+        out.push("backendRefs[].filters are ignored: an ALB applies no per-backend filter".into());
+    }
+    if timeouts {
+        out.push("rules[].timeouts are ignored: an ALB rule has no timeout".into());
+    }
+    out
 }
 
 /// An `ExtensionRef` filter's local reference.
@@ -179,8 +193,14 @@ pub fn http_route(route: &HttpRoute) -> RouteView<'_> {
                 .collect()
         })
         .collect();
+    let backend_filters = http_rules
+        .iter()
+        .flat_map(|r| r.backend_refs.iter().flatten())
+        .any(|b| b.filters.as_ref().is_some_and(|f| !f.is_empty()));
+    let timeouts = http_rules.iter().any(|r| r.timeouts.is_some());
     RouteView {
         kind: RouteKind::Http,
+        ignored: ignored_fields(backend_filters, timeouts),
         namespace: namespace_of(&route.metadata),
         name: route.metadata.name.clone().unwrap_or_default(),
         created: route.metadata.creation_timestamp.as_ref(),
@@ -198,8 +218,13 @@ pub fn grpc_route(route: &GrpcRoute) -> RouteView<'_> {
     use gateway_api::apis::standard::grpcroutes::GrpcRouteRulesFiltersType;
     let spec = &route.spec;
     let grpc_rules = spec.rules.clone().unwrap_or_default();
+    let backend_filters = grpc_rules
+        .iter()
+        .flat_map(|r| r.backend_refs.iter().flatten())
+        .any(|b| b.filters.as_ref().is_some_and(|f| !f.is_empty()));
     RouteView {
         kind: RouteKind::Grpc,
+        ignored: ignored_fields(backend_filters, false),
         namespace: namespace_of(&route.metadata),
         name: route.metadata.name.clone().unwrap_or_default(),
         created: route.metadata.creation_timestamp.as_ref(),
@@ -235,6 +260,7 @@ pub fn grpc_route(route: &GrpcRoute) -> RouteView<'_> {
 pub fn tls_route(route: &TlsRoute) -> RouteView<'_> {
     RouteView {
         kind: RouteKind::Tls,
+        ignored: Vec::new(),
         namespace: namespace_of(&route.metadata),
         name: route.metadata.name.clone().unwrap_or_default(),
         created: route.metadata.creation_timestamp.as_ref(),
@@ -282,6 +308,7 @@ macro_rules! l4_route {
         pub fn $fn(route: &$ty) -> RouteView<'_> {
             RouteView {
                 kind: $kind,
+                ignored: Vec::new(),
                 namespace: namespace_of(&route.metadata),
                 name: route.metadata.name.clone().unwrap_or_default(),
                 created: route.metadata.creation_timestamp.as_ref(),
