@@ -1,4 +1,4 @@
-//! ReferenceGrants and cross-namespace attachment against upstream: a backendRef to a Service
+//! Backend loading, ReferenceGrants and cross-namespace attachment against upstream: a backendRef to a Service
 //! in another namespace needs a grant there (else route status ResolvedRefs False,
 //! `RefNotPermitted`), and a parentRef to a Gateway in another namespace needs the listener's
 //! `allowedRoutes`.
@@ -176,4 +176,73 @@ spec:
     let b = build_alb_gateway_stack(&inputs, &cfg(), None).unwrap();
     assert_eq!(b.attachment.refusals[0].reason, "NotAllowedByListeners");
     assert_eq!(b.attachment.attached_routes["http"], 0);
+}
+
+/// The route with one rule whose only backendRef is `backend` (YAML).
+fn build_backend(backend: &str) -> Result<GatewayBuild, crate::model::ModelError> {
+    let gw: Gateway = yaml(GATEWAY);
+    let routes: Vec<HttpRoute> = yaml(&format!(
+        r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {{name: app, namespace: backends}}
+  spec:
+    parentRefs: [{{name: my-gw, namespace: my-gw-ns, sectionName: http}}]
+    rules: [{{backendRefs: [{backend}]}}]
+"#
+    ));
+    let services: Vec<Service> = yaml(BACKEND);
+    let inputs = GatewayInputs {
+        http_routes: &routes,
+        services: &services,
+        ..GatewayInputs::new(&gw)
+    };
+    build_alb_gateway_stack(&inputs, &cfg(), None)
+}
+
+#[test]
+fn backend_problems_carry_upstreams_reasons_and_only_the_weight_is_fatal() {
+    let cases = [
+        ("{name: api}", "UnsupportedValue", "Port is required"),
+        (
+            "{name: gone, port: 80}",
+            "BackendNotFound",
+            "Service (backends:gone) not found)",
+        ),
+        (
+            "{name: api, port: 81}",
+            "BackendNotFound",
+            "Unable to find service port for port 81",
+        ),
+        (
+            "{name: api, kind: ConfigMap, port: 80}",
+            "InvalidKind",
+            "Unknown backend reference kind",
+        ),
+        (
+            "{name: tg, kind: TargetGroupName}",
+            "InvalidKind",
+            "backendRef kind TargetGroupName is not supported by this build yet",
+        ),
+    ];
+    for (backend, reason, message) in cases {
+        let b = build_backend(backend).unwrap();
+        let got: Vec<(&str, &str)> = b
+            .route_problems
+            .iter()
+            .map(|p| (p.reason, p.message.as_str()))
+            .collect();
+        assert_eq!(got, vec![(reason, message)], "{backend}");
+        assert_eq!(
+            b.stack.listener_rules[0].actions,
+            vec![Action::fixed("500", None)]
+        );
+    }
+    let err = build_backend("{name: api, port: 80, weight: 1000}")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Weight [1000] must be less than or equal to 999"),
+        "{err}"
+    );
 }
