@@ -300,3 +300,31 @@ fn unsupported_http_filters_fail_the_gateway_with_upstreams_message() {
         );
     }
 }
+
+#[test]
+fn cognito_and_jwt_validation_from_a_rule_configuration_get_the_crd_defaults() {
+    let rule = format!("{{{WITH_CONFIG}, backendRefs: [{{name: my-svc, port: 80}}]}}");
+    let cognito = r#"{actions: [{type: authenticate-cognito, authenticateCognitoConfig: {userPoolArn: "arn:aws:cognito-idp:us-east-1:1:userpool/p", userPoolClientId: c, userPoolDomain: d}}]}"#;
+    let b = build(&rule, &lrc(cognito, true), "[]").unwrap();
+    let expected = AuthenticateCognitoConfig {
+        user_pool_arn: "arn:aws:cognito-idp:us-east-1:1:userpool/p".into(),
+        user_pool_client_id: "c".into(),
+        user_pool_domain: "d".into(),
+        authentication_request_extra_params: Default::default(),
+        on_unauthenticated_request: "authenticate".into(),
+        scope: "openid".into(),
+        session_cookie_name: "AWSELBAuthSessionCookie".into(),
+        session_timeout: 604800,
+    };
+    assert_eq!(
+        rules(&b, 443)[0].actions[0],
+        Action::AuthenticateCognito { config: expected }
+    );
+    let jwt = r#"{actions: [{type: jwt-validation, jwtValidationConfig: {issuer: "https://idp", jwksEndpoint: "https://idp/jwks", additionalClaims: [{format: string-array, name: groups, values: [admin]}]}}]}"#;
+    let b = build(&rule, &lrc(jwt, true), "[]").unwrap();
+    let Action::JwtValidation { config } = &rules(&b, 443)[0].actions[0] else {
+        panic!("jwt-validation expected");
+    };
+    assert_eq!(config.additional_claims[0].format, "string-array");
+    assert_eq!(config.jwks_endpoint, "https://idp/jwks");
+}

@@ -1,7 +1,7 @@
-//! Backend loading, ReferenceGrants and cross-namespace attachment against upstream: a backendRef to a Service
-//! in another namespace needs a grant there (else route status ResolvedRefs False,
-//! `RefNotPermitted`), and a parentRef to a Gateway in another namespace needs the listener's
-//! `allowedRoutes`.
+//! Backend loading, ReferenceGrants and cross-namespace attachment against upstream: a
+//! backendRef to a Service in another namespace needs a grant there (else route status
+//! ResolvedRefs False, `RefNotPermitted`), and a parentRef to a Gateway in another namespace
+//! needs the listener's `allowedRoutes`.
 
 use super::load::RouteProblem;
 use super::routes::{RouteKind, RouteRef};
