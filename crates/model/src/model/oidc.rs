@@ -56,6 +56,26 @@ pub fn resolve(
     Ok(out)
 }
 
+/// The client id and secret of Secret `ns/name` (`None`: not found), with upstream's keys,
+/// trimming and errors (Gateway rules: ListenerRuleConfiguration `authenticateOIDCConfig`).
+pub fn credentials(
+    secret: Option<&Secret>,
+    ns: &str,
+    name: &str,
+) -> Result<(Redacted, Redacted), String> {
+    let secret = secret.ok_or_else(|| format!("secrets \"{name}\" not found"))?;
+    let missing = |what: &str| format!("missing {what}, secret: {ns}/{name}");
+    let id = value(secret, KEY_CLIENT_ID)
+        .or_else(|| value(secret, KEY_CLIENT_ID_LEGACY))
+        .ok_or_else(|| missing(KEY_CLIENT_ID))?;
+    let client_secret =
+        value(secret, KEY_CLIENT_SECRET).ok_or_else(|| missing(KEY_CLIENT_SECRET))?;
+    Ok((
+        Redacted::new(id.trim_end()),
+        Redacted::new(client_secret.trim_end_matches(char::is_control)),
+    ))
+}
+
 /// The Secret name an object's `auth-idp-oidc` annotation names, if it parses (Ingress or
 /// Service; the Secret is looked up in the Ingress's namespace).
 pub fn secret_name(annotations: Option<&AnnotationMap>) -> Option<String> {

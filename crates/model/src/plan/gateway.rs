@@ -1,7 +1,8 @@
-//! `plan` for Gateways: collects GatewayClasses, Gateways, HTTPRoutes, TCPRoutes, UDPRoutes and
-//! the `gateway.k8s.aws` configuration objects from the manifests and plans every Gateway of a
-//! class this controller owns (`gateway.k8s.aws/alb`: ALB from HTTPRoutes; `gateway.k8s.aws/nlb`:
-//! NLB from TCPRoutes and UDPRoutes).
+//! `plan` for Gateways: collects GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, TCPRoutes,
+//! UDPRoutes, TLSRoutes, ReferenceGrants (v1 or v1beta1) and the `gateway.k8s.aws` configuration
+//! objects from the manifests and plans every Gateway of a class this controller owns
+//! (`gateway.k8s.aws/alb`: ALB from HTTPRoutes and GRPCRoutes; `gateway.k8s.aws/nlb`: NLB from
+//! TCPRoutes, UDPRoutes and TLSRoutes), with what route status would report.
 
 use std::path::Path;
 
@@ -10,14 +11,20 @@ use gateway_api::apis::experimental::tcproutes::TcpRoute;
 use gateway_api::apis::experimental::udproutes::UdpRoute;
 use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;
+use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::referencegrants::ReferenceGrant;
+use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::crd::gateway::{LoadBalancerConfiguration, TargetGroupConfiguration};
+use crate::crd::gateway::listener_rule_configuration::ListenerRuleConfigurationStatus;
+use crate::crd::gateway::{
+    ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
+};
 use crate::model::gateway::{
-    build_alb_gateway_stack, build_nlb_gateway_stack, GatewayInputs, ALB_CONTROLLER_NAME,
-    NLB_CONTROLLER_NAME,
+    build_alb_gateway_stack, build_nlb_gateway_stack, normalize_gateway, GatewayBuild,
+    GatewayInputs, ALB_CONTROLLER_NAME, NLB_CONTROLLER_NAME,
 };
 use crate::model::{BuildEnv, ClusterObjects, ModelConfig, Stack};
 
@@ -27,10 +34,14 @@ pub(super) struct GatewayManifests {
     classes: Vec<GatewayClass>,
     gateways: Vec<Gateway>,
     http_routes: Vec<HttpRoute>,
+    grpc_routes: Vec<GrpcRoute>,
     tcp_routes: Vec<TcpRoute>,
     udp_routes: Vec<UdpRoute>,
+    tls_routes: Vec<TlsRoute>,
+    reference_grants: Vec<ReferenceGrant>,
     lb_configs: Vec<LoadBalancerConfiguration>,
     tg_configs: Vec<TargetGroupConfiguration>,
+    rule_configs: Vec<ListenerRuleConfiguration>,
 }
 
 fn parse<T: serde::de::DeserializeOwned + kube::ResourceExt>(
@@ -50,18 +61,26 @@ impl GatewayManifests {
     /// Keeps `doc` when it is one of the Gateway kinds `plan` reads; false otherwise.
     pub(super) fn take(&mut self, doc: &Value, file: &Path) -> anyhow::Result<bool> {
         let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
-        let doc = doc.clone();
+        let mut doc = doc.clone();
         match kind {
             "GatewayClass" => self.classes.push(
                 serde_json::from_value(doc)
                     .with_context(|| format!("{}: GatewayClass", file.display()))?,
             ),
-            "Gateway" => self.gateways.push(parse(doc, file, kind)?),
+            "Gateway" => {
+                normalize_gateway(&mut doc);
+                self.gateways.push(parse(doc, file, kind)?)
+            }
             "HTTPRoute" => self.http_routes.push(parse(doc, file, kind)?),
+            "GRPCRoute" => self.grpc_routes.push(parse(doc, file, kind)?),
             "TCPRoute" => self.tcp_routes.push(parse(doc, file, kind)?),
             "UDPRoute" => self.udp_routes.push(parse(doc, file, kind)?),
+            "TLSRoute" => self.tls_routes.push(parse(doc, file, kind)?),
+            // v1beta1 (what upstream reads) and v1 have the same shape.
+            "ReferenceGrant" => self.reference_grants.push(parse(doc, file, kind)?),
             "LoadBalancerConfiguration" => self.lb_configs.push(parse(doc, file, kind)?),
             "TargetGroupConfiguration" => self.tg_configs.push(parse(doc, file, kind)?),
+            "ListenerRuleConfiguration" => self.rule_configs.push(parse(doc, file, kind)?),
             _ => return Ok(false),
         }
         Ok(true)
@@ -83,6 +102,73 @@ pub(super) struct GatewayPlan {
     stack: Option<Stack>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// What route status would report: refused attachments and left-out references.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    route_problems: Vec<RouteNote>,
+}
+
+/// One route status problem: `Kind ns/name`, upstream's reason and message.
+#[derive(Serialize)]
+pub(super) struct RouteNote {
+    route: String,
+    reason: String,
+    message: String,
+}
+
+fn route_notes(b: &GatewayBuild) -> Vec<RouteNote> {
+    let refused = b.attachment.refusals.iter().map(|r| RouteNote {
+        route: format!("{} {}", r.kind.as_str(), r.route),
+        reason: r.reason.into(),
+        message: r.message.into(),
+    });
+    let problems = b.route_problems.iter().map(|p| RouteNote {
+        route: format!(
+            "{} {}/{}",
+            p.route.kind.as_str(),
+            p.route.namespace,
+            p.route.name
+        ),
+        reason: p.reason.into(),
+        message: p.message.clone(),
+    });
+    refused.chain(problems).collect()
+}
+
+/// What the ListenerRuleConfiguration reconciler would have written into a manifest's status:
+/// accepted unless an OIDC action's Secret (in the configuration's namespace) is missing.
+fn accept_rule_configs(
+    configs: &[ListenerRuleConfiguration],
+    objs: &ClusterObjects,
+) -> Vec<ListenerRuleConfiguration> {
+    configs
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            if c.status.as_ref().and_then(|s| s.accepted).is_none() {
+                let ns = c
+                    .metadata
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".into());
+                let missing = c
+                    .spec
+                    .actions
+                    .iter()
+                    .filter_map(|a| a.authenticate_oidc_config.as_ref())
+                    .map(|o| o.secret.name.as_str())
+                    .find(|name| objs.secret(&ns, name).is_none());
+                c.status = Some(ListenerRuleConfigurationStatus {
+                    observed_generation: None,
+                    accepted: Some(missing.is_none()),
+                    message: Some(match missing {
+                        Some(name) => format!("secret [{ns}/{name}] not found"),
+                        None => "Accepted".into(),
+                    }),
+                });
+            }
+            c
+        })
+        .collect()
 }
 
 /// Plans every Gateway whose class belongs to this controller.
@@ -93,6 +179,7 @@ pub(super) fn gateway_plans(
     env: &BuildEnv,
 ) -> Vec<GatewayPlan> {
     let mut plans = Vec::new();
+    let rule_configs = accept_rule_configs(&m.rule_configs, objs);
     for gw in &m.gateways {
         let ns = gw.metadata.namespace.as_deref().unwrap_or("default");
         let key = format!("{ns}/{}", gw.metadata.name.as_deref().unwrap_or_default());
@@ -123,26 +210,34 @@ pub(super) fn gateway_plans(
             class_config,
             gateway_config,
             http_routes: &m.http_routes,
+            grpc_routes: &m.grpc_routes,
             tcp_routes: &m.tcp_routes,
             udp_routes: &m.udp_routes,
+            tls_routes: &m.tls_routes,
             services: &objs.services,
             namespaces: &objs.namespaces,
             tg_configs: &m.tg_configs,
-            ..GatewayInputs::new(gw)
+            reference_grants: &m.reference_grants,
+            rule_configs: &rule_configs,
+            secrets: &objs.secrets,
         };
         let built = if controller == ALB_CONTROLLER_NAME {
             build_alb_gateway_stack(&inputs, cfg, env.subnets.as_deref())
         } else {
             build_nlb_gateway_stack(&inputs, cfg, env.subnets.as_deref())
         };
-        let (stack, error) = match built {
-            Ok(b) => (Some(b.stack), None),
-            Err(e) => (None, Some(e.to_string())),
+        let (stack, error, route_problems) = match built {
+            Ok(b) => {
+                let notes = route_notes(&b);
+                (Some(b.stack), None, notes)
+            }
+            Err(e) => (None, Some(e.to_string()), Vec::new()),
         };
         plans.push(GatewayPlan {
             gateway: key,
             stack,
             error,
+            route_problems,
         });
     }
     plans.sort_by(|a, b| a.gateway.cmp(&b.gateway));

@@ -90,3 +90,147 @@ spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
     );
     assert_eq!(stack["targetGroups"][0]["port"], 30080);
 }
+
+const CLASSES: &str = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: alb}
+spec: {controllerName: gateway.k8s.aws/alb}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nlb}
+spec: {controllerName: gateway.k8s.aws/nlb}
+"#;
+
+#[test]
+fn plan_reads_grpc_routes_reference_grants_and_rule_configurations() {
+    let p = plan(&format!(
+        r#"{CLASSES}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: gw, namespace: infra}}
+spec:
+  gatewayClassName: alb
+  listeners:
+  - name: http
+    port: 80
+    protocol: HTTP
+    allowedRoutes: {{namespaces: {{from: All}}, kinds: [{{kind: HTTPRoute}}, {{kind: GRPCRoute}}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: granted, namespace: apps}}
+spec:
+  parentRefs: [{{name: gw, namespace: infra}}]
+  rules:
+  - matches: [{{path: {{type: PathPrefix, value: /ok}}}}]
+    backendRefs: [{{name: api, namespace: backends, port: 80}}]
+  - matches: [{{path: {{type: PathPrefix, value: /no}}}}]
+    backendRefs: [{{name: api, namespace: private, port: 80}}]
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {{name: apps-to-api, namespace: backends}}
+spec:
+  from: [{{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: apps}}]
+  to: [{{group: "", kind: Service, name: api}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {{name: rpc, namespace: apps}}
+spec:
+  parentRefs: [{{name: gw, namespace: infra}}]
+  rules:
+  - matches: [{{method: {{service: pkg.Svc, method: Get}}}}]
+    filters: [{{type: ExtensionRef, extensionRef: {{group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: maintenance}}}}]
+---
+apiVersion: gateway.k8s.aws/v1
+kind: ListenerRuleConfiguration
+metadata: {{name: maintenance, namespace: apps}}
+spec:
+  actions: [{{type: fixed-response, fixedResponseConfig: {{statusCode: 503, messageBody: later}}}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: api, namespace: backends}}
+spec: {{type: NodePort, ports: [{{port: 80, targetPort: 8080, nodePort: 30080}}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: api, namespace: private}}
+spec: {{type: NodePort, ports: [{{port: 80, targetPort: 8080, nodePort: 30081}}]}}
+"#
+    ));
+    let gw = &p["gateways"][0];
+    assert_eq!(gw["gateway"], "infra/gw");
+    let rules = gw["stack"]["listenerRules"].as_array().unwrap();
+    let summary: Vec<(String, String)> = rules
+        .iter()
+        .map(|r| {
+            let path = r["conditions"][0]["pathPatternConfig"]["values"][0].clone();
+            let action = r["actions"][0].clone();
+            let what = match action["type"].as_str().unwrap() {
+                "fixed-response" => {
+                    format!("fixed {}", action["fixedResponseConfig"]["statusCode"])
+                }
+                other => other.to_string(),
+            };
+            (path.as_str().unwrap().to_string(), what)
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            // The GRPC exact method (3) before the HTTP prefixes (2).
+            ("/pkg.Svc/Get".to_string(), "fixed \"503\"".to_string()),
+            ("/ok".to_string(), "forward".to_string()),
+            // No grant for namespace `private`: left out, the rule answers 500.
+            ("/no".to_string(), "fixed \"500\"".to_string()),
+        ]
+    );
+    let problems = gw["routeProblems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0]["route"], "HTTPRoute apps/granted");
+    assert_eq!(problems[0]["reason"], "RefNotPermitted");
+    assert_eq!(
+        problems[0]["message"],
+        "No explicit ReferenceGrant exists to allow the reference."
+    );
+}
+
+#[test]
+fn plan_reads_tls_routes_for_nlb_gateways() {
+    let p = plan(&format!(
+        r#"{CLASSES}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: gw, namespace: apps}}
+spec:
+  gatewayClassName: nlb
+  listeners: [{{name: tls, port: 443, protocol: TLS, tls: {{mode: Passthrough}}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TLSRoute
+metadata: {{name: secure, namespace: apps}}
+spec:
+  parentRefs: [{{name: gw}}]
+  hostnames: [secure.example.com]
+  rules: [{{backendRefs: [{{name: api, port: 443}}]}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: api, namespace: apps}}
+spec: {{type: NodePort, ports: [{{port: 443, targetPort: 8443, nodePort: 30443}}]}}
+"#
+    ));
+    let stack = &p["gateways"][0]["stack"];
+    assert_eq!(stack["listeners"][0]["protocol"], "TCP");
+    assert_eq!(stack["targetGroups"][0]["protocol"], "TLS");
+    assert!(stack["targetGroups"][0]["id"]
+        .as_str()
+        .unwrap()
+        .contains(":TLSRoute-apps-api:8443"));
+}

@@ -12,13 +12,15 @@ use gateway_api::apis::standard::gateways::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
 use super::listeners::{allowed_kinds, ListenerValidation};
-use super::routes::{ParentRef, RouteView};
+use super::routes::{ParentRef, RouteKind, RouteView};
 use crate::model::ingress_class::selector_matches;
 
 /// A (route, parentRef) pair this Gateway refuses, with upstream's route status reason/message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
+    /// `ns/name` of the route.
     pub route: String,
+    pub kind: RouteKind,
     pub parent_ref: ParentRef,
     pub reason: &'static str,
     pub message: &'static str,
@@ -90,6 +92,7 @@ pub fn attach(
                     }
                     Err((reason, message)) => failures.push(Refusal {
                         route: route.key(),
+                        kind: route.kind,
                         parent_ref: parent_ref.clone(),
                         reason,
                         message,
@@ -101,6 +104,7 @@ pub fn attach(
             } else if failures.is_empty() {
                 out.refusals.push(Refusal {
                     route: route.key(),
+                    kind: route.kind,
                     parent_ref: parent_ref.clone(),
                     reason: "NoMatchingParent",
                     message: PARENT_NOT_MATCH,

@@ -1,25 +1,25 @@
-//! The ALB stack of one Gateway: load balancer, managed security group (a rule per Gateway
-//! listener), one listener per port with attached routes (default action 404), rules in
-//! precedence order (priorities 1, 2, … per port), and the target groups of their backends.
+//! The stack of one Gateway: load balancer, managed security group (a rule per Gateway
+//! listener), the routes attached and loaded (`attach`, `load`), then the listeners of ports
+//! with attached routes — ALB (`alb`: rules in precedence order) or NLB (`l4`) — and the target
+//! groups of their backends, with what route status needs.
 
 use std::collections::BTreeMap;
 
 use gateway_api::apis::standard::gateways::GatewayListeners;
 
 use super::attach::{attach, Attachment, Parent};
-use super::conditions::http_conditions;
-use super::listeners::{self, elb_protocol, port_protocol, LbKind, ListenerValidation};
+use super::lb_config::check_supported;
+pub use super::lb_config::merged_config;
+use super::listeners::{self, LbKind, ListenerValidation};
+use super::load::{load, BackendProblem, RouteProblem};
 use super::names;
-use super::precedence::{sorted_units, unit_hostnames};
-use super::routes::{http_route, tcp_route, udp_route, RouteView};
-use super::target_groups::{
-    alb_target_group, props_for, resolve_service, BackendProblem, TgContext,
-};
+use super::routes::{grpc_route, http_route, tcp_route, tls_route, udp_route, RouteRef, RouteView};
+use super::target_groups::TgContext;
 use super::GatewayInputs;
 use crate::crd::gateway::load_balancer_configuration::{
-    LbIpAddressType, LoadBalancerConfigurationSpec, MergingMode, Scheme,
+    LbIpAddressType, LoadBalancerConfigurationSpec, Scheme,
 };
-use crate::model::action::{Action, ForwardConfig, TargetGroupTuple};
+use crate::model::action::Action;
 use crate::model::config::ModelConfig;
 use crate::model::error::ModelError;
 use crate::model::subnets::{discover, resolve_names_or_ids, SubnetInfo, SubnetRules};
@@ -32,132 +32,19 @@ pub struct GatewayBuild {
     pub stack: Stack,
     pub listeners: BTreeMap<String, ListenerValidation>,
     pub attachment: Attachment,
+    /// The routes the Gateway's kind loads, in the order the attachment's route indexes use:
+    /// HTTPRoutes then GRPCRoutes (ALB); TCPRoutes, UDPRoutes then TLSRoutes (NLB).
+    pub routes: Vec<RouteRef>,
     /// Backends left out (route `ns/name`, problem): route status ResolvedRefs False.
     pub dropped_backends: Vec<(String, BackendProblem)>,
+    /// Everything route status reports about attached routes (left-out backends with their
+    /// reasons, refused cross-namespace references, unusable ListenerRuleConfigurations).
+    pub route_problems: Vec<RouteProblem>,
+    /// Secrets (`ns/name`) the stack's OIDC actions were read from (to watch).
+    pub secrets: Vec<String>,
 }
 
-/// The class's and the Gateway's LoadBalancerConfiguration merged field-wise: the class's wins
-/// unless its `mergingMode` is `prefer-gateway`; tags and attributes merge per key.
-pub fn merged_config(inputs: &GatewayInputs<'_>) -> LoadBalancerConfigurationSpec {
-    let class = inputs.class_config.map(|c| c.spec.clone());
-    let gateway = inputs.gateway_config.map(|c| c.spec.clone());
-    let (low, high) = match (class, gateway) {
-        (None, None) => return LoadBalancerConfigurationSpec::default(),
-        (Some(c), None) => return c,
-        (None, Some(g)) => return g,
-        (Some(c), Some(g)) => match c.merging_mode.unwrap_or_default() {
-            MergingMode::PreferGateway => (c, g),
-            MergingMode::PreferGatewayClass => (g, c),
-        },
-    };
-    let mut out = low;
-    macro_rules! take {
-        ($($f:ident),*) => { $( if high.$f.is_some() { out.$f = high.$f.clone(); } )* };
-    }
-    take!(
-        load_balancer_name,
-        scheme,
-        ip_address_type,
-        enforce_security_group_inbound_rules_on_private_link_traffic,
-        customer_owned_ipv4_pool,
-        ipv4_ipam_pool_id,
-        load_balancer_subnets,
-        load_balancer_subnets_selector,
-        disable_security_group,
-        security_groups,
-        security_group_prefixes,
-        source_ranges,
-        enable_icmp,
-        manage_backend_security_group_rules,
-        waf_v2,
-        shield_configuration,
-        default_target_group_configuration
-    );
-    if let Some(t) = &high.tags {
-        out.tags.get_or_insert_with(BTreeMap::new).extend(t.clone());
-    }
-    let mut attrs: BTreeMap<String, String> = out
-        .load_balancer_attributes
-        .iter()
-        .map(|a| (a.key.clone(), a.value.clone()))
-        .collect();
-    attrs.extend(
-        high.load_balancer_attributes
-            .iter()
-            .map(|a| (a.key.clone(), a.value.clone())),
-    );
-    out.load_balancer_attributes = attrs
-        .into_iter()
-        .map(|(key, value)| crate::crd::gateway::KeyValue { key, value })
-        .collect();
-    let mut listeners: BTreeMap<String, _> = BTreeMap::new();
-    for l in out
-        .listener_configurations
-        .iter()
-        .flatten()
-        .chain(high.listener_configurations.iter().flatten())
-    {
-        listeners.insert(l.protocol_port.clone(), l.clone());
-    }
-    out.listener_configurations =
-        (!listeners.is_empty()).then(|| listeners.into_values().collect());
-    // Upstream's merger drops the capacity reservation whenever both sides exist.
-    out.minimum_load_balancer_capacity = None;
-    out
-}
-
-/// Refuses what this build cannot act on yet, with a Gateway error naming it, instead of
-/// building a stack without it.
-fn check_supported(
-    lbc: &LoadBalancerConfigurationSpec,
-    routes: &[RouteView<'_>],
-) -> Result<(), String> {
-    let unsupported = [
-        ("wafV2", lbc.waf_v2.is_some()),
-        ("shieldConfiguration", lbc.shield_configuration.is_some()),
-        ("securityGroups", lbc.security_groups.is_some()),
-        (
-            "loadBalancerSubnetsSelector",
-            lbc.load_balancer_subnets_selector.is_some(),
-        ),
-        (
-            "defaultTargetGroupConfiguration",
-            lbc.default_target_group_configuration.is_some(),
-        ),
-        (
-            "minimumLoadBalancerCapacity",
-            lbc.minimum_load_balancer_capacity.is_some(),
-        ),
-        (
-            "customerOwnedIpv4Pool",
-            lbc.customer_owned_ipv4_pool.is_some(),
-        ),
-        ("ipv4IPAMPoolId", lbc.ipv4_ipam_pool_id.is_some()),
-    ];
-    if let Some((field, _)) = unsupported.iter().find(|(_, set)| *set) {
-        return Err(format!(
-            "LoadBalancerConfiguration field {field} is not supported by this build yet"
-        ));
-    }
-    for r in routes {
-        for rule in &r.http_rules {
-            if let Some(f) = rule.filters.iter().flatten().next() {
-                let t = serde_json::to_value(&f.r#type).unwrap_or_default();
-                let t = t.as_str().unwrap_or_default();
-                return Err(match t {
-                    "RequestRedirect" | "URLRewrite" | "ExtensionRef" => format!(
-                        "HTTPRoute filter {t} is not supported by this build yet. Invalid data can be found in route ({}, {}:{})",
-                        r.kind.as_str(), r.namespace, r.name
-                    ),
-                    _ => format!("Unsupported filter type: {t}. Only request redirect is supported. To specify header modification, please configure it through LoadBalancerConfiguration."),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Builds the ALB stack of an ALB Gateway from its HTTPRoutes.
+/// Builds the ALB stack of an ALB Gateway from its HTTPRoutes and GRPCRoutes.
 pub fn build_alb_gateway_stack(
     inputs: &GatewayInputs<'_>,
     cfg: &ModelConfig,
@@ -166,7 +53,7 @@ pub fn build_alb_gateway_stack(
     build_gateway_stack(inputs, cfg, subnets, LbKind::Alb)
 }
 
-/// Builds the NLB stack of an NLB Gateway from its TCPRoutes and UDPRoutes.
+/// Builds the NLB stack of an NLB Gateway from its TCPRoutes, UDPRoutes and TLSRoutes.
 pub fn build_nlb_gateway_stack(
     inputs: &GatewayInputs<'_>,
     cfg: &ModelConfig,
@@ -191,15 +78,21 @@ fn build_gateway_stack(
     let lbc = merged_config(inputs);
     let gw_listeners: &[GatewayListeners] = &inputs.gateway.spec.listeners;
     let routes: Vec<RouteView<'_>> = match lb {
-        LbKind::Alb => inputs.http_routes.iter().map(http_route).collect(),
+        LbKind::Alb => inputs
+            .http_routes
+            .iter()
+            .map(http_route)
+            .chain(inputs.grpc_routes.iter().map(grpc_route))
+            .collect(),
         LbKind::Nlb => inputs
             .tcp_routes
             .iter()
             .map(tcp_route)
             .chain(inputs.udp_routes.iter().map(udp_route))
+            .chain(inputs.tls_routes.iter().map(tls_route))
             .collect(),
     };
-    check_supported(&lbc, &routes).map_err(err)?;
+    check_supported(&lbc).map_err(err)?;
 
     let validation = listeners::validate(gw_listeners, lb);
     let parent = Parent {
@@ -323,153 +216,63 @@ fn build_gateway_stack(
     };
     let mut target_groups: BTreeMap<String, (TargetGroup, TargetGroupBindingResource)> =
         BTreeMap::new();
-    let mut dropped_backends = Vec::new();
+    let attached = attachment.routes_by_port.values().flatten().copied();
+    let loaded = load(inputs, &routes, attached).map_err(err)?;
     if lb == LbKind::Nlb {
         let l4 = super::l4::L4 {
             inputs,
             routes: &routes,
             attachment: &attachment,
             validation: &validation,
+            loaded: &loaded,
             lbc: &lbc,
             ctx: &ctx,
             user_tags: &user_tags,
         };
-        l4.listeners(&mut stack, &mut target_groups, &mut dropped_backends)
-            .map_err(err)?;
+        l4.listeners(&mut stack, &mut target_groups).map_err(err)?;
+    } else {
+        let alb = super::alb::Alb {
+            inputs,
+            routes: &routes,
+            attachment: &attachment,
+            validation: &validation,
+            loaded: &loaded,
+            lbc: &lbc,
+            ctx: &ctx,
+            user_tags: &user_tags,
+        };
+        alb.listeners(&mut stack, &mut target_groups).map_err(err)?;
     }
-    let alb_ports = attachment
-        .routes_by_port
-        .iter()
-        .filter(|_| lb == LbKind::Alb);
-    for (&port, attached) in alb_ports {
-        let protocols: Vec<Protocol> = gw_listeners
-            .iter()
-            .filter(|l| l.port == port && validation.get(&l.name).is_some_and(|v| v.valid))
-            .filter_map(elb_protocol)
-            .collect();
-        let protocol = port_protocol(&protocols).map_err(err)?;
-        let listener_cfg = lbc.listener_configurations.iter().flatten().find(|c| {
-            c.protocol_port
-                .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
+    for (route, message) in &loaded.ignored {
+        stack.warnings.push(Warning {
+            ingress: Some(route.clone()),
+            annotation: None,
+            message: message.clone(),
         });
-        let listener_id = port.to_string();
-        let secure = protocol == Protocol::Https;
-        stack.listeners.push(Listener {
-            id: listener_id.clone(),
-            load_balancer_arn: Token::LoadBalancerArn,
-            port,
-            protocol,
-            default_actions: vec![Action::fixed("404", None)],
-            certificates: listener_cfg
-                .map(|c| {
-                    c.default_certificate
-                        .iter()
-                        .chain(&c.certificates)
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default(),
-            certificate_discovery: Vec::new(),
-            ssl_policy: secure.then(|| {
-                listener_cfg
-                    .and_then(|c| c.ssl_policy.clone())
-                    .unwrap_or_else(|| cfg.default_ssl_policy.clone())
-            }),
-            mutual_authentication: None,
-            alpn_policy: None,
-            attributes: listener_cfg
-                .map(|c| {
-                    c.listener_attributes
-                        .iter()
-                        .map(|a| (a.key.clone(), a.value.clone()))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            tags: tags.listener_tags(&listener_id, user_tags.clone()),
-        });
-        if secure
-            && stack
-                .listeners
-                .last()
-                .is_some_and(|l| l.certificates.is_empty())
-        {
-            return Err(err(format!(
-                "listener HTTPS:{port} needs a certificate: set defaultCertificate in the LoadBalancerConfiguration's listenerConfigurations (ACM certificate discovery is not supported by this build yet)"
-            )));
-        }
-        let hostnames = |i: usize| unit_hostnames(&routes[i], attachment.hostnames.get(&(port, i)));
-        for (priority, unit) in sorted_units(&routes, attached, &hostnames)
-            .into_iter()
-            .enumerate()
-        {
-            let route = &routes[unit.route];
-            let rule = &route.http_rules[unit.rule];
-            let default_match = Default::default();
-            let m = rule
-                .matches
-                .as_ref()
-                .and_then(|m| m.get(unit.match_index))
-                .unwrap_or(&default_match);
-            let conditions = http_conditions(&unit.hostname, m).map_err(err)?;
-            let mut tuples = Vec::new();
-            for b in &route.backends[unit.rule] {
-                let resolved = resolve_service(route, b, &|n, s| inputs.service(n, s));
-                let (svc, sp) = match resolved {
-                    Ok(found) => found,
-                    Err(p) if p.fatal => return Err(err(p.message)),
-                    Err(p) => {
-                        dropped_backends.push((route.key(), p));
-                        continue;
-                    }
-                };
-                let svc_ns = svc
-                    .metadata
-                    .namespace
-                    .clone()
-                    .unwrap_or_else(|| "default".into());
-                let svc_name = svc.metadata.name.clone().unwrap_or_default();
-                let props = props_for(inputs.tg_configs, route, &svc_ns, &svc_name);
-                let (tg, tgb) = alb_target_group(&ctx, route, protocol, svc, &sp, props.as_ref())
-                    .map_err(err)?;
-                tuples.push(TargetGroupTuple {
-                    target_group_arn: Token::TargetGroupArn(tg.id.clone()),
-                    weight: Some(b.weight),
-                });
-                target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
-            }
-            let action = if tuples.iter().any(|t| t.weight != Some(0)) {
-                Action::Forward {
-                    config: ForwardConfig {
-                        target_groups: tuples,
-                        target_group_stickiness_config: None,
-                    },
-                }
-            } else {
-                Action::fixed("500", None)
-            };
-            let priority = priority as i32 + 1;
-            let id = format!("{port}:{priority}");
-            stack.listener_rules.push(ListenerRule {
-                id: id.clone(),
-                listener_arn: Token::ListenerArn(port),
-                priority,
-                ingress: route.key(),
-                conditions,
-                actions: vec![action],
-                transforms: Vec::new(),
-                tags: tags.listener_tags(&id, BTreeMap::new()),
-            });
-        }
     }
     for (tg, tgb) in target_groups.into_values() {
         stack.target_groups.push(tg);
         stack.target_group_bindings.push(tgb);
     }
+    let mut secrets: Vec<String> = stack
+        .listener_rules
+        .iter()
+        .flat_map(|r| &r.actions)
+        .filter_map(|a| match a {
+            Action::AuthenticateOidc { config } => Some(config.secret.clone()),
+            _ => None,
+        })
+        .collect();
+    secrets.sort();
+    secrets.dedup();
     Ok(GatewayBuild {
         stack,
         listeners: validation,
         attachment,
-        dropped_backends,
+        routes: routes.iter().map(RouteView::route_ref).collect(),
+        dropped_backends: loaded.dropped,
+        route_problems: loaded.problems,
+        secrets,
     })
 }
 

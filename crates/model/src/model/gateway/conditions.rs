@@ -1,28 +1,111 @@
 //! ALB rule conditions of one unit (upstream's `route_rule_condition.go`): the unit's single
-//! host-header value, then path, headers, query parameters and method of the HTTPRoute match.
+//! host-header value, then path, headers, query parameters and method of the HTTPRoute match,
+//! or the GRPCRoute match's method as a path and its headers; then the ListenerRuleConfiguration's
+//! `source-ip` conditions.
 
+use gateway_api::apis::standard::grpcroutes::GrpcRouteRulesMatches;
 use gateway_api::apis::standard::httproutes::{
     HttpRouteRulesMatches, HttpRouteRulesMatchesHeadersType, HttpRouteRulesMatchesPathType,
 };
 
+use crate::crd::gateway::listener_rule_configuration::ConditionField;
+use crate::crd::gateway::ListenerRuleConfiguration;
+
 use crate::model::action::{
     HttpHeaderConfig, ListConfig, QueryStringConfig, QueryStringPair, RuleCondition, ValuesConfig,
 };
+
+fn host_header(hostname: &str) -> Vec<RuleCondition> {
+    if hostname.is_empty() {
+        return Vec::new();
+    }
+    vec![RuleCondition::HostHeader {
+        config: ValuesConfig {
+            values: vec![hostname.to_string()],
+            regex_values: Vec::new(),
+        },
+    }]
+}
+
+fn path_values(values: Vec<String>) -> RuleCondition {
+    RuleCondition::PathPattern {
+        config: ValuesConfig {
+            values,
+            regex_values: Vec::new(),
+        },
+    }
+}
+
+/// Conditions of a GRPCRoute unit (`m` is `None` for a rule without matches): the method as
+/// `/<service>/<method>`, `/<service>/*` or `/*/<method>` (`/*` without a method), exact or
+/// regular-expression alike; headers as values whatever their match type, as upstream.
+pub fn grpc_conditions(
+    hostname: &str,
+    m: Option<&GrpcRouteRulesMatches>,
+) -> Result<Vec<RuleCondition>, String> {
+    let mut out = host_header(hostname);
+    let path = match m.and_then(|m| m.method.as_ref()) {
+        None => "/*".to_string(),
+        Some(method) => match (&method.service, &method.method) {
+            (Some(s), Some(m)) => format!("/{s}/{m}"),
+            (Some(s), None) => format!("/{s}/*"),
+            (None, Some(m)) => format!("/*/{m}"),
+            (None, None) => return Err(format!("Invalid grpc method match: {method:?}")),
+        },
+    };
+    out.push(path_values(vec![path]));
+    for h in m.and_then(|m| m.headers.as_ref()).into_iter().flatten() {
+        out.push(RuleCondition::HttpHeader {
+            config: HttpHeaderConfig {
+                http_header_name: h.name.clone(),
+                values: header_values(&h.value),
+                regex_values: Vec::new(),
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// The configuration's `source-ip` conditions that apply to the unit's match (all, or those
+/// listing its index in `matchIndexes`; a rule without matches has no index).
+pub fn source_ip_conditions(
+    config: Option<&ListenerRuleConfiguration>,
+    match_index: usize,
+) -> Vec<RuleCondition> {
+    let mut out = Vec::new();
+    for c in config.iter().flat_map(|c| &c.spec.conditions) {
+        if c.field != ConditionField::SourceIp {
+            continue;
+        }
+        let condition = RuleCondition::SourceIp {
+            config: ListConfig {
+                values: c
+                    .source_ip_config
+                    .as_ref()
+                    .map(|s| s.values.clone())
+                    .unwrap_or_default(),
+            },
+        };
+        match &c.match_indexes {
+            None => out.push(condition),
+            Some(indexes) => {
+                let hits = indexes
+                    .iter()
+                    .filter(|&&i| usize::try_from(i).is_ok_and(|i| i == match_index))
+                    .count();
+                out.extend(std::iter::repeat_n(condition, hits));
+            }
+        }
+    }
+    out
+}
 
 /// Conditions of an HTTPRoute unit.
 pub fn http_conditions(
     hostname: &str,
     m: &HttpRouteRulesMatches,
 ) -> Result<Vec<RuleCondition>, String> {
-    let mut out = Vec::new();
-    if !hostname.is_empty() {
-        out.push(RuleCondition::HostHeader {
-            config: ValuesConfig {
-                values: vec![hostname.to_string()],
-                regex_values: Vec::new(),
-            },
-        });
-    }
+    let mut out = host_header(hostname);
     if let Some(path) = &m.path {
         let value = path.value.clone().unwrap_or_else(|| "/".into());
         let config = match path.r#type.as_ref() {

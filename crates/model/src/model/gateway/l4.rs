@@ -1,17 +1,18 @@
 //! NLB Gateway listeners (upstream's `buildL4ListenerSpec`): per port with attached routes, the
 //! oldest attached route (ties: smaller `ns/name`) alone feeds the listener's forward action —
-//! the others are still Accepted — with its backends' weights; no backend, or only weight 0,
-//! means no listener at all.
+//! the others are still Accepted; upstream routes nothing by SNI, TLSRoutes included — with its
+//! backends' weights; no backend, or only weight 0, means no listener at all. TLS listeners
+//! (termination) take the LoadBalancerConfiguration's certificates, SSL policy and ALPN policy.
 
 use std::collections::BTreeMap;
 
 use super::attach::Attachment;
 use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
+use super::load::Loaded;
 use super::routes::RouteView;
-use super::target_groups::{
-    nlb_target_group, props_for, resolve_service, BackendProblem, TgContext,
-};
+use super::target_groups::{nlb_target_group, TgContext};
 use super::GatewayInputs;
+use crate::crd::gateway::load_balancer_configuration::AlpnPolicy;
 use crate::crd::gateway::LoadBalancerConfigurationSpec;
 use crate::model::action::{Action, ForwardConfig, StickinessConfig, TargetGroupTuple};
 use crate::model::types::*;
@@ -22,6 +23,7 @@ pub(super) struct L4<'a> {
     pub routes: &'a [RouteView<'a>],
     pub attachment: &'a Attachment,
     pub validation: &'a BTreeMap<String, ListenerValidation>,
+    pub loaded: &'a Loaded<'a>,
     pub lbc: &'a LoadBalancerConfigurationSpec,
     pub ctx: &'a TgContext<'a>,
     pub user_tags: &'a BTreeMap<String, String>,
@@ -31,12 +33,7 @@ type TgMap = BTreeMap<String, (TargetGroup, TargetGroupBindingResource)>;
 
 impl L4<'_> {
     /// Adds the NLB listeners (and their target groups) to `stack`.
-    pub fn listeners(
-        &self,
-        stack: &mut Stack,
-        target_groups: &mut TgMap,
-        dropped: &mut Vec<(String, BackendProblem)>,
-    ) -> Result<(), String> {
+    pub fn listeners(&self, stack: &mut Stack, target_groups: &mut TgMap) -> Result<(), String> {
         let gw_listeners = &self.inputs.gateway.spec.listeners;
         for (&port, attached) in &self.attachment.routes_by_port {
             let protocols: Vec<Protocol> = gw_listeners
@@ -45,11 +42,6 @@ impl L4<'_> {
                 .filter_map(elb_protocol)
                 .collect();
             let mut protocol = port_protocol(&protocols)?;
-            if protocol == Protocol::Tls {
-                return Err(format!(
-                    "TLS listener on port {port} (TLS termination) is not supported by this build yet"
-                ));
-            }
             let listener_cfg = self.lbc.listener_configurations.iter().flatten().find(|c| {
                 c.protocol_port
                     .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
@@ -81,20 +73,16 @@ impl L4<'_> {
             };
             let route = &self.routes[chosen];
             let mut tuples = Vec::new();
-            for b in route.backends.iter().flatten() {
-                let (svc, sp) = match resolve_service(route, b, &|n, s| self.inputs.service(n, s)) {
-                    Ok(found) => found,
-                    Err(p) if p.fatal => return Err(p.message),
-                    Err(p) => {
-                        dropped.push((route.key(), p));
-                        continue;
-                    }
-                };
-                let svc_ns = svc.metadata.namespace.as_deref().unwrap_or("default");
-                let svc_name = svc.metadata.name.as_deref().unwrap_or_default();
-                let props = props_for(self.inputs.tg_configs, route, svc_ns, svc_name);
-                let (tg, tgb) =
-                    nlb_target_group(self.ctx, route, protocol, svc, &sp, props.as_ref())?;
+            let backends = self.loaded.rules.get(&chosen).into_iter().flatten();
+            for b in backends.flat_map(|r| &r.backends) {
+                let (tg, tgb) = nlb_target_group(
+                    self.ctx,
+                    route,
+                    protocol,
+                    b.service,
+                    &b.port,
+                    b.props.as_ref(),
+                )?;
                 let quic = matches!(protocol, Protocol::Quic | Protocol::TcpQuic);
                 tuples.push((
                     b.weight,
@@ -109,6 +97,21 @@ impl L4<'_> {
                 continue;
             }
             let id = port.to_string();
+            let tls = protocol == Protocol::Tls;
+            let certificates: Vec<String> = listener_cfg
+                .map(|c| {
+                    c.default_certificate
+                        .iter()
+                        .chain(&c.certificates)
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            if tls && certificates.is_empty() {
+                return Err(format!(
+                    "listener TLS:{port} needs a certificate: set defaultCertificate in the LoadBalancerConfiguration's listenerConfigurations (ACM certificate discovery is not supported by this build yet)"
+                ));
+            }
             stack.listeners.push(Listener {
                 id: id.clone(),
                 load_balancer_arn: Token::LoadBalancerArn,
@@ -125,11 +128,22 @@ impl L4<'_> {
                             }),
                     },
                 }],
-                certificates: Vec::new(),
+                certificates,
                 certificate_discovery: Vec::new(),
-                ssl_policy: None,
+                ssl_policy: tls.then(|| {
+                    listener_cfg
+                        .and_then(|c| c.ssl_policy.clone())
+                        .unwrap_or_else(|| self.ctx.tags.cfg.default_ssl_policy.clone())
+                }),
                 mutual_authentication: None,
-                alpn_policy: None,
+                // Upstream's default ALPN policy of TLS listeners is `None`.
+                alpn_policy: tls.then(|| {
+                    let policy = listener_cfg.and_then(|c| c.alpn_policy);
+                    serde_json::to_value(policy.unwrap_or(AlpnPolicy::None))
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default()
+                }),
                 attributes: listener_cfg
                     .map(|c| {
                         c.listener_attributes

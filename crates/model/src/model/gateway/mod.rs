@@ -1,23 +1,35 @@
 //! Desired state of a Gateway: an ALB from a Gateway of an `gateway.k8s.aws/alb` class and its
-//! HTTPRoutes, as pure functions of the Gateway API objects (types of the `gateway-api` crate),
-//! the `gateway.k8s.aws` configuration objects and Services — names and tags hash-identical to
+//! HTTPRoutes and GRPCRoutes (an NLB from the TCPRoutes, UDPRoutes and TLSRoutes of a
+//! `gateway.k8s.aws/nlb` class), as pure functions of the Gateway API objects (types of the
+//! `gateway-api` crate), the `gateway.k8s.aws` configuration objects, ReferenceGrants, Services
+//! and Secrets — names and tags hash-identical to
 //! upstream's `pkg/gateway/model`, rule order as `routeutils/route_rule_precedence.go`.
 //!
 //! One small module per concept: `routes` (what a route says, defaults applied), `listeners`
 //! (Gateway listeners validated and grouped by port), `attach` (which route attaches to which
 //! listener, with the refusals route status reports), `precedence` (rule order), `conditions`
-//! (match → ALB conditions), `target_groups` (backendRefs → target groups and bindings),
-//! `names`, and `build` (the stack).
+//! (match → ALB conditions), `grants` (ReferenceGrants), `load` (what attached routes reference:
+//! rule configurations and Service backends, with the problems route status reports),
+//! `actions` and `transforms` (filters and ListenerRuleConfigurations → rule actions and
+//! transforms), `target_groups` (backends → target groups and bindings), `alb` and `l4` (the
+//! listeners of each load balancer kind), `names`, and `build` (the stack).
 
+mod actions;
+mod alb;
+mod alb_health;
 pub mod attach;
 pub mod build;
 pub mod conditions;
+pub mod grants;
 mod l4;
+mod lb_config;
 pub mod listeners;
+pub mod load;
 pub mod names;
 pub mod precedence;
 pub mod routes;
 pub mod target_groups;
+mod transforms;
 
 use std::collections::BTreeMap;
 
@@ -28,7 +40,7 @@ use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
 use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use gateway_api::apis::standard::tlsroutes::TlsRoute;
-use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
@@ -81,6 +93,26 @@ pub fn processed_config_version(
     v
 }
 
+/// Rewrites what the `gateway-api` crate cannot read in a Gateway manifest (JSON) into its
+/// equivalent: `allowedRoutes.namespaces.from: None` (the crate's enum lacks it) becomes
+/// `Selector` without a selector, which upstream and [`attach`] refuse for every namespace too.
+pub fn normalize_gateway(doc: &mut serde_json::Value) {
+    let listeners = doc
+        .pointer_mut("/spec/listeners")
+        .and_then(|l| l.as_array_mut());
+    for l in listeners.into_iter().flatten() {
+        let Some(ns) = l.pointer_mut("/allowedRoutes/namespaces") else {
+            continue;
+        };
+        if ns.get("from").and_then(|f| f.as_str()) == Some("None") {
+            ns["from"] = "Selector".into();
+            if let Some(o) = ns.as_object_mut() {
+                o.remove("selector");
+            }
+        }
+    }
+}
+
 /// Everything one Gateway's stack is built from.
 #[derive(Debug, Clone, Copy)]
 pub struct GatewayInputs<'a> {
@@ -104,6 +136,8 @@ pub struct GatewayInputs<'a> {
     pub reference_grants: &'a [ReferenceGrant],
     /// ListenerRuleConfigurations (ExtensionRef filters of HTTPRoute/GRPCRoute rules).
     pub rule_configs: &'a [ListenerRuleConfiguration],
+    /// Secrets the rule configurations' OIDC actions name (client id and secret).
+    pub secrets: &'a [Secret],
 }
 
 impl<'a> GatewayInputs<'a> {
@@ -124,9 +158,10 @@ impl<'a> GatewayInputs<'a> {
             tg_configs: &[],
             reference_grants: &[],
             rule_configs: &[],
+            secrets: &[],
         }
     }
-    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
+    fn service(&self, namespace: &str, name: &str) -> Option<&'a Service> {
         self.services.iter().find(|s| {
             s.metadata.namespace.as_deref().unwrap_or("default") == namespace
                 && s.metadata.name.as_deref() == Some(name)
@@ -161,3 +196,9 @@ impl<'a> GatewayInputs<'a> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_filters;
+#[cfg(test)]
+mod tests_grants;
+#[cfg(test)]
+mod tests_routes;

@@ -6,12 +6,17 @@
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
+use gateway_api::apis::standard::grpcroutes::{
+    GrpcRouteRulesMatches, GrpcRouteRulesMatchesMethodType,
+};
 use gateway_api::apis::standard::httproutes::{
     HttpRouteRulesMatches, HttpRouteRulesMatchesPathType,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::routes::RouteView;
+use super::routes::{RouteKind, RouteView};
+use gateway_api::apis::standard::grpcroutes::GrpcRouteRules;
+use gateway_api::apis::standard::httproutes::HttpRouteRules;
 
 /// One future ALB rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +59,28 @@ fn http_factors(m: &HttpRouteRulesMatches) -> Factors {
     }
 }
 
+/// GRPC: method match type (Exact, the CRD default, 3; RegularExpression 1; none 0), service
+/// length, then method length.
+fn grpc_factors(m: &GrpcRouteRulesMatches) -> Factors {
+    let method = m.method.as_ref();
+    Factors {
+        path_type: match method.map(|m| m.r#type.as_ref()) {
+            None => 0,
+            Some(None | Some(GrpcRouteRulesMatchesMethodType::Exact)) => 3,
+            Some(Some(GrpcRouteRulesMatchesMethodType::RegularExpression)) => 1,
+        },
+        path_length: method
+            .and_then(|m| m.service.as_ref())
+            .map_or(0, String::len),
+        secondary_length: method
+            .and_then(|m| m.method.as_ref())
+            .map_or(0, String::len),
+        has_method: false,
+        header_count: m.headers.as_ref().map_or(0, Vec::len),
+        query_count: 0,
+    }
+}
+
 /// The hostnames a route's rules are split over on a port: its compatible hostnames there, else
 /// its own hostnames, else one catch-all unit (empty hostname).
 pub fn unit_hostnames(route: &RouteView<'_>, compatible: Option<&BTreeSet<String>>) -> Vec<String> {
@@ -79,12 +106,20 @@ pub fn sorted_units(
     for &index in attached {
         let route = &routes[index];
         let hosts = hostnames(index);
-        for (rule_index, rule) in route.http_rules.iter().enumerate() {
-            let matches = rule.matches.as_deref().unwrap_or_default();
-            let per_match: Vec<(usize, Factors)> = if matches.is_empty() {
+        let per_rule: Vec<Vec<Factors>> = if route.kind == RouteKind::Grpc {
+            let matches =
+                |r: &GrpcRouteRules| r.matches.iter().flatten().map(grpc_factors).collect();
+            route.grpc_rules.iter().map(matches).collect()
+        } else {
+            let matches =
+                |r: &HttpRouteRules| r.matches.iter().flatten().map(http_factors).collect();
+            route.http_rules.iter().map(matches).collect()
+        };
+        for (rule_index, factors) in per_rule.into_iter().enumerate() {
+            let per_match: Vec<(usize, Factors)> = if factors.is_empty() {
                 vec![(usize::MAX, Factors::default())]
             } else {
-                matches.iter().map(http_factors).enumerate().collect()
+                factors.into_iter().enumerate().collect()
             };
             for (match_index, factors) in per_match {
                 for host in &hosts {

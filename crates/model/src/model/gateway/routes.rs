@@ -4,10 +4,12 @@
 
 use gateway_api::apis::experimental::tcproutes::TcpRoute;
 use gateway_api::apis::experimental::udproutes::UdpRoute;
+use gateway_api::apis::standard::grpcroutes::{GrpcRoute, GrpcRouteRules};
 use gateway_api::apis::standard::httproutes::{
-    HttpRoute, HttpRouteRules, HttpRouteRulesMatches, HttpRouteRulesMatchesPath,
-    HttpRouteRulesMatchesPathType,
+    HttpRoute, HttpRouteRules, HttpRouteRulesFiltersType, HttpRouteRulesMatches,
+    HttpRouteRulesMatchesPath, HttpRouteRulesMatchesPathType,
 };
+use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 /// Route kinds, spelled as upstream hashes them into target group names.
@@ -66,8 +68,42 @@ pub struct RouteView<'a> {
     pub parent_refs: Vec<ParentRef>,
     /// The HTTPRoute's rules with matches defaulted (HTTPRoute only).
     pub http_rules: Vec<HttpRouteRules>,
+    /// The GRPCRoute's rules (GRPCRoute only).
+    pub grpc_rules: Vec<GrpcRouteRules>,
     /// Backends per rule, in rule order.
     pub backends: Vec<Vec<BackendRef>>,
+    /// Per rule, the `ExtensionRef` filters: (group, kind, name).
+    pub extension_refs: Vec<Vec<ExtensionRef>>,
+    /// Fields the route sets that upstream accepts without acting on them (Warning events).
+    pub ignored: Vec<String>,
+}
+
+/// Per-backend filters and HTTPRoute `timeouts`: upstream applies neither.
+fn ignored_fields(backend_filters: bool, timeouts: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if backend_filters {
+        out.push("backendRefs[].filters are ignored: an ALB applies no per-backend filter".into());
+    }
+    if timeouts {
+        out.push("rules[].timeouts are ignored: an ALB rule has no timeout".into());
+    }
+    out
+}
+
+/// An `ExtensionRef` filter's local reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtensionRef {
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+}
+
+/// Which route a problem or refusal is about: kind, namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RouteRef {
+    pub kind: RouteKind,
+    pub namespace: String,
+    pub name: String,
 }
 
 impl RouteView<'_> {
@@ -75,48 +111,25 @@ impl RouteView<'_> {
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
+
+    /// Kind, namespace and name.
+    pub fn route_ref(&self) -> RouteRef {
+        RouteRef {
+            kind: self.kind,
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    /// Number of rules.
+    pub fn rule_count(&self) -> usize {
+        self.backends.len()
+    }
 }
 
-/// An HTTPRoute with the CRD's defaults applied.
-pub fn http_route(route: &HttpRoute) -> RouteView<'_> {
-    let namespace = route
-        .metadata
-        .namespace
-        .clone()
-        .unwrap_or_else(|| "default".into());
-    let spec = &route.spec;
-    let http_rules: Vec<HttpRouteRules> = spec
-        .rules
-        .clone()
-        .unwrap_or_default()
-        .into_iter()
-        .map(default_matches)
-        .collect();
-    let backends = http_rules
-        .iter()
-        .map(|r| {
-            r.backend_refs
-                .iter()
-                .flatten()
-                .map(|b| BackendRef {
-                    group: b.group.clone(),
-                    kind: b.kind.clone(),
-                    namespace: b.namespace.clone(),
-                    name: b.name.clone(),
-                    port: b.port,
-                    weight: b.weight.unwrap_or(1),
-                })
-                .collect()
-        })
-        .collect();
-    RouteView {
-        kind: RouteKind::Http,
-        namespace,
-        name: route.metadata.name.clone().unwrap_or_default(),
-        created: route.metadata.creation_timestamp.as_ref(),
-        hostnames: spec.hostnames.clone().unwrap_or_default(),
-        parent_refs: spec
-            .parent_refs
+macro_rules! parent_refs {
+    ($refs:expr) => {
+        $refs
             .iter()
             .flatten()
             .map(|p| ParentRef {
@@ -127,9 +140,141 @@ pub fn http_route(route: &HttpRoute) -> RouteView<'_> {
                 section_name: p.section_name.clone(),
                 port: p.port,
             })
-            .collect(),
+            .collect()
+    };
+}
+
+macro_rules! backend_refs {
+    ($refs:expr) => {
+        $refs
+            .map(|b| BackendRef {
+                group: b.group.clone(),
+                kind: b.kind.clone(),
+                namespace: b.namespace.clone(),
+                name: b.name.clone(),
+                port: b.port,
+                weight: b.weight.unwrap_or(1),
+            })
+            .collect()
+    };
+}
+
+fn namespace_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    meta.namespace.clone().unwrap_or_else(|| "default".into())
+}
+
+/// An HTTPRoute with the CRD's defaults applied.
+pub fn http_route(route: &HttpRoute) -> RouteView<'_> {
+    let spec = &route.spec;
+    let http_rules: Vec<HttpRouteRules> = spec
+        .rules
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(default_matches)
+        .collect();
+    let backends = http_rules
+        .iter()
+        .map(|r| backend_refs!(r.backend_refs.iter().flatten()))
+        .collect();
+    let extension_refs = http_rules
+        .iter()
+        .map(|r| {
+            r.filters
+                .iter()
+                .flatten()
+                .filter(|f| f.r#type == HttpRouteRulesFiltersType::ExtensionRef)
+                .filter_map(|f| f.extension_ref.as_ref())
+                .map(|e| ExtensionRef {
+                    group: e.group.clone(),
+                    kind: e.kind.clone(),
+                    name: e.name.clone(),
+                })
+                .collect()
+        })
+        .collect();
+    let backend_filters = http_rules
+        .iter()
+        .flat_map(|r| r.backend_refs.iter().flatten())
+        .any(|b| b.filters.as_ref().is_some_and(|f| !f.is_empty()));
+    let timeouts = http_rules.iter().any(|r| r.timeouts.is_some());
+    RouteView {
+        kind: RouteKind::Http,
+        ignored: ignored_fields(backend_filters, timeouts),
+        namespace: namespace_of(&route.metadata),
+        name: route.metadata.name.clone().unwrap_or_default(),
+        created: route.metadata.creation_timestamp.as_ref(),
+        hostnames: spec.hostnames.clone().unwrap_or_default(),
+        parent_refs: parent_refs!(spec.parent_refs),
         http_rules,
+        grpc_rules: Vec::new(),
         backends,
+        extension_refs,
+    }
+}
+
+/// A GRPCRoute (no CRD defaults for matches: a rule without matches matches everything).
+pub fn grpc_route(route: &GrpcRoute) -> RouteView<'_> {
+    use gateway_api::apis::standard::grpcroutes::GrpcRouteRulesFiltersType;
+    let spec = &route.spec;
+    let grpc_rules = spec.rules.clone().unwrap_or_default();
+    let backend_filters = grpc_rules
+        .iter()
+        .flat_map(|r| r.backend_refs.iter().flatten())
+        .any(|b| b.filters.as_ref().is_some_and(|f| !f.is_empty()));
+    RouteView {
+        kind: RouteKind::Grpc,
+        ignored: ignored_fields(backend_filters, false),
+        namespace: namespace_of(&route.metadata),
+        name: route.metadata.name.clone().unwrap_or_default(),
+        created: route.metadata.creation_timestamp.as_ref(),
+        hostnames: spec.hostnames.clone().unwrap_or_default(),
+        parent_refs: parent_refs!(spec.parent_refs),
+        http_rules: Vec::new(),
+        backends: grpc_rules
+            .iter()
+            .map(|r| backend_refs!(r.backend_refs.iter().flatten()))
+            .collect(),
+        extension_refs: grpc_rules
+            .iter()
+            .map(|r| {
+                r.filters
+                    .iter()
+                    .flatten()
+                    .filter(|f| f.r#type == GrpcRouteRulesFiltersType::ExtensionRef)
+                    .filter_map(|f| f.extension_ref.as_ref())
+                    .map(|e| ExtensionRef {
+                        group: e.group.clone(),
+                        kind: e.kind.clone(),
+                        name: e.name.clone(),
+                    })
+                    .collect()
+            })
+            .collect(),
+        grpc_rules,
+    }
+}
+
+/// A TLSRoute: SNI hostnames (attachment and certificate hostnames only — upstream routes no
+/// traffic by SNI) and the backends of each rule.
+pub fn tls_route(route: &TlsRoute) -> RouteView<'_> {
+    RouteView {
+        kind: RouteKind::Tls,
+        ignored: Vec::new(),
+        namespace: namespace_of(&route.metadata),
+        name: route.metadata.name.clone().unwrap_or_default(),
+        created: route.metadata.creation_timestamp.as_ref(),
+        hostnames: route.spec.hostnames.clone(),
+        parent_refs: parent_refs!(route.spec.parent_refs),
+        http_rules: Vec::new(),
+        grpc_rules: Vec::new(),
+        backends: route
+            .spec
+            .rules
+            .iter()
+            .map(|r| backend_refs!(r.backend_refs.iter()))
+            .collect(),
+        extension_refs: route.spec.rules.iter().map(|_| Vec::new()).collect(),
     }
 }
 
@@ -163,47 +308,21 @@ macro_rules! l4_route {
         pub fn $fn(route: &$ty) -> RouteView<'_> {
             RouteView {
                 kind: $kind,
-                namespace: route
-                    .metadata
-                    .namespace
-                    .clone()
-                    .unwrap_or_else(|| "default".into()),
+                ignored: Vec::new(),
+                namespace: namespace_of(&route.metadata),
                 name: route.metadata.name.clone().unwrap_or_default(),
                 created: route.metadata.creation_timestamp.as_ref(),
                 hostnames: Vec::new(),
-                parent_refs: route
-                    .spec
-                    .parent_refs
-                    .iter()
-                    .flatten()
-                    .map(|p| ParentRef {
-                        group: p.group.clone(),
-                        kind: p.kind.clone(),
-                        namespace: p.namespace.clone(),
-                        name: p.name.clone(),
-                        section_name: p.section_name.clone(),
-                        port: p.port,
-                    })
-                    .collect(),
+                parent_refs: parent_refs!(route.spec.parent_refs),
                 http_rules: Vec::new(),
+                grpc_rules: Vec::new(),
                 backends: route
                     .spec
                     .rules
                     .iter()
-                    .map(|r| {
-                        r.backend_refs
-                            .iter()
-                            .map(|b| BackendRef {
-                                group: b.group.clone(),
-                                kind: b.kind.clone(),
-                                namespace: b.namespace.clone(),
-                                name: b.name.clone(),
-                                port: b.port,
-                                weight: b.weight.unwrap_or(1),
-                            })
-                            .collect()
-                    })
+                    .map(|r| backend_refs!(r.backend_refs.iter()))
                     .collect(),
+                extension_refs: route.spec.rules.iter().map(|_| Vec::new()).collect(),
             }
         }
     };

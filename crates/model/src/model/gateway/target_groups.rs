@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Service, ServicePort};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::alb_health::{health_check, protocol_version};
 use super::names::{target_group_id, target_group_name, TargetGroupNameInputs};
-use super::routes::{BackendRef, RouteKind, RouteView};
+use super::routes::{RouteKind, RouteView};
 use crate::crd::gateway::target_group_configuration::{
-    HealthCheckProtocol, TargetGroupConfiguration, TargetGroupProps, TgProtocol, TgProtocolVersion,
-    TgTargetType,
+    HealthCheckProtocol, TargetGroupConfiguration, TargetGroupProps, TgProtocol, TgTargetType,
 };
 use crate::model::tags::TagContext;
 use crate::model::types::*;
@@ -27,79 +27,7 @@ pub struct TgContext<'a> {
     pub networking_source: Token,
 }
 
-/// Why a backend produced no target group: upstream drops it (route status `BackendNotFound`)
-/// or fails the Gateway (`fatal`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BackendProblem {
-    pub fatal: bool,
-    pub reason: &'static str,
-    pub message: String,
-}
-
-fn dropped(reason: &'static str, message: String) -> BackendProblem {
-    BackendProblem {
-        fatal: false,
-        reason,
-        message,
-    }
-}
-
-fn fatal(message: String) -> BackendProblem {
-    BackendProblem {
-        fatal: true,
-        reason: "UnsupportedValue",
-        message,
-    }
-}
-
-/// The Service port a backendRef names, with the Service.
-pub fn resolve_service<'s>(
-    route: &RouteView<'_>,
-    b: &BackendRef,
-    service: &dyn Fn(&str, &str) -> Option<&'s Service>,
-) -> Result<(&'s Service, ServicePort), BackendProblem> {
-    if b.kind.as_deref().is_some_and(|k| k != "Service") {
-        return Err(BackendProblem {
-            fatal: false,
-            reason: "InvalidKind",
-            message: "Unknown backend reference kind".into(),
-        });
-    }
-    let Some(port) = b.port else {
-        return Err(fatal(format!(
-            "Port is required. Invalid data can be found in route ({}, {}:{})",
-            route.kind.as_str(),
-            route.namespace,
-            route.name
-        )));
-    };
-    if b.weight > 999 {
-        return Err(fatal(format!(
-            "Weight [{}] must be less than or equal to 999",
-            b.weight
-        )));
-    }
-    let namespace = b.namespace.as_deref().unwrap_or(&route.namespace);
-    let svc = service(namespace, &b.name).ok_or_else(|| {
-        dropped(
-            "BackendNotFound",
-            format!("Service ({namespace}:{}) not found)", b.name),
-        )
-    })?;
-    let sp = svc
-        .spec
-        .as_ref()
-        .and_then(|s| s.ports.as_ref())
-        .and_then(|ports| ports.iter().find(|p| p.port == port))
-        .cloned()
-        .ok_or_else(|| {
-            dropped(
-                "BackendNotFound",
-                format!("Unable to find service port for port {port}"),
-            )
-        })?;
-    Ok((svc, sp))
-}
+pub use super::load::BackendProblem;
 
 /// The TargetGroupConfiguration props for (route, Service): the first configuration in the
 /// Service's namespace whose `targetReference` names it, its best route configuration merged
@@ -465,79 +393,4 @@ fn finish(
         },
     };
     Ok((tg, tgb))
-}
-
-/// HTTP listener ⇒ HTTP1; HTTPS ⇒ configured, GRPC for GRPCRoutes, HTTP2 for `kubernetes.io/h2c`
-/// Service ports, else HTTP1.
-fn protocol_version(
-    listener: Protocol,
-    props: Option<&TargetGroupProps>,
-    route: &RouteView<'_>,
-    sp: &ServicePort,
-) -> ProtocolVersion {
-    if listener != Protocol::Https {
-        return ProtocolVersion::HTTP1;
-    }
-    match props.and_then(|p| p.protocol_version) {
-        Some(TgProtocolVersion::Http1) => return ProtocolVersion::HTTP1,
-        Some(TgProtocolVersion::Http2) => return ProtocolVersion::HTTP2,
-        Some(TgProtocolVersion::Grpc) => return ProtocolVersion::GRPC,
-        None => {}
-    }
-    if route.kind == RouteKind::Grpc {
-        return ProtocolVersion::GRPC;
-    }
-    if sp.app_protocol.as_deref() == Some("kubernetes.io/h2c") {
-        return ProtocolVersion::HTTP2;
-    }
-    ProtocolVersion::HTTP1
-}
-
-/// Gateway defaults: traffic port, the TG protocol, `/` (GRPC `/AWS.ALB/healthcheck`),
-/// `200-399` (GRPC `12`), 15 s interval, 5 s timeout, 3 healthy, 3 unhealthy.
-fn health_check(
-    props: Option<&TargetGroupProps>,
-    protocol: Protocol,
-    version: ProtocolVersion,
-) -> HealthCheck {
-    let hc = props.and_then(|p| p.health_check_config.as_ref());
-    let hc_protocol = match hc.and_then(|h| h.health_check_protocol) {
-        None => protocol,
-        Some(HealthCheckProtocol::Tcp) => Protocol::Tcp,
-        Some(HealthCheckProtocol::Https) => Protocol::Https,
-        Some(HealthCheckProtocol::Http) => Protocol::Http,
-    };
-    let grpc = version == ProtocolVersion::GRPC;
-    let (path, matcher) = if hc_protocol == Protocol::Tcp {
-        (String::new(), BTreeMap::new())
-    } else {
-        let path = hc
-            .and_then(|h| h.health_check_path.clone())
-            .unwrap_or_else(|| if grpc { "/AWS.ALB/healthcheck" } else { "/" }.into());
-        let m = hc.and_then(|h| h.matcher.as_ref());
-        let matcher = if grpc {
-            let code = m
-                .and_then(|m| m.grpc_code.clone())
-                .unwrap_or_else(|| "12".into());
-            BTreeMap::from([("grpcCode".to_string(), code)])
-        } else {
-            let code = m
-                .and_then(|m| m.http_code.clone())
-                .unwrap_or_else(|| "200-399".into());
-            BTreeMap::from([("httpCode".to_string(), code)])
-        };
-        (path, matcher)
-    };
-    HealthCheck {
-        port: hc
-            .and_then(|h| h.health_check_port.clone())
-            .unwrap_or_else(|| "traffic-port".into()),
-        protocol: hc_protocol,
-        path,
-        matcher,
-        interval_seconds: hc.and_then(|h| h.health_check_interval).unwrap_or(15),
-        timeout_seconds: hc.and_then(|h| h.health_check_timeout).unwrap_or(5),
-        healthy_threshold_count: hc.and_then(|h| h.healthy_threshold_count).unwrap_or(3),
-        unhealthy_threshold_count: hc.and_then(|h| h.unhealthy_threshold_count).unwrap_or(3),
-    }
 }

@@ -9,14 +9,12 @@ use super::*;
 use crate::model::action::{Action, RuleCondition};
 use crate::model::types::{Protocol, ProtocolVersion, StackKind, TargetType, Token};
 use crate::model::ModelConfig;
-use gateway_api::apis::experimental::tcproutes::TcpRoute;
-use gateway_api::apis::experimental::udproutes::UdpRoute;
 
-fn yaml<T: serde::de::DeserializeOwned>(s: &str) -> T {
+pub(super) fn yaml<T: serde::de::DeserializeOwned>(s: &str) -> T {
     serde_yaml::from_str(s).unwrap()
 }
 
-fn cfg() -> ModelConfig {
+pub(super) fn cfg() -> ModelConfig {
     ModelConfig {
         cluster_name: "my-cluster".into(),
         ..ModelConfig::default()
@@ -68,7 +66,7 @@ fn target_group_names_equal_upstreams_builder_test_cases() {
     );
 }
 
-const GATEWAY: &str = r#"
+pub(super) const GATEWAY: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: my-gw, namespace: my-gw-ns, uid: 11111111-2222-3333-4444-555555555555}
@@ -102,7 +100,7 @@ const ROUTES: &str = r#"
       backendRefs: [{name: missing, port: 80}]
 "#;
 
-const SERVICES: &str = r#"
+pub(super) const SERVICES: &str = r#"
 - apiVersion: v1
   kind: Service
   metadata: {name: my-svc, namespace: my-route-ns, uid: s1}
@@ -388,114 +386,6 @@ fn hostnames_intersect_wildcard_aware() {
 fn header_values_split_at_unescaped_commas() {
     assert_eq!(header_values("a,b\\,c"), vec!["a", "b,c"]);
     assert_eq!(header_values("plain"), vec!["plain"]);
-}
-
-#[test]
-fn unsupported_filters_fail_the_gateway_with_a_clear_error() {
-    let routes = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: r, namespace: my-gw-ns}
-  spec:
-    parentRefs: [{name: my-gw}]
-    rules:
-    - filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: a, value: b}]}}]
-      backendRefs: [{name: s, port: 80}]
-"#;
-    let err = build(GATEWAY, routes).unwrap_err().to_string();
-    assert!(
-        err.starts_with("Unsupported filter type: RequestHeaderModifier."),
-        "{err}"
-    );
-}
-
-#[test]
-fn nlb_stack_from_tcp_and_udp_routes_forwards_to_the_oldest_route() {
-    let gw: Gateway = yaml(
-        r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-gw-ns, uid: u1}
-spec:
-  gatewayClassName: nlb
-  listeners:
-  - {name: tcp, port: 53, protocol: TCP, allowedRoutes: {namespaces: {from: All}}}
-  - {name: udp, port: 53, protocol: UDP, allowedRoutes: {namespaces: {from: All}}}
-  - {name: idle, port: 9000, protocol: TCP}
-"#,
-    );
-    let tcp: Vec<TcpRoute> = yaml(
-        r#"
-- apiVersion: gateway.networking.k8s.io/v1alpha2
-  kind: TCPRoute
-  metadata: {name: my-route, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: tcp}]
-    rules: [{backendRefs: [{name: my-svc, port: 80, weight: 2}, {name: other-svc, port: 80}]}]
-"#,
-    );
-    let udp: Vec<UdpRoute> = yaml(
-        r#"
-- apiVersion: gateway.networking.k8s.io/v1alpha2
-  kind: UDPRoute
-  metadata: {name: newer, namespace: my-route-ns, creationTimestamp: "2025-06-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: udp}]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-"#,
-    );
-    let services: Vec<Service> = yaml(SERVICES);
-    let inputs = GatewayInputs {
-        tcp_routes: &tcp,
-        udp_routes: &udp,
-        services: &services,
-        ..GatewayInputs::new(&gw)
-    };
-    let b = build_nlb_gateway_stack(&inputs, &cfg(), None).unwrap();
-    let s = &b.stack;
-    assert_eq!(s.kind, StackKind::NlbGateway);
-    let lb = s.load_balancer.as_ref().unwrap();
-    assert_eq!(lb.lb_type, "network");
-    assert_eq!(lb.tags["gateway.k8s.aws.nlb/stack"], "my-gw-ns/my-gw");
-    // TCP + UDP on one port ⇒ one TCP_UDP listener fed by the oldest route only; port 9000 has
-    // no route ⇒ no listener (its security group rule still exists).
-    assert_eq!(s.listeners.len(), 1);
-    let l = &s.listeners[0];
-    assert_eq!((l.port, l.protocol), (53, Protocol::TcpUdp));
-    let Action::Forward { config } = &l.default_actions[0] else {
-        panic!("forward expected");
-    };
-    let weights: Vec<Option<i32>> = config.target_groups.iter().map(|t| t.weight).collect();
-    assert_eq!(weights, vec![Some(2), Some(1)]);
-    assert!(s.listener_rules.is_empty());
-    let sg = s.managed_security_group.as_ref().unwrap();
-    let rules: Vec<(&str, i32)> = sg
-        .ingress
-        .iter()
-        .map(|p| (p.ip_protocol.as_str(), p.from_port))
-        .collect();
-    assert_eq!(rules, vec![("tcp", 53), ("udp", 53), ("tcp", 9000)]);
-    // Target groups of the chosen TCPRoute only, with the listener's TCP_UDP protocol, TCP
-    // health checks and the Gateway defaults.
-    assert_eq!(s.target_groups.len(), 2);
-    let tg = &s.target_groups[0];
-    assert_eq!(
-        tg.id,
-        "my-gw-ns/my-gw:my-route-ns-my-route:TCPRoute-my-route-ns-my-svc:80"
-    );
-    assert_eq!((tg.protocol, tg.protocol_version), (Protocol::TcpUdp, None));
-    assert_eq!(tg.health_check.protocol, Protocol::Tcp);
-    assert!(tg.health_check.path.is_empty() && tg.health_check.matcher.is_empty());
-    assert_eq!(
-        (
-            tg.health_check.interval_seconds,
-            tg.health_check.healthy_threshold_count
-        ),
-        (15, 3)
-    );
-    // Both routes are attached (and so reported Accepted) although only one gets traffic.
-    assert_eq!(b.attachment.attached_routes["tcp"], 1);
-    assert_eq!(b.attachment.attached_routes["udp"], 1);
 }
 
 #[test]

@@ -1,0 +1,205 @@
+//! ALB Gateway listeners and rules (upstream's `buildL7ListenerSpec` and `buildListenerRules`):
+//! per port with attached HTTPRoutes/GRPCRoutes one listener (default action 404), and one rule
+//! per precedence unit with the unit's conditions, the rule's actions and transforms, and the
+//! ListenerRuleConfiguration's tags.
+
+use std::collections::BTreeMap;
+
+use super::actions::{rule_actions, RuleInputs};
+use super::attach::Attachment;
+use super::conditions::{grpc_conditions, http_conditions, source_ip_conditions};
+use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
+use super::load::Loaded;
+use super::precedence::{sorted_units, unit_hostnames, Unit};
+use super::routes::{RouteKind, RouteView};
+use super::target_groups::{alb_target_group, TgContext};
+use super::transforms::http_transforms;
+use super::GatewayInputs;
+use crate::crd::gateway::LoadBalancerConfigurationSpec;
+use crate::model::action::{Action, RuleCondition, TargetGroupTuple, Transform};
+use crate::model::types::*;
+
+type TgMap = BTreeMap<String, (TargetGroup, TargetGroupBindingResource)>;
+
+/// Everything the ALB listeners are built from.
+pub(super) struct Alb<'a> {
+    pub inputs: &'a GatewayInputs<'a>,
+    pub routes: &'a [RouteView<'a>],
+    pub attachment: &'a Attachment,
+    pub validation: &'a BTreeMap<String, ListenerValidation>,
+    pub loaded: &'a Loaded<'a>,
+    pub lbc: &'a LoadBalancerConfigurationSpec,
+    pub ctx: &'a TgContext<'a>,
+    pub user_tags: &'a BTreeMap<String, String>,
+}
+
+impl Alb<'_> {
+    /// Adds the listeners, rules and target groups to `stack`.
+    pub fn listeners(&self, stack: &mut Stack, target_groups: &mut TgMap) -> Result<(), String> {
+        let cfg = self.ctx.tags.cfg;
+        for (&port, attached) in &self.attachment.routes_by_port {
+            let protocols: Vec<Protocol> = self
+                .inputs
+                .gateway
+                .spec
+                .listeners
+                .iter()
+                .filter(|l| l.port == port && self.validation.get(&l.name).is_some_and(|v| v.valid))
+                .filter_map(elb_protocol)
+                .collect();
+            let protocol = port_protocol(&protocols)?;
+            let listener_cfg = self.lbc.listener_configurations.iter().flatten().find(|c| {
+                c.protocol_port
+                    .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
+            });
+            let listener_id = port.to_string();
+            let secure = protocol == Protocol::Https;
+            let certificates: Vec<String> = listener_cfg
+                .map(|c| {
+                    c.default_certificate
+                        .iter()
+                        .chain(&c.certificates)
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            if secure && certificates.is_empty() {
+                return Err(format!(
+                    "listener HTTPS:{port} needs a certificate: set defaultCertificate in the LoadBalancerConfiguration's listenerConfigurations (ACM certificate discovery is not supported by this build yet)"
+                ));
+            }
+            stack.listeners.push(Listener {
+                id: listener_id.clone(),
+                load_balancer_arn: Token::LoadBalancerArn,
+                port,
+                protocol,
+                default_actions: vec![Action::fixed("404", None)],
+                certificates,
+                certificate_discovery: Vec::new(),
+                ssl_policy: secure.then(|| {
+                    listener_cfg
+                        .and_then(|c| c.ssl_policy.clone())
+                        .unwrap_or_else(|| cfg.default_ssl_policy.clone())
+                }),
+                mutual_authentication: None,
+                alpn_policy: None,
+                attributes: listener_cfg
+                    .map(|c| {
+                        c.listener_attributes
+                            .iter()
+                            .map(|a| (a.key.clone(), a.value.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                tags: self
+                    .ctx
+                    .tags
+                    .listener_tags(&listener_id, self.user_tags.clone()),
+            });
+            let hostnames = |i: usize| {
+                unit_hostnames(&self.routes[i], self.attachment.hostnames.get(&(port, i)))
+            };
+            for (priority, unit) in sorted_units(self.routes, attached, &hostnames)
+                .into_iter()
+                .enumerate()
+            {
+                let rule = self.rule(port, protocol, priority as i32 + 1, &unit, target_groups)?;
+                stack.listener_rules.push(rule);
+            }
+        }
+        Ok(())
+    }
+
+    /// The ALB rule of one unit at `priority`.
+    fn rule(
+        &self,
+        port: i32,
+        protocol: Protocol,
+        priority: i32,
+        unit: &Unit,
+        target_groups: &mut TgMap,
+    ) -> Result<ListenerRule, String> {
+        let route = &self.routes[unit.route];
+        let loaded = self
+            .loaded
+            .rules
+            .get(&unit.route)
+            .and_then(|rules| rules.get(unit.rule))
+            .cloned()
+            .unwrap_or_default();
+        let (mut conditions, transforms) = self.conditions(route, unit)?;
+        conditions.extend(source_ip_conditions(loaded.config, unit.match_index));
+        let mut tuples = Vec::new();
+        for b in &loaded.backends {
+            let (tg, tgb) = alb_target_group(
+                self.ctx,
+                route,
+                protocol,
+                b.service,
+                &b.port,
+                b.props.as_ref(),
+            )?;
+            tuples.push(TargetGroupTuple {
+                target_group_arn: Token::TargetGroupArn(tg.id.clone()),
+                weight: Some(b.weight),
+            });
+            target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
+        }
+        let actions = rule_actions(&RuleInputs {
+            route,
+            rule: unit.rule,
+            config: loaded.config,
+            tuples,
+            https: protocol == Protocol::Https,
+            secrets: self.inputs.secrets,
+        })?;
+        let rule_tags = loaded
+            .config
+            .and_then(|c| c.spec.tags.clone())
+            .unwrap_or_default();
+        let cfg = self.ctx.tags.cfg;
+        if let Some(k) = rule_tags
+            .keys()
+            .find(|k| cfg.external_managed_tags.contains(k))
+        {
+            return Err(format!("external managed tag key {k} cannot be specified"));
+        }
+        let id = format!("{port}:{priority}");
+        Ok(ListenerRule {
+            id: id.clone(),
+            listener_arn: Token::ListenerArn(port),
+            priority,
+            ingress: route.key(),
+            conditions,
+            actions,
+            transforms,
+            tags: self.ctx.tags.listener_tags(&id, rule_tags),
+        })
+    }
+
+    /// The unit's match conditions and (HTTPRoute) transforms.
+    fn conditions(
+        &self,
+        route: &RouteView<'_>,
+        unit: &Unit,
+    ) -> Result<(Vec<RuleCondition>, Vec<Transform>), String> {
+        if route.kind == RouteKind::Grpc {
+            let m = route.grpc_rules[unit.rule]
+                .matches
+                .as_ref()
+                .and_then(|m| m.get(unit.match_index));
+            return Ok((grpc_conditions(&unit.hostname, m)?, Vec::new()));
+        }
+        let rule = &route.http_rules[unit.rule];
+        let default_match = Default::default();
+        let m = rule
+            .matches
+            .as_ref()
+            .and_then(|m| m.get(unit.match_index))
+            .unwrap_or(&default_match);
+        Ok((
+            http_conditions(&unit.hostname, m)?,
+            http_transforms(rule, m),
+        ))
+    }
+}

@@ -1,0 +1,282 @@
+//! What attached routes reference, loaded before the stack is built (upstream's
+//! `attachedRuleAccumulator`, `commonBackendLoader`, `serviceLoader` and
+//! `listenerRuleConfigLoader`): per rule its ListenerRuleConfiguration and its Service backends,
+//! the problems route status reports (a backend or configuration left out: the rest of the route
+//! still works) and the fatal ones that fail the Gateway.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Service, ServicePort};
+
+use super::grants::{reference_allowed, From, To, GATEWAY_API_GROUP, REFERENCE_GRANT_NOT_EXISTS};
+use super::routes::{BackendRef, RouteRef, RouteView};
+use super::target_groups::props_for;
+use super::GatewayInputs;
+use crate::crd::gateway::target_group_configuration::TargetGroupProps;
+use crate::crd::gateway::ListenerRuleConfiguration;
+
+/// Group and kind an `ExtensionRef` filter names a ListenerRuleConfiguration with.
+pub const RULE_CONFIG_GROUP: &str = "gateway.k8s.aws";
+pub const RULE_CONFIG_KIND: &str = "ListenerRuleConfiguration";
+
+/// Why a backend produced no target group: upstream drops it (route status, reason `reason`)
+/// or fails the Gateway (`fatal`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendProblem {
+    pub fatal: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+fn dropped(reason: &'static str, message: impl Into<String>) -> BackendProblem {
+    BackendProblem {
+        fatal: false,
+        reason,
+        message: message.into(),
+    }
+}
+
+/// Something route status reports about one route: upstream's route condition reason and
+/// message (the message without the Gateway-side "Invalid data can be found in route" suffix).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteProblem {
+    pub route: RouteRef,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// Reasons that make a route's `Accepted` condition False (ResolvedRefs stays True).
+const ACCEPTANCE_REASONS: [&str; 6] = [
+    "NotAllowedByListeners",
+    "NoMatchingListenerHostname",
+    "NoMatchingParent",
+    "UnsupportedValue",
+    "Pending",
+    "IncompatibleFilters",
+];
+/// Reasons that make a route's `ResolvedRefs` condition False (Accepted stays True).
+const REFS_REASONS: [&str; 4] = [
+    "RefNotPermitted",
+    "InvalidKind",
+    "BackendNotFound",
+    "UnsupportedProtocol",
+];
+
+impl RouteProblem {
+    /// Whether the route's `Accepted` condition is False (upstream: any reason but the
+    /// ResolvedRefs ones; an unknown reason makes both conditions False).
+    pub fn refuses_acceptance(&self) -> bool {
+        !REFS_REASONS.contains(&self.reason)
+    }
+
+    /// Whether the route's `ResolvedRefs` condition is False.
+    pub fn unresolved_refs(&self) -> bool {
+        !ACCEPTANCE_REASONS.contains(&self.reason)
+    }
+}
+
+/// One usable Service backend of a rule.
+#[derive(Debug, Clone)]
+pub struct LoadedBackend<'a> {
+    pub service: &'a Service,
+    pub port: ServicePort,
+    pub weight: i32,
+    /// The Service's TargetGroupConfiguration props for this route.
+    pub props: Option<TargetGroupProps>,
+}
+
+/// One rule of an attached route.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedRule<'a> {
+    pub config: Option<&'a ListenerRuleConfiguration>,
+    pub backends: Vec<LoadedBackend<'a>>,
+}
+
+/// The loaded rules of every attached route and what was left out.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded<'a> {
+    /// Per attached route (index into the routes), its rules in order.
+    pub rules: BTreeMap<usize, Vec<LoadedRule<'a>>>,
+    pub problems: Vec<RouteProblem>,
+    /// Backends left out (route `ns/name`, problem).
+    pub dropped: Vec<(String, BackendProblem)>,
+    /// Inputs accepted but not acted on, as upstream (route `ns/name`, message): Warning events.
+    pub ignored: Vec<(String, String)>,
+}
+
+/// Loads the rules of the routes `attached` names (each once); `Err` is a fatal problem.
+pub fn load<'a>(
+    inputs: &GatewayInputs<'a>,
+    routes: &[RouteView<'_>],
+    attached: impl Iterator<Item = usize>,
+) -> Result<Loaded<'a>, String> {
+    let mut out = Loaded::default();
+    for index in attached.collect::<BTreeSet<_>>() {
+        let route = &routes[index];
+        let ignored = route.ignored.iter().map(|m| (route.key(), m.clone()));
+        out.ignored.extend(ignored);
+        let mut rules = Vec::new();
+        for rule in 0..route.rule_count() {
+            let config = match rule_config(inputs, route, rule, &mut out.ignored) {
+                Ok(config) => config,
+                Err(message) => {
+                    // Upstream loads no backend for the rule: it answers 500.
+                    out.problems.push(RouteProblem {
+                        route: route.route_ref(),
+                        reason: "IncompatibleFilters",
+                        message,
+                    });
+                    rules.push(LoadedRule::default());
+                    continue;
+                }
+            };
+            let mut backends = Vec::new();
+            for b in &route.backends[rule] {
+                match resolve_service(inputs, route, b) {
+                    Ok(found) => backends.push(found),
+                    Err(p) if p.fatal => return Err(p.message),
+                    Err(p) => {
+                        out.problems.push(RouteProblem {
+                            route: route.route_ref(),
+                            reason: p.reason,
+                            message: p.message.clone(),
+                        });
+                        out.dropped.push((route.key(), p));
+                    }
+                }
+            }
+            rules.push(LoadedRule { config, backends });
+        }
+        out.rules.insert(index, rules);
+    }
+    Ok(out)
+}
+
+/// The rule's ListenerRuleConfiguration: at most one `ExtensionRef` of that group and kind, in
+/// the route's namespace, accepted by its reconciler. `Err`: route status IncompatibleFilters.
+fn rule_config<'a>(
+    inputs: &GatewayInputs<'a>,
+    route: &RouteView<'_>,
+    rule: usize,
+    ignored: &mut Vec<(String, String)>,
+) -> Result<Option<&'a ListenerRuleConfiguration>, String> {
+    let refs = route
+        .extension_refs
+        .get(rule)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut names = Vec::new();
+    for r in refs {
+        if r.group == RULE_CONFIG_GROUP && r.kind == RULE_CONFIG_KIND {
+            names.push(r.name.as_str());
+        } else {
+            // Upstream skips ExtensionRefs to other kinds without a word; say so.
+            ignored.push((
+                route.key(),
+                format!(
+                    "ExtensionRef filter to {}/{} {} is ignored: only {RULE_CONFIG_GROUP}/{RULE_CONFIG_KIND} is supported",
+                    r.group, r.kind, r.name
+                ),
+            ));
+        }
+    }
+    let name =
+        match names.as_slice() {
+            [] => return Ok(None),
+            [one] => *one,
+            _ => return Err(
+                "Only one listener rule config can be referenced per route rule, found multiple"
+                    .into(),
+            ),
+        };
+    let id = format!("{}/{name}", route.namespace);
+    let config = inputs
+        .rule_configs
+        .iter()
+        .find(|c| {
+            c.metadata.namespace.as_deref().unwrap_or("default") == route.namespace
+                && c.metadata.name.as_deref() == Some(name)
+        })
+        .ok_or_else(|| format!("ListenerRuleConfiguration [{id}] not found)"))?;
+    let status = config.status.as_ref();
+    if status.and_then(|s| s.accepted) != Some(true) {
+        let message = status
+            .and_then(|s| s.message.clone())
+            .unwrap_or_else(|| "status unknown".into());
+        return Err(format!(
+            "ListenerRuleConfiguration [{id}] is not accepted. Reason:  {message})"
+        ));
+    }
+    Ok(Some(config))
+}
+
+/// The Service port a backendRef names, in upstream's order of checks: kind, port, a
+/// ReferenceGrant for another namespace, the Service, its port; then the weight (fatal above 999).
+fn resolve_service<'a>(
+    inputs: &GatewayInputs<'a>,
+    route: &RouteView<'_>,
+    b: &BackendRef,
+) -> Result<LoadedBackend<'a>, BackendProblem> {
+    match b.kind.as_deref() {
+        None | Some("Service") => {}
+        // Upstream's other backend kinds (ALB-target chaining, existing target groups).
+        Some(k @ ("Gateway" | "TargetGroupName")) => {
+            return Err(dropped(
+                "InvalidKind",
+                format!("backendRef kind {k} is not supported by this build yet"),
+            ))
+        }
+        Some(_) => return Err(dropped("InvalidKind", "Unknown backend reference kind")),
+    }
+    let Some(port) = b.port else {
+        return Err(dropped("UnsupportedValue", "Port is required"));
+    };
+    let namespace = b.namespace.as_deref().unwrap_or(&route.namespace);
+    if namespace != route.namespace {
+        let from = From {
+            group: GATEWAY_API_GROUP,
+            kind: route.kind.as_str(),
+            namespace: &route.namespace,
+        };
+        let to = To {
+            group: "",
+            kind: "Service",
+            namespace,
+            name: &b.name,
+        };
+        if !reference_allowed(inputs.reference_grants, &from, &to) {
+            return Err(dropped("RefNotPermitted", REFERENCE_GRANT_NOT_EXISTS));
+        }
+    }
+    let svc = inputs.service(namespace, &b.name).ok_or_else(|| {
+        dropped(
+            "BackendNotFound",
+            format!("Service ({namespace}:{}) not found)", b.name),
+        )
+    })?;
+    let sp = svc
+        .spec
+        .as_ref()
+        .and_then(|s| s.ports.as_ref())
+        .and_then(|ports| ports.iter().find(|p| p.port == port))
+        .cloned()
+        .ok_or_else(|| {
+            dropped(
+                "BackendNotFound",
+                format!("Unable to find service port for port {port}"),
+            )
+        })?;
+    if b.weight > 999 {
+        return Err(BackendProblem {
+            fatal: true,
+            reason: "UnsupportedValue",
+            message: format!("Weight [{}] must be less than or equal to 999", b.weight),
+        });
+    }
+    Ok(LoadedBackend {
+        service: svc,
+        props: props_for(inputs.tg_configs, route, namespace, &b.name),
+        port: sp,
+        weight: b.weight,
+    })
+}

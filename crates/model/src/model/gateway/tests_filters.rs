@@ -1,0 +1,330 @@
+//! HTTPRoute filters and ListenerRuleConfigurations against upstream's
+//! `route_rule_action.go` / `route_rule_transform.go` / `route_rule_condition.go`: redirects,
+//! URL and host rewrites, and the configuration's actions, source-ip conditions and tags.
+
+use super::tests::{cfg, yaml, SERVICES};
+use super::*;
+use crate::model::action::*;
+use k8s_openapi::api::core::v1::Secret;
+
+const GATEWAY: &str = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: my-gw, namespace: my-route-ns, uid: u1}
+spec:
+  gatewayClassName: alb
+  listeners:
+  - {name: http, port: 80, protocol: HTTP}
+  - {name: https, port: 443, protocol: HTTPS}
+"#;
+
+const CERT: &str = r#"
+apiVersion: gateway.k8s.aws/v1
+kind: LoadBalancerConfiguration
+metadata: {name: lbc, namespace: my-route-ns}
+spec:
+  listenerConfigurations:
+  - {protocolPort: "HTTPS:443", defaultCertificate: "arn:aws:acm:us-east-1:1:certificate/a"}
+"#;
+
+/// One HTTPRoute on both listeners with `rule` (YAML of one rule) and the configurations.
+fn build(
+    rule: &str,
+    configs: &str,
+    secrets: &str,
+) -> Result<GatewayBuild, crate::model::ModelError> {
+    let gw: Gateway = yaml(GATEWAY);
+    let lbc: LoadBalancerConfiguration = yaml(CERT);
+    let routes: Vec<HttpRoute> = yaml(&format!(
+        r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {{name: r, namespace: my-route-ns}}
+  spec:
+    parentRefs: [{{name: my-gw}}]
+    rules:
+    - {rule}
+"#
+    ));
+    let services: Vec<Service> = yaml(SERVICES);
+    let configs: Vec<ListenerRuleConfiguration> = yaml(configs);
+    let secrets: Vec<Secret> = yaml(secrets);
+    let inputs = GatewayInputs {
+        gateway_config: Some(&lbc),
+        http_routes: &routes,
+        services: &services,
+        rule_configs: &configs,
+        secrets: &secrets,
+        ..GatewayInputs::new(&gw)
+    };
+    build_alb_gateway_stack(&inputs, &cfg(), None)
+}
+
+/// The rules of one port.
+fn rules(b: &GatewayBuild, port: i32) -> Vec<&ListenerRule> {
+    use crate::model::types::Token;
+    b.stack
+        .listener_rules
+        .iter()
+        .filter(|r| r.listener_arn == Token::ListenerArn(port))
+        .collect()
+}
+
+use crate::model::types::ListenerRule;
+
+fn lrc(spec: &str, accepted: bool) -> String {
+    format!(
+        r#"
+- apiVersion: gateway.k8s.aws/v1
+  kind: ListenerRuleConfiguration
+  metadata: {{name: cfg, namespace: my-route-ns}}
+  spec: {spec}
+  status: {{accepted: {accepted}, message: "secret [my-route-ns/oidc] not found"}}
+"#
+    )
+}
+
+const WITH_CONFIG: &str = "filters: [{type: ExtensionRef, extensionRef: {group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: cfg}}]";
+
+#[test]
+fn a_request_redirect_filter_becomes_a_redirect_action() {
+    let rule = "{filters: [{type: RequestRedirect, requestRedirect: {scheme: https, hostname: new.example.com, statusCode: 301, path: {type: ReplaceFullPath, replaceFullPath: /moved}}}]}";
+    let b = build(rule, "[]", "[]").unwrap();
+    let expected = Action::Redirect {
+        config: RedirectConfig {
+            host: Some("new.example.com".into()),
+            path: Some("/moved".into()),
+            port: Some("443".into()),
+            protocol: Some("HTTPS".into()),
+            query: None,
+            status_code: "HTTP_301".into(),
+        },
+    };
+    assert_eq!(rules(&b, 80)[0].actions, vec![expected]);
+    // The CRD's default status code is 302.
+    let b = build(
+        "{filters: [{type: RequestRedirect, requestRedirect: {port: 8080}}]}",
+        "[]",
+        "[]",
+    )
+    .unwrap();
+    let Action::Redirect { config } = &rules(&b, 80)[0].actions[0] else {
+        panic!("redirect expected");
+    };
+    assert_eq!(
+        (config.status_code.as_str(), config.port.as_deref()),
+        ("HTTP_302", Some("8080"))
+    );
+}
+
+#[test]
+fn a_redirect_path_with_wildcards_is_refused_with_upstreams_message() {
+    let rule = "{filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath, replaceFullPath: /a*}}}]}";
+    let err = build(rule, "[]", "[]").unwrap_err().to_string();
+    assert!(
+        err.contains("ReplaceFullPath shouldn't contain wildcards: /a*"),
+        "{err}"
+    );
+}
+
+#[test]
+fn url_rewrite_filters_become_rule_transforms() {
+    let rule = r#"{matches: [{path: {type: PathPrefix, value: /old}}], filters: [{type: URLRewrite, urlRewrite: {hostname: internal.example.com, path: {type: ReplacePrefixMatch, replacePrefixMatch: /new}}}], backendRefs: [{name: my-svc, port: 80}]}"#;
+    let b = build(rule, "[]", "[]").unwrap();
+    let t = &rules(&b, 80)[0].transforms;
+    let rewrite = |t: &Transform| {
+        let c = t
+            .url_rewrite_config
+            .as_ref()
+            .or(t.host_header_rewrite_config.as_ref());
+        let r = &c.unwrap().rewrites[0];
+        (t.transform_type.clone(), r.regex.clone(), r.replace.clone())
+    };
+    let got: Vec<_> = t.iter().map(rewrite).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("url-rewrite".into(), "(^/old(/)?)".into(), "/new$2".into()),
+            (
+                "host-header-rewrite".into(),
+                ".*".into(),
+                "internal.example.com".into()
+            ),
+        ]
+    );
+    // A URL rewrite forwards (it is no redirect).
+    assert!(matches!(
+        rules(&b, 80)[0].actions[0],
+        Action::Forward { .. }
+    ));
+    let full = r#"{filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replaceFullPath: /x}}}], backendRefs: [{name: my-svc, port: 80}]}"#;
+    let b = build(full, "[]", "[]").unwrap();
+    assert_eq!(rewrite(&rules(&b, 80)[0].transforms[0]).1, "^([^?]*)");
+}
+
+#[test]
+fn a_rule_configuration_adds_source_ip_conditions_stickiness_and_tags() {
+    let spec = r#"{actions: [{type: forward, forwardConfig: {targetGroupStickinessConfig: {enabled: true}}}], conditions: [{field: source-ip, sourceIPConfig: {values: [10.0.0.0/8]}, matchIndexes: [1]}], tags: {team: a}}"#;
+    let rule = format!(
+        "{{matches: [{{path: {{value: /a}}}}, {{path: {{value: /b}}}}], {WITH_CONFIG}, backendRefs: [{{name: my-svc, port: 80}}]}}"
+    );
+    let b = build(&rule, &lrc(spec, true), "[]").unwrap();
+    let r = rules(&b, 80);
+    let source_ip = |r: &ListenerRule| {
+        r.conditions.iter().any(
+            |c| matches!(c, RuleCondition::SourceIp { config } if config.values == ["10.0.0.0/8"]),
+        )
+    };
+    // Only match index 1 (/b) gets the source-ip condition.
+    assert_eq!((source_ip(r[0]), source_ip(r[1])), (false, true));
+    let Action::Forward { config } = &r[0].actions[0] else {
+        panic!("forward expected");
+    };
+    let s = config.target_group_stickiness_config.as_ref().unwrap();
+    assert_eq!((s.enabled, s.duration_seconds), (Some(true), Some(3600)));
+    assert_eq!(r[0].tags.get("team").map(String::as_str), Some("a"));
+}
+
+#[test]
+fn a_rule_configuration_fixed_response_replaces_the_forward() {
+    let spec = r#"{actions: [{type: fixed-response, fixedResponseConfig: {statusCode: 403, messageBody: denied}}]}"#;
+    let rule = format!("{{{WITH_CONFIG}, backendRefs: [{{name: my-svc, port: 80}}]}}");
+    let b = build(&rule, &lrc(spec, true), "[]").unwrap();
+    assert_eq!(
+        rules(&b, 80)[0].actions,
+        vec![Action::FixedResponse {
+            config: FixedResponseConfig {
+                content_type: Some("text/plain".into()),
+                message_body: Some("denied".into()),
+                status_code: "403".into(),
+            }
+        }]
+    );
+}
+
+#[test]
+fn an_unusable_rule_configuration_leaves_the_rule_without_backends() {
+    let rule = format!("{{{WITH_CONFIG}, backendRefs: [{{name: my-svc, port: 80}}]}}");
+    let spec = r#"{tags: {a: b}}"#;
+    let two = "{filters: [{type: ExtensionRef, extensionRef: {group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: a}}, {type: ExtensionRef, extensionRef: {group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: b}}], backendRefs: [{name: my-svc, port: 80}]}";
+    let cases = [
+        (rule.clone(), lrc(spec, false), "ListenerRuleConfiguration [my-route-ns/cfg] is not accepted. Reason:  secret [my-route-ns/oidc] not found)"),
+        (rule.clone(), "[]".to_string(), "ListenerRuleConfiguration [my-route-ns/cfg] not found)"),
+        (two.to_string(), "[]".to_string(), "Only one listener rule config can be referenced per route rule, found multiple"),
+    ];
+    for (rule, configs, message) in cases {
+        let b = build(&rule, &configs, "[]").unwrap();
+        assert_eq!(b.route_problems[0].reason, "IncompatibleFilters");
+        assert_eq!(b.route_problems[0].message, message);
+        assert!(b.route_problems[0].refuses_acceptance());
+        assert_eq!(rules(&b, 80)[0].actions, vec![Action::fixed("500", None)]);
+        assert!(b.stack.target_groups.is_empty());
+    }
+}
+
+#[test]
+fn a_configuration_redirect_needs_a_request_redirect_filter_and_gives_its_query() {
+    let spec = r#"{actions: [{type: redirect, redirectConfig: {query: "a=b"}}]}"#;
+    let alone = format!("{{{WITH_CONFIG}}}");
+    let err = build(&alone, &lrc(spec, true), "[]")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("HTTPRouteFilterRequestRedirect must be provided if RedirectActionConfig in ListenerRuleConfiguration is provided"), "{err}");
+    let both = "{filters: [{type: ExtensionRef, extensionRef: {group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: cfg}}, {type: RequestRedirect, requestRedirect: {hostname: x.example.com}}]}";
+    let b = build(both, &lrc(spec, true), "[]").unwrap();
+    let Action::Redirect { config } = &rules(&b, 80)[0].actions[0] else {
+        panic!("redirect expected");
+    };
+    assert_eq!(config.query.as_deref(), Some("a=b"));
+}
+
+#[test]
+fn oidc_from_a_rule_configuration_authenticates_on_https_listeners_only() {
+    let spec = r#"{actions: [{type: authenticate-oidc, authenticateOIDCConfig: {issuer: "https://idp", authorizationEndpoint: "https://idp/auth", tokenEndpoint: "https://idp/token", userInfoEndpoint: "https://idp/user", secret: {name: oidc}}}]}"#;
+    let rule = format!("{{{WITH_CONFIG}, backendRefs: [{{name: my-svc, port: 80}}]}}");
+    let secret = r#"
+- apiVersion: v1
+  kind: Secret
+  metadata: {name: oidc, namespace: my-route-ns}
+  stringData: {clientID: "id ", clientSecret: s3cret}
+"#;
+    let b = build(&rule, &lrc(spec, true), secret).unwrap();
+    let https = rules(&b, 443);
+    let Action::AuthenticateOidc { config } = &https[0].actions[0] else {
+        panic!("oidc expected: {:?}", https[0].actions);
+    };
+    assert_eq!(config.client_id.expose(), "id");
+    assert_eq!(config.client_secret.expose(), "s3cret");
+    assert_eq!(
+        (
+            config.scope.as_str(),
+            config.session_timeout,
+            config.on_unauthenticated_request.as_str()
+        ),
+        ("openid", 604800, "authenticate")
+    );
+    assert!(matches!(https[0].actions[1], Action::Forward { .. }));
+    assert!(matches!(
+        rules(&b, 80)[0].actions[..],
+        [Action::Forward { .. }]
+    ));
+    assert_eq!(b.secrets, vec!["my-route-ns/oidc"]);
+    let err = build(&rule, &lrc(spec, true), "[]")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(r#"secrets "oidc" not found"#), "{err}");
+}
+
+#[test]
+fn an_extension_ref_to_another_kind_is_reported_not_silently_ignored() {
+    let rule = "{filters: [{type: ExtensionRef, extensionRef: {group: example.com, kind: Thing, name: t}}], backendRefs: [{name: my-svc, port: 80}]}";
+    let b = build(rule, "[]", "[]").unwrap();
+    assert!(b.stack.warnings[0]
+        .message
+        .contains("example.com/Thing t is ignored"));
+    assert!(matches!(
+        rules(&b, 80)[0].actions[0],
+        Action::Forward { .. }
+    ));
+}
+
+#[test]
+fn unsupported_http_filters_fail_the_gateway_with_upstreams_message() {
+    for t in ["RequestHeaderModifier", "ResponseHeaderModifier", "CORS"] {
+        let rule =
+            format!("{{filters: [{{type: {t}}}], backendRefs: [{{name: my-svc, port: 80}}]}}");
+        let err = build(&rule, "[]", "[]").unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("Unsupported filter type: {t}. Only request redirect is supported. To specify header modification, please configure it through LoadBalancerConfiguration.")),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn cognito_and_jwt_validation_from_a_rule_configuration_get_the_crd_defaults() {
+    let rule = format!("{{{WITH_CONFIG}, backendRefs: [{{name: my-svc, port: 80}}]}}");
+    let cognito = r#"{actions: [{type: authenticate-cognito, authenticateCognitoConfig: {userPoolArn: "arn:aws:cognito-idp:us-east-1:1:userpool/p", userPoolClientId: c, userPoolDomain: d}}]}"#;
+    let b = build(&rule, &lrc(cognito, true), "[]").unwrap();
+    let expected = AuthenticateCognitoConfig {
+        user_pool_arn: "arn:aws:cognito-idp:us-east-1:1:userpool/p".into(),
+        user_pool_client_id: "c".into(),
+        user_pool_domain: "d".into(),
+        authentication_request_extra_params: Default::default(),
+        on_unauthenticated_request: "authenticate".into(),
+        scope: "openid".into(),
+        session_cookie_name: "AWSELBAuthSessionCookie".into(),
+        session_timeout: 604800,
+    };
+    assert_eq!(
+        rules(&b, 443)[0].actions[0],
+        Action::AuthenticateCognito { config: expected }
+    );
+    let jwt = r#"{actions: [{type: jwt-validation, jwtValidationConfig: {issuer: "https://idp", jwksEndpoint: "https://idp/jwks", additionalClaims: [{format: string-array, name: groups, values: [admin]}]}}]}"#;
+    let b = build(&rule, &lrc(jwt, true), "[]").unwrap();
+    let Action::JwtValidation { config } = &rules(&b, 443)[0].actions[0] else {
+        panic!("jwt-validation expected");
+    };
+    assert_eq!(config.additional_claims[0].format, "string-array");
+    assert_eq!(config.jwks_endpoint, "https://idp/jwks");
+}

@@ -1,0 +1,342 @@
+//! GRPCRoutes on ALB Gateways, TCP/UDP/TLSRoutes on NLB Gateways against upstream: method paths,
+//! GRPC target groups, one precedence order across HTTPRoutes and GRPCRoutes (the v3.4.2
+//! cross-kind fix), TLS passthrough and termination listeners.
+
+use super::tests::{cfg, yaml, SERVICES};
+use super::*;
+use crate::model::action::{Action, RuleCondition};
+use crate::model::types::{Protocol, ProtocolVersion, StackKind};
+use gateway_api::apis::experimental::tcproutes::TcpRoute;
+use gateway_api::apis::experimental::udproutes::UdpRoute;
+
+const ALB_GATEWAY: &str = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: my-gw, namespace: my-route-ns, uid: u1}
+spec:
+  gatewayClassName: alb
+  listeners:
+  - {name: https, port: 443, protocol: HTTPS}
+"#;
+
+const CERT: &str = r#"
+apiVersion: gateway.k8s.aws/v1
+kind: LoadBalancerConfiguration
+metadata: {name: lbc, namespace: my-route-ns}
+spec:
+  listenerConfigurations:
+  - {protocolPort: "HTTPS:443", defaultCertificate: "arn:aws:acm:us-east-1:1:certificate/a"}
+  - {protocolPort: "TLS:8443", defaultCertificate: "arn:aws:acm:us-east-1:1:certificate/b"}
+"#;
+
+const GRPC: &str = r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: GRPCRoute
+  metadata: {name: greeter, namespace: my-route-ns, creationTimestamp: "2025-06-01T00:00:00Z"}
+  spec:
+    parentRefs: [{name: my-gw}]
+    hostnames: [api.example.com]
+    rules:
+    - matches:
+      - method: {service: helloworld.Greeter, method: SayHello}
+        headers: [{name: x-tenant, value: "a,b"}]
+      - method: {service: helloworld.Greeter}
+      backendRefs: [{name: my-svc, port: 80}]
+    - backendRefs: [{name: my-svc, port: 80}]
+"#;
+
+fn paths(conditions: &[RuleCondition]) -> Vec<String> {
+    conditions
+        .iter()
+        .filter_map(|c| match c {
+            RuleCondition::PathPattern { config } => Some(config.values.join("|")),
+            RuleCondition::HttpHeader { config } => Some(format!(
+                "{}={}",
+                config.http_header_name,
+                config.values.join("|")
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn alb(http: &str, grpc: &str) -> Result<GatewayBuild, crate::model::ModelError> {
+    let gw: Gateway = yaml(ALB_GATEWAY);
+    let lbc: LoadBalancerConfiguration = yaml(CERT);
+    let http: Vec<HttpRoute> = yaml(http);
+    let grpc: Vec<GrpcRoute> = yaml(grpc);
+    let services: Vec<Service> = yaml(SERVICES);
+    let inputs = GatewayInputs {
+        gateway_config: Some(&lbc),
+        http_routes: &http,
+        grpc_routes: &grpc,
+        services: &services,
+        ..GatewayInputs::new(&gw)
+    };
+    build_alb_gateway_stack(&inputs, &cfg(), None)
+}
+
+#[test]
+fn a_grpc_route_becomes_method_path_rules_and_grpc_target_groups() {
+    let b = alb("[]", GRPC).unwrap();
+    let s = &b.stack;
+    let rules: Vec<(i32, Vec<String>)> = s
+        .listener_rules
+        .iter()
+        .map(|r| (r.priority, paths(&r.conditions)))
+        .collect();
+    // Exact method matches first (longer method first), the match-less rule last.
+    assert_eq!(
+        rules,
+        vec![
+            (
+                1,
+                vec![
+                    "/helloworld.Greeter/SayHello".to_string(),
+                    "x-tenant=a|b".to_string()
+                ]
+            ),
+            (2, vec!["/helloworld.Greeter/*".to_string()]),
+            (3, vec!["/*".to_string()]),
+        ]
+    );
+    assert!(matches!(
+        &s.listener_rules[0].conditions[0],
+        RuleCondition::HostHeader { config } if config.values == ["api.example.com"]
+    ));
+    let tg = &s.target_groups[0];
+    assert_eq!(
+        tg.id,
+        "my-route-ns/my-gw:my-route-ns-greeter:GRPCRoute-my-route-ns-my-svc:80"
+    );
+    assert_eq!(tg.protocol_version, Some(ProtocolVersion::GRPC));
+    assert_eq!(tg.health_check.path, "/AWS.ALB/healthcheck");
+    assert_eq!(tg.health_check.matcher["grpcCode"], "12");
+    assert_eq!(b.routes[0].kind, routes::RouteKind::Grpc);
+}
+
+#[test]
+fn a_catch_all_http_route_does_not_shadow_a_specific_grpc_route() {
+    // Older HTTPRoute `PathPrefix /` on the same hostname: upstream before v3.4.2 put every
+    // HTTPRoute rule first; one comparator puts the exact GRPC method first.
+    let http = r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {name: web, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
+  spec:
+    parentRefs: [{name: my-gw}]
+    hostnames: [api.example.com]
+    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
+"#;
+    let b = alb(http, GRPC).unwrap();
+    let order: Vec<(&str, String)> = b
+        .stack
+        .listener_rules
+        .iter()
+        .map(|r| (r.ingress.as_str(), paths(&r.conditions).join(" ")))
+        .collect();
+    assert_eq!(order[0].1, "/helloworld.Greeter/SayHello x-tenant=a|b");
+    assert_eq!(order[1].1, "/helloworld.Greeter/*");
+    // The HTTP catch-all (Prefix, 2) beats the match-less GRPC rule (none, 0).
+    assert_eq!(order[2], ("my-route-ns/web", "/*".to_string()));
+    assert_eq!(order[3], ("my-route-ns/greeter", "/*".to_string()));
+}
+
+#[test]
+fn grpc_route_filters_other_than_extension_ref_are_refused_with_upstreams_message() {
+    let grpc = r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: GRPCRoute
+  metadata: {name: greeter, namespace: my-route-ns}
+  spec:
+    parentRefs: [{name: my-gw}]
+    rules:
+    - filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: a, value: b}]}}]
+      backendRefs: [{name: my-svc, port: 80}]
+"#;
+    let err = alb("[]", grpc).unwrap_err().to_string();
+    assert!(
+        err.contains("Unsupported filter type: RequestHeaderModifier. To specify header modification, please configure it through LoadBalancerConfiguration."),
+        "{err}"
+    );
+}
+
+const NLB_GATEWAY: &str = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: my-gw, namespace: my-route-ns, uid: u1}
+spec:
+  gatewayClassName: nlb
+  listeners:
+  - {name: pass, port: 443, protocol: TLS, hostname: "*.example.com", tls: {mode: Passthrough}}
+  - {name: term, port: 8443, protocol: TLS, tls: {mode: Terminate}}
+"#;
+
+const TLS: &str = r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: TLSRoute
+  metadata: {name: secure, namespace: my-route-ns}
+  spec:
+    parentRefs: [{name: my-gw, sectionName: pass}, {name: my-gw, sectionName: term}]
+    hostnames: [a.example.com]
+    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: TLSRoute
+  metadata: {name: elsewhere, namespace: my-route-ns}
+  spec:
+    parentRefs: [{name: my-gw, sectionName: pass}]
+    hostnames: [other.org]
+    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
+"#;
+
+fn nlb(lbc: Option<&LoadBalancerConfiguration>) -> Result<GatewayBuild, crate::model::ModelError> {
+    let gw: Gateway = yaml(NLB_GATEWAY);
+    let tls: Vec<TlsRoute> = yaml(TLS);
+    let services: Vec<Service> = yaml(SERVICES);
+    let inputs = GatewayInputs {
+        gateway_config: lbc,
+        tls_routes: &tls,
+        services: &services,
+        ..GatewayInputs::new(&gw)
+    };
+    build_nlb_gateway_stack(&inputs, &cfg(), None)
+}
+
+#[test]
+fn tls_routes_feed_passthrough_and_terminating_tls_listeners() {
+    let lbc: LoadBalancerConfiguration = yaml(CERT);
+    let b = nlb(Some(&lbc)).unwrap();
+    let s = &b.stack;
+    let listeners: Vec<(i32, Protocol)> =
+        s.listeners.iter().map(|l| (l.port, l.protocol)).collect();
+    // Passthrough is plain TCP; termination is TLS with the configured certificate, the
+    // default SSL policy and ALPN `None`.
+    assert_eq!(listeners, vec![(443, Protocol::Tcp), (8443, Protocol::Tls)]);
+    let term = &s.listeners[1];
+    assert_eq!(
+        term.certificates,
+        vec!["arn:aws:acm:us-east-1:1:certificate/b"]
+    );
+    assert_eq!(term.ssl_policy, Some(cfg().default_ssl_policy));
+    assert_eq!(term.alpn_policy.as_deref(), Some("None"));
+    assert_eq!(s.listeners[0].alpn_policy, None);
+    let tg = &s.target_groups[0];
+    assert_eq!(
+        tg.id,
+        "my-route-ns/my-gw:my-route-ns-secure:TLSRoute-my-route-ns-my-svc:80"
+    );
+    assert_eq!(tg.protocol, Protocol::Tls);
+    assert!(matches!(
+        s.listeners[0].default_actions[0],
+        Action::Forward { .. }
+    ));
+    // SNI hostnames only decide attachment: other.org does not fit *.example.com.
+    let refused: Vec<(&str, &str)> = b
+        .attachment
+        .refusals
+        .iter()
+        .map(|r| (r.route.as_str(), r.reason))
+        .collect();
+    assert_eq!(
+        refused,
+        vec![("my-route-ns/elsewhere", "NoMatchingListenerHostname")]
+    );
+}
+
+#[test]
+fn a_terminating_tls_listener_without_a_certificate_is_refused() {
+    let err = nlb(None).unwrap_err().to_string();
+    assert!(
+        err.contains("listener TLS:8443 needs a certificate"),
+        "{err}"
+    );
+}
+
+#[test]
+fn nlb_stack_from_tcp_and_udp_routes_forwards_to_the_oldest_route() {
+    let gw: Gateway = yaml(
+        r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: my-gw, namespace: my-gw-ns, uid: u1}
+spec:
+  gatewayClassName: nlb
+  listeners:
+  - {name: tcp, port: 53, protocol: TCP, allowedRoutes: {namespaces: {from: All}}}
+  - {name: udp, port: 53, protocol: UDP, allowedRoutes: {namespaces: {from: All}}}
+  - {name: idle, port: 9000, protocol: TCP}
+"#,
+    );
+    let tcp: Vec<TcpRoute> = yaml(
+        r#"
+- apiVersion: gateway.networking.k8s.io/v1alpha2
+  kind: TCPRoute
+  metadata: {name: my-route, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
+  spec:
+    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: tcp}]
+    rules: [{backendRefs: [{name: my-svc, port: 80, weight: 2}, {name: other-svc, port: 80}]}]
+"#,
+    );
+    let udp: Vec<UdpRoute> = yaml(
+        r#"
+- apiVersion: gateway.networking.k8s.io/v1alpha2
+  kind: UDPRoute
+  metadata: {name: newer, namespace: my-route-ns, creationTimestamp: "2025-06-01T00:00:00Z"}
+  spec:
+    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: udp}]
+    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
+"#,
+    );
+    let services: Vec<Service> = yaml(SERVICES);
+    let inputs = GatewayInputs {
+        tcp_routes: &tcp,
+        udp_routes: &udp,
+        services: &services,
+        ..GatewayInputs::new(&gw)
+    };
+    let b = build_nlb_gateway_stack(&inputs, &cfg(), None).unwrap();
+    let s = &b.stack;
+    assert_eq!(s.kind, StackKind::NlbGateway);
+    let lb = s.load_balancer.as_ref().unwrap();
+    assert_eq!(lb.lb_type, "network");
+    assert_eq!(lb.tags["gateway.k8s.aws.nlb/stack"], "my-gw-ns/my-gw");
+    // TCP + UDP on one port ⇒ one TCP_UDP listener fed by the oldest route only; port 9000 has
+    // no route ⇒ no listener (its security group rule still exists).
+    assert_eq!(s.listeners.len(), 1);
+    let l = &s.listeners[0];
+    assert_eq!((l.port, l.protocol), (53, Protocol::TcpUdp));
+    let Action::Forward { config } = &l.default_actions[0] else {
+        panic!("forward expected");
+    };
+    let weights: Vec<Option<i32>> = config.target_groups.iter().map(|t| t.weight).collect();
+    assert_eq!(weights, vec![Some(2), Some(1)]);
+    assert!(s.listener_rules.is_empty());
+    let sg = s.managed_security_group.as_ref().unwrap();
+    let rules: Vec<(&str, i32)> = sg
+        .ingress
+        .iter()
+        .map(|p| (p.ip_protocol.as_str(), p.from_port))
+        .collect();
+    assert_eq!(rules, vec![("tcp", 53), ("udp", 53), ("tcp", 9000)]);
+    // Target groups of the chosen TCPRoute only, with the listener's TCP_UDP protocol, TCP
+    // health checks and the Gateway defaults.
+    assert_eq!(s.target_groups.len(), 2);
+    let tg = &s.target_groups[0];
+    assert_eq!(
+        tg.id,
+        "my-gw-ns/my-gw:my-route-ns-my-route:TCPRoute-my-route-ns-my-svc:80"
+    );
+    assert_eq!((tg.protocol, tg.protocol_version), (Protocol::TcpUdp, None));
+    assert_eq!(tg.health_check.protocol, Protocol::Tcp);
+    assert!(tg.health_check.path.is_empty() && tg.health_check.matcher.is_empty());
+    assert_eq!(
+        (
+            tg.health_check.interval_seconds,
+            tg.health_check.healthy_threshold_count
+        ),
+        (15, 3)
+    );
+    // Both routes are attached (and so reported Accepted) although only one gets traffic.
+    assert_eq!(b.attachment.attached_routes["tcp"], 1);
+    assert_eq!(b.attachment.attached_routes["udp"], 1);
+}
