@@ -157,6 +157,20 @@ fn check_supported(
     Ok(())
 }
 
+/// The routes a Gateway of `lb` loads, in the order whose indexes [`Attachment`] reports
+/// (ALB: HTTPRoutes; NLB: TCPRoutes then UDPRoutes). Route status maps indexes back through it.
+pub fn gateway_routes<'a>(inputs: &GatewayInputs<'a>, lb: LbKind) -> Vec<RouteView<'a>> {
+    match lb {
+        LbKind::Alb => inputs.http_routes.iter().map(http_route).collect(),
+        LbKind::Nlb => inputs
+            .tcp_routes
+            .iter()
+            .map(tcp_route)
+            .chain(inputs.udp_routes.iter().map(udp_route))
+            .collect(),
+    }
+}
+
 /// Builds the ALB stack of an ALB Gateway from its HTTPRoutes.
 pub fn build_alb_gateway_stack(
     inputs: &GatewayInputs<'_>,
@@ -190,15 +204,7 @@ fn build_gateway_stack(
     let uid = inputs.gateway.metadata.uid.clone().unwrap_or_default();
     let lbc = merged_config(inputs);
     let gw_listeners: &[GatewayListeners] = &inputs.gateway.spec.listeners;
-    let routes: Vec<RouteView<'_>> = match lb {
-        LbKind::Alb => inputs.http_routes.iter().map(http_route).collect(),
-        LbKind::Nlb => inputs
-            .tcp_routes
-            .iter()
-            .map(tcp_route)
-            .chain(inputs.udp_routes.iter().map(udp_route))
-            .collect(),
-    };
+    let routes = gateway_routes(inputs, lb);
     check_supported(&lbc, &routes).map_err(err)?;
 
     let validation = listeners::validate(gw_listeners, lb);
