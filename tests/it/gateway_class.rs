@@ -47,6 +47,11 @@ impl Running {
         }
     }
 
+    async fn stop(self) {
+        self.token.cancel();
+        self.server.stop().await;
+    }
+
     async fn get(&self, kind: &str, ns: &str, name: &str) -> Option<Value> {
         get(&self.client, kind, ns, name).await
     }
@@ -85,12 +90,6 @@ impl Running {
                 .any(|(t, r, n)| t == "Warning" && r == "FailedRemoveFinalizer" && n == note)
         })
         .await;
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.token.cancel();
     }
 }
 
@@ -284,7 +283,7 @@ async fn a_class_of_ours_is_accepted_with_the_processed_config_version_and_other
     assert!(theirs["metadata"]["finalizers"].is_null(), "{theirs}");
     assert!(theirs["metadata"]["annotations"].is_null(), "{theirs}");
     assert!(theirs["status"]["conditions"].is_null(), "{theirs}");
-    r.server.stop().await;
+    r.stop().await;
 }
 
 #[tokio::test]
@@ -312,7 +311,7 @@ async fn only_the_enabled_controllers_classes_are_reconciled() {
         !r.has_finalizer("GatewayClass", "", "alb", "gateway.k8s.aws/gatewayclass")
             .await
     );
-    r.server.stop().await;
+    r.stop().await;
 }
 
 const USERS: &str = r#"
@@ -511,5 +510,5 @@ async fn deletions_wait_with_upstreams_warning_until_the_last_user_is_gone() {
             .is_some(),
         "never deleted: still there, with its finalizer"
     );
-    r.server.stop().await;
+    r.stop().await;
 }

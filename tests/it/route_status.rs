@@ -309,7 +309,7 @@ async fn nlb_routes_are_written_as_v1_with_the_nlb_controller_name() {
     let tcp_status = serde_json::to_value(v1.get("echo").await.unwrap()).unwrap();
     let p = parents(&tcp_status);
     assert_eq!(p[0]["controllerName"], "gateway.k8s.aws/nlb");
-    assert_eq!(condition(&p[0], "Accepted")["status"], "True");
+    assert_eq!(condition(&p[0], "Accepted")["status"], "True", "{p:#?}");
     // The UDPRoute asked for the TCP listener: refused with upstream's kind message.
     let udp_status = parents(&get(&client, "UDPRoute", "infra", "echo").await.unwrap());
     let refused = condition(&udp_status[0], "Accepted");

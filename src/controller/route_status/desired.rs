@@ -68,11 +68,10 @@ pub fn verdicts(build: &GatewayBuild, routes: &[RouteView<'_>]) -> Vec<Vec<(usiz
         .iter()
         .enumerate()
         .map(|(index, route)| {
-            let key = route.key();
             let dropped = build
                 .dropped_backends
                 .iter()
-                .find(|(r, _)| *r == key)
+                .find(|(_, p)| p.route == Some(index))
                 .map(|(_, p)| Verdict::failure(p.reason, &p.message));
             route
                 .parent_refs
@@ -82,7 +81,7 @@ pub fn verdicts(build: &GatewayBuild, routes: &[RouteView<'_>]) -> Vec<Vec<(usiz
                     let refused = a
                         .refusals
                         .iter()
-                        .find(|r| r.route == key && r.parent_ref == *p)
+                        .find(|r| r.index == index && r.parent_ref == *p)
                         .map(|r| Verdict::failure(r.reason, r.message));
                     let accepted = a.accepted.iter().any(|(i, ap)| *i == index && ap == p);
                     let verdict = match (refused, accepted) {

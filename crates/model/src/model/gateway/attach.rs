@@ -19,6 +19,9 @@ use crate::model::ingress_class::selector_matches;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
     pub route: String,
+    /// Index of the route in the routes attached (route keys alone are ambiguous between a
+    /// TCPRoute and a UDPRoute of the same name).
+    pub index: usize,
     pub parent_ref: ParentRef,
     pub reason: &'static str,
     pub message: &'static str,
@@ -90,6 +93,7 @@ pub fn attach(
                     }
                     Err((reason, message)) => failures.push(Refusal {
                         route: route.key(),
+                        index,
                         parent_ref: parent_ref.clone(),
                         reason,
                         message,
@@ -101,6 +105,7 @@ pub fn attach(
             } else if failures.is_empty() {
                 out.refusals.push(Refusal {
                     route: route.key(),
+                    index,
                     parent_ref: parent_ref.clone(),
                     reason: "NoMatchingParent",
                     message: PARENT_NOT_MATCH,

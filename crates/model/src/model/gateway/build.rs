@@ -424,6 +424,10 @@ fn build_gateway_stack(
                     Ok(found) => found,
                     Err(p) if p.fatal => return Err(err(p.message)),
                     Err(p) => {
+                        let p = BackendProblem {
+                            route: Some(unit.route),
+                            ..p
+                        };
                         dropped_backends.push((route.key(), p));
                         continue;
                     }

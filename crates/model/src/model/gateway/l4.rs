@@ -86,6 +86,10 @@ impl L4<'_> {
                     Ok(found) => found,
                     Err(p) if p.fatal => return Err(p.message),
                     Err(p) => {
+                        let p = BackendProblem {
+                            route: Some(chosen),
+                            ..p
+                        };
                         dropped.push((route.key(), p));
                         continue;
                     }

@@ -34,6 +34,10 @@ pub struct BackendProblem {
     pub fatal: bool,
     pub reason: &'static str,
     pub message: String,
+    /// Index (in [`super::gateway_routes`] order) of the route whose backend was dropped, once
+    /// recorded in `GatewayBuild::dropped_backends` (route keys alone are ambiguous between a
+    /// TCPRoute and a UDPRoute of the same name).
+    pub route: Option<usize>,
 }
 
 fn dropped(reason: &'static str, message: String) -> BackendProblem {
@@ -41,6 +45,7 @@ fn dropped(reason: &'static str, message: String) -> BackendProblem {
         fatal: false,
         reason,
         message,
+        route: None,
     }
 }
 
@@ -49,6 +54,7 @@ fn fatal(message: String) -> BackendProblem {
         fatal: true,
         reason: "UnsupportedValue",
         message,
+        route: None,
     }
 }
 
@@ -63,6 +69,7 @@ pub fn resolve_service<'s>(
             fatal: false,
             reason: "InvalidKind",
             message: "Unknown backend reference kind".into(),
+            route: None,
         });
     }
     let Some(port) = b.port else {
