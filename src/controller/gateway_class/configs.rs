@@ -96,11 +96,10 @@ where
     Ok(())
 }
 
+/// `None`: not being deleted; else whether our finalizer still holds it.
 fn deleting_with<K: Resource>(obj: &K, finalizer: &str) -> Option<bool> {
-    if obj.meta().deletion_timestamp.is_none() {
-        return None;
-    }
-    Some(obj.finalizers().iter().any(|f| f == finalizer))
+    let holds = || obj.finalizers().iter().any(|f| f == finalizer);
+    obj.meta().deletion_timestamp.as_ref().map(|_| holds())
 }
 
 pub(super) async fn load_balancer_config(
