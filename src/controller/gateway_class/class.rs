@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use super::{Ctx, GatewayClassError};
 use crate::controller::ingress::reason;
 use crate::controller::{add_finalizer, remove_finalizer};
-use crate::crd::gateway::TargetGroupConfiguration;
+use crate::crd::gateway::{LoadBalancerConfiguration, TargetGroupConfiguration};
 use crate::model::gateway::{
     processed_config_version, GATEWAY_CLASS_FINALIZER, LAST_PROCESSED_CONFIG_ANNOTATION,
     LAST_PROCESSED_CONFIG_TIMESTAMP_ANNOTATION,
@@ -39,6 +39,41 @@ pub fn config_not_found(name: &str, namespace: &str) -> String {
 /// Upstream's error while Gateways still name a deleting class.
 pub fn still_referenced(class: &str) -> String {
     format!("unable to delete GatewayClass [{class}], as it is still referenced by Gateways")
+}
+
+/// Upstream's gate of the Gateway reconcilers (`config_resolver.go`): a Gateway of `class` is
+/// built only once the class is Accepted and, when the class names a LoadBalancerConfiguration
+/// (`lbc`, with its default TargetGroupConfiguration `default_tgc`), once the class has recorded
+/// their current version; otherwise upstream's error, which the Gateway reports.
+pub fn gateway_may_build(
+    class: &GatewayClass,
+    lbc: Option<&LoadBalancerConfiguration>,
+    default_tgc: Option<&TargetGroupConfiguration>,
+) -> Result<(), String> {
+    let name = class.name_any();
+    let accepted = class
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Accepted"))
+        .is_some_and(|c| c.status == "True");
+    if !accepted {
+        return Err(format!(
+            "Unable to materialize gateway when gateway class [{name}] is not accepted"
+        ));
+    }
+    let Some(lbc) = lbc else {
+        return Ok(());
+    };
+    let latest = processed_config_version(Some(lbc), default_tgc);
+    let stored = class.annotations().get(LAST_PROCESSED_CONFIG_ANNOTATION);
+    if stored != Some(&latest) {
+        let processed = stored.map(String::as_str).unwrap_or_default();
+        return Err(format!(
+            "GatewayClass [{name}] hasn't processed latest loadbalancer config. Processed version {processed}, Latest version {latest}"
+        ));
+    }
+    Ok(())
 }
 
 /// The class's `status.conditions` with `Accepted` set to `(status, reason, message)` at the

@@ -25,7 +25,7 @@ use super::metrics::{ControllerMetrics, Outcome, Reconciles};
 use crate::model::gateway::{ALB_CONTROLLER_NAME, NLB_CONTROLLER_NAME};
 use crate::watch::{Synced, Watches};
 
-pub use class::{accepted_conditions, config_not_found, still_referenced};
+pub use class::{accepted_conditions, config_not_found, gateway_may_build, still_referenced};
 pub use configs::{
     default_tgc_still_in_use, hold_config, lbc_still_in_use, lrc_still_in_use, tgc_still_in_use,
     HoldError,

@@ -58,6 +58,38 @@ fn accepted_is_updated_in_place_only_when_it_says_something_else() {
     assert_eq!(got[0]["type"], "Accepted");
 }
 
+#[test]
+fn gateways_wait_for_an_accepted_class_that_processed_the_current_config() {
+    let mut l = lbc("cfg", "lbc");
+    l.metadata.resource_version = Some("7".into());
+    let pending = class("");
+    assert_eq!(
+        gateway_may_build(&pending, Some(&l), None).unwrap_err(),
+        "Unable to materialize gateway when gateway class [alb] is not accepted"
+    );
+    let accepted = class(
+        "status:\n  conditions:\n  - {type: Accepted, status: 'True', reason: Accepted, message: Accepted, lastTransitionTime: '2020-01-01T00:00:00Z'}\n",
+    );
+    assert_eq!(
+        gateway_may_build(&accepted, Some(&l), None).unwrap_err(),
+        "GatewayClass [alb] hasn't processed latest loadbalancer config. Processed version , Latest version 7"
+    );
+    assert_eq!(
+        gateway_may_build(&accepted, None, None),
+        Ok(()),
+        "no LBC: no version to wait for"
+    );
+    let mut processed = accepted.clone();
+    processed.metadata.annotations = Some(
+        [(
+            "elbv2.k8s.aws/last-processed-config".to_string(),
+            "7".to_string(),
+        )]
+        .into(),
+    );
+    assert_eq!(gateway_may_build(&processed, Some(&l), None), Ok(()));
+}
+
 fn gateway(ns: &str, class: &str, lbc: Option<&str>, accepted: bool) -> Arc<Gateway> {
     let infra = lbc
         .map(|l| format!("  infrastructure: {{parametersRef: {{group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: {l}}}}}\n"))
