@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::aws::{self, Acm, AssumeRole, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
 use crate::config::Config;
+use crate::controller::gateway_class::{self, GatewayClassConfig};
 use crate::controller::ingress::{self, IngressConfig};
 use crate::controller::leader::{self, LeaderConfig, Leadership};
 use crate::controller::metrics::ControllerMetrics;
@@ -148,6 +149,8 @@ pub struct Controllers {
     ingress: ingress::Warm,
     tgb: tgb::Warm,
     service: service::Warm,
+    /// GatewayClasses and the `gateway.k8s.aws` configurations' finalizers (either Gateway gate).
+    pub gateway_class: gateway_class::Warm,
 }
 
 impl Controllers {
@@ -157,6 +160,7 @@ impl Controllers {
             ingress: ingress::Warm::register(watches, &cfg.ingress_class),
             tgb: tgb::Warm::register(watches, cfg.enable_endpoint_slices),
             service: service::Warm::register(watches, &crate::model::ModelConfig::from(cfg)),
+            gateway_class: gateway_class::Warm::register(watches, &GatewayClassConfig::from(cfg)),
         })
     }
 }
@@ -206,6 +210,16 @@ async fn run_leading(
             .await
         }
     };
+    // Does nothing unless gate ALBGatewayAPI or NLBGatewayAPI is on.
+    let classes = gateway_class::lead(
+        &warm.gateway_class,
+        client.clone(),
+        GatewayClassConfig {
+            controller_metrics: metrics.clone(),
+            ..GatewayClassConfig::from(&*cfg)
+        },
+        token.clone(),
+    );
     let tgb = tgb::lead(
         &warm.tgb,
         client.clone(),
@@ -217,7 +231,7 @@ async fn run_leading(
         },
         token.clone(),
     );
-    futures::join!(ingress, services, tgb);
+    futures::join!(ingress, services, classes, tgb);
 }
 
 /// Runs the reconcilers until `shutdown`: directly, or only while elected when

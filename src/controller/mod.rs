@@ -1,10 +1,12 @@
 //! Controllers that reconcile Kubernetes objects against AWS, and the plumbing they share:
 //! finalizer add/remove, best-effort event publishing and a capped per-object error backoff.
 
+pub mod gateway_class;
 pub mod ingress;
 pub mod kube_fence;
 pub mod leader;
 pub mod metrics;
+pub mod route_status;
 pub mod scope;
 pub mod service;
 pub mod tgb;

@@ -31,7 +31,7 @@ const NAMESPACE_NOT_MATCH: &str =
 const KIND_NOT_MATCH: &str =
     "Listener does not allow route attachment, kind does not match between listener and route";
 const NO_MATCHING_HOSTNAME: &str = "Listener does not allow route attachment, no matching hostname";
-const PARENT_NOT_MATCH: &str = "Route does not match any parent reference";
+const PARENT_NOT_MATCH: &str = "Route parentRef does not match listener";
 
 /// The result of attaching routes to one Gateway's listeners.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -44,6 +44,27 @@ pub struct GatewayBuild {
     pub secrets: Vec<String>,
 }
 
+/// The routes a Gateway of `lb` loads, in the order whose indexes [`Attachment`] reports
+/// (ALB: HTTPRoutes then GRPCRoutes; NLB: TCPRoutes, UDPRoutes then TLSRoutes); route status
+/// maps indexes back through it.
+pub fn gateway_routes<'a>(inputs: &GatewayInputs<'a>, lb: LbKind) -> Vec<RouteView<'a>> {
+    match lb {
+        LbKind::Alb => inputs
+            .http_routes
+            .iter()
+            .map(http_route)
+            .chain(inputs.grpc_routes.iter().map(grpc_route))
+            .collect(),
+        LbKind::Nlb => inputs
+            .tcp_routes
+            .iter()
+            .map(tcp_route)
+            .chain(inputs.udp_routes.iter().map(udp_route))
+            .chain(inputs.tls_routes.iter().map(tls_route))
+            .collect(),
+    }
+}
+
 /// Builds the ALB stack of an ALB Gateway from its HTTPRoutes and GRPCRoutes.
 pub fn build_alb_gateway_stack(
     inputs: &GatewayInputs<'_>,
@@ -77,21 +98,7 @@ fn build_gateway_stack(
     let uid = inputs.gateway.metadata.uid.clone().unwrap_or_default();
     let lbc = merged_config(inputs);
     let gw_listeners: &[GatewayListeners] = &inputs.gateway.spec.listeners;
-    let routes: Vec<RouteView<'_>> = match lb {
-        LbKind::Alb => inputs
-            .http_routes
-            .iter()
-            .map(http_route)
-            .chain(inputs.grpc_routes.iter().map(grpc_route))
-            .collect(),
-        LbKind::Nlb => inputs
-            .tcp_routes
-            .iter()
-            .map(tcp_route)
-            .chain(inputs.udp_routes.iter().map(udp_route))
-            .chain(inputs.tls_routes.iter().map(tls_route))
-            .collect(),
-    };
+    let routes = gateway_routes(inputs, lb);
     check_supported(&lbc).map_err(err)?;
 
     let validation = listeners::validate(gw_listeners, lb);

@@ -46,7 +46,7 @@ use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };
 
-pub use build::{build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild};
+pub use build::{build_alb_gateway_stack, build_nlb_gateway_stack, gateway_routes, GatewayBuild};
 
 /// Controller name of ALB GatewayClasses.
 pub const ALB_CONTROLLER_NAME: &str = "gateway.k8s.aws/alb";
