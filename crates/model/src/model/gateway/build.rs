@@ -320,6 +320,13 @@ fn build_gateway_stack(
         gateway_name: name,
         lb_ip_type: ip_type,
         networking_source,
+        infrastructure_labels: inputs
+            .gateway
+            .spec
+            .infrastructure
+            .as_ref()
+            .and_then(|i| i.labels.clone())
+            .unwrap_or_default(),
     };
     let mut target_groups: BTreeMap<String, (TargetGroup, TargetGroupBindingResource)> =
         BTreeMap::new();

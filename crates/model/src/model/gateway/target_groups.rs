@@ -25,6 +25,9 @@ pub struct TgContext<'a> {
     pub lb_ip_type: IpAddressType,
     /// Source of the TGB networking rules.
     pub networking_source: Token,
+    /// The Gateway's `spec.infrastructure.labels`, put on every TargetGroupBinding (the stack
+    /// labels win a clash, as upstream's binding manager merges them).
+    pub infrastructure_labels: BTreeMap<String, String>,
 }
 
 /// Why a backend produced no target group: upstream drops it (route status `BackendNotFound`)
@@ -448,7 +451,12 @@ fn finish(
         id: id.clone(),
         name,
         namespace: svc_namespace,
-        labels: ctx.tags.stack_labels(),
+        labels: ctx
+            .infrastructure_labels
+            .clone()
+            .into_iter()
+            .chain(ctx.tags.stack_labels())
+            .collect(),
         spec: TargetGroupBindingModelSpec {
             target_group_arn: Token::TargetGroupArn(id),
             target_type,
