@@ -340,3 +340,35 @@ fn infrastructure_labels_join_the_stack_labels_of_bindings() {
     assert_eq!(labels["gateway.k8s.aws.alb/stack-name"], "my-gw");
     assert_eq!(labels["gateway.k8s.aws.alb/stack-namespace"], "my-gw-ns");
 }
+
+/// An empty `nodeSelector` in a TargetGroupConfiguration selects all nodes: kept on instance
+/// bindings (upstream keeps the non-nil selector), dropped for ip targets.
+#[test]
+fn empty_node_selector_is_kept_for_instance_targets() {
+    let doc: Value =
+        serde_json::to_value(serde_yaml::from_str::<serde_yaml::Value>(SUITES[0].1).unwrap())
+            .unwrap();
+    let o = &doc["objects"];
+    let tgc = |tt: &str| {
+        json!({"apiVersion": "gateway.k8s.aws/v1beta1", "kind": "TargetGroupConfiguration",
+            "metadata": {"name": "my-svc", "namespace": "my-svc-ns"},
+            "spec": {"targetReference": {"name": "my-svc"},
+                "defaultConfiguration": {"targetType": tt, "nodeSelector": {}}}})
+    };
+    for (tt, want) in [("instance", Some(Default::default())), ("ip", None)] {
+        let objs = json!([o["alb_gw"], o["http_route"], o["grant"], o["svc"], tgc(tt)]);
+        let o = objects(tt, &objs);
+        let inputs = GatewayInputs {
+            http_routes: &o.http_routes,
+            services: &o.services,
+            reference_grants: &o.reference_grants,
+            tg_configs: &o.tg_configs,
+            ..GatewayInputs::new(&o.gateways[0])
+        };
+        let built = build_alb_gateway_stack(&inputs, &config(&json!({})), None).unwrap();
+        assert_eq!(
+            built.stack.target_group_bindings[0].spec.node_selector, want,
+            "{tt}"
+        );
+    }
+}

@@ -442,9 +442,10 @@ fn finish(
         service_uid: svc.metadata.uid.clone().unwrap_or_default(),
     };
     let node_selector = match target_type {
+        // An empty selector is still a selector (all nodes), as upstream keeps it.
         TargetType::Instance => props
             .and_then(|p| p.node_selector.as_ref())
-            .and_then(|s| s.match_labels.clone()),
+            .map(|s| s.match_labels.clone().unwrap_or_default()),
         TargetType::Ip => None,
     };
     let tgb = TargetGroupBindingResource {

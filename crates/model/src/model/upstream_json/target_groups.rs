@@ -115,7 +115,10 @@ impl Renderer<'_> {
         put(
             &mut spec,
             "nodeSelector",
-            s.node_selector.as_ref().map(|m| json!({"matchLabels": m})),
+            s.node_selector.as_ref().map(|m| match m.is_empty() {
+                true => json!({}),
+                false => json!({"matchLabels": m}),
+            }),
         );
         put(
             &mut spec,
