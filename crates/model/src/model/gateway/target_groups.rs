@@ -411,6 +411,13 @@ fn finish(
         })
         .unwrap_or_default();
     let user_tags = props.and_then(|p| p.tags.clone()).unwrap_or_default();
+    // Tags the user lets another tool manage cannot come from a TargetGroupConfiguration either.
+    if let Some(k) = user_tags
+        .keys()
+        .find(|k| cfg.external_managed_tags.contains(k))
+    {
+        return Err(format!("external managed tag key {k} cannot be specified"));
+    }
     let target_port = match target_type {
         TargetType::Instance => IntOrString::Int(tg_port),
         TargetType::Ip => identifier.clone(),
