@@ -19,10 +19,16 @@ use super::upstream_json::{
 };
 use super::ModelConfig;
 
-const SUITES: &[(&str, &str)] = &[(
-    "target_groups",
-    include_str!("golden_gateway/target_groups.yaml"),
-)];
+const SUITES: &[(&str, &str)] = &[
+    (
+        "target_groups",
+        include_str!("golden_gateway/target_groups.yaml"),
+    ),
+    (
+        "load_balancer",
+        include_str!("golden_gateway/load_balancer.yaml"),
+    ),
+];
 
 /// Objects of one case, by kind.
 #[derive(Default)]
@@ -231,6 +237,13 @@ fn mismatches(path: &str, got: Option<&Value>, want: &Value, out: &mut Vec<Strin
         (Value::Null, None | Some(Value::Null)) => {}
         (Value::Null, Some(g)) => out.push(format!("{path}: want absent, got {g}")),
         (_, None) => out.push(format!("{path}: missing, want {want}")),
+        // `{"$matches": <regex>}`: upstream asserts only the shape (generated names).
+        (Value::Object(w), Some(g)) if w.contains_key("$matches") => {
+            let re = regex::Regex::new(w["$matches"].as_str().unwrap_or_default()).unwrap();
+            if !g.as_str().is_some_and(|g| re.is_match(g)) {
+                out.push(format!("{path}: want a match of {re}, got {g}"));
+            }
+        }
         // Maps of user data are compared whole: an extra tag is as wrong as a missing one.
         (Value::Object(w), Some(g)) if EXACT.iter().any(|k| path.ends_with(k)) && g != want => out
             .push(format!(
@@ -309,6 +322,22 @@ fn mismatches_checks_subsets_absence_and_array_lengths() {
     );
     mismatches("", Some(&got), &json!({"a": {"b": 2}, "x": 1}), &mut out);
     assert_eq!(out.len(), 4, "{out:?}");
+    let named = json!({"n": "k8s-a-b-0123456789"});
+    out.clear();
+    mismatches(
+        "",
+        Some(&named),
+        &json!({"n": {"$matches": "^k8s-a-b-[0-9]{10}$"}}),
+        &mut out,
+    );
+    assert!(out.is_empty(), "{out:?}");
+    mismatches(
+        "",
+        Some(&named),
+        &json!({"n": {"$matches": "^k8s-a-c-"}}),
+        &mut out,
+    );
+    assert_eq!(out.len(), 1, "{out:?}");
 }
 
 /// The Gateway's `spec.infrastructure.labels` reach the TargetGroupBinding next to the stack
