@@ -382,7 +382,10 @@ fn build_gateway_stack(
                     .and_then(|c| c.ssl_policy.clone())
                     .unwrap_or_else(|| cfg.default_ssl_policy.clone())
             }),
-            mutual_authentication: None,
+            mutual_authentication: listener_cfg
+                .and_then(|c| c.mutual_authentication.as_ref())
+                .filter(|_| secure)
+                .map(mutual_authentication),
             alpn_policy: None,
             attributes: listener_cfg
                 .map(|c| {
@@ -478,6 +481,28 @@ fn build_gateway_stack(
         attachment,
         dropped_backends,
     })
+}
+
+/// An HTTPS listener's mTLS from its listener configuration: the trust store (name or ARN, the
+/// deployer resolves names) only for `verify`, where an unset expiry switch means `false`.
+fn mutual_authentication(
+    m: &crate::crd::gateway::load_balancer_configuration::MutualAuthenticationAttributes,
+) -> crate::model::types::MutualAuthentication {
+    let text = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let mode = text(serde_json::to_value(&m.mode).unwrap_or_default());
+    let verify = mode == "verify";
+    crate::model::types::MutualAuthentication {
+        trust_store: m.trust_store.clone().filter(|_| verify),
+        ignore_client_certificate_expiry: match m.ignore_client_certificate_expiry {
+            None if verify => Some(false),
+            other => other,
+        },
+        advertise_trust_store_ca_names: m
+            .advertise_trust_store_ca_names
+            .as_ref()
+            .map(|a| text(serde_json::to_value(a).unwrap_or_default())),
+        mode,
+    }
 }
 
 /// Managed security group: for every Gateway listener (with or without routes) one rule per
