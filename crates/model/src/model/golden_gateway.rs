@@ -29,6 +29,7 @@ const SUITES: &[(&str, &str)] = &[
         include_str!("golden_gateway/load_balancer.yaml"),
     ),
     ("listeners", include_str!("golden_gateway/listeners.yaml")),
+    ("precedence", include_str!("golden_gateway/precedence.yaml")),
 ];
 
 /// Objects of one case, by kind.
@@ -173,6 +174,12 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
     for l in &built.stack.listeners {
         if let Some(o) = got["Listener"][&l.id].as_object_mut() {
             o.insert("$certificates".into(), json!(l.certificates));
+        }
+    }
+    // Upstream's precedence tests assert which route each sorted rule comes from.
+    for r in &built.stack.listener_rules {
+        if let Some(o) = got["ListenerRule"][&r.id].as_object_mut() {
+            o.insert("$route".into(), json!(r.ingress));
         }
     }
     Ok(got)
