@@ -30,6 +30,10 @@ const SUITES: &[(&str, &str)] = &[
     ),
     ("listeners", include_str!("golden_gateway/listeners.yaml")),
     ("precedence", include_str!("golden_gateway/precedence.yaml")),
+    (
+        "listener_validation",
+        include_str!("golden_gateway/listener_validation.yaml"),
+    ),
 ];
 
 /// Objects of one case, by kind.
@@ -176,6 +180,18 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
             o.insert("$certificates".into(), json!(l.certificates));
         }
     }
+    // Upstream's listener validation (listener status): per listener, accepted or the reason.
+    got["$listeners"] = built
+        .listeners
+        .iter()
+        .map(|(name, v)| {
+            (
+                name.clone(),
+                json!({"valid": v.valid, "reason": v.reason, "message": v.message}),
+            )
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into();
     // Upstream's precedence tests assert which route each sorted rule comes from.
     for r in &built.stack.listener_rules {
         if let Some(o) = got["ListenerRule"][&r.id].as_object_mut() {
@@ -220,6 +236,7 @@ const LISTED: &[&str] = &[
     "ListenerRule",
     "TargetGroup",
     "TargetGroupBinding",
+    "$listeners",
 ];
 
 /// A case's `want` against the reshaped stack. Listed kinds must have exactly the entries the
