@@ -34,6 +34,7 @@ const SUITES: &[(&str, &str)] = &[
         "listener_validation",
         include_str!("golden_gateway/listener_validation.yaml"),
     ),
+    ("attachment", include_str!("golden_gateway/attachment.yaml")),
 ];
 
 /// Objects of one case, by kind.
@@ -192,6 +193,40 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
         })
         .collect::<serde_json::Map<_, _>>()
         .into();
+    // Upstream's attachment tests: attached (route, parentRef) pairs per listener, refusals
+    // with their route status reason, and the hostnames a route serves on a port (a set:
+    // sorted here).
+    let a = &built.attachment;
+    let keys: Vec<String> = match case["lb"].as_str() {
+        Some("nlb") => (o.tcp_routes.iter().map(|r| &r.metadata))
+            .chain(o.udp_routes.iter().map(|r| &r.metadata))
+            .map(crate::model::group::key_of)
+            .collect(),
+        _ => o
+            .http_routes
+            .iter()
+            .map(|r| crate::model::group::key_of(&r.metadata))
+            .collect(),
+    };
+    got["$attachedRoutes"] = a
+        .attached_routes
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(l, n)| (l.clone(), json!(n)))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    got["$refusals"] = a
+        .refusals
+        .iter()
+        .map(|r| json!({"route": r.route, "reason": r.reason, "message": r.message}))
+        .collect();
+    got["$compatibleHostnames"] = a
+        .hostnames
+        .iter()
+        .filter(|(_, h)| !h.is_empty())
+        .map(|((port, i), h)| (format!("{port}/{}", keys[*i]), json!(h)))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
     // Upstream's precedence tests assert which route each sorted rule comes from.
     for r in &built.stack.listener_rules {
         if let Some(o) = got["ListenerRule"][&r.id].as_object_mut() {
@@ -237,6 +272,8 @@ const LISTED: &[&str] = &[
     "TargetGroup",
     "TargetGroupBinding",
     "$listeners",
+    "$attachedRoutes",
+    "$compatibleHostnames",
 ];
 
 /// A case's `want` against the reshaped stack. Listed kinds must have exactly the entries the
