@@ -39,6 +39,7 @@ const SUITES: &[(&str, &str)] = &[
         "lb_config_merge",
         include_str!("golden_gateway/lb_config_merge.yaml"),
     ),
+    ("tg_config", include_str!("golden_gateway/tg_config.yaml")),
 ];
 
 /// Objects of one case, by kind.
@@ -171,6 +172,19 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
     if case["mergeOnly"].as_bool() == Some(true) {
         let merged = super::gateway::build::merged_config(&inputs);
         return Ok(json!({ "$mergedConfig": serde_json::to_value(merged).unwrap() }));
+    }
+    // Upstream's TargetGroupConfiguration tests: the props resolved for the case's (first)
+    // HTTPRoute and the Service `propsFor` names.
+    if let Some(svc) = case.get("propsFor") {
+        let route = super::gateway::routes::http_route(&o.http_routes[0]);
+        let (ns, name) = (svc["namespace"].as_str(), svc["name"].as_str());
+        let props = super::gateway::target_groups::props_for(
+            &o.tg_configs,
+            &route,
+            ns.unwrap_or_default(),
+            name.unwrap_or_default(),
+        );
+        return Ok(json!({ "$props": serde_json::to_value(props).unwrap() }));
     }
     let cfg = config(&case["settings"]);
     let built = match case["lb"].as_str().unwrap_or("alb") {
