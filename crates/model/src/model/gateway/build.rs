@@ -491,7 +491,7 @@ fn mutual_authentication(
     m: &crate::crd::gateway::load_balancer_configuration::MutualAuthenticationAttributes,
 ) -> crate::model::types::MutualAuthentication {
     let text = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
-    let mode = text(serde_json::to_value(&m.mode).unwrap_or_default());
+    let mode = text(serde_json::to_value(m.mode).unwrap_or_default());
     let verify = mode == "verify";
     crate::model::types::MutualAuthentication {
         trust_store: m.trust_store.clone().filter(|_| verify),
