@@ -8,6 +8,13 @@
 //! does not assert is left out; `null` means "must be absent"), `wantErr` a piece of the error
 //! text it expects. Upstream's unit tests hand builders mocks; here the same values arrive
 //! through the objects a user writes, so a case also checks that they get there.
+//!
+//! Besides the marshalled resources, a case may name facts upstream's tests assert that the
+//! marshalled plan does not show, under `$` keys: `$certificates` (a listener's certificate
+//! ARNs), `$route` (the route a rule comes from), `$listeners` (listener validation),
+//! `$attachedRoutes` / `$refusals` / `$compatibleHostnames` (route attachment), and, for
+//! cases that check one step only, `$mergedConfig` (`mergeOnly`) and `$props` (`propsFor`).
+//! Each YAML file's header lists the upstream cases it leaves out and why.
 
 use serde_json::{json, Value};
 
