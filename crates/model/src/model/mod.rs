@@ -33,6 +33,8 @@ pub mod types;
 pub mod upstream_json;
 
 #[cfg(test)]
+mod golden_gateway;
+#[cfg(test)]
 mod golden_ingress;
 #[cfg(test)]
 mod json_keys_tests;

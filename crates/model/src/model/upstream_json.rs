@@ -18,7 +18,9 @@ use serde_json::{json, Map, Value};
 mod listeners;
 mod target_groups;
 
-use super::tags::{TAG_CLUSTER, TAG_RESOURCE, TAG_STACK};
+use super::tags::{
+    ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX, TAG_CLUSTER, TAG_RESOURCE, TAG_STACK,
+};
 use super::types::*;
 use target_groups::target_group;
 
@@ -170,10 +172,19 @@ fn user_tags(tags: &BTreeMap<String, String>) -> Option<Value> {
                 && k != TAG_STACK
                 && k != TAG_RESOURCE
                 && !k.starts_with("service.k8s.aws/")
+                && !is_gateway_tracking(k, &["stack", "resource"])
         })
         .map(|(k, v)| (k.clone(), json!(v)))
         .collect();
     (!user.is_empty()).then_some(Value::Object(user))
+}
+
+/// A Gateway stack's tracking tag or label (`gateway.k8s.aws.{alb,nlb}/<one of names>`), which
+/// upstream adds at deploy time rather than in the model.
+fn is_gateway_tracking(key: &str, names: &[&str]) -> bool {
+    [ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX]
+        .iter()
+        .any(|p| names.iter().any(|n| key == format!("{p}/{n}")))
 }
 
 /// `[{"key","value"}]` (upstream's load-balancer and target-group attributes); None when empty.

@@ -205,3 +205,37 @@ fn html_characters_are_escaped_as_go_does() {
         "/a&b<c>"
     );
 }
+
+/// A Gateway stack's tracking tags and stack labels (`gateway.k8s.aws.alb/...`) are added at
+/// deploy time by upstream too: the rendered plan holds only user tags and the Gateway's own
+/// binding labels.
+#[test]
+fn gateway_tracking_tags_and_stack_labels_are_left_out() {
+    let mut s = stack();
+    s.load_balancer.as_mut().unwrap().tags = BTreeMap::from([
+        ("gateway.k8s.aws.alb/stack".into(), "ns/gw".into()),
+        ("gateway.k8s.aws.alb/resource".into(), "LoadBalancer".into()),
+        (TAG_CLUSTER.into(), "c".into()),
+        ("team".into(), "blue".into()),
+    ]);
+    s.target_group_bindings[0].labels = BTreeMap::from([
+        ("gateway.k8s.aws.alb/stack-namespace".into(), "ns".into()),
+        ("gateway.k8s.aws.alb/stack-name".into(), "gw".into()),
+        ("labelfoo".into(), "labelbar".into()),
+    ]);
+    let v = render(&s, &PlanFacts::default());
+    assert_eq!(
+        spec(&v, LOAD_BALANCER, "LoadBalancer")["tags"],
+        json!({"team": "blue"})
+    );
+    let tgb = v["resources"][TARGET_GROUP_BINDING]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap();
+    assert_eq!(
+        tgb["spec"]["template"]["metadata"]["labels"],
+        json!({"labelfoo": "labelbar"})
+    );
+}

@@ -81,7 +81,10 @@ impl Alb<'_> {
                         .and_then(|c| c.ssl_policy.clone())
                         .unwrap_or_else(|| cfg.default_ssl_policy.clone())
                 }),
-                mutual_authentication: None,
+                mutual_authentication: listener_cfg
+                    .and_then(|c| c.mutual_authentication.as_ref())
+                    .filter(|_| secure)
+                    .map(mutual_authentication),
                 alpn_policy: None,
                 attributes: listener_cfg
                     .map(|c| {
@@ -201,5 +204,27 @@ impl Alb<'_> {
             http_conditions(&unit.hostname, m)?,
             http_transforms(rule, m),
         ))
+    }
+}
+
+/// An HTTPS listener's mTLS from its listener configuration: the trust store (name or ARN, the
+/// deployer resolves names) only for `verify`, where an unset expiry switch means `false`.
+fn mutual_authentication(
+    m: &crate::crd::gateway::load_balancer_configuration::MutualAuthenticationAttributes,
+) -> crate::model::types::MutualAuthentication {
+    let text = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let mode = text(serde_json::to_value(m.mode).unwrap_or_default());
+    let verify = mode == "verify";
+    crate::model::types::MutualAuthentication {
+        trust_store: m.trust_store.clone().filter(|_| verify),
+        ignore_client_certificate_expiry: match m.ignore_client_certificate_expiry {
+            None if verify => Some(false),
+            other => other,
+        },
+        advertise_trust_store_ca_names: m
+            .advertise_trust_store_ca_names
+            .as_ref()
+            .map(|a| text(serde_json::to_value(a).unwrap_or_default())),
+        mode,
     }
 }

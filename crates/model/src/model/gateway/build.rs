@@ -220,6 +220,13 @@ fn build_gateway_stack(
         gateway_name: name,
         lb_ip_type: ip_type,
         networking_source,
+        infrastructure_labels: inputs
+            .gateway
+            .spec
+            .infrastructure
+            .as_ref()
+            .and_then(|i| i.labels.clone())
+            .unwrap_or_default(),
     };
     let mut target_groups: BTreeMap<String, (TargetGroup, TargetGroupBindingResource)> =
         BTreeMap::new();
@@ -284,7 +291,8 @@ fn build_gateway_stack(
 }
 
 /// Managed security group: for every Gateway listener (with or without routes) one rule per
-/// source range (default `0.0.0.0/0` and, for dual-stack, `::/0`) and prefix list.
+/// source range (default `0.0.0.0/0` and, for dual-stack, `::/0`, each followed by its ICMP
+/// path-MTU rule under `enableICMP`) and prefix list.
 fn managed_sg(
     lbc: &LoadBalancerConfigurationSpec,
     listeners: &[GatewayListeners],
@@ -305,17 +313,30 @@ fn managed_sg(
             cidr_ipv6: None,
             prefix_list_id: None,
         };
+        // `enableICMP`: after each CIDR's rule, ICMP "fragmentation needed" (3/4) or ICMPv6
+        // "packet too big" (2/0) from the same CIDR, for path-MTU discovery.
+        let icmp = |protocol: &str, from_port, to_port| IpPermission {
+            ip_protocol: protocol.into(),
+            from_port,
+            to_port,
+            ..base.clone()
+        };
+        let with_icmp = lbc.enable_icmp == Some(true);
         for cidr in ranges {
             if !cidr.contains(':') {
-                ingress.push(IpPermission {
+                let v4 = |p: IpPermission| IpPermission {
                     cidr_ipv4: Some(cidr.clone()),
-                    ..base.clone()
-                });
+                    ..p
+                };
+                ingress.push(v4(base.clone()));
+                ingress.extend(with_icmp.then(|| v4(icmp("icmp", 3, 4))));
             } else if ip_type.is_dual_stack() {
-                ingress.push(IpPermission {
+                let v6 = |p: IpPermission| IpPermission {
                     cidr_ipv6: Some(cidr.clone()),
-                    ..base.clone()
-                });
+                    ..p
+                };
+                ingress.push(v6(base.clone()));
+                ingress.extend(with_icmp.then(|| v6(icmp("icmpv6", 2, 0))));
             }
         }
         for p in lbc.security_group_prefixes.iter().flatten() {

@@ -74,8 +74,10 @@ pub fn merged_config(inputs: &GatewayInputs<'_>) -> LoadBalancerConfigurationSpe
     }
     out.listener_configurations =
         (!listeners.is_empty()).then(|| listeners.into_values().collect());
-    // Upstream's merger drops the capacity reservation whenever both sides exist.
+    // Upstream's merger drops the capacity reservation whenever both sides exist, and does not
+    // carry the merging mode (it only steers this merge).
     out.minimum_load_balancer_capacity = None;
+    out.merging_mode = None;
     out
 }
 

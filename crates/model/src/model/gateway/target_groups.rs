@@ -25,6 +25,9 @@ pub struct TgContext<'a> {
     pub lb_ip_type: IpAddressType,
     /// Source of the TGB networking rules.
     pub networking_source: Token,
+    /// The Gateway's `spec.infrastructure.labels`, put on every TargetGroupBinding (the stack
+    /// labels win a clash, as upstream's binding manager merges them).
+    pub infrastructure_labels: BTreeMap<String, String>,
 }
 
 pub use super::load::BackendProblem;
@@ -336,6 +339,13 @@ fn finish(
         })
         .unwrap_or_default();
     let user_tags = props.and_then(|p| p.tags.clone()).unwrap_or_default();
+    // Tags the user lets another tool manage cannot come from a TargetGroupConfiguration either.
+    if let Some(k) = user_tags
+        .keys()
+        .find(|k| cfg.external_managed_tags.contains(k))
+    {
+        return Err(format!("external managed tag key {k} cannot be specified"));
+    }
     let target_port = match target_type {
         TargetType::Instance => IntOrString::Int(tg_port),
         TargetType::Ip => identifier.clone(),
@@ -367,16 +377,22 @@ fn finish(
         service_uid: svc.metadata.uid.clone().unwrap_or_default(),
     };
     let node_selector = match target_type {
+        // An empty selector is still a selector (all nodes), as upstream keeps it.
         TargetType::Instance => props
             .and_then(|p| p.node_selector.as_ref())
-            .and_then(|s| s.match_labels.clone()),
+            .map(|s| s.match_labels.clone().unwrap_or_default()),
         TargetType::Ip => None,
     };
     let tgb = TargetGroupBindingResource {
         id: id.clone(),
         name,
         namespace: svc_namespace,
-        labels: ctx.tags.stack_labels(),
+        labels: ctx
+            .infrastructure_labels
+            .clone()
+            .into_iter()
+            .chain(ctx.tags.stack_labels())
+            .collect(),
         spec: TargetGroupBindingModelSpec {
             target_group_arn: Token::TargetGroupArn(id),
             target_type,

@@ -115,7 +115,10 @@ impl Renderer<'_> {
         put(
             &mut spec,
             "nodeSelector",
-            s.node_selector.as_ref().map(|m| json!({"matchLabels": m})),
+            s.node_selector.as_ref().map(|m| match m.is_empty() {
+                true => json!({}),
+                false => json!({"matchLabels": m}),
+            }),
         );
         put(
             &mut spec,
@@ -131,6 +134,22 @@ impl Renderer<'_> {
             spec["multiClusterTargetGroup"] = json!(true);
         }
         spec["targetGroupProtocol"] = json!(s.target_group_protocol);
-        json!({"template": {"metadata": {"name": b.name, "namespace": b.namespace}, "spec": spec}})
+        let mut metadata = json!({"name": b.name, "namespace": b.namespace});
+        // A Gateway binding's own labels (`spec.infrastructure.labels`) are in upstream's model;
+        // stack labels are added when deploying, for every kind of stack.
+        let own: BTreeMap<&String, &String> = b
+            .labels
+            .iter()
+            .filter(|(k, _)| !is_gateway_tracking(k, &["stack-namespace", "stack-name"]))
+            .filter(|(k, _)| {
+                !k.starts_with("ingress.k8s.aws/") && !k.starts_with("service.k8s.aws/")
+            })
+            .collect();
+        put(
+            &mut metadata,
+            "labels",
+            (!own.is_empty()).then(|| json!(own)),
+        );
+        json!({"template": {"metadata": metadata, "spec": spec}})
     }
 }
