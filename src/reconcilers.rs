@@ -9,12 +9,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::aws::{self, Acm, AssumeRole, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
 use crate::config::Config;
+use crate::controller::gateway::{self, GatewayControllerConfig};
 use crate::controller::ingress::{self, IngressConfig};
 use crate::controller::leader::{self, LeaderConfig, Leadership};
 use crate::controller::metrics::ControllerMetrics;
 use crate::controller::service::{self, ServiceConfig};
 use crate::controller::tgb::{self, TgbConfig};
 use crate::deploy::CertDiscovery;
+use crate::model::gateway::listeners::LbKind;
 use crate::watch::Watches;
 use crate::webhook::indexes::TgbIndex;
 use crate::webhook::late::LateSlot;
@@ -148,6 +150,8 @@ pub struct Controllers {
     ingress: ingress::Warm,
     tgb: tgb::Warm,
     service: service::Warm,
+    /// Set once CRD detection has settled the Gateway gates (before the watches start).
+    gateway: std::sync::OnceLock<gateway::Warm>,
 }
 
 impl Controllers {
@@ -157,7 +161,16 @@ impl Controllers {
             ingress: ingress::Warm::register(watches, &cfg.ingress_class),
             tgb: tgb::Warm::register(watches, cfg.enable_endpoint_slices),
             service: service::Warm::register(watches, &crate::model::ModelConfig::from(cfg)),
+            gateway: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Registers the Gateway controllers whose gates stayed on after CRD detection (before the
+    /// watches start; a second call changes nothing).
+    pub fn register_gateway(&self, watches: &Watches, gates: &crate::config::GatewayConfig) {
+        if let Some(warm) = gateway::Warm::register(watches, gates.alb.enabled, gates.nlb.enabled) {
+            let _ = self.gateway.set(warm);
+        }
     }
 }
 
@@ -206,6 +219,32 @@ async fn run_leading(
             .await
         }
     };
+    // Gates `ALBGatewayAPI` / `NLBGatewayAPI` (after CRD detection): one controller per kind.
+    let gateways = futures::future::join_all(
+        [LbKind::Alb, LbKind::Nlb]
+            .into_iter()
+            .filter_map(|lb| {
+                let w = warm.gateway.get()?;
+                w.feed(lb)?;
+                Some((w, lb))
+            })
+            .map(|(w, lb)| {
+                let gw_cfg = GatewayControllerConfig {
+                    metrics: cloud.metrics.clone(),
+                    controller_metrics: metrics.clone(),
+                    ..GatewayControllerConfig::from_flags(&cfg, lb)
+                };
+                gateway::lead(
+                    w,
+                    client.clone(),
+                    cloud.elbv2.clone(),
+                    cloud.ec2.clone(),
+                    cloud.resolved.vpc_id.clone(),
+                    gw_cfg,
+                    token.clone(),
+                )
+            }),
+    );
     let tgb = tgb::lead(
         &warm.tgb,
         client.clone(),
@@ -217,7 +256,7 @@ async fn run_leading(
         },
         token.clone(),
     );
-    futures::join!(ingress, services, tgb);
+    futures::join!(ingress, services, gateways, tgb);
 }
 
 /// Runs the reconcilers until `shutdown`: directly, or only while elected when

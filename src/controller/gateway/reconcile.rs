@@ -1,0 +1,370 @@
+//! One reconcile of one Gateway, in upstream's order (`gateway_controller.go`): a Gateway whose
+//! class is missing or another controller's is left alone; the class must be Accepted and up to
+//! date with its configuration, and the LoadBalancerConfigurations must resolve (else Accepted
+//! False `Invalid` with the error, and a retry); the model is built (an error is a
+//! `FailedBuildModel` Warning, Accepted False `Invalid` `Check Gateway Events for more
+//! information.`, and no AWS write); a dry run writes the plan annotation instead of deploying;
+//! otherwise finalizer → deploy (AWS, then the TargetGroupBinding objects) → status →
+//! `SuccessfullyReconciled`. A deleted Gateway: refused while its configuration protects the load
+//! balancer; else bindings, then the stack, go, and the finalizer is released only once AWS shows
+//! no load balancer of the stack.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use gateway_api::apis::standard::gateways::Gateway;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Resource, ResourceExt};
+
+use super::config::{self, Configs};
+use super::feed::controller_name;
+use super::inputs::Owned;
+use super::status::{self, Programmed};
+use super::{Ctx, GatewayError};
+use crate::controller::ingress::{reason, sync_bindings};
+use crate::controller::{add_finalizer, remove_finalizer};
+use crate::deploy::Error as DeployError;
+use crate::model::gateway::listeners::LbKind;
+use crate::model::gateway::{
+    build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild, GatewayInputs,
+    ALB_GATEWAY_FINALIZER, DRY_RUN_ANNOTATION, DRY_RUN_PLAN_ANNOTATION, NLB_GATEWAY_FINALIZER,
+};
+use crate::model::tags::{TagContext, ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX};
+use crate::model::{GroupId, Stack, StackKind};
+
+/// Upstream's requeue while the load balancer is not active yet.
+pub const PROGRAMMED_REQUEUE: Duration = Duration::from_secs(120);
+
+struct Kind {
+    finalizer: &'static str,
+    prefix: &'static str,
+    stack: StackKind,
+}
+
+fn kind(lb: LbKind) -> Kind {
+    match lb {
+        LbKind::Alb => Kind {
+            finalizer: ALB_GATEWAY_FINALIZER,
+            prefix: ALB_GATEWAY_TAG_PREFIX,
+            stack: StackKind::AlbGateway,
+        },
+        LbKind::Nlb => Kind {
+            finalizer: NLB_GATEWAY_FINALIZER,
+            prefix: NLB_GATEWAY_TAG_PREFIX,
+            stack: StackKind::NlbGateway,
+        },
+    }
+}
+
+async fn warn(ctx: &Ctx, gw: &Gateway, reason: &str, note: String) {
+    ctx.events.warning(&gw.object_ref(&()), reason, note).await;
+}
+
+fn ns_of(gw: &Gateway) -> String {
+    gw.namespace().unwrap_or_else(|| "default".into())
+}
+
+fn api_of(ctx: &Ctx, gw: &Gateway) -> Api<Gateway> {
+    Api::namespaced(ctx.client.clone(), &ns_of(gw))
+}
+
+/// Labels of the stack's TargetGroupBindings (`gateway.k8s.aws.alb/stack-namespace`, `-name`).
+fn binding_labels(ctx: &Ctx, gw: &Gateway) -> BTreeMap<String, String> {
+    let group = GroupId::implicit(&ns_of(gw), &gw.name_any());
+    TagContext {
+        cfg: &ctx.cfg.model,
+        group: &group,
+        prefix: kind(ctx.cfg.lb).prefix,
+    }
+    .stack_labels()
+}
+
+/// Writes Accepted False on a failure; a failed status write is only logged.
+async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
+    if let Some(st) = status::failure(gw, "Invalid", message) {
+        if let Err(e) = status::patch(&ctx.client, gw, &st).await {
+            tracing::warn!(gateway = %gw.name_any(), error = %e, "unable to update gateway status on failure");
+        }
+    }
+}
+
+/// Reconciles Gateway `key`; `Ok(Some(d))` asks for another pass after `d`.
+pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, GatewayError> {
+    let stores = &ctx.feed.stores;
+    let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+    let Some(gw) = stores.gateways.get(ns, name) else {
+        return Ok(None);
+    };
+    let Some(class) = stores.classes.get("", &gw.spec.gateway_class_name) else {
+        tracing::info!(gateway = %key, class = %gw.spec.gateway_class_name, "Failed to get GatewayClass");
+        return Ok(None);
+    };
+    if class.spec.controller_name != controller_name(ctx.cfg.lb) {
+        return Ok(None);
+    }
+    let resolved = match config::resolve(stores, &gw, &class) {
+        Ok(c) => config::hold(&ctx.client, &c).await.map(|_| c),
+        Err(e) => Err(e),
+    };
+    let configs = match resolved {
+        Ok(c) => c,
+        Err(message) => {
+            fail_status(ctx, &gw, &message).await;
+            return Err(GatewayError::Config(message));
+        }
+    };
+    if gw.metadata.deletion_timestamp.is_some() {
+        let merged = crate::model::gateway::build::merged_config(&Configs::inputs(&configs, &gw));
+        if config::deletion_protected(&merged) {
+            let e = format!(
+                "Unable to delete gateway {{Namespace:{ns} Name:{name}}} because deletion protection is enabled."
+            );
+            warn(
+                ctx,
+                &gw,
+                reason::FAILED_BUILD_MODEL,
+                format!("Failed build model due to {e}"),
+            )
+            .await;
+            fail_status(ctx, &gw, status::RECONCILE_ERROR).await;
+            return Err(GatewayError::Config(e));
+        }
+        ctx.rec.staged("cleanup", cleanup(ctx, &gw)).await?;
+        return Ok(None);
+    }
+    let owned = Owned::gather(stores, ctx.cfg.lb, key);
+    let built = ctx
+        .rec
+        .staged("build_model", async {
+            let subnets = ctx.env.subnets().await?;
+            let inputs = owned.inputs(&gw, &configs);
+            let b = match ctx.cfg.lb {
+                LbKind::Alb => {
+                    build_alb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
+                }
+                LbKind::Nlb => {
+                    build_nlb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
+                }
+            };
+            Ok::<_, GatewayError>(b?)
+        })
+        .await;
+    let built = match built {
+        Ok(b) => b,
+        Err(e) => {
+            warn(
+                ctx,
+                &gw,
+                reason::FAILED_BUILD_MODEL,
+                format!("Failed build model due to {e}"),
+            )
+            .await;
+            fail_status(ctx, &gw, status::RECONCILE_ERROR).await;
+            return Err(e);
+        }
+    };
+    let finalizer = kind(ctx.cfg.lb).finalizer;
+    let dry_run = gw.annotations().get(DRY_RUN_ANNOTATION).map(String::as_str) == Some("true");
+    if dry_run {
+        if !gw.finalizers().iter().any(|f| f == finalizer) {
+            write_plan(ctx, &gw, &built.stack).await?;
+            tracing::info!(gateway = %key, "dry-run plan generated");
+            return Ok(None);
+        }
+        tracing::info!(gateway = %key, "Ignoring dry-run annotation on already-provisioned Gateway");
+    }
+    if gw.annotations().contains_key(DRY_RUN_PLAN_ANNOTATION) {
+        clear_plan(ctx, &gw).await?;
+    }
+    deploy(ctx, &gw, &built).await
+}
+
+impl Configs {
+    /// Model inputs carrying only the configurations (what the merge reads).
+    fn inputs<'a>(&'a self, gw: &'a Gateway) -> GatewayInputs<'a> {
+        GatewayInputs {
+            class_config: self.class.as_ref(),
+            gateway_config: self.gateway.as_ref(),
+            ..GatewayInputs::new(gw)
+        }
+    }
+}
+
+async fn write_plan(ctx: &Ctx, gw: &Gateway, stack: &Stack) -> Result<(), GatewayError> {
+    let plan = serde_json::to_string(stack).unwrap_or_default();
+    if gw.annotations().get(DRY_RUN_PLAN_ANNOTATION) == Some(&plan) {
+        return Ok(());
+    }
+    let body = serde_json::json!({"metadata": {"annotations": {DRY_RUN_PLAN_ANNOTATION: plan}}});
+    api_of(ctx, gw)
+        .patch(
+            &gw.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&body),
+        )
+        .await?;
+    Ok(())
+}
+
+async fn clear_plan(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError> {
+    let body = serde_json::json!({"metadata": {"annotations": {DRY_RUN_PLAN_ANNOTATION: null}}});
+    api_of(ctx, gw)
+        .patch(
+            &gw.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&body),
+        )
+        .await?;
+    Ok(())
+}
+
+async fn deploy(
+    ctx: &Ctx,
+    gw: &Gateway,
+    built: &GatewayBuild,
+) -> Result<Option<Duration>, GatewayError> {
+    let finalizer = kind(ctx.cfg.lb).finalizer;
+    // Before any AWS write: from here on, deleting the Gateway cannot leak its load balancer.
+    if let Err(e) = add_finalizer(&api_of(ctx, gw), gw, finalizer).await {
+        let note = format!("Failed add gateway finalizer due to {e}");
+        warn(ctx, gw, reason::FAILED_ADD_FINALIZER, note).await;
+        return Err(e.into());
+    }
+    let stack = &built.stack;
+    if !stack.warnings.is_empty() {
+        let notes: Vec<&str> = stack.warnings.iter().map(|w| w.message.as_str()).collect();
+        warn(ctx, gw, reason::UNSUPPORTED_CONFIGURATION, notes.join("; ")).await;
+    }
+    let deployed = ctx
+        .rec
+        .staged("deploy_model", async {
+            let deployed = ctx.deployer.deploy(stack).await?;
+            sync_bindings(
+                &ctx.client,
+                &binding_labels(ctx, gw),
+                &deployed.target_group_bindings,
+                &ctx.cfg.namespaces,
+                ctx.cfg.metrics.as_ref(),
+            )
+            .await?;
+            Ok::<_, GatewayError>(deployed)
+        })
+        .await;
+    let deployed = match deployed {
+        Ok(d) => d,
+        Err(e) => {
+            // A load balancer still provisioning is waited for, as upstream requeues: no Warning.
+            if !matches!(e, GatewayError::Deploy(DeployError::NotReady(_))) {
+                warn(
+                    ctx,
+                    gw,
+                    reason::FAILED_DEPLOY_MODEL,
+                    format!("Failed deploy model due to {e}"),
+                )
+                .await;
+                fail_status(ctx, gw, status::RECONCILE_ERROR).await;
+            }
+            return Err(e);
+        }
+    };
+    tracing::info!(gateway = %gw.name_any(), "successfully deployed model");
+    let Some(lb) = &deployed.load_balancer else {
+        return Ok(Some(ctx.cfg.sync_period));
+    };
+    let programmed = Programmed {
+        arn: lb.arn.clone(),
+        dns_name: lb.dns_name.clone(),
+        active: matches!(lb.state.as_str(), "active" | "active_impaired"),
+    };
+    let listeners = status::listener_statuses(
+        gw,
+        ctx.cfg.lb,
+        &built.listeners,
+        &built.attachment.attached_routes,
+        programmed.active,
+    );
+    let any_valid = built.listeners.values().any(|v| v.valid);
+    let any_invalid = built.listeners.values().any(|v| !v.valid);
+    if let Some(st) = status::success(gw, listeners, &programmed, any_valid, any_invalid) {
+        if let Err(e) = ctx
+            .rec
+            .staged("update_status", status::patch(&ctx.client, gw, &st))
+            .await
+        {
+            let note = format!(
+                "Failed update status due to failed to update gw status: {}/{}: {e}",
+                ns_of(gw),
+                gw.name_any()
+            );
+            warn(ctx, gw, reason::FAILED_UPDATE_STATUS, note).await;
+            return Err(e.into());
+        }
+    }
+    // Route `status.parents` are written from `built.attachment` by the route status publisher.
+    ctx.events
+        .normal(
+            &gw.object_ref(&()),
+            reason::SUCCESSFULLY_RECONCILED,
+            "Successfully reconciled".into(),
+        )
+        .await;
+    if programmed.active {
+        Ok(Some(ctx.cfg.sync_period))
+    } else {
+        Ok(Some(PROGRAMMED_REQUEUE))
+    }
+}
+
+/// The Gateway is going and holds the finalizer: its stack goes.
+async fn cleanup(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError> {
+    let k = kind(ctx.cfg.lb);
+    if !gw.finalizers().iter().any(|f| f == k.finalizer) {
+        return Ok(());
+    }
+    let stack_id = format!("{}/{}", ns_of(gw), gw.name_any());
+    let empty = Stack {
+        stack_id: stack_id.clone(),
+        kind: k.stack,
+        ..Default::default()
+    };
+    // A protected load balancer stays serving, and so do its bindings; the user lifts it.
+    let removed = async {
+        ctx.deployer.check_deletable_of(k.stack, &stack_id).await?;
+        sync_bindings(
+            &ctx.client,
+            &binding_labels(ctx, gw),
+            &[],
+            &ctx.cfg.namespaces,
+            ctx.cfg.metrics.as_ref(),
+        )
+        .await?;
+        ctx.deployer.deploy(&empty).await?;
+        // The finalizer is all that keeps the load balancer from leaking: released only once
+        // AWS shows none of the stack any more.
+        if ctx
+            .deployer
+            .has_load_balancer_of(k.stack, &stack_id)
+            .await?
+        {
+            return Err(GatewayError::Leftover(stack_id.clone()));
+        }
+        Ok::<_, GatewayError>(())
+    };
+    if let Err(e) = removed.await {
+        warn(
+            ctx,
+            gw,
+            reason::FAILED_DEPLOY_MODEL,
+            format!("Failed deploy model due to {e}"),
+        )
+        .await;
+        return Err(e);
+    }
+    tracing::info!(gateway = %stack_id, "deleted the gateway's resources");
+    if let Err(e) = remove_finalizer(&api_of(ctx, gw), gw, k.finalizer).await {
+        let note = format!("Failed remove gateway finalizer due to {e}");
+        warn(ctx, gw, reason::FAILED_REMOVE_FINALIZER, note).await;
+        return Err(e.into());
+    }
+    Ok(())
+}
