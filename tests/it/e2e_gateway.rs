@@ -246,10 +246,15 @@ async fn gateways_to_alb_and_nlb_in_moto_then_detach_a_route_then_delete() {
         None,
     );
     assert!(ok, "{out}");
-    eventually("the canary rule goes", WAIT, || async {
-        inv(&c, ALB_STACK).await.rules.len() == 1
-    })
-    .await;
+    let deadline = std::time::Instant::now() + WAIT;
+    while inv(&c, ALB_STACK).await.rules.len() != 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the canary rule never went; controller log:\n{}",
+            ctl.stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     eventually("its target groups go", WAIT, || async {
         inv(&c, ALB_STACK).await.tgs.len() == 1
     })
@@ -287,6 +292,36 @@ async fn gateways_to_alb_and_nlb_in_moto_then_detach_a_route_then_delete() {
         "watch tcproutes.gateway.networking.k8s.io */*",
         "create targetgroupbindings.elbv2.k8s.aws demo/*",
     ]);
+    drop(ctl);
+    k8s.server.stop().await;
+}
+
+/// Without the Gateway API CRDs, upstream's detection turns both gates off with its log lines
+/// and no Gateway API kind is ever watched (an ordinary cluster sees no failing watch).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_gateway_api_crds_turn_both_gates_off_with_upstreams_log_lines() {
+    let k8s = Cluster::start().await;
+    let ctl = k8s.controller(&["--cluster-name=e2e".into()]);
+    let alb = ctl.wait_for_log("Disabling ALBGatewayAPI: missing required CRDs", WAIT);
+    assert_eq!(alb["level"], "INFO");
+    assert!(
+        alb["missing"].as_str().unwrap().contains("HTTPRoute"),
+        "{alb}"
+    );
+    let nlb = ctl.wait_for_log("Disabling NLBGatewayAPI: missing required CRDs", WAIT);
+    assert!(
+        nlb["missing"].as_str().unwrap().contains("TCPRoute"),
+        "{nlb}"
+    );
+    ctl.wait_for_log("caches synced", WAIT);
+    let gateway_requests: Vec<String> = k8s
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.group.starts_with("gateway."))
+        .map(|r| r.describe())
+        .collect();
+    assert!(gateway_requests.is_empty(), "{gateway_requests:#?}");
     drop(ctl);
     k8s.server.stop().await;
 }

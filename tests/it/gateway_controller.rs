@@ -240,3 +240,55 @@ async fn a_build_error_is_a_warning_with_upstreams_static_condition_and_no_aws_w
     let gw = r.gateways().get("gw").await.unwrap();
     assert!(gw.finalizers().is_empty(), "no finalizer before a deploy");
 }
+
+/// The Gateway's own LoadBalancerConfiguration protects the ALB: deleting the Gateway is refused
+/// with upstream's message, the finalizer and the ALB stay; the configuration in use carries
+/// upstream's finalizer.
+#[tokio::test]
+async fn deletion_protection_in_the_configuration_keeps_finalizer_and_alb() {
+    let r = Running::start().await;
+    let lbc = r#"
+apiVersion: gateway.k8s.aws/v1
+kind: LoadBalancerConfiguration
+metadata: {name: protect, namespace: demo}
+spec:
+  loadBalancerAttributes: [{key: deletion_protection.enabled, value: "true"}]
+"#;
+    create_all(&r.h.client, lbc).await;
+    let yaml = manifests("HTTP", 80).replace(
+        "  gatewayClassName: aws-alb\n",
+        "  gatewayClassName: aws-alb\n  infrastructure:\n    parametersRef: {group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: protect}\n",
+    );
+    create_all(&r.h.client, &yaml).await;
+    accept_class(&r.h.client, "aws-alb").await;
+    eventually("Programmed=True", WAIT, || async {
+        r.condition("gw", "Programmed")
+            .await
+            .is_some_and(|c| c.0 == "True")
+    })
+    .await;
+    let lbcs: Api<aws_load_balancer_controller::crd::gateway::LoadBalancerConfiguration> =
+        Api::namespaced(r.h.client.clone(), "demo");
+    let held = lbcs.get("protect").await.unwrap();
+    assert!(held
+        .finalizers()
+        .contains(&"gateway.k8s.aws/loadbalancerconfigurations".to_string()));
+    r.gateways()
+        .delete("gw", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("upstream's refusal", WAIT, || async {
+        r.h.events("demo", "gw").await.iter().any(|(t, reason, note)| {
+            t == "Warning"
+                && reason == "FailedBuildModel"
+                && note.contains(
+                    "Unable to delete gateway {Namespace:demo Name:gw} because deletion protection is enabled.",
+                )
+        })
+    })
+    .await;
+    let gw = r.gateways().get("gw").await.unwrap();
+    assert!(gw.finalizers().contains(&"gateway.k8s.aws/alb".to_string()));
+    let inv = inventory_of(r.fake.as_ref(), r.fake.as_ref(), STACK_TAG, "demo/gw").await;
+    assert_eq!(inv.lbs.len(), 1, "the protected ALB stays");
+}

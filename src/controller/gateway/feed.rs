@@ -119,9 +119,11 @@ impl Feed {
         }
     }
 
+    /// Queues those of `keys` that are Gateways of our classes now (a trigger remembers keys
+    /// unfiltered: a route seen before its Gateway or class still names it when it moves away).
     fn enqueue(&self, keys: impl IntoIterator<Item = String>) {
         let Some(queue) = self.queue() else { return };
-        for k in keys {
+        for k in self.ours(keys) {
             queue.add(k);
         }
     }
@@ -158,7 +160,7 @@ impl Feed {
             .filter(|r| pick(r))
             .flat_map(|r| r.parents)
             .collect();
-        self.ours(parents)
+        parents.into_iter().collect()
     }
 
     fn for_gateway(&self, gw: &Gateway) -> Vec<String> {
@@ -322,8 +324,8 @@ pub fn on_class(f: &Feed, c: &GatewayClass) -> Vec<String> {
 pub fn on_lb_config(f: &Feed, l: &LoadBalancerConfiguration) -> Vec<String> {
     f.for_lb_config(l)
 }
-pub fn on_route<K: Resource + serde::Serialize>(f: &Feed, r: &K) -> Vec<String> {
-    f.ours(route_refs(r).parents)
+pub fn on_route<K: Resource + serde::Serialize>(_: &Feed, r: &K) -> Vec<String> {
+    route_refs(r).parents
 }
 pub fn on_service(f: &Feed, s: &Service) -> Vec<String> {
     let (ns, name) = (s.namespace().unwrap_or_default(), s.name_any());

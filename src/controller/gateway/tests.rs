@@ -128,3 +128,23 @@ async fn a_class_queues_its_gateways_only_when_it_is_ours() {
     t.apply(&class("other", "example.com/gw"));
     assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
 }
+
+#[tokio::test]
+async fn a_route_seen_before_its_gateway_still_queues_it_when_detached() {
+    let s = setup();
+    let routes = Trigger::new(s.feed.clone(), on_route::<HttpRoute>, false);
+    let early = route("1", &["late"], "web");
+    routes.apply(&early);
+    assert!(s.queue.is_empty(), "no such Gateway yet");
+    s.feed
+        .stores
+        .gateways
+        .apply(&gateway("late", "alb", "1", json!({})));
+    let moved = route("2", &["b"], "web");
+    routes.apply(&moved);
+    assert_eq!(
+        drain(&s.queue).await,
+        vec!["apps/late"],
+        "the Gateway the route left hears of it"
+    );
+}
