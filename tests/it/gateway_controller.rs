@@ -292,3 +292,36 @@ spec:
     let inv = inventory_of(r.fake.as_ref(), r.fake.as_ref(), STACK_TAG, "demo/gw").await;
     assert_eq!(inv.lbs.len(), 1, "the protected ALB stays");
 }
+
+/// Upstream's dry run: a Gateway not yet provisioned with `gateway.k8s.aws/dry-run: "true"` gets
+/// its stack in `gateway.k8s.aws/dry-run-plan`, and nothing is written to AWS, no finalizer.
+#[tokio::test]
+async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
+    let r = Running::start().await;
+    let yaml = manifests("HTTP", 80).replace(
+        "metadata: {name: gw, namespace: demo}",
+        "metadata: {name: gw, namespace: demo, annotations: {gateway.k8s.aws/dry-run: \"true\"}}",
+    );
+    create_all(&r.h.client, &yaml).await;
+    accept_class(&r.h.client, "aws-alb").await;
+    eventually("the plan annotation", WAIT, || async {
+        r.gateways()
+            .get("gw")
+            .await
+            .unwrap()
+            .annotations()
+            .contains_key("gateway.k8s.aws/dry-run-plan")
+    })
+    .await;
+    let gw = r.gateways().get("gw").await.unwrap();
+    let plan: serde_json::Value =
+        serde_json::from_str(&gw.annotations()["gateway.k8s.aws/dry-run-plan"]).unwrap();
+    assert_eq!(plan["stackId"], "demo/gw", "{plan}");
+    assert!(gw.finalizers().is_empty());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        r.fake.write_calls().is_empty(),
+        "{:?}",
+        r.fake.write_calls()
+    );
+}
