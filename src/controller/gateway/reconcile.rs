@@ -176,7 +176,35 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
     if gw.annotations().contains_key(DRY_RUN_PLAN_ANNOTATION) {
         clear_plan(ctx, &gw).await?;
     }
+    let ignored = not_built(&owned, &built.stack);
+    if !ignored.is_empty() {
+        let note = format!(
+            "{} not supported by this build yet: no listener, rule or target group is made for them",
+            ignored.join(", ")
+        );
+        warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note).await;
+    }
     deploy(ctx, &gw, &built).await
+}
+
+/// Routes naming the Gateway that the model left out (kinds it does not build yet): they must
+/// not look served.
+fn not_built(owned: &Owned, stack: &Stack) -> Vec<String> {
+    let key = |ns: Option<String>, name: String| {
+        format!("{}/{name}", ns.unwrap_or_else(|| "default".into()))
+    };
+    let grpc = owned
+        .grpc_routes
+        .iter()
+        .map(|r| ("GRPCRoute", key(r.namespace(), r.name_any())));
+    let tls = owned
+        .tls_routes
+        .iter()
+        .map(|r| ("TLSRoute", key(r.namespace(), r.name_any())));
+    grpc.chain(tls)
+        .filter(|(_, k)| !stack.members.contains(k))
+        .map(|(kind, k)| format!("{kind} {k}"))
+        .collect()
 }
 
 impl Configs {
@@ -367,4 +395,30 @@ async fn cleanup(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError> {
         return Err(e.into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn attached_routes_the_model_left_out_are_named_not_ignored() {
+        let grpc = serde_json::from_value(json!({
+            "metadata": {"name": "g", "namespace": "apps"},
+            "spec": {"parentRefs": [{"name": "gw"}]}
+        }))
+        .unwrap();
+        let owned = Owned {
+            grpc_routes: vec![grpc],
+            ..Owned::default()
+        };
+        let mut stack = Stack::default();
+        assert_eq!(not_built(&owned, &stack), vec!["GRPCRoute apps/g"]);
+        stack.members.push("apps/g".into());
+        assert!(
+            not_built(&owned, &stack).is_empty(),
+            "once the model builds it, no warning"
+        );
+    }
 }
