@@ -9,6 +9,7 @@
 //! reconciled at once, a failed one backs off exponentially up to `max_backoff`, and every
 //! handled Gateway is resynced each `sync_period`.
 
+mod cleanup;
 mod config;
 pub mod detect;
 mod feed;

@@ -21,8 +21,8 @@ use super::feed::controller_name;
 use super::inputs::Owned;
 use super::status::{self, Programmed};
 use super::{Ctx, GatewayError};
+use crate::controller::add_finalizer;
 use crate::controller::ingress::{reason, sync_bindings};
-use crate::controller::{add_finalizer, remove_finalizer};
 use crate::deploy::Error as DeployError;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::{
@@ -35,13 +35,13 @@ use crate::model::{GroupId, Stack, StackKind};
 /// Upstream's requeue while the load balancer is not active yet.
 pub const PROGRAMMED_REQUEUE: Duration = Duration::from_secs(120);
 
-struct Kind {
-    finalizer: &'static str,
-    prefix: &'static str,
-    stack: StackKind,
+pub(super) struct Kind {
+    pub(super) finalizer: &'static str,
+    pub(super) prefix: &'static str,
+    pub(super) stack: StackKind,
 }
 
-fn kind(lb: LbKind) -> Kind {
+pub(super) fn kind(lb: LbKind) -> Kind {
     match lb {
         LbKind::Alb => Kind {
             finalizer: ALB_GATEWAY_FINALIZER,
@@ -56,20 +56,20 @@ fn kind(lb: LbKind) -> Kind {
     }
 }
 
-async fn warn(ctx: &Ctx, gw: &Gateway, reason: &str, note: String) {
+pub(super) async fn warn(ctx: &Ctx, gw: &Gateway, reason: &str, note: String) {
     ctx.events.warning(&gw.object_ref(&()), reason, note).await;
 }
 
-fn ns_of(gw: &Gateway) -> String {
+pub(super) fn ns_of(gw: &Gateway) -> String {
     gw.namespace().unwrap_or_else(|| "default".into())
 }
 
-fn api_of(ctx: &Ctx, gw: &Gateway) -> Api<Gateway> {
+pub(super) fn api_of(ctx: &Ctx, gw: &Gateway) -> Api<Gateway> {
     Api::namespaced(ctx.client.clone(), &ns_of(gw))
 }
 
 /// Labels of the stack's TargetGroupBindings (`gateway.k8s.aws.alb/stack-namespace`, `-name`).
-fn binding_labels(ctx: &Ctx, gw: &Gateway) -> BTreeMap<String, String> {
+pub(super) fn binding_labels(ctx: &Ctx, gw: &Gateway) -> BTreeMap<String, String> {
     let group = GroupId::implicit(&ns_of(gw), &gw.name_any());
     TagContext {
         cfg: &ctx.cfg.model,
@@ -129,7 +129,9 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             fail_status(ctx, &gw, status::RECONCILE_ERROR).await;
             return Err(GatewayError::Config(e));
         }
-        ctx.rec.staged("cleanup", cleanup(ctx, &gw)).await?;
+        ctx.rec
+            .staged("cleanup", super::cleanup::cleanup(ctx, &gw))
+            .await?;
         return Ok(None);
     }
     let owned = Owned::gather(stores, ctx.cfg.lb, key);
@@ -341,60 +343,6 @@ async fn deploy(
     } else {
         Ok(Some(PROGRAMMED_REQUEUE))
     }
-}
-
-/// The Gateway is going and holds the finalizer: its stack goes.
-async fn cleanup(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError> {
-    let k = kind(ctx.cfg.lb);
-    if !gw.finalizers().iter().any(|f| f == k.finalizer) {
-        return Ok(());
-    }
-    let stack_id = format!("{}/{}", ns_of(gw), gw.name_any());
-    let empty = Stack {
-        stack_id: stack_id.clone(),
-        kind: k.stack,
-        ..Default::default()
-    };
-    // A protected load balancer stays serving, and so do its bindings; the user lifts it.
-    let removed = async {
-        ctx.deployer.check_deletable_of(k.stack, &stack_id).await?;
-        sync_bindings(
-            &ctx.client,
-            &binding_labels(ctx, gw),
-            &[],
-            &ctx.cfg.namespaces,
-            ctx.cfg.metrics.as_ref(),
-        )
-        .await?;
-        ctx.deployer.deploy(&empty).await?;
-        // The finalizer is all that keeps the load balancer from leaking: released only once
-        // AWS shows none of the stack any more.
-        if ctx
-            .deployer
-            .has_load_balancer_of(k.stack, &stack_id)
-            .await?
-        {
-            return Err(GatewayError::Leftover(stack_id.clone()));
-        }
-        Ok::<_, GatewayError>(())
-    };
-    if let Err(e) = removed.await {
-        warn(
-            ctx,
-            gw,
-            reason::FAILED_DEPLOY_MODEL,
-            format!("Failed deploy model due to {e}"),
-        )
-        .await;
-        return Err(e);
-    }
-    tracing::info!(gateway = %stack_id, "deleted the gateway's resources");
-    if let Err(e) = remove_finalizer(&api_of(ctx, gw), gw, k.finalizer).await {
-        let note = format!("Failed remove gateway finalizer due to {e}");
-        warn(ctx, gw, reason::FAILED_REMOVE_FINALIZER, note).await;
-        return Err(e.into());
-    }
-    Ok(())
 }
 
 #[cfg(test)]
