@@ -254,6 +254,13 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
                 },
             };
             readiness.set(READY_KUBE, true);
+            // Gateway gates whose CRDs are missing turn off (upstream's detection), and the
+            // Gateway controllers that stay on register before anything is watched.
+            let mut cfg = cfg;
+            if !crate::controller::gateway::detect::apply(&client, &mut cfg.gateway, &token).await {
+                return;
+            }
+            controllers.register_gateway(&watches, &cfg);
             let bindings = indexes.bindings.clone();
             let watches = {
                 let (client, cfg, token) = (client.clone(), cfg.clone(), token.clone());

@@ -40,11 +40,6 @@ fn main() -> ExitCode {
 fn run_controller(args: &aws_load_balancer_controller::args::ControllerArgs) -> anyhow::Result<()> {
     let cfg = Config::from_args(args)?;
     telemetry::init(cfg.log_level, cfg.log_format);
-    // Until this build has Gateway reconcilers, an enabled Gateway gate must say so instead of
-    // looking like a controller that accepts Gateways.
-    if let Some(warning) = cfg.gateway.not_reconciled_warning() {
-        tracing::warn!("{warning}");
-    }
     match nofile::raise_soft_limit() {
         Some((before, after)) if after > before => {
             tracing::info!(from = before, to = after, "raised the open-file soft limit")

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::aws::{self, Acm, AssumeRole, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
 use crate::config::Config;
+use crate::controller::gateway::{self, GatewayControllerConfig};
 use crate::controller::gateway_class::{self, GatewayClassConfig};
 use crate::controller::ingress::{self, IngressConfig};
 use crate::controller::leader::{self, LeaderConfig, Leadership};
@@ -16,6 +17,7 @@ use crate::controller::metrics::ControllerMetrics;
 use crate::controller::service::{self, ServiceConfig};
 use crate::controller::tgb::{self, TgbConfig};
 use crate::deploy::CertDiscovery;
+use crate::model::gateway::listeners::LbKind;
 use crate::watch::Watches;
 use crate::webhook::indexes::TgbIndex;
 use crate::webhook::late::LateSlot;
@@ -149,8 +151,11 @@ pub struct Controllers {
     ingress: ingress::Warm,
     tgb: tgb::Warm,
     service: service::Warm,
-    /// GatewayClasses and the `gateway.k8s.aws` configurations' finalizers (either Gateway gate).
-    pub gateway_class: gateway_class::Warm,
+    /// Set once CRD detection has settled the Gateway gates (before the watches start).
+    gateway: std::sync::OnceLock<gateway::Warm>,
+    /// GatewayClasses and the `gateway.k8s.aws` configurations' finalizers (either Gateway gate
+    /// after CRD detection), set with the Gateway controllers.
+    pub gateway_class: std::sync::OnceLock<gateway_class::Warm>,
 }
 
 impl Controllers {
@@ -160,8 +165,24 @@ impl Controllers {
             ingress: ingress::Warm::register(watches, &cfg.ingress_class),
             tgb: tgb::Warm::register(watches, cfg.enable_endpoint_slices),
             service: service::Warm::register(watches, &crate::model::ModelConfig::from(cfg)),
-            gateway_class: gateway_class::Warm::register(watches, &GatewayClassConfig::from(cfg)),
+            gateway: std::sync::OnceLock::new(),
+            gateway_class: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Registers the Gateway controllers whose gates stayed on after CRD detection (before the
+    /// watches start; a second call changes nothing).
+    pub fn register_gateway(&self, watches: &Watches, cfg: &Config) {
+        let gates = &cfg.gateway;
+        if let Some(warm) = gateway::Warm::register(watches, gates.alb.enabled, gates.nlb.enabled) {
+            let _ = self.gateway.set(warm);
+        }
+        let classes = GatewayClassConfig::from(cfg);
+        if classes.enabled() && self.gateway_class.get().is_none() {
+            let _ = self
+                .gateway_class
+                .set(gateway_class::Warm::register(watches, &classes));
+        }
     }
 }
 
@@ -210,15 +231,47 @@ async fn run_leading(
             .await
         }
     };
-    // Does nothing unless gate ALBGatewayAPI or NLBGatewayAPI is on.
-    let classes = gateway_class::lead(
-        &warm.gateway_class,
-        client.clone(),
-        GatewayClassConfig {
-            controller_metrics: metrics.clone(),
-            ..GatewayClassConfig::from(&*cfg)
-        },
-        token.clone(),
+    // Does nothing unless gate ALBGatewayAPI or NLBGatewayAPI stayed on.
+    let classes = async {
+        if let Some(w) = warm.gateway_class.get() {
+            gateway_class::lead(
+                w,
+                client.clone(),
+                GatewayClassConfig {
+                    controller_metrics: metrics.clone(),
+                    ..GatewayClassConfig::from(&*cfg)
+                },
+                token.clone(),
+            )
+            .await
+        }
+    };
+    // Gates `ALBGatewayAPI` / `NLBGatewayAPI` (after CRD detection): one controller per kind.
+    let gateways = futures::future::join_all(
+        [LbKind::Alb, LbKind::Nlb]
+            .into_iter()
+            .filter_map(|lb| {
+                let w = warm.gateway.get()?;
+                w.feed(lb)?;
+                Some((w, lb))
+            })
+            .map(|(w, lb)| {
+                let gw_cfg = GatewayControllerConfig {
+                    metrics: cloud.metrics.clone(),
+                    controller_metrics: metrics.clone(),
+                    service_references: warm.gateway_class.get().map(|c| c.service_references()),
+                    ..GatewayControllerConfig::from_flags(&cfg, lb)
+                };
+                gateway::lead(
+                    w,
+                    client.clone(),
+                    cloud.elbv2.clone(),
+                    cloud.ec2.clone(),
+                    cloud.resolved.vpc_id.clone(),
+                    gw_cfg,
+                    token.clone(),
+                )
+            }),
     );
     let tgb = tgb::lead(
         &warm.tgb,
@@ -226,12 +279,12 @@ async fn run_leading(
         cloud.elbv2.clone(),
         cloud.ec2.clone(),
         TgbConfig {
-            controller_metrics: metrics,
+            controller_metrics: metrics.clone(),
             ..tgb_config(&cfg, &cloud)
         },
         token.clone(),
     );
-    futures::join!(ingress, services, classes, tgb);
+    futures::join!(ingress, services, classes, gateways, tgb);
 }
 
 /// Runs the reconcilers until `shutdown`: directly, or only while elected when

@@ -1,6 +1,7 @@
 //! Controllers that reconcile Kubernetes objects against AWS, and the plumbing they share:
 //! finalizer add/remove, best-effort event publishing and a capped per-object error backoff.
 
+pub mod gateway;
 pub mod gateway_class;
 pub mod ingress;
 pub mod kube_fence;

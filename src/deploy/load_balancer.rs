@@ -308,6 +308,12 @@ impl Deployer {
         }))
     }
 
+    /// Whether AWS shows a load balancer of stack `stack_id` of `kind` (a deleted Gateway's
+    /// finalizer waits until it shows none).
+    pub async fn has_load_balancer_of(&self, kind: StackKind, stack_id: &str) -> Result<bool> {
+        Ok(!self.find_owned_lbs(kind, stack_id).await?.is_empty())
+    }
+
     /// Refuses (`DeletionProtected`) when a load balancer of the Ingress stack has deletion
     /// protection on, so that nothing of a protected stack (bindings, rules) is taken apart first.
     pub async fn check_deletable(&self, stack_id: &str) -> Result<()> {

@@ -90,6 +90,8 @@ pub struct DeployedLoadBalancer {
     /// Lower-cased, as upstream writes it into Ingress status.
     pub dns_name: String,
     pub canonical_hosted_zone_id: String,
+    /// `provisioning`, `active`, ... as the create or describe call answered (Gateway status).
+    pub state: String,
 }
 
 impl From<crate::aws::LoadBalancer> for DeployedLoadBalancer {
@@ -99,6 +101,7 @@ impl From<crate::aws::LoadBalancer> for DeployedLoadBalancer {
             name: l.name,
             dns_name: l.dns_name.to_ascii_lowercase(),
             canonical_hosted_zone_id: l.canonical_hosted_zone_id,
+            state: l.state,
         }
     }
 }
@@ -298,7 +301,7 @@ impl Deployer {
                     .filter(|r| r.listener_arn == Token::ListenerArn(*port))
                     .cloned()
                     .collect();
-                rule_leftovers.extend(self.sync_rules(arn, &rules, &res).await?);
+                rule_leftovers.extend(self.sync_rules(kind, arn, &rules, &res).await?);
             }
             // 6. WAFv2, WAF Classic, Shield (upstream's order, after the rules).
             self.sync_addons(&addon_plan, &lb.arn).await?;

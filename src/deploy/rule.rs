@@ -125,6 +125,7 @@ impl Deployer {
     /// Reconciles the rules of one listener; returns the rules to delete in the cleanup phase.
     pub(crate) async fn sync_rules(
         &self,
+        kind: StackKind,
         listener_arn: &str,
         want: &[model::ListenerRule],
         res: &Resolved,
@@ -152,10 +153,10 @@ impl Deployer {
             .into_iter()
             .map(|rule| HaveRule {
                 priority: rule.priority.parse().unwrap_or(u32::MAX),
-                resource_id: tag_map.get(&rule.arn).and_then(|t| {
-                    // Only Ingress stacks have listener rules.
-                    tags::resource_id(t, StackKind::Ingress).map(String::from)
-                }),
+                // Ingress and ALB Gateway stacks have listener rules, each with its own prefix.
+                resource_id: tag_map
+                    .get(&rule.arn)
+                    .and_then(|t| tags::resource_id(t, kind).map(String::from)),
                 rule,
             })
             .collect();

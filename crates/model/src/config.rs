@@ -17,7 +17,7 @@ mod tags;
 mod throttle;
 mod webhook;
 pub use gates::{feature_gates, FEATURE_GATE_DEFAULTS, UNSUPPORTED_GATES};
-pub use gateway::{DisabledGate, Gate, GatewayConfig};
+pub use gateway::{DisabledGate, Gate, GatewayConfig, GATEWAY_V1, LBC_GATEWAY_V1};
 use tags::check_tag_keys;
 pub use tags::TRACKING_TAG_KEYS;
 pub use throttle::{parse_throttle, ThrottleRule};

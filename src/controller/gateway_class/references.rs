@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use crate::model::Stack;
 
-#[derive(Default)]
+#[derive(Default, Debug)]
 struct Inner {
     /// Gateway `ns/name` → Service `ns/name`s.
     relations: HashMap<String, BTreeSet<String>>,
@@ -18,7 +18,7 @@ struct Inner {
 
 /// Gateway → Service references, shared by the Gateway reconcilers and the
 /// TargetGroupConfiguration finalizer. Cheap to share through an `Arc`.
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct ServiceReferences {
     inner: Mutex<Inner>,
 }

@@ -59,7 +59,8 @@ impl EnvReader {
         })
     }
 
-    async fn subnets(&self) -> Result<Arc<Vec<SubnetInfo>>, AwsError> {
+    /// The VPC's subnets (cached for a few seconds); the Gateway controllers read them too.
+    pub(crate) async fn subnets(&self) -> Result<Arc<Vec<SubnetInfo>>, AwsError> {
         if let Some((at, list)) = &*self.subnets.lock().unwrap_or_else(|p| p.into_inner()) {
             if at.elapsed() < SUBNETS_TTL {
                 return Ok(list.clone());

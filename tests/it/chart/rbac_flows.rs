@@ -33,6 +33,7 @@ const EV: &str =
 const SVC: &str = "Service reconciler: runs only once AWS resolves; its requests are checked against this RBAC in e2e_service (moto)";
 const NS: &str = "Ingress class loader: IngressClassParams namespaceSelector needs the Ingress's Namespace labels";
 const MC: &str = "multi-cluster TargetGroupBindings' target ConfigMaps (upstream's cluster-wide grant, kept so bindings survive a chart swap); written by the TargetGroupBinding reconciler, which runs only once AWS resolves";
+const GW: &str = "Gateway API (upstream's grants): the Gateway controllers run only once AWS resolves and their CRDs are served; checked in e2e_gateway (moto)";
 const NOT_EXERCISED: &[(&str, &str)] = &[
     ("cluster create core/configmaps", MC),
     ("cluster delete core/configmaps", MC),
@@ -80,6 +81,262 @@ const NOT_EXERCISED: &[(&str, &str)] = &[
         "kube-system update coordination.k8s.io/leases[aws-load-balancer-controller-leader]",
         LE,
     ),
+    ("cluster get gateway.k8s.aws/listenerruleconfigurations", GW),
+    (
+        "cluster get gateway.k8s.aws/listenerruleconfigurations/status",
+        GW,
+    ),
+    ("cluster get gateway.k8s.aws/loadbalancerconfigurations", GW),
+    (
+        "cluster get gateway.k8s.aws/loadbalancerconfigurations/status",
+        GW,
+    ),
+    ("cluster get gateway.k8s.aws/targetgroupconfigurations", GW),
+    (
+        "cluster get gateway.k8s.aws/targetgroupconfigurations/status",
+        GW,
+    ),
+    ("cluster get gateway.networking.k8s.io/gatewayclasses", GW),
+    (
+        "cluster get gateway.networking.k8s.io/gatewayclasses/status",
+        GW,
+    ),
+    ("cluster get gateway.networking.k8s.io/gateways", GW),
+    ("cluster get gateway.networking.k8s.io/gateways/status", GW),
+    ("cluster get gateway.networking.k8s.io/grpcroutes", GW),
+    (
+        "cluster get gateway.networking.k8s.io/grpcroutes/status",
+        GW,
+    ),
+    ("cluster get gateway.networking.k8s.io/httproutes", GW),
+    (
+        "cluster get gateway.networking.k8s.io/httproutes/status",
+        GW,
+    ),
+    ("cluster get gateway.networking.k8s.io/listenersets", GW),
+    (
+        "cluster get gateway.networking.k8s.io/listenersets/status",
+        GW,
+    ),
+    ("cluster get gateway.networking.k8s.io/referencegrants", GW),
+    ("cluster get gateway.networking.k8s.io/tcproutes", GW),
+    ("cluster get gateway.networking.k8s.io/tcproutes/status", GW),
+    ("cluster get gateway.networking.k8s.io/tlsroutes", GW),
+    ("cluster get gateway.networking.k8s.io/tlsroutes/status", GW),
+    ("cluster get gateway.networking.k8s.io/udproutes", GW),
+    ("cluster get gateway.networking.k8s.io/udproutes/status", GW),
+    (
+        "cluster list gateway.k8s.aws/listenerruleconfigurations",
+        GW,
+    ),
+    (
+        "cluster list gateway.k8s.aws/loadbalancerconfigurations",
+        GW,
+    ),
+    ("cluster list gateway.k8s.aws/targetgroupconfigurations", GW),
+    ("cluster list gateway.networking.k8s.io/gatewayclasses", GW),
+    ("cluster list gateway.networking.k8s.io/gateways", GW),
+    ("cluster list gateway.networking.k8s.io/grpcroutes", GW),
+    ("cluster list gateway.networking.k8s.io/httproutes", GW),
+    ("cluster list gateway.networking.k8s.io/listenersets", GW),
+    ("cluster list gateway.networking.k8s.io/referencegrants", GW),
+    ("cluster list gateway.networking.k8s.io/tcproutes", GW),
+    ("cluster list gateway.networking.k8s.io/tlsroutes", GW),
+    ("cluster list gateway.networking.k8s.io/udproutes", GW),
+    (
+        "cluster patch gateway.k8s.aws/listenerruleconfigurations",
+        GW,
+    ),
+    (
+        "cluster patch gateway.k8s.aws/listenerruleconfigurations/finalizers",
+        GW,
+    ),
+    (
+        "cluster patch gateway.k8s.aws/listenerruleconfigurations/status",
+        GW,
+    ),
+    (
+        "cluster patch gateway.k8s.aws/loadbalancerconfigurations",
+        GW,
+    ),
+    (
+        "cluster patch gateway.k8s.aws/loadbalancerconfigurations/finalizers",
+        GW,
+    ),
+    (
+        "cluster patch gateway.k8s.aws/loadbalancerconfigurations/status",
+        GW,
+    ),
+    (
+        "cluster patch gateway.k8s.aws/targetgroupconfigurations",
+        GW,
+    ),
+    (
+        "cluster patch gateway.k8s.aws/targetgroupconfigurations/finalizers",
+        GW,
+    ),
+    (
+        "cluster patch gateway.k8s.aws/targetgroupconfigurations/status",
+        GW,
+    ),
+    ("cluster patch gateway.networking.k8s.io/gatewayclasses", GW),
+    (
+        "cluster patch gateway.networking.k8s.io/gatewayclasses/finalizers",
+        GW,
+    ),
+    (
+        "cluster patch gateway.networking.k8s.io/gatewayclasses/status",
+        GW,
+    ),
+    ("cluster patch gateway.networking.k8s.io/gateways", GW),
+    (
+        "cluster patch gateway.networking.k8s.io/gateways/finalizers",
+        GW,
+    ),
+    (
+        "cluster patch gateway.networking.k8s.io/gateways/status",
+        GW,
+    ),
+    (
+        "cluster patch gateway.networking.k8s.io/grpcroutes/status",
+        GW,
+    ),
+    (
+        "cluster patch gateway.networking.k8s.io/httproutes/status",
+        GW,
+    ),
+    (
+        "cluster patch gateway.networking.k8s.io/listenersets/status",
+        GW,
+    ),
+    (
+        "cluster patch gateway.networking.k8s.io/referencegrants",
+        GW,
+    ),
+    (
+        "cluster patch gateway.networking.k8s.io/tcproutes/status",
+        GW,
+    ),
+    (
+        "cluster patch gateway.networking.k8s.io/tlsroutes/status",
+        GW,
+    ),
+    (
+        "cluster patch gateway.networking.k8s.io/udproutes/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.k8s.aws/listenerruleconfigurations/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.k8s.aws/listenerruleconfigurations/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.k8s.aws/loadbalancerconfigurations/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.k8s.aws/loadbalancerconfigurations/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.k8s.aws/targetgroupconfigurations/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.k8s.aws/targetgroupconfigurations/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/gatewayclasses/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/gatewayclasses/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/gateways/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/gateways/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/grpcroutes/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/grpcroutes/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/httproutes/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/httproutes/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/listenersets/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/listenersets/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/tcproutes/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/tcproutes/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/tlsroutes/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/tlsroutes/status",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/udproutes/finalizers",
+        GW,
+    ),
+    (
+        "cluster update gateway.networking.k8s.io/udproutes/status",
+        GW,
+    ),
+    (
+        "cluster watch gateway.k8s.aws/listenerruleconfigurations",
+        GW,
+    ),
+    (
+        "cluster watch gateway.k8s.aws/loadbalancerconfigurations",
+        GW,
+    ),
+    (
+        "cluster watch gateway.k8s.aws/targetgroupconfigurations",
+        GW,
+    ),
+    ("cluster watch gateway.networking.k8s.io/gatewayclasses", GW),
+    ("cluster watch gateway.networking.k8s.io/gateways", GW),
+    ("cluster watch gateway.networking.k8s.io/grpcroutes", GW),
+    ("cluster watch gateway.networking.k8s.io/httproutes", GW),
+    ("cluster watch gateway.networking.k8s.io/listenersets", GW),
+    (
+        "cluster watch gateway.networking.k8s.io/referencegrants",
+        GW,
+    ),
+    ("cluster watch gateway.networking.k8s.io/tcproutes", GW),
+    ("cluster watch gateway.networking.k8s.io/tlsroutes", GW),
+    ("cluster watch gateway.networking.k8s.io/udproutes", GW),
 ];
 
 fn chart_objects() -> Vec<Value> {

@@ -1,6 +1,6 @@
 //! Gateway API switches: the `ALBGatewayAPI`, `NLBGatewayAPI` and `GatewayListenerSet` gates
-//! (remembering which ones the user set, for upstream's CRD detection), the three Gateway
-//! concurrency flags, and what the binary must say while it has no Gateway reconciler.
+//! (remembering which ones the user set, for upstream's CRD detection) and the three Gateway
+//! concurrency flags.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -147,27 +147,6 @@ impl GatewayConfig {
             off.push(disabled(GATEWAY_LISTENER_SET, set_missing));
         }
         off
-    }
-
-    /// While this build has no Gateway reconciler, an enabled Gateway gate must not look like a
-    /// working one: the Warning the binary logs at start, or `None` when both gates are off.
-    pub fn not_reconciled_warning(&self) -> Option<String> {
-        let on: Vec<&str> = [(ALB_GATEWAY_API, self.alb), (NLB_GATEWAY_API, self.nlb)]
-            .into_iter()
-            .filter(|(_, g)| g.enabled)
-            .map(|(name, _)| name)
-            .collect();
-        if on.is_empty() {
-            return None;
-        }
-        let off: Vec<String> = on.iter().map(|g| format!("{g}=false")).collect();
-        Some(format!(
-            "feature gate {} is on, but this build does not reconcile Gateway API objects yet: \
-             GatewayClasses, Gateways and routes get no load balancer and no status from it \
-             (--feature-gates={} silences this)",
-            on.join(" and "),
-            off.join(",")
-        ))
     }
 }
 

@@ -156,26 +156,3 @@ fn crd_detection_keeps_upstreams_explicit_gate_quirks() {
     assert!(g.apply_crd_detection(&BTreeMap::new()).is_empty());
     assert!(g.alb.enabled && g.nlb.enabled);
 }
-
-#[test]
-fn an_enabled_gateway_gate_is_never_silently_accepted() {
-    let g = parse(&[]).unwrap().gateway;
-    let warning = g.not_reconciled_warning().expect("gates on by default");
-    assert!(
-        warning.contains("ALBGatewayAPI and NLBGatewayAPI")
-            && warning.contains("does not reconcile Gateway API objects")
-            && warning.contains("--feature-gates=ALBGatewayAPI=false,NLBGatewayAPI=false"),
-        "{warning}"
-    );
-    let g = parse(&["--feature-gates=ALBGatewayAPI=false"])
-        .unwrap()
-        .gateway;
-    assert!(g
-        .not_reconciled_warning()
-        .unwrap()
-        .contains("gate NLBGatewayAPI is on"));
-    let g = parse(&["--feature-gates=ALBGatewayAPI=false,NLBGatewayAPI=false"])
-        .unwrap()
-        .gateway;
-    assert_eq!(g.not_reconciled_warning(), None);
-}

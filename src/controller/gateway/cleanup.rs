@@ -1,0 +1,78 @@
+//! Teardown of a deleted Gateway's stack (upstream's `reconcileDelete`): unless a load balancer
+//! of the stack has deletion protection on, the TargetGroupBinding objects go, then every AWS
+//! resource of the stack; the finalizer is released only once AWS shows no load balancer of it.
+
+use gateway_api::apis::standard::gateways::Gateway;
+use kube::ResourceExt;
+
+use super::config::Configs;
+use super::inputs::Owned;
+use super::reconcile::{api_of, binding_labels, kind, ns_of, warn};
+use super::{Ctx, GatewayError};
+use crate::controller::ingress::{reason, sync_bindings};
+use crate::controller::{remove_finalizer, route_status};
+use crate::model::Stack;
+
+/// The Gateway is going and holds the finalizer: its stack goes.
+pub(super) async fn cleanup(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError> {
+    let k = kind(ctx.cfg.lb);
+    if !gw.finalizers().iter().any(|f| f == k.finalizer) {
+        return Ok(());
+    }
+    let stack_id = format!("{}/{}", ns_of(gw), gw.name_any());
+    let empty = Stack {
+        stack_id: stack_id.clone(),
+        kind: k.stack,
+        ..Default::default()
+    };
+    // A protected load balancer stays serving, and so do its bindings; the user lifts it.
+    let removed = async {
+        ctx.deployer.check_deletable_of(k.stack, &stack_id).await?;
+        sync_bindings(
+            &ctx.client,
+            &binding_labels(ctx, gw),
+            &[],
+            &ctx.cfg.namespaces,
+            ctx.cfg.metrics.as_ref(),
+        )
+        .await?;
+        ctx.deployer.deploy(&empty).await?;
+        // The finalizer is all that keeps the load balancer from leaking: released only once
+        // AWS shows none of the stack any more.
+        if ctx
+            .deployer
+            .has_load_balancer_of(k.stack, &stack_id)
+            .await?
+        {
+            return Err(GatewayError::Leftover(stack_id.clone()));
+        }
+        Ok::<_, GatewayError>(())
+    };
+    if let Err(e) = removed.await {
+        warn(
+            ctx,
+            gw,
+            reason::FAILED_DEPLOY_MODEL,
+            format!("Failed deploy model due to {e}"),
+        )
+        .await;
+        return Err(e);
+    }
+    tracing::info!(gateway = %stack_id, "deleted the gateway's resources");
+    if let Err(e) = remove_finalizer(&api_of(ctx, gw), gw, k.finalizer).await {
+        let note = format!("Failed remove gateway finalizer due to {e}");
+        warn(ctx, gw, reason::FAILED_REMOVE_FINALIZER, note).await;
+        return Err(e.into());
+    }
+    if let Some(refs) = &ctx.cfg.service_references {
+        refs.forget(&stack_id);
+    }
+    // Our entries on the routes that named it now say the parent is gone (upstream's text);
+    // the Gateway is already released, so a failed write is only logged.
+    let owned = Owned::gather(&ctx.feed.stores, ctx.cfg.lb, &stack_id);
+    let configs = Configs::default();
+    if let Err(e) = route_status::forget(&ctx.client, &owned.inputs(gw, &configs)).await {
+        tracing::warn!(gateway = %stack_id, error = %e, "failed to update route status");
+    }
+    Ok(())
+}

@@ -1,0 +1,391 @@
+//! One reconcile of one Gateway, in upstream's order (`gateway_controller.go`): a Gateway whose
+//! class is missing or another controller's is left alone; the class must be Accepted and up to
+//! date with its configuration, and the LoadBalancerConfigurations must resolve (else Accepted
+//! False `Invalid` with the error, and a retry); the model is built (an error is a
+//! `FailedBuildModel` Warning, Accepted False `Invalid` `Check Gateway Events for more
+//! information.`, and no AWS write); a dry run writes the plan annotation instead of deploying;
+//! otherwise finalizer → deploy (AWS, then the TargetGroupBinding objects) → status →
+//! `SuccessfullyReconciled`. A deleted Gateway: refused while its configuration protects the load
+//! balancer; else bindings, then the stack, go, and the finalizer is released only once AWS shows
+//! no load balancer of the stack.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use gateway_api::apis::standard::gateways::Gateway;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, Resource, ResourceExt};
+
+use super::config::{self, Configs};
+use super::feed::controller_name;
+use super::inputs::Owned;
+use super::status::{self, Programmed};
+use super::{Ctx, GatewayError};
+use crate::controller::gateway_class::services_of;
+use crate::controller::ingress::{reason, sync_bindings};
+use crate::controller::{add_finalizer, route_status};
+use crate::deploy::Error as DeployError;
+use crate::model::gateway::listeners::LbKind;
+use crate::model::gateway::{
+    build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild, GatewayInputs,
+    ALB_GATEWAY_FINALIZER, DRY_RUN_ANNOTATION, DRY_RUN_PLAN_ANNOTATION, NLB_GATEWAY_FINALIZER,
+};
+use crate::model::tags::{TagContext, ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX};
+use crate::model::{GroupId, Stack, StackKind};
+
+/// Upstream's requeue while the load balancer is not active yet.
+pub const PROGRAMMED_REQUEUE: Duration = Duration::from_secs(120);
+
+pub(super) struct Kind {
+    pub(super) finalizer: &'static str,
+    pub(super) prefix: &'static str,
+    pub(super) stack: StackKind,
+}
+
+pub(super) fn kind(lb: LbKind) -> Kind {
+    match lb {
+        LbKind::Alb => Kind {
+            finalizer: ALB_GATEWAY_FINALIZER,
+            prefix: ALB_GATEWAY_TAG_PREFIX,
+            stack: StackKind::AlbGateway,
+        },
+        LbKind::Nlb => Kind {
+            finalizer: NLB_GATEWAY_FINALIZER,
+            prefix: NLB_GATEWAY_TAG_PREFIX,
+            stack: StackKind::NlbGateway,
+        },
+    }
+}
+
+pub(super) async fn warn(ctx: &Ctx, gw: &Gateway, reason: &str, note: String) {
+    ctx.events.warning(&gw.object_ref(&()), reason, note).await;
+}
+
+pub(super) fn ns_of(gw: &Gateway) -> String {
+    gw.namespace().unwrap_or_else(|| "default".into())
+}
+
+pub(super) fn api_of(ctx: &Ctx, gw: &Gateway) -> Api<Gateway> {
+    Api::namespaced(ctx.client.clone(), &ns_of(gw))
+}
+
+/// Labels of the stack's TargetGroupBindings (`gateway.k8s.aws.alb/stack-namespace`, `-name`).
+pub(super) fn binding_labels(ctx: &Ctx, gw: &Gateway) -> BTreeMap<String, String> {
+    let group = GroupId::implicit(&ns_of(gw), &gw.name_any());
+    TagContext {
+        cfg: &ctx.cfg.model,
+        group: &group,
+        prefix: kind(ctx.cfg.lb).prefix,
+    }
+    .stack_labels()
+}
+
+/// Writes Accepted False on a failure; a failed status write is only logged.
+async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
+    if let Some(st) = status::failure(gw, "Invalid", message) {
+        if let Err(e) = status::patch(&ctx.client, gw, &st).await {
+            tracing::warn!(gateway = %gw.name_any(), error = %e, "unable to update gateway status on failure");
+        }
+    }
+}
+
+/// Reconciles Gateway `key`; `Ok(Some(d))` asks for another pass after `d`.
+pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, GatewayError> {
+    let stores = &ctx.feed.stores;
+    let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+    let Some(gw) = stores.gateways.get(ns, name) else {
+        return Ok(None);
+    };
+    let Some(class) = stores.classes.get("", &gw.spec.gateway_class_name) else {
+        tracing::info!(gateway = %key, class = %gw.spec.gateway_class_name, "Failed to get GatewayClass");
+        return Ok(None);
+    };
+    if class.spec.controller_name != controller_name(ctx.cfg.lb) {
+        return Ok(None);
+    }
+    let resolved = match config::resolve(stores, &gw, &class) {
+        Ok(c) => config::hold(&ctx.client, &c).await.map(|_| c),
+        Err(e) => Err(e),
+    };
+    let configs = match resolved {
+        Ok(c) => c,
+        Err(message) => {
+            fail_status(ctx, &gw, &message).await;
+            return Err(GatewayError::Config(message));
+        }
+    };
+    if gw.metadata.deletion_timestamp.is_some() {
+        let merged = crate::model::gateway::build::merged_config(&Configs::inputs(&configs, &gw));
+        if config::deletion_protected(&merged) {
+            let e = format!(
+                "Unable to delete gateway {{Namespace:{ns} Name:{name}}} because deletion protection is enabled."
+            );
+            warn(
+                ctx,
+                &gw,
+                reason::FAILED_BUILD_MODEL,
+                format!("Failed build model due to {e}"),
+            )
+            .await;
+            fail_status(ctx, &gw, status::RECONCILE_ERROR).await;
+            return Err(GatewayError::Config(e));
+        }
+        ctx.rec
+            .staged("cleanup", super::cleanup::cleanup(ctx, &gw))
+            .await?;
+        return Ok(None);
+    }
+    let owned = Owned::gather(stores, ctx.cfg.lb, key);
+    let built = ctx
+        .rec
+        .staged("build_model", async {
+            let subnets = ctx.env.subnets().await?;
+            let inputs = owned.inputs(&gw, &configs);
+            let b = match ctx.cfg.lb {
+                LbKind::Alb => {
+                    build_alb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
+                }
+                LbKind::Nlb => {
+                    build_nlb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
+                }
+            };
+            Ok::<_, GatewayError>(b?)
+        })
+        .await;
+    let built = match built {
+        Ok(b) => b,
+        Err(e) => {
+            warn(
+                ctx,
+                &gw,
+                reason::FAILED_BUILD_MODEL,
+                format!("Failed build model due to {e}"),
+            )
+            .await;
+            fail_status(ctx, &gw, status::RECONCILE_ERROR).await;
+            return Err(e);
+        }
+    };
+    let finalizer = kind(ctx.cfg.lb).finalizer;
+    let dry_run = gw.annotations().get(DRY_RUN_ANNOTATION).map(String::as_str) == Some("true");
+    if dry_run {
+        if !gw.finalizers().iter().any(|f| f == finalizer) {
+            write_plan(ctx, &gw, &built.stack).await?;
+            tracing::info!(gateway = %key, "dry-run plan generated");
+            return Ok(None);
+        }
+        tracing::info!(gateway = %key, "Ignoring dry-run annotation on already-provisioned Gateway");
+    }
+    if gw.annotations().contains_key(DRY_RUN_PLAN_ANNOTATION) {
+        clear_plan(ctx, &gw).await?;
+    }
+    let ignored = not_built(&owned, &built.stack);
+    if !ignored.is_empty() {
+        let note = format!(
+            "{} not supported by this build yet: no listener, rule or target group is made for them",
+            ignored.join(", ")
+        );
+        warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note).await;
+    }
+    deploy(ctx, &gw, &built, &owned.inputs(&gw, &configs)).await
+}
+
+/// Routes naming the Gateway that the model left out (kinds it does not build yet): they must
+/// not look served.
+fn not_built(owned: &Owned, stack: &Stack) -> Vec<String> {
+    let key = |ns: Option<String>, name: String| {
+        format!("{}/{name}", ns.unwrap_or_else(|| "default".into()))
+    };
+    let grpc = owned
+        .grpc_routes
+        .iter()
+        .map(|r| ("GRPCRoute", key(r.namespace(), r.name_any())));
+    let tls = owned
+        .tls_routes
+        .iter()
+        .map(|r| ("TLSRoute", key(r.namespace(), r.name_any())));
+    grpc.chain(tls)
+        .filter(|(_, k)| !stack.members.contains(k))
+        .map(|(kind, k)| format!("{kind} {k}"))
+        .collect()
+}
+
+impl Configs {
+    /// Model inputs carrying only the configurations (what the merge reads).
+    fn inputs<'a>(&'a self, gw: &'a Gateway) -> GatewayInputs<'a> {
+        GatewayInputs {
+            class_config: self.class.as_ref(),
+            gateway_config: self.gateway.as_ref(),
+            ..GatewayInputs::new(gw)
+        }
+    }
+}
+
+async fn write_plan(ctx: &Ctx, gw: &Gateway, stack: &Stack) -> Result<(), GatewayError> {
+    let plan = serde_json::to_string(stack).unwrap_or_default();
+    if gw.annotations().get(DRY_RUN_PLAN_ANNOTATION) == Some(&plan) {
+        return Ok(());
+    }
+    let body = serde_json::json!({"metadata": {"annotations": {DRY_RUN_PLAN_ANNOTATION: plan}}});
+    api_of(ctx, gw)
+        .patch(
+            &gw.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&body),
+        )
+        .await?;
+    Ok(())
+}
+
+async fn clear_plan(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError> {
+    let body = serde_json::json!({"metadata": {"annotations": {DRY_RUN_PLAN_ANNOTATION: null}}});
+    api_of(ctx, gw)
+        .patch(
+            &gw.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&body),
+        )
+        .await?;
+    Ok(())
+}
+
+async fn deploy(
+    ctx: &Ctx,
+    gw: &Gateway,
+    built: &GatewayBuild,
+    inputs: &GatewayInputs<'_>,
+) -> Result<Option<Duration>, GatewayError> {
+    let finalizer = kind(ctx.cfg.lb).finalizer;
+    // Before any AWS write: from here on, deleting the Gateway cannot leak its load balancer.
+    if let Err(e) = add_finalizer(&api_of(ctx, gw), gw, finalizer).await {
+        let note = format!("Failed add gateway finalizer due to {e}");
+        warn(ctx, gw, reason::FAILED_ADD_FINALIZER, note).await;
+        return Err(e.into());
+    }
+    let stack = &built.stack;
+    if !stack.warnings.is_empty() {
+        let notes: Vec<&str> = stack.warnings.iter().map(|w| w.message.as_str()).collect();
+        warn(ctx, gw, reason::UNSUPPORTED_CONFIGURATION, notes.join("; ")).await;
+    }
+    let deployed = ctx
+        .rec
+        .staged("deploy_model", async {
+            let deployed = ctx.deployer.deploy(stack).await?;
+            sync_bindings(
+                &ctx.client,
+                &binding_labels(ctx, gw),
+                &deployed.target_group_bindings,
+                &ctx.cfg.namespaces,
+                ctx.cfg.metrics.as_ref(),
+            )
+            .await?;
+            Ok::<_, GatewayError>(deployed)
+        })
+        .await;
+    let deployed = match deployed {
+        Ok(d) => d,
+        Err(e) => {
+            // A load balancer still provisioning is waited for, as upstream requeues: no Warning.
+            if !matches!(e, GatewayError::Deploy(DeployError::NotReady(_))) {
+                warn(
+                    ctx,
+                    gw,
+                    reason::FAILED_DEPLOY_MODEL,
+                    format!("Failed deploy model due to {e}"),
+                )
+                .await;
+                fail_status(ctx, gw, status::RECONCILE_ERROR).await;
+            }
+            return Err(e);
+        }
+    };
+    tracing::info!(gateway = %gw.name_any(), "successfully deployed model");
+    let Some(lb) = &deployed.load_balancer else {
+        return Ok(Some(ctx.cfg.sync_period));
+    };
+    let programmed = Programmed {
+        arn: lb.arn.clone(),
+        dns_name: lb.dns_name.clone(),
+        active: matches!(lb.state.as_str(), "active" | "active_impaired"),
+    };
+    let listeners = status::listener_statuses(
+        gw,
+        ctx.cfg.lb,
+        &built.listeners,
+        &built.attachment.attached_routes,
+        programmed.active,
+    );
+    let any_valid = built.listeners.values().any(|v| v.valid);
+    let any_invalid = built.listeners.values().any(|v| !v.valid);
+    if let Some(st) = status::success(gw, listeners, &programmed, any_valid, any_invalid) {
+        if let Err(e) = ctx
+            .rec
+            .staged("update_status", status::patch(&ctx.client, gw, &st))
+            .await
+        {
+            let note = format!(
+                "Failed update status due to failed to update gw status: {}/{}: {e}",
+                ns_of(gw),
+                gw.name_any()
+            );
+            warn(ctx, gw, reason::FAILED_UPDATE_STATUS, note).await;
+            return Err(e.into());
+        }
+    }
+    if let Some(refs) = &ctx.cfg.service_references {
+        refs.update(
+            &format!("{}/{}", ns_of(gw), gw.name_any()),
+            services_of(stack),
+        );
+    }
+    // Each route naming the Gateway: accepted or refused, and whether its backends resolved.
+    if let Err(e) = ctx
+        .rec
+        .staged(
+            "update_route_status",
+            route_status::publish(&ctx.client, inputs, built),
+        )
+        .await
+    {
+        tracing::warn!(gateway = %gw.name_any(), error = %e, "failed to update route status");
+        return Err(e.into());
+    }
+    ctx.events
+        .normal(
+            &gw.object_ref(&()),
+            reason::SUCCESSFULLY_RECONCILED,
+            "Successfully reconciled".into(),
+        )
+        .await;
+    if programmed.active {
+        Ok(Some(ctx.cfg.sync_period))
+    } else {
+        Ok(Some(PROGRAMMED_REQUEUE))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn attached_routes_the_model_left_out_are_named_not_ignored() {
+        let grpc = serde_json::from_value(json!({
+            "metadata": {"name": "g", "namespace": "apps"},
+            "spec": {"parentRefs": [{"name": "gw"}]}
+        }))
+        .unwrap();
+        let owned = Owned {
+            grpc_routes: vec![grpc],
+            ..Owned::default()
+        };
+        let mut stack = Stack::default();
+        assert_eq!(not_built(&owned, &stack), vec!["GRPCRoute apps/g"]);
+        stack.members.push("apps/g".into());
+        assert!(
+            not_built(&owned, &stack).is_empty(),
+            "once the model builds it, no warning"
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! The Gateway controllers' event filter: which Gateways an event queues.
+
+use super::feed::*;
+use super::*;
+use crate::watch::Index;
+use gateway_api::apis::standard::gatewayclasses::GatewayClass;
+use gateway_api::apis::standard::gateways::Gateway;
+use gateway_api::apis::standard::httproutes::HttpRoute;
+use k8s_openapi::api::core::v1::Service;
+use serde_json::json;
+
+fn obj<K: serde::de::DeserializeOwned>(v: serde_json::Value) -> Arc<K> {
+    Arc::new(serde_json::from_value(v).unwrap())
+}
+
+fn class(name: &str, controller: &str) -> Arc<GatewayClass> {
+    obj(json!({"metadata": {"name": name}, "spec": {"controllerName": controller}}))
+}
+
+fn gateway(name: &str, class: &str, rv: &str, status: serde_json::Value) -> Arc<Gateway> {
+    obj(json!({
+        "metadata": {"name": name, "namespace": "apps", "resourceVersion": rv, "generation": 1},
+        "spec": {"gatewayClassName": class, "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]},
+        "status": status
+    }))
+}
+
+fn route(rv: &str, parents: &[&str], backend: &str) -> Arc<HttpRoute> {
+    let parents: Vec<_> = parents.iter().map(|p| json!({"name": p})).collect();
+    obj(json!({
+        "metadata": {"name": "r", "namespace": "apps", "resourceVersion": rv, "generation": rv.parse::<i64>().unwrap()},
+        "spec": {"parentRefs": parents, "rules": [{"backendRefs": [{"name": backend, "port": 80}]}]}
+    }))
+}
+
+struct Setup {
+    watches: Watches,
+    feed: Arc<Feed>,
+    queue: Arc<Queue<String>>,
+}
+
+/// An ALB controller's feed on the process's watches, stores primed with two classes and
+/// Gateways `apps/a` (ours) and `apps/b` (another controller's).
+fn setup() -> Setup {
+    let watches = Watches::default();
+    let warm = Warm::register(&watches, true, false).unwrap();
+    let feed = warm.feed(LbKind::Alb).unwrap().clone();
+    let queue = Arc::new(Queue::default());
+    feed.attach(Some(queue.clone()));
+    feed.stores
+        .classes
+        .apply(&class("alb", "gateway.k8s.aws/alb"));
+    feed.stores.classes.apply(&class("other", "example.com/gw"));
+    feed.stores
+        .gateways
+        .apply(&gateway("a", "alb", "1", json!({})));
+    feed.stores
+        .gateways
+        .apply(&gateway("b", "other", "1", json!({})));
+    Setup {
+        watches,
+        feed,
+        queue,
+    }
+}
+
+async fn drain(q: &Queue<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    while !q.is_empty() {
+        let k = q.next().await;
+        q.done(&k);
+        out.push(k);
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn gateways_of_our_classes_are_queued_and_their_status_changes_too() {
+    let s = setup();
+    let t = Trigger::new(s.feed.clone(), on_gateway, true);
+    t.apply(&gateway("a", "alb", "2", json!({})));
+    t.apply(&gateway("b", "other", "2", json!({})));
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+    t.apply(&gateway("a", "alb", "3", json!({})));
+    assert!(s.queue.is_empty(), "nothing that counts changed");
+    t.apply(&gateway("a", "alb", "4", json!({"conditions": []})));
+    assert_eq!(
+        drain(&s.queue).await,
+        vec!["apps/a"],
+        "a status write queues the pass that sees the LB active, as upstream"
+    );
+    s.feed.all();
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+    drop(s.watches);
+}
+
+#[tokio::test]
+async fn a_detached_route_queues_its_old_gateway_and_a_service_its_routes_gateways() {
+    let s = setup();
+    let routes = Trigger::new(s.feed.clone(), on_route::<HttpRoute>, false);
+    let r1 = route("1", &["a"], "web");
+    s.feed.stores.http_routes.apply(&r1);
+    routes.apply(&r1);
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+    let services = Trigger::new(s.feed.clone(), on_service, false);
+    let svc: Arc<Service> = obj(json!({"metadata": {"name": "web", "namespace": "apps"},
+        "spec": {"ports": [{"port": 80}]}}));
+    services.apply(&svc);
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+    let other: Arc<Service> = obj(json!({"metadata": {"name": "db", "namespace": "apps"}}));
+    services.apply(&other);
+    assert!(s.queue.is_empty(), "a Service no route uses queues nothing");
+    // The route leaves Gateway a for b (another controller's): a must still hear of it.
+    let r2 = route("2", &["b"], "web");
+    s.feed.stores.http_routes.apply(&r2);
+    routes.apply(&r2);
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+    routes.delete(&r2);
+    assert!(s.queue.is_empty(), "its parent now is not ours");
+}
+
+#[tokio::test]
+async fn a_class_queues_its_gateways_only_when_it_is_ours() {
+    let s = setup();
+    let t = Trigger::new(s.feed.clone(), on_class, true);
+    t.apply(&class("alb", "gateway.k8s.aws/alb"));
+    t.apply(&class("other", "example.com/gw"));
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+}
+
+#[tokio::test]
+async fn a_route_seen_before_its_gateway_still_queues_it_when_detached() {
+    let s = setup();
+    let routes = Trigger::new(s.feed.clone(), on_route::<HttpRoute>, false);
+    let early = route("1", &["late"], "web");
+    routes.apply(&early);
+    assert!(s.queue.is_empty(), "no such Gateway yet");
+    s.feed
+        .stores
+        .gateways
+        .apply(&gateway("late", "alb", "1", json!({})));
+    let moved = route("2", &["b"], "web");
+    routes.apply(&moved);
+    assert_eq!(
+        drain(&s.queue).await,
+        vec!["apps/late"],
+        "the Gateway the route left hears of it"
+    );
+}

@@ -1,0 +1,327 @@
+//! The ALB Gateway controller in-process (`controller::gateway::run`) against the in-memory API
+//! server (our CRDs plus the Gateway API's) and FakeAws: a Gateway of an accepted class with an
+//! HTTPRoute gets the finalizer, an ALB with upstream's tags, a listener and rules, bindings with
+//! upstream's labels, `Programmed=True` with the ARN, the lower-cased DNS name, listener status
+//! and `SuccessfullyReconciled`; deleting it removes everything and releases the finalizer. A
+//! class not accepted holds the Gateway back with upstream's condition; a build error is a
+//! `FailedBuildModel` Warning with upstream's static condition and no AWS write.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_load_balancer_controller::aws::fake::FakeAws;
+use aws_load_balancer_controller::controller::gateway::{self, GatewayControllerConfig};
+use aws_load_balancer_controller::crd::TargetGroupBinding;
+use aws_load_balancer_controller::model::gateway::listeners::LbKind;
+use aws_load_balancer_controller::model::ModelConfig;
+use gateway_api::apis::standard::gateways::Gateway;
+use kube::api::{Api, DeleteParams, ListParams};
+use kube::ResourceExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::ingress::{eventually, network, Harness, CLUSTER, WAIT};
+use crate::support::gateway::{accept_class, create_all, install_gateway_api};
+use crate::support::inventory::inventory_of;
+
+const STACK_TAG: &str = "gateway.k8s.aws.alb/stack";
+
+struct Running {
+    h: Harness,
+    fake: Arc<FakeAws>,
+    token: CancellationToken,
+}
+
+impl Running {
+    async fn start() -> Running {
+        let fake = Arc::new(FakeAws::new());
+        let vpc = network(&fake);
+        let h = Harness::new(fake.clone(), fake.clone(), &vpc, Default::default()).await;
+        install_gateway_api(&h.client).await;
+        let cfg = GatewayControllerConfig {
+            model: ModelConfig {
+                cluster_name: CLUSTER.into(),
+                vpc_id: Some(vpc.clone()),
+                ..ModelConfig::default()
+            },
+            max_backoff: Duration::from_millis(500),
+            ..GatewayControllerConfig::new(LbKind::Alb)
+        };
+        let token = CancellationToken::new();
+        tokio::spawn(gateway::run(
+            h.client.clone(),
+            fake.clone(),
+            fake.clone(),
+            vpc,
+            cfg,
+            token.clone(),
+        ));
+        Running { h, fake, token }
+    }
+
+    fn gateways(&self) -> Api<Gateway> {
+        Api::namespaced(self.h.client.clone(), "demo")
+    }
+
+    async fn condition(&self, name: &str, t: &str) -> Option<(String, String, String)> {
+        let gw = self.gateways().get_opt(name).await.ok()??;
+        let c = gw.status?.conditions?.into_iter().find(|c| c.type_ == t)?;
+        Some((c.status, c.reason, c.message))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.token.cancel();
+    }
+}
+
+/// A class, a NodePort Service and an HTTPRoute with a path rule; the Gateway's listener is
+/// `protocol` on `port`.
+fn manifests(protocol: &str, port: u16) -> String {
+    format!(
+        r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {{name: aws-alb}}
+spec: {{controllerName: gateway.k8s.aws/alb}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: web, namespace: demo}}
+spec:
+  type: NodePort
+  selector: {{app: web}}
+  ports: [{{name: http, port: 80, targetPort: 8080, nodePort: 30080, protocol: TCP}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: gw, namespace: demo}}
+spec:
+  gatewayClassName: aws-alb
+  listeners: [{{name: web, port: {port}, protocol: {protocol}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: route, namespace: demo}}
+spec:
+  parentRefs: [{{name: gw}}]
+  rules:
+  - matches: [{{path: {{type: PathPrefix, value: /api}}}}]
+    backendRefs: [{{name: web, port: 80}}]
+"#
+    )
+}
+
+#[tokio::test]
+async fn an_alb_gateway_is_deployed_programmed_and_deleted_with_upstreams_status() {
+    let r = Running::start().await;
+    create_all(&r.h.client, &manifests("HTTP", 80)).await;
+    // Stands in for the GatewayClass reconciler (see `accept_class`).
+    accept_class(&r.h.client, "aws-alb").await;
+    eventually("Programmed=True", WAIT, || async {
+        r.condition("gw", "Programmed")
+            .await
+            .is_some_and(|c| c.0 == "True")
+    })
+    .await;
+    let inv = inventory_of(r.fake.as_ref(), r.fake.as_ref(), STACK_TAG, "demo/gw").await;
+    assert_eq!(inv.lbs.len(), 1, "{inv:#?}");
+    let (lb, tags) = &inv.lbs[0];
+    assert_eq!(lb.lb_type, "application");
+    assert_eq!(
+        tags.get("gateway.k8s.aws.alb/resource").map(String::as_str),
+        Some("LoadBalancer")
+    );
+    assert_eq!(inv.listeners.len(), 1);
+    assert_eq!(inv.rules.len(), 1, "one rule for the route's one match");
+    assert_eq!(inv.tgs.len(), 1);
+    let (_, reason, message) = r.condition("gw", "Programmed").await.unwrap();
+    assert_eq!(
+        (reason.as_str(), message.as_str()),
+        ("Programmed", lb.arn.as_str())
+    );
+    assert_eq!(
+        r.condition("gw", "Accepted").await.unwrap(),
+        ("True".into(), "Accepted".into(), String::new())
+    );
+    let gw = r.gateways().get("gw").await.unwrap();
+    assert!(gw.finalizers().contains(&"gateway.k8s.aws/alb".to_string()));
+    let st = gw.status.unwrap();
+    let addr = &st.addresses.unwrap()[0];
+    assert_eq!(
+        (addr.r#type.as_deref(), addr.value.as_str()),
+        (Some("Hostname"), lb.dns_name.to_ascii_lowercase().as_str())
+    );
+    let listener = &st.listeners.unwrap()[0];
+    assert_eq!(
+        (listener.name.as_str(), listener.attached_routes),
+        ("web", 1)
+    );
+    let tgbs: Api<TargetGroupBinding> = Api::namespaced(r.h.client.clone(), "demo");
+    let ours = ListParams::default()
+        .labels("gateway.k8s.aws.alb/stack-namespace=demo,gateway.k8s.aws.alb/stack-name=gw");
+    let list = tgbs.list(&ours).await.unwrap().items;
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].spec.target_group_arn, inv.tgs[0].0.arn);
+    eventually("SuccessfullyReconciled", WAIT, || async {
+        r.h.event_reasons("demo", "gw")
+            .await
+            .contains(&"SuccessfullyReconciled".to_string())
+    })
+    .await;
+
+    r.gateways()
+        .delete("gw", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the Gateway goes once its stack is gone", WAIT, || async {
+        r.gateways().get_opt("gw").await.unwrap().is_none()
+    })
+    .await;
+    let inv = inventory_of(r.fake.as_ref(), r.fake.as_ref(), STACK_TAG, "demo/gw").await;
+    assert!(inv.is_empty(), "{inv:#?}");
+    assert!(tgbs.list(&ours).await.unwrap().items.is_empty());
+}
+
+#[tokio::test]
+async fn a_class_not_accepted_holds_the_gateway_back_with_upstreams_condition() {
+    let r = Running::start().await;
+    create_all(&r.h.client, &manifests("HTTP", 80)).await;
+    eventually("Accepted=False", WAIT, || async {
+        r.condition("gw", "Accepted").await
+            == Some((
+                "False".into(),
+                "Invalid".into(),
+                "Unable to materialize gateway when gateway class [aws-alb] is not accepted".into(),
+            ))
+    })
+    .await;
+    assert!(
+        r.fake.write_calls().is_empty(),
+        "{:?}",
+        r.fake.write_calls()
+    );
+    let gw = r.gateways().get("gw").await.unwrap();
+    assert!(gw.finalizers().is_empty());
+}
+
+#[tokio::test]
+async fn a_build_error_is_a_warning_with_upstreams_static_condition_and_no_aws_write() {
+    let r = Running::start().await;
+    // HTTPS without a certificate in a LoadBalancerConfiguration cannot be built.
+    create_all(&r.h.client, &manifests("HTTPS", 443)).await;
+    accept_class(&r.h.client, "aws-alb").await;
+    eventually("FailedBuildModel", WAIT, || async {
+        r.h.events("demo", "gw")
+            .await
+            .iter()
+            .any(|(t, reason, note)| {
+                t == "Warning"
+                    && reason == "FailedBuildModel"
+                    && note.starts_with("Failed build model due to")
+                    && note.contains("needs a certificate")
+            })
+    })
+    .await;
+    eventually("Accepted=False Invalid", WAIT, || async {
+        r.condition("gw", "Accepted").await
+            == Some((
+                "False".into(),
+                "Invalid".into(),
+                "Check Gateway Events for more information.".into(),
+            ))
+    })
+    .await;
+    assert!(
+        r.fake.write_calls().is_empty(),
+        "{:?}",
+        r.fake.write_calls()
+    );
+    let gw = r.gateways().get("gw").await.unwrap();
+    assert!(gw.finalizers().is_empty(), "no finalizer before a deploy");
+}
+
+/// The Gateway's own LoadBalancerConfiguration protects the ALB: deleting the Gateway is refused
+/// with upstream's message, the finalizer and the ALB stay; the configuration in use carries
+/// upstream's finalizer.
+#[tokio::test]
+async fn deletion_protection_in_the_configuration_keeps_finalizer_and_alb() {
+    let r = Running::start().await;
+    let lbc = r#"
+apiVersion: gateway.k8s.aws/v1
+kind: LoadBalancerConfiguration
+metadata: {name: protect, namespace: demo}
+spec:
+  loadBalancerAttributes: [{key: deletion_protection.enabled, value: "true"}]
+"#;
+    create_all(&r.h.client, lbc).await;
+    let yaml = manifests("HTTP", 80).replace(
+        "  gatewayClassName: aws-alb\n",
+        "  gatewayClassName: aws-alb\n  infrastructure:\n    parametersRef: {group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: protect}\n",
+    );
+    create_all(&r.h.client, &yaml).await;
+    accept_class(&r.h.client, "aws-alb").await;
+    eventually("Programmed=True", WAIT, || async {
+        r.condition("gw", "Programmed")
+            .await
+            .is_some_and(|c| c.0 == "True")
+    })
+    .await;
+    let lbcs: Api<aws_load_balancer_controller::crd::gateway::LoadBalancerConfiguration> =
+        Api::namespaced(r.h.client.clone(), "demo");
+    let held = lbcs.get("protect").await.unwrap();
+    assert!(held
+        .finalizers()
+        .contains(&"gateway.k8s.aws/loadbalancerconfigurations".to_string()));
+    r.gateways()
+        .delete("gw", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("upstream's refusal", WAIT, || async {
+        r.h.events("demo", "gw").await.iter().any(|(t, reason, note)| {
+            t == "Warning"
+                && reason == "FailedBuildModel"
+                && note.contains(
+                    "Unable to delete gateway {Namespace:demo Name:gw} because deletion protection is enabled.",
+                )
+        })
+    })
+    .await;
+    let gw = r.gateways().get("gw").await.unwrap();
+    assert!(gw.finalizers().contains(&"gateway.k8s.aws/alb".to_string()));
+    let inv = inventory_of(r.fake.as_ref(), r.fake.as_ref(), STACK_TAG, "demo/gw").await;
+    assert_eq!(inv.lbs.len(), 1, "the protected ALB stays");
+}
+
+/// Upstream's dry run: a Gateway not yet provisioned with `gateway.k8s.aws/dry-run: "true"` gets
+/// its stack in `gateway.k8s.aws/dry-run-plan`, and nothing is written to AWS, no finalizer.
+#[tokio::test]
+async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
+    let r = Running::start().await;
+    let yaml = manifests("HTTP", 80).replace(
+        "metadata: {name: gw, namespace: demo}",
+        "metadata: {name: gw, namespace: demo, annotations: {gateway.k8s.aws/dry-run: \"true\"}}",
+    );
+    create_all(&r.h.client, &yaml).await;
+    accept_class(&r.h.client, "aws-alb").await;
+    eventually("the plan annotation", WAIT, || async {
+        r.gateways()
+            .get("gw")
+            .await
+            .unwrap()
+            .annotations()
+            .contains_key("gateway.k8s.aws/dry-run-plan")
+    })
+    .await;
+    let gw = r.gateways().get("gw").await.unwrap();
+    let plan: serde_json::Value =
+        serde_json::from_str(&gw.annotations()["gateway.k8s.aws/dry-run-plan"]).unwrap();
+    assert_eq!(plan["stackId"], "demo/gw", "{plan}");
+    assert!(gw.finalizers().is_empty());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        r.fake.write_calls().is_empty(),
+        "{:?}",
+        r.fake.write_calls()
+    );
+}
