@@ -12,6 +12,7 @@ mod driver;
 mod named;
 mod registry;
 mod store;
+pub mod trim;
 
 use std::sync::Arc;
 
