@@ -326,11 +326,11 @@ async fn net_pods(ctx: &Ctx, tgb: &TargetGroupBinding, endpoints: &[PodEndpoint]
                             let p = cache.get(&(ns.clone(), e.pod.clone()))?;
                             let t = PodTarget {
                                 key: format!("{ns}/{}", e.pod),
-                                uid: p.uid.clone(),
+                                uid: p.uid.to_string(),
                                 ip: e.ip.clone(),
-                                branch_eni: p.branch_eni.clone(),
+                                branch_eni: p.branch_eni.as_deref().map(String::from),
                             };
-                            Some((t, p.container_ports.clone()))
+                            Some((t, p.container_ports.to_vec()))
                         })
                         .collect()
                 };
