@@ -16,6 +16,7 @@ pub mod cli;
 pub mod controller;
 pub mod deploy;
 pub mod diff;
+pub mod malloc_tunables;
 pub mod metrics;
 pub mod reconcilers;
 pub mod telemetry;

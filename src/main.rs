@@ -38,6 +38,8 @@ fn main() -> ExitCode {
 }
 
 fn run_controller(args: &aws_load_balancer_controller::args::ControllerArgs) -> anyhow::Result<()> {
+    // Before any thread starts: may restart this process (same pid) with malloc tunables.
+    aws_load_balancer_controller::malloc_tunables::apply();
     let cfg = Config::from_args(args)?;
     telemetry::init(cfg.log_level, cfg.log_format);
     match nofile::raise_soft_limit() {

@@ -129,14 +129,16 @@ fn controller_binary() -> std::path::PathBuf {
 
 fn mem(pid: u32, label: &str) -> (u64, u64) {
     let pid = pid.to_string();
-    let (rss, hwm) = (
-        proc_status_kib(&pid, "VmRSS:"),
-        proc_status_kib(&pid, "VmHWM:"),
-    );
+    let kib = |field| proc_status_kib(&pid, field);
+    let (rss, hwm) = (kib("VmRSS:"), kib("VmHWM:"));
+    let mib = |k: u64| k as f64 / 1024.0;
+    // VmRSS = RssAnon (heap, stacks) + RssFile (the binary's code and data pages it touched).
     println!(
-        "tgb-process/memory {label}: controller VmRSS {:.1} MiB, VmHWM {:.1} MiB",
-        rss as f64 / 1024.0,
-        hwm as f64 / 1024.0
+        "tgb-process/memory {label}: controller VmRSS {:.1} MiB (anon {:.1}, file {:.1}), VmHWM {:.1} MiB",
+        mib(rss),
+        mib(kib("RssAnon:")),
+        mib(kib("RssFile:")),
+        mib(hwm)
     );
     (rss, hwm)
 }

@@ -28,6 +28,8 @@ impl Synced {
 pub struct Kind<K> {
     consumers: Consumers<K>,
     synced: tokio::sync::watch::Sender<bool>,
+    /// Applied to every object before any index sees it ([`super::trim`]).
+    trim: fn(&mut K),
 }
 
 impl<K> Kind<K> {
@@ -36,7 +38,19 @@ impl<K> Kind<K> {
         Self {
             consumers: Consumers::new(name),
             synced: tokio::sync::watch::Sender::new(false),
+            trim: |_| {},
         }
+    }
+
+    /// Drops what no index reads from each object as it arrives (so none keeps it).
+    pub fn with_trim(mut self, trim: fn(&mut K)) -> Self {
+        self.trim = trim;
+        self
+    }
+
+    fn arrived(&self, mut obj: K) -> Arc<K> {
+        (self.trim)(&mut obj);
+        Arc::new(obj)
     }
 
     pub fn name(&self) -> &'static str {
@@ -82,7 +96,7 @@ where
                 list.relist_begin();
             }
             Ok(Event::InitApply(obj)) => {
-                let obj = Arc::new(obj);
+                let obj = kind.arrived(obj);
                 list.relist_apply(&obj);
                 if keep_list {
                     buffer.push(obj);
@@ -93,8 +107,8 @@ where
                 kind.synced.send_replace(true);
                 tracing::debug!(watch = kind.name(), "listed");
             }
-            Ok(Event::Apply(obj)) => list.apply(&Arc::new(obj)),
-            Ok(Event::Delete(obj)) => list.delete(&Arc::new(obj)),
+            Ok(Event::Apply(obj)) => list.apply(&kind.arrived(obj)),
+            Ok(Event::Delete(obj)) => list.delete(&kind.arrived(obj)),
             Err(error) => {
                 tracing::warn!(%error, watch = kind.name(), "watch failed; retrying with backoff")
             }

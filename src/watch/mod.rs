@@ -13,6 +13,7 @@ pub mod gateway;
 mod named;
 mod registry;
 mod store;
+pub mod trim;
 
 use std::sync::Arc;
 

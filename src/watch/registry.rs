@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use super::driver::{drive, Kind};
 use super::gateway::GatewayKinds;
 use super::named::Named;
+use super::trim;
 use crate::controller::scope;
 use crate::crd::{IngressClassParams, TargetGroupBinding};
 
@@ -44,16 +45,16 @@ pub struct Watches {
 impl Default for Watches {
     fn default() -> Self {
         Self {
-            bindings: Kind::new("targetgroupbindings"),
-            services: Kind::new("services"),
-            endpoint_slices: Kind::new("endpointslices"),
-            endpoints: Kind::new("endpoints"),
-            pods: Kind::new("pods"),
-            ingresses: Kind::new("ingresses"),
-            ingress_classes: Kind::new("ingressclasses"),
-            ingress_class_params: Kind::new("ingressclassparams"),
-            namespaces: Kind::new("namespaces"),
-            nodes: Kind::new("nodes"),
+            bindings: Kind::new("targetgroupbindings").with_trim(trim::managed_fields),
+            services: Kind::new("services").with_trim(trim::service),
+            endpoint_slices: Kind::new("endpointslices").with_trim(trim::managed_fields),
+            endpoints: Kind::new("endpoints").with_trim(trim::managed_fields),
+            pods: Kind::new("pods").with_trim(trim::managed_fields),
+            ingresses: Kind::new("ingresses").with_trim(trim::managed_fields),
+            ingress_classes: Kind::new("ingressclasses").with_trim(trim::managed_fields),
+            ingress_class_params: Kind::new("ingressclassparams").with_trim(trim::managed_fields),
+            namespaces: Kind::new("namespaces").with_trim(trim::managed_fields),
+            nodes: Kind::new("nodes").with_trim(trim::managed_fields),
             secrets: Named::new("secrets"),
             gateway: GatewayKinds::default(),
         }

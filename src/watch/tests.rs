@@ -191,3 +191,20 @@ fn store_follows_resets_applies_and_deletes() {
     assert_eq!(names, ["b", "c"]);
     assert!(store.get("", "b").is_some());
 }
+
+/// Every index sees an object as its kind trims it, in a list and in later events alike.
+#[tokio::test]
+async fn indexes_see_objects_trimmed() {
+    let kind = Kind::<String>::new("things").with_trim(|s| s.truncate(1));
+    let log = Arc::new(Log::default());
+    kind.register(log.clone());
+    let events = stream::iter(vec![
+        ok(Event::Init),
+        ok(Event::InitApply("xx".into())),
+        ok(Event::InitDone),
+        ok(Event::Apply("yy".into())),
+        ok(Event::Delete("xx".into())),
+    ]);
+    drive(&kind, events).await;
+    assert_eq!(*log.0.lock().unwrap(), ["reset x", "apply y", "delete x"]);
+}

@@ -18,7 +18,8 @@ pub struct BindingEntry {
 }
 
 /// `spec.selector` of a Service (empty selects nothing, as upstream).
-pub type Selector = BTreeMap<String, String>;
+/// Kept as an exact-size list: a map node would hold room for eleven pairs per Service.
+pub type Selector = Box<[(String, String)]>;
 
 #[derive(Debug, Default)]
 struct Inner {

@@ -5,9 +5,10 @@
 //! Watch-driven: the process's watches of Services, EndpointSlices, Pods and Nodes feed small
 //! projected caches on every replica ([`Warm`]), and while leading each change enqueues only
 //! the bindings it concerns. Error retries back off exponentially up to
-//! `max_backoff`; target health is polled only while a gated pod is not True, 1 s after a
-//! registration and then doubling up to `requeue` (upstream's flag, which upstream polls at
-//! throughout); a settled binding relies on the watches and the `resync` period.
+//! `max_backoff`; target health is polled only while a gated pod is not True, 0.5 s after a
+//! registration and then as long again as the targets have waited, up to `requeue` (upstream's
+//! flag, which upstream polls at throughout; see [`polls`]); a settled binding relies on the
+//! watches and the `resync` period.
 
 mod cache;
 pub mod endpoints;
@@ -15,6 +16,7 @@ pub mod eni;
 pub mod gates;
 pub mod info;
 pub mod networking;
+mod polls;
 mod reconcile;
 pub mod sg_rules;
 mod sync;
@@ -64,7 +66,7 @@ pub struct TgbConfig {
     /// Cap of the per-binding error backoff (starts at 5 ms, doubles).
     pub max_backoff: Duration,
     /// Longest target-health poll interval while some gated pod is not True
-    /// (`--targetgroupbinding-requeue-duration`, upstream's 15 s); polls start 1 s after a
+    /// (`--targetgroupbinding-requeue-duration`, upstream's 15 s); polls start 0.5 s after a
     /// registration and double up to it. Settled bindings never poll.
     pub requeue: Duration,
     /// Full resync of a settled binding (`--sync-period`); watches carry every change between.
@@ -185,10 +187,10 @@ pub struct Ctx {
     bindings: Store<TargetGroupBinding>,
     events: super::Events,
     backoff: super::Backoff,
-    /// Target-health polls of bindings with waiting gates: 1 s after a registration, doubling
-    /// up to `requeue` (a fixed `requeue` made every gated rollout wave wait up to 15 s after
-    /// its targets were healthy).
-    polls: super::Backoff,
+    /// Target-health polls of bindings with waiting gates: 0.5 s after a registration, then
+    /// doubling the wait up to `requeue` (a fixed `requeue` made every gated rollout wave wait
+    /// up to 15 s after its targets were healthy).
+    polls: polls::Polls,
     /// Multi-cluster records by `ns/name`, so the ConfigMap is read once.
     tracked: Mutex<HashMap<String, BTreeSet<String>>>,
     /// Upstream's stage durations, reconcile errors and gate latency of this controller.
@@ -298,7 +300,7 @@ pub async fn lead(
         net,
         bindings: warm.trig.store.clone(),
         backoff: super::Backoff::new(Duration::from_millis(5), cfg.max_backoff),
-        polls: super::Backoff::new(Duration::from_secs(1).min(cfg.requeue), cfg.requeue),
+        polls: polls::Polls::new(polls::FIRST_POLL, cfg.requeue),
         events,
         cfg,
         caches: warm.caches.clone(),

@@ -77,6 +77,7 @@ async fn reconcile_binding(
         }
         ctx.caches.index.set(&ns, &name, Vec::new());
         ctx.backoff.succeeded(&key);
+        ctx.polls.settled(&key);
         return Ok(Action::await_change());
     }
 
@@ -146,14 +147,12 @@ async fn reconcile_binding(
         return Ok(Action::requeue(ctx.backoff.failed(&key)));
     }
     ctx.backoff.succeeded(&key);
-    if outcome.changed {
-        // Fresh registrations may turn healthy within seconds: poll soon again.
-        ctx.polls.succeeded(&key);
-    }
     Ok(Action::requeue(if outcome.pending {
-        ctx.polls.failed(&key)
+        // Fresh registrations may turn healthy within seconds: their schedule starts over.
+        ctx.polls
+            .waiting(&key, outcome.changed, std::time::Instant::now())
     } else {
-        ctx.polls.succeeded(&key);
+        ctx.polls.settled(&key);
         ctx.cfg.resync
     }))
 }
@@ -327,11 +326,11 @@ async fn net_pods(ctx: &Ctx, tgb: &TargetGroupBinding, endpoints: &[PodEndpoint]
                             let p = cache.get(&(ns.clone(), e.pod.clone()))?;
                             let t = PodTarget {
                                 key: format!("{ns}/{}", e.pod),
-                                uid: p.uid.clone(),
+                                uid: p.uid.to_string(),
                                 ip: e.ip.clone(),
-                                branch_eni: p.branch_eni.clone(),
+                                branch_eni: p.branch_eni.as_deref().map(String::from),
                             };
-                            Some((t, p.container_ports.clone()))
+                            Some((t, p.container_ports.to_vec()))
                         })
                         .collect()
                 };

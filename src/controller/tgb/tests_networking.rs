@@ -263,7 +263,7 @@ fn pod_projection_keeps_named_ports_and_the_branch_eni() {
     .unwrap();
     let info = PodInfo::from_pod(&pod);
     assert_eq!(
-        info.container_ports,
+        info.container_ports.to_vec(),
         vec![("http".to_string(), 8080), ("proxy".to_string(), 15001)]
     );
     assert_eq!(info.branch_eni.as_deref(), Some("eni-b"));

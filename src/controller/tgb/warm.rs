@@ -184,7 +184,7 @@ impl Warm {
             // Our own condition writes come back here; they need no reconcile.
             let strip = |p: Option<&PodInfo>| {
                 p.map(|p| PodInfo {
-                    conditions: Vec::new(),
+                    conditions: Box::default(),
                     ..p.clone()
                 })
             };

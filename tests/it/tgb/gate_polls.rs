@@ -1,4 +1,4 @@
-//! Target-health polls of a binding whose readiness gates wait: they start about a second after
+//! Target-health polls of a binding whose readiness gates wait: they start half a second after
 //! a registration and back off to `--targetgroupbinding-requeue-duration`.
 
 use std::collections::BTreeMap;
@@ -47,7 +47,7 @@ async fn a_fresh_registration_is_polled_within_seconds_not_the_requeue_period() 
         None,
     )
     .unwrap();
-    // Polls at about 1, 3 and 7 s after the registration; the requeue period is 15 s.
+    // Polls at about 0.5, 1.5, 3.5 and 7.5 s after the registration; the requeue period is 15 s.
     eventually(
         "gate True well before the requeue period",
         Duration::from_secs(9),
