@@ -187,7 +187,61 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         );
         warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note).await;
     }
+    if allows_listener_sets(&gw) {
+        warn(
+            ctx,
+            &gw,
+            reason::UNSUPPORTED_CONFIGURATION,
+            LISTENER_SETS_NOT_SUPPORTED.into(),
+        )
+        .await;
+    }
     deploy(ctx, &gw, &built, &owned.inputs(&gw, &configs)).await
+}
+
+/// What a Gateway that admits ListenerSets is told: this build makes no listener for them.
+pub const LISTENER_SETS_NOT_SUPPORTED: &str =
+    "spec.allowedListeners: ListenerSets are not supported by this build yet: no listener is made for them";
+
+/// Whether `spec.allowedListeners` admits ListenerSets from some namespace (upstream's default,
+/// and `from: None`, admit none).
+pub fn allows_listener_sets(gw: &Gateway) -> bool {
+    use gateway_api::apis::standard::gateways::GatewayAllowedListenersNamespacesFrom as From;
+    gw.spec
+        .allowed_listeners
+        .as_ref()
+        .and_then(|a| a.namespaces.as_ref())
+        .and_then(|n| n.from.as_ref())
+        .is_some_and(|f| !matches!(f, From::None))
+}
+
+#[cfg(test)]
+mod listener_set_tests {
+    use super::*;
+
+    fn gw(allowed: serde_json::Value) -> Gateway {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "gw", "namespace": "ns"},
+            "spec": {"gatewayClassName": "alb", "listeners": [{"name": "h", "port": 80, "protocol": "HTTP"}],
+                     "allowedListeners": allowed}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_gateway_admitting_listener_sets_is_told_they_are_not_built() {
+        assert!(allows_listener_sets(&gw(
+            serde_json::json!({"namespaces": {"from": "Same"}})
+        )));
+        assert!(allows_listener_sets(&gw(
+            serde_json::json!({"namespaces": {"from": "All"}})
+        )));
+        assert!(!allows_listener_sets(&gw(
+            serde_json::json!({"namespaces": {"from": "None"}})
+        )));
+        assert!(!allows_listener_sets(&gw(serde_json::json!({}))));
+        assert!(!allows_listener_sets(&gw(serde_json::Value::Null)));
+    }
 }
 
 /// Routes naming the Gateway that the model left out (kinds it does not build yet): they must
