@@ -23,16 +23,18 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-/// The process's runtime (also what the admission benchmark serves on, so its figures are the
-/// binary's).
+/// The process's runtime: watches, reconcilers, the metrics and probe servers (the admission
+/// webhooks have threads of their own, [`server::serve_tls_on_threads`]).
 pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    // Deploy futures are deep (a stack's whole plan in one state machine); tokio's 2 MiB default
-    // worker stack is too tight for them in unoptimised builds, and an overflow aborts the process.
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .thread_stack_size(8 * 1024 * 1024)
+        .thread_stack_size(WORKER_STACK_BYTES)
         .build()
 }
+
+/// Deploy futures are deep (a stack's whole plan in one state machine); tokio's 2 MiB default
+/// worker stack is too tight for them in unoptimised builds, and an overflow aborts the process.
+pub const WORKER_STACK_BYTES: usize = 8 * 1024 * 1024;
 
 /// Readiness check names.
 pub const READY_WEBHOOK: &str = "webhook";
@@ -211,13 +213,17 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
 
     let webhook_listener = bind("the webhook server", cfg.webhook.bind).await?;
     tracing::info!(addr = %webhook_listener.local_addr()?, "webhook server listening");
-    tasks.spawn(server::serve_tls(
-        webhook_listener,
-        tls,
-        router,
-        conn_limits,
-        shutdown.clone(),
-    ));
+    tasks.spawn(
+        server::serve_tls_on_threads(
+            webhook_listener,
+            tls,
+            router,
+            conn_limits,
+            shutdown.clone(),
+            webhook::threads::ServerThreads::default_count(),
+        )
+        .context("cannot start the webhook server threads")?,
+    );
     readiness.set(READY_WEBHOOK, true);
 
     if let Some(addr) = cfg.metrics_bind {

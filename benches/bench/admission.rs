@@ -1,13 +1,15 @@
-//! Admission at the floor (issue #24): `/mutate-v1-pod` as the binary serves it (its runtime,
-//! `webhook::router`, `server::serve_tls`, TLS 1.3, keep-alive, info-level logging, 1,000
-//! TargetGroupBindings and 5,000 Services fed through the watch driver) against a static TLS
-//! endpoint on the same stack answering the same bytes, driven by the same one-thread client:
+//! Admission at the floor (issue #24): `/mutate-v1-pod` as the binary serves it
+//! (`webhook::router` under `server::serve_tls_on_threads`, TLS 1.3, keep-alive, info-level
+//! logging, 1,000 TargetGroupBindings and 5,000 Services fed through the watch driver on the
+//! binary's runtime) against a static TLS endpoint on the same stack and the same kind of threads
+//! answering the same bytes, driven by the same one-thread client:
 //! alternating rounds at a fixed rate, then closed-loop saturation, then the fixed rate again
 //! while the binding and Service watches deliver 100 updates per second.
 //!
 //! `cargo bench --profile perf --bench bench -- admission`; `ADMISSION_ROUNDS` (3) and
 //! `ADMISSION_SECS` (5) change the rounds per side and their length; `ADMISSION_PROFILE=webhook`
-//! (or `static`) runs only that side's saturation, for `perf record`.
+//! (or `static`) runs only that side's saturation, for `perf record`; `ADMISSION_THREADS` sets
+//! both servers' thread count (default: one per CPU, as the binary).
 
 use crate::admission_client::{self as client, Client};
 use aws_load_balancer_controller::config::{LogFormat, LogLevel, TlsMinVersion};
@@ -16,6 +18,7 @@ use aws_load_balancer_controller::watch::{self, Watches};
 use aws_load_balancer_controller::webhook::indexes::{IngressClassIndex, TgbIndex};
 use aws_load_balancer_controller::webhook::pod_index::PodGateIndex;
 use aws_load_balancer_controller::webhook::pod_readiness::{self, PodReadinessGateInjector};
+use aws_load_balancer_controller::webhook::threads::ServerThreads;
 use aws_load_balancer_controller::webhook::{self, pod_index_feed, server, tls, Limits};
 use aws_load_balancer_controller::{app, telemetry};
 use futures::channel::mpsc::{unbounded, UnboundedSender};
@@ -27,6 +30,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 const NAMESPACES: usize = 100;
 const BINDINGS_PER_NS: usize = 10;
@@ -148,10 +152,14 @@ struct Servers {
     webhook: SocketAddr,
     floor: SocketAddr,
     ca: String,
+    /// Stops the webhook when the bench is done; the floor stops with its threads.
+    _stop: tokio_util::sync::DropGuard,
+    _floor: Arc<ServerThreads>,
     _dir: tempfile::TempDir,
 }
 
-/// Our webhook as `app::run` builds it, and the floor with the same certificate files.
+/// Our webhook as `app::run` builds it (its router on server threads of its own), and the floor
+/// with the same certificate files, on server threads alike.
 async fn servers(index: PodGateIndex, floor_body: bytes::Bytes) -> Servers {
     let dir = tempfile::tempdir().unwrap();
     let mut spec = webhook_certs::ServingSpec::new("bench", "default");
@@ -171,21 +179,27 @@ async fn servers(index: PodGateIndex, floor_body: bytes::Bytes) -> Servers {
     let router = webhook::router(routes, metrics, Limits::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let webhook = listener.local_addr().unwrap();
-    let stop = Default::default();
-    tokio::spawn(server::serve_tls(
+    let stop = CancellationToken::new();
+    let served = server::serve_tls_on_threads(
         listener,
         tls().0,
         router,
         server::ConnLimits::default(),
-        stop,
-    ));
+        stop.clone(),
+        server_threads(),
+    )
+    .expect("the webhook server threads");
+    tokio::spawn(served);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let floor = listener.local_addr().unwrap();
-    tokio::spawn(client::serve_static(listener, tls().0, floor_body));
+    let floor_threads =
+        client::serve_static_on_threads(listener, tls().0, floor_body, server_threads());
     Servers {
         webhook,
         floor,
         ca: bundle.ca.cert_pem,
+        _stop: stop.drop_guard(),
+        _floor: floor_threads,
         _dir: dir,
     }
 }
@@ -209,6 +223,11 @@ impl Side {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     }
+}
+
+/// Threads per server: the binary's count (one per CPU) unless `ADMISSION_THREADS` says.
+fn server_threads() -> usize {
+    env("ADMISSION_THREADS", ServerThreads::default_count() as f64) as usize
 }
 
 fn env(name: &str, default: f64) -> f64 {
@@ -309,21 +328,24 @@ pub fn run() {
         let mut c = Client::connect(probe.webhook, client::client_config(&probe.ca)).await;
         bytes::Bytes::copy_from_slice(c.roundtrip(&request).await)
     });
+    drop(probe);
     assert!(
         String::from_utf8_lossy(&answer).contains("\"patch\""),
         "the answer carries the readiness-gate patch"
     );
     let srv = server_rt.block_on(servers(index, answer.clone()));
     println!(
-        "admission: {b} TargetGroupBindings and {s} Services indexed; request {} bytes (body {}), answer body {} bytes; {CONNS} keep-alive TLS 1.3 connections per side from one client thread; {rounds} rounds of {secs} s per side",
+        "admission: {b} TargetGroupBindings and {s} Services indexed; request {} bytes (body {}), answer body {} bytes; {CONNS} keep-alive TLS 1.3 connections per side from one client thread, {} server threads per side; {rounds} rounds of {secs} s per side",
         request.len(),
         request.len() - request.windows(4).position(|w| w == b"\r\n\r\n").unwrap() - 4,
-        answer.len()
+        answer.len(),
+        server_threads()
     );
     let on = Arc::new(AtomicBool::new(false));
     let applied = Arc::new(AtomicU64::new(0));
     server_rt.spawn(churn(feed, on.clone(), applied.clone()));
-    // The servers' runtime is left to its workers; this thread becomes the client's.
+    // The binary's runtime (watch drivers, churn) is left to its workers; the servers have their
+    // own threads; this thread becomes the client's.
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let driver = std::thread::Builder::new()
         .name("server-rt".into())
@@ -397,7 +419,6 @@ pub fn run() {
         );
     });
     drop(srv);
-    drop(probe);
     let _ = stop.send(());
     driver.join().expect("the server runtime thread");
 }

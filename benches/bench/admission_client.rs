@@ -1,8 +1,9 @@
 //! The load client and the floor of the admission benchmark: a lean keep-alive TLS 1.3 client
 //! (one thread, fixed-rate or closed-loop, latency from write to the last response byte) and a
-//! static endpoint on the same TLS stack (rustls 1.3, hyper HTTP/1.1, the same certificate)
-//! answering a fixed 200 JSON body.
+//! static endpoint on the same TLS stack (rustls 1.3, hyper HTTP/1.1, the same certificate) and
+//! the same kind of server threads answering a fixed 200 JSON body.
 
+use aws_load_balancer_controller::webhook::threads::ServerThreads;
 use aws_load_balancer_controller::webhook::tls;
 use bytes::Bytes;
 use http_body_util::Full;
@@ -19,35 +20,56 @@ use tokio::time::Instant;
 
 type Conn = tokio_rustls::client::TlsStream<TcpStream>;
 
-/// Serves `body` to every request on `listener` until the runtime stops: TLS accept, then hyper's
-/// HTTP/1.1 with keep-alive and the header timeout our server sets (nginx has one too).
-pub async fn serve_static(listener: TcpListener, tls: Arc<rustls::ServerConfig>, body: Bytes) {
-    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-    loop {
-        let Ok((tcp, _)) = listener.accept().await else {
-            continue;
-        };
-        let _ = tcp.set_nodelay(true);
-        let (acceptor, body) = (acceptor.clone(), body.clone());
-        tokio::spawn(async move {
-            let Ok(stream) = acceptor.accept(tcp).await else {
+/// hyper's HTTP/1.1 with keep-alive and the header timeout our server sets (nginx has one too),
+/// answering `body` to every request.
+async fn serve_static_connection(stream: tokio_rustls::server::TlsStream<TcpStream>, body: Bytes) {
+    let service = hyper::service::service_fn(move |_: hyper::Request<Incoming>| {
+        let response = hyper::Response::builder()
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(body.clone()))
+            .expect("a static response");
+        async move { Ok::<_, std::convert::Infallible>(response) }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(10))
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+}
+
+/// The floor as the webhook is served: on `threads` [`ServerThreads`], accept loop on the first,
+/// each connection on one of them in turn; they stop when the returned value is dropped.
+pub fn serve_static_on_threads(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    body: Bytes,
+    threads: usize,
+) -> Arc<ServerThreads> {
+    let threads = Arc::new(ServerThreads::start("static", threads).expect("server threads"));
+    let listener = listener.into_std().expect("a listening socket");
+    let on = Arc::downgrade(&threads);
+    threads.spawn(async move {
+        let listener = TcpListener::from_std(listener).expect("the socket");
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                continue;
+            };
+            let _ = tcp.set_nodelay(true);
+            let (Some(on), Ok(tcp)) = (on.upgrade(), tcp.into_std()) else {
                 return;
             };
-            let service = hyper::service::service_fn(move |_: hyper::Request<Incoming>| {
-                let response = hyper::Response::builder()
-                    .header(hyper::header::CONTENT_TYPE, "application/json")
-                    .body(Full::new(body.clone()))
-                    .expect("a static response");
-                async move { Ok::<_, std::convert::Infallible>(response) }
+            let (acceptor, body) = (acceptor.clone(), body.clone());
+            on.spawn(async move {
+                let tcp = TcpStream::from_std(tcp).expect("the connection");
+                if let Ok(stream) = acceptor.accept(tcp).await {
+                    serve_static_connection(stream, body).await;
+                }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(10))
-                .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
+        }
+    });
+    threads
 }
 
 /// A client config trusting the bench CA only; TLS 1.3.

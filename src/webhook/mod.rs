@@ -4,6 +4,7 @@
 //! requests and decisions into AdmissionReview responses, counts failures with upstream's
 //! metric labels, and answers anything malformed without ever panicking.
 
+pub mod borrowed;
 pub mod budget;
 pub mod icp_validator;
 pub mod indexes;
@@ -22,6 +23,7 @@ pub mod tg_cache;
 pub mod tgb_mutator;
 pub mod tgb_validator;
 pub mod tgb_view;
+pub mod threads;
 pub mod tls;
 
 use crate::metrics::{RouteMetrics, WebhookMetrics};
@@ -43,6 +45,23 @@ pub trait Handler: Send + Sync + 'static {
     /// Mutating webhooks count failures in the mutation counter, validating ones in the validation counter.
     fn mutating(&self) -> bool;
     async fn admit(&self, request: &AdmissionRequest) -> Decision;
+
+    /// Answers from the body itself when it reads as this handler's borrowed view
+    /// ([`borrowed::read`]), with no JSON tree built; `None` hands the request to [`Self::admit`]
+    /// after the generic decoding, which answers everything else (malformed reviews included).
+    /// Where it answers, it answers what the generic path would.
+    fn admit_borrowed<'b>(&self, _body: &'b [u8]) -> Option<Quick<'b>> {
+        None
+    }
+}
+
+/// A handler's answer read from the body by [`Handler::admit_borrowed`].
+#[derive(Debug, PartialEq)]
+pub struct Quick<'b> {
+    pub uid: std::borrow::Cow<'b, str>,
+    /// Operations other than CREATE and UPDATE are allowed unread, whatever `decision` says.
+    pub operation: Operation,
+    pub decision: Decision,
 }
 
 /// Limits applied to every admission request.
@@ -245,6 +264,16 @@ async fn serve_review(route: &Route, request: Request) -> Response {
         Ok(read) => read,
         Err(response) => return response,
     };
+    // A small body first goes to the handler's borrowed reading, when it has one.
+    if body.len() <= budget::SMALL_BODY_BYTES {
+        if let Some(quick) = route.handler.admit_borrowed(&body) {
+            if quick.operation.admits_unread() {
+                return answer(&quick.uid, &Decision::Allow);
+            }
+            let span = tracing::debug_span!("admission", path = route.path, uid = %quick.uid);
+            return conclude(route, &quick.uid, &quick.decision, &span);
+        }
+    }
     let mutating = route.handler.mutating();
     let request = match decode(body).await {
         Ok(request) => request,
@@ -270,14 +299,21 @@ async fn serve_review(route: &Route, request: Request) -> Response {
     // fields on every admission); the refusal line names path and uid itself.
     let span = tracing::debug_span!("admission", path = route.path, uid = %request.uid);
     let decision = route.handler.admit(&request).instrument(span.clone()).await;
-    match &decision {
+    conclude(route, &request.uid, &decision, &span)
+}
+
+/// Counts and logs a handler's decision, and answers it.
+fn conclude(route: &Route, uid: &str, decision: &Decision, span: &tracing::Span) -> Response {
+    match decision {
         Decision::Deny { message, category } | Decision::Errored { message, category } => {
-            route.metrics.record_failure(mutating, category);
-            tracing::info!(path = route.path, uid = %request.uid, category = %category, %message, "admission refused");
+            route
+                .metrics
+                .record_failure(route.handler.mutating(), category);
+            tracing::info!(path = route.path, uid = %uid, category = %category, %message, "admission refused");
         }
         Decision::Allow | Decision::Patch(_) => {
             span.in_scope(|| tracing::debug!("admission allowed"))
         }
     }
-    answer(&request.uid, &decision)
+    answer(uid, decision)
 }

@@ -3,11 +3,16 @@
 //! The patch is computed on the pod JSON the API server sent and contains only `remove`s of
 //! legacy gates and `add`s of ours, so fields this build does not know can never be dropped
 //! (upstream once stripped gRPC probes by re-serialising a typed pod).
+//!
+//! Pods are read borrowed (labels and gate types as slices of the body, the rest skipped), every
+//! pod creation in the cluster passes here; anything that does not read so goes the generic way.
 
+use super::borrowed::{self, Str, Strings};
 use super::pod_index::PodGateIndex;
-use super::{AdmissionRequest, Decision, Handler, Operation};
+use super::{AdmissionRequest, Decision, Handler, Operation, Quick};
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, PatchOperation, RemoveOperation};
+use serde::Deserialize;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -24,30 +29,61 @@ pub struct PodReadinessGateInjector {
     pub sync_wait: Duration,
 }
 
+/// The fields of a pod the injector reads, borrowed from the review.
+#[derive(Deserialize)]
+struct PodView<'a> {
+    #[serde(borrow)]
+    metadata: Option<MetaView<'a>>,
+    #[serde(borrow)]
+    spec: Option<SpecView<'a>>,
+}
+
+#[derive(Deserialize)]
+struct MetaView<'a> {
+    #[serde(borrow)]
+    labels: Option<Strings<'a>>,
+}
+
+#[derive(Deserialize)]
+struct SpecView<'a> {
+    #[serde(rename = "readinessGates", borrow)]
+    readiness_gates: Option<Vec<GateView<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct GateView<'a> {
+    #[serde(rename = "conditionType", borrow)]
+    condition_type: Option<Str<'a>>,
+}
+
 fn pointer(path: &str) -> PointerBuf {
     PointerBuf::parse(path).expect("static JSON pointer")
 }
 
-/// The patch that adds `gates` to `pod`, or nothing if every gate is already there.
-pub fn gate_patch(pod: &Value, gates: &[String]) -> Vec<PatchOperation> {
-    if gates.is_empty() {
-        return Vec::new();
-    }
+/// `spec.readinessGates` condition types of a pod as sent (`""` for a gate without one), or
+/// `None` when the pod has no gate list.
+fn existing_gates(pod: &Value) -> Option<Vec<&str>> {
     // `get` rather than `Value::pointer`, which allocates two strings per path segment.
     let present = pod
         .get("spec")
         .and_then(|s| s.get("readinessGates"))
-        .and_then(Value::as_array);
-    let existing: Vec<&str> = present
-        .map(|gates| {
-            gates
-                .iter()
-                .map(|g| g.get("conditionType").and_then(Value::as_str).unwrap_or(""))
-                .collect()
-        })
-        .unwrap_or_default();
+        .and_then(Value::as_array)?;
+    Some(
+        present
+            .iter()
+            .map(|g| g.get("conditionType").and_then(Value::as_str).unwrap_or(""))
+            .collect(),
+    )
+}
+
+/// The patch that adds `gates` to a pod whose gate condition types are `existing` (`None`: no
+/// gate list), or nothing if every gate is already there.
+pub fn gate_patch(existing: Option<&[&str]>, gates: &[String]) -> Vec<PatchOperation> {
+    if gates.is_empty() {
+        return Vec::new();
+    }
     let gate = |t: &str| serde_json::json!({ "conditionType": t });
-    if present.is_none() {
+    let Some(existing) = existing else {
         let mut unique: Vec<&String> = Vec::new();
         for g in gates {
             if !unique.contains(&g) {
@@ -59,7 +95,7 @@ pub fn gate_patch(pod: &Value, gates: &[String]) -> Vec<PatchOperation> {
             path: pointer("/spec/readinessGates"),
             value,
         })];
-    }
+    };
     let mut ops = Vec::new();
     let mut kept: Vec<&str> = Vec::new();
     // Remove from the highest index down so earlier indexes stay valid within the patch.
@@ -92,6 +128,33 @@ pub fn gate_patch(pod: &Value, gates: &[String]) -> Vec<PatchOperation> {
     }
 }
 
+fn no_pod() -> Decision {
+    Decision::errored("decodePod", "admission request carries no pod with a spec")
+}
+
+fn no_namespace() -> Decision {
+    Decision::errored("decodePod", "admission request has no namespace")
+}
+
+impl PodReadinessGateInjector {
+    /// Whether a request with this operation is left alone.
+    fn passes(&self, operation: Operation) -> bool {
+        operation != Operation::Create || !self.enabled
+    }
+
+    /// The decision for a pod created in `namespace` with the index synced: `label` looks a pod
+    /// label up on the pod as sent, `existing` are its gate condition types.
+    fn decide<'l>(
+        &self,
+        namespace: &str,
+        label: impl Fn(&str) -> Option<&'l str>,
+        existing: Option<&[&str]>,
+    ) -> Decision {
+        let gates = self.index.gates_for(namespace, label);
+        Decision::Patch(gate_patch(existing, &gates))
+    }
+}
+
 #[async_trait::async_trait]
 impl Handler for PodReadinessGateInjector {
     fn mutating(&self) -> bool {
@@ -99,7 +162,7 @@ impl Handler for PodReadinessGateInjector {
     }
 
     async fn admit(&self, req: &AdmissionRequest) -> Decision {
-        if req.operation != Operation::Create || !self.enabled {
+        if self.passes(req.operation) {
             return Decision::Patch(Vec::new());
         }
         let Some(pod) = req
@@ -107,11 +170,11 @@ impl Handler for PodReadinessGateInjector {
             .as_ref()
             .filter(|p| p.get("spec").is_some_and(Value::is_object))
         else {
-            return Decision::errored("decodePod", "admission request carries no pod with a spec");
+            return no_pod();
         };
         // Pods made from generateName may carry no namespace: the request's is authoritative.
         let Some(namespace) = req.namespace.as_deref() else {
-            return Decision::errored("decodePod", "admission request has no namespace");
+            return no_namespace();
         };
         if !self.index.synced() {
             let deadline = tokio::time::Instant::now() + self.sync_wait;
@@ -130,8 +193,43 @@ impl Handler for PodReadinessGateInjector {
             .and_then(|m| m.get("labels"))
             .and_then(Value::as_object);
         let label = |k: &str| labels?.get(k)?.as_str();
-        let gates = self.index.gates_for(namespace, label);
-        Decision::Patch(gate_patch(pod, &gates))
+        self.decide(namespace, label, existing_gates(pod).as_deref())
+    }
+
+    /// The same steps as [`Self::admit`] on the borrowed pod; before the first sync, the generic
+    /// path waits for it.
+    fn admit_borrowed<'b>(&self, body: &'b [u8]) -> Option<Quick<'b>> {
+        let review = borrowed::read::<PodView>(body)?;
+        let quick = |decision| Quick {
+            uid: review.uid.clone(),
+            operation: review.operation,
+            decision,
+        };
+        if review.operation.admits_unread() || self.passes(review.operation) {
+            return Some(quick(Decision::Patch(Vec::new())));
+        }
+        let Some((pod, spec)) = review
+            .object
+            .as_ref()
+            .and_then(|p| Some((p, p.spec.as_ref()?)))
+        else {
+            return Some(quick(no_pod()));
+        };
+        let Some(namespace) = review.namespace.as_deref() else {
+            return Some(quick(no_namespace()));
+        };
+        if !self.index.synced() {
+            return None;
+        }
+        let labels = pod.metadata.as_ref().and_then(|m| m.labels.as_ref());
+        let label = |k: &str| labels?.get(k);
+        let existing: Option<Vec<&str>> = spec.readiness_gates.as_ref().map(|gates| {
+            gates
+                .iter()
+                .map(|g| g.condition_type.as_ref().map_or("", Str::as_str))
+                .collect()
+        });
+        Some(quick(self.decide(namespace, label, existing.as_deref())))
     }
 }
 

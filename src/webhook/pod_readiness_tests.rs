@@ -196,7 +196,11 @@ fn patch_is_only_adds_and_legacy_removes() {
     let mut pod = web_pod();
     pod["spec"]["readinessGates"] =
         json!([{"conditionType": "target-health.alb.ingress.k8s.aws/x"}]);
-    let ops = gate_patch(&pod, &["target-health.elbv2.k8s.aws/a".to_string()]);
+    let existing = existing_gates(&pod);
+    let ops = gate_patch(
+        existing.as_deref(),
+        &["target-health.elbv2.k8s.aws/a".to_string()],
+    );
     let v = serde_json::to_value(&ops).unwrap();
     assert_eq!(
         v,
@@ -238,6 +242,150 @@ proptest! {
             for g in ours { prop_assert!(types.contains(&g.to_string())); }
         } else {
             prop_assert_eq!(&out, &pod);
+        }
+    }
+}
+
+/// An AdmissionReview body as an API server sends it, around `pod`.
+fn review_body(op: &str, namespace: Option<&str>, pod: &Value) -> Vec<u8> {
+    let mut request = json!({"uid": "u-\"1\"", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "operation": op, "object": pod, "oldObject": null, "dryRun": false});
+    if let Some(ns) = namespace {
+        request["namespace"] = json!(ns);
+    }
+    serde_json::to_vec(&json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}))
+        .unwrap()
+}
+
+/// The generic path's answer: `(uid, decision)`, `Allow` for operations allowed unread.
+fn generic_answer(inj: &PodReadinessGateInjector, body: &[u8]) -> (String, Decision) {
+    let request = crate::webhook::review::decode(body).expect("a review");
+    if request.operation.admits_unread() {
+        return (request.uid, Decision::Allow);
+    }
+    let decision = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(inj.admit(&request));
+    (request.uid, decision)
+}
+
+#[test]
+fn borrowed_reading_matches_the_generic_path_on_upstreams_cases() {
+    let inj = injector(true);
+    let mut legacy = web_pod();
+    legacy["spec"]["readinessGates"] = json!([
+        {"conditionType": "target-health.alb.ingress.k8s.aws/old-1"}, {"conditionType": "keep"},
+        {"conditionType": "target-health.elbv2.k8s.aws/tgb-b"}, {}
+    ]);
+    let escaped = json!({"metadata": {"labels": {"tier": "x", "app": "web"}}, "spec": {}});
+    let cases = [
+        ("CREATE", Some("ns"), web_pod()),
+        ("CREATE", Some("ns"), legacy),
+        ("CREATE", Some("other"), web_pod()),
+        ("CREATE", Some("ns"), json!({"spec": {}})),
+        ("CREATE", None, web_pod()),
+        ("CREATE", Some("ns"), json!({"metadata": {}})),
+        ("CREATE", Some("ns"), json!({"spec": null})),
+        ("UPDATE", Some("ns"), web_pod()),
+        ("DELETE", Some("ns"), Value::Null),
+    ];
+    for (op, ns, pod) in cases {
+        let body = review_body(op, ns, &pod);
+        let quick = inj.admit_borrowed(&body).expect("read borrowed");
+        let (uid, decision) = generic_answer(&inj, &body);
+        let quick_decision = if quick.operation.admits_unread() {
+            Decision::Allow
+        } else {
+            quick.decision
+        };
+        assert_eq!(
+            (&*quick.uid, &quick_decision),
+            (uid.as_str(), &decision),
+            "{op} {ns:?} {pod}"
+        );
+    }
+    // A label written with an escape reads as its text.
+    let body = String::from_utf8(review_body("CREATE", Some("ns"), &escaped))
+        .unwrap()
+        .replace(r#""app":"web""#, r#""app":"w\u0065b""#);
+    let quick = inj.admit_borrowed(body.as_bytes()).unwrap();
+    assert_eq!(quick.decision, generic_answer(&inj, body.as_bytes()).1);
+    assert!(matches!(&quick.decision, Decision::Patch(ops) if !ops.is_empty()));
+}
+
+#[test]
+fn pods_the_view_does_not_read_and_unsynced_indexes_go_the_generic_way() {
+    let inj = injector(true);
+    for pod in [
+        json!({"metadata": {"labels": {"app": 1}}, "spec": {}}),
+        json!({"spec": {"readinessGates": [{"conditionType": 7}]}}),
+        json!({"spec": {"readinessGates": ["gate"]}}),
+        json!({"spec": {"readinessGates": {}}}),
+        json!({"spec": "not an object"}),
+        json!(["a pod"]),
+    ] {
+        let body = review_body("CREATE", Some("ns"), &pod);
+        assert_eq!(inj.admit_borrowed(&body), None, "{pod}");
+    }
+    let unsynced = PodReadinessGateInjector {
+        enabled: true,
+        index: PodGateIndex::default(),
+        sync_wait: Duration::from_millis(30),
+    };
+    assert_eq!(
+        unsynced.admit_borrowed(&review_body("CREATE", Some("ns"), &web_pod())),
+        None
+    );
+}
+
+/// A label or gate value: mostly well-formed, sometimes of another type.
+fn arb_text() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        4 => prop::sample::select(vec!["web", "db", "w\"eb\\", "target-health.elbv2.k8s.aws/tgb-a",
+            "target-health.alb.ingress.k8s.aws/x", ""]).prop_map(|s| json!(s)),
+        1 => arb_json(1),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Random reviews: wherever the borrowed reading answers, the generic decoding and `admit`
+    /// answer the same; well-formed pods are always read borrowed.
+    #[test]
+    fn borrowed_reading_answers_as_the_generic_path(
+        op in prop::sample::select(vec!["CREATE", "UPDATE", "DELETE", "CONNECT", "FROB"]),
+        ns in prop::option::of(prop::sample::select(vec!["ns", "other", "", "empty-ns"])),
+        labels in prop::option::of(prop::collection::btree_map(
+            prop::sample::select(vec!["app", "tier", "x\"y"]), arb_text(), 0..3)),
+        gates in prop::option::of(prop::collection::vec(prop_oneof![
+            4 => prop::option::of(arb_text()).prop_map(|t| match t { Some(t) => json!({"conditionType": t, "x": 1}), None => json!({}) }),
+            1 => arb_json(1),
+        ], 0..3)),
+        extra in arb_json(2), with_spec in any::<bool>(),
+    ) {
+        let mut pod = json!({"metadata": {"name": "p", "x": extra.clone()}, "x": extra});
+        if let Some(labels) = &labels {
+            pod["metadata"]["labels"] = json!(labels);
+        }
+        if with_spec {
+            pod["spec"] = json!({"containers": [{"name": "c"}]});
+            if let Some(gates) = &gates {
+                pod["spec"]["readinessGates"] = json!(gates);
+            }
+        }
+        let body = review_body(op, ns, &pod);
+        let inj = injector(true);
+        let quick = inj.admit_borrowed(&body);
+        let (uid, decision) = generic_answer(&inj, &body);
+        let well_formed = labels.iter().flatten().all(|(_, v)| v.is_string())
+            && gates.iter().flatten().all(|g| g.as_object().is_some_and(|g| g.get("conditionType").is_none_or(Value::is_string)));
+        prop_assert!(quick.is_some() || !well_formed, "a well-formed pod read the generic way: {pod}");
+        if let Some(quick) = quick {
+            prop_assert_eq!(&*quick.uid, uid.as_str());
+            let quick_decision = if quick.operation.admits_unread() { Decision::Allow } else { quick.decision };
+            prop_assert_eq!(quick_decision, decision);
         }
     }
 }

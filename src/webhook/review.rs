@@ -19,6 +19,17 @@ pub enum Operation {
 }
 
 impl Operation {
+    /// `request.operation` as sent (any other text, or none, is [`Operation::Other`]).
+    pub fn from_text(text: Option<&str>) -> Self {
+        match text {
+            Some("CREATE") => Operation::Create,
+            Some("UPDATE") => Operation::Update,
+            Some("DELETE") => Operation::Delete,
+            Some("CONNECT") => Operation::Connect,
+            _ => Operation::Other,
+        }
+    }
+
     /// Only CREATE and UPDATE reach a handler; upstream allows everything else before decoding.
     pub fn admits_unread(self) -> bool {
         !matches!(self, Operation::Create | Operation::Update)
@@ -119,13 +130,7 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, (ReviewError, Option<Stri
     let Some(uid) = uid.filter(|u| !u.is_empty()) else {
         return Err((ReviewError::BadRequest("missing uid".into()), None));
     };
-    let operation = match request.get("operation").and_then(Value::as_str) {
-        Some("CREATE") => Operation::Create,
-        Some("UPDATE") => Operation::Update,
-        Some("DELETE") => Operation::Delete,
-        Some("CONNECT") => Operation::Connect,
-        _ => Operation::Other,
-    };
+    let operation = Operation::from_text(request.get("operation").and_then(Value::as_str));
     let mut text = |k: &str| match request.remove(k) {
         Some(Value::String(s)) if !s.is_empty() => Some(s),
         _ => None,

@@ -1,5 +1,5 @@
 //! The TLS accept loop: per-connection handshake and header timeouts, a cap on open connections,
-//! graceful drain on shutdown.
+//! graceful drain on shutdown; in the binary on threads of its own ([`serve_tls_on_threads`]).
 //!
 //! Written on hyper directly (rather than `axum::serve`) because we need the TLS acceptor in the
 //! loop and a drain that lets in-flight admission calls finish when SIGTERM arrives.
@@ -17,6 +17,8 @@ use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
+
+use super::threads::ServerThreads;
 
 /// Connection-level limits.
 #[derive(Clone, Copy, Debug)]
@@ -105,6 +107,12 @@ impl Drop for Registered<'_> {
     }
 }
 
+/// An accepted socket, still on the accepting runtime or handed over bare to another.
+enum Placed {
+    Here(tokio::net::TcpStream),
+    Moved(std::net::TcpStream),
+}
+
 /// Counts a request as in flight on its connection while alive.
 struct Busy {
     busy: Arc<AtomicUsize>,
@@ -121,6 +129,40 @@ impl Drop for Busy {
     }
 }
 
+/// [`serve_tls`] as the binary runs it: on `threads` [`ServerThreads`] of its own (the binary: one
+/// per CPU), the accept loop on the first, each connection on one of them in turn (see
+/// [`super::threads`]).
+///
+/// Returns once the threads run; the future resolves when the server has drained after
+/// `shutdown` and its threads are gone.
+pub fn serve_tls_on_threads(
+    listener: TcpListener,
+    tls: Arc<ServerConfig>,
+    router: Router,
+    limits: ConnLimits,
+    shutdown: CancellationToken,
+    threads: usize,
+) -> std::io::Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    let threads = Arc::new(ServerThreads::start("webhook", threads)?);
+    // A tokio socket belongs to the runtime that registered it: hand the bare socket over.
+    let listener = listener.into_std()?;
+    let (done, finished) = tokio::sync::oneshot::channel::<()>();
+    let on = threads.clone();
+    threads.spawn(async move {
+        match TcpListener::from_std(listener) {
+            Ok(listener) => serve(listener, tls, router, limits, shutdown, Some(&on)).await,
+            Err(error) => tracing::error!(%error, "webhook server cannot take its socket"),
+        }
+        let _ = done.send(());
+    });
+    Ok(async move {
+        if finished.await.is_err() {
+            tracing::error!("the webhook server's accept loop stopped abnormally");
+        }
+        threads.stop().await;
+    })
+}
+
 /// Serves `router` over TLS on `listener` until `shutdown` fires, then drains.
 ///
 /// At `max_connections` the connection idle for longest (between requests, or not yet through
@@ -133,6 +175,19 @@ pub async fn serve_tls(
     router: Router,
     limits: ConnLimits,
     shutdown: CancellationToken,
+) {
+    serve(listener, tls, router, limits, shutdown, None).await
+}
+
+/// [`serve_tls`] with each connection on the runtime it is spawned from (`threads: None`) or on
+/// one of `threads`.
+async fn serve(
+    listener: TcpListener,
+    tls: Arc<ServerConfig>,
+    router: Router,
+    limits: ConnLimits,
+    shutdown: CancellationToken,
+    threads: Option<&ServerThreads>,
 ) {
     let acceptor = TlsAcceptor::from(tls);
     let max = limits.max_connections.clamp(1, u32::MAX as usize >> 1);
@@ -186,6 +241,17 @@ pub async fn serve_tls(
             }
         };
         let _ = tcp.set_nodelay(true);
+        let tcp = match threads {
+            None => Placed::Here(tcp),
+            // Moved over bare, registered again by the runtime that serves it.
+            Some(_) => match tcp.into_std() {
+                Ok(tcp) => Placed::Moved(tcp),
+                Err(error) => {
+                    tracing::debug!(%peer, %error, "cannot hand over a webhook connection");
+                    continue;
+                }
+            },
+        };
         let acceptor = acceptor.clone();
         let router = router.clone();
         // On eviction or shutdown a connection closes right after its current request (at once
@@ -205,9 +271,18 @@ pub async fn serve_tls(
             },
         );
         let registry = registry.clone();
-        tokio::spawn(async move {
+        let connection = async move {
             let _slot = slot;
             let _registered = Registered(&registry, id);
+            let tcp = match tcp {
+                Placed::Here(tcp) => tcp,
+                Placed::Moved(tcp) => match tokio::net::TcpStream::from_std(tcp) {
+                    Ok(tcp) => tcp,
+                    Err(error) => {
+                        return tracing::debug!(%peer, %error, "cannot take over a webhook connection")
+                    }
+                },
+            };
             let handshake = tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp));
             let stream = tokio::select! {
                 _ = stop.cancelled() => return,
@@ -246,7 +321,11 @@ pub async fn serve_tls(
             if let Err(error) = result {
                 tracing::debug!(%peer, %error, "webhook connection ended with an error");
             }
-        });
+        };
+        match threads {
+            None => drop(tokio::spawn(connection)),
+            Some(threads) => threads.spawn(connection),
+        }
     }
     drop(listener);
     // Every connection task holds a slot until it ends: all slots back means drained.
