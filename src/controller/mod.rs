@@ -11,6 +11,7 @@ pub mod route_status;
 pub mod scope;
 pub mod service;
 pub mod tgb;
+pub mod worker;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::ingress::queue::{Priority, Queue};
-use super::metrics::{ControllerMetrics, Outcome, Reconciles};
+use super::ingress::queue::Queue;
+use super::metrics::{ControllerMetrics, Reconciles};
 use super::service::EnvReader;
 use crate::aws::{AwsError, AwsMetrics, Ec2, ElbV2};
 use crate::deploy::Deployer;
@@ -328,36 +328,21 @@ impl Drop for Detach {
 }
 
 async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<String>>) {
-    loop {
-        let (key, waited) = queue.next_timed().await;
-        let working = ctx.rec.working(waited);
-        let start = std::time::Instant::now();
-        let pass = reconcile::reconcile(&ctx, &key);
-        let outcome = match crate::diff::shadow::scope(format!("gateway {key}"), pass).await {
-            Ok(next) => {
-                ctx.backoff.succeeded(&key);
-                if let Some(after) = next {
-                    let priority = if after == ctx.cfg.sync_period {
-                        Priority::Low
-                    } else {
-                        Priority::Normal
-                    };
-                    queue.add_after_with(key.clone(), after, priority);
-                }
-                Outcome::Success
-            }
-            Err(e) => {
-                let after = ctx.backoff.failed(&key);
-                tracing::warn!(gateway = %key, controller = ctx.cfg.name(), error = %e, retry_in = ?after, "gateway reconcile failed");
-                queue.add_after(key.clone(), after);
-                ctx.rec.retried();
-                Outcome::Error
-            }
-        };
-        ctx.rec.reconciled(outcome, start.elapsed().as_secs_f64());
-        drop(working);
-        queue.done(&key);
-    }
+    let w = super::worker::Worker {
+        queue: &queue,
+        rec: &ctx.rec,
+        backoff: &ctx.backoff,
+        sync_period: Some(ctx.cfg.sync_period),
+        controller: ctx.cfg.name(),
+    };
+    w.run(|key: String| {
+        let ctx = ctx.clone();
+        async move {
+            let pass = reconcile::reconcile(&ctx, &key);
+            crate::diff::shadow::scope(format!("gateway {key}"), pass).await
+        }
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -34,6 +34,18 @@ pub enum Key {
     RuleConfig(String, String),
 }
 
+/// How a key shows in logs and keys the backoff.
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Key::Class(n) => write!(f, "GatewayClass {n}"),
+            Key::LoadBalancerConfig(ns, n) => write!(f, "LoadBalancerConfiguration {ns}/{n}"),
+            Key::TargetGroupConfig(ns, n) => write!(f, "TargetGroupConfiguration {ns}/{n}"),
+            Key::RuleConfig(ns, n) => write!(f, "ListenerRuleConfiguration {ns}/{n}"),
+        }
+    }
+}
+
 /// Stores and triggers, kept on every replica from process start; work is queued only while a
 /// term of leadership has attached its queue.
 pub struct Feed {

@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::ingress::queue::Queue;
-use super::metrics::{ControllerMetrics, Outcome, Reconciles};
+use super::metrics::{ControllerMetrics, Reconciles};
 use crate::model::gateway::{ALB_CONTROLLER_NAME, NLB_CONTROLLER_NAME};
 use crate::watch::{Synced, Watches};
 
@@ -248,31 +248,18 @@ async fn reconcile(ctx: &Ctx, key: &Key) -> Result<Option<Duration>, GatewayClas
 }
 
 async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<Key>>) {
-    loop {
-        let (key, waited) = queue.next_timed().await;
-        let working = ctx.rec.working(waited);
-        let start = std::time::Instant::now();
-        let id = format!("{key:?}");
-        let outcome = match reconcile(&ctx, &key).await {
-            Ok(next) => {
-                ctx.backoff.succeeded(&id);
-                if let Some(after) = next {
-                    queue.add_after(key.clone(), after);
-                }
-                Outcome::Success
-            }
-            Err(e) => {
-                let after = ctx.backoff.failed(&id);
-                tracing::warn!(object = %id, error = %e, retry_in = ?after, "gateway class controller reconcile failed");
-                queue.add_after(key.clone(), after);
-                ctx.rec.retried();
-                Outcome::Error
-            }
-        };
-        ctx.rec.reconciled(outcome, start.elapsed().as_secs_f64());
-        drop(working);
-        queue.done(&key);
-    }
+    let w = super::worker::Worker {
+        queue: &queue,
+        rec: &ctx.rec,
+        backoff: &ctx.backoff,
+        sync_period: None,
+        controller: "gatewayclass",
+    };
+    w.run(|key: Key| {
+        let ctx = ctx.clone();
+        async move { reconcile(&ctx, &key).await }
+    })
+    .await
 }
 
 #[cfg(test)]
