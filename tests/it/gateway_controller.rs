@@ -15,7 +15,7 @@ use aws_load_balancer_controller::crd::TargetGroupBinding;
 use aws_load_balancer_controller::model::gateway::listeners::LbKind;
 use aws_load_balancer_controller::model::ModelConfig;
 use gateway_api::apis::standard::gateways::Gateway;
-use kube::api::{Api, DeleteParams, ListParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
@@ -169,6 +169,24 @@ async fn an_alb_gateway_is_deployed_programmed_and_deleted_with_upstreams_status
             .contains(&"SuccessfullyReconciled".to_string())
     })
     .await;
+
+    // Another pass over the unchanged Gateway (a label edit queues it): AWS is only read.
+    r.fake.clear_calls();
+    let touch = serde_json::json!({"metadata": {"labels": {"touched": "yes"}}});
+    r.gateways()
+        .patch("gw", &PatchParams::default(), &Patch::Merge(&touch))
+        .await
+        .unwrap();
+    eventually("a second pass reads the rules", WAIT, || async {
+        r.fake.count("DescribeRules") > 0
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        r.fake.write_calls().is_empty(),
+        "an unchanged Gateway makes no AWS write: {:?}",
+        r.fake.write_calls()
+    );
 
     r.gateways()
         .delete("gw", &DeleteParams::default())
