@@ -135,10 +135,11 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             .await?;
         return Ok(None);
     }
-    let owned = Owned::gather(stores, ctx.cfg.lb, key);
+    let mut owned = Owned::gather(stores, ctx.cfg.lb, key);
     let built = ctx
         .rec
         .staged("build_model", async {
+            owned.read_secrets(&ctx.client).await?;
             let subnets = ctx.env.subnets().await?;
             let inputs = owned.inputs(&gw, &configs);
             let b = match ctx.cfg.lb {
