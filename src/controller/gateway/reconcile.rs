@@ -188,6 +188,11 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         );
         warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note).await;
     }
+    if has_infrastructure_annotations(&gw) {
+        // Upstream copies them onto the TargetGroupBindings; this build does not yet.
+        let note = "spec.infrastructure.annotations are not put on the TargetGroupBindings by this build yet";
+        warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note.into()).await;
+    }
     if allows_listener_sets(&gw) {
         warn(
             ctx,
@@ -198,6 +203,15 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         .await;
     }
     deploy(ctx, &gw, &built, &owned.inputs(&gw, &configs)).await
+}
+
+/// Whether the Gateway sets `spec.infrastructure.annotations` (not acted on yet: a Warning).
+pub fn has_infrastructure_annotations(gw: &Gateway) -> bool {
+    gw.spec
+        .infrastructure
+        .as_ref()
+        .and_then(|i| i.annotations.as_ref())
+        .is_some_and(|a| !a.is_empty())
 }
 
 /// What a Gateway that admits ListenerSets is told: this build makes no listener for them.
@@ -242,6 +256,15 @@ mod listener_set_tests {
         )));
         assert!(!allows_listener_sets(&gw(serde_json::json!({}))));
         assert!(!allows_listener_sets(&gw(serde_json::Value::Null)));
+    }
+
+    #[test]
+    fn infrastructure_annotations_are_noticed() {
+        let mut g = gw(serde_json::Value::Null);
+        assert!(!has_infrastructure_annotations(&g));
+        g.spec.infrastructure =
+            serde_json::from_value(serde_json::json!({"annotations": {"a": "b"}})).unwrap();
+        assert!(has_infrastructure_annotations(&g));
     }
 }
 
