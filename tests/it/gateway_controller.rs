@@ -343,3 +343,91 @@ async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
         r.fake.write_calls()
     );
 }
+
+/// `securityGroups` in the Gateway's LoadBalancerConfiguration (one by id, one by `Name` tag):
+/// no managed or backend group is made, the ALB gets exactly the given groups, the bindings
+/// open no node ports (the user does, as upstream without `manageBackendSecurityGroupRules`),
+/// and a second pass writes nothing.
+#[tokio::test]
+async fn explicit_security_groups_front_the_alb_without_a_managed_one() {
+    use aws_load_balancer_controller::aws::{CreateSecurityGroup, Ec2};
+    let r = Running::start().await;
+    let vpc = r.h.vpc.clone();
+    let group = |name: &str, tags: &[(&str, &str)]| CreateSecurityGroup {
+        name: name.into(),
+        description: name.into(),
+        vpc_id: vpc.clone(),
+        tags: crate::deploy::tags(tags),
+    };
+    let by_id = r
+        .fake
+        .create_security_group(&group("by-id", &[]))
+        .await
+        .unwrap();
+    let by_name = r
+        .fake
+        .create_security_group(&group("launch-wizard-7", &[("Name", "gw-frontend")]))
+        .await
+        .unwrap();
+    r.fake.clear_calls();
+    let lbc = format!(
+        r#"
+apiVersion: gateway.k8s.aws/v1
+kind: LoadBalancerConfiguration
+metadata: {{name: own-sgs, namespace: demo}}
+spec:
+  securityGroups: [{by_id}, gw-frontend]
+"#
+    );
+    create_all(&r.h.client, &lbc).await;
+    let yaml = manifests("HTTP", 80).replace(
+        "  gatewayClassName: aws-alb\n",
+        "  gatewayClassName: aws-alb\n  infrastructure:\n    parametersRef: {group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: own-sgs}\n",
+    );
+    create_all(&r.h.client, &yaml).await;
+    accept_class(&r.h.client, "aws-alb").await;
+    eventually("Programmed=True", WAIT, || async {
+        r.condition("gw", "Programmed")
+            .await
+            .is_some_and(|c| c.0 == "True")
+    })
+    .await;
+    let inv = inventory_of(r.fake.as_ref(), r.fake.as_ref(), STACK_TAG, "demo/gw").await;
+    assert_eq!(inv.lbs.len(), 1, "{inv:#?}");
+    let mut sgs = inv.lbs[0].0.security_groups.clone();
+    sgs.sort();
+    let mut want = vec![by_id.clone(), by_name.clone()];
+    want.sort();
+    assert_eq!(sgs, want, "exactly the given groups");
+    assert!(inv.sgs.is_empty(), "no managed SG: {:?}", inv.sgs);
+    assert_eq!(
+        r.fake.count("CreateSecurityGroup"),
+        0,
+        "neither a managed nor a backend SG"
+    );
+    let tgbs: Api<TargetGroupBinding> = Api::namespaced(r.h.client.clone(), "demo");
+    let list = tgbs.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(list.len(), 1);
+    assert!(
+        list[0].spec.networking.is_none(),
+        "{:?}",
+        list[0].spec.networking
+    );
+
+    r.fake.clear_calls();
+    let touch = serde_json::json!({"metadata": {"labels": {"touched": "yes"}}});
+    r.gateways()
+        .patch("gw", &PatchParams::default(), &Patch::Merge(&touch))
+        .await
+        .unwrap();
+    eventually("a second pass reads the rules", WAIT, || async {
+        r.fake.count("DescribeRules") > 0
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        r.fake.write_calls().is_empty(),
+        "an unchanged Gateway with its own SGs makes no AWS write: {:?}",
+        r.fake.write_calls()
+    );
+}

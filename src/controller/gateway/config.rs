@@ -26,16 +26,27 @@ fn lb_config(stores: &Stores, ns: &str, name: &str) -> Result<LoadBalancerConfig
         .ok_or_else(|| format!("loadbalancerconfigurations.gateway.k8s.aws \"{name}\" not found"))
 }
 
+/// The default TargetGroupConfiguration `lbc` names, if any; errors carry upstream's wording for
+/// a class's (`of_class`) or a Gateway's configuration.
 fn default_tgc(
     stores: &Stores,
     lbc: &LoadBalancerConfiguration,
+    of_class: bool,
 ) -> Result<Option<TargetGroupConfiguration>, String> {
     let Some(r) = &lbc.spec.default_target_group_configuration else {
         return Ok(None);
     };
     let ns = lbc.namespace().unwrap_or_default();
     let wrap = |e: String| {
-        format!("failed to resolve default TargetGroupConfiguration for GatewayClass LBC: {e}")
+        if of_class {
+            format!("failed to resolve default TargetGroupConfiguration for GatewayClass LBC: {e}")
+        } else {
+            format!(
+                "failed to resolve default TargetGroupConfiguration {:?} referenced by Gateway LoadBalancerConfiguration {:?} in namespace {ns:?}: {e}",
+                r.name,
+                lbc.name_any()
+            )
+        }
     };
     let tgc = stores.tg_configs.get(&ns, &r.name).ok_or_else(|| {
         wrap(format!(
@@ -62,7 +73,7 @@ pub fn resolve(stores: &Stores, gw: &Gateway, class: &GatewayClass) -> Result<Co
             return Err("Namespace must be specified in ParametersRef".into());
         };
         let lbc = lb_config(stores, ns, &p.name)?;
-        gateway_may_build(class, Some(&lbc), default_tgc(stores, &lbc)?.as_ref())?;
+        gateway_may_build(class, Some(&lbc), default_tgc(stores, &lbc, true)?.as_ref())?;
         out.class = Some(lbc);
     }
     let gw_ref = gw
@@ -73,7 +84,7 @@ pub fn resolve(stores: &Stores, gw: &Gateway, class: &GatewayClass) -> Result<Co
     if let Some(p) = gw_ref {
         let ns = gw.namespace().unwrap_or_else(|| "default".into());
         let lbc = lb_config(stores, &ns, &p.name)?;
-        default_tgc(stores, &lbc)?;
+        default_tgc(stores, &lbc, false)?;
         out.gateway = Some(lbc);
     }
     Ok(out)

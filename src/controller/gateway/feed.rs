@@ -2,9 +2,10 @@
 //! (shared by the ALB and NLB controllers), and per controller a [`Feed`] deciding which
 //! Gateways an event concerns, as upstream's event handlers do: a Gateway of one of our classes;
 //! every Gateway of a class; the Gateways using a LoadBalancerConfiguration (directly or through
-//! their class); the parents of a route (before and after the change, so a detached route's old
-//! Gateway hears of it); the parents of the routes using a Service or TargetGroupConfiguration,
-//! of routes with backends in a ReferenceGrant's namespace, and of routes in a Namespace.
+//! their class), or a TargetGroupConfiguration as their default; the parents of a route (before
+//! and after the change, so a detached route's old Gateway hears of it); the parents of the
+//! routes using a Service or TargetGroupConfiguration, of routes with backends in a
+//! ReferenceGrant's namespace, and of routes in a Namespace.
 //!
 //! Each trigger remembers the Gateways an object last concerned and a signature of what matters
 //! in it (spec, annotations, deletion; a class's status), so status-only writes — our own
@@ -332,8 +333,20 @@ pub fn on_service(f: &Feed, s: &Service) -> Vec<String> {
     f.parents_of_routes(|r| r.has_backend(&ns, &name))
 }
 pub fn on_tg_config(f: &Feed, t: &TargetGroupConfiguration) -> Vec<String> {
-    let ns = t.namespace().unwrap_or_default();
-    f.parents_of_routes(|r| r.backends.iter().any(|(n, _)| *n == ns))
+    let (ns, name) = (t.namespace().unwrap_or_default(), t.name_any());
+    let mut keys = f.parents_of_routes(|r| r.backends.iter().any(|(n, _)| *n == ns));
+    // A Gateway's default TargetGroupConfiguration (named by its or its class's configuration).
+    for lbc in f.stores.lb_configs.state() {
+        let names_it = lbc
+            .spec
+            .default_target_group_configuration
+            .as_ref()
+            .is_some_and(|r| r.name == name);
+        if names_it && lbc.namespace().as_deref() == Some(ns.as_str()) {
+            keys.extend(f.for_lb_config(&lbc));
+        }
+    }
+    keys
 }
 pub fn on_reference_grant(f: &Feed, g: &ReferenceGrant) -> Vec<String> {
     let ns = g.namespace().unwrap_or_default();

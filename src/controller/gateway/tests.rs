@@ -148,3 +148,37 @@ async fn a_route_seen_before_its_gateway_still_queues_it_when_detached() {
         "the Gateway the route left hears of it"
     );
 }
+
+#[tokio::test]
+async fn a_default_target_group_configuration_queues_the_gateways_whose_configuration_names_it() {
+    use crate::crd::gateway::{LoadBalancerConfiguration, TargetGroupConfiguration};
+    let s = setup();
+    // Gateway apps/c uses LoadBalancerConfiguration apps/lbc, whose default is apps/defaults.
+    s.feed.stores.gateways.apply(&obj(json!({
+        "metadata": {"name": "c", "namespace": "apps"},
+        "spec": {"gatewayClassName": "alb", "listeners": [],
+                 "infrastructure": {"parametersRef": {"group": "gateway.k8s.aws",
+                     "kind": "LoadBalancerConfiguration", "name": "lbc"}}}
+    })));
+    let lbc: Arc<LoadBalancerConfiguration> = obj(json!({
+        "apiVersion": "gateway.k8s.aws/v1", "kind": "LoadBalancerConfiguration",
+        "metadata": {"name": "lbc", "namespace": "apps"},
+        "spec": {"defaultTargetGroupConfiguration": {"name": "defaults"}}
+    }));
+    s.feed.stores.lb_configs.apply(&lbc);
+    let t = Trigger::new(s.feed.clone(), on_tg_config, false);
+    let tgc = |name: &str| -> Arc<TargetGroupConfiguration> {
+        obj(json!({
+            "apiVersion": "gateway.k8s.aws/v1", "kind": "TargetGroupConfiguration",
+            "metadata": {"name": name, "namespace": "apps"},
+            "spec": {"defaultConfiguration": {"targetType": "ip"}}
+        }))
+    };
+    t.apply(&tgc("defaults"));
+    assert_eq!(drain(&s.queue).await, vec!["apps/c"]);
+    t.apply(&tgc("unrelated"));
+    assert!(
+        s.queue.is_empty(),
+        "no configuration names it, no route uses it"
+    );
+}

@@ -1,5 +1,6 @@
-//! The stack of one Gateway: load balancer, managed security group (a rule per Gateway
-//! listener), the routes attached and loaded (`attach`, `load`), then the listeners of ports
+//! The stack of one Gateway: load balancer (subnets by identifier, tag selector or discovery),
+//! security groups (`lb_security`: the managed one with a rule per Gateway listener, or the
+//! user's), the routes attached and loaded (`attach`, `load`), then the listeners of ports
 //! with attached routes — ALB (`alb`: rules in precedence order) or NLB (`l4`) — and the target
 //! groups of their backends, with what route status needs.
 
@@ -8,8 +9,8 @@ use std::collections::BTreeMap;
 use gateway_api::apis::standard::gateways::GatewayListeners;
 
 use super::attach::{attach, Attachment, Parent};
-use super::lb_config::check_supported;
 pub use super::lb_config::merged_config;
+use super::lb_config::{check_supported, default_target_group_config};
 use super::listeners::{self, LbKind, ListenerValidation};
 use super::load::{load, BackendProblem, RouteProblem};
 use super::names;
@@ -22,7 +23,9 @@ use crate::crd::gateway::load_balancer_configuration::{
 use crate::model::action::Action;
 use crate::model::config::ModelConfig;
 use crate::model::error::ModelError;
-use crate::model::subnets::{discover, resolve_names_or_ids, SubnetInfo, SubnetRules};
+use crate::model::subnets::{
+    discover, resolve_names_or_ids, resolve_selector, SubnetInfo, SubnetRules,
+};
 use crate::model::tags::{TagContext, ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX};
 use crate::model::types::*;
 
@@ -100,6 +103,7 @@ fn build_gateway_stack(
     let gw_listeners: &[GatewayListeners] = &inputs.gateway.spec.listeners;
     let routes = gateway_routes(inputs, lb);
     check_supported(&lbc).map_err(err)?;
+    let default_tgc = default_target_group_config(inputs).map_err(err)?;
 
     let validation = listeners::validate(gw_listeners, lb);
     let parent = Parent {
@@ -148,22 +152,10 @@ fn build_gateway_stack(
         members: routes.iter().map(|r| r.key()).collect(),
         ..Default::default()
     };
-    stack.managed_security_group = Some(managed_sg(
-        &lbc,
-        gw_listeners,
-        ip_type,
-        &tags,
-        cfg,
-        (ns, name, &uid),
-    ));
-    let mut sgs = vec![Token::ManagedSecurityGroupId];
-    let networking_source = if cfg.enable_backend_sg {
-        stack.backend_security_group = Some(crate::model::security_group::shared_backend_sg(cfg));
-        sgs.push(Token::BackendSecurityGroupId);
-        Token::BackendSecurityGroupId
-    } else {
-        Token::ManagedSecurityGroupId
-    };
+    let sg = super::lb_security::choose(&lbc, cfg, &mut stack, || {
+        managed_sg(&lbc, gw_listeners, ip_type, &tags, cfg, (ns, name, &uid))
+    })
+    .map_err(err)?;
     let rules = SubnetRules {
         cluster_name: &cfg.cluster_name,
         scheme,
@@ -172,22 +164,55 @@ fn build_gateway_stack(
         alb_single_subnet: cfg.gate("ALBSingleSubnet"),
         discover_by_reachability: cfg.gate("SubnetDiscoveryByReachability"),
     };
+    // Subnet identifiers win over the tag selector, which wins over discovery.
     let listed: Vec<String> = lbc
         .load_balancer_subnets
         .iter()
         .flatten()
         .map(|s| s.identifier.clone())
         .collect();
-    let lb_subnets = match (listed.is_empty(), subnets) {
-        (false, Some(all)) => {
+    let selector = lbc
+        .load_balancer_subnets_selector
+        .clone()
+        .unwrap_or_default();
+    let lb_subnets = match (listed.is_empty(), selector.is_empty(), subnets) {
+        (false, _, Some(all)) => {
             Subnets::Resolved(resolve_names_or_ids(all, &listed, &rules).map_err(err)?)
         }
-        (false, None) => Subnets::NamesOrIds(listed),
-        (true, Some(all)) => Subnets::Resolved(
+        (false, _, None) => Subnets::NamesOrIds(listed),
+        (true, false, Some(all)) => {
+            Subnets::Resolved(resolve_selector(all, &[], &selector, &rules).map_err(err)?)
+        }
+        (true, false, None) => Subnets::Selector {
+            ids: Vec::new(),
+            tags: selector,
+        },
+        (true, true, Some(all)) => Subnets::Resolved(
             discover(all, &rules)
                 .map_err(|e| err(format!("couldn't auto-discover subnets: {e}")))?,
         ),
-        (true, None) => Subnets::Discover(rules.criteria()),
+        (true, true, None) => Subnets::Discover(rules.criteria()),
+    };
+    // Outpost and IPAM address pools are ALB settings; upstream does not read them for NLBs.
+    let (coip, ipam) = match lb {
+        LbKind::Alb => (
+            lbc.customer_owned_ipv4_pool.clone(),
+            lbc.ipv4_ipam_pool_id.clone(),
+        ),
+        LbKind::Nlb => {
+            let pools = [
+                ("customerOwnedIpv4Pool", &lbc.customer_owned_ipv4_pool),
+                ("ipv4IPAMPoolId", &lbc.ipv4_ipam_pool_id),
+            ];
+            for (field, _) in pools.iter().filter(|(_, v)| v.is_some()) {
+                stack.warnings.push(Warning {
+                    ingress: None,
+                    annotation: None,
+                    message: format!("LoadBalancerConfiguration field {field} applies to Application Load Balancers only; this Network Load Balancer is made without it"),
+                });
+            }
+            (None, None)
+        }
     };
     stack.load_balancer = Some(LoadBalancer {
         id: "LoadBalancer".into(),
@@ -198,10 +223,10 @@ fn build_gateway_stack(
         scheme,
         ip_address_type: ip_type,
         subnets: lb_subnets,
-        security_groups: sgs,
-        security_group_names_or_ids: Vec::new(),
-        customer_owned_ipv4_pool: None,
-        ipv4_ipam_pool_id: None,
+        security_groups: sg.tokens,
+        security_group_names_or_ids: sg.names_or_ids,
+        customer_owned_ipv4_pool: coip,
+        ipv4_ipam_pool_id: ipam,
         minimum_capacity_units: None,
         attributes: lbc
             .load_balancer_attributes
@@ -219,7 +244,7 @@ fn build_gateway_stack(
         gateway_namespace: ns,
         gateway_name: name,
         lb_ip_type: ip_type,
-        networking_source,
+        networking_source: sg.networking_source,
         infrastructure_labels: inputs
             .gateway
             .spec
@@ -231,7 +256,7 @@ fn build_gateway_stack(
     let mut target_groups: BTreeMap<String, (TargetGroup, TargetGroupBindingResource)> =
         BTreeMap::new();
     let attached = attachment.routes_by_port.values().flatten().copied();
-    let loaded = load(inputs, &routes, attached).map_err(err)?;
+    let loaded = load(inputs, &routes, attached, default_tgc.as_ref()).map_err(err)?;
     if lb == LbKind::Nlb {
         let l4 = super::l4::L4 {
             inputs,

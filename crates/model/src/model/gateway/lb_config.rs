@@ -1,13 +1,16 @@
 //! The LoadBalancerConfiguration a Gateway's stack is built from (upstream's
-//! `lb_config_merger.go`): the GatewayClass's and the Gateway's merged field-wise, and the fields
-//! this build cannot act on yet refused by name.
+//! `lb_config_merger.go`): the GatewayClass's and the Gateway's merged field-wise, their default
+//! TargetGroupConfigurations resolved and merged (`config_resolver.go`), and the fields this
+//! build cannot act on yet refused by name.
 
 use std::collections::BTreeMap;
 
+use super::target_groups::merge_props;
 use super::GatewayInputs;
 use crate::crd::gateway::load_balancer_configuration::{
     LoadBalancerConfigurationSpec, MergingMode,
 };
+use crate::crd::gateway::{LoadBalancerConfiguration, TargetGroupConfiguration};
 
 /// The class's and the Gateway's LoadBalancerConfiguration merged field-wise: the class's wins
 /// unless its `mergingMode` is `prefer-gateway`; tags and attributes merge per key.
@@ -87,24 +90,10 @@ pub(super) fn check_supported(lbc: &LoadBalancerConfigurationSpec) -> Result<(),
     let unsupported = [
         ("wafV2", lbc.waf_v2.is_some()),
         ("shieldConfiguration", lbc.shield_configuration.is_some()),
-        ("securityGroups", lbc.security_groups.is_some()),
-        (
-            "loadBalancerSubnetsSelector",
-            lbc.load_balancer_subnets_selector.is_some(),
-        ),
-        (
-            "defaultTargetGroupConfiguration",
-            lbc.default_target_group_configuration.is_some(),
-        ),
         (
             "minimumLoadBalancerCapacity",
             lbc.minimum_load_balancer_capacity.is_some(),
         ),
-        (
-            "customerOwnedIpv4Pool",
-            lbc.customer_owned_ipv4_pool.is_some(),
-        ),
-        ("ipv4IPAMPoolId", lbc.ipv4_ipam_pool_id.is_some()),
     ];
     if let Some((field, _)) = unsupported.iter().find(|(_, set)| *set) {
         return Err(format!(
@@ -112,4 +101,79 @@ pub(super) fn check_supported(lbc: &LoadBalancerConfigurationSpec) -> Result<(),
         ));
     }
     Ok(())
+}
+
+/// The TargetGroupConfiguration `lbc`'s `defaultTargetGroupConfiguration` names, in `lbc`'s
+/// namespace; a default must not target anything (upstream's `lookUpDefaultTGCByName`).
+fn lookup_default<'a>(
+    configs: &'a [TargetGroupConfiguration],
+    lbc: &LoadBalancerConfiguration,
+) -> Result<Option<&'a TargetGroupConfiguration>, String> {
+    let Some(r) = &lbc.spec.default_target_group_configuration else {
+        return Ok(None);
+    };
+    let ns = lbc.metadata.namespace.as_deref().unwrap_or("default");
+    let tgc = configs
+        .iter()
+        .find(|c| {
+            c.metadata.namespace.as_deref().unwrap_or("default") == ns
+                && c.metadata.name.as_deref() == Some(r.name.as_str())
+        })
+        .ok_or_else(|| {
+            format!(
+                "targetgroupconfigurations.gateway.k8s.aws \"{}\" not found",
+                r.name
+            )
+        })?;
+    if tgc.spec.target_reference.is_some() {
+        return Err(format!(
+            "TargetGroupConfiguration \"{}\" in namespace \"{ns}\" has targetReference set and cannot be used as a defaultTargetGroupConfiguration — a default TGC must not have targetReference",
+            r.name
+        ));
+    }
+    Ok(Some(tgc))
+}
+
+/// The default TargetGroupConfiguration of the Gateway's Service backends (upstream's
+/// `resolveAndMergeDefaultTGCs`): the class's and the Gateway's defaults, each from its
+/// LoadBalancerConfiguration's namespace; with both, the preferred one (class's unless its
+/// `mergingMode` is `prefer-gateway`) keeps its route configurations and its default
+/// configuration wins field-wise over the other's.
+pub fn default_target_group_config(
+    inputs: &GatewayInputs<'_>,
+) -> Result<Option<TargetGroupConfiguration>, String> {
+    let class = match inputs.class_config {
+        Some(lbc) => lookup_default(inputs.tg_configs, lbc).map_err(|e| {
+            format!("failed to resolve default TargetGroupConfiguration for GatewayClass LBC: {e}")
+        })?,
+        None => None,
+    };
+    let gateway = match inputs.gateway_config {
+        Some(lbc) => lookup_default(inputs.tg_configs, lbc).map_err(|e| {
+            format!(
+                "failed to resolve default TargetGroupConfiguration {:?} referenced by Gateway LoadBalancerConfiguration {:?} in namespace {:?}: {e}",
+                lbc.spec.default_target_group_configuration.as_ref().map(|r| r.name.as_str()).unwrap_or_default(),
+                lbc.metadata.name.as_deref().unwrap_or_default(),
+                lbc.metadata.namespace.as_deref().unwrap_or("default"),
+            )
+        })?,
+        None => None,
+    };
+    let prefer_gateway = inputs
+        .class_config
+        .and_then(|c| c.spec.merging_mode)
+        .is_some_and(|m| m == MergingMode::PreferGateway);
+    let (high, low) = match (class, gateway) {
+        (None, None) => return Ok(None),
+        (Some(one), None) | (None, Some(one)) => return Ok(Some(one.clone())),
+        (Some(c), Some(g)) if prefer_gateway => (g, c),
+        (Some(c), Some(g)) => (c, g),
+    };
+    let mut merged = high.clone();
+    merged.spec.default_configuration = low.spec.default_configuration.clone();
+    merge_props(
+        &mut merged.spec.default_configuration,
+        &high.spec.default_configuration,
+    );
+    Ok(Some(merged))
 }

@@ -10,10 +10,10 @@ use k8s_openapi::api::core::v1::{Service, ServicePort};
 
 use super::grants::{reference_allowed, From, To, GATEWAY_API_GROUP, REFERENCE_GRANT_NOT_EXISTS};
 use super::routes::{BackendRef, RouteRef, RouteView};
-use super::target_groups::props_for;
+use super::target_groups::{over_default, props_for, route_props};
 use super::GatewayInputs;
 use crate::crd::gateway::target_group_configuration::TargetGroupProps;
-use crate::crd::gateway::ListenerRuleConfiguration;
+use crate::crd::gateway::{ListenerRuleConfiguration, TargetGroupConfiguration};
 
 /// Group and kind an `ExtensionRef` filter names a ListenerRuleConfiguration with.
 pub const RULE_CONFIG_GROUP: &str = "gateway.k8s.aws";
@@ -81,7 +81,7 @@ pub struct LoadedBackend<'a> {
     pub service: &'a Service,
     pub port: ServicePort,
     pub weight: i32,
-    /// The Service's TargetGroupConfiguration props for this route.
+    /// The Service's TargetGroupConfiguration props for this route, over the Gateway's default.
     pub props: Option<TargetGroupProps>,
 }
 
@@ -104,15 +104,18 @@ pub struct Loaded<'a> {
     pub ignored: Vec<(String, String)>,
 }
 
-/// Loads the rules of the routes `attached` names (each once); `Err` is a fatal problem.
+/// Loads the rules of the routes `attached` names (each once), the Service backends' props over
+/// those of the Gateway's `default_tgc`; `Err` is a fatal problem.
 pub fn load<'a>(
     inputs: &GatewayInputs<'a>,
     routes: &[RouteView<'_>],
     attached: impl Iterator<Item = usize>,
+    default_tgc: Option<&TargetGroupConfiguration>,
 ) -> Result<Loaded<'a>, String> {
     let mut out = Loaded::default();
     for index in attached.collect::<BTreeSet<_>>() {
         let route = &routes[index];
+        let default_props = default_tgc.map(|d| route_props(d, route));
         let ignored = route.ignored.iter().map(|m| (route.key(), m.clone()));
         out.ignored.extend(ignored);
         let mut rules = Vec::new();
@@ -133,7 +136,10 @@ pub fn load<'a>(
             let mut backends = Vec::new();
             for b in &route.backends[rule] {
                 match resolve_service(inputs, route, b) {
-                    Ok(found) => backends.push(found),
+                    Ok(mut found) => {
+                        found.props = over_default(found.props.take(), default_props.as_ref());
+                        backends.push(found)
+                    }
                     Err(p) if p.fatal => return Err(p.message),
                     Err(p) => {
                         out.problems.push(RouteProblem {

@@ -23,6 +23,7 @@ pub mod conditions;
 pub mod grants;
 mod l4;
 mod lb_config;
+mod lb_security;
 pub mod listeners;
 pub mod load;
 pub mod names;
@@ -200,5 +201,7 @@ mod tests;
 mod tests_filters;
 #[cfg(test)]
 mod tests_grants;
+#[cfg(test)]
+mod tests_lb_config;
 #[cfg(test)]
 mod tests_routes;

@@ -23,8 +23,9 @@ pub struct TgContext<'a> {
     pub gateway_namespace: &'a str,
     pub gateway_name: &'a str,
     pub lb_ip_type: IpAddressType,
-    /// Source of the TGB networking rules.
-    pub networking_source: Token,
+    /// Source of the TGB networking rules; None when the user's own security groups front the
+    /// load balancer without `manageBackendSecurityGroupRules` (the user opens the node ports).
+    pub networking_source: Option<Token>,
     /// The Gateway's `spec.infrastructure.labels`, put on every TargetGroupBinding (the stack
     /// labels win a clash, as upstream's binding manager merges them).
     pub infrastructure_labels: BTreeMap<String, String>,
@@ -33,8 +34,7 @@ pub struct TgContext<'a> {
 pub use super::load::BackendProblem;
 
 /// The TargetGroupConfiguration props for (route, Service): the first configuration in the
-/// Service's namespace whose `targetReference` names it, its best route configuration merged
-/// over its defaults.
+/// Service's namespace whose `targetReference` names it, for the route.
 pub fn props_for(
     configs: &[TargetGroupConfiguration],
     route: &RouteView<'_>,
@@ -49,6 +49,11 @@ pub fn props_for(
                     && r.group.as_deref().unwrap_or("").is_empty()
             })
     })?;
+    Some(route_props(tgc, route))
+}
+
+/// A configuration's props for `route`: its best route configuration merged over its defaults.
+pub fn route_props(tgc: &TargetGroupConfiguration, route: &RouteView<'_>) -> TargetGroupProps {
     let mut props = tgc.spec.default_configuration.clone();
     // Exact kind+namespace+name beats kind+namespace beats kind alone.
     let best = tgc
@@ -76,11 +81,27 @@ pub fn props_for(
     if let Some((_, rc)) = best {
         merge_props(&mut props, &rc.target_group_props);
     }
+    props
+}
+
+/// The Service's props over the Gateway's default ones (upstream's `MergeProps`): each field
+/// the Service's configuration sets wins, tags and attributes merge per key.
+pub fn over_default(
+    service: Option<TargetGroupProps>,
+    default: Option<&TargetGroupProps>,
+) -> Option<TargetGroupProps> {
+    let Some(default) = default else {
+        return service;
+    };
+    let mut props = default.clone();
+    if let Some(s) = &service {
+        merge_props(&mut props, s);
+    }
     Some(props)
 }
 
 /// Field-wise: set fields of `over` win; tags and attributes merge per key.
-fn merge_props(base: &mut TargetGroupProps, over: &TargetGroupProps) {
+pub(super) fn merge_props(base: &mut TargetGroupProps, over: &TargetGroupProps) {
     macro_rules! take {
         ($($f:ident),*) => { $( if over.$f.is_some() { base.$f = over.$f.clone(); } )* };
     }
@@ -354,14 +375,17 @@ fn finish(
     if let Ok(p) = health_check.port.parse::<i32>() {
         ports.push(IntOrString::Int(p));
     }
-    let networking = ports
-        .into_iter()
-        .map(|p| NetworkingRule {
-            from_security_group: ctx.networking_source.clone(),
-            port: Some(p),
-            protocol: None,
-        })
-        .collect();
+    let networking = match &ctx.networking_source {
+        Some(source) => ports
+            .into_iter()
+            .map(|p| NetworkingRule {
+                from_security_group: source.clone(),
+                port: Some(p),
+                protocol: None,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     let tg = TargetGroup {
         id: id.clone(),
         name: name.clone(),

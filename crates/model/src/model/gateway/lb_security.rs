@@ -1,0 +1,63 @@
+//! The security groups of a Gateway's load balancer (upstream's `model_build_security_group.go`):
+//! the managed group (plus the cluster's shared backend group when enabled), or the user's
+//! `securityGroups` (ids or `Name` tags, resolved by the deployer as for Ingresses) with the
+//! shared backend group only under `manageBackendSecurityGroupRules`.
+
+use crate::crd::gateway::load_balancer_configuration::LoadBalancerConfigurationSpec;
+use crate::model::config::ModelConfig;
+use crate::model::security_group::shared_backend_sg;
+use crate::model::types::{SecurityGroup, Stack, Token};
+
+/// What the load balancer gets and where the TargetGroupBindings open node ports from.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct SgChoice {
+    /// Groups this stack creates or knows by id.
+    pub tokens: Vec<Token>,
+    /// The user's groups, ids or `Name` tags, resolved by the deployer.
+    pub names_or_ids: Vec<String>,
+    /// None: the user's groups front the load balancer and the user opens the node ports.
+    pub networking_source: Option<Token>,
+}
+
+/// Chooses the groups and puts those the stack creates into `stack`; `managed` builds the
+/// managed group when no `securityGroups` are given (an empty list counts as none, as upstream).
+pub(super) fn choose(
+    lbc: &LoadBalancerConfigurationSpec,
+    cfg: &ModelConfig,
+    stack: &mut Stack,
+    managed: impl FnOnce() -> SecurityGroup,
+) -> Result<SgChoice, String> {
+    let explicit = lbc.security_groups.clone().unwrap_or_default();
+    let backend = |stack: &mut Stack| {
+        stack.backend_security_group = Some(shared_backend_sg(cfg));
+        Token::BackendSecurityGroupId
+    };
+    if explicit.is_empty() {
+        stack.managed_security_group = Some(managed());
+        let mut tokens = vec![Token::ManagedSecurityGroupId];
+        let source = if cfg.enable_backend_sg {
+            tokens.push(backend(stack));
+            Token::BackendSecurityGroupId
+        } else {
+            Token::ManagedSecurityGroupId
+        };
+        return Ok(SgChoice {
+            tokens,
+            names_or_ids: Vec::new(),
+            networking_source: Some(source),
+        });
+    }
+    let mut choice = SgChoice {
+        tokens: Vec::new(),
+        names_or_ids: explicit,
+        networking_source: None,
+    };
+    if lbc.manage_backend_security_group_rules == Some(true) {
+        if !cfg.enable_backend_sg {
+            return Err("backendSG feature is required to manage worker node SG rules when frontendSG manually specified".into());
+        }
+        choice.tokens.push(backend(stack));
+        choice.networking_source = Some(Token::BackendSecurityGroupId);
+    }
+    Ok(choice)
+}

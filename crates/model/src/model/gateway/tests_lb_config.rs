@@ -1,0 +1,366 @@
+//! LoadBalancerConfiguration fields against upstream's `pkg/gateway/model` and
+//! `config_resolver.go`: explicit `securityGroups` with `manageBackendSecurityGroupRules`,
+//! `loadBalancerSubnetsSelector`, the ALB-only address pools, and `defaultTargetGroupConfiguration`
+//! merged under the Services' own TargetGroupConfigurations — inputs as manifests.
+
+use super::listeners::LbKind;
+use super::tests::{cfg, yaml, GATEWAY, SERVICES};
+use super::*;
+use crate::model::subnets::SubnetInfo;
+use crate::model::types::{Subnets, TargetType, Token};
+use crate::model::{ModelConfig, ModelError};
+
+const ROUTE: &str = r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {name: my-route, namespace: my-route-ns}
+  spec:
+    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: http}]
+    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
+"#;
+
+/// A LoadBalancerConfiguration `name` in `namespace` with `spec` (YAML flow mapping).
+fn lbc(namespace: &str, name: &str, spec: &str) -> LoadBalancerConfiguration {
+    yaml(&format!(
+        "apiVersion: gateway.k8s.aws/v1\nkind: LoadBalancerConfiguration\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec: {spec}\n"
+    ))
+}
+
+struct Case {
+    class: Option<LoadBalancerConfiguration>,
+    gateway: Option<LoadBalancerConfiguration>,
+    tg_configs: String,
+    cfg: ModelConfig,
+    subnets: Option<Vec<SubnetInfo>>,
+}
+
+impl Default for Case {
+    fn default() -> Self {
+        Self {
+            class: None,
+            gateway: None,
+            tg_configs: "[]".into(),
+            cfg: cfg(),
+            subnets: None,
+        }
+    }
+}
+
+impl Case {
+    fn build(&self, lb: LbKind) -> Result<GatewayBuild, ModelError> {
+        let gw: Gateway = yaml(GATEWAY);
+        let routes: Vec<HttpRoute> = yaml(ROUTE);
+        let services: Vec<Service> = yaml(SERVICES);
+        let tg_configs: Vec<TargetGroupConfiguration> = yaml(&self.tg_configs);
+        let inputs = GatewayInputs {
+            class_config: self.class.as_ref(),
+            gateway_config: self.gateway.as_ref(),
+            http_routes: &routes,
+            services: &services,
+            tg_configs: &tg_configs,
+            ..GatewayInputs::new(&gw)
+        };
+        let subnets = self.subnets.as_deref();
+        match lb {
+            LbKind::Alb => build_alb_gateway_stack(&inputs, &self.cfg, subnets),
+            LbKind::Nlb => build_nlb_gateway_stack(&inputs, &self.cfg, subnets),
+        }
+    }
+
+    fn alb(&self) -> GatewayBuild {
+        self.build(LbKind::Alb).unwrap()
+    }
+
+    fn alb_error(&self) -> String {
+        self.build(LbKind::Alb).unwrap_err().to_string()
+    }
+}
+
+fn with_gateway(spec: &str) -> Case {
+    Case {
+        gateway: Some(lbc("my-gw-ns", "lbc", spec)),
+        ..Case::default()
+    }
+}
+
+fn without_backend_sg() -> ModelConfig {
+    ModelConfig {
+        enable_backend_sg: false,
+        ..cfg()
+    }
+}
+
+#[test]
+fn explicit_security_groups_replace_the_managed_one_and_leave_node_ports_to_the_user() {
+    let b = with_gateway("{securityGroups: [sg-0123456789abcdef0, web-frontend]}").alb();
+    let s = &b.stack;
+    assert!(s.managed_security_group.is_none(), "no managed SG");
+    assert!(s.backend_security_group.is_none());
+    let lb = s.load_balancer.as_ref().unwrap();
+    assert!(lb.security_groups.is_empty(), "{:?}", lb.security_groups);
+    assert_eq!(
+        lb.security_group_names_or_ids,
+        vec!["sg-0123456789abcdef0", "web-frontend"],
+        "ids and Name tags, resolved by the deployer"
+    );
+    let tgb = &s.target_group_bindings[0];
+    assert!(
+        tgb.spec.networking.is_empty(),
+        "no backend SG: upstream leaves the TGB without networking"
+    );
+
+    // An empty list is no list: the managed group, as upstream.
+    let b = with_gateway("{securityGroups: []}").alb();
+    assert!(b.stack.managed_security_group.is_some());
+}
+
+#[test]
+fn manage_backend_security_group_rules_adds_the_shared_backend_group_or_upstreams_error() {
+    let spec = "{securityGroups: [sg-1], manageBackendSecurityGroupRules: true}";
+    let e = Case {
+        cfg: without_backend_sg(),
+        ..with_gateway(spec)
+    }
+    .alb_error();
+    assert!(
+        e.contains(
+            "backendSG feature is required to manage worker node SG rules when frontendSG manually specified"
+        ),
+        "{e}"
+    );
+    assert!(cfg().enable_backend_sg);
+    let b = with_gateway(spec).alb();
+    let s = &b.stack;
+    assert!(s.managed_security_group.is_none());
+    assert!(s.backend_security_group.is_some());
+    let lb = s.load_balancer.as_ref().unwrap();
+    assert_eq!(lb.security_groups, vec![Token::BackendSecurityGroupId]);
+    assert_eq!(lb.security_group_names_or_ids, vec!["sg-1"]);
+    let sources: Vec<&Token> = s.target_group_bindings[0]
+        .spec
+        .networking
+        .iter()
+        .map(|r| &r.from_security_group)
+        .collect();
+    assert!(!sources.is_empty());
+    assert!(sources.iter().all(|t| **t == Token::BackendSecurityGroupId));
+
+    // Without explicit groups the flag changes nothing: managed + backend as before.
+    let b = with_gateway("{manageBackendSecurityGroupRules: true}").alb();
+    let lb = b.stack.load_balancer.as_ref().unwrap();
+    assert_eq!(
+        lb.security_groups,
+        vec![Token::ManagedSecurityGroupId, Token::BackendSecurityGroupId]
+    );
+}
+
+fn subnet(id: &str, az: &str, tags: &[(&str, &str)]) -> SubnetInfo {
+    SubnetInfo {
+        id: id.into(),
+        vpc_id: "vpc-1".into(),
+        availability_zone: az.into(),
+        available_ips: 100,
+        tags: tags
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..SubnetInfo::default()
+    }
+}
+
+#[test]
+fn the_subnet_selector_picks_tagged_subnets_and_identifiers_win_over_it() {
+    let role = ("kubernetes.io/role/elb", "1");
+    let vpc = vec![
+        subnet("subnet-a", "az1", &[role]),
+        subnet("subnet-b", "az2", &[role]),
+        subnet("subnet-c", "az1", &[("tier", "edge")]),
+        subnet("subnet-d", "az2", &[("tier", "edge-2")]),
+        subnet("subnet-e", "az3", &[("tier", "core")]),
+    ];
+    let selector = "{loadBalancerSubnetsSelector: {tier: [edge, edge-2]}}";
+    let b = Case {
+        subnets: Some(vpc.clone()),
+        ..with_gateway(selector)
+    }
+    .alb();
+    let lb = b.stack.load_balancer.unwrap();
+    assert_eq!(
+        lb.subnets,
+        Subnets::Resolved(vec!["subnet-c".into(), "subnet-d".into()]),
+        "the selector, not the role tag"
+    );
+
+    // Without the VPC's subnets the plan shows the selector.
+    let lb = with_gateway(selector).alb().stack.load_balancer.unwrap();
+    assert_eq!(
+        lb.subnets,
+        Subnets::Selector {
+            ids: vec![],
+            tags: [("tier".to_string(), vec!["edge".into(), "edge-2".into()])].into(),
+        }
+    );
+
+    let both = "{loadBalancerSubnets: [{identifier: subnet-a}, {identifier: subnet-b}], loadBalancerSubnetsSelector: {tier: [edge]}}";
+    let b = Case {
+        subnets: Some(vpc),
+        ..with_gateway(both)
+    }
+    .alb();
+    assert_eq!(
+        b.stack.load_balancer.unwrap().subnets,
+        Subnets::Resolved(vec!["subnet-a".into(), "subnet-b".into()])
+    );
+}
+
+#[test]
+fn address_pools_go_to_albs_and_are_a_warning_on_nlbs() {
+    let spec = "{customerOwnedIpv4Pool: ipv4pool-coip-1, ipv4IPAMPoolId: ipam-pool-1}";
+    let lb = with_gateway(spec).alb().stack.load_balancer.unwrap();
+    assert_eq!(
+        lb.customer_owned_ipv4_pool.as_deref(),
+        Some("ipv4pool-coip-1")
+    );
+    assert_eq!(lb.ipv4_ipam_pool_id.as_deref(), Some("ipam-pool-1"));
+
+    let b = with_gateway(spec).build(LbKind::Nlb).unwrap();
+    let lb = b.stack.load_balancer.as_ref().unwrap();
+    assert_eq!(
+        (&lb.customer_owned_ipv4_pool, &lb.ipv4_ipam_pool_id),
+        (&None, &None)
+    );
+    let warnings: Vec<&str> = b
+        .stack
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].contains("customerOwnedIpv4Pool"),
+        "{warnings:?}"
+    );
+    assert!(warnings[1].contains("ipv4IPAMPoolId"), "{warnings:?}");
+}
+
+/// The class's default (namespace infra).
+const CLASS_DEFAULTS: &str = r#"
+- apiVersion: gateway.k8s.aws/v1
+  kind: TargetGroupConfiguration
+  metadata: {name: class-defaults, namespace: infra}
+  spec:
+    defaultConfiguration:
+      targetType: ip
+      healthCheckConfig: {healthCheckPath: /class}
+      tags: {team: class, tier: web}
+      targetGroupAttributes: [{key: deregistration_delay.timeout_seconds, value: "30"}]
+    routeConfigurations:
+    - routeIdentifier: {kind: HTTPRoute}
+      targetGroupProps: {tags: {route: http}}
+"#;
+
+/// The Gateway's default (my-gw-ns) and the Service's own configuration.
+const GW_DEFAULTS_AND_SVC: &str = r#"
+- apiVersion: gateway.k8s.aws/v1
+  kind: TargetGroupConfiguration
+  metadata: {name: gw-defaults, namespace: my-gw-ns}
+  spec:
+    defaultConfiguration:
+      healthCheckConfig: {healthCheckPath: /gw}
+      enableMultiCluster: true
+      tags: {team: gw, owner: gw}
+- apiVersion: gateway.k8s.aws/v1
+  kind: TargetGroupConfiguration
+  metadata: {name: svc, namespace: my-route-ns}
+  spec:
+    targetReference: {name: my-svc}
+    defaultConfiguration:
+      tags: {team: svc}
+      targetGroupAttributes: [{key: slow_start.duration_seconds, value: "10"}]
+"#;
+
+fn defaults(mode: &str) -> Case {
+    Case {
+        class: Some(lbc(
+            "infra",
+            "class-lbc",
+            &format!("{{mergingMode: {mode}, defaultTargetGroupConfiguration: {{name: class-defaults}}}}"),
+        )),
+        gateway: Some(lbc(
+            "my-gw-ns",
+            "gw-lbc",
+            "{defaultTargetGroupConfiguration: {name: gw-defaults}}",
+        )),
+        tg_configs: format!("{CLASS_DEFAULTS}{GW_DEFAULTS_AND_SVC}"),
+        ..Case::default()
+    }
+}
+
+#[test]
+fn default_target_group_configurations_merge_by_mode_under_the_services_own() {
+    let b = defaults("prefer-gateway-class").alb();
+    let tg = &b.stack.target_groups[0];
+    // The class's default wins field-wise over the Gateway's and keeps its route configuration;
+    // the Service's configuration wins over both.
+    assert_eq!(tg.target_type, TargetType::Ip);
+    assert_eq!(tg.health_check.path, "/class");
+    let tag = |k: &str| tg.tags.get(k).map(String::as_str);
+    assert_eq!(tag("team"), Some("svc"));
+    assert_eq!(tag("tier"), Some("web"));
+    assert_eq!(tag("owner"), Some("gw"));
+    assert_eq!(tag("route"), Some("http"));
+    assert_eq!(
+        tg.attributes.keys().collect::<Vec<_>>(),
+        vec![
+            "deregistration_delay.timeout_seconds",
+            "slow_start.duration_seconds"
+        ]
+    );
+    assert!(
+        b.stack.target_group_bindings[0]
+            .spec
+            .multi_cluster_target_group,
+        "a field only the Gateway's default sets"
+    );
+
+    // prefer-gateway: the Gateway's default wins and its (absent) route configurations are used.
+    let b = defaults("prefer-gateway").alb();
+    let tg = &b.stack.target_groups[0];
+    assert_eq!(tg.health_check.path, "/gw");
+    assert_eq!(tg.target_type, TargetType::Ip, "still from the class's");
+    assert_eq!(tg.tags.get("route"), None);
+    assert_eq!(tg.tags.get("team").map(String::as_str), Some("svc"));
+
+    // The default alone (no configuration of the Service's own) applies as it is.
+    let mut only = defaults("prefer-gateway-class");
+    only.gateway = None;
+    only.tg_configs = CLASS_DEFAULTS.into();
+    let b = only.alb();
+    let tg = &b.stack.target_groups[0];
+    assert_eq!(tg.tags.get("team").map(String::as_str), Some("class"));
+    assert_eq!(tg.target_type, TargetType::Ip);
+}
+
+#[test]
+fn a_default_target_group_configuration_missing_or_with_a_target_is_upstreams_error() {
+    let mut missing = defaults("prefer-gateway-class");
+    missing.tg_configs = "[]".into();
+    assert!(missing.alb_error().contains(
+        "failed to resolve default TargetGroupConfiguration for GatewayClass LBC: targetgroupconfigurations.gateway.k8s.aws \"class-defaults\" not found"
+    ));
+    missing.class = None;
+    assert!(missing.alb_error().contains(
+        "failed to resolve default TargetGroupConfiguration \"gw-defaults\" referenced by Gateway LoadBalancerConfiguration \"gw-lbc\" in namespace \"my-gw-ns\": targetgroupconfigurations.gateway.k8s.aws \"gw-defaults\" not found"
+    ));
+    let targeted = Case {
+        gateway: Some(lbc(
+            "my-route-ns",
+            "lbc",
+            "{defaultTargetGroupConfiguration: {name: svc}}",
+        )),
+        tg_configs: GW_DEFAULTS_AND_SVC.into(),
+        ..Case::default()
+    };
+    let e = targeted.alb_error();
+    assert!(e.contains("TargetGroupConfiguration \"svc\" in namespace \"my-route-ns\" has targetReference set and cannot be used as a defaultTargetGroupConfiguration — a default TGC must not have targetReference"), "{e}");
+}
