@@ -14,6 +14,7 @@
 //! ARNs), `$route` (the route a rule comes from), `$listeners` (listener validation),
 //! `$attachedRoutes` / `$refusals` / `$compatibleHostnames` (route attachment), and, for
 //! cases that check one step only, `$mergedConfig` (`mergeOnly`) and `$props` (`propsFor`).
+//! `vpcSubnets` lists the VPC's subnets a case resolves subnets from (EC2's answer).
 //! Each YAML file's header lists the upstream cases it leaves out and why.
 
 use serde_json::{json, Value};
@@ -181,22 +182,31 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
         return Ok(json!({ "$mergedConfig": serde_json::to_value(merged).unwrap() }));
     }
     // Upstream's TargetGroupConfiguration tests: the props resolved for the case's (first)
-    // HTTPRoute and the Service `propsFor` names.
+    // HTTPRoute and the Service `propsFor` names, over the Gateway's default configuration.
     if let Some(svc) = case.get("propsFor") {
+        use super::gateway::target_groups::{over_default, props_for, route_props};
         let route = super::gateway::routes::http_route(&o.http_routes[0]);
         let (ns, name) = (svc["namespace"].as_str(), svc["name"].as_str());
-        let props = super::gateway::target_groups::props_for(
-            &o.tg_configs,
-            &route,
-            ns.unwrap_or_default(),
-            name.unwrap_or_default(),
+        let default = super::gateway::build::default_target_group_config(&inputs)?;
+        let props = over_default(
+            props_for(
+                &o.tg_configs,
+                &route,
+                ns.unwrap_or_default(),
+                name.unwrap_or_default(),
+            ),
+            default.map(|d| route_props(&d, &route)).as_ref(),
         );
         return Ok(json!({ "$props": serde_json::to_value(props).unwrap() }));
     }
     let cfg = config(&case["settings"]);
+    // The VPC's subnets where a case resolves them (upstream's tests mock the EC2 answer).
+    let vpc: Option<Vec<super::subnets::SubnetInfo>> = case.get("vpcSubnets").map(|v| {
+        serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{name}: vpcSubnets: {e}"))
+    });
     let built = match case["lb"].as_str().unwrap_or("alb") {
-        "nlb" => build_nlb_gateway_stack(&inputs, &cfg, None),
-        _ => build_alb_gateway_stack(&inputs, &cfg, None),
+        "nlb" => build_nlb_gateway_stack(&inputs, &cfg, vpc.as_deref()),
+        _ => build_alb_gateway_stack(&inputs, &cfg, vpc.as_deref()),
     }
     .map_err(|e| e.to_string())?;
     let facts = PlanFacts {

@@ -341,14 +341,14 @@ impl Renderer<'_> {
             opt(lb.enable_prefix_for_ipv6_source_nat.as_ref()),
         );
         put(&mut o, "subnetMapping", self.subnet_mapping(lb));
-        let mut sgs: Vec<Value> = lb.security_groups.iter().map(|t| self.token(t)).collect();
+        // Upstream lists the user's groups first, then the shared backend group.
         let named = self.facts.security_groups.as_ref();
-        sgs.extend(
-            named
-                .unwrap_or(&lb.security_group_names_or_ids)
-                .iter()
-                .map(|n| json!(n)),
-        );
+        let mut sgs: Vec<Value> = named
+            .unwrap_or(&lb.security_group_names_or_ids)
+            .iter()
+            .map(|n| json!(n))
+            .collect();
+        sgs.extend(lb.security_groups.iter().map(|t| self.token(t)));
         put(
             &mut o,
             "securityGroups",

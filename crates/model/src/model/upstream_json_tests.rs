@@ -118,8 +118,9 @@ fn facts_fill_what_the_deployer_resolves_and_unknown_ones_are_not_guessed() {
     let bare = render(&s, &PlanFacts::default());
     let lb = spec(&bare, LOAD_BALANCER, "LoadBalancer");
     assert!(lb.get("subnetMapping").is_none(), "{lb}");
-    assert_eq!(lb["securityGroups"][1], json!(""));
-    assert_eq!(lb["securityGroups"][2], json!("web-sg"));
+    // The user's groups first, as upstream lists them.
+    assert_eq!(lb["securityGroups"][0], json!("web-sg"));
+    assert_eq!(lb["securityGroups"][2], json!(""));
     let facts = PlanFacts {
         backend_sg: Some("sg-0b".into()),
         subnets: Some(vec!["subnet-1".into(), "subnet-2".into()]),
@@ -131,8 +132,8 @@ fn facts_fill_what_the_deployer_resolves_and_unknown_ones_are_not_guessed() {
         lb["subnetMapping"],
         json!([{"subnetID": "subnet-1"}, {"subnetID": "subnet-2"}])
     );
-    assert_eq!(lb["securityGroups"][1], json!("sg-0b"));
-    assert_eq!(lb["securityGroups"][2], json!("sg-0w"));
+    assert_eq!(lb["securityGroups"][0], json!("sg-0w"));
+    assert_eq!(lb["securityGroups"][2], json!("sg-0b"));
     let tgb = spec(&full, TARGET_GROUP_BINDING, &s.target_groups[0].id);
     assert_eq!(
         tgb["template"]["spec"]["networking"]["ingress"][0]["from"][0]["securityGroup"]["groupID"],

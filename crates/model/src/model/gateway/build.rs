@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use gateway_api::apis::standard::gateways::GatewayListeners;
 
 use super::attach::{attach, Attachment, Parent};
-pub use super::lb_config::merged_config;
-use super::lb_config::{check_supported, default_target_group_config};
+use super::lb_config::check_supported;
+pub use super::lb_config::{default_target_group_config, merged_config};
 use super::listeners::{self, LbKind, ListenerValidation};
 use super::load::{load, BackendProblem, RouteProblem};
 use super::names;
