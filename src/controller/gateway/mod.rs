@@ -27,7 +27,7 @@ use super::ingress::queue::Queue;
 use super::metrics::{ControllerMetrics, Reconciles};
 use super::service::EnvReader;
 use crate::aws::{AwsError, AwsMetrics, Ec2, ElbV2};
-use crate::deploy::Deployer;
+use crate::deploy::{CertDiscovery, Deployer};
 use crate::model::gateway::listeners::LbKind;
 use crate::model::{ModelConfig, ModelError};
 use crate::watch::{Synced, Watches};
@@ -61,6 +61,9 @@ pub struct GatewayControllerConfig {
     /// controller's), recorded after each build and forgotten when the Gateway is gone.
     pub service_references:
         Option<std::sync::Arc<crate::controller::gateway_class::ServiceReferences>>,
+    /// ACM certificate discovery for secure listeners without configured certificates (shared
+    /// with the Ingress controller: one cache); `None` refuses such listeners.
+    pub cert_discovery: Option<Arc<CertDiscovery>>,
 }
 
 impl GatewayControllerConfig {
@@ -77,6 +80,7 @@ impl GatewayControllerConfig {
             metrics: None,
             controller_metrics: ControllerMetrics::default(),
             service_references: None,
+            cert_discovery: None,
         }
     }
 
@@ -284,7 +288,7 @@ pub async fn lead(
     feed.all();
     tracing::info!(controller = cfg.name(), "gateway controller caches synced");
 
-    let deployer = Deployer::new(
+    let mut deployer = Deployer::new(
         elbv2.clone(),
         ec2.clone(),
         cfg.model.cluster_name.clone(),
@@ -292,6 +296,9 @@ pub async fn lead(
     )
     .with_external_managed_tags(cfg.model.external_managed_tags.clone())
     .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"));
+    if let Some(d) = &cfg.cert_discovery {
+        deployer = deployer.with_cert_discovery(d.clone());
+    }
     let env = EnvReader::new(
         ec2,
         vpc_id,

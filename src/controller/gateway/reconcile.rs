@@ -3,12 +3,13 @@
 //! date with its configuration, and the LoadBalancerConfigurations must resolve (else Accepted
 //! False `Invalid` with the error, and a retry); the model is built (an error is a
 //! `FailedBuildModel` Warning, Accepted False `Invalid` `Check Gateway Events for more
-//! information.`, and no AWS write); a dry run writes the plan annotation instead of deploying;
+//! information.`, and no AWS write; ACM certificate discovery belongs to it); a dry run writes the plan annotation instead of deploying;
 //! otherwise finalizer → deploy (AWS, then the TargetGroupBinding objects) → status →
 //! `SuccessfullyReconciled`. A deleted Gateway: refused while its configuration protects the load
 //! balancer; else bindings, then the stack, go, and the finalizer is released only once AWS shows
 //! no load balancer of the stack.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -142,15 +143,21 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             owned.read_secrets(&ctx.client).await?;
             let subnets = ctx.env.subnets().await?;
             let inputs = owned.inputs(&gw, &configs);
-            let b = match ctx.cfg.lb {
+            let mut b = match ctx.cfg.lb {
                 LbKind::Alb => {
                     build_alb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
                 }
                 LbKind::Nlb => {
                     build_nlb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
                 }
-            };
-            Ok::<_, GatewayError>(b?)
+            }?;
+            // ACM discovery is part of upstream's model build (reads only): a host without a
+            // certificate is a `FailedBuildModel` before any write, and a dry-run plan shows
+            // the certificates found.
+            if let Cow::Owned(s) = ctx.deployer.resolve_certificates(&b.stack).await? {
+                b.stack = s;
+            }
+            Ok::<_, GatewayError>(b)
         })
         .await;
     let built = match built {

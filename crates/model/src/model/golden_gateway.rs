@@ -11,7 +11,7 @@
 //!
 //! Besides the marshalled resources, a case may name facts upstream's tests assert that the
 //! marshalled plan does not show, under `$` keys: `$certificates` (a listener's certificate
-//! ARNs), `$route` (the route a rule comes from), `$listeners` (listener validation),
+//! ARNs), `$discoveryHosts` (the hosts ACM discovery covers for it), `$route` (the route a rule comes from), `$listeners` (listener validation),
 //! `$attachedRoutes` / `$refusals` / `$compatibleHostnames` (route attachment), and, for
 //! cases that check one step only, `$mergedConfig` (`mergeOnly`) and `$props` (`propsFor`).
 //! Each YAML file's header lists the upstream cases it leaves out and why.
@@ -209,6 +209,13 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
     for l in &built.stack.listeners {
         if let Some(o) = got["Listener"][&l.id].as_object_mut() {
             o.insert("$certificates".into(), json!(l.certificates));
+            // The hosts ACM discovery covers (upstream's tests assert what its mock is asked).
+            let hosts: Vec<&String> = (l.certificate_discovery.iter())
+                .flat_map(|m| m.discovery_hosts.iter().flatten())
+                .collect();
+            if !hosts.is_empty() {
+                o.insert("$discoveryHosts".into(), json!(hosts));
+            }
         }
     }
     // Upstream's listener validation (listener status): per listener, accepted or the reason.

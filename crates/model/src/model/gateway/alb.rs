@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use super::actions::{rule_actions, RuleInputs};
 use super::attach::Attachment;
+use super::certificates::SecurePort;
 use super::conditions::{grpc_conditions, http_conditions, source_ip_conditions};
 use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
 use super::load::Loaded;
@@ -54,28 +55,23 @@ impl Alb<'_> {
             });
             let listener_id = port.to_string();
             let secure = protocol == Protocol::Https;
-            let certificates: Vec<String> = listener_cfg
-                .map(|c| {
-                    c.default_certificate
-                        .iter()
-                        .chain(&c.certificates)
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default();
-            if secure && certificates.is_empty() {
-                return Err(format!(
-                    "listener HTTPS:{port} needs a certificate: set defaultCertificate in the LoadBalancerConfiguration's listenerConfigurations (ACM certificate discovery is not supported by this build yet)"
-                ));
-            }
+            let certs = SecurePort::new(
+                self.inputs,
+                self.validation,
+                self.routes,
+                self.attachment,
+                port,
+                protocol,
+            )
+            .certificates(listener_cfg)?;
             stack.listeners.push(Listener {
                 id: listener_id.clone(),
                 load_balancer_arn: Token::LoadBalancerArn,
                 port,
                 protocol,
                 default_actions: vec![Action::fixed("404", None)],
-                certificates,
-                certificate_discovery: Vec::new(),
+                certificates: certs.certificates,
+                certificate_discovery: certs.discovery,
                 ssl_policy: secure.then(|| {
                     listener_cfg
                         .and_then(|c| c.ssl_policy.clone())

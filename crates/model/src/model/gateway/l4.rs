@@ -2,11 +2,13 @@
 //! oldest attached route (ties: smaller `ns/name`) alone feeds the listener's forward action —
 //! the others are still Accepted; upstream routes nothing by SNI, TLSRoutes included — with its
 //! backends' weights; no backend, or only weight 0, means no listener at all. TLS listeners
-//! (termination) take the LoadBalancerConfiguration's certificates, SSL policy and ALPN policy.
+//! (termination) take the LoadBalancerConfiguration's certificates (else ACM discovery, see
+//! `certificates`), SSL policy and ALPN policy.
 
 use std::collections::BTreeMap;
 
 use super::attach::Attachment;
+use super::certificates::SecurePort;
 use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
 use super::load::Loaded;
 use super::routes::RouteView;
@@ -46,6 +48,16 @@ impl L4<'_> {
                 c.protocol_port
                     .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
             });
+            // Before the QUIC upgrade and the backends, as upstream's `buildListenerSpec`.
+            let certs = SecurePort::new(
+                self.inputs,
+                self.validation,
+                self.routes,
+                self.attachment,
+                port,
+                protocol,
+            )
+            .certificates(listener_cfg)?;
             if listener_cfg.and_then(|c| c.quic_enabled) == Some(true) {
                 protocol = match protocol {
                     Protocol::Udp => Protocol::Quic,
@@ -98,20 +110,6 @@ impl L4<'_> {
             }
             let id = port.to_string();
             let tls = protocol == Protocol::Tls;
-            let certificates: Vec<String> = listener_cfg
-                .map(|c| {
-                    c.default_certificate
-                        .iter()
-                        .chain(&c.certificates)
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default();
-            if tls && certificates.is_empty() {
-                return Err(format!(
-                    "listener TLS:{port} needs a certificate: set defaultCertificate in the LoadBalancerConfiguration's listenerConfigurations (ACM certificate discovery is not supported by this build yet)"
-                ));
-            }
             stack.listeners.push(Listener {
                 id: id.clone(),
                 load_balancer_arn: Token::LoadBalancerArn,
@@ -128,8 +126,8 @@ impl L4<'_> {
                             }),
                     },
                 }],
-                certificates,
-                certificate_discovery: Vec::new(),
+                certificates: certs.certificates,
+                certificate_discovery: certs.discovery,
                 ssl_policy: tls.then(|| {
                     listener_cfg
                         .and_then(|c| c.ssl_policy.clone())

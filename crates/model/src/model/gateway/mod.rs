@@ -12,13 +12,15 @@
 //! rule configurations and Service backends, with the problems route status reports),
 //! `actions` and `transforms` (filters and ListenerRuleConfigurations → rule actions and
 //! transforms), `target_groups` (backends → target groups and bindings), `alb` and `l4` (the
-//! listeners of each load balancer kind), `names`, and `build` (the stack).
+//! listeners of each load balancer kind), `certificates` (their certificates, or the hosts ACM
+//! discovery covers), `names`, and `build` (the stack).
 
 mod actions;
 mod alb;
 mod alb_health;
 pub mod attach;
 pub mod build;
+mod certificates;
 pub mod conditions;
 pub mod grants;
 mod l4;
@@ -196,6 +198,8 @@ impl<'a> GatewayInputs<'a> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_certificates;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
