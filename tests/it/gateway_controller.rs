@@ -402,7 +402,7 @@ async fn an_https_gateway_gets_its_certificates_from_acm_discovery() {
     assert_eq!(inv.listeners.len(), 1, "{inv:#?}");
     let listener = &inv.listeners[0];
     assert_eq!((listener.port, listener.protocol.as_str()), (443, "HTTPS"));
-    let mut both = vec![wild.clone(), exact.clone()];
+    let mut both = [wild, exact];
     both.sort();
     assert_eq!(listener.certificates, vec![both[0].clone()]);
     let extra: Vec<String> = r
