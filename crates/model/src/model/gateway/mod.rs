@@ -15,6 +15,7 @@
 //! listeners of each load balancer kind), `names`, and `build` (the stack).
 
 mod actions;
+pub mod addons;
 mod alb;
 mod alb_health;
 pub mod attach;
@@ -196,6 +197,8 @@ impl<'a> GatewayInputs<'a> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_addons;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
