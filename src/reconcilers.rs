@@ -260,6 +260,7 @@ async fn run_leading(
                     metrics: cloud.metrics.clone(),
                     controller_metrics: metrics.clone(),
                     service_references: warm.gateway_class.get().map(|c| c.service_references()),
+                    addons: cloud.addons.clone(),
                     ..GatewayControllerConfig::from_flags(&cfg, lb)
                 };
                 gateway::lead(

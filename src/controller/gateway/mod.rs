@@ -9,6 +9,7 @@
 //! reconciled at once, a failed one backs off exponentially up to `max_backoff`, and every
 //! handled Gateway is resynced each `sync_period`.
 
+mod addons;
 mod cleanup;
 mod config;
 pub mod detect;
@@ -61,6 +62,9 @@ pub struct GatewayControllerConfig {
     /// controller's), recorded after each build and forgotten when the Gateway is gone.
     pub service_references:
         Option<std::sync::Arc<crate::controller::gateway_class::ServiceReferences>>,
+    /// WAFv2 / Shield clients (`--enable-wafv2`, `--enable-shield`) for the configurations'
+    /// `wafV2` and `shieldConfiguration`.
+    pub addons: crate::aws::AddonClients,
 }
 
 impl GatewayControllerConfig {
@@ -77,6 +81,7 @@ impl GatewayControllerConfig {
             metrics: None,
             controller_metrics: ControllerMetrics::default(),
             service_references: None,
+            addons: Default::default(),
         }
     }
 
@@ -291,7 +296,8 @@ pub async fn lead(
         vpc_id.clone(),
     )
     .with_external_managed_tags(cfg.model.external_managed_tags.clone())
-    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"));
+    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
+    .with_addons(cfg.addons.clone());
     let env = EnvReader::new(
         ec2,
         vpc_id,
