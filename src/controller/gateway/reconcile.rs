@@ -218,7 +218,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
     let added = built.addons.keys_not_in(&active);
     let recorded;
     let gw: &Gateway = if added.is_empty() {
-        &*gw
+        &gw
     } else {
         recorded = super::addons::record(ctx, &gw, &added, true).await?;
         &recorded
