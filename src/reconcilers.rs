@@ -273,6 +273,7 @@ async fn run_leading(
                     controller_metrics: metrics.clone(),
                     service_references: warm.gateway_class.get().map(|c| c.service_references()),
                     cert_discovery: Some(gw_discovery.clone()),
+                    addons: cloud.addons.clone(),
                     ..GatewayControllerConfig::from_flags(&cfg, lb)
                 };
                 gateway::lead(

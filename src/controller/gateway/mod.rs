@@ -9,6 +9,7 @@
 //! reconciled at once, a failed one backs off exponentially up to `max_backoff`, and every
 //! handled Gateway is resynced each `sync_period`.
 
+mod addons;
 mod cleanup;
 mod config;
 pub mod detect;
@@ -64,6 +65,9 @@ pub struct GatewayControllerConfig {
     /// ACM certificate discovery for secure listeners without configured certificates (shared
     /// with the Ingress controller: one cache); `None` refuses such listeners.
     pub cert_discovery: Option<Arc<CertDiscovery>>,
+    /// WAFv2 / Shield clients (`--enable-wafv2`, `--enable-shield`) for the configurations'
+    /// `wafV2` and `shieldConfiguration`.
+    pub addons: crate::aws::AddonClients,
 }
 
 impl GatewayControllerConfig {
@@ -81,6 +85,7 @@ impl GatewayControllerConfig {
             controller_metrics: ControllerMetrics::default(),
             service_references: None,
             cert_discovery: None,
+            addons: Default::default(),
         }
     }
 
@@ -295,7 +300,8 @@ pub async fn lead(
         vpc_id.clone(),
     )
     .with_external_managed_tags(cfg.model.external_managed_tags.clone())
-    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"));
+    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
+    .with_addons(cfg.addons.clone());
     if let Some(d) = &cfg.cert_discovery {
         deployer = deployer.with_cert_discovery(d.clone());
     }

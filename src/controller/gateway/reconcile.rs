@@ -26,6 +26,7 @@ use crate::controller::gateway_class::services_of;
 use crate::controller::ingress::{reason, sync_bindings};
 use crate::controller::{add_finalizer, route_status};
 use crate::deploy::Error as DeployError;
+use crate::model::gateway::addons::ActiveAddons;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::{
     build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild, GatewayInputs,
@@ -131,10 +132,20 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             fail_status(ctx, &gw, status::RECONCILE_ERROR).await;
             return Err(GatewayError::Config(e));
         }
-        ctx.rec
-            .staged("cleanup", super::cleanup::cleanup(ctx, &gw))
-            .await?;
-        return Ok(None);
+        // Upstream: with add-ons still recorded active, one more pass deploys the stack without
+        // them (and records them off); the next pass, with none active, deletes the stack. With
+        // no load balancer left there is nothing to take them off: none is made for that.
+        let k = kind(ctx.cfg.lb);
+        let releasing = gw.finalizers().iter().any(|f| f == k.finalizer)
+            && ActiveAddons::of(&gw).any()
+            && ctx.deployer.has_load_balancer_of(k.stack, key).await?;
+        if !releasing {
+            ctx.rec
+                .staged("cleanup", super::cleanup::cleanup(ctx, &gw))
+                .await?;
+            return Ok(None);
+        }
+        tracing::info!(gateway = %key, "removing the gateway's add-ons before deleting its stack");
     }
     let mut owned = Owned::gather(stores, ctx.cfg.lb, key);
     let built = ctx
@@ -176,7 +187,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
     };
     let finalizer = kind(ctx.cfg.lb).finalizer;
     let dry_run = gw.annotations().get(DRY_RUN_ANNOTATION).map(String::as_str) == Some("true");
-    if dry_run {
+    if dry_run && gw.metadata.deletion_timestamp.is_none() {
         if !gw.finalizers().iter().any(|f| f == finalizer) {
             write_plan(ctx, &gw, &built.stack).await?;
             tracing::info!(gateway = %key, "dry-run plan generated");
@@ -209,7 +220,22 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         )
         .await;
     }
-    deploy(ctx, &gw, &built, &owned.inputs(&gw, &configs)).await
+    // Newly enabled add-ons are recorded before the deploy makes them, removed ones after.
+    let active = ActiveAddons::of(&gw);
+    let added = built.addons.keys_not_in(&active);
+    let recorded;
+    let gw: &Gateway = if added.is_empty() {
+        &gw
+    } else {
+        recorded = super::addons::record(ctx, &gw, &added, true).await?;
+        &recorded
+    };
+    let requeue = deploy(ctx, gw, &built, &owned.inputs(gw, &configs)).await?;
+    let removed = active.keys_not_in(&built.addons);
+    if !removed.is_empty() {
+        super::addons::record(ctx, gw, &removed, false).await?;
+    }
+    Ok(requeue)
 }
 
 /// Whether the Gateway sets `spec.infrastructure.annotations` (not acted on yet: a Warning).

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use gateway_api::apis::standard::gateways::GatewayListeners;
 
+use super::addons::{apply_addons, ActiveAddons};
 use super::attach::{attach, Attachment, Parent};
 use super::lb_config::check_supported;
 pub use super::lb_config::merged_config;
@@ -42,6 +43,9 @@ pub struct GatewayBuild {
     pub route_problems: Vec<RouteProblem>,
     /// Secrets (`ns/name`) the stack's OIDC actions were read from (to watch).
     pub secrets: Vec<String>,
+    /// The add-ons on once the stack is deployed (what the Gateway's add-on annotations are to
+    /// say: newly on ones recorded before the deploy, newly off ones after).
+    pub addons: ActiveAddons,
 }
 
 /// The routes a Gateway of `lb` loads, in the order whose indexes [`Attachment`] reports
@@ -213,6 +217,16 @@ fn build_gateway_stack(
         enable_prefix_for_ipv6_source_nat: None,
         security_groups_inbound_rules_on_private_link: None,
     });
+    let addons = apply_addons(
+        &lbc,
+        lb,
+        ActiveAddons::of(inputs.gateway),
+        inputs.gateway.metadata.deletion_timestamp.is_some(),
+        &mut stack,
+    );
+    if inputs.class_config.is_some() && inputs.gateway_config.is_some() {
+        warn_dropped_capacity(inputs, &mut stack);
+    }
 
     let ctx = TgContext {
         tags: &tags,
@@ -287,7 +301,24 @@ fn build_gateway_stack(
         dropped_backends: loaded.dropped,
         route_problems: loaded.problems,
         secrets,
+        addons,
     })
+}
+
+/// Upstream's merge of a class's and a Gateway's configuration drops
+/// `minimumLoadBalancerCapacity` (see [`merged_config`]): said, not silently ignored.
+fn warn_dropped_capacity(inputs: &GatewayInputs<'_>, stack: &mut Stack) {
+    let set = [inputs.class_config, inputs.gateway_config]
+        .into_iter()
+        .flatten()
+        .any(|c| c.spec.minimum_load_balancer_capacity.is_some());
+    if set {
+        stack.warnings.push(Warning {
+            ingress: None,
+            annotation: Some("minimumLoadBalancerCapacity".into()),
+            message: "LoadBalancerConfiguration field minimumLoadBalancerCapacity is not applied when both the GatewayClass and the Gateway name a LoadBalancerConfiguration (upstream's merge drops it)".into(),
+        });
+    }
 }
 
 /// Managed security group: for every Gateway listener (with or without routes) one rule per

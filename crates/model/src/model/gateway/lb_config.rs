@@ -85,8 +85,6 @@ pub fn merged_config(inputs: &GatewayInputs<'_>) -> LoadBalancerConfigurationSpe
 /// building a stack without it.
 pub(super) fn check_supported(lbc: &LoadBalancerConfigurationSpec) -> Result<(), String> {
     let unsupported = [
-        ("wafV2", lbc.waf_v2.is_some()),
-        ("shieldConfiguration", lbc.shield_configuration.is_some()),
         ("securityGroups", lbc.security_groups.is_some()),
         (
             "loadBalancerSubnetsSelector",
@@ -95,10 +93,6 @@ pub(super) fn check_supported(lbc: &LoadBalancerConfigurationSpec) -> Result<(),
         (
             "defaultTargetGroupConfiguration",
             lbc.default_target_group_configuration.is_some(),
-        ),
-        (
-            "minimumLoadBalancerCapacity",
-            lbc.minimum_load_balancer_capacity.is_some(),
         ),
         (
             "customerOwnedIpv4Pool",

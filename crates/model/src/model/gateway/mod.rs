@@ -16,6 +16,7 @@
 //! discovery covers), `names`, and `build` (the stack).
 
 mod actions;
+pub mod addons;
 mod alb;
 mod alb_health;
 pub mod attach;
@@ -200,6 +201,7 @@ impl<'a> GatewayInputs<'a> {
 mod tests;
 #[cfg(test)]
 mod tests_certificates;
+mod tests_addons;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
