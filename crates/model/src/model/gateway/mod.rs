@@ -200,8 +200,9 @@ impl<'a> GatewayInputs<'a> {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_certificates;
 mod tests_addons;
+#[cfg(test)]
+mod tests_certificates;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
