@@ -29,6 +29,8 @@ use crate::support::inventory::inventory_of;
 
 const STACK_TAG: &str = "gateway.k8s.aws.alb/stack";
 
+mod upkeep;
+
 struct Running {
     h: Harness,
     fake: Arc<FakeAws>,

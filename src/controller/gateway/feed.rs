@@ -121,7 +121,7 @@ impl Feed {
 
     /// Queues those of `keys` that are Gateways of our classes now (a trigger remembers keys
     /// unfiltered: a route seen before its Gateway or class still names it when it moves away).
-    fn enqueue(&self, keys: impl IntoIterator<Item = String>) {
+    pub(super) fn enqueue(&self, keys: impl IntoIterator<Item = String>) {
         let Some(queue) = self.queue() else { return };
         for k in self.ours(keys) {
             queue.add(k);

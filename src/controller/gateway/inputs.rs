@@ -11,7 +11,7 @@ use gateway_api::apis::standard::httproutes::HttpRoute;
 use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
-use kube::{Api, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 
 use super::config::Configs;
 use super::feed::Stores;
@@ -34,7 +34,7 @@ pub struct Owned {
     pub tg_configs: Vec<TargetGroupConfiguration>,
     pub reference_grants: Vec<ReferenceGrant>,
     pub rule_configs: Vec<ListenerRuleConfiguration>,
-    /// The Secrets the rule configurations' OIDC actions name (see [`Owned::read_secrets`]).
+    /// The Secrets the rule configurations' OIDC actions name (see [`super::secrets`]).
     pub secrets: Vec<Secret>,
 }
 
@@ -89,29 +89,6 @@ impl Owned {
         o
     }
 
-    /// Reads, one GET each, the Secrets the OIDC actions of the rule configurations name (in the
-    /// configuration's namespace, as upstream): the model takes the client id and secret from
-    /// them. A Secret that does not exist is left out, and the model says so by name. One GET
-    /// needs only `get` on that Secret (a namespaced Role with `resourceNames` is enough).
-    pub async fn read_secrets(&mut self, client: &kube::Client) -> Result<(), kube::Error> {
-        let mut wanted = std::collections::BTreeSet::new();
-        for c in &self.rule_configs {
-            let ns = c.namespace().unwrap_or_else(|| "default".into());
-            for a in &c.spec.actions {
-                if let Some(o) = &a.authenticate_oidc_config {
-                    wanted.insert((ns.clone(), o.secret.name.clone()));
-                }
-            }
-        }
-        for (ns, name) in wanted {
-            let api: Api<Secret> = Api::namespaced(client.clone(), &ns);
-            if let Some(secret) = api.get_opt(&name).await? {
-                self.secrets.push(secret);
-            }
-        }
-        Ok(())
-    }
-
     /// The model's inputs of `gw` with `configs`.
     pub fn inputs<'a>(&'a self, gw: &'a Gateway, configs: &'a Configs) -> GatewayInputs<'a> {
         GatewayInputs {
@@ -130,73 +107,5 @@ impl Owned {
             secrets: &self.secrets,
             ..GatewayInputs::new(gw)
         }
-    }
-}
-
-#[cfg(test)]
-mod secret_tests {
-    use super::*;
-    use http::{Request, Response, StatusCode};
-    use kube::client::Body;
-    use std::sync::{Arc, Mutex};
-
-    /// A client that knows one Secret, `demo/oidc`, and records the paths it was asked for.
-    fn client() -> (kube::Client, Arc<Mutex<Vec<String>>>) {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let s = seen.clone();
-        let svc = tower::service_fn(move |req: Request<Body>| {
-            let path = req.uri().path().to_string();
-            s.lock().unwrap().push(path.clone());
-            async move {
-                let r = if path == "/api/v1/namespaces/demo/secrets/oidc" {
-                    let body = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
-                        "metadata": {"name": "oidc", "namespace": "demo"},
-                        "data": {"clientID": "aWQ=", "clientSecret": "c2VjcmV0"}});
-                    Response::new(Body::from(serde_json::to_vec(&body).unwrap()))
-                } else {
-                    let body = serde_json::json!({"kind": "Status", "apiVersion": "v1",
-                        "status": "Failure", "reason": "NotFound", "code": 404, "message": "not found"});
-                    let mut r = Response::new(Body::from(serde_json::to_vec(&body).unwrap()));
-                    *r.status_mut() = StatusCode::NOT_FOUND;
-                    r
-                };
-                Ok::<_, std::convert::Infallible>(r)
-            }
-        });
-        (kube::Client::new(svc, "default"), seen)
-    }
-
-    fn lrc(secret: &str) -> ListenerRuleConfiguration {
-        serde_json::from_value(serde_json::json!({
-            "apiVersion": "gateway.k8s.aws/v1", "kind": "ListenerRuleConfiguration",
-            "metadata": {"name": format!("auth-{secret}"), "namespace": "demo"},
-            "spec": {"actions": [{"type": "authenticate-oidc", "authenticateOIDCConfig": {
-                "issuer": "https://idp", "authorizationEndpoint": "https://idp/auth",
-                "tokenEndpoint": "https://idp/token", "userInfoEndpoint": "https://idp/user",
-                "secret": {"name": secret}}}]}
-        }))
-        .unwrap()
-    }
-
-    #[tokio::test]
-    async fn the_oidc_secrets_rule_configurations_name_are_read_once_each() {
-        let (client, seen) = client();
-        let mut owned = Owned {
-            rule_configs: vec![lrc("oidc"), lrc("oidc"), lrc("missing")],
-            ..Owned::default()
-        };
-        owned.read_secrets(&client).await.unwrap();
-        let names: Vec<_> = owned.secrets.iter().map(|s| s.name_any()).collect();
-        assert_eq!(
-            names,
-            vec!["oidc"],
-            "the missing one is left to the model to report"
-        );
-        assert_eq!(
-            seen.lock().unwrap().len(),
-            2,
-            "one GET per distinct Secret: {:?}",
-            seen.lock().unwrap()
-        );
     }
 }

@@ -17,6 +17,7 @@ mod feed;
 mod inputs;
 mod reconcile;
 mod refs;
+mod secrets;
 pub mod status;
 
 use std::sync::Arc;
@@ -136,6 +137,8 @@ pub(crate) struct Ctx {
     deployer: Deployer,
     env: EnvReader,
     feed: Arc<Feed>,
+    /// The OIDC Secrets the ALB controller's Gateways read (none for NLBs).
+    secrets: Option<Arc<secrets::Monitor>>,
     cfg: GatewayControllerConfig,
     events: super::Events,
     backoff: super::Backoff,
@@ -147,6 +150,8 @@ pub(crate) struct Ctx {
 pub struct Warm {
     alb: Option<Arc<Feed>>,
     nlb: Option<Arc<Feed>>,
+    /// The ALB controller's OIDC Secrets, on the process's Secret watch (shared with Ingresses).
+    alb_secrets: Option<Arc<secrets::Monitor>>,
     synced: Vec<Synced>,
 }
 
@@ -188,9 +193,17 @@ impl Warm {
             triggers(watches, &feed);
             feed
         };
+        let alb = alb.then(|| feed_of(LbKind::Alb));
+        // Not waited for at the start of a term: a Secret not reported yet is read with a GET.
+        let alb_secrets = alb.as_ref().map(|feed| {
+            let m = secrets::Monitor::new(feed.clone(), watches.secrets.wants());
+            watches.secrets.register(m.clone());
+            m
+        });
         Some(Warm {
-            alb: alb.then(|| feed_of(LbKind::Alb)),
+            alb,
             nlb: nlb.then(|| feed_of(LbKind::Nlb)),
+            alb_secrets,
             synced,
         })
     }
@@ -318,6 +331,10 @@ pub async fn lead(
         deployer,
         env,
         feed,
+        secrets: match cfg.lb {
+            LbKind::Alb => warm.alb_secrets.clone(),
+            LbKind::Nlb => None,
+        },
         cfg,
         rec,
     });

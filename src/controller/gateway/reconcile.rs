@@ -82,6 +82,13 @@ pub(super) fn binding_labels(ctx: &Ctx, gw: &Gateway) -> BTreeMap<String, String
     .stack_labels()
 }
 
+/// Gateway `key` reads no Secret any more (gone, deleted, or no longer ours).
+pub(super) fn forget_secrets(ctx: &Ctx, key: &str) {
+    if let Some(m) = &ctx.secrets {
+        m.monitor(key, Default::default());
+    }
+}
+
 /// Writes Accepted False on a failure; a failed status write is only logged.
 async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
     if let Some(st) = status::failure(gw, "Invalid", message) {
@@ -96,6 +103,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
     let stores = &ctx.feed.stores;
     let (ns, name) = key.split_once('/').unwrap_or(("default", key));
     let Some(gw) = stores.gateways.get(ns, name) else {
+        forget_secrets(ctx, key);
         return Ok(None);
     };
     let Some(class) = stores.classes.get("", &gw.spec.gateway_class_name) else {
@@ -103,6 +111,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         return Ok(None);
     };
     if class.spec.controller_name != controller_name(ctx.cfg.lb) {
+        forget_secrets(ctx, key);
         return Ok(None);
     }
     let resolved = match config::resolve(stores, &gw, &class) {
@@ -140,6 +149,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             && ActiveAddons::of(&gw).any()
             && ctx.deployer.has_load_balancer_of(k.stack, key).await?;
         if !releasing {
+            forget_secrets(ctx, key);
             ctx.rec
                 .staged("cleanup", super::cleanup::cleanup(ctx, &gw))
                 .await?;
@@ -148,10 +158,18 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         tracing::info!(gateway = %key, "removing the gateway's add-ons before deleting its stack");
     }
     let mut owned = Owned::gather(stores, ctx.cfg.lb, key);
+    // Watched from now on (upstream's MonitorSecrets), also when the build then fails on one:
+    // its creation or fix queues the Gateway.
+    let secret_refs = super::secrets::refs_of(&owned);
+    if let Some(m) = &ctx.secrets {
+        m.monitor(key, secret_refs.clone());
+    }
     let built = ctx
         .rec
         .staged("build_model", async {
-            owned.read_secrets(&ctx.client).await?;
+            if let Some(m) = &ctx.secrets {
+                owned.secrets = m.read(&ctx.client, &secret_refs).await?;
+            }
             let subnets = ctx.env.subnets().await?;
             let inputs = owned.inputs(&gw, &configs);
             let mut b = match ctx.cfg.lb {
@@ -206,11 +224,6 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         );
         warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note).await;
     }
-    if has_infrastructure_annotations(&gw) {
-        // Upstream copies them onto the TargetGroupBindings; this build does not yet.
-        let note = "spec.infrastructure.annotations are not put on the TargetGroupBindings by this build yet";
-        warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note.into()).await;
-    }
     if allows_listener_sets(&gw) {
         warn(
             ctx,
@@ -236,15 +249,6 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         super::addons::record(ctx, gw, &removed, false).await?;
     }
     Ok(requeue)
-}
-
-/// Whether the Gateway sets `spec.infrastructure.annotations` (not acted on yet: a Warning).
-pub fn has_infrastructure_annotations(gw: &Gateway) -> bool {
-    gw.spec
-        .infrastructure
-        .as_ref()
-        .and_then(|i| i.annotations.as_ref())
-        .is_some_and(|a| !a.is_empty())
 }
 
 /// What a Gateway that admits ListenerSets is told: this build makes no listener for them.
@@ -289,15 +293,6 @@ mod listener_set_tests {
         )));
         assert!(!allows_listener_sets(&gw(serde_json::json!({}))));
         assert!(!allows_listener_sets(&gw(serde_json::Value::Null)));
-    }
-
-    #[test]
-    fn infrastructure_annotations_are_noticed() {
-        let mut g = gw(serde_json::Value::Null);
-        assert!(!has_infrastructure_annotations(&g));
-        g.spec.infrastructure =
-            serde_json::from_value(serde_json::json!({"annotations": {"a": "b"}})).unwrap();
-        assert!(has_infrastructure_annotations(&g));
     }
 }
 
@@ -411,6 +406,14 @@ async fn deploy(
         }
     };
     tracing::info!(gateway = %gw.name_any(), "successfully deployed model");
+    // Upstream releases the shared backend SG when the Gateway's stack does not need it.
+    if !stack
+        .backend_security_group
+        .as_ref()
+        .is_some_and(|b| b.group_id.is_none())
+    {
+        super::cleanup::release_backend_sg(ctx, &format!("{}/{}", ns_of(gw), gw.name_any())).await;
+    }
     let Some(lb) = &deployed.load_balancer else {
         return Ok(Some(ctx.cfg.sync_period));
     };

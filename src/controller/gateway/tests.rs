@@ -148,3 +148,47 @@ async fn a_route_seen_before_its_gateway_still_queues_it_when_detached() {
         "the Gateway the route left hears of it"
     );
 }
+
+fn secret(data: &str) -> Arc<k8s_openapi::api::core::v1::Secret> {
+    obj(
+        json!({"metadata": {"name": "idp", "namespace": "apps", "resourceVersion": data},
+        "data": {"clientID": "aWQ=", "clientSecret": data, "unread": data}}),
+    )
+}
+
+/// Upstream's MonitorSecrets: a Gateway reading an OIDC Secret is queued when what the model
+/// reads of it changes, or it comes or goes; the Secret is watched through the process's one
+/// Secret watch, next to the Ingresses' ones.
+#[tokio::test]
+async fn a_changed_oidc_secret_queues_the_gateways_that_read_it() {
+    let s = setup();
+    let m = super::secrets::Monitor::new(s.feed.clone(), s.watches.secrets.wants());
+    let idp = ("apps".to_string(), "idp".to_string());
+    m.monitor("apps/a", [idp.clone()].into());
+    m.monitor("apps/b", [idp.clone()].into());
+    assert!(s.watches.secrets.wants().get().contains(&idp), "watched");
+    m.apply(&secret("Zmlyc3Q="));
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"], "b is not ours");
+    m.apply(&secret("Zmlyc3Q="));
+    assert!(s.queue.is_empty(), "unchanged");
+    let mut other_key = (*secret("Zmlyc3Q=")).clone();
+    other_key
+        .data
+        .as_mut()
+        .unwrap()
+        .insert("unread".into(), Default::default());
+    m.apply(&Arc::new(other_key));
+    assert!(s.queue.is_empty(), "a key the model does not read changed");
+    m.apply(&secret("c2Vjb25k"));
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+    m.delete(&secret("c2Vjb25k"));
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"], "gone");
+    m.monitor("apps/a", Default::default());
+    m.monitor("apps/b", Default::default());
+    assert!(
+        s.watches.secrets.wants().get().is_empty(),
+        "no longer watched"
+    );
+    m.apply(&secret("dGhpcmQ="));
+    assert!(s.queue.is_empty(), "nobody reads it");
+}

@@ -456,7 +456,8 @@ fn infrastructure_labels_join_the_stack_labels_of_bindings() {
             .unwrap();
     let mut gw = doc["objects"]["alb_gw"].clone();
     gw["spec"]["infrastructure"] = json!({"labels": {
-        "labelfoo": "labelbar", "gateway.k8s.aws.alb/stack-name": "not-mine"}});
+        "labelfoo": "labelbar", "gateway.k8s.aws.alb/stack-name": "not-mine"},
+        "annotations": {"annfoo": "annbar"}});
     let objs = json!([
         gw,
         doc["objects"]["http_route"],
@@ -475,6 +476,15 @@ fn infrastructure_labels_join_the_stack_labels_of_bindings() {
     assert_eq!(labels["labelfoo"], "labelbar");
     assert_eq!(labels["gateway.k8s.aws.alb/stack-name"], "my-gw");
     assert_eq!(labels["gateway.k8s.aws.alb/stack-namespace"], "my-gw-ns");
+    // Its annotations are the binding's, and upstream's model shows them.
+    let tgb = &built.stack.target_group_bindings[0];
+    let want = std::collections::BTreeMap::from([("annfoo".to_string(), "annbar".to_string())]);
+    assert_eq!(tgb.annotations.as_ref(), Some(&want));
+    let text = render(&built.stack, &PlanFacts::default()).to_string();
+    assert!(
+        text.contains(r#""annotations":{"annfoo":"annbar"}"#),
+        "{text}"
+    );
 }
 
 /// An empty `nodeSelector` in a TargetGroupConfiguration selects all nodes: kept on instance

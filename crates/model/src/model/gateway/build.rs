@@ -228,18 +228,18 @@ fn build_gateway_stack(
         warn_dropped_capacity(inputs, &mut stack);
     }
 
+    let infrastructure = inputs.gateway.spec.infrastructure.as_ref();
     let ctx = TgContext {
         tags: &tags,
         gateway_namespace: ns,
         gateway_name: name,
         lb_ip_type: ip_type,
         networking_source,
-        infrastructure_labels: inputs
-            .gateway
-            .spec
-            .infrastructure
-            .as_ref()
+        infrastructure_labels: infrastructure
             .and_then(|i| i.labels.clone())
+            .unwrap_or_default(),
+        infrastructure_annotations: infrastructure
+            .and_then(|i| i.annotations.clone())
             .unwrap_or_default(),
     };
     let mut target_groups: BTreeMap<String, (TargetGroup, TargetGroupBindingResource)> =

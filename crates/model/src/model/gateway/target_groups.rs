@@ -28,6 +28,9 @@ pub struct TgContext<'a> {
     /// The Gateway's `spec.infrastructure.labels`, put on every TargetGroupBinding (the stack
     /// labels win a clash, as upstream's binding manager merges them).
     pub infrastructure_labels: BTreeMap<String, String>,
+    /// The Gateway's `spec.infrastructure.annotations`: every TargetGroupBinding carries exactly
+    /// these (upstream's binding template).
+    pub infrastructure_annotations: BTreeMap<String, String>,
 }
 
 pub use super::load::BackendProblem;
@@ -393,6 +396,7 @@ fn finish(
             .into_iter()
             .chain(ctx.tags.stack_labels())
             .collect(),
+        annotations: Some(ctx.infrastructure_annotations.clone()),
         spec: TargetGroupBindingModelSpec {
             target_group_arn: Token::TargetGroupArn(id),
             target_type,
