@@ -15,6 +15,7 @@ mod e2e_oidc;
 mod e2e_pod_gates;
 mod e2e_service;
 mod e2e_tgb;
+mod gateway_backends;
 mod gateway_class;
 mod gateway_controller;
 mod ingress;

@@ -140,6 +140,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         .rec
         .staged("build_model", async {
             owned.read_secrets(&ctx.client).await?;
+            owned.look_up_target_groups(&ctx.target_groups).await;
             let subnets = ctx.env.subnets().await?;
             let inputs = owned.inputs(&gw, &configs);
             let b = match ctx.cfg.lb {
