@@ -3,7 +3,8 @@
 //! - `Gateway` (NLB → ALB chaining): while the ALB Gateway has no ARN the NLB Gateway fails with
 //!   upstream's message; once the ALB controller programs it, its status change alone (the NLB
 //!   controller's retry is an hour away) brings the NLB Gateway back, which gets an `alb`-type
-//!   target group with the ALB registered on the backendRef port;
+//!   target group with the ALB registered on the backendRef port; deleting it releases the ALB
+//!   target and removes its stack;
 //! - `TargetGroupName`: the listener forwards to the existing group's ARN, the group is neither
 //!   owned nor tagged; a name AWS does not know is a `FailedBuildModel` Warning with AWS's error.
 //!
@@ -18,7 +19,7 @@ use aws_load_balancer_controller::controller::gateway::{self, GatewayControllerC
 use aws_load_balancer_controller::model::gateway::listeners::LbKind;
 use aws_load_balancer_controller::model::ModelConfig;
 use gateway_api::apis::standard::gateways::Gateway;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use tokio_util::sync::CancellationToken;
 
 use crate::ingress::{eventually, network, Harness, CLUSTER, WAIT};
@@ -253,6 +254,26 @@ async fn an_nlb_gateway_chains_to_an_alb_gateway_once_it_is_programmed() {
     assert_eq!(registered, vec![(alb_arn.as_str(), Some(8080))]);
 
     r.second_pass_writes_nothing("nlb").await;
+
+    // Deleting the NLB Gateway releases the ALB target, then removes the whole NLB stack.
+    r.fake.clear_calls();
+    r.gateways()
+        .delete("nlb", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(
+        "the NLB Gateway goes once its stack is gone",
+        WAIT,
+        || async { r.gateways().get_opt("nlb").await.unwrap().is_none() },
+    )
+    .await;
+    assert!(r.fake.count("DeregisterTargets") > 0);
+    let inv = inventory_of(r.fake.as_ref(), r.fake.as_ref(), NLB_STACK, "demo/nlb").await;
+    assert!(inv.is_empty(), "{inv:#?}");
+    assert!(
+        r.programmed("edge").await.is_some(),
+        "the ALB Gateway stays"
+    );
 }
 
 #[tokio::test]
