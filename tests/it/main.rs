@@ -16,6 +16,7 @@ mod e2e_pod_gates;
 mod e2e_service;
 mod e2e_tgb;
 mod gateway_addons;
+mod gateway_backends;
 mod gateway_class;
 mod gateway_controller;
 mod ingress;

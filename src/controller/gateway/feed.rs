@@ -4,7 +4,9 @@
 //! every Gateway of a class; the Gateways using a LoadBalancerConfiguration (directly or through
 //! their class); the parents of a route (before and after the change, so a detached route's old
 //! Gateway hears of it); the parents of the routes using a Service or TargetGroupConfiguration,
-//! of routes with backends in a ReferenceGrant's namespace, and of routes in a Namespace.
+//! of routes with backends in a ReferenceGrant's namespace, and of routes in a Namespace; and
+//! the parents of the routes with a Gateway as backend when that Gateway changes, status
+//! included (its `Programmed` message carries the ALB ARN they chain to).
 //!
 //! Each trigger remembers the Gateways an object last concerned and a signature of what matters
 //! in it (spec, annotations, deletion; a class's status), so status-only writes — our own
@@ -316,7 +318,10 @@ impl<K: Resource + serde::Serialize + Send + Sync> Index<K> for Trigger<K> {
 
 /// Mappers of each kind (see the module docs).
 pub fn on_gateway(f: &Feed, g: &Gateway) -> Vec<String> {
-    f.for_gateway(g)
+    let (ns, name) = (g.namespace().unwrap_or_default(), g.name_any());
+    // The Gateways whose routes chain to `g` read its `Programmed` ARN: its status counts.
+    let chained = f.parents_of_routes(|r| r.has_gateway_backend(&ns, &name));
+    f.for_gateway(g).into_iter().chain(chained).collect()
 }
 pub fn on_class(f: &Feed, c: &GatewayClass) -> Vec<String> {
     f.for_class(c)
@@ -333,11 +338,11 @@ pub fn on_service(f: &Feed, s: &Service) -> Vec<String> {
 }
 pub fn on_tg_config(f: &Feed, t: &TargetGroupConfiguration) -> Vec<String> {
     let ns = t.namespace().unwrap_or_default();
-    f.parents_of_routes(|r| r.backends.iter().any(|(n, _)| *n == ns))
+    f.parents_of_routes(|r| r.has_backend_in(&ns))
 }
 pub fn on_reference_grant(f: &Feed, g: &ReferenceGrant) -> Vec<String> {
     let ns = g.namespace().unwrap_or_default();
-    f.parents_of_routes(|r| r.backends.iter().any(|(n, _)| *n == ns))
+    f.parents_of_routes(|r| r.has_backend_in(&ns))
 }
 pub fn on_namespace(f: &Feed, n: &Namespace) -> Vec<String> {
     let ns = n.name_any();

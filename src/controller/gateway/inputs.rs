@@ -1,7 +1,10 @@
 //! The objects one Gateway's model is built from, copied out of the stores: the routes of the
 //! controller's kinds that name the Gateway as a parent (in namespace/name order, so a build
-//! does not depend on store order), the Services they use, and the Namespaces and configuration
-//! objects the checks read.
+//! does not depend on store order), the Services and Gateways they use as backends, and the
+//! Namespaces and configuration objects the checks read; then what only the API server or AWS
+//! knows: OIDC Secrets, and the ARNs of target groups named by `TargetGroupName` backends.
+
+use std::collections::BTreeMap;
 
 use gateway_api::apis::experimental::tcproutes::TcpRoute;
 use gateway_api::apis::experimental::udproutes::UdpRoute;
@@ -15,11 +18,12 @@ use kube::{Resource, ResourceExt};
 
 use super::config::Configs;
 use super::feed::Stores;
-use super::refs::route_refs;
+use super::refs::{route_refs, RouteRefs};
 use crate::crd::gateway::{ListenerRuleConfiguration, TargetGroupConfiguration};
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::GatewayInputs;
 use crate::watch::Store;
+use crate::webhook::tg_cache::TgCache;
 
 /// Owned copies of everything [`GatewayInputs`] borrows.
 #[derive(Default)]
@@ -36,6 +40,11 @@ pub struct Owned {
     pub rule_configs: Vec<ListenerRuleConfiguration>,
     /// The Secrets the rule configurations' OIDC actions name (see [`super::secrets`]).
     pub secrets: Vec<Secret>,
+    /// The Gateways the routes name as backends (NLB → ALB chaining), as the store has them.
+    pub gateways: Vec<Gateway>,
+    /// The ARNs of the target groups `TargetGroupName` backends name (see
+    /// [`Owned::look_up_target_groups`]).
+    pub target_group_arns: BTreeMap<String, Result<String, String>>,
 }
 
 fn sorted<K: Resource + Clone>(s: &Store<K>, keep: impl Fn(&K) -> bool) -> Vec<K> {
@@ -69,24 +78,62 @@ impl Owned {
                 o.tls_routes = children(&stores.tls_routes, key);
             }
         }
-        let mut backends: Vec<(String, String)> = Vec::new();
-        let mut add = |refs: super::refs::RouteRefs| backends.extend(refs.backends);
-        o.http_routes.iter().for_each(|r| add(route_refs(r)));
-        o.grpc_routes.iter().for_each(|r| add(route_refs(r)));
-        o.tcp_routes.iter().for_each(|r| add(route_refs(r)));
-        o.udp_routes.iter().for_each(|r| add(route_refs(r)));
-        o.tls_routes.iter().for_each(|r| add(route_refs(r)));
+        let (mut backends, mut gateways) = (Vec::new(), Vec::new());
+        for refs in o.route_refs() {
+            backends.extend(refs.backends);
+            gateways.extend(refs.gateway_backends);
+        }
         backends.sort();
         backends.dedup();
+        gateways.sort();
+        gateways.dedup();
         o.services = backends
             .iter()
             .filter_map(|(ns, name)| stores.services.get(ns, name))
             .map(|s| (*s).clone())
             .collect();
+        o.gateways = gateways
+            .iter()
+            .filter_map(|(ns, name)| stores.gateways.get(ns, name))
+            .map(|g| (*g).clone())
+            .collect();
         o.namespaces = sorted(&stores.namespaces, |_| true);
         o.tg_configs = sorted(&stores.tg_configs, |_| true);
         o.reference_grants = sorted(&stores.reference_grants, |_| true);
         o
+    }
+
+    /// The references of every route copied.
+    fn route_refs(&self) -> Vec<RouteRefs> {
+        let mut out = Vec::new();
+        out.extend(self.http_routes.iter().map(route_refs));
+        out.extend(self.grpc_routes.iter().map(route_refs));
+        out.extend(self.tcp_routes.iter().map(route_refs));
+        out.extend(self.udp_routes.iter().map(route_refs));
+        out.extend(self.tls_routes.iter().map(route_refs));
+        out
+    }
+
+    /// Looks up by name (`DescribeTargetGroups`, answers kept by `cache`) the target groups
+    /// that `TargetGroupName` backends name, so the model can forward to their ARNs. A failed
+    /// lookup is recorded with its error: the model fails the build with it when it reaches
+    /// that backend, as upstream's model builder does.
+    pub async fn look_up_target_groups(&mut self, cache: &TgCache) {
+        let mut names: Vec<String> = self
+            .route_refs()
+            .into_iter()
+            .flat_map(|r| r.target_group_names)
+            .collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let arn = cache
+                .by_name(&name)
+                .await
+                .map(|tg| tg.arn)
+                .map_err(|e| e.to_string());
+            self.target_group_arns.insert(name, arn);
+        }
     }
 
     /// The model's inputs of `gw` with `configs`.
@@ -105,6 +152,8 @@ impl Owned {
             reference_grants: &self.reference_grants,
             rule_configs: &self.rule_configs,
             secrets: &self.secrets,
+            gateways: &self.gateways,
+            target_group_arns: &self.target_group_arns,
             ..GatewayInputs::new(gw)
         }
     }

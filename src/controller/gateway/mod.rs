@@ -33,6 +33,7 @@ use crate::deploy::{CertDiscovery, Deployer};
 use crate::model::gateway::listeners::LbKind;
 use crate::model::{ModelConfig, ModelError};
 use crate::watch::{Synced, Watches};
+use crate::webhook::tg_cache::TgCache;
 
 pub use feed::{controller_name, Feed, Stores};
 pub use reconcile::PROGRAMMED_REQUEUE;
@@ -143,7 +144,12 @@ pub(crate) struct Ctx {
     events: super::Events,
     backoff: super::Backoff,
     rec: Reconciles,
+    /// ARNs of target groups named by `TargetGroupName` backends, by name.
+    target_groups: TgCache,
 }
+
+/// How long a target group's ARN looked up by name is trusted (upstream's mapper cache).
+pub const TARGET_GROUP_NAME_TTL: Duration = Duration::from_secs(20 * 60);
 
 /// What the Gateway controllers keep between terms of leadership: the stores and each enabled
 /// controller's feed, fed from process start by the process's watches.
@@ -325,6 +331,7 @@ pub async fn lead(
         cfg.model.gate("SubnetDiscoveryByReachability"),
     );
     let ctx = Arc::new(Ctx {
+        target_groups: TgCache::new(elbv2, TARGET_GROUP_NAME_TTL),
         events: super::Events::new(client.clone(), cfg.name()),
         backoff: super::Backoff::new(cfg.base_backoff, cfg.max_backoff),
         client,

@@ -170,6 +170,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             if let Some(m) = &ctx.secrets {
                 owned.secrets = m.read(&ctx.client, &secret_refs).await?;
             }
+            owned.look_up_target_groups(&ctx.target_groups).await;
             let subnets = ctx.env.subnets().await?;
             let inputs = owned.inputs(&gw, &configs);
             let mut b = match ctx.cfg.lb {

@@ -1,7 +1,7 @@
 //! What a route points at, read the same way for every route kind (HTTP, GRPC, TCP, UDP, TLS):
-//! the Gateways its `parentRefs` name and the Services its `backendRefs` name. The Gateway
-//! controllers use it to pick the routes of one Gateway and to find the Gateways an event about
-//! a route, Service or configuration object concerns.
+//! the Gateways its `parentRefs` name and the Services, Gateways and target group names its
+//! `backendRefs` name. The Gateway controllers use it to pick the routes of one Gateway and to
+//! find the Gateways an event about a route, Service, Gateway or configuration object concerns.
 
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
@@ -9,12 +9,15 @@ use serde_json::Value;
 
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 
-/// The Gateways (`ns/name`) and Services (`(ns, name)`) one route refers to.
+/// The Gateways (`ns/name`) and Services (`(ns, name)`) one route refers to, and its other
+/// backends: Gateways (`(ns, name)`, NLB → ALB chaining) and existing target groups by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RouteRefs {
     pub namespace: String,
     pub parents: Vec<String>,
     pub backends: Vec<(String, String)>,
+    pub gateway_backends: Vec<(String, String)>,
+    pub target_group_names: Vec<String>,
 }
 
 impl RouteRefs {
@@ -26,6 +29,21 @@ impl RouteRefs {
     /// Whether a backend of the route is Service `ns/name`.
     pub fn has_backend(&self, ns: &str, name: &str) -> bool {
         self.backends.iter().any(|(n, s)| n == ns && s == name)
+    }
+
+    /// Whether a backend of the route is Gateway `ns/name`.
+    pub fn has_gateway_backend(&self, ns: &str, name: &str) -> bool {
+        self.gateway_backends
+            .iter()
+            .any(|(n, g)| n == ns && g == name)
+    }
+
+    /// Whether a Service or Gateway backend of the route is in namespace `ns`.
+    pub fn has_backend_in(&self, ns: &str) -> bool {
+        self.backends
+            .iter()
+            .chain(&self.gateway_backends)
+            .any(|(n, _)| n == ns)
     }
 }
 
@@ -60,23 +78,41 @@ pub fn route_refs<K: Resource + Serialize>(route: &K) -> RouteRefs {
         .collect();
     parents.sort();
     parents.dedup();
-    let mut backends: Vec<(String, String)> = spec["rules"]
+    let refs: Vec<&Value> = spec["rules"]
         .as_array()
         .into_iter()
         .flatten()
         .flat_map(|r| r["backendRefs"].as_array().into_iter().flatten())
-        .filter(|b| is_kind(b, "Service", ""))
-        .filter_map(|b| {
-            let ns = str_of(b, "namespace").unwrap_or(&namespace);
-            Some((ns.to_string(), str_of(b, "name")?.to_string()))
-        })
         .collect();
-    backends.sort();
-    backends.dedup();
+    // Gateway and TargetGroupName backends are told apart by kind alone, as the model does.
+    let of_kind = |pick: &dyn Fn(&Value) -> bool| {
+        let mut v: Vec<(String, String)> = refs
+            .iter()
+            .filter(|b| pick(b))
+            .filter_map(|b| {
+                let ns = str_of(b, "namespace").unwrap_or(&namespace);
+                Some((ns.to_string(), str_of(b, "name")?.to_string()))
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let backends = of_kind(&|b| is_kind(b, "Service", ""));
+    let gateway_backends = of_kind(&|b| str_of(b, "kind") == Some("Gateway"));
+    let mut target_group_names: Vec<String> =
+        of_kind(&|b| str_of(b, "kind") == Some("TargetGroupName"))
+            .into_iter()
+            .map(|(_, name)| name)
+            .collect();
+    target_group_names.sort();
+    target_group_names.dedup();
     RouteRefs {
         namespace,
         parents,
         backends,
+        gateway_backends,
+        target_group_names,
     }
 }
 
@@ -96,7 +132,9 @@ mod tests {
                                {"name": "ls", "kind": "ListenerSet"}],
                 "rules": [{"backendRefs": [{"name": "web", "port": 80},
                                            {"name": "db", "namespace": "data", "port": 5432},
-                                           {"name": "other", "kind": "Gateway", "group": "gateway.networking.k8s.io"}]}]
+                                           {"name": "other", "kind": "Gateway", "group": "gateway.networking.k8s.io"}]},
+                          {"backendRefs": [{"name": "existing", "kind": "TargetGroupName"},
+                                           {"name": "edge", "namespace": "infra", "kind": "Gateway", "port": 80}]}]
             }
         }))
         .unwrap();
@@ -108,5 +146,15 @@ mod tests {
         );
         assert!(refs.has_parent("infra/edge") && !refs.has_parent("apps/ls"));
         assert!(refs.has_backend("data", "db"));
+        assert_eq!(
+            refs.gateway_backends,
+            vec![
+                ("apps".into(), "other".into()),
+                ("infra".into(), "edge".into())
+            ]
+        );
+        assert!(refs.has_gateway_backend("infra", "edge") && !refs.has_backend("infra", "edge"));
+        assert!(refs.has_backend_in("infra") && !refs.has_backend_in("elsewhere"));
+        assert_eq!(refs.target_group_names, vec!["existing"]);
     }
 }

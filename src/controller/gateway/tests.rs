@@ -192,3 +192,42 @@ async fn a_changed_oidc_secret_queues_the_gateways_that_read_it() {
     m.apply(&secret("dGhpcmQ="));
     assert!(s.queue.is_empty(), "nobody reads it");
 }
+
+#[tokio::test]
+async fn a_gateway_backends_status_change_queues_the_nlb_gateways_chaining_to_it() {
+    use gateway_api::apis::experimental::tcproutes::TcpRoute;
+    let watches = Watches::default();
+    let warm = Warm::register(&watches, false, true).unwrap();
+    let feed = warm.feed(LbKind::Nlb).unwrap().clone();
+    let queue = Arc::new(Queue::default());
+    feed.attach(Some(queue.clone()));
+    let stores = &feed.stores;
+    stores.classes.apply(&class("alb", "gateway.k8s.aws/alb"));
+    stores.classes.apply(&class("nlb", "gateway.k8s.aws/nlb"));
+    stores.gateways.apply(&gateway("n", "nlb", "1", json!({})));
+    stores
+        .gateways
+        .apply(&gateway("edge", "alb", "1", json!({})));
+    stores
+        .gateways
+        .apply(&gateway("lone", "alb", "1", json!({})));
+    let route: Arc<TcpRoute> = obj(json!({
+        "metadata": {"name": "t", "namespace": "apps"},
+        "spec": {"parentRefs": [{"name": "n"}],
+                 "rules": [{"backendRefs": [{"name": "edge", "kind": "Gateway", "port": 80}]}]}
+    }));
+    stores.tcp_routes.apply(&route);
+    let t = Trigger::new(feed.clone(), on_gateway, true);
+    let programmed = json!({"conditions": [{"type": "Programmed", "status": "True",
+        "reason": "Programmed", "message": "arn:aws:elasticloadbalancing:r:1:loadbalancer/app/edge/1",
+        "lastTransitionTime": "2025-01-01T00:00:00Z"}]});
+    t.apply(&gateway("edge", "alb", "2", programmed));
+    assert_eq!(
+        drain(&queue).await,
+        vec!["apps/n"],
+        "the ALB's ARN reached the NLB Gateway that chains to it"
+    );
+    t.apply(&gateway("lone", "alb", "2", json!({"conditions": []})));
+    assert!(queue.is_empty(), "no route chains to it");
+    drop(watches);
+}

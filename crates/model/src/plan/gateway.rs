@@ -220,6 +220,10 @@ pub(super) fn gateway_plans(
             reference_grants: &m.reference_grants,
             rule_configs: &rule_configs,
             secrets: &objs.secrets,
+            // Chaining reads the target Gateway's status as the manifests give it; no
+            // TargetGroupName is looked up (no AWS), so such a backend fails the plan.
+            gateways: &m.gateways,
+            ..GatewayInputs::new(gw)
         };
         let built = if controller == ALB_CONTROLLER_NAME {
             build_alb_gateway_stack(&inputs, cfg, env.subnets.as_deref())

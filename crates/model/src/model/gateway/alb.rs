@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use super::actions::{rule_actions, RuleInputs};
 use super::attach::Attachment;
 use super::certificates::SecurePort;
+use super::backends::{target_group_arn, BackendTarget};
 use super::conditions::{grpc_conditions, http_conditions, source_ip_conditions};
 use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
 use super::load::Loaded;
@@ -130,19 +131,35 @@ impl Alb<'_> {
         conditions.extend(source_ip_conditions(loaded.config, unit.match_index));
         let mut tuples = Vec::new();
         for b in &loaded.backends {
-            let (tg, tgb) = alb_target_group(
-                self.ctx,
-                route,
-                protocol,
-                b.service,
-                &b.port,
-                b.props.as_ref(),
-            )?;
+            let arn = match &b.target {
+                BackendTarget::Service { service, port } => {
+                    let props = b.props.as_ref();
+                    let (tg, tgb) =
+                        alb_target_group(self.ctx, route, protocol, service, port, props)?;
+                    let arn = Token::TargetGroupArn(tg.id.clone());
+                    target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
+                    arn
+                }
+                BackendTarget::TargetGroupName(name) => {
+                    Token::Literal(target_group_arn(self.inputs, name)?)
+                }
+                // Upstream builds an `alb`-type target group here, which AWS refuses (an ALB
+                // cannot target an ALB): refused before any AWS call instead.
+                BackendTarget::Gateway(gw) => {
+                    return Err(format!(
+                        "backendRef kind Gateway ({}:{}) is only supported on NLB Gateways: an ALB cannot target another ALB. Invalid data can be found in route ({}, {}:{})",
+                        gw.namespace,
+                        gw.name,
+                        route.kind.as_str(),
+                        route.namespace,
+                        route.name
+                    ))
+                }
+            };
             tuples.push(TargetGroupTuple {
-                target_group_arn: Token::TargetGroupArn(tg.id.clone()),
+                target_group_arn: arn,
                 weight: Some(b.weight),
             });
-            target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
         }
         let actions = rule_actions(&RuleInputs {
             route,

@@ -282,6 +282,7 @@ fn build_gateway_stack(
         stack.target_groups.push(tg);
         stack.target_group_bindings.push(tgb);
     }
+    stack.alb_target_groups.sort_by(|a, b| a.id.cmp(&b.id));
     let mut secrets: Vec<String> = stack
         .listener_rules
         .iter()

@@ -1,14 +1,18 @@
 //! NLB Gateway listeners (upstream's `buildL4ListenerSpec`): per port with attached routes, the
 //! oldest attached route (ties: smaller `ns/name`) alone feeds the listener's forward action —
 //! the others are still Accepted; upstream routes nothing by SNI, TLSRoutes included — with its
-//! backends' weights; no backend, or only weight 0, means no listener at all. TLS listeners
-//! (termination) take the LoadBalancerConfiguration's certificates (else ACM discovery, see
-//! `certificates`), SSL policy and ALPN policy.
+//! backends' weights (Service backends: target groups and bindings; Gateway backends: `alb`-type
+//! target groups; TargetGroupName backends: the existing group's ARN); no backend, or only
+//! weight 0, means no listener at all. TLS listeners (termination) take the
+//! LoadBalancerConfiguration's certificates (else ACM discovery, see `certificates`), SSL policy
+//! and ALPN policy.
 
 use std::collections::BTreeMap;
 
+use super::alb_targets::gateway_target_group;
 use super::attach::Attachment;
 use super::certificates::SecurePort;
+use super::backends::{target_group_arn, BackendTarget};
 use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
 use super::load::Loaded;
 use super::routes::RouteView;
@@ -87,23 +91,35 @@ impl L4<'_> {
             let mut tuples = Vec::new();
             let backends = self.loaded.rules.get(&chosen).into_iter().flatten();
             for b in backends.flat_map(|r| &r.backends) {
-                let (tg, tgb) = nlb_target_group(
-                    self.ctx,
-                    route,
-                    protocol,
-                    b.service,
-                    &b.port,
-                    b.props.as_ref(),
-                )?;
+                let props = b.props.as_ref();
+                let arn = match &b.target {
+                    BackendTarget::Service { service, port } => {
+                        let (tg, tgb) =
+                            nlb_target_group(self.ctx, route, protocol, service, port, props)?;
+                        let arn = Token::TargetGroupArn(tg.id.clone());
+                        target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
+                        arn
+                    }
+                    BackendTarget::Gateway(gw) => {
+                        let tg = gateway_target_group(self.ctx, route, protocol, gw, props)?;
+                        let arn = Token::TargetGroupArn(tg.id.clone());
+                        if !stack.alb_target_groups.iter().any(|t| t.id == tg.id) {
+                            stack.alb_target_groups.push(tg);
+                        }
+                        arn
+                    }
+                    BackendTarget::TargetGroupName(name) => {
+                        Token::Literal(target_group_arn(self.inputs, name)?)
+                    }
+                };
                 let quic = matches!(protocol, Protocol::Quic | Protocol::TcpQuic);
                 tuples.push((
                     b.weight,
                     TargetGroupTuple {
-                        target_group_arn: Token::TargetGroupArn(tg.id.clone()),
+                        target_group_arn: arn,
                         weight: (!quic).then_some(b.weight),
                     },
                 ));
-                target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
             }
             if !tuples.iter().any(|(w, _)| *w > 0) {
                 continue;

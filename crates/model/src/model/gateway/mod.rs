@@ -9,17 +9,20 @@
 //! (Gateway listeners validated and grouped by port), `attach` (which route attaches to which
 //! listener, with the refusals route status reports), `precedence` (rule order), `conditions`
 //! (match → ALB conditions), `grants` (ReferenceGrants), `load` (what attached routes reference:
-//! rule configurations and Service backends, with the problems route status reports),
-//! `actions` and `transforms` (filters and ListenerRuleConfigurations → rule actions and
-//! transforms), `target_groups` (backends → target groups and bindings), `alb` and `l4` (the
-//! listeners of each load balancer kind), `certificates` (their certificates, or the hosts ACM
-//! discovery covers), `names`, and `build` (the stack).
+//! rule configurations and Service, Gateway and TargetGroupName backends, with the problems
+//! route status reports), `actions` and `transforms` (filters and ListenerRuleConfigurations →
+//! rule actions and transforms), `target_groups` (backends → target groups and bindings;
+//! `alb`-type target groups for Gateway backends), `alb` and `l4` (the listeners of each load
+//! balancer kind), `certificates` (their certificates, or the hosts ACM discovery covers),
+//! `names`, and `build` (the stack).
 
 mod actions;
 pub mod addons;
 mod alb;
 mod alb_health;
+mod alb_targets;
 pub mod attach;
+pub mod backends;
 pub mod build;
 mod certificates;
 pub mod conditions;
@@ -141,7 +144,16 @@ pub struct GatewayInputs<'a> {
     pub rule_configs: &'a [ListenerRuleConfiguration],
     /// Secrets the rule configurations' OIDC actions name (client id and secret).
     pub secrets: &'a [Secret],
+    /// Gateways that routes name as backends (kind `Gateway`, NLB → ALB chaining): the ALB's
+    /// ARN is read from their `Programmed=True` condition message.
+    pub gateways: &'a [Gateway],
+    /// ARNs of the existing target groups that `TargetGroupName` backends name, as the
+    /// controller looked them up by name before the build (`Err`: why the lookup failed).
+    pub target_group_arns: &'a BTreeMap<String, Result<String, String>>,
 }
+
+/// No target group looked up (the default of [`GatewayInputs::new`]).
+static NO_TARGET_GROUP_ARNS: BTreeMap<String, Result<String, String>> = BTreeMap::new();
 
 impl<'a> GatewayInputs<'a> {
     /// Inputs of `gateway` with no configuration, route or other object yet; callers fill what
@@ -162,6 +174,8 @@ impl<'a> GatewayInputs<'a> {
             reference_grants: &[],
             rule_configs: &[],
             secrets: &[],
+            gateways: &[],
+            target_group_arns: &NO_TARGET_GROUP_ARNS,
         }
     }
     fn service(&self, namespace: &str, name: &str) -> Option<&'a Service> {
@@ -203,6 +217,8 @@ mod tests;
 mod tests_addons;
 #[cfg(test)]
 mod tests_certificates;
+#[cfg(test)]
+mod tests_backends;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
