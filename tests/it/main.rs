@@ -17,6 +17,7 @@ mod e2e_service;
 mod e2e_tgb;
 mod gateway_class;
 mod gateway_controller;
+mod gateway_listener_sets;
 mod ingress;
 mod leader;
 mod process;

@@ -43,7 +43,7 @@ struct Setup {
 /// Gateways `apps/a` (ours) and `apps/b` (another controller's).
 fn setup() -> Setup {
     let watches = Watches::default();
-    let warm = Warm::register(&watches, true, false).unwrap();
+    let warm = Warm::register(&watches, true, false, true).unwrap();
     let feed = warm.feed(LbKind::Alb).unwrap().clone();
     let queue = Arc::new(Queue::default());
     feed.attach(Some(queue.clone()));
@@ -146,5 +146,42 @@ async fn a_route_seen_before_its_gateway_still_queues_it_when_detached() {
         drain(&s.queue).await,
         vec!["apps/late"],
         "the Gateway the route left hears of it"
+    );
+}
+
+#[tokio::test]
+async fn a_listener_set_queues_its_gateway_and_so_does_a_route_naming_the_set() {
+    use gateway_api::apis::standard::listenersets::ListenerSet;
+    let s = setup();
+    let set: Arc<ListenerSet> = obj(json!({
+        "metadata": {"name": "ls", "namespace": "apps", "generation": 1},
+        "spec": {"parentRef": {"name": "a"}, "listeners": [{"name": "x", "port": 8080, "protocol": "HTTP"}]}
+    }));
+    let sets = Trigger::new(s.feed.clone(), on_listener_set, false);
+    s.feed.stores.listener_sets.apply(&set);
+    sets.apply(&set);
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+    let status_only: Arc<ListenerSet> = obj(json!({
+        "metadata": {"name": "ls", "namespace": "apps", "generation": 1},
+        "spec": {"parentRef": {"name": "a"}, "listeners": [{"name": "x", "port": 8080, "protocol": "HTTP"}]},
+        "status": {"conditions": []}
+    }));
+    sets.apply(&status_only);
+    assert!(s.queue.is_empty(), "our own status write queues nothing");
+    let via_set: Arc<HttpRoute> = obj(json!({
+        "metadata": {"name": "r", "namespace": "apps", "generation": 1},
+        "spec": {"parentRefs": [{"kind": "ListenerSet", "name": "ls"}],
+                 "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}
+    }));
+    let routes = Trigger::new(s.feed.clone(), on_route::<HttpRoute>, false);
+    routes.apply(&via_set);
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"], "the set's Gateway");
+    s.feed.stores.http_routes.apply(&via_set);
+    let svc: Arc<Service> = obj(json!({"metadata": {"name": "web", "namespace": "apps"}}));
+    Trigger::new(s.feed.clone(), on_service, false).apply(&svc);
+    assert_eq!(
+        drain(&s.queue).await,
+        vec!["apps/a"],
+        "through the route's set"
     );
 }

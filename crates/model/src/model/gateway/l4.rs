@@ -7,11 +7,12 @@
 use std::collections::BTreeMap;
 
 use super::attach::Attachment;
-use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
+use gateway_api::apis::standard::gateways::GatewayListeners;
+
+use super::listeners::{elb_protocol, port_protocol};
 use super::load::Loaded;
 use super::routes::RouteView;
 use super::target_groups::{nlb_target_group, TgContext};
-use super::GatewayInputs;
 use crate::crd::gateway::load_balancer_configuration::AlpnPolicy;
 use crate::crd::gateway::LoadBalancerConfigurationSpec;
 use crate::model::action::{Action, ForwardConfig, StickinessConfig, TargetGroupTuple};
@@ -19,10 +20,10 @@ use crate::model::types::*;
 
 /// Everything the L4 listeners are built from.
 pub(super) struct L4<'a> {
-    pub inputs: &'a GatewayInputs<'a>,
     pub routes: &'a [RouteView<'a>],
     pub attachment: &'a Attachment,
-    pub validation: &'a BTreeMap<String, ListenerValidation>,
+    /// Valid listeners of the Gateway and its accepted ListenerSets.
+    pub valid: &'a [&'a GatewayListeners],
     pub loaded: &'a Loaded<'a>,
     pub lbc: &'a LoadBalancerConfigurationSpec,
     pub ctx: &'a TgContext<'a>,
@@ -34,11 +35,12 @@ type TgMap = BTreeMap<String, (TargetGroup, TargetGroupBindingResource)>;
 impl L4<'_> {
     /// Adds the NLB listeners (and their target groups) to `stack`.
     pub fn listeners(&self, stack: &mut Stack, target_groups: &mut TgMap) -> Result<(), String> {
-        let gw_listeners = &self.inputs.gateway.spec.listeners;
         for (&port, attached) in &self.attachment.routes_by_port {
-            let protocols: Vec<Protocol> = gw_listeners
+            let protocols: Vec<Protocol> = self
+                .valid
                 .iter()
-                .filter(|l| l.port == port && self.validation.get(&l.name).is_some_and(|v| v.valid))
+                .copied()
+                .filter(|l| l.port == port)
                 .filter_map(elb_protocol)
                 .collect();
             let mut protocol = port_protocol(&protocols)?;

@@ -12,7 +12,8 @@
 //! rule configurations and Service backends, with the problems route status reports),
 //! `actions` and `transforms` (filters and ListenerRuleConfigurations → rule actions and
 //! transforms), `target_groups` (backends → target groups and bindings), `alb` and `l4` (the
-//! listeners of each load balancer kind), `names`, and `build` (the stack).
+//! listeners of each load balancer kind), `names`, `listener_sets` (ListenerSets lending the
+//! Gateway listeners), and `build` (the stack).
 
 mod actions;
 mod alb;
@@ -23,6 +24,7 @@ pub mod conditions;
 pub mod grants;
 mod l4;
 mod lb_config;
+pub mod listener_sets;
 pub mod listeners;
 pub mod load;
 pub mod names;
@@ -38,6 +40,7 @@ use gateway_api::apis::experimental::udproutes::UdpRoute;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::listenersets::ListenerSet;
 use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
@@ -138,6 +141,9 @@ pub struct GatewayInputs<'a> {
     pub rule_configs: &'a [ListenerRuleConfiguration],
     /// Secrets the rule configurations' OIDC actions name (client id and secret).
     pub secrets: &'a [Secret],
+    /// ListenerSets (empty unless the `GatewayListenerSet` gate is on); those naming the
+    /// Gateway that it allows add their listeners.
+    pub listener_sets: &'a [ListenerSet],
 }
 
 impl<'a> GatewayInputs<'a> {
@@ -159,6 +165,7 @@ impl<'a> GatewayInputs<'a> {
             reference_grants: &[],
             rule_configs: &[],
             secrets: &[],
+            listener_sets: &[],
         }
     }
     fn service(&self, namespace: &str, name: &str) -> Option<&'a Service> {
@@ -200,5 +207,7 @@ mod tests;
 mod tests_filters;
 #[cfg(test)]
 mod tests_grants;
+#[cfg(test)]
+mod tests_listener_sets;
 #[cfg(test)]
 mod tests_routes;
