@@ -184,7 +184,10 @@ impl Controllers {
     /// watches start; a second call changes nothing).
     pub fn register_gateway(&self, watches: &Watches, cfg: &Config) {
         let gates = &cfg.gateway;
-        if let Some(warm) = gateway::Warm::register(watches, gates.alb.enabled, gates.nlb.enabled) {
+        let sets = gates.listener_set.enabled;
+        if let Some(warm) =
+            gateway::Warm::register(watches, gates.alb.enabled, gates.nlb.enabled, sets)
+        {
             let _ = self.gateway.set(warm);
         }
         let classes = GatewayClassConfig::from(cfg);

@@ -31,14 +31,15 @@ const STACK_TAG: &str = "gateway.k8s.aws.alb/stack";
 
 mod upkeep;
 
-struct Running {
-    h: Harness,
-    fake: Arc<FakeAws>,
+/// The ALB Gateway controller running in-process (shared with `gateway_listener_sets`).
+pub(crate) struct Running {
+    pub h: Harness,
+    pub fake: Arc<FakeAws>,
     token: CancellationToken,
 }
 
 impl Running {
-    async fn start() -> Running {
+    pub async fn start() -> Running {
         Self::start_with(None).await
     }
 
@@ -75,11 +76,11 @@ impl Running {
         Running { h, fake, token }
     }
 
-    fn gateways(&self) -> Api<Gateway> {
+    pub fn gateways(&self) -> Api<Gateway> {
         Api::namespaced(self.h.client.clone(), "demo")
     }
 
-    async fn condition(&self, name: &str, t: &str) -> Option<(String, String, String)> {
+    pub async fn condition(&self, name: &str, t: &str) -> Option<(String, String, String)> {
         let gw = self.gateways().get_opt(name).await.ok()??;
         let c = gw.status?.conditions?.into_iter().find(|c| c.type_ == t)?;
         Some((c.status, c.reason, c.message))

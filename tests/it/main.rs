@@ -19,6 +19,7 @@ mod gateway_addons;
 mod gateway_backends;
 mod gateway_class;
 mod gateway_controller;
+mod gateway_listener_sets;
 mod ingress;
 mod leader;
 mod process;

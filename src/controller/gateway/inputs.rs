@@ -11,6 +11,7 @@ use gateway_api::apis::experimental::udproutes::UdpRoute;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::listenersets::ListenerSet;
 use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
@@ -20,6 +21,7 @@ use super::config::Configs;
 use super::feed::Stores;
 use super::refs::{route_refs, RouteRefs};
 use crate::crd::gateway::{ListenerRuleConfiguration, TargetGroupConfiguration};
+use crate::model::gateway::listener_sets::parent_key;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::GatewayInputs;
 use crate::watch::Store;
@@ -45,6 +47,9 @@ pub struct Owned {
     /// The ARNs of the target groups `TargetGroupName` backends name (see
     /// [`Owned::look_up_target_groups`]).
     pub target_group_arns: BTreeMap<String, Result<String, String>>,
+    /// The ListenerSets naming the Gateway (gate `GatewayListenerSet`; the model does the
+    /// handshake).
+    pub listener_sets: Vec<ListenerSet>,
 }
 
 fn sorted<K: Resource + Clone>(s: &Store<K>, keep: impl Fn(&K) -> bool) -> Vec<K> {
@@ -58,24 +63,40 @@ fn sorted<K: Resource + Clone>(s: &Store<K>, keep: impl Fn(&K) -> bool) -> Vec<K
     v
 }
 
-fn children<K: Resource + Clone + serde::Serialize>(s: &Store<K>, gw: &str) -> Vec<K> {
-    sorted(s, |r| route_refs(r).has_parent(gw))
+/// The routes naming Gateway `gw` or one of `sets` (`ns/name` of its ListenerSets).
+fn children<K: Resource + Clone + serde::Serialize>(
+    s: &Store<K>,
+    gw: &str,
+    sets: &[String],
+) -> Vec<K> {
+    sorted(s, |r| {
+        let refs = route_refs(r);
+        refs.has_parent(gw) || refs.listener_sets.iter().any(|l| sets.contains(l))
+    })
 }
 
 impl Owned {
     /// Copies what Gateway `key` of a controller of `lb` needs.
     pub fn gather(stores: &Stores, lb: LbKind, key: &str) -> Owned {
         let mut o = Owned::default();
+        if stores.listener_sets_on {
+            o.listener_sets = sorted(&stores.listener_sets, |s| parent_key(s) == key);
+        }
+        let sets: Vec<String> = o
+            .listener_sets
+            .iter()
+            .map(|s| format!("{}/{}", s.namespace().unwrap_or_default(), s.name_any()))
+            .collect();
         match lb {
             LbKind::Alb => {
-                o.http_routes = children(&stores.http_routes, key);
-                o.grpc_routes = children(&stores.grpc_routes, key);
+                o.http_routes = children(&stores.http_routes, key, &sets);
+                o.grpc_routes = children(&stores.grpc_routes, key, &sets);
                 o.rule_configs = sorted(&stores.rule_configs, |_| true);
             }
             LbKind::Nlb => {
-                o.tcp_routes = children(&stores.tcp_routes, key);
-                o.udp_routes = children(&stores.udp_routes, key);
-                o.tls_routes = children(&stores.tls_routes, key);
+                o.tcp_routes = children(&stores.tcp_routes, key, &sets);
+                o.udp_routes = children(&stores.udp_routes, key, &sets);
+                o.tls_routes = children(&stores.tls_routes, key, &sets);
             }
         }
         let (mut backends, mut gateways) = (Vec::new(), Vec::new());
@@ -154,6 +175,7 @@ impl Owned {
             secrets: &self.secrets,
             gateways: &self.gateways,
             target_group_arns: &self.target_group_arns,
+            listener_sets: &self.listener_sets,
             ..GatewayInputs::new(gw)
         }
     }

@@ -15,6 +15,7 @@ mod config;
 pub mod detect;
 mod feed;
 mod inputs;
+mod listener_set_status;
 mod reconcile;
 mod refs;
 mod secrets;
@@ -163,12 +164,16 @@ pub struct Warm {
 
 impl Warm {
     /// Registers the stores and triggers of the enabled controllers with `watches` (before they
-    /// start); `None` when both are off (then no Gateway kind is watched).
-    pub fn register(watches: &Watches, alb: bool, nlb: bool) -> Option<Warm> {
+    /// start); `None` when both are off (then no Gateway kind is watched). ListenerSets are
+    /// watched only with `listener_sets` (the `GatewayListenerSet` gate).
+    pub fn register(watches: &Watches, alb: bool, nlb: bool, listener_sets: bool) -> Option<Warm> {
         if !alb && !nlb {
             return None;
         }
-        let stores = Stores::default();
+        let stores = Stores {
+            listener_sets_on: listener_sets,
+            ..Stores::default()
+        };
         let g = &watches.gateway;
         let mut synced = Vec::new();
         macro_rules! store {
@@ -184,6 +189,9 @@ impl Warm {
         store!(g.tg_configs, stores.tg_configs);
         store!(watches.services, stores.services);
         store!(watches.namespaces, stores.namespaces);
+        if listener_sets {
+            store!(g.listener_sets, stores.listener_sets);
+        }
         if alb {
             store!(g.http_routes, stores.http_routes);
             store!(g.grpc_routes, stores.grpc_routes);
@@ -244,6 +252,11 @@ fn triggers(watches: &Watches, feed: &Arc<Feed>) {
     watches
         .namespaces
         .register(Trigger::new(f(), on_namespace, false));
+    if feed.stores.listener_sets_on {
+        // Status-only writes (ours) queue nothing.
+        g.listener_sets
+            .register(Trigger::new(f(), on_listener_set, false));
+    }
     match feed.lb {
         LbKind::Alb => {
             g.http_routes.register(Trigger::new(f(), on_route, false));
@@ -271,7 +284,8 @@ pub async fn run(
 ) {
     let watches = Arc::new(Watches::default());
     let (alb, nlb) = (cfg.lb == LbKind::Alb, cfg.lb == LbKind::Nlb);
-    let Some(warm) = Warm::register(&watches, alb, nlb) else {
+    let sets = cfg.model.gate("GatewayListenerSet");
+    let Some(warm) = Warm::register(&watches, alb, nlb, sets) else {
         return;
     };
     let namespaces = cfg.namespaces.clone();

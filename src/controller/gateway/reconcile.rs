@@ -20,6 +20,7 @@ use kube::{Api, Resource, ResourceExt};
 use super::config::{self, Configs};
 use super::feed::controller_name;
 use super::inputs::Owned;
+use super::listener_set_status;
 use super::status::{self, Programmed};
 use super::{Ctx, GatewayError};
 use crate::controller::gateway_class::services_of;
@@ -225,15 +226,6 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         );
         warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note).await;
     }
-    if allows_listener_sets(&gw) {
-        warn(
-            ctx,
-            &gw,
-            reason::UNSUPPORTED_CONFIGURATION,
-            LISTENER_SETS_NOT_SUPPORTED.into(),
-        )
-        .await;
-    }
     // Newly enabled add-ons are recorded before the deploy makes them, removed ones after.
     let active = ActiveAddons::of(&gw);
     let added = built.addons.keys_not_in(&active);
@@ -250,51 +242,6 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         super::addons::record(ctx, gw, &removed, false).await?;
     }
     Ok(requeue)
-}
-
-/// What a Gateway that admits ListenerSets is told: this build makes no listener for them.
-pub const LISTENER_SETS_NOT_SUPPORTED: &str =
-    "spec.allowedListeners: ListenerSets are not supported by this build yet: no listener is made for them";
-
-/// Whether `spec.allowedListeners` admits ListenerSets from some namespace (upstream's default,
-/// and `from: None`, admit none).
-pub fn allows_listener_sets(gw: &Gateway) -> bool {
-    use gateway_api::apis::standard::gateways::GatewayAllowedListenersNamespacesFrom as From;
-    gw.spec
-        .allowed_listeners
-        .as_ref()
-        .and_then(|a| a.namespaces.as_ref())
-        .and_then(|n| n.from.as_ref())
-        .is_some_and(|f| !matches!(f, From::None))
-}
-
-#[cfg(test)]
-mod listener_set_tests {
-    use super::*;
-
-    fn gw(allowed: serde_json::Value) -> Gateway {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "gw", "namespace": "ns"},
-            "spec": {"gatewayClassName": "alb", "listeners": [{"name": "h", "port": 80, "protocol": "HTTP"}],
-                     "allowedListeners": allowed}
-        }))
-        .unwrap()
-    }
-
-    #[test]
-    fn a_gateway_admitting_listener_sets_is_told_they_are_not_built() {
-        assert!(allows_listener_sets(&gw(
-            serde_json::json!({"namespaces": {"from": "Same"}})
-        )));
-        assert!(allows_listener_sets(&gw(
-            serde_json::json!({"namespaces": {"from": "All"}})
-        )));
-        assert!(!allows_listener_sets(&gw(
-            serde_json::json!({"namespaces": {"from": "None"}})
-        )));
-        assert!(!allows_listener_sets(&gw(serde_json::json!({}))));
-        assert!(!allows_listener_sets(&gw(serde_json::Value::Null)));
-    }
 }
 
 /// Routes naming the Gateway that the model left out (kinds it does not build yet): they must
@@ -430,9 +377,31 @@ async fn deploy(
         &built.attachment.attached_routes,
         programmed.active,
     );
-    let any_valid = built.listeners.values().any(|v| v.valid);
-    let any_invalid = built.listeners.values().any(|v| !v.valid);
-    if let Some(st) = status::success(gw, listeners, &programmed, any_valid, any_invalid) {
+    // Accepted counts the listeners of the accepted ListenerSets too, as upstream.
+    let results = || {
+        std::iter::once(&built.listeners)
+            .chain(built.listener_sets.iter().map(|s| &s.validation))
+            .flat_map(|v| v.values())
+    };
+    let any_valid = results().any(|v| v.valid);
+    let any_invalid = results().any(|v| !v.valid);
+    let sets_on = ctx.feed.stores.listener_sets_on;
+    let attached_sets = sets_on.then(|| {
+        let with_valid = built
+            .listener_sets
+            .iter()
+            .filter(|s| s.validation.values().any(|v| v.valid));
+        with_valid.count() as i32
+    });
+    let st = status::success(
+        gw,
+        listeners,
+        &programmed,
+        any_valid,
+        any_invalid,
+        attached_sets,
+    );
+    if let Some(st) = st {
         if let Err(e) = ctx
             .rec
             .staged("update_status", status::patch(&ctx.client, gw, &st))
@@ -444,6 +413,14 @@ async fn deploy(
                 gw.name_any()
             );
             warn(ctx, gw, reason::FAILED_UPDATE_STATUS, note).await;
+            return Err(e.into());
+        }
+    }
+    if sets_on {
+        let lb = ctx.cfg.lb;
+        let sets = listener_set_status::publish(&ctx.client, built, lb, programmed.active);
+        if let Err(e) = ctx.rec.staged("update_listener_set_status", sets).await {
+            tracing::warn!(gateway = %gw.name_any(), error = %e, "failed to update ListenerSet status");
             return Err(e.into());
         }
     }

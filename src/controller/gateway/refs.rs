@@ -15,6 +15,8 @@ const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 pub struct RouteRefs {
     pub namespace: String,
     pub parents: Vec<String>,
+    /// The ListenerSets (`ns/name`) its parentRefs of kind ListenerSet name.
+    pub listener_sets: Vec<String>,
     pub backends: Vec<(String, String)>,
     pub gateway_backends: Vec<(String, String)>,
     pub target_group_names: Vec<String>,
@@ -66,18 +68,24 @@ pub fn route_refs<K: Resource + Serialize>(route: &K) -> RouteRefs {
         };
     };
     let spec = &v["spec"];
-    let mut parents: Vec<String> = spec["parentRefs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|p| is_kind(p, "Gateway", GATEWAY_GROUP))
-        .filter_map(|p| {
-            let ns = str_of(p, "namespace").unwrap_or(&namespace);
-            Some(format!("{ns}/{}", str_of(p, "name")?))
-        })
-        .collect();
-    parents.sort();
-    parents.dedup();
+    let parents_of = |kind: &str, kind_required: bool| {
+        let mut keys: Vec<String> = spec["parentRefs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| !kind_required || str_of(p, "kind").is_some())
+            .filter(|p| is_kind(p, kind, GATEWAY_GROUP))
+            .filter_map(|p| {
+                let ns = str_of(p, "namespace").unwrap_or(&namespace);
+                Some(format!("{ns}/{}", str_of(p, "name")?))
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+    let parents = parents_of("Gateway", false);
+    let listener_sets = parents_of("ListenerSet", true);
     let refs: Vec<&Value> = spec["rules"]
         .as_array()
         .into_iter()
@@ -110,6 +118,7 @@ pub fn route_refs<K: Resource + Serialize>(route: &K) -> RouteRefs {
     RouteRefs {
         namespace,
         parents,
+        listener_sets,
         backends,
         gateway_backends,
         target_group_names,
@@ -145,6 +154,7 @@ mod tests {
             vec![("apps".into(), "web".into()), ("data".into(), "db".into())]
         );
         assert!(refs.has_parent("infra/edge") && !refs.has_parent("apps/ls"));
+        assert_eq!(refs.listener_sets, vec!["apps/ls"]);
         assert!(refs.has_backend("data", "db"));
         assert_eq!(
             refs.gateway_backends,

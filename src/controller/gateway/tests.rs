@@ -43,7 +43,7 @@ struct Setup {
 /// Gateways `apps/a` (ours) and `apps/b` (another controller's).
 fn setup() -> Setup {
     let watches = Watches::default();
-    let warm = Warm::register(&watches, true, false).unwrap();
+    let warm = Warm::register(&watches, true, false, true).unwrap();
     let feed = warm.feed(LbKind::Alb).unwrap().clone();
     let queue = Arc::new(Queue::default());
     feed.attach(Some(queue.clone()));
@@ -197,7 +197,7 @@ async fn a_changed_oidc_secret_queues_the_gateways_that_read_it() {
 async fn a_gateway_backends_status_change_queues_the_nlb_gateways_chaining_to_it() {
     use gateway_api::apis::experimental::tcproutes::TcpRoute;
     let watches = Watches::default();
-    let warm = Warm::register(&watches, false, true).unwrap();
+    let warm = Warm::register(&watches, false, true, false).unwrap();
     let feed = warm.feed(LbKind::Nlb).unwrap().clone();
     let queue = Arc::new(Queue::default());
     feed.attach(Some(queue.clone()));
@@ -230,4 +230,41 @@ async fn a_gateway_backends_status_change_queues_the_nlb_gateways_chaining_to_it
     t.apply(&gateway("lone", "alb", "2", json!({"conditions": []})));
     assert!(queue.is_empty(), "no route chains to it");
     drop(watches);
+}
+
+#[tokio::test]
+async fn a_listener_set_queues_its_gateway_and_so_does_a_route_naming_the_set() {
+    use gateway_api::apis::standard::listenersets::ListenerSet;
+    let s = setup();
+    let set: Arc<ListenerSet> = obj(json!({
+        "metadata": {"name": "ls", "namespace": "apps", "generation": 1},
+        "spec": {"parentRef": {"name": "a"}, "listeners": [{"name": "x", "port": 8080, "protocol": "HTTP"}]}
+    }));
+    let sets = Trigger::new(s.feed.clone(), on_listener_set, false);
+    s.feed.stores.listener_sets.apply(&set);
+    sets.apply(&set);
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+    let status_only: Arc<ListenerSet> = obj(json!({
+        "metadata": {"name": "ls", "namespace": "apps", "generation": 1},
+        "spec": {"parentRef": {"name": "a"}, "listeners": [{"name": "x", "port": 8080, "protocol": "HTTP"}]},
+        "status": {"conditions": []}
+    }));
+    sets.apply(&status_only);
+    assert!(s.queue.is_empty(), "our own status write queues nothing");
+    let via_set: Arc<HttpRoute> = obj(json!({
+        "metadata": {"name": "r", "namespace": "apps", "generation": 1},
+        "spec": {"parentRefs": [{"kind": "ListenerSet", "name": "ls"}],
+                 "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}
+    }));
+    let routes = Trigger::new(s.feed.clone(), on_route::<HttpRoute>, false);
+    routes.apply(&via_set);
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"], "the set's Gateway");
+    s.feed.stores.http_routes.apply(&via_set);
+    let svc: Arc<Service> = obj(json!({"metadata": {"name": "web", "namespace": "apps"}}));
+    Trigger::new(s.feed.clone(), on_service, false).apply(&svc);
+    assert_eq!(
+        drain(&s.queue).await,
+        vec!["apps/a"],
+        "through the route's set"
+    );
 }

@@ -7,10 +7,12 @@ use std::collections::BTreeMap;
 
 use super::actions::{rule_actions, RuleInputs};
 use super::attach::Attachment;
-use super::certificates::SecurePort;
 use super::backends::{target_group_arn, BackendTarget};
+use super::certificates::SecurePort;
 use super::conditions::{grpc_conditions, http_conditions, source_ip_conditions};
-use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
+use gateway_api::apis::standard::gateways::GatewayListeners;
+
+use super::listeners::{elb_protocol, port_protocol};
 use super::load::Loaded;
 use super::precedence::{sorted_units, unit_hostnames, Unit};
 use super::routes::{RouteKind, RouteView};
@@ -28,7 +30,8 @@ pub(super) struct Alb<'a> {
     pub inputs: &'a GatewayInputs<'a>,
     pub routes: &'a [RouteView<'a>],
     pub attachment: &'a Attachment,
-    pub validation: &'a BTreeMap<String, ListenerValidation>,
+    /// Valid listeners of the Gateway and its accepted ListenerSets.
+    pub valid: &'a [&'a GatewayListeners],
     pub loaded: &'a Loaded<'a>,
     pub lbc: &'a LoadBalancerConfigurationSpec,
     pub ctx: &'a TgContext<'a>,
@@ -41,12 +44,10 @@ impl Alb<'_> {
         let cfg = self.ctx.tags.cfg;
         for (&port, attached) in &self.attachment.routes_by_port {
             let protocols: Vec<Protocol> = self
-                .inputs
-                .gateway
-                .spec
-                .listeners
+                .valid
                 .iter()
-                .filter(|l| l.port == port && self.validation.get(&l.name).is_some_and(|v| v.valid))
+                .copied()
+                .filter(|l| l.port == port)
                 .filter_map(elb_protocol)
                 .collect();
             let protocol = port_protocol(&protocols)?;
@@ -58,7 +59,7 @@ impl Alb<'_> {
             let secure = protocol == Protocol::Https;
             let certs = SecurePort::new(
                 self.inputs,
-                self.validation,
+                self.valid,
                 self.routes,
                 self.attachment,
                 port,

@@ -11,6 +11,7 @@ use super::addons::{apply_addons, ActiveAddons};
 use super::attach::{attach, Attachment, Parent};
 use super::lb_config::check_supported;
 pub use super::lb_config::merged_config;
+use super::listener_sets::{handshake, AcceptedSet, RejectedSet};
 use super::listeners::{self, LbKind, ListenerValidation};
 use super::load::{load, BackendProblem, RouteProblem};
 use super::names;
@@ -32,6 +33,11 @@ use crate::model::types::*;
 pub struct GatewayBuild {
     pub stack: Stack,
     pub listeners: BTreeMap<String, ListenerValidation>,
+    /// The ListenerSets the Gateway accepted, in precedence order, with their listeners' results
+    /// (their `attachedRoutes` are in [`Attachment::set_attached_routes`]).
+    pub listener_sets: Vec<SetBuild>,
+    /// The ListenerSets naming the Gateway that it does not allow.
+    pub rejected_sets: Vec<RejectedSet>,
     pub attachment: Attachment,
     /// The routes the Gateway's kind loads, in the order the attachment's route indexes use:
     /// HTTPRoutes then GRPCRoutes (ALB); TCPRoutes, UDPRoutes then TLSRoutes (NLB).
@@ -46,6 +52,20 @@ pub struct GatewayBuild {
     /// The add-ons on once the stack is deployed (what the Gateway's add-on annotations are to
     /// say: newly on ones recorded before the deploy, newly off ones after).
     pub addons: ActiveAddons,
+}
+
+/// One accepted ListenerSet and the validation of its listeners.
+#[derive(Debug, Clone)]
+pub struct SetBuild {
+    pub set: AcceptedSet,
+    pub validation: BTreeMap<String, ListenerValidation>,
+}
+
+impl SetBuild {
+    /// `ns/name` of the set.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.set.namespace, self.set.name)
+    }
 }
 
 /// The routes a Gateway of `lb` loads, in the order whose indexes [`Attachment`] reports
@@ -105,15 +125,49 @@ fn build_gateway_stack(
     let routes = gateway_routes(inputs, lb);
     check_supported(&lbc).map_err(err)?;
 
-    let validation = listeners::validate(gw_listeners, lb);
+    let labels = |n: &str| inputs.namespace_labels(n);
+    let sets = handshake(inputs.gateway, inputs.listener_sets, &labels);
+    let groups: Vec<&[GatewayListeners]> = std::iter::once(gw_listeners)
+        .chain(sets.accepted.iter().map(|s| s.listeners.as_slice()))
+        .collect();
+    let mut validations = listeners::validate_groups(&groups, lb).into_iter();
+    let validation = validations.next().unwrap_or_default();
+    let set_validations: Vec<_> = validations.collect();
+    let set_parents: Vec<Parent<'_>> = sets
+        .accepted
+        .iter()
+        .zip(&set_validations)
+        .map(|(s, v)| Parent {
+            namespace: &s.namespace,
+            name: &s.name,
+            listeners: &s.listeners,
+            validation: v,
+            sets: &[],
+        })
+        .collect();
     let parent = Parent {
         namespace: ns,
         name,
         listeners: gw_listeners,
         validation: &validation,
+        sets: &set_parents,
     };
-    let labels = |n: &str| inputs.namespace_labels(n);
     let attachment = attach(&parent, &routes, &labels);
+    // Every listener considered (security group rules) and the valid ones (listener protocols).
+    let considered: Vec<GatewayListeners> = groups.iter().flat_map(|g| g.iter().cloned()).collect();
+    let valid: Vec<&GatewayListeners> = std::iter::once(gw_listeners)
+        .zip(std::iter::once(&validation))
+        .chain(
+            sets.accepted
+                .iter()
+                .map(|s| s.listeners.as_slice())
+                .zip(&set_validations),
+        )
+        .flat_map(|(ls, v)| {
+            ls.iter()
+                .filter(|l| v.get(&l.name).is_some_and(|r| r.valid))
+        })
+        .collect();
 
     let group = GroupId::implicit(ns, name);
     let (kind, prefix, lb_type) = match lb {
@@ -154,7 +208,7 @@ fn build_gateway_stack(
     };
     stack.managed_security_group = Some(managed_sg(
         &lbc,
-        gw_listeners,
+        &considered,
         ip_type,
         &tags,
         cfg,
@@ -251,7 +305,7 @@ fn build_gateway_stack(
             inputs,
             routes: &routes,
             attachment: &attachment,
-            validation: &validation,
+            valid: &valid,
             loaded: &loaded,
             lbc: &lbc,
             ctx: &ctx,
@@ -263,7 +317,7 @@ fn build_gateway_stack(
             inputs,
             routes: &routes,
             attachment: &attachment,
-            validation: &validation,
+            valid: &valid,
             loaded: &loaded,
             lbc: &lbc,
             ctx: &ctx,
@@ -294,9 +348,17 @@ fn build_gateway_stack(
         .collect();
     secrets.sort();
     secrets.dedup();
+    let listener_sets = sets
+        .accepted
+        .into_iter()
+        .zip(set_validations)
+        .map(|(set, validation)| SetBuild { set, validation })
+        .collect();
     Ok(GatewayBuild {
         stack,
         listeners: validation,
+        listener_sets,
+        rejected_sets: sets.rejected,
         attachment,
         routes: routes.iter().map(RouteView::route_ref).collect(),
         dropped_backends: loaded.dropped,

@@ -6,12 +6,11 @@
 //! write. No hostname at all is upstream's build error, since ELBv2 takes no secure listener
 //! without a certificate.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use gateway_api::apis::standard::gateways::GatewayListeners;
 
 use super::attach::Attachment;
-use super::listeners::ListenerValidation;
 use super::routes::RouteView;
 use super::GatewayInputs;
 use crate::crd::gateway::load_balancer_configuration::ListenerConfiguration;
@@ -43,19 +42,14 @@ impl<'a> SecurePort<'a> {
     /// Port `port` of the Gateway, whose listeners (grouped) have `protocol`.
     pub fn new(
         inputs: &'a GatewayInputs<'a>,
-        validation: &BTreeMap<String, ListenerValidation>,
+        valid: &[&'a GatewayListeners],
         routes: &'a [RouteView<'a>],
         attachment: &'a Attachment,
         port: i32,
         protocol: Protocol,
     ) -> Self {
-        let listeners = inputs
-            .gateway
-            .spec
-            .listeners
-            .iter()
-            .filter(|l| l.port == port && validation.get(&l.name).is_some_and(|v| v.valid))
-            .collect();
+        // The valid listeners of the Gateway and of the ListenerSets it accepted.
+        let listeners = valid.iter().copied().filter(|l| l.port == port).collect();
         Self {
             gateway: inputs.key(),
             protocol,

@@ -11,9 +11,11 @@ use std::collections::BTreeMap;
 
 use super::alb_targets::gateway_target_group;
 use super::attach::Attachment;
-use super::certificates::SecurePort;
+use gateway_api::apis::standard::gateways::GatewayListeners;
+
 use super::backends::{target_group_arn, BackendTarget};
-use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
+use super::certificates::SecurePort;
+use super::listeners::{elb_protocol, port_protocol};
 use super::load::Loaded;
 use super::routes::RouteView;
 use super::target_groups::{nlb_target_group, TgContext};
@@ -28,7 +30,8 @@ pub(super) struct L4<'a> {
     pub inputs: &'a GatewayInputs<'a>,
     pub routes: &'a [RouteView<'a>],
     pub attachment: &'a Attachment,
-    pub validation: &'a BTreeMap<String, ListenerValidation>,
+    /// Valid listeners of the Gateway and its accepted ListenerSets.
+    pub valid: &'a [&'a GatewayListeners],
     pub loaded: &'a Loaded<'a>,
     pub lbc: &'a LoadBalancerConfigurationSpec,
     pub ctx: &'a TgContext<'a>,
@@ -40,11 +43,12 @@ type TgMap = BTreeMap<String, (TargetGroup, TargetGroupBindingResource)>;
 impl L4<'_> {
     /// Adds the NLB listeners (and their target groups) to `stack`.
     pub fn listeners(&self, stack: &mut Stack, target_groups: &mut TgMap) -> Result<(), String> {
-        let gw_listeners = &self.inputs.gateway.spec.listeners;
         for (&port, attached) in &self.attachment.routes_by_port {
-            let protocols: Vec<Protocol> = gw_listeners
+            let protocols: Vec<Protocol> = self
+                .valid
                 .iter()
-                .filter(|l| l.port == port && self.validation.get(&l.name).is_some_and(|v| v.valid))
+                .copied()
+                .filter(|l| l.port == port)
                 .filter_map(elb_protocol)
                 .collect();
             let mut protocol = port_protocol(&protocols)?;
@@ -55,7 +59,7 @@ impl L4<'_> {
             // Before the QUIC upgrade and the backends, as upstream's `buildListenerSpec`.
             let certs = SecurePort::new(
                 self.inputs,
-                self.validation,
+                self.valid,
                 self.routes,
                 self.attachment,
                 port,

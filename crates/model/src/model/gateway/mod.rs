@@ -14,7 +14,8 @@
 //! rule actions and transforms), `target_groups` (backends → target groups and bindings;
 //! `alb`-type target groups for Gateway backends), `alb` and `l4` (the listeners of each load
 //! balancer kind), `certificates` (their certificates, or the hosts ACM discovery covers),
-//! `names`, and `build` (the stack).
+//! `names`, `listener_sets` (ListenerSets lending the Gateway listeners), and `build` (the
+//! stack).
 
 mod actions;
 pub mod addons;
@@ -29,6 +30,7 @@ pub mod conditions;
 pub mod grants;
 mod l4;
 mod lb_config;
+pub mod listener_sets;
 pub mod listeners;
 pub mod load;
 pub mod names;
@@ -44,6 +46,7 @@ use gateway_api::apis::experimental::udproutes::UdpRoute;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::listenersets::ListenerSet;
 use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
@@ -150,6 +153,9 @@ pub struct GatewayInputs<'a> {
     /// ARNs of the existing target groups that `TargetGroupName` backends name, as the
     /// controller looked them up by name before the build (`Err`: why the lookup failed).
     pub target_group_arns: &'a BTreeMap<String, Result<String, String>>,
+    /// ListenerSets (empty unless the `GatewayListenerSet` gate is on); those naming the
+    /// Gateway that it allows add their listeners.
+    pub listener_sets: &'a [ListenerSet],
 }
 
 /// No target group looked up (the default of [`GatewayInputs::new`]).
@@ -176,6 +182,7 @@ impl<'a> GatewayInputs<'a> {
             secrets: &[],
             gateways: &[],
             target_group_arns: &NO_TARGET_GROUP_ARNS,
+            listener_sets: &[],
         }
     }
     fn service(&self, namespace: &str, name: &str) -> Option<&'a Service> {
@@ -216,12 +223,14 @@ mod tests;
 #[cfg(test)]
 mod tests_addons;
 #[cfg(test)]
-mod tests_certificates;
-#[cfg(test)]
 mod tests_backends;
+#[cfg(test)]
+mod tests_certificates;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
 mod tests_grants;
+#[cfg(test)]
+mod tests_listener_sets;
 #[cfg(test)]
 mod tests_routes;
