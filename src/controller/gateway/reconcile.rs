@@ -355,10 +355,10 @@ async fn deploy(
     };
     tracing::info!(gateway = %gw.name_any(), "successfully deployed model");
     // Upstream releases the shared backend SG when the Gateway's stack does not need it.
-    if !stack
+    if stack
         .backend_security_group
         .as_ref()
-        .is_some_and(|b| b.group_id.is_none())
+        .is_none_or(|b| b.group_id.is_some())
     {
         super::cleanup::release_backend_sg(ctx, &format!("{}/{}", ns_of(gw), gw.name_any())).await;
     }
