@@ -4,7 +4,6 @@ use super::*;
 use crate::args::Cli;
 use clap::Parser;
 use http_body_util::BodyExt;
-use tower::ServiceExt;
 
 fn config() -> Config {
     let cli = Cli::try_parse_from(["controller", "--cluster-name", "c"]).unwrap();
@@ -36,7 +35,7 @@ async fn every_path_allows_operations_other_than_create_and_update_unread() {
                 .header("content-type", "application/json")
                 .body(axum::body::Body::from(serde_json::to_vec(&review).unwrap()))
                 .unwrap();
-            let response = app.clone().oneshot(request).await.unwrap();
+            let response = app.handle(request).await;
             assert_eq!(response.status(), 200, "{path} {op}");
             let body = response.into_body().collect().await.unwrap().to_bytes();
             let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();

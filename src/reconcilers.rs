@@ -110,6 +110,16 @@ pub fn cert_discovery(cfg: &Config, acm: Arc<dyn Acm>) -> Arc<CertDiscovery> {
     )
 }
 
+/// The Gateway controllers' ACM certificate discovery: upstream's own instance for them, with
+/// `--allowed-certificate-authority-arns` but never leaving out controller-created certificates
+/// (`EnableCertificateManagement` is an Ingress feature).
+pub fn gateway_cert_discovery(cfg: &Config, acm: Arc<dyn Acm>) -> Arc<CertDiscovery> {
+    Arc::new(
+        CertDiscovery::new(acm)
+            .with_allowed_ca_arns(cfg.allowed_certificate_authority_arns.clone()),
+    )
+}
+
 /// The TargetGroupBinding webhooks' slots, filled once AWS is ready.
 pub struct AwsWebhooks {
     pub tgb_mutator: LateSlot,
@@ -174,7 +184,10 @@ impl Controllers {
     /// watches start; a second call changes nothing).
     pub fn register_gateway(&self, watches: &Watches, cfg: &Config) {
         let gates = &cfg.gateway;
-        if let Some(warm) = gateway::Warm::register(watches, gates.alb.enabled, gates.nlb.enabled) {
+        let sets = gates.listener_set.enabled;
+        if let Some(warm) =
+            gateway::Warm::register(watches, gates.alb.enabled, gates.nlb.enabled, sets)
+        {
             let _ = self.gateway.set(warm);
         }
         let classes = GatewayClassConfig::from(cfg);
@@ -246,7 +259,9 @@ async fn run_leading(
             .await
         }
     };
-    // Gates `ALBGatewayAPI` / `NLBGatewayAPI` (after CRD detection): one controller per kind.
+    // Gates `ALBGatewayAPI` / `NLBGatewayAPI` (after CRD detection): one controller per kind,
+    // both on one ACM discovery (and cache).
+    let gw_discovery = gateway_cert_discovery(&cfg, cloud.acm.clone());
     let gateways = futures::future::join_all(
         [LbKind::Alb, LbKind::Nlb]
             .into_iter()
@@ -260,6 +275,8 @@ async fn run_leading(
                     metrics: cloud.metrics.clone(),
                     controller_metrics: metrics.clone(),
                     service_references: warm.gateway_class.get().map(|c| c.service_references()),
+                    cert_discovery: Some(gw_discovery.clone()),
+                    addons: cloud.addons.clone(),
                     ..GatewayControllerConfig::from_flags(&cfg, lb)
                 };
                 gateway::lead(

@@ -1,6 +1,6 @@
 //! ACM certificate discovery, as upstream's `pkg/certs/cert_discovery.go`: the issued
 //! certificates of the account (every key type) and the names each is valid for, matched
-//! against an Ingress's hosts (`*.rest` covers exactly one more label; otherwise exact,
+//! against an Ingress's (or a Gateway listener's) hosts (`*.rest` covers exactly one more label; otherwise exact,
 //! case-sensitive). Every matching certificate of every host is used; a host without one fails
 //! with upstream's `no certificate found for host: <host>`.
 //!
@@ -23,7 +23,7 @@ use super::Deployer;
 use crate::aws::acm::{Acm, CertificateQuery, KEY_ALGORITHMS};
 use crate::aws::AwsError;
 use crate::model::tags::{TAG_CLUSTER, TAG_STACK};
-use crate::model::{self, Stack};
+use crate::model::{self, Stack, StackKind};
 
 /// How long discovery trusts what ACM said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,10 +220,12 @@ impl CertDiscovery {
 }
 
 impl Deployer {
-    /// `stack` with the certificates ACM discovery finds filled into its HTTPS listeners (reads
-    /// only; borrowed unchanged when no listener needs discovery). Members are discovered in
-    /// group order and the first host without a certificate fails the whole stack, as upstream
-    /// fails the model build: `ingress: <ns/name>: no certificate found for host: <host>`.
+    /// `stack` with the certificates ACM discovery finds filled into its secure listeners
+    /// (reads only; borrowed unchanged when no listener needs discovery). Ingress members are
+    /// discovered in group order and the first host without a certificate fails the whole stack,
+    /// as upstream fails the model build: `ingress: <ns/name>: no certificate found for host:
+    /// <host>`; a Gateway's listeners in port order, with upstream's bare
+    /// `no certificate found for host: <host>`.
     pub async fn resolve_certificates<'s>(&self, stack: &'s Stack) -> Result<Cow<'s, Stack>> {
         if stack
             .listeners
@@ -237,34 +239,45 @@ impl Deployer {
                 "certificate discovery through ACM: no ACM client is configured".into(),
             ));
         };
-        let mut wanted: BTreeMap<&str, &[String]> = BTreeMap::new();
+        // One discovery per member and host list: an Ingress has the same hosts on every
+        // listener, a Gateway's listeners each have their own.
+        type Wanted<'a> = (&'a str, &'a [String]);
+        let mut order: Vec<Wanted<'_>> = Vec::new();
         for l in &stack.listeners {
             for m in &l.certificate_discovery {
                 if let Some(hosts) = &m.discovery_hosts {
-                    wanted.insert(m.ingress.as_str(), hosts.as_slice());
+                    let w = (m.ingress.as_str(), hosts.as_slice());
+                    if !order.contains(&w) {
+                        order.push(w);
+                    }
                 }
             }
         }
         let rank = |ing: &str| stack.members.iter().position(|m| m == ing);
-        let mut order: Vec<(&str, &[String])> = wanted.into_iter().collect();
         order.sort_by_key(|(ing, _)| rank(ing).unwrap_or(usize::MAX));
-        let mut found: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        let ingress = stack.kind == StackKind::Ingress;
+        let mut found: BTreeMap<Wanted<'_>, Vec<String>> = BTreeMap::new();
         for (ing, hosts) in order {
             let arns = match discovery.discover(hosts).await {
                 Ok(arns) => arns,
-                Err(DiscoveryError::NoCertificate(h)) => {
+                Err(DiscoveryError::NoCertificate(h)) if ingress => {
                     return Err(Error::Invalid(format!(
                         "ingress: {ing}: no certificate found for host: {h}"
                     )))
                 }
+                Err(e @ DiscoveryError::NoCertificate(_)) => {
+                    return Err(Error::Invalid(e.to_string()))
+                }
                 Err(DiscoveryError::Aws(source)) => {
-                    return Err(Error::Aws {
-                        what: format!("ingress: {ing}: discover ACM certificates"),
-                        source,
-                    })
+                    let what = if ingress {
+                        format!("ingress: {ing}: discover ACM certificates")
+                    } else {
+                        format!("gateway {ing}: discover ACM certificates")
+                    };
+                    return Err(Error::Aws { what, source });
                 }
             };
-            found.insert(ing, arns);
+            found.insert((ing, hosts), arns);
         }
         let mut out = stack.clone();
         for l in &mut out.listeners {
@@ -275,7 +288,9 @@ impl Deployer {
                 .certificate_discovery
                 .iter()
                 .map(|m| match &m.discovery_hosts {
-                    Some(_) => found.get(m.ingress.as_str()).map_or(&[][..], Vec::as_slice),
+                    Some(hosts) => found
+                        .get(&(m.ingress.as_str(), hosts.as_slice()))
+                        .map_or(&[][..], Vec::as_slice),
                     None => m.certificates.as_slice(),
                 })
                 .collect();

@@ -348,3 +348,39 @@ async fn stacks_without_discovery_are_passed_through_without_acm() {
         "{err}"
     );
 }
+
+/// A Gateway is one member with its own hosts per listener: each listener gets the certificates
+/// of its hosts (not those of another listener), and a host without one fails with upstream's
+/// bare Gateway text, the lowest port first.
+#[tokio::test]
+async fn gateway_listeners_are_discovered_each_by_its_own_hosts() {
+    let acm = Arc::new(FakeAcm::new());
+    let shop = acm.add(FakeCertificate::imported("shop.example.com", &[]));
+    let api = acm.add(FakeCertificate::imported("*.example.org", &[]));
+    let mut stack = Stack {
+        stack_id: "apps/gw".into(),
+        kind: crate::model::StackKind::AlbGateway,
+        members: vec!["apps/route".into()],
+        listeners: vec![
+            listener(443, vec![discovered("apps/gw", &["shop.example.com"])]),
+            listener(8443, vec![discovered("apps/gw", &["api.example.org"])]),
+        ],
+        ..Default::default()
+    };
+    let d = deployer(Some(acm));
+    let out = d.resolve_certificates(&stack).await.unwrap();
+    assert_eq!(out.listeners[0].certificates, vec![shop]);
+    assert_eq!(out.listeners[1].certificates, vec![api]);
+    assert!(out
+        .listeners
+        .iter()
+        .all(|l| l.certificate_discovery.is_empty()));
+
+    stack.listeners[1].certificate_discovery = vec![discovered("apps/gw", &["b.example.net"])];
+    stack.listeners[0].certificate_discovery = vec![discovered("apps/gw", &["a.example.net"])];
+    let err = d.resolve_certificates(&stack).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no certificate found for host: a.example.net"
+    );
+}

@@ -5,6 +5,10 @@
 //! once the ALB and its listeners exist the ALB is registered (ARN, ALB listener port) in each
 //! target group. A stack without a frontend NLB deletes the one it owns (upstream deletes it
 //! when the annotation goes); an upstream-made one the model describes is adopted as it is.
+//!
+//! NLB Gateway stacks reuse the `alb`-type target group steps for their `Gateway` backends
+//! (`Stack::alb_target_groups`, as upstream's Gateway deploy enables the same synthesizer): the
+//! target is then another Gateway's ALB.
 
 use std::collections::BTreeMap;
 
@@ -66,9 +70,8 @@ fn needs_replacement(have: &aws::TargetGroup, want: &AlbTargetGroup) -> bool {
             .is_some_and(|p| p.eq_ignore_ascii_case(want.protocol.as_str()))
 }
 
-fn matches(have: &(aws::TargetGroup, Tags), want: &AlbTargetGroup) -> bool {
-    tags::resource_id(&have.1, StackKind::Ingress) == Some(want.id.as_str())
-        && !needs_replacement(&have.0, want)
+fn matches(kind: StackKind, have: &(aws::TargetGroup, Tags), want: &AlbTargetGroup) -> bool {
+    tags::resource_id(&have.1, kind) == Some(want.id.as_str()) && !needs_replacement(&have.0, want)
 }
 
 fn health(tg: &AlbTargetGroup) -> aws::HealthCheck {
@@ -128,32 +131,37 @@ impl Deployer {
         Ok(Planned { lb })
     }
 
-    /// Upstream's first frontend-NLB step: owned `alb`-type target groups the model no longer
-    /// has give up their ALB target, so that they (and then the ALB) can be deleted.
+    /// Upstream's first frontend-NLB step: owned `alb`-type target groups (among `owned`) the
+    /// model no longer has (`want`) give up their ALB target, so that they (and then the ALB)
+    /// can be deleted.
     pub(crate) async fn release_unwanted_alb_targets(
         &self,
-        want: Option<&FrontendNlb>,
-        owned: &Owned,
+        kind: StackKind,
+        want: &[&AlbTargetGroup],
+        owned: &[&(aws::TargetGroup, Tags)],
     ) -> Result<()> {
-        let wanted = |h: &(aws::TargetGroup, Tags)| {
-            want.is_some_and(|f| f.target_groups.iter().any(|w| matches(h, w)))
-        };
-        let unwanted: Vec<(aws::TargetGroup, Tags)> =
-            owned.tgs.iter().filter(|h| !wanted(h)).cloned().collect();
+        let wanted = |h: &(aws::TargetGroup, Tags)| want.iter().any(|w| matches(kind, h, w));
+        let unwanted: Vec<(aws::TargetGroup, Tags)> = owned
+            .iter()
+            .filter(|h| !wanted(h))
+            .map(|h| (*h).clone())
+            .collect();
         self.release_alb_targets(&unwanted).await
     }
 
-    /// The `alb`-type target groups: created, health check and tags kept true; returns their
-    /// ARNs by resource id and the owned ones no longer wanted (deleted in the cleanup).
+    /// The `alb`-type target groups: created, health check, attributes and tags kept true;
+    /// returns their ARNs by resource id. The owned ones they match are taken out of
+    /// `existing`; what is left there is not theirs.
     pub(crate) async fn sync_alb_target_groups(
         &self,
+        kind: StackKind,
         want: &[AlbTargetGroup],
-        mut existing: Vec<(aws::TargetGroup, Tags)>,
-    ) -> Result<(BTreeMap<String, String>, Vec<String>)> {
+        existing: &mut Vec<(aws::TargetGroup, Tags)>,
+    ) -> Result<BTreeMap<String, String>> {
         let mut arns = BTreeMap::new();
         for tg in want {
             let hc = health(tg);
-            let arn = match existing.iter().position(|h| matches(h, tg)) {
+            let arn = match existing.iter().position(|h| matches(kind, h, tg)) {
                 Some(i) => {
                     let (have, have_tags) = existing.remove(i);
                     self.keep_target_group(have, &have_tags, &hc, &tg.tags)
@@ -180,9 +188,10 @@ impl Deployer {
                     created.arn
                 }
             };
+            self.sync_tg_attributes(&arn, &tg.attributes).await?;
             arns.insert(tg.id.clone(), arn);
         }
-        Ok((arns, existing.into_iter().map(|(t, _)| t.arn).collect()))
+        Ok(arns)
     }
 
     /// The NLB and its listeners; returns the NLB and the listeners to delete.
@@ -205,17 +214,20 @@ impl Deployer {
 
     /// Upstream's last frontend-NLB step: the ALB (ARN, ALB listener port) registered in each
     /// target group where it is not yet; any other target is deregistered (an `alb` target
-    /// group holds one). A failed registration (the ALB still provisioning) asks for a retry.
+    /// group holds one). The ALB is the target group's `target_arn` (a Gateway backend's),
+    /// else `own_alb_arn` (the stack's, behind its frontend NLB). A failed registration (the
+    /// ALB still provisioning) asks for a retry.
     pub(crate) async fn register_alb(
         &self,
-        want: &FrontendNlb,
+        want: &[AlbTargetGroup],
         tg_arns: &BTreeMap<String, String>,
-        alb_arn: &str,
+        own_alb_arn: &str,
     ) -> Result<()> {
-        for tg in &want.target_groups {
+        for tg in want {
             let Some(arn) = tg_arns.get(&tg.id) else {
                 continue;
             };
+            let alb_arn = tg.target_arn.as_deref().unwrap_or(own_alb_arn);
             let port = u16::try_from(tg.target_port).map_err(|_| {
                 Error::Invalid(format!(
                     "ALB listener port out of range: {}",

@@ -1,7 +1,9 @@
 //! Deploys a model [`Stack`] to AWS idempotently through the [`ElbV2`] / [`Ec2`] traits, in
 //! upstream's order: security groups → target groups → load balancer → listeners → rules, then
 //! leftovers deleted in reverse (rules, listeners, load balancers, target groups, security
-//! groups), and last the ALB registered behind the frontend NLB (`frontend_nlb`). Existing resources are found by ownership tags (cluster + stack, legacy cluster key
+//! groups), and last the ALB registered behind the frontend NLB (`frontend_nlb`; also an NLB
+//! Gateway's `alb`-type target groups of Gateway backends, each with another Gateway's ALB).
+//! Existing resources are found by ownership tags (cluster + stack, legacy cluster key
 //! accepted) and paired with model resources by the resource tag — `ingress.k8s.aws/*` for
 //! Ingress stacks, `service.k8s.aws/*` for Service (NLB) stacks (`Stack::kind`); anything
 //! without our cluster and stack tags is never touched. A second deploy of an unchanged stack
@@ -44,7 +46,7 @@ pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
 
 use crate::aws::{AwsError, Ec2, ElbV2};
-use crate::model::{Stack, StackKind, Token};
+use crate::model::{self, Stack, StackKind, Token};
 use error::Context;
 use normalize::Resolved;
 
@@ -252,19 +254,33 @@ impl Deployer {
         if let Some(b) = &stack.backend_security_group {
             res.backend_sg = Some(self.backend_sg(b).await?);
         }
-        // 1b. ALB targets of frontend-NLB target groups that go away.
-        self.release_unwanted_alb_targets(fe_want, &fe_owned)
+        // 1b. ALB targets of `alb`-type target groups that go away (the frontend NLB's; an NLB
+        // Gateway's Gateway backends). A stack being deleted released them all above.
+        let fe_tgs = fe_want.map_or(&[][..], |f| &f.target_groups[..]);
+        if stack.load_balancer.is_some() {
+            let want: Vec<&model::AlbTargetGroup> =
+                fe_tgs.iter().chain(&stack.alb_target_groups).collect();
+            let have: Vec<_> = fe_owned.tgs.iter().chain(&owned_tgs).collect();
+            self.release_unwanted_alb_targets(kind, &want, &have)
+                .await?;
+        }
+        // 2. Target groups: the stack's `alb`-type ones first (taken out of the owned ones),
+        // then the others, then the frontend NLB's.
+        let gw_alb_arns = self
+            .sync_alb_target_groups(kind, &stack.alb_target_groups, &mut owned_tgs)
             .await?;
-        // 2. Target groups (the frontend NLB's too).
         let mut tgs = self
             .sync_target_groups(kind, &stack.target_groups, owned_tgs)
             .await?;
         res.target_group_arns = tgs.arns.clone();
-        let fe_tgs = fe_want.map_or(&[][..], |f| &f.target_groups[..]);
-        let (fe_tg_arns, fe_tg_leftovers) =
-            self.sync_alb_target_groups(fe_tgs, fe_owned.tgs).await?;
+        res.target_group_arns.extend(gw_alb_arns.clone());
+        let mut fe_owned_tgs = fe_owned.tgs;
+        let fe_tg_arns = self
+            .sync_alb_target_groups(StackKind::Ingress, fe_tgs, &mut fe_owned_tgs)
+            .await?;
         res.target_group_arns.extend(fe_tg_arns.clone());
-        tgs.leftovers.extend(fe_tg_leftovers);
+        tgs.leftovers
+            .extend(fe_owned_tgs.into_iter().map(|(t, _)| t.arn));
         // 3. Load balancers: the ALB, then the frontend NLB with its listeners.
         let (lb, mut lb_leftovers) = match &stack.load_balancer {
             Some(want) => {
@@ -330,9 +346,15 @@ impl Deployer {
         for g in &owned_sgs {
             self.delete_sg(&g.id).await?;
         }
-        // 6. The ALB registered behind the frontend NLB, now that its listeners exist.
+        // 6. The ALB registered behind the frontend NLB, now that its listeners exist; the
+        // other Gateways' ALBs in the target groups of an NLB Gateway's Gateway backends.
         if let (Some(f), Some(lb)) = (fe_want, &lb) {
-            self.register_alb(f, &fe_tg_arns, &lb.arn).await?;
+            self.register_alb(&f.target_groups, &fe_tg_arns, &lb.arn)
+                .await?;
+        }
+        if let Some(lb) = &lb {
+            self.register_alb(&stack.alb_target_groups, &gw_alb_arns, &lb.arn)
+                .await?;
         }
 
         let target_group_bindings = stack

@@ -167,24 +167,35 @@ impl Deployer {
                     created.arn
                 }
             };
-            if !tg.attributes.is_empty() {
-                let have = self
-                    .elbv2
-                    .describe_target_group_attributes(&arn)
-                    .await
-                    .ctx(|| format!("describe attributes of {arn}"))?;
-                let change = attribute_changes(&tg.attributes, &have);
-                if !change.is_empty() {
-                    self.elbv2
-                        .modify_target_group_attributes(&arn, &change)
-                        .await
-                        .ctx(|| format!("modify attributes of {arn}"))?;
-                }
-            }
+            self.sync_tg_attributes(&arn, &tg.attributes).await?;
             out.arns.insert(tg.id.clone(), arn);
         }
         out.leftovers = existing.into_iter().map(|(t, _)| t.arn).collect();
         Ok(out)
+    }
+
+    /// Brings the attributes the model sets to their values (read only when it sets some).
+    pub(crate) async fn sync_tg_attributes(
+        &self,
+        arn: &str,
+        want: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        if want.is_empty() {
+            return Ok(());
+        }
+        let have = self
+            .elbv2
+            .describe_target_group_attributes(arn)
+            .await
+            .ctx(|| format!("describe attributes of {arn}"))?;
+        let change = attribute_changes(want, &have);
+        if !change.is_empty() {
+            self.elbv2
+                .modify_target_group_attributes(arn, &change)
+                .await
+                .ctx(|| format!("modify attributes of {arn}"))?;
+        }
+        Ok(())
     }
 
     /// Deletes a target group; gone counts as deleted; in use (listener going away) is retried.

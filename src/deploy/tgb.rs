@@ -22,6 +22,9 @@ pub struct ResolvedTargetGroupBinding {
     pub name: String,
     pub namespace: String,
     pub labels: BTreeMap<String, String>,
+    /// `Some`: the binding's labels and annotations are exactly the stack's (Gateway bindings,
+    /// see [`model::TargetGroupBindingResource::annotations`]).
+    pub annotations: Option<BTreeMap<String, String>>,
     pub spec: TargetGroupBindingSpec,
 }
 
@@ -83,6 +86,7 @@ pub(crate) fn resolve(
         name: b.name.clone(),
         namespace: b.namespace.clone(),
         labels: b.labels.clone(),
+        annotations: b.annotations.clone(),
         spec,
     })
 }
@@ -109,6 +113,7 @@ mod tests {
             name: "k8s-ns-svc-0123456789".into(),
             namespace: "ns".into(),
             labels: Default::default(),
+            annotations: None,
             spec: model::TargetGroupBindingModelSpec {
                 target_group_arn: Token::Literal("arn:tg/1".into()),
                 target_type: TargetType::Ip,

@@ -19,6 +19,7 @@ use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::listenersets::ListenerSet;
 use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use kube::api::{ApiResource, DynamicObject};
@@ -55,6 +56,8 @@ pub struct GatewayKinds {
     pub lb_configs: Kind<LoadBalancerConfiguration>,
     pub tg_configs: Kind<TargetGroupConfiguration>,
     pub rule_configs: Kind<ListenerRuleConfiguration>,
+    /// Wanted only while the `GatewayListenerSet` gate is on.
+    pub listener_sets: Kind<ListenerSet>,
 }
 
 impl Default for GatewayKinds {
@@ -71,6 +74,7 @@ impl Default for GatewayKinds {
             lb_configs: Kind::new("loadbalancerconfigurations"),
             tg_configs: Kind::new("targetgroupconfigurations"),
             rule_configs: Kind::new("listenerruleconfigurations"),
+            listener_sets: Kind::new("listenersets"),
         }
     }
 }
@@ -172,6 +176,7 @@ pub(super) fn drivers(
         namespaced(w, |w| &w.gateway.lb_configs, c, ns),
         namespaced(w, |w| &w.gateway.tg_configs, c, ns),
         namespaced(w, |w| &w.gateway.rule_configs, c, ns),
+        namespaced(w, |w| &w.gateway.listener_sets, c, ns),
     ]
     .into_iter()
     .flatten()

@@ -2,16 +2,18 @@
 //! way upstream's secrets manager watches them: one LIST/WATCH per object, in its namespace,
 //! narrowed by `fieldSelector=metadata.name=<name>`, so a namespaced Role with `resourceNames`
 //! is enough and nothing needs cluster-wide access. The set of names is not fixed at start:
-//! consumers say which objects they want ([`Wanted::set`]); watches start and stop with it.
+//! consumers say which objects each of theirs names ([`Wanted::update`]); the union is watched,
+//! and watches start and stop with it. Several controllers share one set (each kind is watched
+//! once, its events fanned out to every consumer).
 //!
 //! Indexes register before the process's watches start, as for [`super::Kind`]. A named watch
 //! reports its object with `apply` (created, changed, or found by a relist) and `delete`
 //! (deleted, absent on a relist, or no longer wanted); `reset` is never called, since one
 //! watch's list says nothing of the others' objects.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Debug;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use kube::core::NamespaceResourceScope;
@@ -25,22 +27,44 @@ use super::{Consumers, Index, IndexList};
 /// `(namespace, name)` of a watched object.
 pub type Ref = (String, String);
 
-/// The objects consumers want watched. Cheap to clone.
+/// The objects consumers want watched: per consumer object (its kind and key, e.g.
+/// `Ingress/ns/name`, `Gateway/ns/name`), the objects it names; the union is watched. Cheap
+/// to clone; every clone is the same set.
 #[derive(Clone)]
-pub struct Wanted(Arc<tokio::sync::watch::Sender<BTreeSet<Ref>>>);
+pub struct Wanted {
+    tx: Arc<tokio::sync::watch::Sender<BTreeSet<Ref>>>,
+    per_object: Arc<Mutex<BTreeMap<String, BTreeSet<Ref>>>>,
+}
 
 impl Wanted {
-    /// Replaces the wanted set; watches follow (a no-op when nothing changed).
-    pub fn set(&self, refs: BTreeSet<Ref>) {
-        self.0.send_if_modified(|cur| {
-            let changed = *cur != refs;
-            *cur = refs;
-            changed
-        });
+    fn new() -> Self {
+        Self {
+            tx: Arc::new(tokio::sync::watch::Sender::new(BTreeSet::new())),
+            per_object: Arc::default(),
+        }
+    }
+
+    /// `key` now names `refs` (empty: nothing, e.g. deleted); watches follow the union (a
+    /// no-op when it did not change).
+    pub fn update(&self, key: String, refs: BTreeSet<Ref>) {
+        let mut per = self.per_object.lock().unwrap_or_else(|p| p.into_inner());
+        let changed = if refs.is_empty() {
+            per.remove(&key).is_some()
+        } else {
+            per.insert(key, refs.clone()) != Some(refs)
+        };
+        if changed {
+            let union: BTreeSet<Ref> = per.values().flatten().cloned().collect();
+            self.tx.send_if_modified(|cur| {
+                let modified = *cur != union;
+                *cur = union;
+                modified
+            });
+        }
     }
 
     pub fn get(&self) -> BTreeSet<Ref> {
-        self.0.borrow().clone()
+        self.tx.borrow().clone()
     }
 }
 
@@ -54,7 +78,7 @@ impl<K> Named<K> {
     pub fn new(name: &'static str) -> Self {
         Self {
             consumers: Consumers::new(name),
-            wanted: Wanted(Arc::new(tokio::sync::watch::Sender::new(BTreeSet::new()))),
+            wanted: Wanted::new(),
         }
     }
 
@@ -124,7 +148,7 @@ where
     /// `namespaces`: `--watch-namespace` (empty: all); objects elsewhere are not watched.
     pub async fn run(&self, client: kube::Client, namespaces: Vec<String>) {
         let list = Arc::new(self.consumers.take());
-        let mut rx = self.wanted.0.subscribe();
+        let mut rx = self.wanted.tx.subscribe();
         let mut tasks = tokio::task::JoinSet::new();
         let mut running: HashMap<Ref, tokio::task::AbortHandle> = HashMap::new();
         loop {

@@ -4,6 +4,9 @@
 //! requests and decisions into AdmissionReview responses, counts failures with upstream's
 //! metric labels, and answers anything malformed without ever panicking.
 
+#[cfg(test)]
+#[path = "admission_tests.rs"]
+mod admission_tests;
 pub mod borrowed;
 pub mod budget;
 pub mod icp_validator;
@@ -32,11 +35,14 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use axum::BoxError;
 use axum::Router;
 use http_body_util::BodyExt;
+use hyper::body::Body as HttpBody;
 pub use review::{AdmissionRequest, Decision, Operation};
 use std::sync::Arc;
 use std::time::Duration;
+use tower::ServiceExt;
 use tracing::Instrument;
 
 /// One admission webhook.
@@ -108,9 +114,42 @@ struct Route {
 /// The admission route table: `(path, handler)`, one line per webhook.
 pub type Routes = Vec<(&'static str, Arc<dyn Handler>)>;
 
-/// Builds the router for the given `(path, handler)` table; unknown paths get 404.
-pub fn router(routes: Routes, metrics: WebhookMetrics, limits: Limits) -> Router {
+/// The webhook server's request handling: a POST to a webhook's exact path (any query, as the API
+/// server appends `?timeout=`) is answered directly, everything else by the axum router, which
+/// holds the same routes (404 for unknown paths, 405 with `Allow` for other methods).
+///
+/// Why not the router alone: every pod creation passes here, and the router's per-request
+/// boxing, extensions and service layers were a measurable share of an admission's CPU (#24).
+#[derive(Clone)]
+pub struct Admission {
+    routes: Arc<[Arc<Route>]>,
+    router: Router,
+}
+
+impl Admission {
+    /// Answers one request, as the router would.
+    pub async fn handle<B>(&self, request: http::Request<B>) -> Response
+    where
+        B: HttpBody<Data = Bytes> + Send + Unpin + 'static,
+        B::Error: Into<BoxError>,
+    {
+        if request.method() == http::Method::POST {
+            let path = request.uri().path();
+            if let Some(route) = self.routes.iter().find(|r| r.path == path) {
+                return serve_counted(route, request).await;
+            }
+        }
+        match self.router.clone().oneshot(request.map(Body::new)).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        }
+    }
+}
+
+/// Builds the request handling for the given `(path, handler)` table; unknown paths get 404.
+pub fn router(routes: Routes, metrics: WebhookMetrics, limits: Limits) -> Admission {
     let mut app = Router::new();
+    let mut fast = Vec::new();
     let budget = Arc::new(budget::BodyBudget::new(limits.max_inflight_body_bytes));
     for (path, handler) in routes {
         let route = Arc::new(Route {
@@ -120,9 +159,15 @@ pub fn router(routes: Routes, metrics: WebhookMetrics, limits: Limits) -> Router
             limits,
             budget: budget.clone(),
         });
+        fast.push(route.clone());
         app = app.route(path, post(serve).with_state(route));
     }
-    app.fallback(|| async { (StatusCode::NOT_FOUND, "no admission webhook at this path\n") })
+    let router =
+        app.fallback(|| async { (StatusCode::NOT_FOUND, "no admission webhook at this path\n") });
+    Admission {
+        routes: fast.into(),
+        router,
+    }
 }
 
 fn too_large(limits: Limits) -> Response {
@@ -138,11 +183,15 @@ fn too_large(limits: Limits) -> Response {
 
 /// Reads the body within the size, time and in-flight budgets. The budget share is returned with
 /// the body and must be held until the request has been answered.
-async fn read_body(
-    request: Request,
+async fn read_body<B>(
+    request: http::Request<B>,
     limits: Limits,
     budget: &budget::BodyBudget,
-) -> Result<(Bytes, budget::Taken), Response> {
+) -> Result<(Bytes, budget::Taken), Response>
+where
+    B: HttpBody<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
     let declared = request
         .headers()
         .get(axum::http::header::CONTENT_LENGTH)
@@ -173,7 +222,7 @@ async fn read_body(
 /// Before refusing a body unread: a small one is read and dropped (as Go's net/http does up to
 /// 256 KiB), so the client, still writing, gets our status instead of a connection reset. A
 /// large one is left unread; the connection closes after the answer.
-async fn discard(mut body: Body, declared: Option<usize>, limits: Limits) {
+async fn discard<B: HttpBody + Unpin>(mut body: B, declared: Option<usize>, limits: Limits) {
     if declared.is_none_or(|n| n > budget::SMALL_BODY_BYTES) {
         return;
     }
@@ -186,15 +235,27 @@ async fn discard(mut body: Body, declared: Option<usize>, limits: Limits) {
 
 /// Reads into one buffer sized from Content-Length, so a body is held once, not as chunks plus
 /// a copy.
-async fn read_limited(
-    mut body: Body,
+///
+/// Stops as soon as the body says it has ended (all of Content-Length received), without waiting
+/// for the end-of-stream frame: hyper sends that only on a later turn of the connection task, so
+/// waiting for it put a task wake-up and a socket read before every answer (#24).
+async fn read_limited<B>(
+    mut body: B,
     limits: Limits,
     declared: Option<usize>,
-) -> Result<Bytes, Response> {
+) -> Result<Bytes, Response>
+where
+    B: HttpBody<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
     let mut buf = Vec::with_capacity(declared.unwrap_or(0).min(limits.max_body_bytes));
     let read = async {
-        while let Some(frame) = body.frame().await {
+        while !body.is_end_stream() {
+            let Some(frame) = body.frame().await else {
+                break;
+            };
             let frame = frame.map_err(|e| {
+                let e: BoxError = e.into();
                 (
                     StatusCode::BAD_REQUEST,
                     format!("cannot read request body: {e}\n"),
@@ -237,10 +298,19 @@ async fn decode(body: Bytes) -> Result<AdmissionRequest, (review::ReviewError, O
         })
 }
 
-/// One admission request, counted as controller-runtime counts it (in flight, latency, status).
+/// The router's handler of a webhook path (see [`Admission::handle`]).
 async fn serve(State(route): State<Arc<Route>>, request: Request) -> Response {
+    serve_counted(&route, request).await
+}
+
+/// One admission request, counted as controller-runtime counts it (in flight, latency, status).
+async fn serve_counted<B>(route: &Route, request: http::Request<B>) -> Response
+where
+    B: HttpBody<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
     let in_flight = route.metrics.started();
-    let response = serve_review(&route, request).await;
+    let response = serve_review(route, request).await;
     route
         .metrics
         .answered(&in_flight, response.status().as_u16());
@@ -259,7 +329,11 @@ fn answer(uid: &str, decision: &Decision) -> Response {
         .into_response()
 }
 
-async fn serve_review(route: &Route, request: Request) -> Response {
+async fn serve_review<B>(route: &Route, request: http::Request<B>) -> Response
+where
+    B: HttpBody<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
     let (body, _taken) = match read_body(request, route.limits, &route.budget).await {
         Ok(read) => read,
         Err(response) => return response,

@@ -4,6 +4,7 @@
 //! Written on hyper directly (rather than `axum::serve`) because we need the TLS acceptor in the
 //! loop and a drain that lets in-flight admission calls finish when SIGTERM arrives.
 
+use super::Admission;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -16,7 +17,6 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt;
 
 use super::threads::ServerThreads;
 
@@ -138,7 +138,7 @@ impl Drop for Busy {
 pub fn serve_tls_on_threads(
     listener: TcpListener,
     tls: Arc<ServerConfig>,
-    router: Router,
+    router: Admission,
     limits: ConnLimits,
     shutdown: CancellationToken,
     threads: usize,
@@ -163,7 +163,7 @@ pub fn serve_tls_on_threads(
     })
 }
 
-/// Serves `router` over TLS on `listener` until `shutdown` fires, then drains.
+/// Serves `router` (the admission routes, see [`Admission`]) over TLS on `listener` until `shutdown` fires, then drains.
 ///
 /// At `max_connections` the connection idle for longest (between requests, or not yet through
 /// its handshake or headers, for at least [`MIN_IDLE`]) is closed to make room for a new client,
@@ -172,7 +172,7 @@ pub fn serve_tls_on_threads(
 pub async fn serve_tls(
     listener: TcpListener,
     tls: Arc<ServerConfig>,
-    router: Router,
+    router: Admission,
     limits: ConnLimits,
     shutdown: CancellationToken,
 ) {
@@ -184,7 +184,7 @@ pub async fn serve_tls(
 async fn serve(
     listener: TcpListener,
     tls: Arc<ServerConfig>,
-    router: Router,
+    router: Admission,
     limits: ConnLimits,
     shutdown: CancellationToken,
     threads: Option<&ServerThreads>,
@@ -253,7 +253,7 @@ async fn serve(
             },
         };
         let acceptor = acceptor.clone();
-        let router = router.clone();
+        let router = Arc::new(router.clone());
         // On eviction or shutdown a connection closes right after its current request (at once
         // when idle); only an eviction cuts a handshake short, so the drain still serves
         // connections that were handshaking when shutdown began.
@@ -302,7 +302,7 @@ async fn serve(
                 let router = router.clone();
                 async move {
                     let _guard = guard;
-                    router.oneshot(request).await
+                    Ok::<_, std::convert::Infallible>(router.handle(request).await)
                 }
             });
             let conn = hyper::server::conn::http1::Builder::new()

@@ -4,14 +4,18 @@
 //! upstream's labels, `Programmed=True` with the ARN, the lower-cased DNS name, listener status
 //! and `SuccessfullyReconciled`; deleting it removes everything and releases the finalizer. A
 //! class not accepted holds the Gateway back with upstream's condition; a build error is a
-//! `FailedBuildModel` Warning with upstream's static condition and no AWS write.
+//! `FailedBuildModel` Warning with upstream's static condition and no AWS write. HTTPS without
+//! configured certificates gets them from ACM discovery (the in-memory ACM).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
+use aws_load_balancer_controller::aws::fake::{FakeAcm, FakeAws, FakeCertificate};
+use aws_load_balancer_controller::aws::ElbV2;
 use aws_load_balancer_controller::controller::gateway::{self, GatewayControllerConfig};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
+use aws_load_balancer_controller::deploy::cert_discovery::CacheTtls;
+use aws_load_balancer_controller::deploy::CertDiscovery;
 use aws_load_balancer_controller::model::gateway::listeners::LbKind;
 use aws_load_balancer_controller::model::ModelConfig;
 use gateway_api::apis::standard::gateways::Gateway;
@@ -25,14 +29,22 @@ use crate::support::inventory::inventory_of;
 
 const STACK_TAG: &str = "gateway.k8s.aws.alb/stack";
 
-struct Running {
-    h: Harness,
-    fake: Arc<FakeAws>,
+mod upkeep;
+
+/// The ALB Gateway controller running in-process (shared with `gateway_listener_sets`).
+pub(crate) struct Running {
+    pub h: Harness,
+    pub fake: Arc<FakeAws>,
     token: CancellationToken,
 }
 
 impl Running {
-    async fn start() -> Running {
+    pub async fn start() -> Running {
+        Self::start_with(None).await
+    }
+
+    /// With ACM certificate discovery over `acm` (its certificate list cached 200 ms).
+    async fn start_with(acm: Option<Arc<FakeAcm>>) -> Running {
         let fake = Arc::new(FakeAws::new());
         let vpc = network(&fake);
         let h = Harness::new(fake.clone(), fake.clone(), &vpc, Default::default()).await;
@@ -44,6 +56,12 @@ impl Running {
                 ..ModelConfig::default()
             },
             max_backoff: Duration::from_millis(500),
+            cert_discovery: acm.map(|acm| {
+                Arc::new(CertDiscovery::new(acm).with_cache_ttls(CacheTtls {
+                    certificate_list: Duration::from_millis(200),
+                    ..CacheTtls::default()
+                }))
+            }),
             ..GatewayControllerConfig::new(LbKind::Alb)
         };
         let token = CancellationToken::new();
@@ -58,11 +76,11 @@ impl Running {
         Running { h, fake, token }
     }
 
-    fn gateways(&self) -> Api<Gateway> {
+    pub fn gateways(&self) -> Api<Gateway> {
         Api::namespaced(self.h.client.clone(), "demo")
     }
 
-    async fn condition(&self, name: &str, t: &str) -> Option<(String, String, String)> {
+    pub async fn condition(&self, name: &str, t: &str) -> Option<(String, String, String)> {
         let gw = self.gateways().get_opt(name).await.ok()??;
         let c = gw.status?.conditions?.into_iter().find(|c| c.type_ == t)?;
         Some((c.status, c.reason, c.message))
@@ -226,7 +244,8 @@ async fn a_class_not_accepted_holds_the_gateway_back_with_upstreams_condition() 
 #[tokio::test]
 async fn a_build_error_is_a_warning_with_upstreams_static_condition_and_no_aws_write() {
     let r = Running::start().await;
-    // HTTPS without a certificate in a LoadBalancerConfiguration cannot be built.
+    // HTTPS without a certificate in a LoadBalancerConfiguration and without any hostname to
+    // discover one for in ACM cannot be built (upstream's message).
     create_all(&r.h.client, &manifests("HTTPS", 443)).await;
     accept_class(&r.h.client, "aws-alb").await;
     eventually("FailedBuildModel", WAIT, || async {
@@ -236,8 +255,8 @@ async fn a_build_error_is_a_warning_with_upstreams_static_condition_and_no_aws_w
             .any(|(t, reason, note)| {
                 t == "Warning"
                     && reason == "FailedBuildModel"
-                    && note.starts_with("Failed build model due to")
-                    && note.contains("needs a certificate")
+                    && note
+                        == "Failed build model due to No hostnames found for TLS cert discovery for listener on gateway demo/gw with protocol:port HTTPS:443"
             })
     })
     .await;
@@ -340,6 +359,81 @@ async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
     assert!(
         r.fake.write_calls().is_empty(),
         "{:?}",
+        r.fake.write_calls()
+    );
+}
+
+/// HTTPS without configured certificates: ACM discovery over the listener's hostname. A host
+/// without an issued certificate is upstream's `FailedBuildModel` and no AWS write; once ACM
+/// has certificates for it, every matching one lands on the listener (the smallest ARN the
+/// default) and a second pass writes nothing.
+#[tokio::test]
+async fn an_https_gateway_gets_its_certificates_from_acm_discovery() {
+    let acm = Arc::new(FakeAcm::new());
+    acm.add(FakeCertificate::imported("shop.example.com", &[]).status("PENDING_VALIDATION"));
+    let r = Running::start_with(Some(acm.clone())).await;
+    let yaml = manifests("HTTPS", 443).replace(
+        "protocol: HTTPS}]",
+        "protocol: HTTPS, hostname: shop.example.com}]",
+    );
+    create_all(&r.h.client, &yaml).await;
+    accept_class(&r.h.client, "aws-alb").await;
+    let want = "Failed build model due to no certificate found for host: shop.example.com";
+    eventually("FailedBuildModel naming the host", WAIT, || async {
+        r.h.events("demo", "gw")
+            .await
+            .iter()
+            .any(|(t, reason, note)| t == "Warning" && reason == "FailedBuildModel" && note == want)
+    })
+    .await;
+    assert!(
+        r.fake.write_calls().is_empty(),
+        "{:?}",
+        r.fake.write_calls()
+    );
+
+    let wild = acm.add(FakeCertificate::imported("*.example.com", &[]));
+    let exact = acm.add(FakeCertificate::imported("shop.example.com", &[]));
+    let _other = acm.add(FakeCertificate::imported("*.example.org", &[]));
+    eventually("Programmed=True", WAIT, || async {
+        r.condition("gw", "Programmed")
+            .await
+            .is_some_and(|c| c.0 == "True")
+    })
+    .await;
+    let inv = inventory_of(r.fake.as_ref(), r.fake.as_ref(), STACK_TAG, "demo/gw").await;
+    assert_eq!(inv.listeners.len(), 1, "{inv:#?}");
+    let listener = &inv.listeners[0];
+    assert_eq!((listener.port, listener.protocol.as_str()), (443, "HTTPS"));
+    let mut both = [wild, exact];
+    both.sort();
+    assert_eq!(listener.certificates, vec![both[0].clone()]);
+    let extra: Vec<String> = r
+        .fake
+        .describe_listener_certificates(&listener.arn)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|c| !c.is_default)
+        .map(|c| c.arn)
+        .collect();
+    assert_eq!(extra, vec![both[1].clone()]);
+
+    // Another pass over the unchanged Gateway: ACM and AWS are only read.
+    r.fake.clear_calls();
+    let touch = serde_json::json!({"metadata": {"labels": {"touched": "yes"}}});
+    r.gateways()
+        .patch("gw", &PatchParams::default(), &Patch::Merge(&touch))
+        .await
+        .unwrap();
+    eventually("a second pass reads the rules", WAIT, || async {
+        r.fake.count("DescribeRules") > 0
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        r.fake.write_calls().is_empty(),
+        "an unchanged Gateway makes no AWS write: {:?}",
         r.fake.write_calls()
     );
 }

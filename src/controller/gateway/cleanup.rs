@@ -1,6 +1,7 @@
 //! Teardown of a deleted Gateway's stack (upstream's `reconcileDelete`): unless a load balancer
 //! of the stack has deletion protection on, the TargetGroupBinding objects go, then every AWS
 //! resource of the stack; the finalizer is released only once AWS shows no load balancer of it.
+//! Then, as upstream's backend-SG provider, the shared backend security group is released.
 
 use gateway_api::apis::standard::gateways::Gateway;
 use kube::ResourceExt;
@@ -11,6 +12,7 @@ use super::reconcile::{api_of, binding_labels, kind, ns_of, warn};
 use super::{Ctx, GatewayError};
 use crate::controller::ingress::{reason, sync_bindings};
 use crate::controller::{remove_finalizer, route_status};
+use crate::model::gateway::{ALB_GATEWAY_FINALIZER, NLB_GATEWAY_FINALIZER};
 use crate::model::Stack;
 
 /// The Gateway is going and holds the finalizer: its stack goes.
@@ -59,6 +61,9 @@ pub(super) async fn cleanup(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError>
         return Err(e);
     }
     tracing::info!(gateway = %stack_id, "deleted the gateway's resources");
+    // Before the finalizer goes: a crash in between re-runs this deletion, so the last Gateway
+    // cannot leave the shared backend SG behind.
+    release_backend_sg(ctx, &stack_id).await;
     if let Err(e) = remove_finalizer(&api_of(ctx, gw), gw, k.finalizer).await {
         let note = format!("Failed remove gateway finalizer due to {e}");
         warn(ctx, gw, reason::FAILED_REMOVE_FINALIZER, note).await;
@@ -75,4 +80,36 @@ pub(super) async fn cleanup(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError>
         tracing::warn!(gateway = %stack_id, error = %e, "failed to update route status");
     }
     Ok(())
+}
+
+/// The auto-created backend SG goes once Gateway `key` no longer uses it (deleted, or its stack
+/// needs none), as upstream releases it for Gateways; never a configured one. Kept while another
+/// Gateway holds a finalizer (its load balancer may be about to list it) and while any load
+/// balancer in the VPC lists it (Ingresses, Services); see [`Deployer::release_backend_sg`].
+/// Best effort: a failure is logged and retried at the next release.
+///
+/// [`Deployer::release_backend_sg`]: crate::deploy::Deployer::release_backend_sg
+pub(super) async fn release_backend_sg(ctx: &Ctx, key: &str) {
+    let m = &ctx.cfg.model;
+    if !m.enable_backend_sg || m.backend_sg_id.is_some() {
+        return;
+    }
+    let others = ctx.feed.stores.gateways.state().iter().any(|g| {
+        let other = format!("{}/{}", ns_of(g), g.name_any());
+        other != key
+            && g.metadata.deletion_timestamp.is_none()
+            && g.finalizers()
+                .iter()
+                .any(|f| f == ALB_GATEWAY_FINALIZER || f == NLB_GATEWAY_FINALIZER)
+    });
+    if others {
+        return;
+    }
+    match ctx.deployer.release_backend_sg().await {
+        Ok(true) => {
+            tracing::info!(gateway = %key, "deleted the backend security group: no Gateway uses it")
+        }
+        Ok(false) => {}
+        Err(error) => tracing::warn!(%error, "cannot delete the unused backend security group"),
+    }
 }

@@ -5,7 +5,10 @@
 //! their class), or a TargetGroupConfiguration as their default; the parents of a route (before
 //! and after the change, so a detached route's old Gateway hears of it); the parents of the
 //! routes using a Service or TargetGroupConfiguration, of routes with backends in a
-//! ReferenceGrant's namespace, and of routes in a Namespace.
+//! ReferenceGrant's namespace, and of routes in a Namespace; the parents of the routes with a
+//! Gateway as backend when that Gateway changes, status included (its `Programmed` message
+//! carries the ALB ARN they chain to); the parent Gateway of a ListenerSet (and of the sets a
+//! route names).
 //!
 //! Each trigger remembers the Gateways an object last concerned and a signature of what matters
 //! in it (spec, annotations, deletion; a class's status), so status-only writes — our own
@@ -20,6 +23,7 @@ use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::listenersets::ListenerSet;
 use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1::{Namespace, Service};
@@ -30,6 +34,7 @@ use crate::controller::ingress::queue::{Priority, Queue};
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };
+use crate::model::gateway::listener_sets::parent_key;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::{ALB_CONTROLLER_NAME, NLB_CONTROLLER_NAME};
 use crate::watch::{Index, Store};
@@ -50,6 +55,10 @@ pub struct Stores {
     pub rule_configs: Store<ListenerRuleConfiguration>,
     pub services: Store<Service>,
     pub namespaces: Store<Namespace>,
+    /// Fed only while the `GatewayListenerSet` gate is on ([`Stores::listener_sets_on`]).
+    pub listener_sets: Store<ListenerSet>,
+    /// The `GatewayListenerSet` gate: ListenerSets are watched, built and given status.
+    pub listener_sets_on: bool,
 }
 
 /// Controller name of the GatewayClasses a controller of this kind handles.
@@ -75,6 +84,21 @@ impl Stores {
             ]
             .concat(),
         }
+    }
+
+    /// The Gateways a route's parentRefs lead to: those it names, and the parents of the
+    /// ListenerSets it names.
+    pub fn gateways_of(&self, refs: &RouteRefs) -> Vec<String> {
+        let mut keys = refs.parents.clone();
+        for set in &refs.listener_sets {
+            let (ns, name) = set.split_once('/').unwrap_or(("", set));
+            if let Some(s) = self.listener_sets.get(ns, name) {
+                keys.push(parent_key(&s));
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        keys
     }
 
     /// Whether Gateway `gw`'s class is one a controller of `lb` handles.
@@ -122,7 +146,7 @@ impl Feed {
 
     /// Queues those of `keys` that are Gateways of our classes now (a trigger remembers keys
     /// unfiltered: a route seen before its Gateway or class still names it when it moves away).
-    fn enqueue(&self, keys: impl IntoIterator<Item = String>) {
+    pub(super) fn enqueue(&self, keys: impl IntoIterator<Item = String>) {
         let Some(queue) = self.queue() else { return };
         for k in self.ours(keys) {
             queue.add(k);
@@ -159,7 +183,7 @@ impl Feed {
             .route_refs(self.lb)
             .into_iter()
             .filter(|r| pick(r))
-            .flat_map(|r| r.parents)
+            .flat_map(|r| self.stores.gateways_of(&r))
             .collect();
         parents.into_iter().collect()
     }
@@ -317,7 +341,10 @@ impl<K: Resource + serde::Serialize + Send + Sync> Index<K> for Trigger<K> {
 
 /// Mappers of each kind (see the module docs).
 pub fn on_gateway(f: &Feed, g: &Gateway) -> Vec<String> {
-    f.for_gateway(g)
+    let (ns, name) = (g.namespace().unwrap_or_default(), g.name_any());
+    // The Gateways whose routes chain to `g` read its `Programmed` ARN: its status counts.
+    let chained = f.parents_of_routes(|r| r.has_gateway_backend(&ns, &name));
+    f.for_gateway(g).into_iter().chain(chained).collect()
 }
 pub fn on_class(f: &Feed, c: &GatewayClass) -> Vec<String> {
     f.for_class(c)
@@ -325,8 +352,11 @@ pub fn on_class(f: &Feed, c: &GatewayClass) -> Vec<String> {
 pub fn on_lb_config(f: &Feed, l: &LoadBalancerConfiguration) -> Vec<String> {
     f.for_lb_config(l)
 }
-pub fn on_route<K: Resource + serde::Serialize>(_: &Feed, r: &K) -> Vec<String> {
-    route_refs(r).parents
+pub fn on_route<K: Resource + serde::Serialize>(f: &Feed, r: &K) -> Vec<String> {
+    f.stores.gateways_of(&route_refs(r))
+}
+pub fn on_listener_set(_: &Feed, s: &ListenerSet) -> Vec<String> {
+    vec![parent_key(s)]
 }
 pub fn on_service(f: &Feed, s: &Service) -> Vec<String> {
     let (ns, name) = (s.namespace().unwrap_or_default(), s.name_any());
@@ -334,7 +364,7 @@ pub fn on_service(f: &Feed, s: &Service) -> Vec<String> {
 }
 pub fn on_tg_config(f: &Feed, t: &TargetGroupConfiguration) -> Vec<String> {
     let (ns, name) = (t.namespace().unwrap_or_default(), t.name_any());
-    let mut keys = f.parents_of_routes(|r| r.backends.iter().any(|(n, _)| *n == ns));
+    let mut keys = f.parents_of_routes(|r| r.has_backend_in(&ns));
     // A Gateway's default TargetGroupConfiguration (named by its or its class's configuration).
     for lbc in f.stores.lb_configs.state() {
         let names_it = lbc
@@ -350,7 +380,7 @@ pub fn on_tg_config(f: &Feed, t: &TargetGroupConfiguration) -> Vec<String> {
 }
 pub fn on_reference_grant(f: &Feed, g: &ReferenceGrant) -> Vec<String> {
     let ns = g.namespace().unwrap_or_default();
-    f.parents_of_routes(|r| r.backends.iter().any(|(n, _)| *n == ns))
+    f.parents_of_routes(|r| r.has_backend_in(&ns))
 }
 pub fn on_namespace(f: &Feed, n: &Namespace) -> Vec<String> {
     let ns = n.name_any();

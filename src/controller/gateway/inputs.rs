@@ -1,25 +1,31 @@
 //! The objects one Gateway's model is built from, copied out of the stores: the routes of the
 //! controller's kinds that name the Gateway as a parent (in namespace/name order, so a build
-//! does not depend on store order), the Services they use, and the Namespaces and configuration
-//! objects the checks read.
+//! does not depend on store order), the Services and Gateways they use as backends, and the
+//! Namespaces and configuration objects the checks read; then what only the API server or AWS
+//! knows: OIDC Secrets, and the ARNs of target groups named by `TargetGroupName` backends.
+
+use std::collections::BTreeMap;
 
 use gateway_api::apis::experimental::tcproutes::TcpRoute;
 use gateway_api::apis::experimental::udproutes::UdpRoute;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::listenersets::ListenerSet;
 use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
-use kube::{Api, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 
 use super::config::Configs;
 use super::feed::Stores;
-use super::refs::route_refs;
+use super::refs::{route_refs, RouteRefs};
 use crate::crd::gateway::{ListenerRuleConfiguration, TargetGroupConfiguration};
+use crate::model::gateway::listener_sets::parent_key;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::GatewayInputs;
 use crate::watch::Store;
+use crate::webhook::tg_cache::TgCache;
 
 /// Owned copies of everything [`GatewayInputs`] borrows.
 #[derive(Default)]
@@ -34,8 +40,16 @@ pub struct Owned {
     pub tg_configs: Vec<TargetGroupConfiguration>,
     pub reference_grants: Vec<ReferenceGrant>,
     pub rule_configs: Vec<ListenerRuleConfiguration>,
-    /// The Secrets the rule configurations' OIDC actions name (see [`Owned::read_secrets`]).
+    /// The Secrets the rule configurations' OIDC actions name (see [`super::secrets`]).
     pub secrets: Vec<Secret>,
+    /// The Gateways the routes name as backends (NLB → ALB chaining), as the store has them.
+    pub gateways: Vec<Gateway>,
+    /// The ARNs of the target groups `TargetGroupName` backends name (see
+    /// [`Owned::look_up_target_groups`]).
+    pub target_group_arns: BTreeMap<String, Result<String, String>>,
+    /// The ListenerSets naming the Gateway (gate `GatewayListenerSet`; the model does the
+    /// handshake).
+    pub listener_sets: Vec<ListenerSet>,
 }
 
 fn sorted<K: Resource + Clone>(s: &Store<K>, keep: impl Fn(&K) -> bool) -> Vec<K> {
@@ -49,39 +63,60 @@ fn sorted<K: Resource + Clone>(s: &Store<K>, keep: impl Fn(&K) -> bool) -> Vec<K
     v
 }
 
-fn children<K: Resource + Clone + serde::Serialize>(s: &Store<K>, gw: &str) -> Vec<K> {
-    sorted(s, |r| route_refs(r).has_parent(gw))
+/// The routes naming Gateway `gw` or one of `sets` (`ns/name` of its ListenerSets).
+fn children<K: Resource + Clone + serde::Serialize>(
+    s: &Store<K>,
+    gw: &str,
+    sets: &[String],
+) -> Vec<K> {
+    sorted(s, |r| {
+        let refs = route_refs(r);
+        refs.has_parent(gw) || refs.listener_sets.iter().any(|l| sets.contains(l))
+    })
 }
 
 impl Owned {
     /// Copies what Gateway `key` of a controller of `lb` needs.
     pub fn gather(stores: &Stores, lb: LbKind, key: &str) -> Owned {
         let mut o = Owned::default();
+        if stores.listener_sets_on {
+            o.listener_sets = sorted(&stores.listener_sets, |s| parent_key(s) == key);
+        }
+        let sets: Vec<String> = o
+            .listener_sets
+            .iter()
+            .map(|s| format!("{}/{}", s.namespace().unwrap_or_default(), s.name_any()))
+            .collect();
         match lb {
             LbKind::Alb => {
-                o.http_routes = children(&stores.http_routes, key);
-                o.grpc_routes = children(&stores.grpc_routes, key);
+                o.http_routes = children(&stores.http_routes, key, &sets);
+                o.grpc_routes = children(&stores.grpc_routes, key, &sets);
                 o.rule_configs = sorted(&stores.rule_configs, |_| true);
             }
             LbKind::Nlb => {
-                o.tcp_routes = children(&stores.tcp_routes, key);
-                o.udp_routes = children(&stores.udp_routes, key);
-                o.tls_routes = children(&stores.tls_routes, key);
+                o.tcp_routes = children(&stores.tcp_routes, key, &sets);
+                o.udp_routes = children(&stores.udp_routes, key, &sets);
+                o.tls_routes = children(&stores.tls_routes, key, &sets);
             }
         }
-        let mut backends: Vec<(String, String)> = Vec::new();
-        let mut add = |refs: super::refs::RouteRefs| backends.extend(refs.backends);
-        o.http_routes.iter().for_each(|r| add(route_refs(r)));
-        o.grpc_routes.iter().for_each(|r| add(route_refs(r)));
-        o.tcp_routes.iter().for_each(|r| add(route_refs(r)));
-        o.udp_routes.iter().for_each(|r| add(route_refs(r)));
-        o.tls_routes.iter().for_each(|r| add(route_refs(r)));
+        let (mut backends, mut gateways) = (Vec::new(), Vec::new());
+        for refs in o.route_refs() {
+            backends.extend(refs.backends);
+            gateways.extend(refs.gateway_backends);
+        }
         backends.sort();
         backends.dedup();
+        gateways.sort();
+        gateways.dedup();
         o.services = backends
             .iter()
             .filter_map(|(ns, name)| stores.services.get(ns, name))
             .map(|s| (*s).clone())
+            .collect();
+        o.gateways = gateways
+            .iter()
+            .filter_map(|(ns, name)| stores.gateways.get(ns, name))
+            .map(|g| (*g).clone())
             .collect();
         o.namespaces = sorted(&stores.namespaces, |_| true);
         o.tg_configs = sorted(&stores.tg_configs, |_| true);
@@ -89,27 +124,37 @@ impl Owned {
         o
     }
 
-    /// Reads, one GET each, the Secrets the OIDC actions of the rule configurations name (in the
-    /// configuration's namespace, as upstream): the model takes the client id and secret from
-    /// them. A Secret that does not exist is left out, and the model says so by name. One GET
-    /// needs only `get` on that Secret (a namespaced Role with `resourceNames` is enough).
-    pub async fn read_secrets(&mut self, client: &kube::Client) -> Result<(), kube::Error> {
-        let mut wanted = std::collections::BTreeSet::new();
-        for c in &self.rule_configs {
-            let ns = c.namespace().unwrap_or_else(|| "default".into());
-            for a in &c.spec.actions {
-                if let Some(o) = &a.authenticate_oidc_config {
-                    wanted.insert((ns.clone(), o.secret.name.clone()));
-                }
-            }
+    /// The references of every route copied.
+    fn route_refs(&self) -> Vec<RouteRefs> {
+        let mut out = Vec::new();
+        out.extend(self.http_routes.iter().map(route_refs));
+        out.extend(self.grpc_routes.iter().map(route_refs));
+        out.extend(self.tcp_routes.iter().map(route_refs));
+        out.extend(self.udp_routes.iter().map(route_refs));
+        out.extend(self.tls_routes.iter().map(route_refs));
+        out
+    }
+
+    /// Looks up by name (`DescribeTargetGroups`, answers kept by `cache`) the target groups
+    /// that `TargetGroupName` backends name, so the model can forward to their ARNs. A failed
+    /// lookup is recorded with its error: the model fails the build with it when it reaches
+    /// that backend, as upstream's model builder does.
+    pub async fn look_up_target_groups(&mut self, cache: &TgCache) {
+        let mut names: Vec<String> = self
+            .route_refs()
+            .into_iter()
+            .flat_map(|r| r.target_group_names)
+            .collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let arn = cache
+                .by_name(&name)
+                .await
+                .map(|tg| tg.arn)
+                .map_err(|e| e.to_string());
+            self.target_group_arns.insert(name, arn);
         }
-        for (ns, name) in wanted {
-            let api: Api<Secret> = Api::namespaced(client.clone(), &ns);
-            if let Some(secret) = api.get_opt(&name).await? {
-                self.secrets.push(secret);
-            }
-        }
-        Ok(())
     }
 
     /// The model's inputs of `gw` with `configs`.
@@ -128,75 +173,10 @@ impl Owned {
             reference_grants: &self.reference_grants,
             rule_configs: &self.rule_configs,
             secrets: &self.secrets,
+            gateways: &self.gateways,
+            target_group_arns: &self.target_group_arns,
+            listener_sets: &self.listener_sets,
             ..GatewayInputs::new(gw)
         }
-    }
-}
-
-#[cfg(test)]
-mod secret_tests {
-    use super::*;
-    use http::{Request, Response, StatusCode};
-    use kube::client::Body;
-    use std::sync::{Arc, Mutex};
-
-    /// A client that knows one Secret, `demo/oidc`, and records the paths it was asked for.
-    fn client() -> (kube::Client, Arc<Mutex<Vec<String>>>) {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let s = seen.clone();
-        let svc = tower::service_fn(move |req: Request<Body>| {
-            let path = req.uri().path().to_string();
-            s.lock().unwrap().push(path.clone());
-            async move {
-                let r = if path == "/api/v1/namespaces/demo/secrets/oidc" {
-                    let body = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
-                        "metadata": {"name": "oidc", "namespace": "demo"},
-                        "data": {"clientID": "aWQ=", "clientSecret": "c2VjcmV0"}});
-                    Response::new(Body::from(serde_json::to_vec(&body).unwrap()))
-                } else {
-                    let body = serde_json::json!({"kind": "Status", "apiVersion": "v1",
-                        "status": "Failure", "reason": "NotFound", "code": 404, "message": "not found"});
-                    let mut r = Response::new(Body::from(serde_json::to_vec(&body).unwrap()));
-                    *r.status_mut() = StatusCode::NOT_FOUND;
-                    r
-                };
-                Ok::<_, std::convert::Infallible>(r)
-            }
-        });
-        (kube::Client::new(svc, "default"), seen)
-    }
-
-    fn lrc(secret: &str) -> ListenerRuleConfiguration {
-        serde_json::from_value(serde_json::json!({
-            "apiVersion": "gateway.k8s.aws/v1", "kind": "ListenerRuleConfiguration",
-            "metadata": {"name": format!("auth-{secret}"), "namespace": "demo"},
-            "spec": {"actions": [{"type": "authenticate-oidc", "authenticateOIDCConfig": {
-                "issuer": "https://idp", "authorizationEndpoint": "https://idp/auth",
-                "tokenEndpoint": "https://idp/token", "userInfoEndpoint": "https://idp/user",
-                "secret": {"name": secret}}}]}
-        }))
-        .unwrap()
-    }
-
-    #[tokio::test]
-    async fn the_oidc_secrets_rule_configurations_name_are_read_once_each() {
-        let (client, seen) = client();
-        let mut owned = Owned {
-            rule_configs: vec![lrc("oidc"), lrc("oidc"), lrc("missing")],
-            ..Owned::default()
-        };
-        owned.read_secrets(&client).await.unwrap();
-        let names: Vec<_> = owned.secrets.iter().map(|s| s.name_any()).collect();
-        assert_eq!(
-            names,
-            vec!["oidc"],
-            "the missing one is left to the model to report"
-        );
-        assert_eq!(
-            seen.lock().unwrap().len(),
-            2,
-            "one GET per distinct Secret: {:?}",
-            seen.lock().unwrap()
-        );
     }
 }

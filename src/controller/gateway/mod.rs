@@ -9,13 +9,16 @@
 //! reconciled at once, a failed one backs off exponentially up to `max_backoff`, and every
 //! handled Gateway is resynced each `sync_period`.
 
+mod addons;
 mod cleanup;
 mod config;
 pub mod detect;
 mod feed;
 mod inputs;
+mod listener_set_status;
 mod reconcile;
 mod refs;
+mod secrets;
 pub mod status;
 
 use std::sync::Arc;
@@ -27,10 +30,11 @@ use super::ingress::queue::Queue;
 use super::metrics::{ControllerMetrics, Reconciles};
 use super::service::EnvReader;
 use crate::aws::{AwsError, AwsMetrics, Ec2, ElbV2};
-use crate::deploy::Deployer;
+use crate::deploy::{CertDiscovery, Deployer};
 use crate::model::gateway::listeners::LbKind;
 use crate::model::{ModelConfig, ModelError};
 use crate::watch::{Synced, Watches};
+use crate::webhook::tg_cache::TgCache;
 
 pub use feed::{controller_name, Feed, Stores};
 pub use reconcile::PROGRAMMED_REQUEUE;
@@ -61,6 +65,12 @@ pub struct GatewayControllerConfig {
     /// controller's), recorded after each build and forgotten when the Gateway is gone.
     pub service_references:
         Option<std::sync::Arc<crate::controller::gateway_class::ServiceReferences>>,
+    /// ACM certificate discovery for secure listeners without configured certificates (shared
+    /// with the Ingress controller: one cache); `None` refuses such listeners.
+    pub cert_discovery: Option<Arc<CertDiscovery>>,
+    /// WAFv2 / Shield clients (`--enable-wafv2`, `--enable-shield`) for the configurations'
+    /// `wafV2` and `shieldConfiguration`.
+    pub addons: crate::aws::AddonClients,
 }
 
 impl GatewayControllerConfig {
@@ -77,6 +87,8 @@ impl GatewayControllerConfig {
             metrics: None,
             controller_metrics: ControllerMetrics::default(),
             service_references: None,
+            cert_discovery: None,
+            addons: Default::default(),
         }
     }
 
@@ -127,28 +139,41 @@ pub(crate) struct Ctx {
     deployer: Deployer,
     env: EnvReader,
     feed: Arc<Feed>,
+    /// The OIDC Secrets the ALB controller's Gateways read (none for NLBs).
+    secrets: Option<Arc<secrets::Monitor>>,
     cfg: GatewayControllerConfig,
     events: super::Events,
     backoff: super::Backoff,
     rec: Reconciles,
+    /// ARNs of target groups named by `TargetGroupName` backends, by name.
+    target_groups: TgCache,
 }
+
+/// How long a target group's ARN looked up by name is trusted (upstream's mapper cache).
+pub const TARGET_GROUP_NAME_TTL: Duration = Duration::from_secs(20 * 60);
 
 /// What the Gateway controllers keep between terms of leadership: the stores and each enabled
 /// controller's feed, fed from process start by the process's watches.
 pub struct Warm {
     alb: Option<Arc<Feed>>,
     nlb: Option<Arc<Feed>>,
+    /// The ALB controller's OIDC Secrets, on the process's Secret watch (shared with Ingresses).
+    alb_secrets: Option<Arc<secrets::Monitor>>,
     synced: Vec<Synced>,
 }
 
 impl Warm {
     /// Registers the stores and triggers of the enabled controllers with `watches` (before they
-    /// start); `None` when both are off (then no Gateway kind is watched).
-    pub fn register(watches: &Watches, alb: bool, nlb: bool) -> Option<Warm> {
+    /// start); `None` when both are off (then no Gateway kind is watched). ListenerSets are
+    /// watched only with `listener_sets` (the `GatewayListenerSet` gate).
+    pub fn register(watches: &Watches, alb: bool, nlb: bool, listener_sets: bool) -> Option<Warm> {
         if !alb && !nlb {
             return None;
         }
-        let stores = Stores::default();
+        let stores = Stores {
+            listener_sets_on: listener_sets,
+            ..Stores::default()
+        };
         let g = &watches.gateway;
         let mut synced = Vec::new();
         macro_rules! store {
@@ -164,6 +189,9 @@ impl Warm {
         store!(g.tg_configs, stores.tg_configs);
         store!(watches.services, stores.services);
         store!(watches.namespaces, stores.namespaces);
+        if listener_sets {
+            store!(g.listener_sets, stores.listener_sets);
+        }
         if alb {
             store!(g.http_routes, stores.http_routes);
             store!(g.grpc_routes, stores.grpc_routes);
@@ -179,9 +207,17 @@ impl Warm {
             triggers(watches, &feed);
             feed
         };
+        let alb = alb.then(|| feed_of(LbKind::Alb));
+        // Not waited for at the start of a term: a Secret not reported yet is read with a GET.
+        let alb_secrets = alb.as_ref().map(|feed| {
+            let m = secrets::Monitor::new(feed.clone(), watches.secrets.wants());
+            watches.secrets.register(m.clone());
+            m
+        });
         Some(Warm {
-            alb: alb.then(|| feed_of(LbKind::Alb)),
+            alb,
             nlb: nlb.then(|| feed_of(LbKind::Nlb)),
+            alb_secrets,
             synced,
         })
     }
@@ -216,6 +252,11 @@ fn triggers(watches: &Watches, feed: &Arc<Feed>) {
     watches
         .namespaces
         .register(Trigger::new(f(), on_namespace, false));
+    if feed.stores.listener_sets_on {
+        // Status-only writes (ours) queue nothing.
+        g.listener_sets
+            .register(Trigger::new(f(), on_listener_set, false));
+    }
     match feed.lb {
         LbKind::Alb => {
             g.http_routes.register(Trigger::new(f(), on_route, false));
@@ -243,7 +284,8 @@ pub async fn run(
 ) {
     let watches = Arc::new(Watches::default());
     let (alb, nlb) = (cfg.lb == LbKind::Alb, cfg.lb == LbKind::Nlb);
-    let Some(warm) = Warm::register(&watches, alb, nlb) else {
+    let sets = cfg.model.gate("GatewayListenerSet");
+    let Some(warm) = Warm::register(&watches, alb, nlb, sets) else {
         return;
     };
     let namespaces = cfg.namespaces.clone();
@@ -284,14 +326,18 @@ pub async fn lead(
     feed.all();
     tracing::info!(controller = cfg.name(), "gateway controller caches synced");
 
-    let deployer = Deployer::new(
+    let mut deployer = Deployer::new(
         elbv2.clone(),
         ec2.clone(),
         cfg.model.cluster_name.clone(),
         vpc_id.clone(),
     )
     .with_external_managed_tags(cfg.model.external_managed_tags.clone())
-    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"));
+    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
+    .with_addons(cfg.addons.clone());
+    if let Some(d) = &cfg.cert_discovery {
+        deployer = deployer.with_cert_discovery(d.clone());
+    }
     let env = EnvReader::new(
         ec2,
         vpc_id,
@@ -299,12 +345,17 @@ pub async fn lead(
         cfg.model.gate("SubnetDiscoveryByReachability"),
     );
     let ctx = Arc::new(Ctx {
+        target_groups: TgCache::new(elbv2, TARGET_GROUP_NAME_TTL),
         events: super::Events::new(client.clone(), cfg.name()),
         backoff: super::Backoff::new(cfg.base_backoff, cfg.max_backoff),
         client,
         deployer,
         env,
         feed,
+        secrets: match cfg.lb {
+            LbKind::Alb => warm.alb_secrets.clone(),
+            LbKind::Nlb => None,
+        },
         cfg,
         rec,
     });

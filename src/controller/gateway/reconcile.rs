@@ -3,12 +3,13 @@
 //! date with its configuration, and the LoadBalancerConfigurations must resolve (else Accepted
 //! False `Invalid` with the error, and a retry); the model is built (an error is a
 //! `FailedBuildModel` Warning, Accepted False `Invalid` `Check Gateway Events for more
-//! information.`, and no AWS write); a dry run writes the plan annotation instead of deploying;
+//! information.`, and no AWS write; ACM certificate discovery belongs to it); a dry run writes the plan annotation instead of deploying;
 //! otherwise finalizer → deploy (AWS, then the TargetGroupBinding objects) → status →
 //! `SuccessfullyReconciled`. A deleted Gateway: refused while its configuration protects the load
 //! balancer; else bindings, then the stack, go, and the finalizer is released only once AWS shows
 //! no load balancer of the stack.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -19,12 +20,14 @@ use kube::{Api, Resource, ResourceExt};
 use super::config::{self, Configs};
 use super::feed::controller_name;
 use super::inputs::Owned;
+use super::listener_set_status;
 use super::status::{self, Programmed};
 use super::{Ctx, GatewayError};
 use crate::controller::gateway_class::services_of;
 use crate::controller::ingress::{reason, sync_bindings};
 use crate::controller::{add_finalizer, route_status};
 use crate::deploy::Error as DeployError;
+use crate::model::gateway::addons::ActiveAddons;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::{
     build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild, GatewayInputs,
@@ -80,6 +83,13 @@ pub(super) fn binding_labels(ctx: &Ctx, gw: &Gateway) -> BTreeMap<String, String
     .stack_labels()
 }
 
+/// Gateway `key` reads no Secret any more (gone, deleted, or no longer ours).
+pub(super) fn forget_secrets(ctx: &Ctx, key: &str) {
+    if let Some(m) = &ctx.secrets {
+        m.monitor(key, Default::default());
+    }
+}
+
 /// Writes Accepted False on a failure; a failed status write is only logged.
 async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
     if let Some(st) = status::failure(gw, "Invalid", message) {
@@ -94,6 +104,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
     let stores = &ctx.feed.stores;
     let (ns, name) = key.split_once('/').unwrap_or(("default", key));
     let Some(gw) = stores.gateways.get(ns, name) else {
+        forget_secrets(ctx, key);
         return Ok(None);
     };
     let Some(class) = stores.classes.get("", &gw.spec.gateway_class_name) else {
@@ -101,6 +112,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         return Ok(None);
     };
     if class.spec.controller_name != controller_name(ctx.cfg.lb) {
+        forget_secrets(ctx, key);
         return Ok(None);
     }
     let resolved = match config::resolve(stores, &gw, &class) {
@@ -130,27 +142,53 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             fail_status(ctx, &gw, status::RECONCILE_ERROR).await;
             return Err(GatewayError::Config(e));
         }
-        ctx.rec
-            .staged("cleanup", super::cleanup::cleanup(ctx, &gw))
-            .await?;
-        return Ok(None);
+        // Upstream: with add-ons still recorded active, one more pass deploys the stack without
+        // them (and records them off); the next pass, with none active, deletes the stack. With
+        // no load balancer left there is nothing to take them off: none is made for that.
+        let k = kind(ctx.cfg.lb);
+        let releasing = gw.finalizers().iter().any(|f| f == k.finalizer)
+            && ActiveAddons::of(&gw).any()
+            && ctx.deployer.has_load_balancer_of(k.stack, key).await?;
+        if !releasing {
+            forget_secrets(ctx, key);
+            ctx.rec
+                .staged("cleanup", super::cleanup::cleanup(ctx, &gw))
+                .await?;
+            return Ok(None);
+        }
+        tracing::info!(gateway = %key, "removing the gateway's add-ons before deleting its stack");
     }
     let mut owned = Owned::gather(stores, ctx.cfg.lb, key);
+    // Watched from now on (upstream's MonitorSecrets), also when the build then fails on one:
+    // its creation or fix queues the Gateway.
+    let secret_refs = super::secrets::refs_of(&owned);
+    if let Some(m) = &ctx.secrets {
+        m.monitor(key, secret_refs.clone());
+    }
     let built = ctx
         .rec
         .staged("build_model", async {
-            owned.read_secrets(&ctx.client).await?;
+            if let Some(m) = &ctx.secrets {
+                owned.secrets = m.read(&ctx.client, &secret_refs).await?;
+            }
+            owned.look_up_target_groups(&ctx.target_groups).await;
             let subnets = ctx.env.subnets().await?;
             let inputs = owned.inputs(&gw, &configs);
-            let b = match ctx.cfg.lb {
+            let mut b = match ctx.cfg.lb {
                 LbKind::Alb => {
                     build_alb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
                 }
                 LbKind::Nlb => {
                     build_nlb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
                 }
-            };
-            Ok::<_, GatewayError>(b?)
+            }?;
+            // ACM discovery is part of upstream's model build (reads only): a host without a
+            // certificate is a `FailedBuildModel` before any write, and a dry-run plan shows
+            // the certificates found.
+            if let Cow::Owned(s) = ctx.deployer.resolve_certificates(&b.stack).await? {
+                b.stack = s;
+            }
+            Ok::<_, GatewayError>(b)
         })
         .await;
     let built = match built {
@@ -169,7 +207,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
     };
     let finalizer = kind(ctx.cfg.lb).finalizer;
     let dry_run = gw.annotations().get(DRY_RUN_ANNOTATION).map(String::as_str) == Some("true");
-    if dry_run {
+    if dry_run && gw.metadata.deletion_timestamp.is_none() {
         if !gw.finalizers().iter().any(|f| f == finalizer) {
             write_plan(ctx, &gw, &built.stack).await?;
             tracing::info!(gateway = %key, "dry-run plan generated");
@@ -188,84 +226,22 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         );
         warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note).await;
     }
-    if has_infrastructure_annotations(&gw) {
-        // Upstream copies them onto the TargetGroupBindings; this build does not yet.
-        let note = "spec.infrastructure.annotations are not put on the TargetGroupBindings by this build yet";
-        warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note.into()).await;
+    // Newly enabled add-ons are recorded before the deploy makes them, removed ones after.
+    let active = ActiveAddons::of(&gw);
+    let added = built.addons.keys_not_in(&active);
+    let recorded;
+    let gw: &Gateway = if added.is_empty() {
+        &gw
+    } else {
+        recorded = super::addons::record(ctx, &gw, &added, true).await?;
+        &recorded
+    };
+    let requeue = deploy(ctx, gw, &built, &owned.inputs(gw, &configs)).await?;
+    let removed = active.keys_not_in(&built.addons);
+    if !removed.is_empty() {
+        super::addons::record(ctx, gw, &removed, false).await?;
     }
-    if allows_listener_sets(&gw) {
-        warn(
-            ctx,
-            &gw,
-            reason::UNSUPPORTED_CONFIGURATION,
-            LISTENER_SETS_NOT_SUPPORTED.into(),
-        )
-        .await;
-    }
-    deploy(ctx, &gw, &built, &owned.inputs(&gw, &configs)).await
-}
-
-/// Whether the Gateway sets `spec.infrastructure.annotations` (not acted on yet: a Warning).
-pub fn has_infrastructure_annotations(gw: &Gateway) -> bool {
-    gw.spec
-        .infrastructure
-        .as_ref()
-        .and_then(|i| i.annotations.as_ref())
-        .is_some_and(|a| !a.is_empty())
-}
-
-/// What a Gateway that admits ListenerSets is told: this build makes no listener for them.
-pub const LISTENER_SETS_NOT_SUPPORTED: &str =
-    "spec.allowedListeners: ListenerSets are not supported by this build yet: no listener is made for them";
-
-/// Whether `spec.allowedListeners` admits ListenerSets from some namespace (upstream's default,
-/// and `from: None`, admit none).
-pub fn allows_listener_sets(gw: &Gateway) -> bool {
-    use gateway_api::apis::standard::gateways::GatewayAllowedListenersNamespacesFrom as From;
-    gw.spec
-        .allowed_listeners
-        .as_ref()
-        .and_then(|a| a.namespaces.as_ref())
-        .and_then(|n| n.from.as_ref())
-        .is_some_and(|f| !matches!(f, From::None))
-}
-
-#[cfg(test)]
-mod listener_set_tests {
-    use super::*;
-
-    fn gw(allowed: serde_json::Value) -> Gateway {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "gw", "namespace": "ns"},
-            "spec": {"gatewayClassName": "alb", "listeners": [{"name": "h", "port": 80, "protocol": "HTTP"}],
-                     "allowedListeners": allowed}
-        }))
-        .unwrap()
-    }
-
-    #[test]
-    fn a_gateway_admitting_listener_sets_is_told_they_are_not_built() {
-        assert!(allows_listener_sets(&gw(
-            serde_json::json!({"namespaces": {"from": "Same"}})
-        )));
-        assert!(allows_listener_sets(&gw(
-            serde_json::json!({"namespaces": {"from": "All"}})
-        )));
-        assert!(!allows_listener_sets(&gw(
-            serde_json::json!({"namespaces": {"from": "None"}})
-        )));
-        assert!(!allows_listener_sets(&gw(serde_json::json!({}))));
-        assert!(!allows_listener_sets(&gw(serde_json::Value::Null)));
-    }
-
-    #[test]
-    fn infrastructure_annotations_are_noticed() {
-        let mut g = gw(serde_json::Value::Null);
-        assert!(!has_infrastructure_annotations(&g));
-        g.spec.infrastructure =
-            serde_json::from_value(serde_json::json!({"annotations": {"a": "b"}})).unwrap();
-        assert!(has_infrastructure_annotations(&g));
-    }
+    Ok(requeue)
 }
 
 /// Routes naming the Gateway that the model left out (kinds it does not build yet): they must
@@ -378,6 +354,14 @@ async fn deploy(
         }
     };
     tracing::info!(gateway = %gw.name_any(), "successfully deployed model");
+    // Upstream releases the shared backend SG when the Gateway's stack does not need it.
+    if stack
+        .backend_security_group
+        .as_ref()
+        .is_none_or(|b| b.group_id.is_some())
+    {
+        super::cleanup::release_backend_sg(ctx, &format!("{}/{}", ns_of(gw), gw.name_any())).await;
+    }
     let Some(lb) = &deployed.load_balancer else {
         return Ok(Some(ctx.cfg.sync_period));
     };
@@ -393,9 +377,31 @@ async fn deploy(
         &built.attachment.attached_routes,
         programmed.active,
     );
-    let any_valid = built.listeners.values().any(|v| v.valid);
-    let any_invalid = built.listeners.values().any(|v| !v.valid);
-    if let Some(st) = status::success(gw, listeners, &programmed, any_valid, any_invalid) {
+    // Accepted counts the listeners of the accepted ListenerSets too, as upstream.
+    let results = || {
+        std::iter::once(&built.listeners)
+            .chain(built.listener_sets.iter().map(|s| &s.validation))
+            .flat_map(|v| v.values())
+    };
+    let any_valid = results().any(|v| v.valid);
+    let any_invalid = results().any(|v| !v.valid);
+    let sets_on = ctx.feed.stores.listener_sets_on;
+    let attached_sets = sets_on.then(|| {
+        let with_valid = built
+            .listener_sets
+            .iter()
+            .filter(|s| s.validation.values().any(|v| v.valid));
+        with_valid.count() as i32
+    });
+    let st = status::success(
+        gw,
+        listeners,
+        &programmed,
+        any_valid,
+        any_invalid,
+        attached_sets,
+    );
+    if let Some(st) = st {
         if let Err(e) = ctx
             .rec
             .staged("update_status", status::patch(&ctx.client, gw, &st))
@@ -407,6 +413,14 @@ async fn deploy(
                 gw.name_any()
             );
             warn(ctx, gw, reason::FAILED_UPDATE_STATUS, note).await;
+            return Err(e.into());
+        }
+    }
+    if sets_on {
+        let lb = ctx.cfg.lb;
+        let sets = listener_set_status::publish(&ctx.client, built, lb, programmed.active);
+        if let Err(e) = ctx.rec.staged("update_listener_set_status", sets).await {
+            tracing::warn!(gateway = %gw.name_any(), error = %e, "failed to update ListenerSet status");
             return Err(e.into());
         }
     }

@@ -52,7 +52,13 @@ fn truncate(s: &str) -> String {
     t
 }
 
-fn condition(type_: &str, status: &str, reason: &str, message: &str, gen: i64) -> Condition {
+pub(super) fn condition(
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    gen: i64,
+) -> Condition {
     Condition {
         type_: type_.into(),
         status: status.into(),
@@ -172,8 +178,26 @@ pub fn listener_statuses(
     programmed: bool,
 ) -> Vec<GatewayStatusListeners> {
     let gen = gw.metadata.generation.unwrap_or_default();
-    gw.spec
-        .listeners
+    listener_entries(
+        &gw.spec.listeners,
+        lb,
+        validation,
+        attached,
+        programmed,
+        gen,
+    )
+}
+
+/// Status entries of `listeners` (a Gateway's or a ListenerSet's) with conditions of `gen`.
+pub fn listener_entries(
+    listeners: &[GatewayListeners],
+    lb: LbKind,
+    validation: &BTreeMap<String, ListenerValidation>,
+    attached: &BTreeMap<String, usize>,
+    programmed: bool,
+    gen: i64,
+) -> Vec<GatewayStatusListeners> {
+    listeners
         .iter()
         .filter_map(|l| {
             let v = validation.get(&l.name)?;
@@ -187,14 +211,14 @@ pub fn listener_statuses(
         .collect()
 }
 
-type ListenerShape = (
+pub(super) type ListenerShape = (
     String,
     Vec<String>,
     i32,
     Vec<(String, String, String, String, i64)>,
 );
 
-fn shape(l: &[GatewayStatusListeners]) -> Vec<ListenerShape> {
+pub(super) fn shape(l: &[GatewayStatusListeners]) -> Vec<ListenerShape> {
     let mut out: Vec<ListenerShape> = l
         .iter()
         .map(|s| {
@@ -228,12 +252,14 @@ pub fn listeners_identical(a: &[GatewayStatusListeners], b: &[GatewayStatusListe
 }
 
 /// Upstream's status after a successful deploy; `None` when the Gateway already shows it.
+/// `attached_sets`: `attachedListenerSets` (Some only with the `GatewayListenerSet` gate).
 pub fn success(
     gw: &Gateway,
     listeners: Vec<GatewayStatusListeners>,
     lb: &Programmed,
     any_valid: bool,
     any_invalid: bool,
+    attached_sets: Option<i32>,
 ) -> Option<GatewayStatus> {
     let gen = gw.metadata.generation.unwrap_or_default();
     let mut st = gw.status.clone().unwrap_or_default();
@@ -263,6 +289,10 @@ pub fn success(
             r#type: Some("Hostname".into()),
             value: dns,
         }]);
+        changed = true;
+    }
+    if attached_sets.is_some() && st.attached_listener_sets != attached_sets {
+        st.attached_listener_sets = attached_sets;
         changed = true;
     }
     if !listeners_identical(st.listeners.as_deref().unwrap_or(&[]), &listeners) {

@@ -90,7 +90,7 @@ fn an_active_lb_is_programmed_with_its_arn_and_a_second_pass_patches_nothing() {
         dns_name: "X-1.US-WEST-2.elb.amazonaws.com".into(),
         active: true,
     };
-    let st = success(&g, listeners(&g, true), &lb, true, true).expect("first write");
+    let st = success(&g, listeners(&g, true), &lb, true, true, None).expect("first write");
     let conds = st.conditions.clone().unwrap();
     assert_eq!(cond(&conds, "Programmed").message, lb.arn);
     let acc = cond(&conds, "Accepted");
@@ -111,7 +111,7 @@ fn an_active_lb_is_programmed_with_its_arn_and_a_second_pass_patches_nothing() {
     let mut reordered = listeners(&again, true);
     reordered.reverse();
     assert!(
-        success(&again, reordered, &lb, true, true).is_none(),
+        success(&again, reordered, &lb, true, true, None).is_none(),
         "nothing changed: no patch"
     );
     let newer = Gateway {
@@ -122,7 +122,7 @@ fn an_active_lb_is_programmed_with_its_arn_and_a_second_pass_patches_nothing() {
         ..again.clone()
     };
     assert!(
-        success(&newer, listeners(&newer, true), &lb, true, true).is_some(),
+        success(&newer, listeners(&newer, true), &lb, true, true, None).is_some(),
         "a new generation is written"
     );
 }
@@ -135,7 +135,7 @@ fn a_provisioning_lb_is_pending_and_failures_set_accepted_false_once() {
         dns_name: "d".into(),
         active: false,
     };
-    let st = success(&g, listeners(&g, false), &lb, true, false).unwrap();
+    let st = success(&g, listeners(&g, false), &lb, true, false, None).unwrap();
     let p = cond(st.conditions.as_deref().unwrap(), "Programmed");
     assert_eq!(
         (p.status.as_str(), p.reason.as_str(), p.message.as_str()),

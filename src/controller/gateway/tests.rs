@@ -43,7 +43,7 @@ struct Setup {
 /// Gateways `apps/a` (ours) and `apps/b` (another controller's).
 fn setup() -> Setup {
     let watches = Watches::default();
-    let warm = Warm::register(&watches, true, false).unwrap();
+    let warm = Warm::register(&watches, true, false, true).unwrap();
     let feed = warm.feed(LbKind::Alb).unwrap().clone();
     let queue = Arc::new(Queue::default());
     feed.attach(Some(queue.clone()));
@@ -180,5 +180,125 @@ async fn a_default_target_group_configuration_queues_the_gateways_whose_configur
     assert!(
         s.queue.is_empty(),
         "no configuration names it, no route uses it"
+    );
+}
+
+fn secret(data: &str) -> Arc<k8s_openapi::api::core::v1::Secret> {
+    obj(
+        json!({"metadata": {"name": "idp", "namespace": "apps", "resourceVersion": data},
+        "data": {"clientID": "aWQ=", "clientSecret": data, "unread": data}}),
+    )
+}
+
+/// Upstream's MonitorSecrets: a Gateway reading an OIDC Secret is queued when what the model
+/// reads of it changes, or it comes or goes; the Secret is watched through the process's one
+/// Secret watch, next to the Ingresses' ones.
+#[tokio::test]
+async fn a_changed_oidc_secret_queues_the_gateways_that_read_it() {
+    let s = setup();
+    let m = super::secrets::Monitor::new(s.feed.clone(), s.watches.secrets.wants());
+    let idp = ("apps".to_string(), "idp".to_string());
+    m.monitor("apps/a", [idp.clone()].into());
+    m.monitor("apps/b", [idp.clone()].into());
+    assert!(s.watches.secrets.wants().get().contains(&idp), "watched");
+    m.apply(&secret("Zmlyc3Q="));
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"], "b is not ours");
+    m.apply(&secret("Zmlyc3Q="));
+    assert!(s.queue.is_empty(), "unchanged");
+    let mut other_key = (*secret("Zmlyc3Q=")).clone();
+    other_key
+        .data
+        .as_mut()
+        .unwrap()
+        .insert("unread".into(), Default::default());
+    m.apply(&Arc::new(other_key));
+    assert!(s.queue.is_empty(), "a key the model does not read changed");
+    m.apply(&secret("c2Vjb25k"));
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+    m.delete(&secret("c2Vjb25k"));
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"], "gone");
+    m.monitor("apps/a", Default::default());
+    m.monitor("apps/b", Default::default());
+    assert!(
+        s.watches.secrets.wants().get().is_empty(),
+        "no longer watched"
+    );
+    m.apply(&secret("dGhpcmQ="));
+    assert!(s.queue.is_empty(), "nobody reads it");
+}
+
+#[tokio::test]
+async fn a_gateway_backends_status_change_queues_the_nlb_gateways_chaining_to_it() {
+    use gateway_api::apis::experimental::tcproutes::TcpRoute;
+    let watches = Watches::default();
+    let warm = Warm::register(&watches, false, true, false).unwrap();
+    let feed = warm.feed(LbKind::Nlb).unwrap().clone();
+    let queue = Arc::new(Queue::default());
+    feed.attach(Some(queue.clone()));
+    let stores = &feed.stores;
+    stores.classes.apply(&class("alb", "gateway.k8s.aws/alb"));
+    stores.classes.apply(&class("nlb", "gateway.k8s.aws/nlb"));
+    stores.gateways.apply(&gateway("n", "nlb", "1", json!({})));
+    stores
+        .gateways
+        .apply(&gateway("edge", "alb", "1", json!({})));
+    stores
+        .gateways
+        .apply(&gateway("lone", "alb", "1", json!({})));
+    let route: Arc<TcpRoute> = obj(json!({
+        "metadata": {"name": "t", "namespace": "apps"},
+        "spec": {"parentRefs": [{"name": "n"}],
+                 "rules": [{"backendRefs": [{"name": "edge", "kind": "Gateway", "port": 80}]}]}
+    }));
+    stores.tcp_routes.apply(&route);
+    let t = Trigger::new(feed.clone(), on_gateway, true);
+    let programmed = json!({"conditions": [{"type": "Programmed", "status": "True",
+        "reason": "Programmed", "message": "arn:aws:elasticloadbalancing:r:1:loadbalancer/app/edge/1",
+        "lastTransitionTime": "2025-01-01T00:00:00Z"}]});
+    t.apply(&gateway("edge", "alb", "2", programmed));
+    assert_eq!(
+        drain(&queue).await,
+        vec!["apps/n"],
+        "the ALB's ARN reached the NLB Gateway that chains to it"
+    );
+    t.apply(&gateway("lone", "alb", "2", json!({"conditions": []})));
+    assert!(queue.is_empty(), "no route chains to it");
+    drop(watches);
+}
+
+#[tokio::test]
+async fn a_listener_set_queues_its_gateway_and_so_does_a_route_naming_the_set() {
+    use gateway_api::apis::standard::listenersets::ListenerSet;
+    let s = setup();
+    let set: Arc<ListenerSet> = obj(json!({
+        "metadata": {"name": "ls", "namespace": "apps", "generation": 1},
+        "spec": {"parentRef": {"name": "a"}, "listeners": [{"name": "x", "port": 8080, "protocol": "HTTP"}]}
+    }));
+    let sets = Trigger::new(s.feed.clone(), on_listener_set, false);
+    s.feed.stores.listener_sets.apply(&set);
+    sets.apply(&set);
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"]);
+    let status_only: Arc<ListenerSet> = obj(json!({
+        "metadata": {"name": "ls", "namespace": "apps", "generation": 1},
+        "spec": {"parentRef": {"name": "a"}, "listeners": [{"name": "x", "port": 8080, "protocol": "HTTP"}]},
+        "status": {"conditions": []}
+    }));
+    sets.apply(&status_only);
+    assert!(s.queue.is_empty(), "our own status write queues nothing");
+    let via_set: Arc<HttpRoute> = obj(json!({
+        "metadata": {"name": "r", "namespace": "apps", "generation": 1},
+        "spec": {"parentRefs": [{"kind": "ListenerSet", "name": "ls"}],
+                 "rules": [{"backendRefs": [{"name": "web", "port": 80}]}]}
+    }));
+    let routes = Trigger::new(s.feed.clone(), on_route::<HttpRoute>, false);
+    routes.apply(&via_set);
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"], "the set's Gateway");
+    s.feed.stores.http_routes.apply(&via_set);
+    let svc: Arc<Service> = obj(json!({"metadata": {"name": "web", "namespace": "apps"}}));
+    Trigger::new(s.feed.clone(), on_service, false).apply(&svc);
+    assert_eq!(
+        drain(&s.queue).await,
+        vec!["apps/a"],
+        "through the route's set"
     );
 }

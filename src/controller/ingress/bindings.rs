@@ -41,15 +41,34 @@ fn selector(labels: &BTreeMap<String, String>) -> String {
         .join(",")
 }
 
+/// Annotations upstream's binding controller keeps on a binding (its last reconcile): never
+/// counted nor removed.
+const CHECKPOINT_ANNOTATIONS: [&str; 2] = [
+    "elbv2.k8s.aws/checkpoint",
+    "elbv2.k8s.aws/checkpoint-timestamp",
+];
+
+/// `have`'s annotations without the checkpoint ones.
+fn own_annotations(have: &TargetGroupBinding) -> BTreeMap<String, String> {
+    let mut a = have.annotations().clone();
+    a.retain(|k, _| !CHECKPOINT_ANNOTATIONS.contains(&k.as_str()));
+    a
+}
+
 /// Whether `have` needs a write to become `want`: our labels missing, or a spec that means
 /// something else (grouping and order of rules, and webhook defaults, do not count; see
-/// [`tgb_shape::same_meaning`]). Labels and annotations others added are left alone.
+/// [`tgb_shape::same_meaning`]). Labels and annotations others added are left alone, except
+/// on a binding whose annotations the stack owns (a Gateway's): there, as upstream's binding
+/// manager, labels and annotations (checkpoints aside) must be exactly the stack's.
 pub fn needs_update(have: &TargetGroupBinding, want: &ResolvedTargetGroupBinding) -> bool {
-    let labels_ok = want
-        .labels
-        .iter()
-        .all(|(k, v)| have.labels().get(k) == Some(v));
-    !labels_ok || !tgb_shape::same_meaning(&have.spec, &want.spec)
+    let meta_ok = match &want.annotations {
+        Some(annotations) => *have.labels() == want.labels && own_annotations(have) == *annotations,
+        None => want
+            .labels
+            .iter()
+            .all(|(k, v)| have.labels().get(k) == Some(v)),
+    };
+    !meta_ok || !tgb_shape::same_meaning(&have.spec, &want.spec)
 }
 
 /// What one sync did (for logs and tests).
@@ -114,6 +133,7 @@ pub async fn sync_labeled(
                         name: Some(want.name.clone()),
                         namespace: Some(want.namespace.clone()),
                         labels: Some(want.labels.clone()),
+                        annotations: want.annotations.clone().filter(|a| !a.is_empty()),
                         ..Default::default()
                     },
                     spec: want.spec.clone(),
@@ -170,8 +190,20 @@ async fn replace(
     want: &ResolvedTargetGroupBinding,
 ) -> Result<(), kube::Error> {
     have.spec = want.spec.clone();
-    let labels = have.metadata.labels.get_or_insert_with(BTreeMap::new);
-    labels.extend(want.labels.clone());
+    match &want.annotations {
+        Some(annotations) => {
+            let mut kept = have.annotations().clone();
+            kept.retain(|k, _| CHECKPOINT_ANNOTATIONS.contains(&k.as_str()));
+            kept.extend(annotations.clone());
+            have.metadata.annotations = Some(kept);
+            have.metadata.labels = Some(want.labels.clone());
+        }
+        None => have
+            .metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .extend(want.labels.clone()),
+    }
     // resourceVersion from the list: a concurrent change makes this fail and the group retry.
     api.replace(&have.name_any(), &PostParams::default(), &have)
         .await
@@ -201,6 +233,7 @@ mod tests {
             name: "k8s-ns1-svc3-bf42870fba".into(),
             namespace: "ns-1".into(),
             labels: stack_labels(&GroupId::implicit("ns-1", "ing-1")),
+            annotations: None,
             spec: serde_json::from_value(spec).unwrap(),
         }
     }
@@ -297,6 +330,47 @@ spec:
         ours.spec.networking.as_mut().unwrap().ingress[0].ports[1].port =
             Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(9091));
         assert!(needs_update(&upstream, &ours));
+    }
+
+    /// A Gateway's binding: its labels and annotations are exactly the stack's, as upstream's
+    /// binding manager keeps them; the binding controller's checkpoints do not count.
+    #[test]
+    fn a_gateway_bindings_labels_and_annotations_are_exactly_the_stacks() {
+        let mut want =
+            ours(json!({"targetGroupARN": "arn:tg/1", "serviceRef": {"name": "a", "port": 80}}));
+        want.annotations = Some(BTreeMap::from([("team".to_string(), "a".to_string())]));
+        let have = |extra_label: Option<&str>, annotations: Value| -> TargetGroupBinding {
+            let mut labels = json!({"ingress.k8s.aws/stack-namespace": "ns-1",
+                "ingress.k8s.aws/stack-name": "ing-1"});
+            if let Some(l) = extra_label {
+                labels[l] = json!("x");
+            }
+            serde_json::from_value(json!({
+                "metadata": {"name": "b", "labels": labels, "annotations": annotations},
+                "spec": {"targetGroupARN": "arn:tg/1", "serviceRef": {"name": "a", "port": 80}}
+            }))
+            .unwrap()
+        };
+        let checkpoint = json!({"team": "a", "elbv2.k8s.aws/checkpoint": "x",
+            "elbv2.k8s.aws/checkpoint-timestamp": "1"});
+        assert!(!needs_update(&have(None, checkpoint.clone()), &want));
+        assert!(
+            needs_update(&have(None, json!({"team": "b"})), &want),
+            "changed"
+        );
+        assert!(needs_update(&have(None, json!({})), &want), "missing");
+        let by_hand = json!({"team": "a", "mine": "y"});
+        assert!(
+            needs_update(&have(None, by_hand.clone()), &want),
+            "added by hand"
+        );
+        assert!(
+            needs_update(&have(Some("mine"), checkpoint), &want),
+            "label by hand"
+        );
+        // An Ingress's binding (annotations not the stack's) keeps what others added.
+        want.annotations = None;
+        assert!(!needs_update(&have(Some("mine"), by_hand), &want));
     }
 
     #[test]

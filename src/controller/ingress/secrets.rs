@@ -3,8 +3,8 @@
 //! only the keys the model reads are kept in memory; a Secret the watch has not listed is read
 //! with a GET (a NotFound leaves it out, and the model then fails with upstream's error).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
@@ -85,31 +85,20 @@ pub async fn inputs(
     Ok(out)
 }
 
-/// Which Secrets each Ingress and Service names; their union is what the named watches follow.
+/// Which Secrets each Ingress and Service names; the union over every consumer of the
+/// process's Secret watches (Gateways too) is what the named watches follow.
 pub struct Tracker {
-    per_object: Mutex<BTreeMap<String, BTreeSet<Ref>>>,
     wanted: Wanted,
 }
 
 impl Tracker {
     pub fn new(wanted: Wanted) -> Self {
-        Self {
-            per_object: Mutex::default(),
-            wanted,
-        }
+        Self { wanted }
     }
 
     /// `key` (kind and `ns/name`) now names `refs` (empty when deleted).
     pub fn update(&self, key: String, refs: BTreeSet<Ref>) {
-        let mut per = self.per_object.lock().unwrap_or_else(|p| p.into_inner());
-        let changed = if refs.is_empty() {
-            per.remove(&key).is_some()
-        } else {
-            per.insert(key, refs.clone()) != Some(refs)
-        };
-        if changed {
-            self.wanted.set(per.values().flatten().cloned().collect());
-        }
+        self.wanted.update(key, refs);
     }
 }
 
@@ -197,5 +186,20 @@ mod tests {
         assert_eq!(named.wants().get().len(), 2, "b still names one");
         t.update("ing/ns/b".into(), BTreeSet::new());
         assert_eq!(named.wants().get(), r("two"));
+    }
+
+    /// The Ingress and Gateway controllers share the process's one Secret watch: what one
+    /// names is not dropped when the other's set changes.
+    #[test]
+    fn two_controllers_share_one_wanted_set() {
+        let named: crate::watch::Named<Secret> = crate::watch::Named::new("secrets");
+        let ingresses = Tracker::new(named.wants());
+        let gateways = named.wants();
+        let r = |n: &str| BTreeSet::from([("ns".to_string(), n.to_string())]);
+        ingresses.update("Ingress/ns/a".into(), r("one"));
+        gateways.update("Gateway/ns/gw".into(), r("two"));
+        assert_eq!(named.wants().get().len(), 2);
+        ingresses.update("Ingress/ns/a".into(), BTreeSet::new());
+        assert_eq!(named.wants().get(), r("two"), "the Gateway's stays watched");
     }
 }

@@ -11,7 +11,7 @@
 //!
 //! Besides the marshalled resources, a case may name facts upstream's tests assert that the
 //! marshalled plan does not show, under `$` keys: `$certificates` (a listener's certificate
-//! ARNs), `$route` (the route a rule comes from), `$listeners` (listener validation),
+//! ARNs), `$discoveryHosts` (the hosts ACM discovery covers for it), `$route` (the route a rule comes from), `$listeners` (listener validation),
 //! `$attachedRoutes` / `$refusals` / `$compatibleHostnames` (route attachment), and, for
 //! cases that check one step only, `$mergedConfig` (`mergeOnly`) and `$props` (`propsFor`).
 //! `vpcSubnets` lists the VPC's subnets a case resolves subnets from (EC2's answer).
@@ -219,6 +219,13 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
     for l in &built.stack.listeners {
         if let Some(o) = got["Listener"][&l.id].as_object_mut() {
             o.insert("$certificates".into(), json!(l.certificates));
+            // The hosts ACM discovery covers (upstream's tests assert what its mock is asked).
+            let hosts: Vec<&String> = (l.certificate_discovery.iter())
+                .flat_map(|m| m.discovery_hosts.iter().flatten())
+                .collect();
+            if !hosts.is_empty() {
+                o.insert("$discoveryHosts".into(), json!(hosts));
+            }
         }
     }
     // Upstream's listener validation (listener status): per listener, accepted or the reason.
@@ -459,7 +466,8 @@ fn infrastructure_labels_join_the_stack_labels_of_bindings() {
             .unwrap();
     let mut gw = doc["objects"]["alb_gw"].clone();
     gw["spec"]["infrastructure"] = json!({"labels": {
-        "labelfoo": "labelbar", "gateway.k8s.aws.alb/stack-name": "not-mine"}});
+        "labelfoo": "labelbar", "gateway.k8s.aws.alb/stack-name": "not-mine"},
+        "annotations": {"annfoo": "annbar"}});
     let objs = json!([
         gw,
         doc["objects"]["http_route"],
@@ -478,6 +486,15 @@ fn infrastructure_labels_join_the_stack_labels_of_bindings() {
     assert_eq!(labels["labelfoo"], "labelbar");
     assert_eq!(labels["gateway.k8s.aws.alb/stack-name"], "my-gw");
     assert_eq!(labels["gateway.k8s.aws.alb/stack-namespace"], "my-gw-ns");
+    // Its annotations are the binding's, and upstream's model shows them.
+    let tgb = &built.stack.target_group_bindings[0];
+    let want = std::collections::BTreeMap::from([("annfoo".to_string(), "annbar".to_string())]);
+    assert_eq!(tgb.annotations.as_ref(), Some(&want));
+    let text = render(&built.stack, &PlanFacts::default()).to_string();
+    assert!(
+        text.contains(r#""annotations":{"annfoo":"annbar"}"#),
+        "{text}"
+    );
 }
 
 /// An empty `nodeSelector` in a TargetGroupConfiguration selects all nodes: kept on instance

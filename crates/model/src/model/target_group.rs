@@ -218,6 +218,7 @@ pub fn build(
         name,
         namespace: service_namespace(svc),
         labels: ctx.tags.stack_labels(),
+        annotations: None,
         spec: TargetGroupBindingModelSpec {
             target_group_arn: Token::TargetGroupArn(id),
             target_type: tt,

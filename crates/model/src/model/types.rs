@@ -280,6 +280,10 @@ pub struct Stack {
     /// Ingress stacks with `enable-frontend-nlb`: the NLB in front of the ALB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frontend_nlb: Option<FrontendNlb>,
+    /// NLB Gateway stacks: the `alb`-type target groups of `Gateway` backends, each with
+    /// another Gateway's ALB as its target; sorted by resource id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alb_target_groups: Vec<AlbTargetGroup>,
 }
 
 pub use super::backend::{

@@ -13,6 +13,7 @@ use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::listenersets::ListenerSet;
 use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use serde::Serialize;
@@ -42,6 +43,7 @@ pub(super) struct GatewayManifests {
     lb_configs: Vec<LoadBalancerConfiguration>,
     tg_configs: Vec<TargetGroupConfiguration>,
     rule_configs: Vec<ListenerRuleConfiguration>,
+    listener_sets: Vec<ListenerSet>,
 }
 
 fn parse<T: serde::de::DeserializeOwned + kube::ResourceExt>(
@@ -81,6 +83,7 @@ impl GatewayManifests {
             "LoadBalancerConfiguration" => self.lb_configs.push(parse(doc, file, kind)?),
             "TargetGroupConfiguration" => self.tg_configs.push(parse(doc, file, kind)?),
             "ListenerRuleConfiguration" => self.rule_configs.push(parse(doc, file, kind)?),
+            "ListenerSet" => self.listener_sets.push(parse(doc, file, kind)?),
             _ => return Ok(false),
         }
         Ok(true)
@@ -220,6 +223,16 @@ pub(super) fn gateway_plans(
             reference_grants: &m.reference_grants,
             rule_configs: &rule_configs,
             secrets: &objs.secrets,
+            // Chaining reads the target Gateway's status as the manifests give it; no
+            // TargetGroupName is looked up (no AWS), so such a backend fails the plan.
+            gateways: &m.gateways,
+            // As the controller: ListenerSets only with the `GatewayListenerSet` gate.
+            listener_sets: if cfg.gate("GatewayListenerSet") {
+                &m.listener_sets
+            } else {
+                &[]
+            },
+            ..GatewayInputs::new(gw)
         };
         let built = if controller == ALB_CONTROLLER_NAME {
             build_alb_gateway_stack(&inputs, cfg, env.subnets.as_deref())

@@ -234,3 +234,42 @@ spec: {{type: NodePort, ports: [{{port: 443, targetPort: 8443, nodePort: 30443}}
         .unwrap()
         .contains(":TLSRoute-apps-api:8443"));
 }
+
+/// `plan` has no ACM: an HTTPS listener without configured certificates shows the hosts
+/// discovery would cover (as it does for Ingresses), instead of failing.
+#[test]
+fn plan_shows_the_hosts_acm_discovery_covers_for_https_gateways() {
+    let p = plan(&format!(
+        r#"{CLASSES}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: gw, namespace: web}}
+spec:
+  gatewayClassName: alb
+  listeners: [{{name: https, port: 443, protocol: HTTPS, hostname: "*.example.com"}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: shop, namespace: web}}
+spec:
+  parentRefs: [{{name: gw}}]
+  hostnames: [shop.example.com]
+  rules: [{{backendRefs: [{{name: shop, port: 80}}]}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: shop, namespace: web}}
+spec: {{type: NodePort, ports: [{{port: 80, targetPort: 8080, nodePort: 30080}}]}}
+"#
+    ));
+    let g = &p["gateways"][0];
+    assert!(g.get("error").is_none_or(|e| e.is_null()), "{g}");
+    let l = &g["stack"]["listeners"][0];
+    assert_eq!(l["protocol"], "HTTPS");
+    assert!(l.get("certificates").is_none(), "{l}");
+    assert_eq!(
+        l["certificateDiscovery"][0]["discoveryHosts"],
+        serde_json::json!(["*.example.com", "shop.example.com"])
+    );
+}

@@ -284,6 +284,8 @@ fn target_group(
             unhealthy_threshold_count: hc.unhealthy,
         },
         target_port,
+        target_arn: None,
+        attributes: BTreeMap::new(),
     }
 }
 

@@ -7,8 +7,12 @@ use std::collections::BTreeMap;
 
 use super::actions::{rule_actions, RuleInputs};
 use super::attach::Attachment;
+use super::backends::{target_group_arn, BackendTarget};
+use super::certificates::SecurePort;
 use super::conditions::{grpc_conditions, http_conditions, source_ip_conditions};
-use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
+use gateway_api::apis::standard::gateways::GatewayListeners;
+
+use super::listeners::{elb_protocol, port_protocol};
 use super::load::Loaded;
 use super::precedence::{sorted_units, unit_hostnames, Unit};
 use super::routes::{RouteKind, RouteView};
@@ -26,7 +30,8 @@ pub(super) struct Alb<'a> {
     pub inputs: &'a GatewayInputs<'a>,
     pub routes: &'a [RouteView<'a>],
     pub attachment: &'a Attachment,
-    pub validation: &'a BTreeMap<String, ListenerValidation>,
+    /// Valid listeners of the Gateway and its accepted ListenerSets.
+    pub valid: &'a [&'a GatewayListeners],
     pub loaded: &'a Loaded<'a>,
     pub lbc: &'a LoadBalancerConfigurationSpec,
     pub ctx: &'a TgContext<'a>,
@@ -39,12 +44,10 @@ impl Alb<'_> {
         let cfg = self.ctx.tags.cfg;
         for (&port, attached) in &self.attachment.routes_by_port {
             let protocols: Vec<Protocol> = self
-                .inputs
-                .gateway
-                .spec
-                .listeners
+                .valid
                 .iter()
-                .filter(|l| l.port == port && self.validation.get(&l.name).is_some_and(|v| v.valid))
+                .copied()
+                .filter(|l| l.port == port)
                 .filter_map(elb_protocol)
                 .collect();
             let protocol = port_protocol(&protocols)?;
@@ -54,28 +57,23 @@ impl Alb<'_> {
             });
             let listener_id = port.to_string();
             let secure = protocol == Protocol::Https;
-            let certificates: Vec<String> = listener_cfg
-                .map(|c| {
-                    c.default_certificate
-                        .iter()
-                        .chain(&c.certificates)
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default();
-            if secure && certificates.is_empty() {
-                return Err(format!(
-                    "listener HTTPS:{port} needs a certificate: set defaultCertificate in the LoadBalancerConfiguration's listenerConfigurations (ACM certificate discovery is not supported by this build yet)"
-                ));
-            }
+            let certs = SecurePort::new(
+                self.inputs,
+                self.valid,
+                self.routes,
+                self.attachment,
+                port,
+                protocol,
+            )
+            .certificates(listener_cfg)?;
             stack.listeners.push(Listener {
                 id: listener_id.clone(),
                 load_balancer_arn: Token::LoadBalancerArn,
                 port,
                 protocol,
                 default_actions: vec![Action::fixed("404", None)],
-                certificates,
-                certificate_discovery: Vec::new(),
+                certificates: certs.certificates,
+                certificate_discovery: certs.discovery,
                 ssl_policy: secure.then(|| {
                     listener_cfg
                         .and_then(|c| c.ssl_policy.clone())
@@ -134,19 +132,35 @@ impl Alb<'_> {
         conditions.extend(source_ip_conditions(loaded.config, unit.match_index));
         let mut tuples = Vec::new();
         for b in &loaded.backends {
-            let (tg, tgb) = alb_target_group(
-                self.ctx,
-                route,
-                protocol,
-                b.service,
-                &b.port,
-                b.props.as_ref(),
-            )?;
+            let arn = match &b.target {
+                BackendTarget::Service { service, port } => {
+                    let props = b.props.as_ref();
+                    let (tg, tgb) =
+                        alb_target_group(self.ctx, route, protocol, service, port, props)?;
+                    let arn = Token::TargetGroupArn(tg.id.clone());
+                    target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
+                    arn
+                }
+                BackendTarget::TargetGroupName(name) => {
+                    Token::Literal(target_group_arn(self.inputs, name)?)
+                }
+                // Upstream builds an `alb`-type target group here, which AWS refuses (an ALB
+                // cannot target an ALB): refused before any AWS call instead.
+                BackendTarget::Gateway(gw) => {
+                    return Err(format!(
+                        "backendRef kind Gateway ({}:{}) is only supported on NLB Gateways: an ALB cannot target another ALB. Invalid data can be found in route ({}, {}:{})",
+                        gw.namespace,
+                        gw.name,
+                        route.kind.as_str(),
+                        route.namespace,
+                        route.name
+                    ))
+                }
+            };
             tuples.push(TargetGroupTuple {
-                target_group_arn: Token::TargetGroupArn(tg.id.clone()),
+                target_group_arn: arn,
                 weight: Some(b.weight),
             });
-            target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
         }
         let actions = rule_actions(&RuleInputs {
             route,

@@ -11,6 +11,7 @@ use gateway_api::apis::standard::gateways::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
+use super::listener_sets::LISTENER_SET_KIND;
 use super::listeners::{allowed_kinds, ListenerValidation};
 use super::routes::{ParentRef, RouteKind, RouteView};
 use crate::model::ingress_class::selector_matches;
@@ -42,6 +43,8 @@ pub struct Attachment {
     pub hostnames: BTreeMap<(i32, usize), BTreeSet<String>>,
     /// Attached (route, parentRef) pairs per listener name (the listener's `attachedRoutes`).
     pub attached_routes: BTreeMap<String, usize>,
+    /// The same per accepted ListenerSet (`ns/name`), per listener name.
+    pub set_attached_routes: BTreeMap<String, BTreeMap<String, usize>>,
     /// Accepted (route index, parentRef) pairs, for route status.
     pub accepted: Vec<(usize, ParentRef)>,
     pub refusals: Vec<Refusal>,
@@ -53,6 +56,14 @@ pub struct Parent<'a> {
     pub name: &'a str,
     pub listeners: &'a [GatewayListeners],
     pub validation: &'a BTreeMap<String, ListenerValidation>,
+    /// The ListenerSets the Gateway accepted (routes name them with parentRef kind ListenerSet).
+    pub sets: &'a [Parent<'a>],
+}
+
+impl Parent<'_> {
+    fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
 }
 
 /// Attaches `routes` to the Gateway's listeners; `labels` gives a namespace's labels.
@@ -62,14 +73,16 @@ pub fn attach(
     labels: &dyn Fn(&str) -> BTreeMap<String, String>,
 ) -> Attachment {
     let mut out = Attachment::default();
-    let mut per_listener: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    // Per (group: None = the Gateway, Some(i) = its i-th ListenerSet, listener name).
+    let mut per_listener: BTreeMap<(Option<usize>, &str), Vec<usize>> = BTreeMap::new();
     for (index, route) in routes.iter().enumerate() {
-        for parent_ref in route
+        for (parent_ref, group) in route
             .parent_refs
             .iter()
-            .filter(|p| targets(p, route, parent))
+            .filter_map(|p| Some((p, targets(p, route, parent)?)))
         {
-            let candidates: Vec<&GatewayListeners> = parent
+            let owner = group.map_or(parent, |i| &parent.sets[i]);
+            let candidates: Vec<&GatewayListeners> = owner
                 .listeners
                 .iter()
                 .filter(|l| match &parent_ref.section_name {
@@ -81,10 +94,13 @@ pub fn attach(
             let mut any = false;
             let mut failures = Vec::new();
             for l in candidates {
-                match allows(parent, l, route, labels) {
+                match allows(owner.namespace, l, route, labels) {
                     Ok(hostnames) => {
                         any = true;
-                        per_listener.entry(l.name.as_str()).or_default().push(index);
+                        per_listener
+                            .entry((group, l.name.as_str()))
+                            .or_default()
+                            .push(index);
                         out.hostnames
                             .entry((l.port, index))
                             .or_default()
@@ -114,19 +130,27 @@ pub fn attach(
             }
         }
     }
-    for l in parent.listeners {
-        let attached = per_listener
-            .get(l.name.as_str())
-            .cloned()
-            .unwrap_or_default();
-        out.attached_routes.insert(l.name.clone(), attached.len());
-        if !parent.validation.get(&l.name).is_some_and(|v| v.valid) {
-            continue;
-        }
-        let port = out.routes_by_port.entry(l.port).or_default();
-        for index in attached {
-            if !port.contains(&index) {
-                port.push(index);
+    let groups = std::iter::once((None, parent))
+        .chain(parent.sets.iter().enumerate().map(|(i, s)| (Some(i), s)));
+    for (group, owner) in groups {
+        for l in owner.listeners {
+            let attached = per_listener
+                .get(&(group, l.name.as_str()))
+                .cloned()
+                .unwrap_or_default();
+            let counts = match group {
+                None => &mut out.attached_routes,
+                Some(_) => out.set_attached_routes.entry(owner.key()).or_default(),
+            };
+            counts.insert(l.name.clone(), attached.len());
+            if !owner.validation.get(&l.name).is_some_and(|v| v.valid) {
+                continue;
+            }
+            let port = out.routes_by_port.entry(l.port).or_default();
+            for index in attached {
+                if !port.contains(&index) {
+                    port.push(index);
+                }
             }
         }
     }
@@ -134,17 +158,28 @@ pub fn attach(
     out
 }
 
-/// A parentRef names this Gateway: kind empty or Gateway, the name, and the namespace (default:
-/// the route's).
-fn targets(p: &ParentRef, route: &RouteView<'_>, parent: &Parent<'_>) -> bool {
-    let kind_ok = p.kind.as_deref().is_none_or(|k| k == "Gateway");
+/// Which listeners a parentRef names: `Some(None)` this Gateway's (kind empty or Gateway, the
+/// name, and the namespace — default: the route's), `Some(Some(i))` those of its i-th accepted
+/// ListenerSet (kind ListenerSet); `None` for anything else.
+fn targets(p: &ParentRef, route: &RouteView<'_>, parent: &Parent<'_>) -> Option<Option<usize>> {
     let namespace = p.namespace.as_deref().unwrap_or(&route.namespace);
-    kind_ok && p.name == parent.name && namespace == parent.namespace
+    match p.kind.as_deref() {
+        None | Some("Gateway") => {
+            (p.name == parent.name && namespace == parent.namespace).then_some(None)
+        }
+        Some(LISTENER_SET_KIND) => parent
+            .sets
+            .iter()
+            .position(|s| s.name == p.name && s.namespace == namespace)
+            .map(Some),
+        Some(_) => None,
+    }
 }
 
-/// Upstream's checks in order: namespace, kind, hostname (HTTP, GRPC and TLS routes).
+/// Upstream's checks in order: namespace (`Same`: the namespace of the Gateway or ListenerSet
+/// owning the listener), kind, hostname (HTTP, GRPC and TLS routes).
 fn allows(
-    parent: &Parent<'_>,
+    parent_namespace: &str,
     l: &GatewayListeners,
     route: &RouteView<'_>,
     labels: &dyn Fn(&str) -> BTreeMap<String, String>,
@@ -154,7 +189,7 @@ fn allows(
         .as_ref()
         .and_then(|a| a.namespaces.as_ref());
     let namespace_ok = match namespaces.and_then(|n| n.from.as_ref()) {
-        None | Some(From::Same) => route.namespace == parent.namespace,
+        None | Some(From::Same) => route.namespace == parent_namespace,
         Some(From::All) => true,
         Some(From::Selector) => namespaces
             .and_then(|n| n.selector.as_ref())

@@ -8,9 +8,11 @@ use std::collections::BTreeMap;
 
 use gateway_api::apis::standard::gateways::GatewayListeners;
 
+use super::addons::{apply_addons, ActiveAddons};
 use super::attach::{attach, Attachment, Parent};
 use super::lb_config::check_supported;
 pub use super::lb_config::{default_target_group_config, merged_config};
+use super::listener_sets::{handshake, AcceptedSet, RejectedSet};
 use super::listeners::{self, LbKind, ListenerValidation};
 use super::load::{load, BackendProblem, RouteProblem};
 use super::names;
@@ -34,6 +36,11 @@ use crate::model::types::*;
 pub struct GatewayBuild {
     pub stack: Stack,
     pub listeners: BTreeMap<String, ListenerValidation>,
+    /// The ListenerSets the Gateway accepted, in precedence order, with their listeners' results
+    /// (their `attachedRoutes` are in [`Attachment::set_attached_routes`]).
+    pub listener_sets: Vec<SetBuild>,
+    /// The ListenerSets naming the Gateway that it does not allow.
+    pub rejected_sets: Vec<RejectedSet>,
     pub attachment: Attachment,
     /// The routes the Gateway's kind loads, in the order the attachment's route indexes use:
     /// HTTPRoutes then GRPCRoutes (ALB); TCPRoutes, UDPRoutes then TLSRoutes (NLB).
@@ -45,6 +52,23 @@ pub struct GatewayBuild {
     pub route_problems: Vec<RouteProblem>,
     /// Secrets (`ns/name`) the stack's OIDC actions were read from (to watch).
     pub secrets: Vec<String>,
+    /// The add-ons on once the stack is deployed (what the Gateway's add-on annotations are to
+    /// say: newly on ones recorded before the deploy, newly off ones after).
+    pub addons: ActiveAddons,
+}
+
+/// One accepted ListenerSet and the validation of its listeners.
+#[derive(Debug, Clone)]
+pub struct SetBuild {
+    pub set: AcceptedSet,
+    pub validation: BTreeMap<String, ListenerValidation>,
+}
+
+impl SetBuild {
+    /// `ns/name` of the set.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.set.namespace, self.set.name)
+    }
 }
 
 /// The routes a Gateway of `lb` loads, in the order whose indexes [`Attachment`] reports
@@ -102,18 +126,52 @@ fn build_gateway_stack(
     let lbc = merged_config(inputs);
     let gw_listeners: &[GatewayListeners] = &inputs.gateway.spec.listeners;
     let routes = gateway_routes(inputs, lb);
-    check_supported(&lbc).map_err(err)?;
+    check_supported(&lbc, lb).map_err(err)?;
     let default_tgc = default_target_group_config(inputs).map_err(err)?;
 
-    let validation = listeners::validate(gw_listeners, lb);
+    let labels = |n: &str| inputs.namespace_labels(n);
+    let sets = handshake(inputs.gateway, inputs.listener_sets, &labels);
+    let groups: Vec<&[GatewayListeners]> = std::iter::once(gw_listeners)
+        .chain(sets.accepted.iter().map(|s| s.listeners.as_slice()))
+        .collect();
+    let mut validations = listeners::validate_groups(&groups, lb).into_iter();
+    let validation = validations.next().unwrap_or_default();
+    let set_validations: Vec<_> = validations.collect();
+    let set_parents: Vec<Parent<'_>> = sets
+        .accepted
+        .iter()
+        .zip(&set_validations)
+        .map(|(s, v)| Parent {
+            namespace: &s.namespace,
+            name: &s.name,
+            listeners: &s.listeners,
+            validation: v,
+            sets: &[],
+        })
+        .collect();
     let parent = Parent {
         namespace: ns,
         name,
         listeners: gw_listeners,
         validation: &validation,
+        sets: &set_parents,
     };
-    let labels = |n: &str| inputs.namespace_labels(n);
     let attachment = attach(&parent, &routes, &labels);
+    // Every listener considered (security group rules) and the valid ones (listener protocols).
+    let considered: Vec<GatewayListeners> = groups.iter().flat_map(|g| g.iter().cloned()).collect();
+    let valid: Vec<&GatewayListeners> = std::iter::once(gw_listeners)
+        .zip(std::iter::once(&validation))
+        .chain(
+            sets.accepted
+                .iter()
+                .map(|s| s.listeners.as_slice())
+                .zip(&set_validations),
+        )
+        .flat_map(|(ls, v)| {
+            ls.iter()
+                .filter(|l| v.get(&l.name).is_some_and(|r| r.valid))
+        })
+        .collect();
 
     let group = GroupId::implicit(ns, name);
     let (kind, prefix, lb_type) = match lb {
@@ -153,7 +211,7 @@ fn build_gateway_stack(
         ..Default::default()
     };
     let sg = super::lb_security::choose(&lbc, cfg, &mut stack, || {
-        managed_sg(&lbc, gw_listeners, ip_type, &tags, cfg, (ns, name, &uid))
+        managed_sg(&lbc, &considered, ip_type, &tags, cfg, (ns, name, &uid))
     })
     .map_err(err)?;
     let rules = SubnetRules {
@@ -238,19 +296,29 @@ fn build_gateway_stack(
         enable_prefix_for_ipv6_source_nat: None,
         security_groups_inbound_rules_on_private_link: None,
     });
+    let addons = apply_addons(
+        &lbc,
+        lb,
+        ActiveAddons::of(inputs.gateway),
+        inputs.gateway.metadata.deletion_timestamp.is_some(),
+        &mut stack,
+    );
+    if inputs.class_config.is_some() && inputs.gateway_config.is_some() {
+        warn_dropped_capacity(inputs, &mut stack);
+    }
 
+    let infrastructure = inputs.gateway.spec.infrastructure.as_ref();
     let ctx = TgContext {
         tags: &tags,
         gateway_namespace: ns,
         gateway_name: name,
         lb_ip_type: ip_type,
         networking_source: sg.networking_source,
-        infrastructure_labels: inputs
-            .gateway
-            .spec
-            .infrastructure
-            .as_ref()
+        infrastructure_labels: infrastructure
             .and_then(|i| i.labels.clone())
+            .unwrap_or_default(),
+        infrastructure_annotations: infrastructure
+            .and_then(|i| i.annotations.clone())
             .unwrap_or_default(),
     };
     let mut target_groups: BTreeMap<String, (TargetGroup, TargetGroupBindingResource)> =
@@ -262,7 +330,7 @@ fn build_gateway_stack(
             inputs,
             routes: &routes,
             attachment: &attachment,
-            validation: &validation,
+            valid: &valid,
             loaded: &loaded,
             lbc: &lbc,
             ctx: &ctx,
@@ -274,7 +342,7 @@ fn build_gateway_stack(
             inputs,
             routes: &routes,
             attachment: &attachment,
-            validation: &validation,
+            valid: &valid,
             loaded: &loaded,
             lbc: &lbc,
             ctx: &ctx,
@@ -293,6 +361,7 @@ fn build_gateway_stack(
         stack.target_groups.push(tg);
         stack.target_group_bindings.push(tgb);
     }
+    stack.alb_target_groups.sort_by(|a, b| a.id.cmp(&b.id));
     let mut secrets: Vec<String> = stack
         .listener_rules
         .iter()
@@ -304,15 +373,40 @@ fn build_gateway_stack(
         .collect();
     secrets.sort();
     secrets.dedup();
+    let listener_sets = sets
+        .accepted
+        .into_iter()
+        .zip(set_validations)
+        .map(|(set, validation)| SetBuild { set, validation })
+        .collect();
     Ok(GatewayBuild {
         stack,
         listeners: validation,
+        listener_sets,
+        rejected_sets: sets.rejected,
         attachment,
         routes: routes.iter().map(RouteView::route_ref).collect(),
         dropped_backends: loaded.dropped,
         route_problems: loaded.problems,
         secrets,
+        addons,
     })
+}
+
+/// Upstream's merge of a class's and a Gateway's configuration drops
+/// `minimumLoadBalancerCapacity` (see [`merged_config`]): said, not silently ignored.
+fn warn_dropped_capacity(inputs: &GatewayInputs<'_>, stack: &mut Stack) {
+    let set = [inputs.class_config, inputs.gateway_config]
+        .into_iter()
+        .flatten()
+        .any(|c| c.spec.minimum_load_balancer_capacity.is_some());
+    if set {
+        stack.warnings.push(Warning {
+            ingress: None,
+            annotation: Some("minimumLoadBalancerCapacity".into()),
+            message: "LoadBalancerConfiguration field minimumLoadBalancerCapacity is not applied when both the GatewayClass and the Gateway name a LoadBalancerConfiguration (upstream's merge drops it)".into(),
+        });
+    }
 }
 
 /// Managed security group: for every Gateway listener (with or without routes) one rule per

@@ -1,13 +1,21 @@
 //! NLB Gateway listeners (upstream's `buildL4ListenerSpec`): per port with attached routes, the
 //! oldest attached route (ties: smaller `ns/name`) alone feeds the listener's forward action —
 //! the others are still Accepted; upstream routes nothing by SNI, TLSRoutes included — with its
-//! backends' weights; no backend, or only weight 0, means no listener at all. TLS listeners
-//! (termination) take the LoadBalancerConfiguration's certificates, SSL policy and ALPN policy.
+//! backends' weights (Service backends: target groups and bindings; Gateway backends: `alb`-type
+//! target groups; TargetGroupName backends: the existing group's ARN); no backend, or only
+//! weight 0, means no listener at all. TLS listeners (termination) take the
+//! LoadBalancerConfiguration's certificates (else ACM discovery, see `certificates`), SSL policy
+//! and ALPN policy.
 
 use std::collections::BTreeMap;
 
+use super::alb_targets::gateway_target_group;
 use super::attach::Attachment;
-use super::listeners::{elb_protocol, port_protocol, ListenerValidation};
+use gateway_api::apis::standard::gateways::GatewayListeners;
+
+use super::backends::{target_group_arn, BackendTarget};
+use super::certificates::SecurePort;
+use super::listeners::{elb_protocol, port_protocol};
 use super::load::Loaded;
 use super::routes::RouteView;
 use super::target_groups::{nlb_target_group, TgContext};
@@ -22,7 +30,8 @@ pub(super) struct L4<'a> {
     pub inputs: &'a GatewayInputs<'a>,
     pub routes: &'a [RouteView<'a>],
     pub attachment: &'a Attachment,
-    pub validation: &'a BTreeMap<String, ListenerValidation>,
+    /// Valid listeners of the Gateway and its accepted ListenerSets.
+    pub valid: &'a [&'a GatewayListeners],
     pub loaded: &'a Loaded<'a>,
     pub lbc: &'a LoadBalancerConfigurationSpec,
     pub ctx: &'a TgContext<'a>,
@@ -34,11 +43,12 @@ type TgMap = BTreeMap<String, (TargetGroup, TargetGroupBindingResource)>;
 impl L4<'_> {
     /// Adds the NLB listeners (and their target groups) to `stack`.
     pub fn listeners(&self, stack: &mut Stack, target_groups: &mut TgMap) -> Result<(), String> {
-        let gw_listeners = &self.inputs.gateway.spec.listeners;
         for (&port, attached) in &self.attachment.routes_by_port {
-            let protocols: Vec<Protocol> = gw_listeners
+            let protocols: Vec<Protocol> = self
+                .valid
                 .iter()
-                .filter(|l| l.port == port && self.validation.get(&l.name).is_some_and(|v| v.valid))
+                .copied()
+                .filter(|l| l.port == port)
                 .filter_map(elb_protocol)
                 .collect();
             let mut protocol = port_protocol(&protocols)?;
@@ -46,6 +56,16 @@ impl L4<'_> {
                 c.protocol_port
                     .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
             });
+            // Before the QUIC upgrade and the backends, as upstream's `buildListenerSpec`.
+            let certs = SecurePort::new(
+                self.inputs,
+                self.valid,
+                self.routes,
+                self.attachment,
+                port,
+                protocol,
+            )
+            .certificates(listener_cfg)?;
             if listener_cfg.and_then(|c| c.quic_enabled) == Some(true) {
                 protocol = match protocol {
                     Protocol::Udp => Protocol::Quic,
@@ -75,43 +95,41 @@ impl L4<'_> {
             let mut tuples = Vec::new();
             let backends = self.loaded.rules.get(&chosen).into_iter().flatten();
             for b in backends.flat_map(|r| &r.backends) {
-                let (tg, tgb) = nlb_target_group(
-                    self.ctx,
-                    route,
-                    protocol,
-                    b.service,
-                    &b.port,
-                    b.props.as_ref(),
-                )?;
+                let props = b.props.as_ref();
+                let arn = match &b.target {
+                    BackendTarget::Service { service, port } => {
+                        let (tg, tgb) =
+                            nlb_target_group(self.ctx, route, protocol, service, port, props)?;
+                        let arn = Token::TargetGroupArn(tg.id.clone());
+                        target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
+                        arn
+                    }
+                    BackendTarget::Gateway(gw) => {
+                        let tg = gateway_target_group(self.ctx, route, protocol, gw, props)?;
+                        let arn = Token::TargetGroupArn(tg.id.clone());
+                        if !stack.alb_target_groups.iter().any(|t| t.id == tg.id) {
+                            stack.alb_target_groups.push(tg);
+                        }
+                        arn
+                    }
+                    BackendTarget::TargetGroupName(name) => {
+                        Token::Literal(target_group_arn(self.inputs, name)?)
+                    }
+                };
                 let quic = matches!(protocol, Protocol::Quic | Protocol::TcpQuic);
                 tuples.push((
                     b.weight,
                     TargetGroupTuple {
-                        target_group_arn: Token::TargetGroupArn(tg.id.clone()),
+                        target_group_arn: arn,
                         weight: (!quic).then_some(b.weight),
                     },
                 ));
-                target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
             }
             if !tuples.iter().any(|(w, _)| *w > 0) {
                 continue;
             }
             let id = port.to_string();
             let tls = protocol == Protocol::Tls;
-            let certificates: Vec<String> = listener_cfg
-                .map(|c| {
-                    c.default_certificate
-                        .iter()
-                        .chain(&c.certificates)
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default();
-            if tls && certificates.is_empty() {
-                return Err(format!(
-                    "listener TLS:{port} needs a certificate: set defaultCertificate in the LoadBalancerConfiguration's listenerConfigurations (ACM certificate discovery is not supported by this build yet)"
-                ));
-            }
             stack.listeners.push(Listener {
                 id: id.clone(),
                 load_balancer_arn: Token::LoadBalancerArn,
@@ -128,8 +146,8 @@ impl L4<'_> {
                             }),
                     },
                 }],
-                certificates,
-                certificate_discovery: Vec::new(),
+                certificates: certs.certificates,
+                certificate_discovery: certs.discovery,
                 ssl_policy: tls.then(|| {
                     listener_cfg
                         .and_then(|c| c.ssl_policy.clone())

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use super::listeners::LbKind;
 use super::target_groups::merge_props;
 use super::GatewayInputs;
 use crate::crd::gateway::load_balancer_configuration::{
@@ -85,20 +86,18 @@ pub fn merged_config(inputs: &GatewayInputs<'_>) -> LoadBalancerConfigurationSpe
 }
 
 /// Refuses what this build cannot act on yet, with a Gateway error naming it, instead of
-/// building a stack without it.
-pub(super) fn check_supported(lbc: &LoadBalancerConfigurationSpec) -> Result<(), String> {
-    let unsupported = [
-        ("wafV2", lbc.waf_v2.is_some()),
-        ("shieldConfiguration", lbc.shield_configuration.is_some()),
-        (
-            "minimumLoadBalancerCapacity",
-            lbc.minimum_load_balancer_capacity.is_some(),
-        ),
-    ];
-    if let Some((field, _)) = unsupported.iter().find(|(_, set)| *set) {
-        return Err(format!(
-            "LoadBalancerConfiguration field {field} is not supported by this build yet"
-        ));
+/// building a stack without it: `disableSecurityGroup` on an NLB (upstream then makes no security
+/// group and opens the node ports to the subnets' CIDRs; an NLB made with groups can never drop
+/// them all, so it is refused rather than built with them). ALBs ignore it, as upstream.
+pub(super) fn check_supported(
+    lbc: &LoadBalancerConfigurationSpec,
+    lb: LbKind,
+) -> Result<(), String> {
+    if lb == LbKind::Nlb && lbc.disable_security_group == Some(true) {
+        return Err(
+            "LoadBalancerConfiguration field disableSecurityGroup is not supported by this build yet"
+                .into(),
+        );
     }
     Ok(())
 }

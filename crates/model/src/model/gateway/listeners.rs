@@ -72,9 +72,40 @@ pub fn validate(
     listeners: &[GatewayListeners],
     lb: LbKind,
 ) -> BTreeMap<String, ListenerValidation> {
+    validate_groups(&[listeners], lb).pop().unwrap_or_default()
+}
+
+/// Validates groups of listeners (the Gateway's, then each accepted ListenerSet's in
+/// precedence order) as one list: a listener conflicting with one of an earlier group fails,
+/// the earlier one keeps its port. One result map per group, by listener name.
+pub fn validate_groups(
+    groups: &[&[GatewayListeners]],
+    lb: LbKind,
+) -> Vec<BTreeMap<String, ListenerValidation>> {
     let mut port_protocol: BTreeMap<i32, &str> = BTreeMap::new();
     let mut port_hostnames: BTreeSet<(i32, &str)> = BTreeSet::new();
-    let mut out = BTreeMap::new();
+    let mut all = Vec::new();
+    for listeners in groups {
+        let mut out = BTreeMap::new();
+        validate_into(
+            listeners,
+            lb,
+            &mut port_protocol,
+            &mut port_hostnames,
+            &mut out,
+        );
+        all.push(out);
+    }
+    all
+}
+
+fn validate_into<'a>(
+    listeners: &'a [GatewayListeners],
+    lb: LbKind,
+    port_protocol: &mut BTreeMap<i32, &'a str>,
+    port_hostnames: &mut BTreeSet<(i32, &'a str)>,
+    out: &mut BTreeMap<String, ListenerValidation>,
+) {
     for l in listeners {
         let protocol_ok = match lb {
             LbKind::Alb => matches!(l.protocol.as_str(), "HTTP" | "HTTPS"),
@@ -142,7 +173,6 @@ pub fn validate(
         };
         out.insert(l.name.clone(), result);
     }
-    out
 }
 
 /// The load balancer listener protocol of a Gateway listener: TLS passthrough is plain TCP.

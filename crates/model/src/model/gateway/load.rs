@@ -1,18 +1,16 @@
 //! What attached routes reference, loaded before the stack is built (upstream's
-//! `attachedRuleAccumulator`, `commonBackendLoader`, `serviceLoader` and
-//! `listenerRuleConfigLoader`): per rule its ListenerRuleConfiguration and its Service backends,
-//! the problems route status reports (a backend or configuration left out: the rest of the route
-//! still works) and the fatal ones that fail the Gateway.
+//! `attachedRuleAccumulator` and `listenerRuleConfigLoader`): per rule its
+//! ListenerRuleConfiguration and its backends (resolved by `backends`), the problems route
+//! status reports (a backend or configuration left out: the rest of the route still works) and
+//! the fatal ones that fail the Gateway.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Service, ServicePort};
-
-use super::grants::{reference_allowed, From, To, GATEWAY_API_GROUP, REFERENCE_GRANT_NOT_EXISTS};
-use super::routes::{BackendRef, RouteRef, RouteView};
-use super::target_groups::{over_default, props_for, route_props};
+use super::backends::resolve_backend;
+pub use super::backends::{BackendTarget, LoadedBackend};
+use super::routes::{RouteRef, RouteView};
+use super::target_groups::{over_default, route_props};
 use super::GatewayInputs;
-use crate::crd::gateway::target_group_configuration::TargetGroupProps;
 use crate::crd::gateway::{ListenerRuleConfiguration, TargetGroupConfiguration};
 
 /// Group and kind an `ExtensionRef` filter names a ListenerRuleConfiguration with.
@@ -28,7 +26,7 @@ pub struct BackendProblem {
     pub message: String,
 }
 
-fn dropped(reason: &'static str, message: impl Into<String>) -> BackendProblem {
+pub(super) fn dropped(reason: &'static str, message: impl Into<String>) -> BackendProblem {
     BackendProblem {
         fatal: false,
         reason,
@@ -73,16 +71,6 @@ impl RouteProblem {
     pub fn unresolved_refs(&self) -> bool {
         !ACCEPTANCE_REASONS.contains(&self.reason)
     }
-}
-
-/// One usable Service backend of a rule.
-#[derive(Debug, Clone)]
-pub struct LoadedBackend<'a> {
-    pub service: &'a Service,
-    pub port: ServicePort,
-    pub weight: i32,
-    /// The Service's TargetGroupConfiguration props for this route, over the Gateway's default.
-    pub props: Option<TargetGroupProps>,
 }
 
 /// One rule of an attached route.
@@ -135,9 +123,13 @@ pub fn load<'a>(
             };
             let mut backends = Vec::new();
             for b in &route.backends[rule] {
-                match resolve_service(inputs, route, b) {
+                match resolve_backend(inputs, route, b) {
                     Ok(mut found) => {
-                        found.props = over_default(found.props.take(), default_props.as_ref());
+                        // Only Service backends take the Gateway's default (upstream's
+                        // serviceLoader); Gateway and TargetGroupName backends do not.
+                        if matches!(found.target, BackendTarget::Service { .. }) {
+                            found.props = over_default(found.props.take(), default_props.as_ref());
+                        }
                         backends.push(found)
                     }
                     Err(p) if p.fatal => return Err(p.message),
@@ -214,75 +206,4 @@ fn rule_config<'a>(
         ));
     }
     Ok(Some(config))
-}
-
-/// The Service port a backendRef names, in upstream's order of checks: kind, port, a
-/// ReferenceGrant for another namespace, the Service, its port; then the weight (fatal above 999).
-fn resolve_service<'a>(
-    inputs: &GatewayInputs<'a>,
-    route: &RouteView<'_>,
-    b: &BackendRef,
-) -> Result<LoadedBackend<'a>, BackendProblem> {
-    match b.kind.as_deref() {
-        None | Some("Service") => {}
-        // Upstream's other backend kinds (ALB-target chaining, existing target groups).
-        Some(k @ ("Gateway" | "TargetGroupName")) => {
-            return Err(dropped(
-                "InvalidKind",
-                format!("backendRef kind {k} is not supported by this build yet"),
-            ))
-        }
-        Some(_) => return Err(dropped("InvalidKind", "Unknown backend reference kind")),
-    }
-    let Some(port) = b.port else {
-        return Err(dropped("UnsupportedValue", "Port is required"));
-    };
-    let namespace = b.namespace.as_deref().unwrap_or(&route.namespace);
-    if namespace != route.namespace {
-        let from = From {
-            group: GATEWAY_API_GROUP,
-            kind: route.kind.as_str(),
-            namespace: &route.namespace,
-        };
-        let to = To {
-            group: "",
-            kind: "Service",
-            namespace,
-            name: &b.name,
-        };
-        if !reference_allowed(inputs.reference_grants, &from, &to) {
-            return Err(dropped("RefNotPermitted", REFERENCE_GRANT_NOT_EXISTS));
-        }
-    }
-    let svc = inputs.service(namespace, &b.name).ok_or_else(|| {
-        dropped(
-            "BackendNotFound",
-            format!("Service ({namespace}:{}) not found)", b.name),
-        )
-    })?;
-    let sp = svc
-        .spec
-        .as_ref()
-        .and_then(|s| s.ports.as_ref())
-        .and_then(|ports| ports.iter().find(|p| p.port == port))
-        .cloned()
-        .ok_or_else(|| {
-            dropped(
-                "BackendNotFound",
-                format!("Unable to find service port for port {port}"),
-            )
-        })?;
-    if b.weight > 999 {
-        return Err(BackendProblem {
-            fatal: true,
-            reason: "UnsupportedValue",
-            message: format!("Weight [{}] must be less than or equal to 999", b.weight),
-        });
-    }
-    Ok(LoadedBackend {
-        service: svc,
-        props: props_for(inputs.tg_configs, route, namespace, &b.name),
-        port: sp,
-        weight: b.weight,
-    })
 }

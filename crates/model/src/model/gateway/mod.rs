@@ -9,21 +9,29 @@
 //! (Gateway listeners validated and grouped by port), `attach` (which route attaches to which
 //! listener, with the refusals route status reports), `precedence` (rule order), `conditions`
 //! (match → ALB conditions), `grants` (ReferenceGrants), `load` (what attached routes reference:
-//! rule configurations and Service backends, with the problems route status reports),
-//! `actions` and `transforms` (filters and ListenerRuleConfigurations → rule actions and
-//! transforms), `target_groups` (backends → target groups and bindings), `alb` and `l4` (the
-//! listeners of each load balancer kind), `names`, and `build` (the stack).
+//! rule configurations and Service, Gateway and TargetGroupName backends, with the problems
+//! route status reports), `actions` and `transforms` (filters and ListenerRuleConfigurations →
+//! rule actions and transforms), `target_groups` (backends → target groups and bindings;
+//! `alb`-type target groups for Gateway backends), `alb` and `l4` (the listeners of each load
+//! balancer kind), `certificates` (their certificates, or the hosts ACM discovery covers),
+//! `names`, `listener_sets` (ListenerSets lending the Gateway listeners), and `build` (the
+//! stack).
 
 mod actions;
+pub mod addons;
 mod alb;
 mod alb_health;
+mod alb_targets;
 pub mod attach;
+pub mod backends;
 pub mod build;
+mod certificates;
 pub mod conditions;
 pub mod grants;
 mod l4;
 mod lb_config;
 mod lb_security;
+pub mod listener_sets;
 pub mod listeners;
 pub mod load;
 pub mod names;
@@ -39,6 +47,7 @@ use gateway_api::apis::experimental::udproutes::UdpRoute;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::grpcroutes::GrpcRoute;
 use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::listenersets::ListenerSet;
 use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
@@ -139,7 +148,19 @@ pub struct GatewayInputs<'a> {
     pub rule_configs: &'a [ListenerRuleConfiguration],
     /// Secrets the rule configurations' OIDC actions name (client id and secret).
     pub secrets: &'a [Secret],
+    /// Gateways that routes name as backends (kind `Gateway`, NLB → ALB chaining): the ALB's
+    /// ARN is read from their `Programmed=True` condition message.
+    pub gateways: &'a [Gateway],
+    /// ARNs of the existing target groups that `TargetGroupName` backends name, as the
+    /// controller looked them up by name before the build (`Err`: why the lookup failed).
+    pub target_group_arns: &'a BTreeMap<String, Result<String, String>>,
+    /// ListenerSets (empty unless the `GatewayListenerSet` gate is on); those naming the
+    /// Gateway that it allows add their listeners.
+    pub listener_sets: &'a [ListenerSet],
 }
+
+/// No target group looked up (the default of [`GatewayInputs::new`]).
+static NO_TARGET_GROUP_ARNS: BTreeMap<String, Result<String, String>> = BTreeMap::new();
 
 impl<'a> GatewayInputs<'a> {
     /// Inputs of `gateway` with no configuration, route or other object yet; callers fill what
@@ -160,6 +181,9 @@ impl<'a> GatewayInputs<'a> {
             reference_grants: &[],
             rule_configs: &[],
             secrets: &[],
+            gateways: &[],
+            target_group_arns: &NO_TARGET_GROUP_ARNS,
+            listener_sets: &[],
         }
     }
     fn service(&self, namespace: &str, name: &str) -> Option<&'a Service> {
@@ -198,10 +222,18 @@ impl<'a> GatewayInputs<'a> {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_addons;
+#[cfg(test)]
+mod tests_backends;
+#[cfg(test)]
+mod tests_certificates;
+#[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
 mod tests_grants;
 #[cfg(test)]
 mod tests_lb_config;
+#[cfg(test)]
+mod tests_listener_sets;
 #[cfg(test)]
 mod tests_routes;

@@ -32,6 +32,17 @@ pub struct TargetGroupNameInputs<'a> {
 
 /// Target group name: `k8s-<8 of route ns>-<8 of route name>-<10 hex>`.
 pub fn target_group_name(i: &TargetGroupNameInputs<'_>) -> String {
+    name_of_type(i, i.target_type.as_str())
+}
+
+/// Name of the `alb`-type target group of a Gateway backend: the same hash with target type
+/// `alb` (`i.target_type` is not read), the target Gateway where the Service would be and the
+/// backendRef port as the port.
+pub fn alb_target_group_name(i: &TargetGroupNameInputs<'_>) -> String {
+    name_of_type(i, "alb")
+}
+
+fn name_of_type(i: &TargetGroupNameInputs<'_>, target_type: &str) -> String {
     let control = i.target_control_port.map(|p| p.to_string());
     let mut parts = vec![
         i.cluster,
@@ -43,7 +54,7 @@ pub fn target_group_name(i: &TargetGroupNameInputs<'_>) -> String {
         i.service_namespace,
         i.service_name,
         i.port,
-        i.target_type.as_str(),
+        target_type,
         i.protocol.as_str(),
     ];
     if let Some(v) = i.protocol_version {

@@ -29,6 +29,9 @@ pub struct TgContext<'a> {
     /// The Gateway's `spec.infrastructure.labels`, put on every TargetGroupBinding (the stack
     /// labels win a clash, as upstream's binding manager merges them).
     pub infrastructure_labels: BTreeMap<String, String>,
+    /// The Gateway's `spec.infrastructure.annotations`: every TargetGroupBinding carries exactly
+    /// these (upstream's binding template).
+    pub infrastructure_annotations: BTreeMap<String, String>,
 }
 
 pub use super::load::BackendProblem;
@@ -52,7 +55,26 @@ pub fn props_for(
     Some(route_props(tgc, route))
 }
 
-/// A configuration's props for `route`: its best route configuration merged over its defaults.
+/// The TargetGroupConfiguration props for (route, Gateway backend): the first configuration in
+/// the Gateway's namespace whose `targetReference` is kind `Gateway` with its name (upstream
+/// compares kind and name only).
+pub fn props_for_gateway(
+    configs: &[TargetGroupConfiguration],
+    route: &RouteView<'_>,
+    gw_namespace: &str,
+    gw_name: &str,
+) -> Option<TargetGroupProps> {
+    let tgc = configs.iter().find(|c| {
+        c.metadata.namespace.as_deref().unwrap_or("default") == gw_namespace
+            && c.spec
+                .target_reference
+                .as_ref()
+                .is_some_and(|r| r.name == gw_name && r.kind.as_deref() == Some("Gateway"))
+    })?;
+    Some(route_props(tgc, route))
+}
+
+/// `tgc`'s defaults with its best route configuration for `route` merged over them.
 pub fn route_props(tgc: &TargetGroupConfiguration, route: &RouteView<'_>) -> TargetGroupProps {
     let mut props = tgc.spec.default_configuration.clone();
     // Exact kind+namespace+name beats kind+namespace beats kind alone.
@@ -189,19 +211,14 @@ pub fn alb_target_group(
     finish(ctx, route, shape, svc, sp, props)
 }
 
-/// The target group (and binding) of one Service backend of an NLB route: the listener's
-/// TCP_UDP/QUIC protocol, else the configured one, else by route kind; TCP health checks
-/// (HTTP `/healthz` on the health-check node port, 10/6/2/2, for instance targets of
-/// `externalTrafficPolicy: Local` Services).
-pub fn nlb_target_group(
-    ctx: &TgContext<'_>,
-    route: &RouteView<'_>,
+/// An NLB target group's protocol: the listener's TCP_UDP/QUIC/TCP_QUIC, else the configured
+/// one, else by route kind.
+pub(super) fn l4_protocol(
     listener_protocol: Protocol,
-    svc: &Service,
-    sp: &ServicePort,
     props: Option<&TargetGroupProps>,
-) -> Result<(TargetGroup, TargetGroupBindingResource), String> {
-    let protocol = match (listener_protocol, props.and_then(|p| p.protocol)) {
+    route: &RouteView<'_>,
+) -> Result<Protocol, String> {
+    Ok(match (listener_protocol, props.and_then(|p| p.protocol)) {
         (Protocol::TcpUdp | Protocol::Quic | Protocol::TcpQuic, _) => listener_protocol,
         (_, Some(TgProtocol::Tcp)) => Protocol::Tcp,
         (_, Some(TgProtocol::Tls)) => Protocol::Tls,
@@ -218,7 +235,22 @@ pub fn nlb_target_group(
             RouteKind::Tls => Protocol::Tls,
             _ => Protocol::Tcp,
         },
-    };
+    })
+}
+
+/// The target group (and binding) of one Service backend of an NLB route: the listener's
+/// TCP_UDP/QUIC protocol, else the configured one, else by route kind; TCP health checks
+/// (HTTP `/healthz` on the health-check node port, 10/6/2/2, for instance targets of
+/// `externalTrafficPolicy: Local` Services).
+pub fn nlb_target_group(
+    ctx: &TgContext<'_>,
+    route: &RouteView<'_>,
+    listener_protocol: Protocol,
+    svc: &Service,
+    sp: &ServicePort,
+    props: Option<&TargetGroupProps>,
+) -> Result<(TargetGroup, TargetGroupBindingResource), String> {
+    let protocol = l4_protocol(listener_protocol, props, route)?;
     let tt = target_type(ctx, props);
     let local = tt == TargetType::Instance
         && svc
@@ -417,6 +449,7 @@ fn finish(
             .into_iter()
             .chain(ctx.tags.stack_labels())
             .collect(),
+        annotations: Some(ctx.infrastructure_annotations.clone()),
         spec: TargetGroupBindingModelSpec {
             target_group_arn: Token::TargetGroupArn(id),
             target_type,

@@ -220,9 +220,14 @@ fn backend_problems_carry_upstreams_reasons_and_only_the_weight_is_fatal() {
             "Unknown backend reference kind",
         ),
         (
-            "{name: tg, kind: TargetGroupName}",
-            "InvalidKind",
-            "backendRef kind TargetGroupName is not supported by this build yet",
+            "{name: edge, kind: Gateway}",
+            "UnsupportedValue",
+            "Port is required",
+        ),
+        (
+            "{name: edge, kind: Gateway, port: 80}",
+            "BackendNotFound",
+            "Gateway (backends:edge) not found)",
         ),
     ];
     for (backend, reason, message) in cases {

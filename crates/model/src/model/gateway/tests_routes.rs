@@ -243,12 +243,16 @@ fn tls_routes_feed_passthrough_and_terminating_tls_listeners() {
     );
 }
 
+/// Without a configured certificate the terminating listener is no longer refused: ACM
+/// discovery covers the attached TLSRoute's hostname (the listener has none).
 #[test]
-fn a_terminating_tls_listener_without_a_certificate_is_refused() {
-    let err = nlb(None).unwrap_err().to_string();
-    assert!(
-        err.contains("listener TLS:8443 needs a certificate"),
-        "{err}"
+fn a_terminating_tls_listener_without_a_certificate_is_left_to_acm_discovery() {
+    let b = nlb(None).unwrap();
+    let term = b.stack.listeners.iter().find(|l| l.port == 8443).unwrap();
+    assert!(term.certificates.is_empty());
+    assert_eq!(
+        term.certificate_discovery[0].discovery_hosts,
+        Some(vec!["a.example.com".to_string()])
     );
 }
 

@@ -236,6 +236,7 @@ pub(super) fn build(
         name: tg.name.clone(),
         namespace: t.namespace.to_string(),
         labels: t.tags.stack_labels(),
+        annotations: None,
         spec: TargetGroupBindingModelSpec {
             target_group_arn: Token::TargetGroupArn(tg.id.clone()),
             target_type: tg.target_type,

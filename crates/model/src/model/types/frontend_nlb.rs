@@ -1,6 +1,7 @@
 //! The frontend NLB of an Ingress group (`enable-frontend-nlb`): a network load balancer in
 //! front of the group's ALB, one TCP listener per mapped port, and per listener a target group
-//! of type `alb` whose single target is the ALB on the mapped ALB listener port.
+//! of type `alb` whose single target is the ALB on the mapped ALB listener port. NLB Gateways
+//! use the same `alb`-type target groups for their `Gateway` backends (`Stack::alb_target_groups`).
 
 use std::collections::BTreeMap;
 
@@ -28,7 +29,8 @@ pub struct FrontendNlb {
     pub target_groups: Vec<AlbTargetGroup>,
 }
 
-/// A target group of type `alb`: the ALB registered on `target_port` is its one target.
+/// A target group of type `alb`: the ALB registered on `target_port` is its one target (the
+/// frontend NLB's, and an NLB Gateway's `Gateway` backends).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct AlbTargetGroup {
@@ -43,6 +45,13 @@ pub struct AlbTargetGroup {
     pub tags: BTreeMap<String, String>,
     /// The ALB listener port the ALB is registered on.
     pub target_port: i32,
+    /// The ALB registered as the target: unset for the stack's own ALB (frontend NLB), the ARN
+    /// of another stack's ALB for a Gateway backend (NLB → ALB chaining).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_arn: Option<String>,
+    /// Target group attributes (a Gateway backend's TargetGroupConfiguration).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
 }
 
 impl FrontendNlb {

@@ -39,7 +39,8 @@ pub struct Listener {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberCertificates {
-    /// The Ingress (`ns/name`).
+    /// The Ingress (`ns/name`); on a Gateway's listener, the Gateway (one entry per listener,
+    /// with that listener's hosts).
     pub ingress: String,
     /// Its explicit certificate ARNs (`certificate-arn` or IngressClassParams), first = default.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

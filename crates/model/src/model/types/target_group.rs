@@ -57,6 +57,12 @@ pub struct TargetGroupBindingResource {
     pub name: String,
     pub namespace: String,
     pub labels: BTreeMap<String, String>,
+    /// Annotations the stack owns on the binding (a Gateway's `spec.infrastructure.annotations`).
+    /// `Some` makes the binding's labels and annotations exactly the stack's, as upstream's
+    /// binding manager keeps them (its checkpoint annotations aside); `None` (Ingress, Service)
+    /// leaves what others added alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<BTreeMap<String, String>>,
     pub spec: TargetGroupBindingModelSpec,
 }
 

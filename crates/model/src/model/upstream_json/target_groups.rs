@@ -150,6 +150,15 @@ impl Renderer<'_> {
             "labels",
             (!own.is_empty()).then(|| json!(own)),
         );
+        // A Gateway binding's annotations (`spec.infrastructure.annotations`), when it has any.
+        put(
+            &mut metadata,
+            "annotations",
+            b.annotations
+                .as_ref()
+                .filter(|a| !a.is_empty())
+                .map(|a| json!(a)),
+        );
         json!({"template": {"metadata": metadata, "spec": spec}})
     }
 }
