@@ -25,9 +25,7 @@ use crate::crd::gateway::load_balancer_configuration::{
 use crate::model::action::Action;
 use crate::model::config::ModelConfig;
 use crate::model::error::ModelError;
-use crate::model::subnets::{
-    discover, resolve_names_or_ids, resolve_selector, SubnetInfo, SubnetRules,
-};
+use crate::model::subnets::{SubnetInfo, SubnetRules};
 use crate::model::tags::{TagContext, ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX};
 use crate::model::types::*;
 
@@ -222,56 +220,9 @@ fn build_gateway_stack(
         alb_single_subnet: cfg.gate("ALBSingleSubnet"),
         discover_by_reachability: cfg.gate("SubnetDiscoveryByReachability"),
     };
-    // Subnet identifiers win over the tag selector, which wins over discovery.
-    let listed: Vec<String> = lbc
-        .load_balancer_subnets
-        .iter()
-        .flatten()
-        .map(|s| s.identifier.clone())
-        .collect();
-    let selector = lbc
-        .load_balancer_subnets_selector
-        .clone()
-        .unwrap_or_default();
-    let lb_subnets = match (listed.is_empty(), selector.is_empty(), subnets) {
-        (false, _, Some(all)) => {
-            Subnets::Resolved(resolve_names_or_ids(all, &listed, &rules).map_err(err)?)
-        }
-        (false, _, None) => Subnets::NamesOrIds(listed),
-        (true, false, Some(all)) => {
-            Subnets::Resolved(resolve_selector(all, &[], &selector, &rules).map_err(err)?)
-        }
-        (true, false, None) => Subnets::Selector {
-            ids: Vec::new(),
-            tags: selector,
-        },
-        (true, true, Some(all)) => Subnets::Resolved(
-            discover(all, &rules)
-                .map_err(|e| err(format!("couldn't auto-discover subnets: {e}")))?,
-        ),
-        (true, true, None) => Subnets::Discover(rules.criteria()),
-    };
-    // Outpost and IPAM address pools are ALB settings; upstream does not read them for NLBs.
-    let (coip, ipam) = match lb {
-        LbKind::Alb => (
-            lbc.customer_owned_ipv4_pool.clone(),
-            lbc.ipv4_ipam_pool_id.clone(),
-        ),
-        LbKind::Nlb => {
-            let pools = [
-                ("customerOwnedIpv4Pool", &lbc.customer_owned_ipv4_pool),
-                ("ipv4IPAMPoolId", &lbc.ipv4_ipam_pool_id),
-            ];
-            for (field, _) in pools.iter().filter(|(_, v)| v.is_some()) {
-                stack.warnings.push(Warning {
-                    ingress: None,
-                    annotation: None,
-                    message: format!("LoadBalancerConfiguration field {field} applies to Application Load Balancers only; this Network Load Balancer is made without it"),
-                });
-            }
-            (None, None)
-        }
-    };
+    super::lb_subnets::validate(&lbc, lb, scheme, ip_type).map_err(err)?;
+    let lb_subnets = super::lb_subnets::choose(&lbc, subnets, &rules).map_err(err)?;
+    let per_kind = super::lb_config::per_kind(&lbc, lb, &mut stack.warnings);
     stack.load_balancer = Some(LoadBalancer {
         id: "LoadBalancer".into(),
         name: lbc.load_balancer_name.clone().unwrap_or_else(|| {
@@ -283,8 +234,8 @@ fn build_gateway_stack(
         subnets: lb_subnets,
         security_groups: sg.tokens,
         security_group_names_or_ids: sg.names_or_ids,
-        customer_owned_ipv4_pool: coip,
-        ipv4_ipam_pool_id: ipam,
+        customer_owned_ipv4_pool: per_kind.customer_owned_ipv4_pool,
+        ipv4_ipam_pool_id: per_kind.ipv4_ipam_pool_id,
         minimum_capacity_units: None,
         attributes: lbc
             .load_balancer_attributes
@@ -294,7 +245,7 @@ fn build_gateway_stack(
         tags: tags.resource_tags("LoadBalancer", user_tags.clone()),
         subnet_mappings: Vec::new(),
         enable_prefix_for_ipv6_source_nat: None,
-        security_groups_inbound_rules_on_private_link: None,
+        security_groups_inbound_rules_on_private_link: per_kind.private_link,
     });
     let addons = apply_addons(
         &lbc,

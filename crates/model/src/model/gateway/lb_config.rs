@@ -1,7 +1,7 @@
 //! The LoadBalancerConfiguration a Gateway's stack is built from (upstream's
 //! `lb_config_merger.go`): the GatewayClass's and the Gateway's merged field-wise, their default
-//! TargetGroupConfigurations resolved and merged (`config_resolver.go`), and the fields this
-//! build cannot act on yet refused by name.
+//! TargetGroupConfigurations resolved and merged (`config_resolver.go`), the fields one load
+//! balancer kind reads, and the fields this build cannot act on yet refused by name.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +12,7 @@ use crate::crd::gateway::load_balancer_configuration::{
     LoadBalancerConfigurationSpec, MergingMode,
 };
 use crate::crd::gateway::{LoadBalancerConfiguration, TargetGroupConfiguration};
+use crate::model::types::Warning;
 
 /// The class's and the Gateway's LoadBalancerConfiguration merged field-wise: the class's wins
 /// unless its `mergingMode` is `prefer-gateway`; tags and attributes merge per key.
@@ -175,4 +176,60 @@ pub fn default_target_group_config(
         &high.spec.default_configuration,
     );
     Ok(Some(merged))
+}
+
+/// The load balancer fields only one kind reads (upstream's `addL7Fields` / `addL4Fields`).
+pub(super) struct PerKind {
+    pub customer_owned_ipv4_pool: Option<String>,
+    pub ipv4_ipam_pool_id: Option<String>,
+    pub private_link: Option<String>,
+}
+
+/// The fields `lb` reads; one set for the other kind is a Warning naming it (upstream ignores
+/// it without a word).
+pub(super) fn per_kind(
+    lbc: &LoadBalancerConfigurationSpec,
+    lb: LbKind,
+    warnings: &mut Vec<Warning>,
+) -> PerKind {
+    let private_link = &lbc.enforce_security_group_inbound_rules_on_private_link_traffic;
+    let (kept, ignored, made, only) = match lb {
+        LbKind::Alb => (
+            PerKind {
+                customer_owned_ipv4_pool: lbc.customer_owned_ipv4_pool.clone(),
+                ipv4_ipam_pool_id: lbc.ipv4_ipam_pool_id.clone(),
+                private_link: None,
+            },
+            vec![(
+                "enforceSecurityGroupInboundRulesOnPrivateLinkTraffic",
+                private_link.is_some(),
+            )],
+            "Application",
+            "Network",
+        ),
+        LbKind::Nlb => (
+            PerKind {
+                customer_owned_ipv4_pool: None,
+                ipv4_ipam_pool_id: None,
+                private_link: private_link.clone(),
+            },
+            vec![
+                (
+                    "customerOwnedIpv4Pool",
+                    lbc.customer_owned_ipv4_pool.is_some(),
+                ),
+                ("ipv4IPAMPoolId", lbc.ipv4_ipam_pool_id.is_some()),
+            ],
+            "Network",
+            "Application",
+        ),
+    };
+    for (field, _) in ignored.iter().filter(|(_, set)| *set) {
+        warnings.push(Warning {
+            ingress: None,
+            annotation: None,
+            message: format!("LoadBalancerConfiguration field {field} applies to {only} Load Balancers only; this {made} Load Balancer is made without it"),
+        });
+    }
+    kept
 }

@@ -31,6 +31,7 @@ pub mod grants;
 mod l4;
 mod lb_config;
 mod lb_security;
+mod lb_subnets;
 pub mod listener_sets;
 pub mod listeners;
 pub mod load;

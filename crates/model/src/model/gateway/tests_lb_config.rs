@@ -364,3 +364,71 @@ fn a_default_target_group_configuration_missing_or_with_a_target_is_upstreams_er
     let e = targeted.alb_error();
     assert!(e.contains("TargetGroupConfiguration \"svc\" in namespace \"my-route-ns\" has targetReference set and cannot be used as a defaultTargetGroupConfiguration — a default TGC must not have targetReference"), "{e}");
 }
+
+#[test]
+fn disable_security_group_is_refused_on_nlbs_and_ignored_by_albs_as_upstream() {
+    let case = with_gateway("{disableSecurityGroup: true}");
+    let e = case.build(LbKind::Nlb).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "LoadBalancerConfiguration field disableSecurityGroup is not supported by this build yet"
+        ),
+        "{e}"
+    );
+    let b = case.alb();
+    assert!(
+        b.stack.managed_security_group.is_some(),
+        "ALBs always have groups"
+    );
+}
+
+#[test]
+fn private_link_enforcement_goes_to_nlbs_and_is_a_warning_on_albs() {
+    let case = with_gateway("{enforceSecurityGroupInboundRulesOnPrivateLinkTraffic: 'off'}");
+    let b = case.build(LbKind::Nlb).unwrap();
+    let lb = b.stack.load_balancer.as_ref().unwrap();
+    assert_eq!(
+        lb.security_groups_inbound_rules_on_private_link.as_deref(),
+        Some("off")
+    );
+    assert!(b.stack.warnings.is_empty(), "{:?}", b.stack.warnings);
+    let b = case.alb();
+    let lb = b.stack.load_balancer.as_ref().unwrap();
+    assert_eq!(lb.security_groups_inbound_rules_on_private_link, None);
+    let [w] = &b.stack.warnings[..] else {
+        panic!("{:?}", b.stack.warnings)
+    };
+    assert!(
+        w.message
+            .contains("enforceSecurityGroupInboundRulesOnPrivateLinkTraffic applies to Network"),
+        "{}",
+        w.message
+    );
+}
+
+#[test]
+fn subnet_allocations_are_refused_by_name_and_entries_without_identifier_mean_discovery() {
+    let spec = "{scheme: internet-facing, loadBalancerSubnets: [{eipAllocation: eipalloc-1}, {eipAllocation: eipalloc-2}]}";
+    let e = with_gateway(spec)
+        .build(LbKind::Nlb)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("LoadBalancerConfiguration field loadBalancerSubnets[].eipAllocation is not supported by this build yet"),
+        "{e}"
+    );
+    // Upstream discovers when no entry has an identifier.
+    let role = ("kubernetes.io/role/internal-elb", "1");
+    let b = Case {
+        subnets: Some(vec![
+            subnet("subnet-a", "az1", &[role]),
+            subnet("subnet-b", "az2", &[role]),
+        ]),
+        ..with_gateway("{loadBalancerSubnets: [{}, {}]}")
+    }
+    .alb();
+    assert_eq!(
+        b.stack.load_balancer.unwrap().subnets,
+        Subnets::Resolved(vec!["subnet-a".into(), "subnet-b".into()])
+    );
+}
