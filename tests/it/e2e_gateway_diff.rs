@@ -1,0 +1,190 @@
+//! `diff` for Gateways end to end: the real binary deploys an ALB Gateway with two HTTPRoutes
+//! into moto and is stopped; `diff` then finds the stack by its `gateway.k8s.aws.alb/stack` tag
+//! and reports nothing to do (exit 0). After one target group's health check is changed out of
+//! band it shows exactly the ModifyTargetGroup that repairs it; after a route is deleted, the
+//! removal of its rule, target group and binding. No run writes to AWS or to the cluster, and
+//! every request it makes is allowed by the read-only IAM policy and ClusterRole.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use aws_load_balancer_controller::aws::HealthCheck;
+use aws_load_balancer_controller::crd::TargetGroupBinding;
+use gateway_api::apis::standard::gateways::Gateway;
+use gateway_api::apis::standard::httproutes::HttpRoute;
+use kube::api::{Api, DeleteParams, ListParams};
+use kube::ResourceExt;
+use serde_json::{json, Value};
+
+use crate::e2e_gateway::{programmed, service, ALB, ALB_STACK};
+use crate::support::e2e::Cluster;
+use crate::support::gateway::{create_all, install_gateway_api};
+use crate::support::inventory::inventory_of;
+use crate::support::moto_cloud::{cloud, endpoints_flag};
+use crate::takeover::diff::{assert_read_only_aws, assert_read_only_kube, run_diff, writes};
+use crate::takeover::CLUSTER;
+use crate::tgb::eventually;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn gateway_stack(report: &Value) -> Value {
+    report["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "gateway" && s["stack"] == "demo/gw")
+        .cloned()
+        .unwrap_or_else(|| panic!("no gateway stack demo/gw in {report:#}"))
+}
+
+/// Resource versions of every object diff could have written.
+async fn versions(client: &kube::Client) -> BTreeSet<String> {
+    let lp = ListParams::default();
+    let gws = Api::<Gateway>::namespaced(client.clone(), "demo");
+    let routes = Api::<HttpRoute>::namespaced(client.clone(), "demo");
+    let tgbs = Api::<TargetGroupBinding>::namespaced(client.clone(), "demo");
+    let mut out = BTreeSet::new();
+    for g in gws.list(&lp).await.unwrap() {
+        out.insert(format!("gw {} {:?}", g.name_any(), g.resource_version()));
+    }
+    for r in routes.list(&lp).await.unwrap() {
+        out.insert(format!("route {} {:?}", r.name_any(), r.resource_version()));
+    }
+    for b in tgbs.list(&lp).await.unwrap() {
+        out.insert(format!("tgb {} {:?}", b.name_any(), b.resource_version()));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_shows_nothing_for_a_gateway_the_controller_deployed_then_exactly_the_changes() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    install_gateway_api(&k8s.client).await;
+    let ctl = k8s.controller(&[
+        format!("--cluster-name={CLUSTER}"),
+        "--aws-region=us-west-2".into(),
+        format!("--aws-vpc-id={}", c.vpc),
+        format!("--aws-api-endpoints={}", endpoints_flag(&c.moto)),
+    ]);
+    ctl.wait_for_log("became leader", WAIT);
+    let services = [
+        service("api", 80, 30081, "TCP"),
+        service("web", 80, 30082, "TCP"),
+        service("web-next", 80, 30083, "TCP"),
+    ]
+    .concat();
+    create_all(&k8s.client, &services).await;
+    create_all(&k8s.client, ALB).await;
+    let gws: Api<Gateway> = Api::namespaced(k8s.client.clone(), "demo");
+    eventually("the ALB Gateway is programmed", WAIT, || async {
+        programmed(&gws, "gw").await.is_some()
+    })
+    .await;
+    // Settled: every binding of the stack taken over by the TargetGroupBinding controller.
+    let tgbs: Api<TargetGroupBinding> = Api::namespaced(k8s.client.clone(), "demo");
+    eventually("the bindings carry their finalizer", WAIT, || async {
+        let items = tgbs.list(&ListParams::default()).await.unwrap().items;
+        items.len() == 3 && items.iter().all(|b| !b.finalizers().is_empty())
+    })
+    .await;
+    drop(ctl);
+    let inv = inventory_of(c.elb.as_ref(), c.ec2.as_ref(), ALB_STACK, "demo/gw").await;
+    assert_eq!(inv.lbs.len(), 1, "{inv:#?}");
+    let before = versions(&k8s.client).await;
+
+    // 1. As the controller left it: nothing to do.
+    k8s.server.clear_requests();
+    c.moto.start_recording().await;
+    let (code, report, stderr) = run_diff(&c, &k8s.kubeconfig).await;
+    let st = gateway_stack(&report);
+    assert!(st.get("error").is_none(), "{st:#}\nstderr:\n{stderr}");
+    assert_eq!(st["writes"], json!([]), "{report:#}\nstderr:\n{stderr}");
+    assert_eq!(code, 0, "report: {report:#}\nstderr:\n{stderr}");
+    assert_eq!(report["pendingWrites"], 0);
+    assert_read_only_aws(&c);
+    assert_read_only_kube(&k8s.server.requests());
+    assert_eq!(
+        versions(&k8s.client).await,
+        before,
+        "diff wrote to the cluster"
+    );
+
+    // 2. One target group's health-check interval changed out of band: exactly its repair.
+    let tg = inv.tgs[0].0.clone();
+    let interval = tg.health_check.interval_seconds.unwrap();
+    let drifted = HealthCheck {
+        interval_seconds: Some(interval + 7),
+        ..Default::default()
+    };
+    c.elb.modify_target_group(&tg.arn, &drifted).await.unwrap();
+    c.moto.start_recording().await;
+    let (code, report, stderr) = run_diff(&c, &k8s.kubeconfig).await;
+    assert_eq!(code, 2, "report: {report:#}\nstderr:\n{stderr}");
+    let w = writes(&report);
+    assert_eq!(w.len(), 1, "exactly the one repair: {report:#}");
+    assert_eq!(w[0].0, "elasticloadbalancing:ModifyTargetGroup");
+    assert_eq!(w[0].1, tg.arn);
+    assert_eq!(
+        w[0].2,
+        vec![json!({
+            "field": "healthCheckIntervalSeconds",
+            "before": (interval + 7).to_string(),
+            "after": interval.to_string(),
+        })],
+        "{report:#}"
+    );
+    assert_eq!(
+        gateway_stack(&report)["writes"].as_array().unwrap().len(),
+        1
+    );
+    assert_read_only_aws(&c);
+
+    // 3. A route deleted: its rule, its target group and its binding would go.
+    Api::<HttpRoute>::namespaced(k8s.client.clone(), "demo")
+        .delete("api", &DeleteParams::default())
+        .await
+        .unwrap();
+    let before = versions(&k8s.client).await;
+    k8s.server.clear_requests();
+    c.moto.start_recording().await;
+    let (code, report, stderr) = run_diff(&c, &k8s.kubeconfig).await;
+    assert_eq!(code, 2, "report: {report:#}\nstderr:\n{stderr}");
+    let st = gateway_stack(&report);
+    assert!(st.get("error").is_none(), "{st:#}");
+    let calls: Vec<&str> = st["writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["call"].as_str().unwrap())
+        .collect();
+    for call in [
+        "elasticloadbalancing:DeleteRule",
+        "elasticloadbalancing:DeleteTargetGroup",
+    ] {
+        assert_eq!(
+            calls.iter().filter(|c| **c == call).count(),
+            1,
+            "{call} once: {report:#}"
+        );
+    }
+    assert!(
+        calls.iter().any(|c| c.starts_with("kubernetes:delete")),
+        "the binding goes: {calls:?}"
+    );
+    assert_read_only_aws(&c);
+    assert_read_only_kube(&k8s.server.requests());
+    assert_eq!(
+        versions(&k8s.client).await,
+        before,
+        "diff wrote to the cluster"
+    );
+    let after = inventory_of(c.elb.as_ref(), c.ec2.as_ref(), ALB_STACK, "demo/gw").await;
+    assert_eq!(after.rules.len(), inv.rules.len(), "diff deleted the rule");
+    assert_eq!(
+        after.tgs.len(),
+        inv.tgs.len(),
+        "diff deleted the target group"
+    );
+    k8s.server.stop().await;
+}
