@@ -3,7 +3,8 @@
 //! and reports nothing to do (exit 0). After one target group's health check is changed out of
 //! band it shows exactly the ModifyTargetGroup that repairs it; after a route is deleted, the
 //! removal of its rule, target group and binding. No run writes to AWS or to the cluster, and
-//! every request it makes is allowed by the read-only IAM policy and ClusterRole.
+//! every request it makes is allowed by the read-only IAM policy and ClusterRole. Shadow mode
+//! (`--dry-run`) runs the Gateway controller itself and plans the same repair.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -16,11 +17,13 @@ use kube::api::{Api, DeleteParams, ListParams};
 use kube::ResourceExt;
 use serde_json::{json, Value};
 
+use crate::e2e_dry_run::pending;
 use crate::e2e_gateway::{programmed, service, ALB, ALB_STACK};
 use crate::support::e2e::Cluster;
 use crate::support::gateway::{create_all, install_gateway_api};
 use crate::support::inventory::inventory_of;
-use crate::support::moto_cloud::{cloud, endpoints_flag};
+use crate::support::moto_cloud::{cloud, endpoints_flag, Cloud};
+use crate::support::process::Controller;
 use crate::takeover::diff::{assert_read_only_aws, assert_read_only_kube, run_diff, writes};
 use crate::takeover::CLUSTER;
 use crate::tgb::eventually;
@@ -56,17 +59,19 @@ async fn versions(client: &kube::Client) -> BTreeSet<String> {
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn diff_shows_nothing_for_a_gateway_the_controller_deployed_then_exactly_the_changes() {
-    let c = cloud().await;
-    let k8s = Cluster::start().await;
-    install_gateway_api(&k8s.client).await;
-    let ctl = k8s.controller(&[
+fn flags(c: &Cloud) -> Vec<String> {
+    vec![
         format!("--cluster-name={CLUSTER}"),
         "--aws-region=us-west-2".into(),
         format!("--aws-vpc-id={}", c.vpc),
         format!("--aws-api-endpoints={}", endpoints_flag(&c.moto)),
-    ]);
+    ]
+}
+
+/// The controller deploys the ALB Gateway of [`ALB`] and settles; returns it still running.
+async fn deployed(c: &Cloud, k8s: &Cluster) -> Controller {
+    install_gateway_api(&k8s.client).await;
+    let ctl = k8s.controller(&flags(c));
     ctl.wait_for_log("became leader", WAIT);
     let services = [
         service("api", 80, 30081, "TCP"),
@@ -88,7 +93,14 @@ async fn diff_shows_nothing_for_a_gateway_the_controller_deployed_then_exactly_t
         items.len() == 3 && items.iter().all(|b| !b.finalizers().is_empty())
     })
     .await;
-    drop(ctl);
+    ctl
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_shows_nothing_for_a_gateway_the_controller_deployed_then_exactly_the_changes() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    drop(deployed(&c, &k8s).await);
     let inv = inventory_of(c.elb.as_ref(), c.ec2.as_ref(), ALB_STACK, "demo/gw").await;
     assert_eq!(inv.lbs.len(), 1, "{inv:#?}");
     let before = versions(&k8s.client).await;
@@ -186,5 +198,93 @@ async fn diff_shows_nothing_for_a_gateway_the_controller_deployed_then_exactly_t
         inv.tgs.len(),
         "diff deleted the target group"
     );
+    k8s.server.stop().await;
+}
+
+/// Shadow mode (`--dry-run`) runs the Gateway controller itself over the recording layers: in
+/// sync with the stack the controller deployed its gauge is 0; after an out-of-band change it
+/// plans exactly the repair, logged under the Gateway's stack, and sends no write to moto.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shadow_mode_plans_the_repair_of_a_gateway_stack_and_sends_nothing() {
+    const SHADOW_KEY: &str = "shadowkey";
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    let owner = deployed(&c, &k8s).await;
+    let shadow_kubeconfig = k8s.dir.path().join("shadow-kubeconfig");
+    let text = std::fs::read_to_string(&k8s.kubeconfig).unwrap();
+    std::fs::write(
+        &shadow_kubeconfig,
+        text.replace("token: test", "token: shadow"),
+    )
+    .unwrap();
+    let mut args = flags(&c);
+    args.extend([
+        format!("--webhook-cert-dir={}", k8s.dir.path().display()),
+        format!("--kubeconfig={}", shadow_kubeconfig.display()),
+        "--dry-run".into(),
+        "--leader-election-id=aws-load-balancer-controller-dry-run".into(),
+        "--sync-period=2s".into(),
+    ]);
+    c.moto.start_recording().await;
+    let shadow = Controller::start_with_env(&args, &[("AWS_ACCESS_KEY_ID", SHADOW_KEY)]);
+    shadow.wait_for_log("became leader", WAIT);
+    let metrics = shadow.addr_of("metrics server listening");
+    shadow.wait_for_log("successfully deployed model", WAIT);
+    eventually("the shadow's gauge is 0 in sync", WAIT, || async {
+        pending(metrics).await.0 == 0.0
+    })
+    .await;
+    drop(owner);
+
+    let inv = inventory_of(c.elb.as_ref(), c.ec2.as_ref(), ALB_STACK, "demo/gw").await;
+    let tg = inv.tgs[0].0.clone();
+    let interval = tg.health_check.interval_seconds.unwrap();
+    let drifted = HealthCheck {
+        interval_seconds: Some(interval + 7),
+        ..Default::default()
+    };
+    c.elb.modify_target_group(&tg.arn, &drifted).await.unwrap();
+    eventually("the shadow's gauge rises", WAIT, || async {
+        pending(metrics).await.0 >= 1.0
+    })
+    .await;
+    let (sum, text) = pending(metrics).await;
+    assert_eq!(sum, 1.0, "{text}");
+    assert!(
+        text.contains(
+            "awslbc_dry_run_pending_writes{resource_kind=\"TargetGroup\",operation=\"ModifyTargetGroup\"} 1"
+        ),
+        "{text}"
+    );
+    let planned = shadow
+        .logs
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l["message"] == "dry-run: planned write" && l["operation"] == "ModifyTargetGroup")
+        .cloned()
+        .expect("a log line for the planned write");
+    assert_eq!(planned["stack"], "gateway demo/gw", "{planned}");
+    assert_eq!(planned["resource"], tg.arn.as_str(), "{planned}");
+    let shadow_writes: Vec<String> = c
+        .moto
+        .recorded_requests()
+        .into_iter()
+        .filter(|(key, a)| {
+            key == SHADOW_KEY && !a.split(':').nth(1).unwrap_or("").starts_with("Describe")
+        })
+        .map(|(_, a)| a)
+        .collect();
+    assert!(
+        shadow_writes.is_empty(),
+        "the shadow wrote to AWS: {shadow_writes:?}"
+    );
+    let after = inventory_of(c.elb.as_ref(), c.ec2.as_ref(), ALB_STACK, "demo/gw").await;
+    assert_eq!(
+        after.tgs[0].0.health_check.interval_seconds,
+        Some(interval + 7),
+        "the shadow repaired the drift"
+    );
+    drop(shadow);
     k8s.server.stop().await;
 }
