@@ -227,22 +227,9 @@ async fn one_gateway(
         if !has_finalizer {
             writes.push(finalizer_write(gw, k.finalizer, true));
         }
-        // Newly enabled add-ons are recorded before the deploy, removed ones after it.
-        let active = ActiveAddons::of(gw);
-        let added = built.addons.keys_not_in(&active);
-        let removed = active.keys_not_in(&built.addons);
-        for (keys, after) in [(added, "true"), (removed, "false")] {
-            for key in keys {
-                let have = annotations.get(key).cloned();
-                let field = format!("metadata.annotations.{key}");
-                let w = kube_write(
-                    "patch Gateway",
-                    key_of(gw),
-                    one(&field, have, Some(after.into())),
-                );
-                writes.push(w);
-            }
-        }
+        // Newly enabled add-ons are recorded before the deploy.
+        let added = built.addons.keys_not_in(&ActiveAddons::of(gw));
+        writes.extend(addon_writes(gw, &added, true));
     }
     let deployed = env
         .deployer
@@ -308,7 +295,26 @@ async fn one_gateway(
             ));
         }
     }
+    // Removed add-ons are recorded off only after the deploy that removed them.
+    let removed = ActiveAddons::of(gw).keys_not_in(&built.addons);
+    writes.extend(addon_writes(gw, &removed, false));
     Ok(())
+}
+
+/// The Gateway's add-on annotations `keys` set to `"true"` (`on`) or `"false"`.
+fn addon_writes(gw: &Gateway, keys: &[&str], on: bool) -> Vec<Write> {
+    let after = if on { "true" } else { "false" };
+    keys.iter()
+        .map(|key| {
+            let field = format!("metadata.annotations.{key}");
+            let have = gw.annotations().get(*key).cloned();
+            kube_write(
+                "patch Gateway",
+                key_of(gw),
+                one(&field, have, Some(after.into())),
+            )
+        })
+        .collect()
 }
 
 /// The OIDC Secrets the routes' rule configurations name, one GET each as the controller reads
