@@ -27,7 +27,7 @@ use crate::tgb::eventually;
 
 const WAIT: Duration = Duration::from_secs(60);
 pub(crate) const ALB_STACK: &str = "gateway.k8s.aws.alb/stack";
-const NLB_STACK: &str = "gateway.k8s.aws.nlb/stack";
+pub(crate) const NLB_STACK: &str = "gateway.k8s.aws.nlb/stack";
 
 fn start(c: &Cloud, k8s: &Cluster) -> Controller {
     let ctl = k8s.controller(&[
@@ -137,7 +137,7 @@ fn route_condition(r: &HttpRoute, type_: &str) -> Option<String> {
     Some(format!("{}:{}:{}", c.status, c.reason, p.controller_name))
 }
 
-const NLB: &str = r#"
+pub(crate) const NLB: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: aws-nlb}

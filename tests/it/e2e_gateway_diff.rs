@@ -18,9 +18,9 @@ use kube::ResourceExt;
 use serde_json::{json, Value};
 
 use crate::e2e_dry_run::pending;
-use crate::e2e_gateway::{programmed, service, ALB, ALB_STACK};
+use crate::e2e_gateway::{programmed, service, ALB, ALB_STACK, NLB, NLB_STACK};
 use crate::support::e2e::Cluster;
-use crate::support::gateway::{create_all, install_gateway_api};
+use crate::support::gateway::{accept_class, create_all, install_gateway_api};
 use crate::support::inventory::inventory_of;
 use crate::support::moto_cloud::{cloud, endpoints_flag, Cloud};
 use crate::support::process::Controller;
@@ -286,5 +286,85 @@ async fn shadow_mode_plans_the_repair_of_a_gateway_stack_and_sends_nothing() {
         "the shadow repaired the drift"
     );
     drop(shadow);
+    k8s.server.stop().await;
+}
+
+/// An NLB Gateway (TCPRoute and UDPRoute) no controller has seen yet: `diff` shows the
+/// finalizer and the NLB it would create, and creates neither; once the controller has deployed
+/// it, `diff` finds the stack by its `gateway.k8s.aws.nlb/stack` tag and has nothing to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_shows_an_nlb_gateway_to_create_then_nothing_once_deployed() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    install_gateway_api(&k8s.client).await;
+    let l4 = [
+        service("echo", 5000, 30500, "TCP"),
+        service("dns", 5353, 30553, "UDP"),
+    ]
+    .concat()
+    .replace("namespace: demo}", "namespace: demo-l4}");
+    create_all(&k8s.client, &l4).await;
+    create_all(&k8s.client, NLB).await;
+    // Accepted as the GatewayClass reconciler would (it is not running yet).
+    accept_class(&k8s.client, "aws-nlb").await;
+    let stack_of = |report: &Value| {
+        report["stacks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["kind"] == "gateway" && s["stack"] == "demo-l4/gw")
+            .cloned()
+            .unwrap_or_else(|| panic!("no gateway stack demo-l4/gw in {report:#}"))
+    };
+
+    c.moto.start_recording().await;
+    let (code, report, stderr) = run_diff(&c, &k8s.kubeconfig).await;
+    assert_eq!(code, 2, "report: {report:#}\nstderr:\n{stderr}");
+    let st = stack_of(&report);
+    assert!(st.get("error").is_none(), "{st:#}");
+    let calls: Vec<&str> = st["writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["call"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        calls[0], "kubernetes:patch Gateway",
+        "finalizer first: {calls:?}"
+    );
+    for call in [
+        "elasticloadbalancing:CreateLoadBalancer",
+        "elasticloadbalancing:CreateTargetGroup",
+        "elasticloadbalancing:CreateListener",
+    ] {
+        let n = calls.iter().filter(|c| **c == call).count();
+        let want = if call.ends_with("LoadBalancer") { 1 } else { 2 };
+        assert_eq!(n, want, "{call}: {calls:?}");
+    }
+    assert_read_only_aws(&c);
+    let nlb = inventory_of(c.elb.as_ref(), c.ec2.as_ref(), NLB_STACK, "demo-l4/gw").await;
+    assert!(nlb.is_empty(), "diff created {nlb:#?}");
+
+    let ctl = k8s.controller(&flags(&c));
+    ctl.wait_for_log("became leader", WAIT);
+    let gws: Api<Gateway> = Api::namespaced(k8s.client.clone(), "demo-l4");
+    eventually("the NLB Gateway is programmed", WAIT, || async {
+        programmed(&gws, "gw").await.is_some()
+    })
+    .await;
+    let tgbs: Api<TargetGroupBinding> = Api::namespaced(k8s.client.clone(), "demo-l4");
+    eventually("the bindings carry their finalizer", WAIT, || async {
+        let items = tgbs.list(&ListParams::default()).await.unwrap().items;
+        items.len() == 2 && items.iter().all(|b| !b.finalizers().is_empty())
+    })
+    .await;
+    drop(ctl);
+    c.moto.start_recording().await;
+    let (code, report, stderr) = run_diff(&c, &k8s.kubeconfig).await;
+    let st = stack_of(&report);
+    assert!(st.get("error").is_none(), "{st:#}\nstderr:\n{stderr}");
+    assert_eq!(st["writes"], json!([]), "{report:#}\nstderr:\n{stderr}");
+    assert_eq!(code, 0, "report: {report:#}\nstderr:\n{stderr}");
+    assert_read_only_aws(&c);
     k8s.server.stop().await;
 }
