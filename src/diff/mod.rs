@@ -8,10 +8,13 @@
 //! Every TargetGroupBinding then goes once through the real TargetGroupBinding reconciler with the
 //! same recording layers ([`bindings::diff_bindings`]).
 //!
-//! Stacks are a list of [`StackDiff`]: [`groups::diff_groups`] for Ingress groups and
-//! [`services::diff_services`] for LoadBalancer Services (later Gateways) add their own.
+//! Stacks are a list of [`StackDiff`]: [`groups::diff_groups`] for Ingress groups,
+//! [`services::diff_services`] for LoadBalancer Services and [`gateways::diff_gateways`] for
+//! Gateways add their own.
 
 pub mod bindings;
+pub mod gateway_objects;
+pub mod gateways;
 pub mod groups;
 pub mod record;
 pub mod roles;
@@ -38,8 +41,10 @@ pub struct DiffArgs {
     /// The controller's own flags (cluster name, region, VPC, endpoints, kubeconfig, gates...).
     #[command(flatten)]
     pub controller: ControllerArgs,
-    /// Read Ingress, Service, IngressClass, IngressClassParams and Namespace objects from these
-    /// manifest files or directories instead of the cluster (Kubernetes writes are then not shown).
+    /// Read Ingress, Service, IngressClass, IngressClassParams, Namespace, Secret, Gateway API
+    /// (GatewayClass, Gateway, routes, ReferenceGrant, ListenerSet) and gateway.k8s.aws
+    /// configuration objects from these manifest files or directories instead of the cluster
+    /// (Kubernetes writes are then not shown).
     #[arg(short = 'f', long = "filename")]
     pub filename: Vec<PathBuf>,
     /// Output format.
@@ -54,7 +59,7 @@ pub struct DiffArgs {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StackDiff {
-    /// `ingress` or `service` (later `gateway`).
+    /// `ingress`, `service`, `gateway` or `targetgroupbinding`.
     pub kind: &'static str,
     /// Group / stack id (`ns/name` or the explicit group name).
     pub stack: String,
@@ -152,18 +157,29 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         std::time::Duration::from_millis(1),
     );
     let mut notes = Vec::new();
-    let (objs, client) = if files.is_empty() {
+    let gates = (cfg.gateway.alb.enabled, cfg.gateway.nlb.enabled);
+    let (objs, client, gw_stores) = if files.is_empty() {
         let kc = kube_config(cfg).await?;
         let client = kube::Client::try_from(kc.clone())?;
-        (
-            groups::list_objects(&client, cfg).await?,
-            Some((client, kc)),
-        )
+        let objs = groups::list_objects(&client, cfg).await?;
+        let stores = if gates.0 || gates.1 {
+            let sets = icfg.model.gate("GatewayListenerSet");
+            let s = gateway_objects::list(&client, &cfg.watch_namespaces, &objs, sets).await?;
+            if s.is_none() {
+                notes.push("the cluster does not serve the Gateway API: no Gateways".into());
+            }
+            s
+        } else {
+            None
+        };
+        (objs, Some((client, kc)), stores)
     } else {
         notes.push(
             "objects read from manifests: Kubernetes writes (finalizers, TargetGroupBindings, status) are not shown".into(),
         );
-        (read_manifests(files)?, None)
+        let (objs, stores) = read_manifests(files, icfg.model.gate("GatewayListenerSet"))?;
+        gateway_objects::add_cluster_objects(&stores, &objs);
+        (objs, None, Some(stores))
     };
     let env = groups::Env {
         recorder: &recorder,
@@ -181,6 +197,25 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
             icfg.model.gate("SubnetDiscoveryByReachability"),
         );
         stacks.extend(services::diff_services(&env, &reader, &objs).await);
+    }
+    // Gates `ALBGatewayAPI` / `NLBGatewayAPI`: the Gateways of their classes.
+    if let Some(stores) = gw_stores.as_ref().filter(|_| gates.0 || gates.1) {
+        let reader = crate::controller::service::EnvReader::new(
+            recorder.clone(),
+            resolved.vpc_id.clone(),
+            Vec::new(),
+            icfg.model.gate("SubnetDiscoveryByReachability"),
+        );
+        let target_groups = gateways::GatewayEnv::target_group_cache(recorder.clone());
+        let genv = gateways::GatewayEnv {
+            stores,
+            reader: &reader,
+            target_groups: &target_groups,
+            alb: gates.0,
+            nlb: gates.1,
+            objs: &objs,
+        };
+        stacks.extend(gateways::diff_gateways(&env, &genv).await);
     }
     if let Some((client, kc)) = client {
         let cloud = crate::reconcilers::Cloud {
@@ -205,8 +240,17 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     })
 }
 
-fn read_manifests(files: &[PathBuf]) -> anyhow::Result<ClusterObjects> {
+/// The objects of the manifests: the Gateway kinds in the Gateway controllers' stores, the
+/// rest as `plan` reads them.
+fn read_manifests(
+    files: &[PathBuf],
+    listener_sets: bool,
+) -> anyhow::Result<(ClusterObjects, crate::controller::gateway::Stores)> {
     let mut objs = ClusterObjects::default();
+    let stores = crate::controller::gateway::Stores {
+        listener_sets_on: listener_sets,
+        ..Default::default()
+    };
     let mut stack = files.to_vec();
     while let Some(p) = stack.pop() {
         if p.is_dir() {
@@ -220,10 +264,16 @@ fn read_manifests(files: &[PathBuf]) -> anyhow::Result<ClusterObjects> {
         } else {
             let text =
                 std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-            crate::plan::add_manifests(&mut objs, &text, &p)?;
+            let docs = crate::plan::parse_documents(&text)
+                .with_context(|| format!("parsing {}", p.display()))?;
+            for doc in docs {
+                if !gateway_objects::take(&stores, &doc, &p)? {
+                    crate::plan::add_object(&mut objs, doc, &p)?;
+                }
+            }
         }
     }
-    Ok(objs)
+    Ok((objs, stores))
 }
 
 /// The Kubernetes client settings from `--kubeconfig`, else in-cluster / the default

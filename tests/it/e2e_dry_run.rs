@@ -23,7 +23,7 @@ const STACK: &str = "demo/app";
 const SHADOW_KEY: &str = "shadowkey";
 
 /// Sum of the shadow's pending-writes gauge (no series = 0), and the text for messages.
-async fn pending(metrics: SocketAddr) -> (f64, String) {
+pub(crate) async fn pending(metrics: SocketAddr) -> (f64, String) {
     let r = get_plain(metrics, "/metrics").await.unwrap();
     let text = String::from_utf8_lossy(&r.body).to_string();
     let sum = text

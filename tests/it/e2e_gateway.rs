@@ -26,8 +26,8 @@ use crate::support::process::Controller;
 use crate::tgb::eventually;
 
 const WAIT: Duration = Duration::from_secs(60);
-const ALB_STACK: &str = "gateway.k8s.aws.alb/stack";
-const NLB_STACK: &str = "gateway.k8s.aws.nlb/stack";
+pub(crate) const ALB_STACK: &str = "gateway.k8s.aws.alb/stack";
+pub(crate) const NLB_STACK: &str = "gateway.k8s.aws.nlb/stack";
 
 fn start(c: &Cloud, k8s: &Cluster) -> Controller {
     let ctl = k8s.controller(&[
@@ -47,7 +47,7 @@ async fn inv(c: &Cloud, tag: &str) -> Inventory {
     inventory_of(c.elb.as_ref(), c.ec2.as_ref(), tag, "demo/gw").await
 }
 
-async fn programmed(api: &Api<Gateway>, name: &str) -> Option<String> {
+pub(crate) async fn programmed(api: &Api<Gateway>, name: &str) -> Option<String> {
     let gw = api.get_opt(name).await.ok()??;
     let c = gw
         .status?
@@ -81,13 +81,13 @@ fn weights(actions: &[Action]) -> Vec<Option<i32>> {
         .collect()
 }
 
-fn service(name: &str, port: u16, node_port: u16, protocol: &str) -> String {
+pub(crate) fn service(name: &str, port: u16, node_port: u16, protocol: &str) -> String {
     format!(
         "apiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: demo}}\nspec:\n  type: NodePort\n  selector: {{app: {name}}}\n  ports: [{{port: {port}, targetPort: {port}, nodePort: {node_port}, protocol: {protocol}}}]\n---\n"
     )
 }
 
-const ALB: &str = r#"
+pub(crate) const ALB: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: aws-alb}
@@ -137,7 +137,7 @@ fn route_condition(r: &HttpRoute, type_: &str) -> Option<String> {
     Some(format!("{}:{}:{}", c.status, c.reason, p.controller_name))
 }
 
-const NLB: &str = r#"
+pub(crate) const NLB: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: aws-nlb}

@@ -8,6 +8,7 @@ mod e2e_addons;
 mod e2e_ca_bundle;
 mod e2e_dry_run;
 mod e2e_gateway;
+mod e2e_gateway_diff;
 mod e2e_ingress;
 mod e2e_managed_cert;
 mod e2e_metrics;

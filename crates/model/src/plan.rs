@@ -12,8 +12,8 @@ use serde::Serialize;
 
 mod gateway;
 mod manifests;
-pub use manifests::{add_manifests, parse_documents};
-use manifests::{add_object, collect_files};
+use manifests::collect_files;
+pub use manifests::{add_manifests, add_object, parse_documents};
 
 use crate::args::ControllerArgs;
 use crate::config::Config;

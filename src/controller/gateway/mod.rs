@@ -11,14 +11,14 @@
 
 mod addons;
 mod cleanup;
-mod config;
+pub(crate) mod config;
 pub mod detect;
 mod feed;
-mod inputs;
+pub(crate) mod inputs;
 mod listener_set_status;
-mod reconcile;
+pub(crate) mod reconcile;
 mod refs;
-mod secrets;
+pub(crate) mod secrets;
 pub mod status;
 
 use std::sync::Arc;

@@ -39,13 +39,13 @@ use crate::model::{GroupId, Stack, StackKind};
 /// Upstream's requeue while the load balancer is not active yet.
 pub const PROGRAMMED_REQUEUE: Duration = Duration::from_secs(120);
 
-pub(super) struct Kind {
-    pub(super) finalizer: &'static str,
-    pub(super) prefix: &'static str,
-    pub(super) stack: StackKind,
+pub(crate) struct Kind {
+    pub(crate) finalizer: &'static str,
+    pub(crate) prefix: &'static str,
+    pub(crate) stack: StackKind,
 }
 
-pub(super) fn kind(lb: LbKind) -> Kind {
+pub(crate) fn kind(lb: LbKind) -> Kind {
     match lb {
         LbKind::Alb => Kind {
             finalizer: ALB_GATEWAY_FINALIZER,
@@ -266,7 +266,7 @@ fn not_built(owned: &Owned, stack: &Stack) -> Vec<String> {
 
 impl Configs {
     /// Model inputs carrying only the configurations (what the merge reads).
-    fn inputs<'a>(&'a self, gw: &'a Gateway) -> GatewayInputs<'a> {
+    pub(crate) fn inputs<'a>(&'a self, gw: &'a Gateway) -> GatewayInputs<'a> {
         GatewayInputs {
             class_config: self.class.as_ref(),
             gateway_config: self.gateway.as_ref(),

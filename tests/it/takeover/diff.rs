@@ -66,7 +66,7 @@ pub(crate) fn assert_read_only_aws(c: &Cloud) -> Vec<String> {
 
 /// The binary's requests to the API server (it authenticates; test clients do not): reads
 /// only, each allowed by the shipped config/diff/role.yaml.
-fn assert_read_only_kube(records: &[RequestRecord]) {
+pub(crate) fn assert_read_only_kube(records: &[RequestRecord]) {
     let text = std::fs::read_to_string(crate::chart::repo().join("config/diff/role.yaml")).unwrap();
     let role: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
     let rules = rules_of(&role);

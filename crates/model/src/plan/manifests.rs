@@ -63,7 +63,7 @@ pub fn add_manifests(objs: &mut ClusterObjects, text: &str, file: &Path) -> anyh
     Ok(())
 }
 
-pub(super) fn add_object(objs: &mut ClusterObjects, doc: Value, file: &Path) -> anyhow::Result<()> {
+pub fn add_object(objs: &mut ClusterObjects, doc: Value, file: &Path) -> anyhow::Result<()> {
     let kind = doc
         .get("kind")
         .and_then(Value::as_str)
