@@ -17,7 +17,7 @@ use super::{StackDiff, Write};
 use crate::controller::gateway::config::{self, Configs};
 use crate::controller::gateway::inputs::Owned;
 use crate::controller::gateway::reconcile::{kind, Kind};
-use crate::controller::gateway::status::{self, Programmed};
+use crate::controller::gateway::status;
 use crate::controller::gateway::{controller_name, Stores, TARGET_GROUP_NAME_TTL};
 use crate::controller::service::EnvReader;
 use crate::model::gateway::addons::ActiveAddons;
@@ -248,41 +248,8 @@ async fn one_gateway(
     )
     .await?;
     if let Some(made) = &deployed.load_balancer {
-        let programmed = Programmed {
-            arn: made.arn.clone(),
-            dns_name: made.dns_name.clone(),
-            active: matches!(made.state.as_str(), "active" | "active_impaired"),
-        };
-        let listeners = status::listener_statuses(
-            gw,
-            lb,
-            &built.listeners,
-            &built.attachment.attached_routes,
-            programmed.active,
-        );
-        // As the controller counts them: the accepted ListenerSets' listeners too.
-        let results = || {
-            std::iter::once(&built.listeners)
-                .chain(built.listener_sets.iter().map(|s| &s.validation))
-                .flat_map(|v| v.values())
-        };
-        let any_valid = results().any(|v| v.valid);
-        let any_invalid = results().any(|v| !v.valid);
-        let attached_sets = genv.stores.listener_sets_on.then(|| {
-            let with_valid = built
-                .listener_sets
-                .iter()
-                .filter(|s| s.validation.values().any(|v| v.valid));
-            with_valid.count() as i32
-        });
-        let st = status::success(
-            gw,
-            listeners,
-            &programmed,
-            any_valid,
-            any_invalid,
-            attached_sets,
-        );
+        let sets_on = genv.stores.listener_sets_on;
+        let (_, st) = status::after_deploy(gw, lb, &built, made, sets_on);
         if let Some(st) = st {
             writes.push(kube_write(
                 "patch Gateway/status",

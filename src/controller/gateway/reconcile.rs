@@ -21,7 +21,7 @@ use super::config::{self, Configs};
 use super::feed::controller_name;
 use super::inputs::Owned;
 use super::listener_set_status;
-use super::status::{self, Programmed};
+use super::status;
 use super::{Ctx, GatewayError};
 use crate::controller::gateway_class::services_of;
 use crate::controller::ingress::{reason, sync_bindings};
@@ -365,42 +365,8 @@ async fn deploy(
     let Some(lb) = &deployed.load_balancer else {
         return Ok(Some(ctx.cfg.sync_period));
     };
-    let programmed = Programmed {
-        arn: lb.arn.clone(),
-        dns_name: lb.dns_name.clone(),
-        active: matches!(lb.state.as_str(), "active" | "active_impaired"),
-    };
-    let listeners = status::listener_statuses(
-        gw,
-        ctx.cfg.lb,
-        &built.listeners,
-        &built.attachment.attached_routes,
-        programmed.active,
-    );
-    // Accepted counts the listeners of the accepted ListenerSets too, as upstream.
-    let results = || {
-        std::iter::once(&built.listeners)
-            .chain(built.listener_sets.iter().map(|s| &s.validation))
-            .flat_map(|v| v.values())
-    };
-    let any_valid = results().any(|v| v.valid);
-    let any_invalid = results().any(|v| !v.valid);
     let sets_on = ctx.feed.stores.listener_sets_on;
-    let attached_sets = sets_on.then(|| {
-        let with_valid = built
-            .listener_sets
-            .iter()
-            .filter(|s| s.validation.values().any(|v| v.valid));
-        with_valid.count() as i32
-    });
-    let st = status::success(
-        gw,
-        listeners,
-        &programmed,
-        any_valid,
-        any_invalid,
-        attached_sets,
-    );
+    let (programmed, st) = status::after_deploy(gw, ctx.cfg.lb, built, lb, sets_on);
     if let Some(st) = st {
         if let Err(e) = ctx
             .rec

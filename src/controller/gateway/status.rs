@@ -16,7 +16,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 
+use crate::deploy::DeployedLoadBalancer;
 use crate::model::gateway::listeners::{default_route_kinds, LbKind, ListenerValidation};
+use crate::model::gateway::GatewayBuild;
 
 /// Upstream's messages (`pkg/gateway/constants`).
 pub const PROGRAMMED_PENDING: &str = "Waiting for load balancer to be active.";
@@ -335,3 +337,51 @@ pub async fn patch(
 #[cfg(test)]
 #[path = "status_tests.rs"]
 mod tests;
+
+/// What a deploy that left `made` means for the Gateway: the load balancer as status shows it,
+/// and the new status when it differs (`None`: no write). `sets_on`: the `GatewayListenerSet`
+/// gate, which adds `attachedListenerSets`. The controller writes it and `diff` previews it.
+pub fn after_deploy(
+    gw: &Gateway,
+    lb: LbKind,
+    built: &GatewayBuild,
+    made: &DeployedLoadBalancer,
+    sets_on: bool,
+) -> (Programmed, Option<GatewayStatus>) {
+    let programmed = Programmed {
+        arn: made.arn.clone(),
+        dns_name: made.dns_name.clone(),
+        active: matches!(made.state.as_str(), "active" | "active_impaired"),
+    };
+    let listeners = listener_statuses(
+        gw,
+        lb,
+        &built.listeners,
+        &built.attachment.attached_routes,
+        programmed.active,
+    );
+    // Accepted counts the listeners of the accepted ListenerSets too, as upstream.
+    let results = || {
+        std::iter::once(&built.listeners)
+            .chain(built.listener_sets.iter().map(|s| &s.validation))
+            .flat_map(|v| v.values())
+    };
+    let any_valid = results().any(|v| v.valid);
+    let any_invalid = results().any(|v| !v.valid);
+    let attached_sets = sets_on.then(|| {
+        let with_valid = built
+            .listener_sets
+            .iter()
+            .filter(|s| s.validation.values().any(|v| v.valid));
+        with_valid.count() as i32
+    });
+    let st = success(
+        gw,
+        listeners,
+        &programmed,
+        any_valid,
+        any_invalid,
+        attached_sets,
+    );
+    (programmed, st)
+}
