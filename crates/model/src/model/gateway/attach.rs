@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use gateway_api::apis::standard::gateways::{
     GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom as From,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::listener_sets::LISTENER_SET_KIND;
 use super::listeners::{allowed_kinds, ListenerValidation};
@@ -193,21 +193,8 @@ fn allows(
         Some(From::All) => true,
         Some(From::Selector) => namespaces
             .and_then(|n| n.selector.as_ref())
-            .is_some_and(|s| {
-                let selector = LabelSelector {
-                    match_labels: s.match_labels.clone(),
-                    match_expressions: s.match_expressions.as_ref().map(|e| {
-                        e.iter()
-                            .map(|r| LabelSelectorRequirement {
-                                key: r.key.clone(),
-                                operator: r.operator.clone(),
-                                values: r.values.clone(),
-                            })
-                            .collect()
-                    }),
-                };
-                selector_matches(&selector, &labels(&route.namespace))
-            }),
+            .and_then(as_label_selector)
+            .is_some_and(|s| selector_matches(&s, &labels(&route.namespace))),
     };
     if !namespace_ok {
         return Err(("NotAllowedByListeners", NAMESPACE_NOT_MATCH));
@@ -264,4 +251,12 @@ fn compatible(a: &str, b: &str) -> Option<String> {
         return Some(a.to_string());
     }
     None
+}
+
+/// A Gateway API namespace selector as a Kubernetes label selector (the schemas are field for
+/// field the same; each generated kind has its own Rust type).
+pub(super) fn as_label_selector<T: serde::Serialize>(s: &T) -> Option<LabelSelector> {
+    serde_json::to_value(s)
+        .and_then(serde_json::from_value)
+        .ok()
 }

@@ -10,8 +10,8 @@ use gateway_api::apis::standard::gateways::{
     Gateway, GatewayAllowedListenersNamespacesFrom as From, GatewayListeners,
 };
 use gateway_api::apis::standard::listenersets::{ListenerSet, ListenerSetListeners};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
+use super::attach::as_label_selector;
 use crate::model::ingress_class::selector_matches;
 
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
@@ -86,21 +86,8 @@ fn allows(
         Some(From::All) => true,
         Some(From::Selector) => namespaces
             .and_then(|n| n.selector.as_ref())
-            .is_some_and(|s| {
-                let selector = LabelSelector {
-                    match_labels: s.match_labels.clone(),
-                    match_expressions: s.match_expressions.as_ref().map(|e| {
-                        e.iter()
-                            .map(|r| LabelSelectorRequirement {
-                                key: r.key.clone(),
-                                operator: r.operator.clone(),
-                                values: r.values.clone(),
-                            })
-                            .collect()
-                    }),
-                };
-                selector_matches(&selector, &labels(namespace))
-            }),
+            .and_then(as_label_selector)
+            .is_some_and(|s| selector_matches(&s, &labels(namespace))),
     }
 }
 
