@@ -100,13 +100,7 @@ fn labels(env: &Env<'_>, k: &Kind, gw: &Gateway) -> std::collections::BTreeMap<S
 }
 
 fn finalizer_write(gw: &Gateway, finalizer: &str, add: bool) -> Write {
-    let f = Some(finalizer.to_string());
-    let (before, after) = if add { (None, f) } else { (f, None) };
-    kube_write(
-        "patch Gateway",
-        key_of(gw),
-        one("metadata.finalizers", before, after),
-    )
+    super::groups::finalizer_write("Gateway", key_of(gw), finalizer, add)
 }
 
 /// A Gateway status as the report shows it: conditions, addresses, listeners' attached routes.
@@ -153,14 +147,11 @@ async fn one_gateway(
                 .iter()
                 .any(|f| f == LOAD_BALANCER_CONFIGURATION_FINALIZER)
             {
-                writes.push(kube_write(
-                    "patch LoadBalancerConfiguration",
+                writes.push(super::groups::finalizer_write(
+                    "LoadBalancerConfiguration",
                     format!("{}/{}", lbc.namespace().unwrap_or_default(), lbc.name_any()),
-                    one(
-                        "metadata.finalizers",
-                        None,
-                        Some(LOAD_BALANCER_CONFIGURATION_FINALIZER.into()),
-                    ),
+                    LOAD_BALANCER_CONFIGURATION_FINALIZER,
+                    true,
                 ));
             }
         }

@@ -99,6 +99,17 @@ async fn list_without_secrets(
     })
 }
 
+/// A finalizer `finalizer` added to (`add`) or removed from the object `resource` of `kind`.
+pub(super) fn finalizer_write(kind: &str, resource: String, finalizer: &str, add: bool) -> Write {
+    let f = Some(finalizer.to_string());
+    let (before, after) = if add { (None, f) } else { (f, None) };
+    kube_write(
+        &format!("patch {kind}"),
+        resource,
+        one("metadata.finalizers", before, after),
+    )
+}
+
 pub(super) fn kube_write(call: &str, resource: String, changes: Vec<Change>) -> Write {
     Write {
         call: format!("kubernetes:{call}"),
@@ -145,10 +156,11 @@ pub async fn diff_groups(env: &Env<'_>, objs: &ClusterObjects) -> Vec<StackDiff>
 fn finalizer_adds(members: &[&Ingress], finalizer: &str, writes: &mut Vec<Write>) {
     for ing in members {
         if !ing.finalizers().iter().any(|f| f == finalizer) {
-            writes.push(kube_write(
-                "patch Ingress",
+            writes.push(finalizer_write(
+                "Ingress",
                 key_of(&ing.metadata),
-                one("metadata.finalizers", None, Some(finalizer.to_string())),
+                finalizer,
+                true,
             ));
         }
     }
@@ -157,10 +169,11 @@ fn finalizer_adds(members: &[&Ingress], finalizer: &str, writes: &mut Vec<Write>
 fn finalizer_removals(former: &[&Ingress], finalizer: &str, writes: &mut Vec<Write>) {
     for ing in former {
         if ing.finalizers().iter().any(|f| f == finalizer) {
-            writes.push(kube_write(
-                "patch Ingress",
+            writes.push(finalizer_write(
+                "Ingress",
                 key_of(&ing.metadata),
-                one("metadata.finalizers", Some(finalizer.to_string()), None),
+                finalizer,
+                false,
             ));
         }
     }

@@ -58,13 +58,7 @@ fn labels(env: &Env<'_>, svc: &Service) -> std::collections::BTreeMap<String, St
 }
 
 fn finalizer_write(svc: &Service, add: bool) -> Write {
-    let f = Some(SERVICE_FINALIZER.to_string());
-    let (before, after) = if add { (None, f) } else { (f, None) };
-    kube_write(
-        "patch Service",
-        service_key(svc),
-        one("metadata.finalizers", before, after),
-    )
+    super::groups::finalizer_write("Service", service_key(svc), SERVICE_FINALIZER, add)
 }
 
 /// A status entry as the report shows it: the hostname (or IP) and the ports upstream lists,
