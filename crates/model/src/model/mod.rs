@@ -26,6 +26,7 @@ pub mod oidc;
 pub mod rule;
 pub mod security_group;
 pub mod service;
+pub mod subnet_addresses;
 pub mod subnets;
 pub mod tags;
 pub mod target_group;

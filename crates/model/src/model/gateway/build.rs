@@ -220,8 +220,10 @@ fn build_gateway_stack(
         alb_single_subnet: cfg.gate("ALBSingleSubnet"),
         discover_by_reachability: cfg.gate("SubnetDiscoveryByReachability"),
     };
-    super::lb_subnets::validate(&lbc, lb, scheme, ip_type).map_err(err)?;
-    let lb_subnets = super::lb_subnets::choose(&lbc, subnets, &rules).map_err(err)?;
+    let source_nat = super::lb_subnets::validate(&lbc, lb, scheme, ip_type).map_err(err)?;
+    let chosen = super::lb_subnets::choose(&lbc, subnets, &rules).map_err(err)?;
+    let subnet_mappings =
+        super::lb_subnets::mappings(&lbc, lb, chosen.resolved.as_deref()).map_err(err)?;
     let per_kind = super::lb_config::per_kind(&lbc, lb, &mut stack.warnings);
     stack.load_balancer = Some(LoadBalancer {
         id: "LoadBalancer".into(),
@@ -231,7 +233,7 @@ fn build_gateway_stack(
         lb_type: lb_type.into(),
         scheme,
         ip_address_type: ip_type,
-        subnets: lb_subnets,
+        subnets: chosen.subnets,
         security_groups: sg.tokens,
         security_group_names_or_ids: sg.names_or_ids,
         customer_owned_ipv4_pool: per_kind.customer_owned_ipv4_pool,
@@ -243,8 +245,10 @@ fn build_gateway_stack(
             .map(|a| (a.key.clone(), a.value.clone()))
             .collect(),
         tags: tags.resource_tags("LoadBalancer", user_tags.clone()),
-        subnet_mappings: Vec::new(),
-        enable_prefix_for_ipv6_source_nat: None,
+        subnet_mappings,
+        // Upstream sets it on every NLB: on with source-NAT prefixes, else off.
+        enable_prefix_for_ipv6_source_nat: (lb == LbKind::Nlb)
+            .then(|| if source_nat { "on" } else { "off" }.to_string()),
         security_groups_inbound_rules_on_private_link: per_kind.private_link,
     });
     let addons = apply_addons(

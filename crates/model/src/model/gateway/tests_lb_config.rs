@@ -406,17 +406,104 @@ fn private_link_enforcement_goes_to_nlbs_and_is_a_warning_on_albs() {
     );
 }
 
+/// Two public subnets with IPv4 and IPv6 CIDRs, role-tagged for internet-facing discovery.
+fn addressed_subnets() -> Vec<SubnetInfo> {
+    let role = ("kubernetes.io/role/elb", "1");
+    vec![
+        SubnetInfo {
+            cidr_block: "10.0.1.0/24".into(),
+            ipv6_cidrs: vec!["2600:1f14:1::/64".into()],
+            ..subnet("subnet-a", "az1", &[role])
+        },
+        SubnetInfo {
+            cidr_block: "10.0.2.0/24".into(),
+            ipv6_cidrs: vec!["2600:1f14:2::/64".into()],
+            ..subnet("subnet-b", "az2", &[role])
+        },
+    ]
+}
+
+fn nlb_mappings(spec: &str) -> Result<Vec<crate::model::types::SubnetMapping>, String> {
+    let b = Case {
+        subnets: Some(addressed_subnets()),
+        ..with_gateway(spec)
+    }
+    .build(LbKind::Nlb)
+    .map_err(|e| e.to_string())?;
+    Ok(b.stack.load_balancer.unwrap().subnet_mappings)
+}
+
 #[test]
-fn subnet_allocations_are_refused_by_name_and_entries_without_identifier_mean_discovery() {
-    let spec = "{scheme: internet-facing, loadBalancerSubnets: [{eipAllocation: eipalloc-1}, {eipAllocation: eipalloc-2}]}";
-    let e = with_gateway(spec)
-        .build(LbKind::Nlb)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("LoadBalancerConfiguration field loadBalancerSubnets[].eipAllocation is not supported by this build yet"),
-        "{e}"
+fn subnet_allocations_become_nlb_subnet_mappings_and_entries_without_identifier_mean_discovery() {
+    // EIPs: entry i for the i-th subnet, as upstream's eip mutator.
+    let m = nlb_mappings("{scheme: internet-facing, loadBalancerSubnets: [{identifier: subnet-a, eipAllocation: eipalloc-1}, {identifier: subnet-b, eipAllocation: eipalloc-2}]}").unwrap();
+    let got: Vec<(&str, Option<&str>)> = m
+        .iter()
+        .map(|m| (m.subnet_id.as_str(), m.allocation_id.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("subnet-a", Some("eipalloc-1")),
+            ("subnet-b", Some("eipalloc-2"))
+        ]
     );
+    // Addresses go to the subnet whose CIDR holds them, whatever the entry order.
+    let m = nlb_mappings("{scheme: internal, ipAddressType: dualstack, loadBalancerSubnets: [{identifier: subnet-a, privateIPv4Allocation: 10.0.2.9, ipv6Allocation: '2600:1f14:2::9'}, {identifier: subnet-b, privateIPv4Allocation: 10.0.1.9, ipv6Allocation: '2600:1f14:1::9'}]}").unwrap();
+    let got: Vec<(&str, Option<&str>, Option<&str>)> = m
+        .iter()
+        .map(|m| {
+            (
+                m.subnet_id.as_str(),
+                m.private_ipv4_address.as_deref(),
+                m.ipv6_address.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("subnet-a", Some("10.0.1.9"), Some("2600:1f14:1::9")),
+            ("subnet-b", Some("10.0.2.9"), Some("2600:1f14:2::9"))
+        ]
+    );
+    // Source NAT prefixes switch the NLB's prefix source NAT on.
+    let spec = "{scheme: internet-facing, ipAddressType: dualstack, loadBalancerSubnets: [{identifier: subnet-a, sourceNatIPv6Prefix: '2600:1f14:1::/80'}, {identifier: subnet-b, sourceNatIPv6Prefix: auto_assigned}]}";
+    let b = Case {
+        subnets: Some(addressed_subnets()),
+        ..with_gateway(spec)
+    }
+    .build(LbKind::Nlb)
+    .unwrap();
+    let lb = b.stack.load_balancer.unwrap();
+    assert_eq!(lb.enable_prefix_for_ipv6_source_nat.as_deref(), Some("on"));
+    let got: Vec<Option<&str>> = lb
+        .subnet_mappings
+        .iter()
+        .map(|m| m.source_nat_ipv6_prefix.as_deref())
+        .collect();
+    assert_eq!(got, [Some("2600:1f14:1::/80"), Some("auto_assigned")]);
+    // Upstream's mutator errors, by message.
+    for (spec, want) in [
+        ("{scheme: internet-facing, loadBalancerSubnets: [{eipAllocation: eipalloc-1}]}", "Unable to assign EIP allocations we have 2 subnets and 1 EIP allocations"),
+        ("{scheme: internal, loadBalancerSubnets: [{identifier: subnet-a, privateIPv4Allocation: 10.0.2.9}, {identifier: subnet-b, privateIPv4Allocation: 10.0.2.10}]}", "expect one private IPv4 address configured for subnet: subnet-a"),
+        ("{scheme: internal, loadBalancerSubnets: [{identifier: subnet-a, privateIPv4Allocation: foo}, {identifier: subnet-b, privateIPv4Allocation: bar}]}", "private IPv4 addresses must be valid IP address: foo"),
+        ("{scheme: internet-facing, ipAddressType: dualstack, loadBalancerSubnets: [{identifier: subnet-a, ipv6Allocation: 10.0.1.9}, {identifier: subnet-b, ipv6Allocation: 10.0.2.9}]}", "IPv6 addresses must be valid IPv6 address: 10.0.1.9"),
+        ("{scheme: internet-facing, ipAddressType: dualstack, loadBalancerSubnets: [{identifier: subnet-a, sourceNatIPv6Prefix: '2600:1f14:9::/80'}, {identifier: subnet-b, sourceNatIPv6Prefix: auto_assigned}]}", "Invalid value in source-nat-ipv6-prefixes: 2600:1f14:9::/80. Value must be within subnet CIDR range: [2600:1f14:1::/64]."),
+    ] {
+        let e = nlb_mappings(spec).unwrap_err();
+        assert!(e.contains(want), "{spec}: {e}");
+    }
+    // Without allocations an NLB keeps bare subnets, with prefix source NAT off.
+    let b = Case {
+        subnets: Some(addressed_subnets()),
+        ..with_gateway("{scheme: internet-facing}")
+    }
+    .build(LbKind::Nlb)
+    .unwrap();
+    let lb = b.stack.load_balancer.unwrap();
+    assert!(lb.subnet_mappings.is_empty());
+    assert_eq!(lb.enable_prefix_for_ipv6_source_nat.as_deref(), Some("off"));
     // Upstream discovers when no entry has an identifier.
     let role = ("kubernetes.io/role/internal-elb", "1");
     let b = Case {
