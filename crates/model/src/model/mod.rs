@@ -30,6 +30,7 @@ pub mod subnet_addresses;
 pub mod subnets;
 pub mod tags;
 pub mod target_group;
+pub mod tgb_cidrs;
 pub mod types;
 pub mod upstream_json;
 
