@@ -173,7 +173,10 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             }
             owned.look_up_target_groups(&ctx.target_groups).await;
             let subnets = ctx.env.subnets().await?;
-            let inputs = owned.inputs(&gw, &configs);
+            let inputs = GatewayInputs {
+                vpc_cidrs: Some(ctx.env.vpc_cidrs.as_slice()),
+                ..owned.inputs(&gw, &configs)
+            };
             let mut b = match ctx.cfg.lb {
                 LbKind::Alb => {
                     build_alb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))

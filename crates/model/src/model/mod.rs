@@ -26,9 +26,11 @@ pub mod oidc;
 pub mod rule;
 pub mod security_group;
 pub mod service;
+pub mod subnet_addresses;
 pub mod subnets;
 pub mod tags;
 pub mod target_group;
+pub mod tgb_cidrs;
 pub mod types;
 pub mod upstream_json;
 

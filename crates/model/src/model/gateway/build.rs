@@ -10,7 +10,6 @@ use gateway_api::apis::standard::gateways::GatewayListeners;
 
 use super::addons::{apply_addons, ActiveAddons};
 use super::attach::{attach, Attachment, Parent};
-use super::lb_config::check_supported;
 pub use super::lb_config::{default_target_group_config, merged_config};
 use super::listener_sets::{handshake, AcceptedSet, RejectedSet};
 use super::listeners::{self, LbKind, ListenerValidation};
@@ -124,7 +123,6 @@ fn build_gateway_stack(
     let lbc = merged_config(inputs);
     let gw_listeners: &[GatewayListeners] = &inputs.gateway.spec.listeners;
     let routes = gateway_routes(inputs, lb);
-    check_supported(&lbc, lb).map_err(err)?;
     let default_tgc = default_target_group_config(inputs).map_err(err)?;
 
     let labels = |n: &str| inputs.namespace_labels(n);
@@ -208,7 +206,7 @@ fn build_gateway_stack(
         members: routes.iter().map(|r| r.key()).collect(),
         ..Default::default()
     };
-    let sg = super::lb_security::choose(&lbc, cfg, &mut stack, || {
+    let sg = super::lb_security::choose(&lbc, lb, cfg, &mut stack, || {
         managed_sg(&lbc, &considered, ip_type, &tags, cfg, (ns, name, &uid))
     })
     .map_err(err)?;
@@ -220,8 +218,11 @@ fn build_gateway_stack(
         alb_single_subnet: cfg.gate("ALBSingleSubnet"),
         discover_by_reachability: cfg.gate("SubnetDiscoveryByReachability"),
     };
-    super::lb_subnets::validate(&lbc, lb, scheme, ip_type).map_err(err)?;
-    let lb_subnets = super::lb_subnets::choose(&lbc, subnets, &rules).map_err(err)?;
+    let source_nat = super::lb_subnets::validate(&lbc, lb, scheme, ip_type).map_err(err)?;
+    let chosen = super::lb_subnets::choose(&lbc, subnets, &rules).map_err(err)?;
+    let no_sgs = sg.none();
+    let subnet_mappings =
+        super::lb_subnets::mappings(&lbc, lb, chosen.resolved.as_deref()).map_err(err)?;
     let per_kind = super::lb_config::per_kind(&lbc, lb, &mut stack.warnings);
     stack.load_balancer = Some(LoadBalancer {
         id: "LoadBalancer".into(),
@@ -231,7 +232,7 @@ fn build_gateway_stack(
         lb_type: lb_type.into(),
         scheme,
         ip_address_type: ip_type,
-        subnets: lb_subnets,
+        subnets: chosen.subnets,
         security_groups: sg.tokens,
         security_group_names_or_ids: sg.names_or_ids,
         customer_owned_ipv4_pool: per_kind.customer_owned_ipv4_pool,
@@ -243,8 +244,10 @@ fn build_gateway_stack(
             .map(|a| (a.key.clone(), a.value.clone()))
             .collect(),
         tags: tags.resource_tags("LoadBalancer", user_tags.clone()),
-        subnet_mappings: Vec::new(),
-        enable_prefix_for_ipv6_source_nat: None,
+        subnet_mappings,
+        // Upstream sets it on every NLB: on with source-NAT prefixes, else off.
+        enable_prefix_for_ipv6_source_nat: (lb == LbKind::Nlb)
+            .then(|| if source_nat { "on" } else { "off" }.to_string()),
         security_groups_inbound_rules_on_private_link: per_kind.private_link,
     });
     let addons = apply_addons(
@@ -258,6 +261,23 @@ fn build_gateway_stack(
         warn_dropped_capacity(inputs, &mut stack);
     }
 
+    let source_ranges = lbc.source_ranges.clone().unwrap_or_default();
+    let cidr_sources = no_sgs.then(|| crate::model::tgb_cidrs::Sources {
+        subnets: chosen.resolved.as_deref(),
+        scheme,
+        source_ranges: &source_ranges,
+        vpc_cidrs: inputs.vpc_cidrs,
+    });
+    if no_sgs
+        && (chosen.resolved.is_none()
+            || (scheme == LoadBalancerScheme::Internal && inputs.vpc_cidrs.is_none()))
+    {
+        stack.warnings.push(Warning {
+            ingress: None,
+            annotation: None,
+            message: crate::model::tgb_cidrs::NEEDS_AWS.into(),
+        });
+    }
     let infrastructure = inputs.gateway.spec.infrastructure.as_ref();
     let ctx = TgContext {
         tags: &tags,
@@ -265,6 +285,7 @@ fn build_gateway_stack(
         gateway_name: name,
         lb_ip_type: ip_type,
         networking_source: sg.networking_source,
+        cidr_sources,
         infrastructure_labels: infrastructure
             .and_then(|i| i.labels.clone())
             .unwrap_or_default(),

@@ -1,7 +1,7 @@
 //! The LoadBalancerConfiguration a Gateway's stack is built from (upstream's
 //! `lb_config_merger.go`): the GatewayClass's and the Gateway's merged field-wise, their default
-//! TargetGroupConfigurations resolved and merged (`config_resolver.go`), the fields one load
-//! balancer kind reads, and the fields this build cannot act on yet refused by name.
+//! TargetGroupConfigurations resolved and merged (`config_resolver.go`) and the fields one load
+//! balancer kind reads.
 
 use std::collections::BTreeMap;
 
@@ -84,23 +84,6 @@ pub fn merged_config(inputs: &GatewayInputs<'_>) -> LoadBalancerConfigurationSpe
     out.minimum_load_balancer_capacity = None;
     out.merging_mode = None;
     out
-}
-
-/// Refuses what this build cannot act on yet, with a Gateway error naming it, instead of
-/// building a stack without it: `disableSecurityGroup` on an NLB (upstream then makes no security
-/// group and opens the node ports to the subnets' CIDRs; an NLB made with groups can never drop
-/// them all, so it is refused rather than built with them). ALBs ignore it, as upstream.
-pub(super) fn check_supported(
-    lbc: &LoadBalancerConfigurationSpec,
-    lb: LbKind,
-) -> Result<(), String> {
-    if lb == LbKind::Nlb && lbc.disable_security_group == Some(true) {
-        return Err(
-            "LoadBalancerConfiguration field disableSecurityGroup is not supported by this build yet"
-                .into(),
-        );
-    }
-    Ok(())
 }
 
 /// The TargetGroupConfiguration `lbc`'s `defaultTargetGroupConfiguration` names, in `lbc`'s

@@ -1,8 +1,10 @@
 //! The security groups of a Gateway's load balancer (upstream's `model_build_security_group.go`):
 //! the managed group (plus the cluster's shared backend group when enabled), or the user's
 //! `securityGroups` (ids or `Name` tags, resolved by the deployer as for Ingresses) with the
-//! shared backend group only under `manageBackendSecurityGroupRules`.
+//! shared backend group only under `manageBackendSecurityGroupRules`; none at all for an NLB
+//! with `disableSecurityGroup` (its node rules then come from CIDR blocks).
 
+use super::listeners::LbKind;
 use crate::crd::gateway::load_balancer_configuration::LoadBalancerConfigurationSpec;
 use crate::model::config::ModelConfig;
 use crate::model::security_group::shared_backend_sg;
@@ -19,14 +21,30 @@ pub(super) struct SgChoice {
     pub networking_source: Option<Token>,
 }
 
+impl SgChoice {
+    /// No group at all: node rules come from CIDR blocks (upstream's `nlbNoSecurityGroups`).
+    pub fn none(&self) -> bool {
+        self.tokens.is_empty() && self.names_or_ids.is_empty()
+    }
+}
+
 /// Chooses the groups and puts those the stack creates into `stack`; `managed` builds the
 /// managed group when no `securityGroups` are given (an empty list counts as none, as upstream).
 pub(super) fn choose(
     lbc: &LoadBalancerConfigurationSpec,
+    lb: LbKind,
     cfg: &ModelConfig,
     stack: &mut Stack,
     managed: impl FnOnce() -> SecurityGroup,
 ) -> Result<SgChoice, String> {
+    // ALBs always have groups: upstream ignores the switch on them.
+    if lb == LbKind::Nlb && lbc.disable_security_group == Some(true) {
+        return Ok(SgChoice {
+            tokens: Vec::new(),
+            names_or_ids: Vec::new(),
+            networking_source: None,
+        });
+    }
     let explicit = lbc.security_groups.clone().unwrap_or_default();
     let backend = |stack: &mut Stack| {
         stack.backend_security_group = Some(shared_backend_sg(cfg));

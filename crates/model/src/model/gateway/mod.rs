@@ -158,6 +158,9 @@ pub struct GatewayInputs<'a> {
     /// ListenerSets (empty unless the `GatewayListenerSet` gate is on); those naming the
     /// Gateway that it allows add their listeners.
     pub listener_sets: &'a [ListenerSet],
+    /// The VPC's CIDR blocks (node rules of an internal NLB without security groups); None
+    /// when unknown (a plan from manifests).
+    pub vpc_cidrs: Option<&'a [String]>,
 }
 
 /// No target group looked up (the default of [`GatewayInputs::new`]).
@@ -185,6 +188,7 @@ impl<'a> GatewayInputs<'a> {
             gateways: &[],
             target_group_arns: &NO_TARGET_GROUP_ARNS,
             listener_sets: &[],
+            vpc_cidrs: None,
         }
     }
     fn service(&self, namespace: &str, name: &str) -> Option<&'a Service> {

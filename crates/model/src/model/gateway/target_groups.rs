@@ -26,6 +26,8 @@ pub struct TgContext<'a> {
     /// Source of the TGB networking rules; None when the user's own security groups front the
     /// load balancer without `manageBackendSecurityGroupRules` (the user opens the node ports).
     pub networking_source: Option<Token>,
+    /// An NLB without security groups (`disableSecurityGroup`): node rules from CIDR blocks.
+    pub cidr_sources: Option<crate::model::tgb_cidrs::Sources<'a>>,
     /// The Gateway's `spec.infrastructure.labels`, put on every TargetGroupBinding (the stack
     /// labels win a clash, as upstream's binding manager merges them).
     pub infrastructure_labels: BTreeMap<String, String>,
@@ -403,8 +405,25 @@ fn finish(
         TargetType::Instance => IntOrString::Int(tg_port),
         TargetType::Ip => identifier.clone(),
     };
+    let hc_port = match health_check.port.parse::<i32>() {
+        Ok(p) => IntOrString::Int(p),
+        Err(_) => IntOrString::String(health_check.port.clone()),
+    };
+    let networking_from_cidrs = match &ctx.cidr_sources {
+        Some(sources) => sources
+            .rules(&crate::model::tgb_cidrs::Target {
+                protocol,
+                ipv6,
+                preserve: preserves_client_ip(protocol, &attributes, target_type),
+                port: &target_port,
+                health_check_port: &hc_port,
+                hc_rule_always: |p| p.carries_udp(),
+            })
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
     let mut ports = vec![target_port];
-    if let Ok(p) = health_check.port.parse::<i32>() {
+    if let IntOrString::Int(p) = hc_port {
         ports.push(IntOrString::Int(p));
     }
     let networking = match &ctx.networking_source {
@@ -461,9 +480,26 @@ fn finish(
             vpc_id: cfg.vpc_id.clone(),
             multi_cluster_target_group: props.and_then(|p| p.enable_multi_cluster).unwrap_or(false),
             target_group_protocol: protocol,
-            networking_from_cidrs: Vec::new(),
+            networking_from_cidrs,
             networking_one_rule: false,
         },
     };
     Ok((tg, tgb))
+}
+
+/// Whether targets see client IPs (upstream's Gateway `getPreserveClientIP`): always for
+/// UDP-carrying protocols, else `preserve_client_ip.enabled` (unparseable = off), else on for
+/// instance targets only.
+fn preserves_client_ip(
+    protocol: Protocol,
+    attributes: &BTreeMap<String, String>,
+    target_type: TargetType,
+) -> bool {
+    if protocol.carries_udp() {
+        return true;
+    }
+    match attributes.get("preserve_client_ip.enabled") {
+        Some(v) => crate::annotations::go_parse_bool(v).unwrap_or(false),
+        None => target_type == TargetType::Instance,
+    }
 }

@@ -9,6 +9,7 @@ use super::*;
 use crate::model::subnets::SubnetInfo;
 use crate::model::types::{Subnets, TargetType, Token};
 use crate::model::{ModelConfig, ModelError};
+use gateway_api::apis::experimental::{tcproutes::TcpRoute, udproutes::UdpRoute};
 
 const ROUTE: &str = r#"
 - apiVersion: gateway.networking.k8s.io/v1
@@ -365,17 +366,99 @@ fn a_default_target_group_configuration_missing_or_with_a_target_is_upstreams_er
     assert!(e.contains("TargetGroupConfiguration \"svc\" in namespace \"my-route-ns\" has targetReference set and cannot be used as a defaultTargetGroupConfiguration — a default TGC must not have targetReference"), "{e}");
 }
 
-#[test]
-fn disable_security_group_is_refused_on_nlbs_and_ignored_by_albs_as_upstream() {
-    let case = with_gateway("{disableSecurityGroup: true}");
-    let e = case.build(LbKind::Nlb).unwrap_err().to_string();
-    assert!(
-        e.contains(
-            "LoadBalancerConfiguration field disableSecurityGroup is not supported by this build yet"
-        ),
-        "{e}"
+/// An NLB Gateway with a TCP and a UDP listener, one route each to `my-svc`, under `lbc`.
+fn nlb_without_groups(lbc_spec: &str, subnets: Option<Vec<SubnetInfo>>) -> GatewayBuild {
+    let gw: Gateway = yaml(
+        r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: my-gw, namespace: my-route-ns, uid: 11111111-2222-3333-4444-555555555555}
+spec:
+  gatewayClassName: nlb
+  infrastructure: {parametersRef: {group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: lbc}}
+  listeners:
+  - {name: tcp, port: 80, protocol: TCP}
+  - {name: udp, port: 53, protocol: UDP}
+"#,
     );
-    let b = case.alb();
+    let route = |kind: &str, section: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1alpha2\nkind: {kind}\nmetadata: {{name: r-{section}, namespace: my-route-ns}}\nspec: {{parentRefs: [{{name: my-gw, sectionName: {section}}}], rules: [{{backendRefs: [{{name: my-svc, port: 80}}]}}]}}\n")
+    };
+    let tcp: Vec<TcpRoute> = vec![yaml(&route("TCPRoute", "tcp"))];
+    let udp: Vec<UdpRoute> = vec![yaml(&route("UDPRoute", "udp"))];
+    let services: Vec<Service> = yaml(SERVICES);
+    let config = lbc("my-route-ns", "lbc", lbc_spec);
+    let vpc = vec!["10.0.0.0/16".to_string()];
+    let inputs = GatewayInputs {
+        gateway_config: Some(&config),
+        tcp_routes: &tcp,
+        udp_routes: &udp,
+        services: &services,
+        vpc_cidrs: Some(&vpc),
+        ..GatewayInputs::new(&gw)
+    };
+    build_nlb_gateway_stack(&inputs, &cfg(), subnets.as_deref()).unwrap()
+}
+
+#[test]
+fn disable_security_group_makes_an_nlb_without_groups_with_node_rules_from_cidrs() {
+    let b = nlb_without_groups(
+        "{scheme: internal, disableSecurityGroup: true, loadBalancerSubnets: [{identifier: subnet-a}, {identifier: subnet-b}]}",
+        Some(addressed_subnets()),
+    );
+    let lb = b.stack.load_balancer.as_ref().unwrap();
+    assert!(lb.security_groups.is_empty() && lb.security_group_names_or_ids.is_empty());
+    assert!(b.stack.managed_security_group.is_none());
+    assert!(b.stack.backend_security_group.is_none());
+    assert!(b.stack.warnings.is_empty(), "{:?}", b.stack.warnings);
+    let rules: Vec<(Vec<String>, Vec<String>)> = b
+        .stack
+        .target_group_bindings
+        .iter()
+        .flat_map(|t| {
+            assert!(t.spec.networking.is_empty(), "no group peer");
+            t.spec.networking_from_cidrs.iter()
+        })
+        .map(|r| {
+            let ports = r
+                .ports
+                .iter()
+                .map(|p| format!("{:?}/{:?}", p.protocol.unwrap(), p.port.clone().unwrap()))
+                .collect();
+            (r.from_cidrs.clone(), ports)
+        })
+        .collect();
+    // Instance targets preserve client IPs: traffic from the VPC (internal, no source ranges);
+    // the TCP health check rides on it; the UDP one gets its own rule from the subnets.
+    let vpc = vec!["10.0.0.0/16".to_string()];
+    let subnets = vec!["10.0.1.0/24".to_string(), "10.0.2.0/24".to_string()];
+    assert_eq!(
+        rules,
+        vec![
+            (vpc.clone(), vec!["Tcp/Int(30080)".to_string()]),
+            (vpc, vec!["Udp/Int(30080)".to_string()]),
+            (subnets, vec!["Tcp/Int(30080)".to_string()]),
+        ]
+    );
+    // Source ranges replace the default sources.
+    let b = nlb_without_groups(
+        "{disableSecurityGroup: true, sourceRanges: [192.0.2.0/24], loadBalancerSubnets: [{identifier: subnet-a}]}",
+        Some(addressed_subnets()),
+    );
+    let t = &b.stack.target_group_bindings[0];
+    assert_eq!(t.spec.networking_from_cidrs[0].from_cidrs, ["192.0.2.0/24"]);
+    // Without the subnets (a plan from manifests) the rules are unknown: said, not dropped.
+    let b = nlb_without_groups("{disableSecurityGroup: true}", None);
+    assert!(
+        b.stack
+            .warnings
+            .iter()
+            .any(|w| w.message == crate::model::tgb_cidrs::NEEDS_AWS),
+        "{:?}",
+        b.stack.warnings
+    );
+    // ALBs ignore the switch, as upstream.
+    let b = with_gateway("{disableSecurityGroup: true}").alb();
     assert!(
         b.stack.managed_security_group.is_some(),
         "ALBs always have groups"
@@ -406,17 +489,104 @@ fn private_link_enforcement_goes_to_nlbs_and_is_a_warning_on_albs() {
     );
 }
 
+/// Two public subnets with IPv4 and IPv6 CIDRs, role-tagged for internet-facing discovery.
+fn addressed_subnets() -> Vec<SubnetInfo> {
+    let role = ("kubernetes.io/role/elb", "1");
+    vec![
+        SubnetInfo {
+            cidr_block: "10.0.1.0/24".into(),
+            ipv6_cidrs: vec!["2600:1f14:1::/64".into()],
+            ..subnet("subnet-a", "az1", &[role])
+        },
+        SubnetInfo {
+            cidr_block: "10.0.2.0/24".into(),
+            ipv6_cidrs: vec!["2600:1f14:2::/64".into()],
+            ..subnet("subnet-b", "az2", &[role])
+        },
+    ]
+}
+
+fn nlb_mappings(spec: &str) -> Result<Vec<crate::model::types::SubnetMapping>, String> {
+    let b = Case {
+        subnets: Some(addressed_subnets()),
+        ..with_gateway(spec)
+    }
+    .build(LbKind::Nlb)
+    .map_err(|e| e.to_string())?;
+    Ok(b.stack.load_balancer.unwrap().subnet_mappings)
+}
+
 #[test]
-fn subnet_allocations_are_refused_by_name_and_entries_without_identifier_mean_discovery() {
-    let spec = "{scheme: internet-facing, loadBalancerSubnets: [{eipAllocation: eipalloc-1}, {eipAllocation: eipalloc-2}]}";
-    let e = with_gateway(spec)
-        .build(LbKind::Nlb)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("LoadBalancerConfiguration field loadBalancerSubnets[].eipAllocation is not supported by this build yet"),
-        "{e}"
+fn subnet_allocations_become_nlb_subnet_mappings_and_entries_without_identifier_mean_discovery() {
+    // EIPs: entry i for the i-th subnet, as upstream's eip mutator.
+    let m = nlb_mappings("{scheme: internet-facing, loadBalancerSubnets: [{identifier: subnet-a, eipAllocation: eipalloc-1}, {identifier: subnet-b, eipAllocation: eipalloc-2}]}").unwrap();
+    let got: Vec<(&str, Option<&str>)> = m
+        .iter()
+        .map(|m| (m.subnet_id.as_str(), m.allocation_id.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("subnet-a", Some("eipalloc-1")),
+            ("subnet-b", Some("eipalloc-2"))
+        ]
     );
+    // Addresses go to the subnet whose CIDR holds them, whatever the entry order.
+    let m = nlb_mappings("{scheme: internal, ipAddressType: dualstack, loadBalancerSubnets: [{identifier: subnet-a, privateIPv4Allocation: 10.0.2.9, ipv6Allocation: '2600:1f14:2::9'}, {identifier: subnet-b, privateIPv4Allocation: 10.0.1.9, ipv6Allocation: '2600:1f14:1::9'}]}").unwrap();
+    let got: Vec<(&str, Option<&str>, Option<&str>)> = m
+        .iter()
+        .map(|m| {
+            (
+                m.subnet_id.as_str(),
+                m.private_ipv4_address.as_deref(),
+                m.ipv6_address.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("subnet-a", Some("10.0.1.9"), Some("2600:1f14:1::9")),
+            ("subnet-b", Some("10.0.2.9"), Some("2600:1f14:2::9"))
+        ]
+    );
+    // Source NAT prefixes switch the NLB's prefix source NAT on.
+    let spec = "{scheme: internet-facing, ipAddressType: dualstack, loadBalancerSubnets: [{identifier: subnet-a, sourceNatIPv6Prefix: '2600:1f14:1::/80'}, {identifier: subnet-b, sourceNatIPv6Prefix: auto_assigned}]}";
+    let b = Case {
+        subnets: Some(addressed_subnets()),
+        ..with_gateway(spec)
+    }
+    .build(LbKind::Nlb)
+    .unwrap();
+    let lb = b.stack.load_balancer.unwrap();
+    assert_eq!(lb.enable_prefix_for_ipv6_source_nat.as_deref(), Some("on"));
+    let got: Vec<Option<&str>> = lb
+        .subnet_mappings
+        .iter()
+        .map(|m| m.source_nat_ipv6_prefix.as_deref())
+        .collect();
+    assert_eq!(got, [Some("2600:1f14:1::/80"), Some("auto_assigned")]);
+    // Upstream's mutator errors, by message.
+    for (spec, want) in [
+        ("{scheme: internet-facing, loadBalancerSubnets: [{eipAllocation: eipalloc-1}]}", "Unable to assign EIP allocations we have 2 subnets and 1 EIP allocations"),
+        ("{scheme: internal, loadBalancerSubnets: [{identifier: subnet-a, privateIPv4Allocation: 10.0.2.9}, {identifier: subnet-b, privateIPv4Allocation: 10.0.2.10}]}", "expect one private IPv4 address configured for subnet: subnet-a"),
+        ("{scheme: internal, loadBalancerSubnets: [{identifier: subnet-a, privateIPv4Allocation: foo}, {identifier: subnet-b, privateIPv4Allocation: bar}]}", "private IPv4 addresses must be valid IP address: foo"),
+        ("{scheme: internet-facing, ipAddressType: dualstack, loadBalancerSubnets: [{identifier: subnet-a, ipv6Allocation: 10.0.1.9}, {identifier: subnet-b, ipv6Allocation: 10.0.2.9}]}", "IPv6 addresses must be valid IPv6 address: 10.0.1.9"),
+        ("{scheme: internet-facing, ipAddressType: dualstack, loadBalancerSubnets: [{identifier: subnet-a, sourceNatIPv6Prefix: '2600:1f14:9::/80'}, {identifier: subnet-b, sourceNatIPv6Prefix: auto_assigned}]}", "Invalid value in source-nat-ipv6-prefixes: 2600:1f14:9::/80. Value must be within subnet CIDR range: [2600:1f14:1::/64]."),
+    ] {
+        let e = nlb_mappings(spec).unwrap_err();
+        assert!(e.contains(want), "{spec}: {e}");
+    }
+    // Without allocations an NLB keeps bare subnets, with prefix source NAT off.
+    let b = Case {
+        subnets: Some(addressed_subnets()),
+        ..with_gateway("{scheme: internet-facing}")
+    }
+    .build(LbKind::Nlb)
+    .unwrap();
+    let lb = b.stack.load_balancer.unwrap();
+    assert!(lb.subnet_mappings.is_empty());
+    assert_eq!(lb.enable_prefix_for_ipv6_source_nat.as_deref(), Some("off"));
     // Upstream discovers when no entry has an identifier.
     let role = ("kubernetes.io/role/internal-elb", "1");
     let b = Case {

@@ -1,15 +1,11 @@
 //! NLB subnet mappings: EIP allocations, private IPv4 / IPv6 addresses and source-NAT IPv6
 //! prefixes, index-aligned with the resolved subnets, with upstream's validation texts.
 
-use std::net::IpAddr;
-
-use ipnet::IpNet;
-
 use super::annotations::{key, sfx};
 use super::build::Task;
 use super::load_balancer::ChosenSubnets;
 use crate::model::error::Fail;
-use crate::model::subnets::SubnetInfo;
+use crate::model::subnet_addresses::{parse_addresses, pick, source_nat_prefix};
 use crate::model::types::{IpAddressType, LoadBalancerScheme, SubnetMapping};
 
 /// `aws-load-balancer-enable-prefix-for-ipv6-source-nat`: `on` / `off` (default `off`).
@@ -43,52 +39,6 @@ pub(super) fn prefix_for_ipv6_source_nat(
     Ok(raw.to_string())
 }
 
-/// Parses addresses; `v6` selects the family and the message wording.
-fn parse_addresses(raw: &[String], v6: bool, what: &str, at: &str) -> Result<Vec<IpAddr>, Fail> {
-    raw.iter()
-        .map(|r| {
-            let ip: IpAddr = r
-                .parse()
-                .map_err(|_| Fail::at(at, format!("{what} must be valid IP address: {r}")))?;
-            if ip.is_ipv6() != v6 {
-                let fam = if v6 { "IPv6" } else { "IPv4" };
-                return Err(Fail::at(
-                    at,
-                    format!("{what} must be valid {fam} address: {r}"),
-                ));
-            }
-            Ok(ip)
-        })
-        .collect()
-}
-
-fn cidrs_of(s: &SubnetInfo, v6: bool) -> Vec<IpNet> {
-    let raw: Vec<&String> = if v6 {
-        s.ipv6_cidrs.iter().collect()
-    } else {
-        std::iter::once(&s.cidr_block)
-            .filter(|c| !c.is_empty())
-            .collect()
-    };
-    raw.iter().filter_map(|c| c.parse().ok()).collect()
-}
-
-/// The one configured address inside the subnet's CIDRs.
-fn pick(ips: &[IpAddr], s: &SubnetInfo, v6: bool, what: &str, at: &str) -> Result<String, Fail> {
-    let cidrs = cidrs_of(s, v6);
-    let inside: Vec<&IpAddr> = ips
-        .iter()
-        .filter(|ip| cidrs.iter().any(|c| c.contains(*ip)))
-        .collect();
-    match inside.as_slice() {
-        [one] => Ok(one.to_string()),
-        _ => Err(Fail::at(
-            at,
-            format!("expect one {what} configured for subnet: {}", s.id),
-        )),
-    }
-}
-
 /// Count rule shared by every per-subnet list.
 fn check_count(n: usize, subnets: Option<usize>, what: &str, at: &str) -> Result<(), Fail> {
     match subnets {
@@ -98,39 +48,6 @@ fn check_count(n: usize, subnets: Option<usize>, what: &str, at: &str) -> Result
         )),
         _ => Ok(()),
     }
-}
-
-fn source_nat_prefix(p: &str, s: &SubnetInfo, at: &str) -> Result<(), Fail> {
-    if p == "auto_assigned" {
-        return Ok(());
-    }
-    let Some((addr, len)) = p.split_once('/') else {
-        return Err(Fail::at(
-            at,
-            format!("Invalid value in source-nat-ipv6-prefixes: {p}."),
-        ));
-    };
-    let len = len.split('/').next().unwrap_or(len);
-    if len != "80" {
-        return Err(Fail::at(at, format!("Invalid value in source-nat-ipv6-prefixes: {p}. Prefix length must be 80, but {len} is specified.")));
-    }
-    let ip: IpAddr = match addr.parse() {
-        Ok(ip @ IpAddr::V6(_)) => ip,
-        _ => {
-            return Err(Fail::at(
-                at,
-                format!(
-                "Invalid value in source-nat-ipv6-prefixes: {p}. Value must be a valid IPv6 CIDR."
-            ),
-            ))
-        }
-    };
-    let cidrs = cidrs_of(s, true);
-    if !cidrs.iter().any(|c| c.contains(&ip)) {
-        let list: Vec<String> = cidrs.iter().map(|c| c.to_string()).collect();
-        return Err(Fail::at(at, format!("Invalid value in source-nat-ipv6-prefixes: {p}. Value must be within subnet CIDR range: [{}].", list.join(" "))));
-    }
-    Ok(())
 }
 
 /// Validates the mapping annotations and builds one mapping per resolved subnet (none while
@@ -165,12 +82,10 @@ pub(super) fn build(
                 ));
             }
             check_count(raw.len(), n, "private IPv4 addresses", &v4_at)?;
-            Some(parse_addresses(
-                &raw,
-                false,
-                "private IPv4 addresses",
-                &v4_at,
-            )?)
+            Some(
+                parse_addresses(&raw, false, "private IPv4 addresses")
+                    .map_err(|m| Fail::at(&v4_at, m))?,
+            )
         }
     };
     let v6_at = key(sfx::IPV6_ADDRESSES);
@@ -184,7 +99,7 @@ pub(super) fn build(
                 ));
             }
             check_count(raw.len(), n, "IPv6 addresses", &v6_at)?;
-            Some(parse_addresses(&raw, true, "IPv6 addresses", &v6_at)?)
+            Some(parse_addresses(&raw, true, "IPv6 addresses").map_err(|m| Fail::at(&v6_at, m))?)
         }
     };
     let nat_at = key(sfx::SOURCE_NAT_IPV6_PREFIXES);
@@ -206,17 +121,21 @@ pub(super) fn build(
     let mut out = Vec::with_capacity(resolved.len());
     for (i, s) in resolved.iter().enumerate() {
         if let Some(p) = &nat {
-            source_nat_prefix(&p[i], s, &nat_at)?;
+            source_nat_prefix(&p[i], s).map_err(|m| Fail::at(&nat_at, m))?;
         }
         out.push(SubnetMapping {
             subnet_id: s.id.clone(),
             allocation_id: eips.as_ref().map(|e| e[i].clone()),
             private_ipv4_address: match &v4 {
-                Some(ips) => Some(pick(ips, s, false, "private IPv4 address", &v4_at)?),
+                Some(ips) => Some(
+                    pick(ips, s, false, "private IPv4 address").map_err(|m| Fail::at(&v4_at, m))?,
+                ),
                 None => None,
             },
             ipv6_address: match &v6 {
-                Some(ips) => Some(pick(ips, s, true, "IPv6 address", &v6_at)?),
+                Some(ips) => {
+                    Some(pick(ips, s, true, "IPv6 address").map_err(|m| Fail::at(&v6_at, m))?)
+                }
                 None => None,
             },
             source_nat_ipv6_prefix: nat.as_ref().map(|p| p[i].clone()),

@@ -10,8 +10,9 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use super::annotations::sfx;
 use super::build::{LbFacts, Task};
 use super::security_groups;
-use crate::crd::target_group_binding::{NetworkingPort, NetworkingProtocol};
+use crate::crd::target_group_binding::NetworkingProtocol;
 use crate::model::error::Fail;
+use crate::model::tgb_cidrs;
 use crate::model::types::*;
 
 fn rule(source: &Token, proto: NetworkingProtocol, port: Option<IntOrString>) -> NetworkingRule {
@@ -70,121 +71,6 @@ pub(super) fn networking(
     out
 }
 
-/// Sources and ports of an NLB without security groups: the NLB subnets' CIDRs, or for
-/// UDP-ish target groups and preserved client IPs the source ranges (default: everywhere, or
-/// the VPC for an internal NLB); plus a health-check rule from the subnets when needed.
-struct Legacy<'a> {
-    facts: &'a LbFacts,
-    tg: &'a TargetGroup,
-    preserve: bool,
-}
-
-/// Why legacy rules cannot be computed offline (no subnets / VPC CIDRs at hand).
-const LEGACY_NEEDS_AWS: &str = "node security-group rules of an NLB without security groups come from its subnets' (and VPC's) CIDR blocks, which are resolved when the subnets are known";
-
-fn port_rule(proto: NetworkingProtocol, port: &IntOrString) -> NetworkingPort {
-    NetworkingPort {
-        protocol: Some(proto),
-        port: Some(port.clone()),
-    }
-}
-
-impl Legacy<'_> {
-    fn v6(&self) -> bool {
-        self.tg.ip_address_type == "ipv6"
-    }
-
-    fn subnet_cidrs(&self) -> Option<Vec<String>> {
-        let subnets = self.facts.subnets.as_ref()?;
-        Some(
-            subnets
-                .iter()
-                .flat_map(|s| {
-                    if self.v6() {
-                        s.ipv6_cidrs.clone()
-                    } else {
-                        vec![s.cidr_block.clone()]
-                    }
-                })
-                .collect(),
-        )
-    }
-
-    /// Everywhere, or the VPC's CIDRs for an internal NLB.
-    fn default_sources(&self, t: &Task<'_>) -> Option<Vec<String>> {
-        if self.facts.scheme == LoadBalancerScheme::Internal {
-            let vpc = t.env.vpc_cidrs.as_ref()?;
-            return Some(
-                vpc.iter()
-                    .filter(|c| c.contains(':') == self.v6())
-                    .cloned()
-                    .collect(),
-            );
-        }
-        Some(vec![
-            if self.v6() { "::/0" } else { "0.0.0.0/0" }.to_string()
-        ])
-    }
-
-    fn rules(
-        &self,
-        t: &Task<'_>,
-        tg_port: &IntOrString,
-        hc_port: &IntOrString,
-    ) -> Option<Vec<CidrNetworkingRule>> {
-        use NetworkingProtocol::{Tcp, Udp};
-        let subnet_cidrs = self.subnet_cidrs()?;
-        let udpish = self.tg.protocol.carries_udp();
-        let (mut traffic, mut default_used) = (subnet_cidrs.clone(), false);
-        if udpish || self.preserve {
-            traffic = security_groups::source_ranges(t);
-            if traffic.is_empty() {
-                traffic = self.default_sources(t)?;
-                default_used = true;
-            }
-        }
-        let ports = match self.tg.protocol {
-            Protocol::TcpUdp | Protocol::TcpQuic => {
-                vec![port_rule(Tcp, tg_port), port_rule(Udp, tg_port)]
-            }
-            Protocol::Udp | Protocol::Quic => vec![port_rule(Udp, tg_port)],
-            _ => vec![port_rule(Tcp, tg_port)],
-        };
-        let hc_is_traffic = match hc_port {
-            IntOrString::String(s) => s == "traffic-port",
-            IntOrString::Int(n) => *n == int_value(tg_port),
-        };
-        let skip_hc = self.tg.protocol != Protocol::Udp
-            && hc_is_traffic
-            && (!self.preserve
-                || default_used
-                || traffic.iter().any(|c| c == "0.0.0.0/0" || c == "::/0"));
-        let mut out = vec![CidrNetworkingRule {
-            from_cidrs: traffic,
-            ports,
-        }];
-        if !skip_hc && !subnet_cidrs.is_empty() {
-            let port = match hc_port {
-                IntOrString::String(s) if s == "traffic-port" => tg_port,
-                other => other,
-            };
-            out.push(CidrNetworkingRule {
-                from_cidrs: subnet_cidrs,
-                ports: vec![port_rule(Tcp, port)],
-            });
-        }
-        Some(out)
-    }
-}
-
-/// Go's `IntOrString.IntValue()`: a string that is not a number counts as 0.
-fn int_value(p: &IntOrString) -> i32 {
-    match p {
-        IntOrString::Int(n) => *n,
-        IntOrString::String(s) => s.parse().unwrap_or(0),
-    }
-}
-
 /// The binding of target group `tg` (Service port `p`).
 pub(super) fn build(
     t: &Task<'_>,
@@ -204,17 +90,26 @@ pub(super) fn build(
     if facts.sgs.without_sgs() {
         // Legacy NLBs: rules managed unless the annotation says false (default true here).
         if t.a.bool(sfx::MANAGE_SG_RULES)?.unwrap_or(true) {
-            let legacy = Legacy {
-                facts,
-                tg,
-                preserve,
+            let sources = tgb_cidrs::Sources {
+                subnets: facts.subnets.as_deref(),
+                scheme: facts.scheme,
+                source_ranges: &security_groups::source_ranges(t),
+                vpc_cidrs: t.env.vpc_cidrs.as_deref(),
             };
-            match legacy.rules(t, &tg_port, hc_port) {
+            let target = tgb_cidrs::Target {
+                protocol: tg.protocol,
+                ipv6: tg.ip_address_type == "ipv6",
+                preserve,
+                port: &tg_port,
+                health_check_port: hc_port,
+                hc_rule_always: |p| p == Protocol::Udp,
+            };
+            match sources.rules(&target) {
                 Some(r) => networking_from_cidrs = r,
                 None => warnings.push(Warning {
                     ingress: None,
                     annotation: None,
-                    message: format!("{}: {LEGACY_NEEDS_AWS}", tg.id),
+                    message: format!("{}: {}", tg.id, tgb_cidrs::NEEDS_AWS),
                 }),
             }
         }
