@@ -86,11 +86,18 @@ async fn deployed(c: &Cloud, k8s: &Cluster) -> Controller {
         programmed(&gws, "gw").await.is_some()
     })
     .await;
-    // Settled: every binding of the stack taken over by the TargetGroupBinding controller.
+    // Settled: every binding of the stack reconciled by the TargetGroupBinding controller to
+    // its end (targets, then `status.observedGeneration`, its last write).
     let tgbs: Api<TargetGroupBinding> = Api::namespaced(k8s.client.clone(), "demo");
-    eventually("the bindings carry their finalizer", WAIT, || async {
+    eventually("the bindings are reconciled", WAIT, || async {
         let items = tgbs.list(&ListParams::default()).await.unwrap().items;
-        items.len() == 3 && items.iter().all(|b| !b.finalizers().is_empty())
+        items.len() == 3
+            && items.iter().all(|b| {
+                let observed = b.status.as_ref().and_then(|s| s.observed_generation);
+                !b.finalizers().is_empty()
+                    && observed.is_some()
+                    && observed == b.metadata.generation
+            })
     })
     .await;
     ctl
