@@ -64,6 +64,9 @@ struct Entry {
     /// Milliseconds (since `base`) at which the connection last became idle.
     idle_since: Arc<AtomicU64>,
     stop: CancellationToken,
+    /// Cancelled on eviction and on shutdown (a child of the server's token), so a served
+    /// connection waits on one token: see [`serve`].
+    closing: CancellationToken,
 }
 
 impl Registry {
@@ -91,6 +94,7 @@ impl Registry {
                     "webhook connection limit reached; closing the idlest connection"
                 );
                 e.stop.cancel();
+                e.closing.cancel();
                 true
             }
             None => false,
@@ -258,7 +262,9 @@ async fn serve(
         // when idle); only an eviction cuts a handshake short, so the drain still serves
         // connections that were handshaking when shutdown began.
         let stop = CancellationToken::new();
-        let shutdown = shutdown.clone();
+        // Eviction or shutdown; the connection task polls it on every wake-up, one token is
+        // one lock there instead of two (#24).
+        let closing = shutdown.child_token();
         let busy = Arc::new(AtomicUsize::new(0));
         let idle_since = Arc::new(AtomicU64::new(base.elapsed().as_millis() as u64));
         let id = registry.next.fetch_add(1, Ordering::SeqCst);
@@ -268,6 +274,7 @@ async fn serve(
                 busy: busy.clone(),
                 idle_since: idle_since.clone(),
                 stop: stop.clone(),
+                closing: closing.clone(),
             },
         );
         let registry = registry.clone();
@@ -311,9 +318,11 @@ async fn serve(
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service);
             let mut conn = std::pin::pin!(conn);
+            // Biased: the connection first, as it is what wakes the task, and no random draw per poll.
             let result = tokio::select! {
+                biased;
                 result = conn.as_mut() => result,
-                _ = async { tokio::select! { _ = stop.cancelled() => {}, _ = shutdown.cancelled() => {} } } => {
+                _ = closing.cancelled() => {
                     conn.as_mut().graceful_shutdown();
                     conn.await
                 }
