@@ -236,6 +236,8 @@ mod tests {
                 ],
             ),
         ];
+        /// One rule as the table writes it: its CIDRs and its (protocol, port) pairs.
+        type Rule = (Vec<String>, Vec<(NetworkingProtocol, i32)>);
         for (name, scheme, protocol, ipv6, hc, want) in cases {
             let sources = Sources {
                 subnets: Some(&subnets),
@@ -243,7 +245,7 @@ mod tests {
                 source_ranges: &[],
                 vpc_cidrs: Some(&vpc),
             };
-            let got: Vec<(Vec<String>, Vec<(NetworkingProtocol, i32)>)> = sources
+            let got: Vec<Rule> = sources
                 .rules(&Target {
                     protocol,
                     ipv6,
@@ -266,7 +268,7 @@ mod tests {
                     (r.from_cidrs, ports)
                 })
                 .collect();
-            let want: Vec<(Vec<String>, Vec<(NetworkingProtocol, i32)>)> = want
+            let want: Vec<Rule> = want
                 .into_iter()
                 .map(|(c, p)| (c.into_iter().map(String::from).collect(), p))
                 .collect();
