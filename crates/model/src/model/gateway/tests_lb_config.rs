@@ -602,3 +602,91 @@ fn subnet_allocations_become_nlb_subnet_mappings_and_entries_without_identifier_
         Subnets::Resolved(vec!["subnet-a".into(), "subnet-b".into()])
     );
 }
+
+#[test]
+fn quic_enabled_on_an_alb_listener_is_upstreams_error() {
+    let err =
+        with_gateway("{listenerConfigurations: [{protocolPort: 'HTTP:80', quicEnabled: true}]}")
+            .alb_error();
+    assert!(
+        err.contains("QUIC protocol upgrade not supported for protocol HTTP"),
+        "{err}"
+    );
+    // quicEnabled: false asks for nothing.
+    let b =
+        with_gateway("{listenerConfigurations: [{protocolPort: 'HTTP:80', quicEnabled: false}]}")
+            .alb();
+    assert_eq!(
+        b.stack.listeners[0].protocol,
+        crate::model::types::Protocol::Http
+    );
+}
+
+/// The Service's TargetGroupConfiguration with `targetControlPort: 3000` and `target_type`.
+fn control_port(target_type: &str) -> Case {
+    Case {
+        tg_configs: format!(
+            "[{{apiVersion: gateway.k8s.aws/v1, kind: TargetGroupConfiguration, metadata: {{name: svc, namespace: my-route-ns}}, spec: {{targetReference: {{name: my-svc}}, defaultConfiguration: {{targetType: {target_type}, targetControlPort: 3000}}}}}}]"
+        ),
+        ..Case::default()
+    }
+}
+
+#[test]
+fn target_control_port_is_refused_for_instance_targets_and_non_http_protocols() {
+    let err = control_port("instance").alb_error();
+    assert!(
+        err.contains("target control port is not supported for instance target target group"),
+        "{err}"
+    );
+    let b = control_port("ip").alb();
+    assert_eq!(b.stack.target_groups[0].target_control_port, Some(3000));
+
+    use crate::crd::gateway::target_group_configuration::TargetGroupProps;
+    let props = TargetGroupProps {
+        target_control_port: Some(3000),
+        ..TargetGroupProps::default()
+    };
+    let err = super::target_groups::target_control_port(
+        Some(&props),
+        crate::model::types::Protocol::Tcp,
+        TargetType::Ip,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "target control port is only supported for HTTP and HTTPS protocols, got: TCP"
+    );
+}
+
+/// The Service's TargetGroupConfiguration with `route_configurations` (a YAML flow sequence).
+fn route_configurations(route_configurations: &str) -> Case {
+    Case {
+        tg_configs: format!(
+            "[{{apiVersion: gateway.k8s.aws/v1, kind: TargetGroupConfiguration, metadata: {{name: svc, namespace: my-route-ns}}, spec: {{targetReference: {{name: my-svc}}, routeConfigurations: {route_configurations}}}}}]"
+        ),
+        ..Case::default()
+    }
+}
+
+fn picked(case: Case) -> Option<String> {
+    case.alb().stack.target_groups[0].tags.get("pick").cloned()
+}
+
+#[test]
+fn route_identifiers_match_as_upstreams_longest_match() {
+    // A name without a namespace never matches (upstream's exact match needs both).
+    let name_only = "[{routeIdentifier: {kind: HTTPRoute, name: my-route}, targetGroupProps: {tags: {pick: name}}}]";
+    assert_eq!(picked(route_configurations(name_only)), None);
+    let exact = "[{routeIdentifier: {kind: HTTPRoute, namespace: my-route-ns, name: my-route}, targetGroupProps: {tags: {pick: exact}}}, {routeIdentifier: {kind: HTTPRoute, namespace: my-route-ns}, targetGroupProps: {tags: {pick: ns}}}]";
+    assert_eq!(
+        picked(route_configurations(exact)).as_deref(),
+        Some("exact")
+    );
+    // Among equal ranks the first entry wins.
+    let twice = "[{routeIdentifier: {kind: HTTPRoute}, targetGroupProps: {tags: {pick: first}}}, {routeIdentifier: {kind: HTTPRoute}, targetGroupProps: {tags: {pick: second}}}]";
+    assert_eq!(
+        picked(route_configurations(twice)).as_deref(),
+        Some("first")
+    );
+}
