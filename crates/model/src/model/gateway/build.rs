@@ -260,6 +260,7 @@ fn build_gateway_stack(
     if inputs.class_config.is_some() && inputs.gateway_config.is_some() {
         warn_dropped_capacity(inputs, &mut stack);
     }
+    super::unread::warn_unread_gateway_fields(inputs.gateway, &valid, &mut stack);
 
     let source_ranges = lbc.source_ranges.clone().unwrap_or_default();
     let cidr_sources = no_sgs.then(|| crate::model::tgb_cidrs::Sources {
@@ -322,6 +323,7 @@ fn build_gateway_stack(
         };
         alb.listeners(&mut stack, &mut target_groups).map_err(err)?;
     }
+    super::unread::warn_unmatched_listener_configurations(&lbc, &mut stack);
     for (route, message) in &loaded.ignored {
         stack.warnings.push(Warning {
             ingress: Some(route.clone()),

@@ -1,0 +1,91 @@
+//! Warnings for Gateway inputs upstream accepts and never acts on (nothing accepted and ignored):
+//! the Gateway's `spec.tls` and `spec.addresses`, a listener's `tls.certificateRefs` and
+//! `tls.options`, and a `listenerConfigurations[]` entry that matches no built listener.
+
+use gateway_api::apis::standard::gateways::{Gateway, GatewayListeners};
+
+use crate::crd::gateway::LoadBalancerConfigurationSpec;
+use crate::model::types::{Protocol, Stack, Warning};
+
+fn warning(field: &str, message: String) -> Warning {
+    Warning {
+        ingress: None,
+        annotation: Some(field.into()),
+        message,
+    }
+}
+
+/// The Gateway's own fields and its (valid) listeners' TLS fields that nothing reads.
+pub(super) fn warn_unread_gateway_fields(
+    gateway: &Gateway,
+    listeners: &[&GatewayListeners],
+    stack: &mut Stack,
+) {
+    let spec = &gateway.spec;
+    if let Some(tls) = &spec.tls {
+        for (field, set) in [
+            ("spec.tls.frontend", tls.frontend.is_some()),
+            ("spec.tls.backend", tls.backend.is_some()),
+        ] {
+            if set {
+                let message = format!("Gateway field {field} is not supported and is ignored");
+                stack.warnings.push(warning(field, message));
+            }
+        }
+    }
+    if spec.addresses.as_ref().is_some_and(|a| !a.is_empty()) {
+        let message = "Gateway field spec.addresses is not supported and is ignored: the load balancer's addresses come from AWS (use LoadBalancerConfiguration subnet allocations for fixed NLB addresses)".to_string();
+        stack.warnings.push(warning("spec.addresses", message));
+    }
+    for l in listeners {
+        let Some(tls) = &l.tls else { continue };
+        if tls.certificate_refs.as_ref().is_some_and(|c| !c.is_empty()) {
+            let message = format!(
+                "listener {} (port {}): tls.certificateRefs are not used: certificates come from LoadBalancerConfiguration or ACM discovery",
+                l.name, l.port
+            );
+            stack.warnings.push(warning("tls.certificateRefs", message));
+        }
+        if tls.options.as_ref().is_some_and(|o| !o.is_empty()) {
+            let message = format!(
+                "listener {} (port {}): tls.options are not used: TLS settings come from LoadBalancerConfiguration listenerConfigurations",
+                l.name, l.port
+            );
+            stack.warnings.push(warning("tls.options", message));
+        }
+    }
+}
+
+/// `listenerConfigurations[]` entries whose `protocolPort` names no listener the stack has
+/// (matched as the listeners are, before a QUIC upgrade).
+pub(super) fn warn_unmatched_listener_configurations(
+    lbc: &LoadBalancerConfigurationSpec,
+    stack: &mut Stack,
+) {
+    let built: Vec<String> = stack
+        .listeners
+        .iter()
+        .map(|l| {
+            let protocol = match l.protocol {
+                Protocol::Quic => Protocol::Udp,
+                Protocol::TcpQuic => Protocol::TcpUdp,
+                p => p,
+            };
+            format!("{}:{}", protocol.as_str(), l.port)
+        })
+        .collect();
+    for c in lbc.listener_configurations.iter().flatten() {
+        if !built
+            .iter()
+            .any(|b| b.eq_ignore_ascii_case(&c.protocol_port))
+        {
+            let message = format!(
+                "listenerConfigurations entry {} matches no listener of the Gateway with attached routes and is not applied",
+                c.protocol_port
+            );
+            stack
+                .warnings
+                .push(warning("listenerConfigurations", message));
+        }
+    }
+}
