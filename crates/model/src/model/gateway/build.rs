@@ -322,6 +322,17 @@ fn build_gateway_stack(
             user_tags: &user_tags,
         };
         alb.listeners(&mut stack, &mut target_groups).map_err(err)?;
+        let mut attached: Vec<usize> = attachment
+            .routes_by_port
+            .values()
+            .flatten()
+            .copied()
+            .collect();
+        attached.sort_unstable();
+        attached.dedup();
+        for i in attached {
+            super::unread::warn_literal_regex(&routes[i], &mut stack);
+        }
     }
     super::unread::warn_unmatched_listener_configurations(&lbc, &mut stack);
     for (route, message) in &loaded.ignored {

@@ -1,8 +1,13 @@
 //! Warnings for Gateway inputs upstream accepts and never acts on (nothing accepted and ignored):
 //! the Gateway's `spec.tls` and `spec.addresses`, a listener's `tls.certificateRefs` and
-//! `tls.options`, and a `listenerConfigurations[]` entry that matches no built listener.
+//! `tls.options`, a `listenerConfigurations[]` entry that matches no built listener, and the
+//! regular-expression match types ALB rules take as literal values.
 
 use gateway_api::apis::standard::gateways::{Gateway, GatewayListeners};
+use gateway_api::apis::standard::grpcroutes::GrpcRouteRulesMatchesHeadersType;
+use gateway_api::apis::standard::httproutes::HttpRouteRulesMatchesQueryParamsType;
+
+use super::routes::RouteView;
 
 use crate::crd::gateway::LoadBalancerConfigurationSpec;
 use crate::model::types::{Protocol, Stack, Warning};
@@ -86,6 +91,41 @@ pub(super) fn warn_unmatched_listener_configurations(
             stack
                 .warnings
                 .push(warning("listenerConfigurations", message));
+        }
+    }
+}
+
+/// HTTPRoute `queryParams[].type: RegularExpression` and GRPCRoute `headers[].type:
+/// RegularExpression`: upstream builds them as literal values (ALB query-string and gRPC header
+/// conditions take no regex), so the route matches only that exact text, which we say.
+pub(super) fn warn_literal_regex(route: &RouteView<'_>, stack: &mut Stack) {
+    let query_params = route
+        .http_rules
+        .iter()
+        .flat_map(|r| r.matches.iter().flatten())
+        .flat_map(|m| m.query_params.iter().flatten())
+        .filter(|q| q.r#type == Some(HttpRouteRulesMatchesQueryParamsType::RegularExpression))
+        .map(|q| ("queryParams", q.name.as_str(), q.value.as_str()));
+    let headers = route
+        .grpc_rules
+        .iter()
+        .flat_map(|r| r.matches.iter().flatten())
+        .flat_map(|m| m.headers.iter().flatten())
+        .filter(|h| h.r#type == Some(GrpcRouteRulesMatchesHeadersType::RegularExpression))
+        .map(|h| ("headers", h.name.as_str(), h.value.as_str()));
+    for (field, name, value) in query_params.chain(headers) {
+        let message = format!(
+            "{} {}/{}: {field} {name} of type RegularExpression is matched as the literal value {value:?} (the load balancer takes no regular expression there)",
+            route.kind.as_str(),
+            route.namespace,
+            route.name
+        );
+        if !stack.warnings.iter().any(|w| w.message == message) {
+            stack.warnings.push(Warning {
+                ingress: Some(route.key()),
+                annotation: Some(format!("{field}.type")),
+                message,
+            });
         }
     }
 }
