@@ -334,7 +334,8 @@ fn build_gateway_stack(
             super::unread::warn_literal_regex(&routes[i], &mut stack);
         }
     }
-    super::unread::warn_unmatched_listener_configurations(&lbc, &mut stack);
+    let own = inputs.gateway_config.map(|c| &c.spec);
+    super::unread::warn_unmatched_listener_configurations(own, &valid, &mut stack);
     for (route, message) in &loaded.ignored {
         stack.warnings.push(Warning {
             ingress: Some(route.clone()),

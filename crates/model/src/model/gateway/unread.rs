@@ -7,10 +7,11 @@ use gateway_api::apis::standard::gateways::{Gateway, GatewayListeners};
 use gateway_api::apis::standard::grpcroutes::GrpcRouteRulesMatchesHeadersType;
 use gateway_api::apis::standard::httproutes::HttpRouteRulesMatchesQueryParamsType;
 
+use super::listeners::elb_protocol;
 use super::routes::RouteView;
 
 use crate::crd::gateway::LoadBalancerConfigurationSpec;
-use crate::model::types::{Protocol, Stack, Warning};
+use crate::model::types::{Stack, Warning};
 
 fn warning(field: &str, message: String) -> Warning {
     Warning {
@@ -61,31 +62,28 @@ pub(super) fn warn_unread_gateway_fields(
     }
 }
 
-/// `listenerConfigurations[]` entries whose `protocolPort` names no listener the stack has
-/// (matched as the listeners are, before a QUIC upgrade).
+/// The Gateway's own `listenerConfigurations[]` entries whose `protocolPort` names no listener it
+/// declares (its own and its accepted ListenerSets'): a typo, or a port removed from the Gateway.
+/// A class-wide configuration is left alone: it may list ports only some of its Gateways have.
 pub(super) fn warn_unmatched_listener_configurations(
-    lbc: &LoadBalancerConfigurationSpec,
+    own: Option<&LoadBalancerConfigurationSpec>,
+    valid: &[&GatewayListeners],
     stack: &mut Stack,
 ) {
-    let built: Vec<String> = stack
-        .listeners
+    let declared: Vec<String> = valid
         .iter()
-        .map(|l| {
-            let protocol = match l.protocol {
-                Protocol::Quic => Protocol::Udp,
-                Protocol::TcpQuic => Protocol::TcpUdp,
-                p => p,
-            };
-            format!("{}:{}", protocol.as_str(), l.port)
-        })
+        .filter_map(|l| Some(format!("{}:{}", elb_protocol(l)?.as_str(), l.port)))
         .collect();
-    for c in lbc.listener_configurations.iter().flatten() {
-        if !built
+    for c in own
+        .iter()
+        .flat_map(|o| o.listener_configurations.iter().flatten())
+    {
+        if !declared
             .iter()
-            .any(|b| b.eq_ignore_ascii_case(&c.protocol_port))
+            .any(|d| d.eq_ignore_ascii_case(&c.protocol_port))
         {
             let message = format!(
-                "listenerConfigurations entry {} matches no listener of the Gateway with attached routes and is not applied",
+                "listenerConfigurations entry {} matches no listener of the Gateway and is not applied",
                 c.protocol_port
             );
             stack
