@@ -79,6 +79,30 @@ fn first_action<'a>(
         .find(|a| types.contains(&a.type_))
 }
 
+/// Upstream builds a ListenerRuleConfiguration's authenticate action on HTTPS listeners only: on
+/// an HTTP listener it is dropped and the traffic goes through unauthenticated, which we say.
+pub(super) fn dropped_authentication(
+    config: Option<&ListenerRuleConfiguration>,
+    https: bool,
+    port: i32,
+) -> Option<String> {
+    use ActionType::*;
+    if https {
+        return None;
+    }
+    let action = first_action(
+        config,
+        &[AuthenticateCognito, AuthenticateOidc, JwtValidation],
+    )?;
+    let config = config?;
+    Some(format!(
+        "ListenerRuleConfiguration {}/{}: the {} action is not applied on HTTP listener port {port} (authentication needs an HTTPS listener); its requests are not authenticated",
+        config.metadata.namespace.as_deref().unwrap_or("default"),
+        config.metadata.name.as_deref().unwrap_or_default(),
+        enum_str(&action.type_)
+    ))
+}
+
 /// The rule's actions, in order (pre-routing first).
 pub(super) fn rule_actions(r: &RuleInputs<'_>) -> Result<Vec<Action>, String> {
     use ActionType::*;

@@ -5,14 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use super::actions::{rule_actions, RuleInputs};
+use super::actions::{dropped_authentication, rule_actions, RuleInputs};
 use super::attach::Attachment;
 use super::backends::{target_group_arn, BackendTarget};
 use super::certificates::SecurePort;
 use super::conditions::{grpc_conditions, http_conditions, source_ip_conditions};
 use gateway_api::apis::standard::gateways::GatewayListeners;
 
-use super::listeners::{elb_protocol, port_protocol};
+use super::listeners::{elb_protocol, port_protocol, quic_upgrade};
 use super::load::Loaded;
 use super::precedence::{sorted_units, unit_hostnames, Unit};
 use super::routes::{RouteKind, RouteView};
@@ -66,6 +66,9 @@ impl Alb<'_> {
                 protocol,
             )
             .certificates(listener_cfg)?;
+            // After the certificates, as upstream's shared `buildListenerSpec`: an ALB listener is
+            // never UDP, so `quicEnabled` fails the build rather than being ignored.
+            quic_upgrade(protocol, listener_cfg)?;
             stack.listeners.push(Listener {
                 id: listener_id.clone(),
                 load_balancer_arn: Token::LoadBalancerArn,
@@ -106,6 +109,24 @@ impl Alb<'_> {
             {
                 let rule = self.rule(port, protocol, priority as i32 + 1, &unit, target_groups)?;
                 stack.listener_rules.push(rule);
+                let config = self
+                    .loaded
+                    .rules
+                    .get(&unit.route)
+                    .and_then(|rules| rules.get(unit.rule))
+                    .and_then(|l| l.config);
+                let dropped = dropped_authentication(config, protocol == Protocol::Https, port);
+                if let Some(message) = dropped {
+                    let ingress = Some(self.routes[unit.route].key());
+                    // One rule with several matches makes several units: said once.
+                    if !stack.warnings.iter().any(|w| w.message == message) {
+                        stack.warnings.push(Warning {
+                            ingress,
+                            annotation: None,
+                            message,
+                        });
+                    }
+                }
             }
         }
         Ok(())

@@ -260,6 +260,7 @@ fn build_gateway_stack(
     if inputs.class_config.is_some() && inputs.gateway_config.is_some() {
         warn_dropped_capacity(inputs, &mut stack);
     }
+    super::unread::warn_unread_gateway_fields(inputs.gateway, &valid, &mut stack);
 
     let source_ranges = lbc.source_ranges.clone().unwrap_or_default();
     let cidr_sources = no_sgs.then(|| crate::model::tgb_cidrs::Sources {
@@ -321,7 +322,20 @@ fn build_gateway_stack(
             user_tags: &user_tags,
         };
         alb.listeners(&mut stack, &mut target_groups).map_err(err)?;
+        let mut attached: Vec<usize> = attachment
+            .routes_by_port
+            .values()
+            .flatten()
+            .copied()
+            .collect();
+        attached.sort_unstable();
+        attached.dedup();
+        for i in attached {
+            super::unread::warn_literal_regex(&routes[i], &mut stack);
+        }
     }
+    let own = inputs.gateway_config.map(|c| &c.spec);
+    super::unread::warn_unmatched_listener_configurations(own, &valid, &mut stack);
     for (route, message) in &loaded.ignored {
         stack.warnings.push(Warning {
             ingress: Some(route.clone()),

@@ -15,7 +15,7 @@ use gateway_api::apis::standard::gateways::GatewayListeners;
 
 use super::backends::{target_group_arn, BackendTarget};
 use super::certificates::SecurePort;
-use super::listeners::{elb_protocol, port_protocol};
+use super::listeners::{elb_protocol, port_protocol, quic_upgrade};
 use super::load::Loaded;
 use super::routes::RouteView;
 use super::target_groups::{nlb_target_group, TgContext};
@@ -66,18 +66,7 @@ impl L4<'_> {
                 protocol,
             )
             .certificates(listener_cfg)?;
-            if listener_cfg.and_then(|c| c.quic_enabled) == Some(true) {
-                protocol = match protocol {
-                    Protocol::Udp => Protocol::Quic,
-                    Protocol::TcpUdp => Protocol::TcpQuic,
-                    other => {
-                        return Err(format!(
-                            "QUIC protocol upgrade not supported for protocol {}",
-                            other.as_str()
-                        ))
-                    }
-                };
-            }
+            protocol = quic_upgrade(protocol, listener_cfg)?;
             let Some(&chosen) = attached.iter().min_by(|&&a, &&b| {
                 let (ra, rb) = (&self.routes[a], &self.routes[b]);
                 let age = |r: &RouteView<'_>| r.created.map(|t| t.0);

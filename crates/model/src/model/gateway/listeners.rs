@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use gateway_api::apis::standard::gateways::{GatewayListeners, GatewayListenersTlsMode};
 
 use super::routes::RouteKind;
+use crate::crd::gateway::load_balancer_configuration::ListenerConfiguration;
 use crate::model::types::Protocol;
 
 /// Which load balancer the Gateway's class asks for.
@@ -196,6 +197,26 @@ pub fn elb_protocol(l: &GatewayListeners) -> Option<Protocol> {
         }
         _ => return None,
     })
+}
+
+/// The listener protocol after the ListenerConfiguration's `quicEnabled` upgrade (upstream's shared
+/// `buildListenerSpec`, so ALB listeners refuse it too): UDP becomes QUIC, TCP_UDP becomes
+/// TCP_QUIC, anything else fails the build.
+pub fn quic_upgrade(
+    protocol: Protocol,
+    listener_cfg: Option<&ListenerConfiguration>,
+) -> Result<Protocol, String> {
+    if listener_cfg.and_then(|c| c.quic_enabled) != Some(true) {
+        return Ok(protocol);
+    }
+    match protocol {
+        Protocol::Udp => Ok(Protocol::Quic),
+        Protocol::TcpUdp => Ok(Protocol::TcpQuic),
+        other => Err(format!(
+            "QUIC protocol upgrade not supported for protocol {}",
+            other.as_str()
+        )),
+    }
 }
 
 /// The protocol of one port from the protocols of its listeners (upstream's `mergeProtocols`).

@@ -40,6 +40,7 @@ pub mod precedence;
 pub mod routes;
 pub mod target_groups;
 mod transforms;
+mod unread;
 
 use std::collections::BTreeMap;
 

@@ -12,7 +12,8 @@ use super::alb_health::{health_check, protocol_version};
 use super::names::{target_group_id, target_group_name, TargetGroupNameInputs};
 use super::routes::{RouteKind, RouteView};
 use crate::crd::gateway::target_group_configuration::{
-    HealthCheckProtocol, TargetGroupConfiguration, TargetGroupProps, TgProtocol, TgTargetType,
+    HealthCheckProtocol, RouteConfiguration, TargetGroupConfiguration, TargetGroupProps,
+    TgProtocol, TgTargetType,
 };
 use crate::model::tags::TagContext;
 use crate::model::types::*;
@@ -79,29 +80,30 @@ pub fn props_for_gateway(
 /// `tgc`'s defaults with its best route configuration for `route` merged over them.
 pub fn route_props(tgc: &TargetGroupConfiguration, route: &RouteView<'_>) -> TargetGroupProps {
     let mut props = tgc.spec.default_configuration.clone();
-    // Exact kind+namespace+name beats kind+namespace beats kind alone.
-    let best = tgc
-        .spec
-        .route_configurations
-        .iter()
-        .filter_map(|rc| {
-            let id = &rc.route_identifier;
-            let rank = if id.kind != route.kind.as_str() {
-                return None;
-            } else if id.namespace.is_empty() {
-                1
-            } else if id.namespace != route.namespace {
-                return None;
-            } else if id.name.is_empty() {
-                2
-            } else if id.name == route.name {
-                3
-            } else {
-                return None;
-            };
-            Some((rank, rc))
-        })
-        .max_by_key(|(rank, _)| *rank);
+    // Upstream's `mergeWithLongestMatch`: exact kind+namespace+name beats kind+namespace beats
+    // kind alone; an identifier with a name matches only exactly (so never without a namespace);
+    // among equal ranks the first entry wins.
+    let mut best: Option<(u8, &RouteConfiguration)> = None;
+    for rc in &tgc.spec.route_configurations {
+        let id = &rc.route_identifier;
+        let rank = if id.kind != route.kind.as_str() {
+            continue;
+        } else if !id.name.is_empty() {
+            if id.namespace != route.namespace || id.name != route.name {
+                continue;
+            }
+            3
+        } else if id.namespace.is_empty() {
+            1
+        } else if id.namespace == route.namespace {
+            2
+        } else {
+            continue;
+        };
+        if best.is_none_or(|(b, _)| rank > b) {
+            best = Some((rank, rc));
+        }
+    }
     if let Some((_, rc)) = best {
         merge_props(&mut props, &rc.target_group_props);
     }
@@ -346,7 +348,7 @@ fn finish(
         (TargetType::Ip, IntOrString::Int(p)) => *p,
         (TargetType::Ip, IntOrString::String(_)) => 1,
     };
-    let control = props.and_then(|p| p.target_control_port);
+    let control = target_control_port(props, protocol, target_type)?;
     let hash_port = match target_type {
         TargetType::Instance => tg_port.to_string(),
         TargetType::Ip => identifier_str.clone(),
@@ -502,4 +504,26 @@ fn preserves_client_ip(
         Some(v) => crate::annotations::go_parse_bool(v).unwrap_or(false),
         None => target_type == TargetType::Instance,
     }
+}
+
+/// The TargetGroupConfiguration's `targetControlPort` of a Service target group, refused as
+/// upstream's `buildTargetControlPort` does: only HTTP/HTTPS, never instance targets.
+pub(super) fn target_control_port(
+    props: Option<&TargetGroupProps>,
+    protocol: Protocol,
+    target_type: TargetType,
+) -> Result<Option<i32>, String> {
+    let Some(port) = props.and_then(|p| p.target_control_port) else {
+        return Ok(None);
+    };
+    if !matches!(protocol, Protocol::Http | Protocol::Https) {
+        return Err(format!(
+            "target control port is only supported for HTTP and HTTPS protocols, got: {}",
+            protocol.as_str()
+        ));
+    }
+    if target_type == TargetType::Instance {
+        return Err("target control port is not supported for instance target target group".into());
+    }
+    Ok(Some(port))
 }

@@ -269,6 +269,28 @@ fn oidc_from_a_rule_configuration_authenticates_on_https_listeners_only() {
         [Action::Forward { .. }]
     ));
     assert_eq!(b.secrets, vec!["my-route-ns/oidc"]);
+    // Dropped on the HTTP listener: said once, naming the configuration and the port.
+    let dropped: Vec<&str> = b
+        .stack
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .filter(|m| m.contains("not authenticated"))
+        .collect();
+    assert_eq!(dropped.len(), 1, "{:?}", b.stack.warnings);
+    assert!(
+        dropped[0].contains("ListenerRuleConfiguration my-route-ns/cfg")
+            && dropped[0].contains("authenticate-oidc")
+            && dropped[0].contains("HTTP listener port 80"),
+        "{}",
+        dropped[0]
+    );
+    let plain = build("{backendRefs: [{name: my-svc, port: 80}]}", "[]", "[]").unwrap();
+    assert!(
+        plain.stack.warnings.is_empty(),
+        "{:?}",
+        plain.stack.warnings
+    );
     let err = build(&rule, &lrc(spec, true), "[]")
         .unwrap_err()
         .to_string();

@@ -33,6 +33,7 @@ struct Case {
     tg_configs: String,
     cfg: ModelConfig,
     subnets: Option<Vec<SubnetInfo>>,
+    gateway_yaml: String,
 }
 
 impl Default for Case {
@@ -43,13 +44,14 @@ impl Default for Case {
             tg_configs: "[]".into(),
             cfg: cfg(),
             subnets: None,
+            gateway_yaml: GATEWAY.into(),
         }
     }
 }
 
 impl Case {
     fn build(&self, lb: LbKind) -> Result<GatewayBuild, ModelError> {
-        let gw: Gateway = yaml(GATEWAY);
+        let gw: Gateway = yaml(&self.gateway_yaml);
         let routes: Vec<HttpRoute> = yaml(ROUTE);
         let services: Vec<Service> = yaml(SERVICES);
         let tg_configs: Vec<TargetGroupConfiguration> = yaml(&self.tg_configs);
@@ -600,5 +602,154 @@ fn subnet_allocations_become_nlb_subnet_mappings_and_entries_without_identifier_
     assert_eq!(
         b.stack.load_balancer.unwrap().subnets,
         Subnets::Resolved(vec!["subnet-a".into(), "subnet-b".into()])
+    );
+}
+
+#[test]
+fn quic_enabled_on_an_alb_listener_is_upstreams_error() {
+    let err =
+        with_gateway("{listenerConfigurations: [{protocolPort: 'HTTP:80', quicEnabled: true}]}")
+            .alb_error();
+    assert!(
+        err.contains("QUIC protocol upgrade not supported for protocol HTTP"),
+        "{err}"
+    );
+    // quicEnabled: false asks for nothing.
+    let b =
+        with_gateway("{listenerConfigurations: [{protocolPort: 'HTTP:80', quicEnabled: false}]}")
+            .alb();
+    assert_eq!(
+        b.stack.listeners[0].protocol,
+        crate::model::types::Protocol::Http
+    );
+}
+
+/// The Service's TargetGroupConfiguration with `targetControlPort: 3000` and `target_type`.
+fn control_port(target_type: &str) -> Case {
+    Case {
+        tg_configs: format!(
+            "[{{apiVersion: gateway.k8s.aws/v1, kind: TargetGroupConfiguration, metadata: {{name: svc, namespace: my-route-ns}}, spec: {{targetReference: {{name: my-svc}}, defaultConfiguration: {{targetType: {target_type}, targetControlPort: 3000}}}}}}]"
+        ),
+        ..Case::default()
+    }
+}
+
+#[test]
+fn target_control_port_is_refused_for_instance_targets_and_non_http_protocols() {
+    let err = control_port("instance").alb_error();
+    assert!(
+        err.contains("target control port is not supported for instance target target group"),
+        "{err}"
+    );
+    let b = control_port("ip").alb();
+    assert_eq!(b.stack.target_groups[0].target_control_port, Some(3000));
+
+    use crate::crd::gateway::target_group_configuration::TargetGroupProps;
+    let props = TargetGroupProps {
+        target_control_port: Some(3000),
+        ..TargetGroupProps::default()
+    };
+    let err = super::target_groups::target_control_port(
+        Some(&props),
+        crate::model::types::Protocol::Tcp,
+        TargetType::Ip,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "target control port is only supported for HTTP and HTTPS protocols, got: TCP"
+    );
+}
+
+/// The Service's TargetGroupConfiguration with `route_configurations` (a YAML flow sequence).
+fn route_configurations(route_configurations: &str) -> Case {
+    Case {
+        tg_configs: format!(
+            "[{{apiVersion: gateway.k8s.aws/v1, kind: TargetGroupConfiguration, metadata: {{name: svc, namespace: my-route-ns}}, spec: {{targetReference: {{name: my-svc}}, routeConfigurations: {route_configurations}}}}}]"
+        ),
+        ..Case::default()
+    }
+}
+
+fn picked(case: Case) -> Option<String> {
+    case.alb().stack.target_groups[0].tags.get("pick").cloned()
+}
+
+#[test]
+fn route_identifiers_match_as_upstreams_longest_match() {
+    // A name without a namespace never matches (upstream's exact match needs both).
+    let name_only = "[{routeIdentifier: {kind: HTTPRoute, name: my-route}, targetGroupProps: {tags: {pick: name}}}]";
+    assert_eq!(picked(route_configurations(name_only)), None);
+    let exact = "[{routeIdentifier: {kind: HTTPRoute, namespace: my-route-ns, name: my-route}, targetGroupProps: {tags: {pick: exact}}}, {routeIdentifier: {kind: HTTPRoute, namespace: my-route-ns}, targetGroupProps: {tags: {pick: ns}}}]";
+    assert_eq!(
+        picked(route_configurations(exact)).as_deref(),
+        Some("exact")
+    );
+    // Among equal ranks the first entry wins.
+    let twice = "[{routeIdentifier: {kind: HTTPRoute}, targetGroupProps: {tags: {pick: first}}}, {routeIdentifier: {kind: HTTPRoute}, targetGroupProps: {tags: {pick: second}}}]";
+    assert_eq!(
+        picked(route_configurations(twice)).as_deref(),
+        Some("first")
+    );
+}
+
+fn warnings(b: &GatewayBuild) -> Vec<&str> {
+    b.stack
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect()
+}
+
+/// The test Gateway with `extra` (YAML lines under `spec`, indented two spaces) and its `http`
+/// listener carrying `tls`.
+fn gateway_with(extra: &str, tls: &str) -> Case {
+    Case {
+        gateway_yaml: format!(
+            "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: my-gw, namespace: my-gw-ns, uid: 11111111-2222-3333-4444-555555555555}}\nspec:\n  gatewayClassName: alb\n{extra}  listeners:\n  - {{name: http, port: 80, protocol: HTTP, allowedRoutes: {{namespaces: {{from: All}}}}{tls}}}\n"
+        ),
+        ..Case::default()
+    }
+}
+
+#[test]
+fn gateway_tls_and_addresses_are_a_warning_not_silently_ignored() {
+    assert_eq!(warnings(&gateway_with("", "").alb()), Vec::<&str>::new());
+    let extra = "  tls: {frontend: {default: {validation: {caCertificateRefs: [{group: '', kind: ConfigMap, name: ca}]}}}, backend: {clientCertificateRef: {name: client}}}\n  addresses: [{type: IPAddress, value: 10.0.0.1}]\n";
+    let b = gateway_with(extra, "").alb();
+    let w = warnings(&b);
+    assert_eq!(w.len(), 3, "{w:?}");
+    assert!(w[0].contains("spec.tls.frontend"), "{w:?}");
+    assert!(w[1].contains("spec.tls.backend"), "{w:?}");
+    assert!(w[2].contains("spec.addresses"), "{w:?}");
+}
+
+#[test]
+fn listener_certificate_refs_and_tls_options_are_a_warning_naming_the_listener() {
+    let tls = ", tls: {certificateRefs: [{name: my-cert}], options: {example.com/x: y}}";
+    let b = gateway_with("", tls).alb();
+    let w = warnings(&b);
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].contains("listener http (port 80): tls.certificateRefs are not used"),
+        "{w:?}"
+    );
+    assert!(
+        w[1].contains("listener http (port 80): tls.options"),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn a_listener_configuration_matching_no_listener_is_a_warning() {
+    let b = with_gateway(
+        "{listenerConfigurations: [{protocolPort: 'HTTP:80'}, {protocolPort: 'HTTPS:8443'}]}",
+    )
+    .alb();
+    let w = warnings(&b);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("listenerConfigurations entry HTTPS:8443 matches no listener"),
+        "{w:?}"
     );
 }

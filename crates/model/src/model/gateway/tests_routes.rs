@@ -344,3 +344,47 @@ spec:
     assert_eq!(b.attachment.attached_routes["tcp"], 1);
     assert_eq!(b.attachment.attached_routes["udp"], 1);
 }
+
+#[test]
+fn regular_expression_query_params_and_grpc_headers_are_literal_with_a_warning() {
+    let http = r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {name: web, namespace: my-route-ns}
+  spec:
+    parentRefs: [{name: my-gw}]
+    rules:
+    - matches: [{queryParams: [{name: q, value: "a.*", type: RegularExpression}, {name: p, value: "1"}]}]
+      backendRefs: [{name: my-svc, port: 80}]
+"#;
+    let regex_warnings = |b: &GatewayBuild| -> Vec<String> {
+        b.stack
+            .warnings
+            .iter()
+            .map(|w| w.message.clone())
+            .filter(|m| m.contains("RegularExpression"))
+            .collect()
+    };
+    let b = alb(http, "[]").unwrap();
+    assert_eq!(
+        regex_warnings(&b),
+        vec![
+            r#"HTTPRoute my-route-ns/web: queryParams q of type RegularExpression is matched as the literal value "a.*" (the load balancer takes no regular expression there)"#
+        ]
+    );
+    let grpc = GRPC.replace(
+        r#"{name: x-tenant, value: "a,b"}"#,
+        r#"{name: x-tenant, value: "a.*", type: RegularExpression}"#,
+    );
+    let b = alb("[]", &grpc).unwrap();
+    let w = regex_warnings(&b);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("GRPCRoute my-route-ns/greeter: headers x-tenant"),
+        "{w:?}"
+    );
+    // Exact matches say nothing.
+    assert!(regex_warnings(&alb("[]", GRPC).unwrap()).is_empty());
+    let exact = http.replace(", type: RegularExpression", "");
+    assert!(regex_warnings(&alb(&exact, "[]").unwrap()).is_empty());
+}
