@@ -41,6 +41,9 @@ pub mod routes;
 pub mod target_groups;
 mod transforms;
 mod unread;
+mod unread_config;
+mod unread_props;
+mod unread_rules;
 
 use std::collections::BTreeMap;
 
@@ -243,3 +246,5 @@ mod tests_lb_config;
 mod tests_listener_sets;
 #[cfg(test)]
 mod tests_routes;
+#[cfg(test)]
+mod tests_unread;
