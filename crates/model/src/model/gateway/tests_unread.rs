@@ -316,10 +316,20 @@ fn a_redirect_action_on_a_grpc_route_is_a_warning() {
     assert_eq!(fields(&b), ["actions[].redirectConfig"]);
     assert!(warnings(&b)[0]
         .contains("the redirect action is ignored on GRPCRoute my-route-ns/g rule 0"));
+    // An HTTPRoute rule with other filters but no RequestRedirect forwards: said too.
+    let rewrite = format!("{{filters: [{{type: ExtensionRef, extensionRef: {{group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: cfg}}}}, {{type: URLRewrite, urlRewrite: {{hostname: y.example.com}}}}], {BACKEND}}}");
+    let b = with_rules(&rewrite, "[]", &config);
+    assert!(
+        warnings(&b)
+            .iter()
+            .any(|w| w.contains("the redirect action is ignored on HTTPRoute my-route-ns/r rule 0")),
+        "{:?}",
+        warnings(&b)
+    );
     // With the HTTPRoute's RequestRedirect filter it gives the redirect's query.
-    let redirect = format!("{{filters: [{{type: ExtensionRef, extensionRef: {{group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: cfg}}}}, {{type: RequestRedirect, requestRedirect: {{hostname: x.example.com}}}}]}}");
+    let redirect = "{filters: [{type: ExtensionRef, extensionRef: {group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: cfg}}, {type: RequestRedirect, requestRedirect: {hostname: x.example.com}}]}";
     assert_eq!(
-        fields(&with_rules(&redirect, "[]", &config)),
+        fields(&with_rules(redirect, "[]", &config)),
         Vec::<&str>::new()
     );
 }
