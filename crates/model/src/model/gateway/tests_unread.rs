@@ -244,6 +244,17 @@ fn a_node_selector_on_ip_targets_is_a_warning() {
     assert_eq!(fields(&b), Vec::<&str>::new());
 }
 
+#[test]
+fn node_selector_match_expressions_are_a_warning() {
+    let b = with_props("targetType: instance, nodeSelector: {matchLabels: {pool: web}, matchExpressions: [{key: zone, operator: In, values: [a]}]}");
+    assert_eq!(fields(&b), ["nodeSelector.matchExpressions"]);
+    let tgb = &b.stack.target_group_bindings[0];
+    assert_eq!(
+        tgb.spec.node_selector,
+        Some([("pool".to_string(), "web".to_string())].into())
+    );
+}
+
 /// The filters tests' Gateway with one HTTPRoute rule `http_rule` and `grpc` GRPCRoutes, under
 /// the ListenerRuleConfigurations `configs`.
 fn with_rules(http_rule: &str, grpc: &str, configs: &str) -> GatewayBuild {
