@@ -109,8 +109,8 @@ impl Alb<'_> {
                 .enumerate()
             {
                 let priority = priority as i32 + 1;
-                let tgs = (&mut *target_groups, &mut stack.warnings);
-                let rule = self.rule(port, protocol, priority, &unit, tgs)?;
+                let warnings = &mut stack.warnings;
+                let rule = self.rule(port, protocol, priority, &unit, target_groups, warnings)?;
                 stack.listener_rules.push(rule);
                 let config = self
                     .loaded
@@ -135,14 +135,16 @@ impl Alb<'_> {
         Ok(())
     }
 
-    /// The ALB rule of one unit at `priority`.
+    /// The ALB rule of one unit at `priority` (its target groups into `target_groups`, what
+    /// their configurations set in vain into `warnings`).
     fn rule(
         &self,
         port: i32,
         protocol: Protocol,
         priority: i32,
         unit: &Unit,
-        (target_groups, warnings): (&mut TgMap, &mut Vec<Warning>),
+        target_groups: &mut TgMap,
+        warnings: &mut Vec<Warning>,
     ) -> Result<ListenerRule, String> {
         let route = &self.routes[unit.route];
         let loaded = self

@@ -14,8 +14,9 @@
 //! rule actions and transforms), `target_groups` (backends → target groups and bindings;
 //! `alb`-type target groups for Gateway backends), `alb` and `l4` (the listeners of each load
 //! balancer kind), `certificates` (their certificates, or the hosts ACM discovery covers),
-//! `names`, `listener_sets` (ListenerSets lending the Gateway listeners), and `build` (the
-//! stack).
+//! `names`, `listener_sets` (ListenerSets lending the Gateway listeners), `unread`,
+//! `unread_config`, `unread_props` and `unread_rules` (Warnings for inputs upstream accepts and
+//! ignores), and `build` (the stack).
 
 mod actions;
 pub mod addons;
