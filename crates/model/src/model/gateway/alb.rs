@@ -18,6 +18,7 @@ use super::precedence::{sorted_units, unit_hostnames, Unit};
 use super::routes::{RouteKind, RouteView};
 use super::target_groups::{alb_target_group, TgContext};
 use super::transforms::http_transforms;
+use super::unread_props::warn_ignored_target_group_props;
 use super::GatewayInputs;
 use crate::crd::gateway::LoadBalancerConfigurationSpec;
 use crate::model::action::{Action, RuleCondition, TargetGroupTuple, Transform};
@@ -107,7 +108,9 @@ impl Alb<'_> {
                 .into_iter()
                 .enumerate()
             {
-                let rule = self.rule(port, protocol, priority as i32 + 1, &unit, target_groups)?;
+                let priority = priority as i32 + 1;
+                let warnings = &mut stack.warnings;
+                let rule = self.rule(port, protocol, priority, &unit, target_groups, warnings)?;
                 stack.listener_rules.push(rule);
                 let config = self
                     .loaded
@@ -132,7 +135,8 @@ impl Alb<'_> {
         Ok(())
     }
 
-    /// The ALB rule of one unit at `priority`.
+    /// The ALB rule of one unit at `priority` (its target groups into `target_groups`, what
+    /// their configurations set in vain into `warnings`).
     fn rule(
         &self,
         port: i32,
@@ -140,6 +144,7 @@ impl Alb<'_> {
         priority: i32,
         unit: &Unit,
         target_groups: &mut TgMap,
+        warnings: &mut Vec<Warning>,
     ) -> Result<ListenerRule, String> {
         let route = &self.routes[unit.route];
         let loaded = self
@@ -158,6 +163,7 @@ impl Alb<'_> {
                     let props = b.props.as_ref();
                     let (tg, tgb) =
                         alb_target_group(self.ctx, route, protocol, service, port, props)?;
+                    warn_ignored_target_group_props(props, &tg, &tgb, warnings);
                     let arn = Token::TargetGroupArn(tg.id.clone());
                     target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
                     arn

@@ -261,6 +261,10 @@ fn build_gateway_stack(
         warn_dropped_capacity(inputs, &mut stack);
     }
     super::unread::warn_unread_gateway_fields(inputs.gateway, &valid, &mut stack);
+    super::unread_config::warn_unused_listener_fields(&lbc, &valid, lb, &mut stack);
+    super::unread_config::warn_overridden_security_fields(&lbc, lb, &mut stack);
+    super::unread_config::warn_overridden_subnet_selector(&lbc, &mut stack);
+    super::unread_config::warn_gateway_merging_mode(inputs, &mut stack);
 
     let source_ranges = lbc.source_ranges.clone().unwrap_or_default();
     let cidr_sources = no_sgs.then(|| crate::model::tgb_cidrs::Sources {
@@ -333,6 +337,7 @@ fn build_gateway_stack(
         for i in attached {
             super::unread::warn_literal_regex(&routes[i], &mut stack);
         }
+        super::unread_rules::warn_ignored_rule_settings(&routes, &loaded, &mut stack);
     }
     let own = inputs.gateway_config.map(|c| &c.spec);
     super::unread::warn_unmatched_listener_configurations(own, &valid, &mut stack);

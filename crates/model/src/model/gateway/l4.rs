@@ -19,6 +19,7 @@ use super::listeners::{elb_protocol, port_protocol, quic_upgrade};
 use super::load::Loaded;
 use super::routes::RouteView;
 use super::target_groups::{nlb_target_group, TgContext};
+use super::unread_props::{warn_ignored_gateway_target_props, warn_ignored_target_group_props};
 use super::GatewayInputs;
 use crate::crd::gateway::load_balancer_configuration::AlpnPolicy;
 use crate::crd::gateway::LoadBalancerConfigurationSpec;
@@ -89,12 +90,14 @@ impl L4<'_> {
                     BackendTarget::Service { service, port } => {
                         let (tg, tgb) =
                             nlb_target_group(self.ctx, route, protocol, service, port, props)?;
+                        warn_ignored_target_group_props(props, &tg, &tgb, &mut stack.warnings);
                         let arn = Token::TargetGroupArn(tg.id.clone());
                         target_groups.entry(tg.id.clone()).or_insert((tg, tgb));
                         arn
                     }
                     BackendTarget::Gateway(gw) => {
                         let tg = gateway_target_group(self.ctx, route, protocol, gw, props)?;
+                        warn_ignored_gateway_target_props(props, &tg, gw, &mut stack.warnings);
                         let arn = Token::TargetGroupArn(tg.id.clone());
                         if !stack.alb_target_groups.iter().any(|t| t.id == tg.id) {
                             stack.alb_target_groups.push(tg);

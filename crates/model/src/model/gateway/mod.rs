@@ -14,8 +14,9 @@
 //! rule actions and transforms), `target_groups` (backends → target groups and bindings;
 //! `alb`-type target groups for Gateway backends), `alb` and `l4` (the listeners of each load
 //! balancer kind), `certificates` (their certificates, or the hosts ACM discovery covers),
-//! `names`, `listener_sets` (ListenerSets lending the Gateway listeners), and `build` (the
-//! stack).
+//! `names`, `listener_sets` (ListenerSets lending the Gateway listeners), `unread`,
+//! `unread_config`, `unread_props` and `unread_rules` (Warnings for inputs upstream accepts and
+//! ignores), and `build` (the stack).
 
 mod actions;
 pub mod addons;
@@ -41,6 +42,9 @@ pub mod routes;
 pub mod target_groups;
 mod transforms;
 mod unread;
+mod unread_config;
+mod unread_props;
+mod unread_rules;
 
 use std::collections::BTreeMap;
 
@@ -243,3 +247,5 @@ mod tests_lb_config;
 mod tests_listener_sets;
 #[cfg(test)]
 mod tests_routes;
+#[cfg(test)]
+mod tests_unread;

@@ -287,6 +287,44 @@ fn a_target_group_configuration_of_kind_gateway_shapes_the_alb_target_group() {
     assert_eq!(tg.tags["team"], "edge");
 }
 
+/// The Gateway backend's TargetGroupConfiguration with `props` (flow mapping body): the fields
+/// of the build's Warnings.
+fn gateway_backend_warnings(props: &str) -> Vec<String> {
+    let tgcs: Vec<TargetGroupConfiguration> = yaml(&format!(
+        "[{{apiVersion: gateway.k8s.aws/v1, kind: TargetGroupConfiguration, metadata: {{name: gw, namespace: apps}}, spec: {{targetReference: {{kind: Gateway, name: edge}}, defaultConfiguration: {{{props}}}}}}}]"
+    ));
+    let o = Objects {
+        tgcs,
+        ..Objects::default()
+    };
+    let b = nlb(&tcp_route("apps", TO_EDGE), &o).unwrap();
+    b.stack
+        .warnings
+        .iter()
+        .filter_map(|w| w.annotation.clone())
+        .collect()
+}
+
+#[test]
+fn target_group_fields_a_gateway_backend_ignores_are_a_warning() {
+    let ignored = "targetType: ip, nodeSelector: {matchLabels: {a: b}}, enableMultiCluster: true, ipAddressType: ipv6, protocolVersion: HTTP2, healthCheckConfig: {healthCheckPort: '9000', matcher: {grpcCode: '0'}}";
+    assert_eq!(
+        gateway_backend_warnings(ignored),
+        [
+            "targetType",
+            "nodeSelector",
+            "enableMultiCluster",
+            "ipAddressType",
+            "protocolVersion",
+            "healthCheckConfig.healthCheckPort",
+            "healthCheckConfig.matcher.grpcCode"
+        ]
+    );
+    // What the alb-type target group takes says nothing.
+    let taken = "ipAddressType: ipv4, healthCheckConfig: {healthCheckPort: '8080', matcher: {httpCode: '200'}}";
+    assert_eq!(gateway_backend_warnings(taken), Vec::<String>::new());
+}
+
 #[test]
 fn a_target_group_name_backend_forwards_to_the_looked_up_arn_and_builds_no_target_group() {
     let route = tcp_route("apps", "{name: existing, kind: TargetGroupName, weight: 5}");

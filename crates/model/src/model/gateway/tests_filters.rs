@@ -7,7 +7,7 @@ use super::*;
 use crate::model::action::*;
 use k8s_openapi::api::core::v1::Secret;
 
-const GATEWAY: &str = r#"
+pub(super) const GATEWAY: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: my-gw, namespace: my-route-ns, uid: u1}
@@ -18,7 +18,7 @@ spec:
   - {name: https, port: 443, protocol: HTTPS}
 "#;
 
-const CERT: &str = r#"
+pub(super) const CERT: &str = r#"
 apiVersion: gateway.k8s.aws/v1
 kind: LoadBalancerConfiguration
 metadata: {name: lbc, namespace: my-route-ns}
@@ -61,7 +61,7 @@ fn build(
 }
 
 /// The rules of one port.
-fn rules(b: &GatewayBuild, port: i32) -> Vec<&ListenerRule> {
+pub(super) fn rules(b: &GatewayBuild, port: i32) -> Vec<&ListenerRule> {
     use crate::model::types::Token;
     b.stack
         .listener_rules
@@ -72,7 +72,7 @@ fn rules(b: &GatewayBuild, port: i32) -> Vec<&ListenerRule> {
 
 use crate::model::types::ListenerRule;
 
-fn lrc(spec: &str, accepted: bool) -> String {
+pub(super) fn lrc(spec: &str, accepted: bool) -> String {
     format!(
         r#"
 - apiVersion: gateway.k8s.aws/v1
@@ -84,7 +84,7 @@ fn lrc(spec: &str, accepted: bool) -> String {
     )
 }
 
-const WITH_CONFIG: &str = "filters: [{type: ExtensionRef, extensionRef: {group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: cfg}}]";
+pub(super) const WITH_CONFIG: &str = "filters: [{type: ExtensionRef, extensionRef: {group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: cfg}}]";
 
 #[test]
 fn a_request_redirect_filter_becomes_a_redirect_action() {

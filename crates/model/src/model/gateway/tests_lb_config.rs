@@ -21,19 +21,19 @@ const ROUTE: &str = r#"
 "#;
 
 /// A LoadBalancerConfiguration `name` in `namespace` with `spec` (YAML flow mapping).
-fn lbc(namespace: &str, name: &str, spec: &str) -> LoadBalancerConfiguration {
+pub(super) fn lbc(namespace: &str, name: &str, spec: &str) -> LoadBalancerConfiguration {
     yaml(&format!(
         "apiVersion: gateway.k8s.aws/v1\nkind: LoadBalancerConfiguration\nmetadata: {{name: {name}, namespace: {namespace}}}\nspec: {spec}\n"
     ))
 }
 
-struct Case {
-    class: Option<LoadBalancerConfiguration>,
-    gateway: Option<LoadBalancerConfiguration>,
-    tg_configs: String,
-    cfg: ModelConfig,
-    subnets: Option<Vec<SubnetInfo>>,
-    gateway_yaml: String,
+pub(super) struct Case {
+    pub(super) class: Option<LoadBalancerConfiguration>,
+    pub(super) gateway: Option<LoadBalancerConfiguration>,
+    pub(super) tg_configs: String,
+    pub(super) cfg: ModelConfig,
+    pub(super) subnets: Option<Vec<SubnetInfo>>,
+    pub(super) gateway_yaml: String,
 }
 
 impl Default for Case {
@@ -50,7 +50,7 @@ impl Default for Case {
 }
 
 impl Case {
-    fn build(&self, lb: LbKind) -> Result<GatewayBuild, ModelError> {
+    pub(super) fn build(&self, lb: LbKind) -> Result<GatewayBuild, ModelError> {
         let gw: Gateway = yaml(&self.gateway_yaml);
         let routes: Vec<HttpRoute> = yaml(ROUTE);
         let services: Vec<Service> = yaml(SERVICES);
@@ -70,7 +70,7 @@ impl Case {
         }
     }
 
-    fn alb(&self) -> GatewayBuild {
+    pub(super) fn alb(&self) -> GatewayBuild {
         self.build(LbKind::Alb).unwrap()
     }
 
@@ -79,7 +79,7 @@ impl Case {
     }
 }
 
-fn with_gateway(spec: &str) -> Case {
+pub(super) fn with_gateway(spec: &str) -> Case {
     Case {
         gateway: Some(lbc("my-gw-ns", "lbc", spec)),
         ..Case::default()
@@ -369,7 +369,7 @@ fn a_default_target_group_configuration_missing_or_with_a_target_is_upstreams_er
 }
 
 /// An NLB Gateway with a TCP and a UDP listener, one route each to `my-svc`, under `lbc`.
-fn nlb_without_groups(lbc_spec: &str, subnets: Option<Vec<SubnetInfo>>) -> GatewayBuild {
+pub(super) fn nlb_without_groups(lbc_spec: &str, subnets: Option<Vec<SubnetInfo>>) -> GatewayBuild {
     let gw: Gateway = yaml(
         r#"
 apiVersion: gateway.networking.k8s.io/v1
@@ -693,7 +693,7 @@ fn route_identifiers_match_as_upstreams_longest_match() {
     );
 }
 
-fn warnings(b: &GatewayBuild) -> Vec<&str> {
+pub(super) fn warnings(b: &GatewayBuild) -> Vec<&str> {
     b.stack
         .warnings
         .iter()

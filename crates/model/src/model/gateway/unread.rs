@@ -13,7 +13,7 @@ use super::routes::RouteView;
 use crate::crd::gateway::LoadBalancerConfigurationSpec;
 use crate::model::types::{Stack, Warning};
 
-fn warning(field: &str, message: String) -> Warning {
+pub(super) fn warning(field: &str, message: String) -> Warning {
     Warning {
         ingress: None,
         annotation: Some(field.into()),
