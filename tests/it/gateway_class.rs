@@ -238,6 +238,42 @@ async fn a_class_of_ours_is_accepted_with_the_processed_config_version_and_other
         })
     })
     .await;
+    // Another kind is read by name as a LoadBalancerConfiguration (upstream), with a Warning.
+    // Created once the configuration is known: as upstream, only a LoadBalancerConfiguration
+    // reference is queued again by the configuration's own events.
+    create(
+        &r.client,
+        &class(
+            "foreign",
+            "gateway.k8s.aws/alb",
+            "  parametersRef: {group: example.com, kind: Params, name: lbc, namespace: cfg}\n",
+        ),
+    )
+    .await;
+    eventually("foreign accepted", WAIT, || async {
+        r.accepted("foreign")
+            .await
+            .is_some_and(|c| c["status"] == "True")
+    })
+    .await;
+    eventually("foreign warned", WAIT, || async {
+        events_of(&r.client, "default", "foreign")
+            .await
+            .iter()
+            .any(|(t, reason, n)| {
+                t == "Warning"
+                    && reason == "UnsupportedConfiguration"
+                    && n.starts_with("parametersRef names Params \"lbc\" of group \"example.com\"")
+            })
+    })
+    .await;
+    assert!(
+        !events_of(&r.client, "default", "alb")
+            .await
+            .iter()
+            .any(|(_, reason, _)| reason == "UnsupportedConfiguration"),
+        "a LoadBalancerConfiguration reference is not warned about"
+    );
     // Its LoadBalancerConfiguration appearing requeues the class.
     create(
         &r.client,

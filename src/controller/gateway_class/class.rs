@@ -19,7 +19,9 @@ use serde_json::{json, Value};
 use super::{Ctx, GatewayClassError};
 use crate::controller::ingress::reason;
 use crate::controller::{add_finalizer, remove_finalizer};
-use crate::crd::gateway::{LoadBalancerConfiguration, TargetGroupConfiguration};
+use crate::crd::gateway::{
+    foreign_parameters_ref, LoadBalancerConfiguration, TargetGroupConfiguration,
+};
 use crate::model::gateway::{
     processed_config_version, GATEWAY_CLASS_FINALIZER, LAST_PROCESSED_CONFIG_ANNOTATION,
     LAST_PROCESSED_CONFIG_TIMESTAMP_ANNOTATION,
@@ -175,6 +177,15 @@ pub(super) async fn reconcile(ctx: &Ctx, name: &str) -> Result<(), GatewayClassE
         set_accepted(&api, &class, true, "Accepted", "Accepted").await?;
         return Ok(());
     };
+    // Read by name as a LoadBalancerConfiguration whatever it names, as upstream; said aloud.
+    if let Some(note) = foreign_parameters_ref("parametersRef", &pref.group, &pref.kind, &pref.name)
+    {
+        let r = reason::UNSUPPORTED_CONFIGURATION;
+        ctx.events
+            .class
+            .warning(&class.object_ref(&()), r, note)
+            .await;
+    }
     let Some(ns) = &pref.namespace else {
         let r = REASON_INVALID_PARAMETERS_REF;
         set_accepted(&api, &class, false, r, MESSAGE_NAMESPACE_REQUIRED).await?;

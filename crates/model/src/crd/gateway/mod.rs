@@ -25,6 +25,21 @@ pub use target_group_configuration::{
 /// The API group of the three configuration kinds.
 pub const GROUP: &str = "gateway.k8s.aws";
 
+/// What a `parametersRef` (`field`, of a GatewayClass or a Gateway's `spec.infrastructure`)
+/// naming `group`/`kind` gets told when that is not a LoadBalancerConfiguration: as upstream, the
+/// reference is read by name as one anyway (a Warning, not a refusal, so no class or Gateway
+/// changes state on a switch); `None` when it names a LoadBalancerConfiguration.
+pub fn foreign_parameters_ref(field: &str, group: &str, kind: &str, name: &str) -> Option<String> {
+    (group != GROUP || kind != LOAD_BALANCER_CONFIGURATION_KIND).then(|| {
+        format!(
+            "{field} names {kind} {name:?} of group {group:?}: only {LOAD_BALANCER_CONFIGURATION_KIND} ({GROUP}) parameters are read, so the {LOAD_BALANCER_CONFIGURATION_KIND} named {name:?} is looked up instead"
+        )
+    })
+}
+
+/// The kind `parametersRef`s name.
+pub const LOAD_BALANCER_CONFIGURATION_KIND: &str = "LoadBalancerConfiguration";
+
 /// A load balancer, listener or target group attribute.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default, JsonSchema)]
 pub struct KeyValue {
@@ -123,3 +138,25 @@ fn mark_label_selectors_atomic(crd: &mut CustomResourceDefinition) {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod parameters_ref_tests {
+    use super::*;
+
+    #[test]
+    fn only_a_load_balancer_configuration_of_our_group_passes_unremarked() {
+        let ours = foreign_parameters_ref("parametersRef", GROUP, "LoadBalancerConfiguration", "c");
+        assert_eq!(ours, None);
+        let other_kind = foreign_parameters_ref("parametersRef", GROUP, "ConfigMap", "c").unwrap();
+        assert!(
+            other_kind
+                .starts_with("parametersRef names ConfigMap \"c\" of group \"gateway.k8s.aws\""),
+            "{other_kind}"
+        );
+        let other_group =
+            foreign_parameters_ref("p", "example.com", "LoadBalancerConfiguration", "c");
+        assert!(other_group
+            .unwrap()
+            .contains("the LoadBalancerConfiguration named \"c\" is looked up instead"));
+    }
+}

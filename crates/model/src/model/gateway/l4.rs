@@ -5,7 +5,7 @@
 //! target groups; TargetGroupName backends: the existing group's ARN); no backend, or only
 //! weight 0, means no listener at all. TLS listeners (termination) take the
 //! LoadBalancerConfiguration's certificates (else ACM discovery, see `certificates`), SSL policy
-//! and ALPN policy.
+//! and ALPN policy. The routes that carry no traffic get a Warning each (upstream says nothing).
 
 use std::collections::BTreeMap;
 
@@ -82,6 +82,7 @@ impl L4<'_> {
                 continue;
             };
             let route = &self.routes[chosen];
+            warn_unrouted(self.routes, attached, chosen, port, &mut stack.warnings);
             let mut tuples = Vec::new();
             let backends = self.loaded.rules.get(&chosen).into_iter().flatten();
             for b in backends.flat_map(|r| &r.backends) {
@@ -166,5 +167,32 @@ impl L4<'_> {
             });
         }
         Ok(())
+    }
+}
+
+/// A Warning on each route attached to `port` other than `chosen`: Accepted, as the Gateway API
+/// asks, yet no connection reaches its backends, because an NLB listener tells connections apart
+/// by neither host, SNI nor path.
+fn warn_unrouted(
+    routes: &[RouteView<'_>],
+    attached: &[usize],
+    chosen: usize,
+    port: i32,
+    warnings: &mut Vec<Warning>,
+) {
+    let winner = &routes[chosen];
+    for &i in attached.iter().filter(|&&i| i != chosen) {
+        let route = &routes[i];
+        warnings.push(Warning {
+            ingress: Some(route.key()),
+            annotation: Some("parentRefs".into()),
+            message: format!(
+                "{} {} gets no traffic on port {port}: an NLB listener forwards every connection to one route, the oldest attached ({} {}); hostnames (SNI) do not select routes",
+                route.kind.as_str(),
+                route.key(),
+                winner.kind.as_str(),
+                winner.key()
+            ),
+        });
     }
 }

@@ -315,6 +315,23 @@ spec:
     let weights: Vec<Option<i32>> = config.target_groups.iter().map(|t| t.weight).collect();
     assert_eq!(weights, vec![Some(2), Some(1)]);
     assert!(s.listener_rules.is_empty());
+    // The newer route is Accepted yet carries nothing: said in a Warning on it, none on the winner.
+    let unrouted: Vec<(&str, &str)> = s
+        .warnings
+        .iter()
+        .filter(|w| w.message.contains("gets no traffic"))
+        .map(|w| (w.ingress.as_deref().unwrap(), w.message.as_str()))
+        .collect();
+    assert_eq!(unrouted.len(), 1, "{unrouted:?}");
+    assert_eq!(unrouted[0].0, "my-route-ns/newer");
+    assert!(
+        unrouted[0]
+            .1
+            .starts_with("UDPRoute my-route-ns/newer gets no traffic on port 53")
+            && unrouted[0].1.contains("(TCPRoute my-route-ns/my-route)"),
+        "{}",
+        unrouted[0].1
+    );
     let sg = s.managed_security_group.as_ref().unwrap();
     let rules: Vec<(&str, i32)> = sg
         .ingress

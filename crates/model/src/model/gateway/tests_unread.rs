@@ -344,3 +344,25 @@ fn a_redirect_action_on_a_grpc_route_is_a_warning() {
         Vec::<&str>::new()
     );
 }
+
+#[test]
+fn an_infrastructure_parameters_ref_of_another_kind_is_a_warning() {
+    let gateway = |group: &str, kind: &str| {
+        Case {
+            gateway: Some(lbc("my-gw-ns", "lbc", "{}")),
+            gateway_yaml: format!(
+                "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: my-gw, namespace: my-gw-ns, uid: u1}}\nspec:\n  gatewayClassName: c\n  infrastructure: {{parametersRef: {{group: {group}, kind: {kind}, name: lbc}}}}\n  listeners: {ALB_LISTENERS}\n"
+            ),
+            ..Case::default()
+        }
+        .build(LbKind::Alb)
+        .unwrap()
+    };
+    let foreign = gateway("example.com", "Params");
+    assert_eq!(fields(&foreign), ["spec.infrastructure.parametersRef"]);
+    assert!(warnings(&foreign)[0].starts_with(
+        "spec.infrastructure.parametersRef names Params \"lbc\" of group \"example.com\""
+    ));
+    let ours = gateway("gateway.k8s.aws", "LoadBalancerConfiguration");
+    assert_eq!(fields(&ours), Vec::<&str>::new());
+}

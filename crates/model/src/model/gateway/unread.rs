@@ -1,5 +1,6 @@
 //! Warnings for Gateway inputs upstream accepts and never acts on (nothing accepted and ignored):
-//! the Gateway's `spec.tls` and `spec.addresses`, a listener's `tls.certificateRefs` and
+//! the Gateway's `spec.tls` and `spec.addresses`, a `spec.infrastructure.parametersRef` of
+//! another kind (read by name as a LoadBalancerConfiguration all the same), a listener's `tls.certificateRefs` and
 //! `tls.options`, a `listenerConfigurations[]` entry that matches no built listener, and the
 //! regular-expression match types ALB rules take as literal values.
 
@@ -10,7 +11,7 @@ use gateway_api::apis::standard::httproutes::HttpRouteRulesMatchesQueryParamsTyp
 use super::listeners::elb_protocol;
 use super::routes::RouteView;
 
-use crate::crd::gateway::LoadBalancerConfigurationSpec;
+use crate::crd::gateway::{foreign_parameters_ref, LoadBalancerConfigurationSpec};
 use crate::model::types::{Stack, Warning};
 
 pub(super) fn warning(field: &str, message: String) -> Warning {
@@ -37,6 +38,16 @@ pub(super) fn warn_unread_gateway_fields(
                 let message = format!("Gateway field {field} is not supported and is ignored");
                 stack.warnings.push(warning(field, message));
             }
+        }
+    }
+    let infra_ref = spec
+        .infrastructure
+        .as_ref()
+        .and_then(|i| i.parameters_ref.as_ref());
+    if let Some(p) = infra_ref {
+        let field = "spec.infrastructure.parametersRef";
+        if let Some(message) = foreign_parameters_ref(field, &p.group, &p.kind, &p.name) {
+            stack.warnings.push(warning(field, message));
         }
     }
     if spec.addresses.as_ref().is_some_and(|a| !a.is_empty()) {
