@@ -7,7 +7,9 @@
 //! upstream v3.5 reads) although the crate's types say `v1alpha2`, and ReferenceGrant as
 //! `v1beta1` (upstream's choice, served by every Gateway API release since v0.6); the schemas of
 //! those versions are the same, so objects decode into the crate's types unchanged. An object
-//! that does not decode is logged and left out rather than failing the whole list.
+//! that does not decode is logged and left out rather than failing the whole list. Gateways and
+//! routes are read untyped and then decoded, noting the fields their types drop (experimental
+//! ones such as `retry`), which the model turns into Warnings (see `model::gateway::dropped`).
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -26,6 +28,9 @@ use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::model::gateway::dropped::decode_noting_dropped;
 
 use super::driver::{drive, Kind};
 use super::registry::{cluster, namespaced, Driver};
@@ -37,6 +42,8 @@ use crate::crd::gateway::{
 
 /// Version TCPRoutes and UDPRoutes are read and written as.
 pub const L4_ROUTE_VERSION: &str = "v1";
+/// Version TLSRoutes are read as (the crate's type's own).
+const TLS_ROUTE_VERSION: &str = "v1";
 /// Version ReferenceGrants are read as.
 pub const REFERENCE_GRANT_VERSION: &str = "v1beta1";
 
@@ -92,7 +99,7 @@ pub fn resource_as<K: Resource<DynamicType = ()>>(version: &str) -> ApiResource 
 }
 
 /// `obj` as `K`, or None (logged) when it does not decode.
-fn typed<K: DeserializeOwned>(obj: DynamicObject) -> Option<K> {
+fn typed<K: DeserializeOwned + Serialize + Resource>(obj: DynamicObject) -> Option<K> {
     let name = format!(
         "{}/{}",
         obj.metadata.namespace.as_deref().unwrap_or_default(),
@@ -103,7 +110,7 @@ fn typed<K: DeserializeOwned>(obj: DynamicObject) -> Option<K> {
         .as_ref()
         .map(|t| t.kind.clone())
         .unwrap_or_default();
-    match serde_json::to_value(obj).and_then(serde_json::from_value) {
+    match serde_json::to_value(obj).and_then(decode_noting_dropped) {
         Ok(k) => Some(k),
         Err(e) => {
             tracing::warn!(kind = %kind, object = %name, error = %e, "ignoring an object that does not decode");
@@ -113,7 +120,9 @@ fn typed<K: DeserializeOwned>(obj: DynamicObject) -> Option<K> {
 }
 
 /// A watch event of untyped objects as one of `K`; objects that do not decode are dropped.
-fn typed_event<K: DeserializeOwned>(event: Event<DynamicObject>) -> Option<Event<K>> {
+fn typed_event<K: DeserializeOwned + Serialize + Resource>(
+    event: Event<DynamicObject>,
+) -> Option<Event<K>> {
     Some(match event {
         Event::Init => Event::Init,
         Event::InitDone => Event::InitDone,
@@ -132,7 +141,14 @@ fn namespaced_as<K>(
     version: &str,
 ) -> Option<Driver>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+        + Send
+        + Sync
+        + 'static,
 {
     kind(watches).wanted().then(|| {
         let ar = resource_as::<K>(version);
@@ -160,12 +176,13 @@ pub(super) fn drivers(
 ) -> impl Iterator<Item = Driver> {
     [
         cluster(w, |w| &w.gateway.classes, c),
-        namespaced(w, |w| &w.gateway.gateways, c, ns),
-        namespaced(w, |w| &w.gateway.http_routes, c, ns),
-        namespaced(w, |w| &w.gateway.grpc_routes, c, ns),
+        // Read untyped first, so the fields their types drop are noted (Warnings, not silence).
+        namespaced_as(w, |w| &w.gateway.gateways, c, ns, "v1"),
+        namespaced_as(w, |w| &w.gateway.http_routes, c, ns, "v1"),
+        namespaced_as(w, |w| &w.gateway.grpc_routes, c, ns, "v1"),
         namespaced_as(w, |w| &w.gateway.tcp_routes, c, ns, L4_ROUTE_VERSION),
         namespaced_as(w, |w| &w.gateway.udp_routes, c, ns, L4_ROUTE_VERSION),
-        namespaced(w, |w| &w.gateway.tls_routes, c, ns),
+        namespaced_as(w, |w| &w.gateway.tls_routes, c, ns, TLS_ROUTE_VERSION),
         namespaced_as(
             w,
             |w| &w.gateway.reference_grants,
@@ -220,5 +237,21 @@ mod tests {
             typed_event::<TcpRoute>(Event::InitDone),
             Some(Event::InitDone)
         ));
+    }
+
+    #[test]
+    fn an_http_route_field_its_type_lacks_is_noted_on_the_decoded_route() {
+        let raw: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "r", "namespace": "ns"},
+            "spec": {"parentRefs": [{"name": "gw"}],
+                     "rules": [{"backendRefs": [{"name": "svc", "port": 80}], "retry": {"attempts": 3}}]}
+        }))
+        .unwrap();
+        let Some(Event::Apply(r)) = typed_event::<HttpRoute>(Event::Apply(raw)) else {
+            panic!("decodes");
+        };
+        let dropped = crate::model::gateway::dropped::dropped_of(&r.metadata);
+        assert_eq!(dropped, ["spec.rules[].retry"]);
     }
 }

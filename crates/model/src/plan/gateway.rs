@@ -46,13 +46,14 @@ pub(super) struct GatewayManifests {
     listener_sets: Vec<ListenerSet>,
 }
 
-fn parse<T: serde::de::DeserializeOwned + kube::ResourceExt>(
+fn parse<T: serde::de::DeserializeOwned + serde::Serialize + kube::ResourceExt>(
     doc: Value,
     file: &Path,
     kind: &str,
 ) -> anyhow::Result<T> {
-    let mut o: T =
-        serde_json::from_value(doc).with_context(|| format!("{}: {kind}", file.display()))?;
+    // Noting the fields the type drops, so the plan warns of them as the controller does.
+    let mut o: T = crate::model::gateway::dropped::decode_noting_dropped(doc)
+        .with_context(|| format!("{}: {kind}", file.display()))?;
     if o.meta().namespace.is_none() {
         o.meta_mut().namespace = Some("default".into());
     }

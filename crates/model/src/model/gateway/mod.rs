@@ -28,6 +28,7 @@ pub mod backends;
 pub mod build;
 mod certificates;
 pub mod conditions;
+pub mod dropped;
 pub mod grants;
 mod l4;
 mod lb_config;

@@ -78,6 +78,21 @@ pub struct RouteView<'a> {
     pub ignored: Vec<String>,
 }
 
+/// `ignored` and the fields the route's type dropped in decoding (see [`super::dropped`]).
+fn with_dropped<K: kube::Resource>(
+    mut ignored: Vec<String>,
+    route: &K,
+    kind: RouteKind,
+) -> Vec<String> {
+    let dropped = super::dropped::dropped_of(route.meta());
+    ignored.extend(
+        dropped
+            .into_iter()
+            .map(|p| super::dropped::dropped_message(kind.as_str(), p)),
+    );
+    ignored
+}
+
 /// Per-backend filters and HTTPRoute `timeouts`: upstream applies neither.
 fn ignored_fields(backend_filters: bool, timeouts: bool) -> Vec<String> {
     let mut out = Vec::new();
@@ -200,7 +215,11 @@ pub fn http_route(route: &HttpRoute) -> RouteView<'_> {
     let timeouts = http_rules.iter().any(|r| r.timeouts.is_some());
     RouteView {
         kind: RouteKind::Http,
-        ignored: ignored_fields(backend_filters, timeouts),
+        ignored: with_dropped(
+            ignored_fields(backend_filters, timeouts),
+            route,
+            RouteKind::Http,
+        ),
         namespace: namespace_of(&route.metadata),
         name: route.metadata.name.clone().unwrap_or_default(),
         created: route.metadata.creation_timestamp.as_ref(),
@@ -224,7 +243,11 @@ pub fn grpc_route(route: &GrpcRoute) -> RouteView<'_> {
         .any(|b| b.filters.as_ref().is_some_and(|f| !f.is_empty()));
     RouteView {
         kind: RouteKind::Grpc,
-        ignored: ignored_fields(backend_filters, false),
+        ignored: with_dropped(
+            ignored_fields(backend_filters, false),
+            route,
+            RouteKind::Grpc,
+        ),
         namespace: namespace_of(&route.metadata),
         name: route.metadata.name.clone().unwrap_or_default(),
         created: route.metadata.creation_timestamp.as_ref(),
@@ -260,7 +283,7 @@ pub fn grpc_route(route: &GrpcRoute) -> RouteView<'_> {
 pub fn tls_route(route: &TlsRoute) -> RouteView<'_> {
     RouteView {
         kind: RouteKind::Tls,
-        ignored: Vec::new(),
+        ignored: with_dropped(Vec::new(), route, RouteKind::Tls),
         namespace: namespace_of(&route.metadata),
         name: route.metadata.name.clone().unwrap_or_default(),
         created: route.metadata.creation_timestamp.as_ref(),
@@ -308,7 +331,7 @@ macro_rules! l4_route {
         pub fn $fn(route: &$ty) -> RouteView<'_> {
             RouteView {
                 kind: $kind,
-                ignored: Vec::new(),
+                ignored: with_dropped(Vec::new(), route, $kind),
                 namespace: namespace_of(&route.metadata),
                 name: route.metadata.name.clone().unwrap_or_default(),
                 created: route.metadata.creation_timestamp.as_ref(),

@@ -366,3 +366,57 @@ fn an_infrastructure_parameters_ref_of_another_kind_is_a_warning() {
     let ours = gateway("gateway.k8s.aws", "LoadBalancerConfiguration");
     assert_eq!(fields(&ours), Vec::<&str>::new());
 }
+
+#[test]
+fn fields_the_route_and_gateway_types_drop_are_a_warning() {
+    use super::dropped::decode_noting_dropped;
+    let mut gw: serde_json::Value = yaml(ALB_GATEWAY);
+    gw["spec"]["futureField"] = "x".into();
+    let gw: Gateway = decode_noting_dropped(gw).unwrap();
+    let route = |rule: serde_json::Value| -> HttpRoute {
+        decode_noting_dropped(serde_json::json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "r", "namespace": "my-route-ns"},
+            "spec": {"parentRefs": [{"name": "my-gw", "sectionName": "http"}], "rules": [rule]}
+        }))
+        .unwrap()
+    };
+    let backend = serde_json::json!([{"name": "my-svc", "port": 80}]);
+    let services: Vec<Service> = yaml(SERVICES);
+    let build = |http: &[HttpRoute]| {
+        let inputs = GatewayInputs {
+            http_routes: http,
+            services: &services,
+            ..GatewayInputs::new(&gw)
+        };
+        build_alb_gateway_stack(&inputs, &cfg(), None).unwrap()
+    };
+    let retrying = [route(
+        serde_json::json!({"backendRefs": backend, "retry": {"attempts": 3}}),
+    )];
+    let b = build(&retrying);
+    let on_route: Vec<_> = b
+        .stack
+        .warnings
+        .iter()
+        .filter(|w| w.ingress.as_deref() == Some("my-route-ns/r"))
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(
+        on_route,
+        ["HTTPRoute field spec.rules[].retry is not supported and is ignored (this controller, like upstream, does not read it)"]
+    );
+    assert!(
+        fields(&b).contains(&"spec.futureField"),
+        "{:?}",
+        warnings(&b)
+    );
+    // Nothing dropped, nothing said (the Gateway's own field still is).
+    let plain = [route(serde_json::json!({"backendRefs": backend}))];
+    let b = build(&plain);
+    assert!(
+        !b.stack.warnings.iter().any(|w| w.ingress.is_some()),
+        "{:?}",
+        warnings(&b)
+    );
+}

@@ -1,5 +1,5 @@
 //! Warnings for Gateway inputs upstream accepts and never acts on (nothing accepted and ignored):
-//! the Gateway's `spec.tls` and `spec.addresses`, a `spec.infrastructure.parametersRef` of
+//! the Gateway's `spec.tls` and `spec.addresses`, fields its type dropped in decoding, a `spec.infrastructure.parametersRef` of
 //! another kind (read by name as a LoadBalancerConfiguration all the same), a listener's `tls.certificateRefs` and
 //! `tls.options`, a `listenerConfigurations[]` entry that matches no built listener, and the
 //! regular-expression match types ALB rules take as literal values.
@@ -39,6 +39,10 @@ pub(super) fn warn_unread_gateway_fields(
                 stack.warnings.push(warning(field, message));
             }
         }
+    }
+    for path in super::dropped::dropped_of(&gateway.metadata) {
+        let message = super::dropped::dropped_message("Gateway", path);
+        stack.warnings.push(warning(path, message));
     }
     let infra_ref = spec
         .infrastructure
