@@ -20,22 +20,25 @@ use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use kube::api::{ApiResource, DynamicObject, ListParams};
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::controller::gateway::Stores;
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };
+use crate::model::gateway::dropped::decode_noting_dropped;
 use crate::model::gateway::normalize_gateway;
 use crate::model::ClusterObjects;
 use crate::watch::gateway::{resource_as, L4_ROUTE_VERSION, REFERENCE_GRANT_VERSION};
 use crate::watch::Index;
 
-fn decode<K: DeserializeOwned>(mut v: Value, kind: &str) -> Option<K> {
+/// As the watch decodes: the fields the type drops are noted (the model warns of them).
+fn decode<K: DeserializeOwned + Serialize + Resource>(mut v: Value, kind: &str) -> Option<K> {
     if kind == "Gateway" {
         normalize_gateway(&mut v);
     }
-    serde_json::from_value(v).ok()
+    decode_noting_dropped(v).ok()
 }
 
 /// Lists `ar` in every watched namespace (all when empty); None when the kind is not served.
@@ -75,7 +78,7 @@ async fn fill<K>(
     version: Option<&str>,
 ) -> anyhow::Result<bool>
 where
-    K: Resource<DynamicType = ()> + DeserializeOwned + Send + Sync,
+    K: Resource<DynamicType = ()> + DeserializeOwned + Serialize + Send + Sync,
 {
     let ar = match version {
         Some(v) => resource_as::<K>(v),
@@ -144,7 +147,7 @@ pub fn add_cluster_objects(s: &Stores, objs: &ClusterObjects) {
     }
 }
 
-fn put<K: Resource + DeserializeOwned + Send + Sync>(
+fn put<K: Resource + DeserializeOwned + Serialize + Send + Sync>(
     store: &crate::watch::Store<K>,
     doc: Value,
     file: &Path,
@@ -156,7 +159,7 @@ fn put<K: Resource + DeserializeOwned + Send + Sync>(
         normalize_gateway(&mut doc);
     }
     let mut o: K =
-        serde_json::from_value(doc).with_context(|| format!("{}: {kind}", file.display()))?;
+        decode_noting_dropped(doc).with_context(|| format!("{}: {kind}", file.display()))?;
     if namespaced && o.meta().namespace.is_none() {
         o.meta_mut().namespace = Some("default".into());
     }
