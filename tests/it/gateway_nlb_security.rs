@@ -2,7 +2,8 @@
 //! controller in-process over FakeAws, as in `gateway_backends`): AWS cannot take every group off
 //! an NLB created with some, so turning the switch on for a deployed Gateway is a
 //! `FailedBuildModel` Warning and `Accepted=False` before any AWS write — the NLB keeps its
-//! groups and keeps serving — and turning it back off deploys again.
+//! groups and keeps serving — and turning it back off deploys again. Nor can AWS add groups to
+//! an NLB created without any: turning the switch off is refused the same way.
 
 use aws_load_balancer_controller::crd::gateway::LoadBalancerConfiguration;
 use kube::api::{Api, Patch, PatchParams};
@@ -29,6 +30,7 @@ spec:
 "#;
 
 const REFUSAL: &str = "conflicting security groups configuration: disableSecurityGroup is true but the Gateway's existing NLB has security groups";
+const ADD_REFUSAL: &str = "conflicting security groups configuration: the Gateway's existing NLB was created without security groups";
 
 async fn set_switch(r: &Running, on: bool) {
     let api: Api<LoadBalancerConfiguration> = Api::namespaced(r.h.client.clone(), "demo");
@@ -54,10 +56,14 @@ async fn accepted(r: &Running) -> Option<(String, String)> {
     Some((c.status, c.reason))
 }
 
-#[tokio::test]
-async fn disabling_the_groups_of_a_deployed_nlb_gateway_fails_before_any_aws_write() {
+/// The NLB Gateway `demo/nlb` under `nlb-config` with `spec`, deployed.
+async fn deployed(spec: &str) -> Running {
     let r = Running::start().await;
-    create_all(&r.h.client, CONFIG_AND_SERVICE).await;
+    create_all(
+        &r.h.client,
+        &CONFIG_AND_SERVICE.replace("{scheme: internal}", spec),
+    )
+    .await;
     let gateway = nlb_gateway("{name: web, port: 80}").replace(
         "  gatewayClassName: aws-nlb\n",
         "  gatewayClassName: aws-nlb\n  infrastructure:\n    parametersRef: {group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: nlb-config}\n",
@@ -68,6 +74,12 @@ async fn disabling_the_groups_of_a_deployed_nlb_gateway_fails_before_any_aws_wri
         r.programmed("nlb").await.is_some()
     })
     .await;
+    r
+}
+
+#[tokio::test]
+async fn disabling_the_groups_of_a_deployed_nlb_gateway_fails_before_any_aws_write() {
+    let r = deployed("{scheme: internal}").await;
     let groups = nlb_groups(&r).await;
     assert!(!groups.is_empty(), "an NLB Gateway gets security groups");
 
@@ -97,4 +109,29 @@ async fn disabling_the_groups_of_a_deployed_nlb_gateway_fails_before_any_aws_wri
     })
     .await;
     assert_eq!(nlb_groups(&r).await, groups);
+}
+
+#[tokio::test]
+async fn asking_groups_of_a_deployed_nlb_gateway_without_any_fails_before_any_aws_write() {
+    let r = deployed("{scheme: internal, disableSecurityGroup: true}").await;
+    assert!(nlb_groups(&r).await.is_empty(), "created without groups");
+
+    r.fake.clear_calls();
+    set_switch(&r, false).await;
+    eventually(
+        "the refusal as a FailedBuildModel Warning",
+        WAIT,
+        || async { r.warned("nlb", ADD_REFUSAL).await },
+    )
+    .await;
+    eventually("Accepted=False Invalid", WAIT, || async {
+        accepted(&r).await == Some(("False".into(), "Invalid".into()))
+    })
+    .await;
+    assert!(
+        r.fake.write_calls().is_empty(),
+        "no managed group is made for an NLB that cannot take it: {:?}",
+        r.fake.write_calls()
+    );
+    assert!(nlb_groups(&r).await.is_empty());
 }
