@@ -296,7 +296,16 @@ impl Deployer {
     /// The NLB a Service stack already has, as the Service model needs it (its scheme, subnets
     /// and security groups: an NLB created without security groups never gets any).
     pub async fn existing_nlb(&self, stack_id: &str) -> Result<Option<ExistingNlb>> {
-        let found = self.find_owned_lbs(StackKind::Service, stack_id).await?;
+        self.existing_nlb_of(StackKind::Service, stack_id).await
+    }
+
+    /// [`Self::existing_nlb`] for a stack of any kind (NLB Gateways).
+    pub async fn existing_nlb_of(
+        &self,
+        kind: StackKind,
+        stack_id: &str,
+    ) -> Result<Option<ExistingNlb>> {
+        let found = self.find_owned_lbs(kind, stack_id).await?;
         Ok(found.into_iter().next().map(|(lb, _)| ExistingNlb {
             scheme: if lb.scheme == "internal" {
                 LoadBalancerScheme::Internal

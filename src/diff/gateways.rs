@@ -23,8 +23,8 @@ use crate::controller::service::EnvReader;
 use crate::model::gateway::addons::ActiveAddons;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::{
-    build_alb_gateway_stack, build_nlb_gateway_stack, DRY_RUN_ANNOTATION, DRY_RUN_PLAN_ANNOTATION,
-    LOAD_BALANCER_CONFIGURATION_FINALIZER,
+    build_alb_gateway_stack, build_nlb_gateway_stack, GatewayInputs, DRY_RUN_ANNOTATION,
+    DRY_RUN_PLAN_ANNOTATION, LOAD_BALANCER_CONFIGURATION_FINALIZER,
 };
 use crate::model::tags::TagContext;
 use crate::model::{ClusterObjects, GroupId, Stack};
@@ -171,7 +171,18 @@ async fn one_gateway(
         .subnets()
         .await
         .map_err(|e| format!("Failed build model due to {e}"))?;
-    let inputs = owned.inputs(gw, &configs);
+    let existing = match lb {
+        LbKind::Alb => None,
+        LbKind::Nlb => env
+            .deployer
+            .existing_nlb_of(k.stack, &key_of(gw))
+            .await
+            .map_err(|e| format!("Failed build model due to {e}"))?,
+    };
+    let inputs = GatewayInputs {
+        existing_load_balancer: existing.as_ref(),
+        ..owned.inputs(gw, &configs)
+    };
     let built = match lb {
         LbKind::Alb => build_alb_gateway_stack(&inputs, &env.cfg.model, Some(subnets.as_slice())),
         LbKind::Nlb => build_nlb_gateway_stack(&inputs, &env.cfg.model, Some(subnets.as_slice())),

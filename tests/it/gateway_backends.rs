@@ -26,17 +26,17 @@ use crate::ingress::{eventually, network, Harness, CLUSTER, WAIT};
 use crate::support::gateway::{accept_class, create_all, install_gateway_api};
 use crate::support::inventory::inventory_of;
 
-const NLB_STACK: &str = "gateway.k8s.aws.nlb/stack";
+pub(crate) const NLB_STACK: &str = "gateway.k8s.aws.nlb/stack";
 
-struct Running {
-    h: Harness,
-    fake: Arc<FakeAws>,
+pub(crate) struct Running {
+    pub h: Harness,
+    pub fake: Arc<FakeAws>,
     vpc: String,
     token: CancellationToken,
 }
 
 impl Running {
-    async fn start() -> Running {
+    pub async fn start() -> Running {
         let fake = Arc::new(FakeAws::new());
         let vpc = network(&fake);
         let h = Harness::new(fake.clone(), fake.clone(), &vpc, Default::default()).await;
@@ -74,11 +74,11 @@ impl Running {
         ));
     }
 
-    fn gateways(&self) -> Api<Gateway> {
+    pub fn gateways(&self) -> Api<Gateway> {
         Api::namespaced(self.h.client.clone(), "demo")
     }
 
-    async fn programmed(&self, name: &str) -> Option<String> {
+    pub async fn programmed(&self, name: &str) -> Option<String> {
         let gw = self.gateways().get_opt(name).await.ok()??;
         let c = gw
             .status?
@@ -88,7 +88,7 @@ impl Running {
         Some(c.message)
     }
 
-    async fn warned(&self, name: &str, needle: &str) -> bool {
+    pub async fn warned(&self, name: &str, needle: &str) -> bool {
         self.h
             .events("demo", name)
             .await
@@ -127,7 +127,7 @@ impl Drop for Running {
 }
 
 /// An NLB class and Gateway `demo/nlb` (TCP 80) with a TCPRoute whose one backend is `backend`.
-fn nlb_gateway(backend: &str) -> String {
+pub(crate) fn nlb_gateway(backend: &str) -> String {
     format!(
         r#"
 apiVersion: gateway.networking.k8s.io/v1

@@ -173,8 +173,17 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             }
             owned.look_up_target_groups(&ctx.target_groups).await;
             let subnets = ctx.env.subnets().await?;
+            // What AWS allows of its security groups is checked by the model, before any write.
+            let existing = match ctx.cfg.lb {
+                LbKind::Alb => None,
+                LbKind::Nlb => {
+                    let k = kind(ctx.cfg.lb).stack;
+                    ctx.deployer.existing_nlb_of(k, key).await?
+                }
+            };
             let inputs = GatewayInputs {
                 vpc_cidrs: Some(ctx.env.vpc_cidrs.as_slice()),
+                existing_load_balancer: existing.as_ref(),
                 ..owned.inputs(&gw, &configs)
             };
             let mut b = match ctx.cfg.lb {

@@ -206,7 +206,9 @@ fn build_gateway_stack(
         members: routes.iter().map(|r| r.key()).collect(),
         ..Default::default()
     };
-    let sg = super::lb_security::choose(&lbc, lb, cfg, &mut stack, || {
+    // A scheme change replaces the load balancer: the new one may have groups or none.
+    let existing = inputs.existing_load_balancer.filter(|e| e.scheme == scheme);
+    let sg = super::lb_security::choose(&lbc, lb, cfg, existing, &mut stack, || {
         managed_sg(&lbc, &considered, ip_type, &tags, cfg, (ns, name, &uid))
     })
     .map_err(err)?;

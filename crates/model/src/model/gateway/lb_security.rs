@@ -2,12 +2,15 @@
 //! the managed group (plus the cluster's shared backend group when enabled), or the user's
 //! `securityGroups` (ids or `Name` tags, resolved by the deployer as for Ingresses) with the
 //! shared backend group only under `manageBackendSecurityGroupRules`; none at all for an NLB
-//! with `disableSecurityGroup` (its node rules then come from CIDR blocks).
+//! with `disableSecurityGroup` (its node rules then come from CIDR blocks). An NLB that exists
+//! keeps what AWS allows: flipping `disableSecurityGroup` on it fails here, before any write,
+//! where upstream fails half-way at AWS.
 
 use super::listeners::LbKind;
 use crate::crd::gateway::load_balancer_configuration::LoadBalancerConfigurationSpec;
 use crate::model::config::ModelConfig;
 use crate::model::security_group::shared_backend_sg;
+use crate::model::service::{ExistingNlb, RefusedGroupsChange};
 use crate::model::types::{SecurityGroup, Stack, Token};
 
 /// What the load balancer gets and where the TargetGroupBindings open node ports from.
@@ -30,15 +33,24 @@ impl SgChoice {
 
 /// Chooses the groups and puts those the stack creates into `stack`; `managed` builds the
 /// managed group when no `securityGroups` are given (an empty list counts as none, as upstream).
+/// `existing` is the Gateway's NLB that the deploy keeps, if any.
 pub(super) fn choose(
     lbc: &LoadBalancerConfigurationSpec,
     lb: LbKind,
     cfg: &ModelConfig,
+    existing: Option<&ExistingNlb>,
     stack: &mut Stack,
     managed: impl FnOnce() -> SecurityGroup,
 ) -> Result<SgChoice, String> {
     // ALBs always have groups: upstream ignores the switch on them.
-    if lb == LbKind::Nlb && lbc.disable_security_group == Some(true) {
+    let without = lb == LbKind::Nlb && lbc.disable_security_group == Some(true);
+    let refused = existing
+        .filter(|_| lb == LbKind::Nlb)
+        .and_then(|e| e.refused_change(!without));
+    if let Some(change) = refused {
+        return Err(refusal(change).into());
+    }
+    if without {
         return Ok(SgChoice {
             tokens: Vec::new(),
             names_or_ids: Vec::new(),
@@ -78,4 +90,13 @@ pub(super) fn choose(
         choice.networking_source = Some(Token::BackendSecurityGroupId);
     }
     Ok(choice)
+}
+
+/// Why the Gateway's NLB cannot take its LoadBalancerConfiguration's security-group choice
+/// (upstream's Service text first, then what to do).
+fn refusal(change: RefusedGroupsChange) -> &'static str {
+    match change {
+        RefusedGroupsChange::RemoveAll => "conflicting security groups configuration: disableSecurityGroup is true but the Gateway's existing NLB has security groups, and AWS cannot take every group off an NLB; set disableSecurityGroup back to false, or recreate the Gateway for an NLB without security groups",
+        RefusedGroupsChange::AddToNone => "conflicting security groups configuration: the Gateway's existing NLB was created without security groups (disableSecurityGroup: true), and AWS cannot add any to it; keep disableSecurityGroup: true, or recreate the Gateway for an NLB with security groups",
+    }
 }

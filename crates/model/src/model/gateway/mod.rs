@@ -62,6 +62,7 @@ use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };
+use crate::model::service::ExistingNlb;
 
 pub use build::{build_alb_gateway_stack, build_nlb_gateway_stack, gateway_routes, GatewayBuild};
 
@@ -167,6 +168,9 @@ pub struct GatewayInputs<'a> {
     /// The VPC's CIDR blocks (node rules of an internal NLB without security groups); None
     /// when unknown (a plan from manifests).
     pub vpc_cidrs: Option<&'a [String]>,
+    /// The NLB already tagged with the Gateway's stack (NLB Gateways; None in a plan from
+    /// manifests): AWS limits how its security groups may change.
+    pub existing_load_balancer: Option<&'a ExistingNlb>,
 }
 
 /// No target group looked up (the default of [`GatewayInputs::new`]).
@@ -195,6 +199,7 @@ impl<'a> GatewayInputs<'a> {
             target_group_arns: &NO_TARGET_GROUP_ARNS,
             listener_sets: &[],
             vpc_cidrs: None,
+            existing_load_balancer: None,
         }
     }
     fn service(&self, namespace: &str, name: &str) -> Option<&'a Service> {
@@ -238,6 +243,8 @@ mod tests_addons;
 mod tests_backends;
 #[cfg(test)]
 mod tests_certificates;
+#[cfg(test)]
+mod tests_existing_nlb;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]

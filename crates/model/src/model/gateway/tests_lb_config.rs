@@ -370,6 +370,15 @@ fn a_default_target_group_configuration_missing_or_with_a_target_is_upstreams_er
 
 /// An NLB Gateway with a TCP and a UDP listener, one route each to `my-svc`, under `lbc`.
 pub(super) fn nlb_without_groups(lbc_spec: &str, subnets: Option<Vec<SubnetInfo>>) -> GatewayBuild {
+    nlb_gateway(lbc_spec, subnets, None).unwrap()
+}
+
+/// [`nlb_without_groups`]'s Gateway, with `existing` as the NLB its stack already has.
+pub(super) fn nlb_gateway(
+    lbc_spec: &str,
+    subnets: Option<Vec<SubnetInfo>>,
+    existing: Option<&crate::model::service::ExistingNlb>,
+) -> Result<GatewayBuild, ModelError> {
     let gw: Gateway = yaml(
         r#"
 apiVersion: gateway.networking.k8s.io/v1
@@ -397,9 +406,10 @@ spec:
         udp_routes: &udp,
         services: &services,
         vpc_cidrs: Some(&vpc),
+        existing_load_balancer: existing,
         ..GatewayInputs::new(&gw)
     };
-    build_nlb_gateway_stack(&inputs, &cfg(), subnets.as_deref()).unwrap()
+    build_nlb_gateway_stack(&inputs, &cfg(), subnets.as_deref())
 }
 
 #[test]

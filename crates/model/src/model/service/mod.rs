@@ -57,6 +57,27 @@ pub struct ExistingNlb {
     pub security_groups: Vec<String>,
 }
 
+/// A security-group change AWS refuses on an NLB that exists (the Service and Gateway models
+/// both check it before any write).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusedGroupsChange {
+    /// Groups asked of an NLB created without any: AWS never adds one.
+    AddToNone,
+    /// No group asked of an NLB that has some: AWS never takes the last one off.
+    RemoveAll,
+}
+
+impl ExistingNlb {
+    /// The change AWS would refuse when the stack asks for groups (`wants_groups`) or none.
+    pub fn refused_change(&self, wants_groups: bool) -> Option<RefusedGroupsChange> {
+        match (self.security_groups.is_empty(), wants_groups) {
+            (true, true) => Some(RefusedGroupsChange::AddToNone),
+            (false, false) => Some(RefusedGroupsChange::RemoveAll),
+            _ => None,
+        }
+    }
+}
+
 /// `ns/name` of a Service.
 pub fn service_key(svc: &Service) -> String {
     super::group::key_of(&svc.metadata)

@@ -4,6 +4,7 @@
 
 use super::annotations::{key, sfx};
 use super::build::Task;
+use super::RefusedGroupsChange;
 use crate::model::error::Fail;
 use crate::model::naming;
 use crate::model::security_group::shared_backend_sg;
@@ -31,15 +32,16 @@ impl SgDecision {
 
 pub(super) fn decide(t: &Task<'_>, ip: IpAddressType) -> Result<SgDecision, Fail> {
     let disabled = t.a.bool(sfx::DISABLE_NLB_SG)? == Some(true);
+    let wants = t.cfg.gate("NLBSecurityGroup") && !disabled;
     let existing = t.env.existing_load_balancer.as_ref();
-    if existing.is_some_and(|lb| lb.security_groups.is_empty()) {
-        return Ok(SgDecision::default());
-    }
-    if !t.cfg.gate("NLBSecurityGroup") || disabled {
-        if existing.is_some() {
-            return Err(Fail::msg("conflicting security groups configuration"));
+    match existing.and_then(|lb| lb.refused_change(wants)) {
+        // Upstream keeps an NLB made before NLBs had groups as it is, whatever is asked.
+        Some(RefusedGroupsChange::AddToNone) => return Ok(SgDecision::default()),
+        Some(RefusedGroupsChange::RemoveAll) => {
+            return Err(Fail::msg("conflicting security groups configuration"))
         }
-        return Ok(SgDecision::default());
+        None if !wants => return Ok(SgDecision::default()),
+        None => {}
     }
     let explicit = t.a.list(sfx::SECURITY_GROUPS).unwrap_or_default();
     let mut d = SgDecision::default();
