@@ -21,6 +21,7 @@ mod gateway_backends;
 mod gateway_class;
 mod gateway_controller;
 mod gateway_listener_sets;
+mod gateway_node_selector;
 mod ingress;
 mod leader;
 mod process;
