@@ -3,8 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-
 use super::error::Result;
 use super::normalize::Resolved;
 use crate::crd::target_group_binding::{
@@ -69,10 +67,7 @@ pub(crate) fn resolve(
             port: s.service_port.clone(),
         },
         networking: tgb_shape::networking(rules),
-        node_selector: s.node_selector.as_ref().map(|m| LabelSelector {
-            match_labels: Some(m.clone()),
-            match_expressions: None,
-        }),
+        node_selector: s.node_selector.clone(),
         ip_address_type: Some(if s.ip_address_type == "ipv6" {
             TargetGroupIpAddressType::Ipv6
         } else {

@@ -29,14 +29,14 @@ use crate::support::inventory::inventory_of;
 pub(crate) const NLB_STACK: &str = "gateway.k8s.aws.nlb/stack";
 
 pub(crate) struct Running {
-    pub h: Harness,
-    pub fake: Arc<FakeAws>,
+    pub(crate) h: Harness,
+    pub(crate) fake: Arc<FakeAws>,
     vpc: String,
     token: CancellationToken,
 }
 
 impl Running {
-    pub async fn start() -> Running {
+    pub(crate) async fn start() -> Running {
         let fake = Arc::new(FakeAws::new());
         let vpc = network(&fake);
         let h = Harness::new(fake.clone(), fake.clone(), &vpc, Default::default()).await;
@@ -53,7 +53,7 @@ impl Running {
         r
     }
 
-    fn controller(&self, lb: LbKind, backoff: Duration) {
+    pub(crate) fn controller(&self, lb: LbKind, backoff: Duration) {
         let cfg = GatewayControllerConfig {
             model: ModelConfig {
                 cluster_name: CLUSTER.into(),
@@ -78,7 +78,7 @@ impl Running {
         Api::namespaced(self.h.client.clone(), "demo")
     }
 
-    pub async fn programmed(&self, name: &str) -> Option<String> {
+    pub(crate) async fn programmed(&self, name: &str) -> Option<String> {
         let gw = self.gateways().get_opt(name).await.ok()??;
         let c = gw
             .status?
@@ -100,7 +100,7 @@ impl Running {
 
     /// Another pass over the unchanged Gateway `name` (a label edit queues it): AWS is read
     /// (`DescribeListeners`) and never written.
-    async fn second_pass_writes_nothing(&self, name: &str) {
+    pub(crate) async fn second_pass_writes_nothing(&self, name: &str) {
         self.fake.clear_calls();
         let touch = serde_json::json!({"metadata": {"labels": {"touched": "yes"}}});
         self.gateways()
@@ -153,7 +153,7 @@ spec:
 }
 
 /// An ALB class and Gateway `demo/edge` (HTTP 8080) with an HTTPRoute to a NodePort Service.
-const ALB_GATEWAY: &str = r#"
+pub(crate) const ALB_GATEWAY: &str = r#"
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: aws-alb}

@@ -22,6 +22,7 @@ mod gateway_class;
 mod gateway_controller;
 mod gateway_listener_sets;
 mod gateway_nlb_security;
+mod gateway_node_selector;
 mod ingress;
 mod leader;
 mod process;

@@ -7,6 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::info::{NodeInfo, PodInfo, ServiceInfo, ServicePortInfo, SliceInfo, Tri};
+use super::selector::check_selector;
 
 /// An ip-mode target candidate.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -97,6 +98,9 @@ pub fn select_pod_endpoints<'a>(
 pub enum NodeError {
     #[error("providerID {provider_id} is invalid for EC2 instances, node: {node}")]
     BadProviderId { provider_id: String, node: String },
+    /// A `nodeSelector` Kubernetes cannot turn into requirements: no node is judged by it.
+    #[error("invalid nodeSelector: {0}")]
+    BadSelector(String),
 }
 
 /// Whether the node passes upstream's default exclusions (role/exclusion labels, Fargate,
@@ -146,7 +150,7 @@ pub fn instance_id(provider_id: &str) -> Option<&str> {
     (last.starts_with("i-") && last.len() > 2).then_some(last)
 }
 
-/// Node targets on `node_port`: candidate nodes with Ready=True, or — when none is Ready and
+/// Node targets on `node_port` (none chosen under a `selector` Kubernetes would refuse): candidate nodes with Ready=True, or — when none is Ready and
 /// `fail_open` — those with Ready=Unknown.
 pub fn select_node_endpoints<'a>(
     node_port: u16,
@@ -154,6 +158,9 @@ pub fn select_node_endpoints<'a>(
     selector: Option<&LabelSelector>,
     fail_open: bool,
 ) -> Result<Vec<NodeEndpoint>, NodeError> {
+    if let Some(s) = selector {
+        check_selector(s).map_err(NodeError::BadSelector)?;
+    }
     let candidates: Vec<_> = nodes
         .into_iter()
         .filter(|(_, n)| node_is_candidate(n, selector))

@@ -18,6 +18,7 @@ pub mod info;
 pub mod networking;
 mod polls;
 mod reconcile;
+pub mod selector;
 pub mod sg_rules;
 mod sync;
 pub mod targets;

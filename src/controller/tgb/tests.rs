@@ -255,6 +255,53 @@ fn node_exclusions_and_selector() {
     assert!(!node_is_candidate(&labelled(&[("role", "db")]), Some(&sel)));
 }
 
+/// `matchExpressions` operators as Kubernetes defines them: `NotIn` and `DoesNotExist` match
+/// a node without the label, `In` and `Exists` do not; all requirements and labels must hold.
+#[test]
+fn node_selector_expressions_match_as_kubernetes_defines() {
+    let req = |key: &str, op: &str, values: &[&str]| LabelSelectorRequirement {
+        key: key.into(),
+        operator: op.into(),
+        values: (!values.is_empty()).then(|| values.iter().map(|v| v.to_string()).collect()),
+    };
+    let only = |r: LabelSelectorRequirement| LabelSelector {
+        match_labels: None,
+        match_expressions: Some(vec![r]),
+    };
+    let a = labelled(&[("zone", "a")]);
+    let b = labelled(&[("zone", "b")]);
+    let bare = labelled(&[]);
+    for (r, want) in [
+        (req("zone", "In", &["a", "c"]), [true, false, false]),
+        (req("zone", "NotIn", &["a"]), [false, true, true]),
+        (req("zone", "Exists", &[]), [true, true, false]),
+        (req("zone", "DoesNotExist", &[]), [false, false, true]),
+    ] {
+        let got = [&a, &b, &bare].map(|n| node_is_candidate(n, Some(&only(r.clone()))));
+        assert_eq!(got, want, "{} {}", r.key, r.operator);
+    }
+}
+
+/// A selector Kubernetes refuses fails the binding's reconcile rather than matching no node
+/// (which would deregister every target), as upstream's `LabelSelectorAsSelector` error does.
+#[test]
+fn an_invalid_node_selector_fails_instead_of_choosing_no_nodes() {
+    let sel = LabelSelector {
+        match_labels: None,
+        match_expressions: Some(vec![LabelSelectorRequirement {
+            key: "zone".into(),
+            operator: "Equals".into(),
+            values: Some(vec!["a".into()]),
+        }]),
+    };
+    let ready = labelled(&[("zone", "a")]);
+    let got = select_node_endpoints(31000, [("a", &ready)], Some(&sel), true);
+    assert_eq!(
+        got.unwrap_err().to_string(),
+        "invalid nodeSelector: \"Equals\" is not a valid label selector operator"
+    );
+}
+
 #[test]
 fn node_targets_use_ready_nodes_and_fail_open_to_unknown() {
     let ready = node(Tri::True);

@@ -13,13 +13,13 @@ use serde_json::json;
 
 use super::*;
 
-fn fake_with_vpc() -> (Arc<FakeAws>, String) {
+pub(super) fn fake_with_vpc() -> (Arc<FakeAws>, String) {
     let fake = Arc::new(FakeAws::new());
     let vpc = fake.add_vpc("10.0.0.0/16", BTreeMap::new());
     (fake, vpc)
 }
 
-async fn events(h: &Harness, reason: &str) -> Vec<String> {
+pub(super) async fn events(h: &Harness, reason: &str) -> Vec<String> {
     let api: Api<Event> = Api::namespaced(h.client.clone(), NS);
     api.list(&ListParams::default())
         .await

@@ -6,6 +6,7 @@ mod gate_polls;
 mod moto;
 mod networking;
 mod networking_moto;
+mod node_selector;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -6,11 +6,12 @@
 //! with these makes them byte-for-byte what upstream would have written.
 //! [`same_meaning`] decides whether an existing binding needs a write at all: rules compare as the
 //! set of (peer, protocol, port) grants they make, whatever their grouping or order, and fields the
-//! webhook fills on create are not a difference when the writer leaves them out.
+//! webhook fills on create are not a difference when the writer leaves them out, and node selectors
+//! compare in their stored form ([`canonical_selector`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::target_group_binding::{
@@ -106,11 +107,37 @@ pub fn grants(n: Option<&TargetGroupBindingNetworking>) -> BTreeSet<Grant> {
     out
 }
 
-fn empty_selector(s: &Option<LabelSelector>) -> bool {
-    s.as_ref().is_none_or(|s| {
-        s.match_labels.as_ref().is_none_or(|m| m.is_empty())
-            && s.match_expressions.as_ref().is_none_or(|e| e.is_empty())
-    })
+/// A selector of `matchLabels` only, as the Ingress and Service annotations build it.
+pub fn labels_selector(labels: BTreeMap<String, String>) -> LabelSelector {
+    LabelSelector {
+        match_labels: Some(labels),
+        match_expressions: None,
+    }
+}
+
+/// `s` as Kubernetes stores and returns it: empty `matchLabels`, `matchExpressions` and
+/// requirement `values` left out (Go's `omitempty`), so what we write reads back equal and
+/// renders as upstream's copy of the same selector would.
+pub fn canonical_selector(s: &LabelSelector) -> LabelSelector {
+    let expressions = s.match_expressions.as_ref().filter(|e| !e.is_empty());
+    LabelSelector {
+        match_labels: s.match_labels.clone().filter(|m| !m.is_empty()),
+        match_expressions: expressions.map(|e| {
+            e.iter()
+                .map(|r| LabelSelectorRequirement {
+                    values: r.values.clone().filter(|v| !v.is_empty()),
+                    ..r.clone()
+                })
+                .collect()
+        }),
+    }
+}
+
+/// What a binding's selector means for comparison: an empty selector is the same as none.
+fn selector_meaning(s: &Option<LabelSelector>) -> Option<LabelSelector> {
+    s.as_ref()
+        .map(canonical_selector)
+        .filter(|s| s.match_labels.is_some() || s.match_expressions.is_some())
 }
 
 /// Whether `have` already means `want`: same grants, same selector (an empty one equals none),
@@ -120,9 +147,7 @@ pub fn same_meaning(have: &TargetGroupBindingSpec, want: &TargetGroupBindingSpec
     if grants(have.networking.as_ref()) != grants(want.networking.as_ref()) {
         return false;
     }
-    if empty_selector(&have.node_selector) != empty_selector(&want.node_selector)
-        || (!empty_selector(&want.node_selector) && have.node_selector != want.node_selector)
-    {
+    if selector_meaning(&have.node_selector) != selector_meaning(&want.node_selector) {
         return false;
     }
     let mut w = want.clone();

@@ -108,6 +108,34 @@ fn webhook_defaults_are_not_a_difference_but_other_fields_are() {
     assert!(same_meaning(&spec(empty_selector), &have));
 }
 
+/// A selector's `matchExpressions` are part of what a binding means; written with empty parts
+/// (as a TargetGroupConfiguration may spell them) it equals what the API server hands back.
+#[test]
+fn node_selector_expressions_compare_in_their_stored_form() {
+    let with = |sel: serde_json::Value| {
+        let mut s = upstream_two_rules();
+        s["nodeSelector"] = sel;
+        spec(s)
+    };
+    let stored = with(json!({"matchExpressions": [
+        {"key": "zone", "operator": "In", "values": ["a"]},
+        {"key": "spot", "operator": "DoesNotExist"}]}));
+    let written = with(json!({"matchLabels": {}, "matchExpressions": [
+        {"key": "zone", "operator": "In", "values": ["a"]},
+        {"key": "spot", "operator": "DoesNotExist", "values": []}]}));
+    assert!(same_meaning(&stored, &written));
+    for other in [
+        json!({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}),
+        json!({"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["a"]},
+            {"key": "spot", "operator": "DoesNotExist"}]}),
+        json!({}),
+    ] {
+        assert!(!same_meaning(&stored, &with(other.clone())), "{other}");
+    }
+    let canonical = canonical_selector(&written.node_selector.clone().unwrap());
+    assert_eq!(Some(canonical), stored.node_selector);
+}
+
 #[test]
 fn a_rule_without_ports_grants_nothing_unlike_a_port_entry_without_a_number() {
     let sg = json!([{"securityGroup": {"groupID": "sg-backend"}}]);

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Service, ServicePort};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::error::Fail;
@@ -13,6 +14,7 @@ use super::naming::{self, TargetGroupNameInputs};
 use super::tags::TagContext;
 use super::types::*;
 use crate::annotations::{self as ann, suffix, AnnotationMap};
+use crate::crd::tgb_shape;
 
 /// Service UID hashed into target-group names when the Service has none (manifests from git).
 pub const PLACEHOLDER_SERVICE_UID: &str = "00000000-0000-0000-0000-000000000000";
@@ -332,14 +334,11 @@ fn target_control_port(
 }
 
 /// `target-node-labels`: instance targets only; empty means none.
-fn node_selector(
-    a: &AnnotationMap,
-    tt: TargetType,
-) -> Result<Option<BTreeMap<String, String>>, Fail> {
+fn node_selector(a: &AnnotationMap, tt: TargetType) -> Result<Option<LabelSelector>, Fail> {
     Ok(match tt {
-        TargetType::Instance => {
-            ann::string_map(a, suffix::TARGET_NODE_LABELS)?.filter(|l| !l.is_empty())
-        }
+        TargetType::Instance => ann::string_map(a, suffix::TARGET_NODE_LABELS)?
+            .filter(|l| !l.is_empty())
+            .map(tgb_shape::labels_selector),
         TargetType::Ip => None,
     })
 }

@@ -15,6 +15,7 @@ use crate::crd::gateway::target_group_configuration::{
     HealthCheckProtocol, RouteConfiguration, TargetGroupConfiguration, TargetGroupProps,
     TgProtocol, TgTargetType,
 };
+use crate::crd::tgb_shape;
 use crate::model::tags::TagContext;
 use crate::model::types::*;
 
@@ -454,10 +455,11 @@ fn finish(
         service_uid: svc.metadata.uid.clone().unwrap_or_default(),
     };
     let node_selector = match target_type {
-        // An empty selector is still a selector (all nodes), as upstream keeps it.
+        // Whole, as upstream copies it (`matchExpressions` too); an empty selector is still a
+        // selector (all nodes), as upstream keeps it.
         TargetType::Instance => props
             .and_then(|p| p.node_selector.as_ref())
-            .map(|s| s.match_labels.clone().unwrap_or_default()),
+            .map(tgb_shape::canonical_selector),
         TargetType::Ip => None,
     };
     let tgb = TargetGroupBindingResource {

@@ -244,15 +244,27 @@ fn a_node_selector_on_ip_targets_is_a_warning() {
     assert_eq!(fields(&b), Vec::<&str>::new());
 }
 
+/// A TargetGroupConfiguration's `nodeSelector` reaches the binding whole, `matchExpressions`
+/// too, as upstream copies it: no Warning, and no wider selection of nodes than asked for.
 #[test]
-fn node_selector_match_expressions_are_a_warning() {
-    let b = with_props("targetType: instance, nodeSelector: {matchLabels: {pool: web}, matchExpressions: [{key: zone, operator: In, values: [a]}]}");
-    assert_eq!(fields(&b), ["nodeSelector.matchExpressions"]);
+fn node_selector_match_expressions_reach_the_binding_whole() {
+    let b = with_props("targetType: instance, nodeSelector: {matchLabels: {pool: web}, matchExpressions: [{key: zone, operator: In, values: [a, b]}, {key: spot, operator: DoesNotExist, values: []}]}");
+    assert_eq!(fields(&b), Vec::<&str>::new());
+    let want = serde_json::json!({
+        "matchLabels": {"pool": "web"},
+        "matchExpressions": [
+            {"key": "zone", "operator": "In", "values": ["a", "b"]},
+            {"key": "spot", "operator": "DoesNotExist"},
+        ],
+    });
     let tgb = &b.stack.target_group_bindings[0];
-    assert_eq!(
-        tgb.spec.node_selector,
-        Some([("pool".to_string(), "web".to_string())].into())
-    );
+    assert_eq!(serde_json::to_value(&tgb.spec.node_selector).unwrap(), want);
+    let rendered = crate::model::upstream_json::render(&b.stack, &Default::default());
+    let bindings = rendered["resources"]["K8S::ElasticLoadBalancingV2::TargetGroupBinding"]
+        .as_object()
+        .unwrap();
+    let spec = &bindings.values().next().unwrap()["spec"]["template"]["spec"];
+    assert_eq!(spec["nodeSelector"], want);
 }
 
 /// The filters tests' Gateway with one HTTPRoute rule `http_rule` and `grpc` GRPCRoutes, under

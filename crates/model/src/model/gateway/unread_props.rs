@@ -58,19 +58,6 @@ fn ignored_fields(props: &TargetGroupProps, tg: &TargetGroup) -> Vec<(&'static s
     if props.node_selector.is_some() && tg.target_type == TargetType::Ip {
         out.push(("nodeSelector", "ip targets are pods, not nodes".to_string()));
     }
-    // The model's binding selector is labels only (unlike upstream, which passes the whole
-    // selector): said rather than widened silently to more nodes.
-    let expressions = props
-        .node_selector
-        .as_ref()
-        .and_then(|s| s.match_expressions.as_ref())
-        .is_some_and(|e| !e.is_empty());
-    if expressions && tg.target_type == TargetType::Instance {
-        out.push((
-            "nodeSelector.matchExpressions",
-            "only matchLabels reach the TargetGroupBinding's nodeSelector".to_string(),
-        ));
-    }
     out
 }
 

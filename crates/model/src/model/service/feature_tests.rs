@@ -280,7 +280,8 @@ fn instance_targets_use_node_ports_node_labels_and_local_health_checks() {
     );
     assert_eq!((hc.timeout_seconds, hc.healthy_threshold_count), (6, 2));
     let b = &stack.target_group_bindings[0].spec;
-    assert_eq!(b.node_selector.as_ref().unwrap()["pool"], "edge");
+    let labels = b.node_selector.as_ref().unwrap().match_labels.as_ref();
+    assert_eq!(labels.unwrap()["pool"], "edge");
     assert!(b.multi_cluster_target_group);
     // Traffic on the node port, health checks on the health-check node port.
     assert_eq!(

@@ -11,6 +11,7 @@ use super::annotations::sfx;
 use super::build::{LbFacts, Task};
 use super::security_groups;
 use crate::crd::target_group_binding::NetworkingProtocol;
+use crate::crd::tgb_shape;
 use crate::model::error::Fail;
 use crate::model::tgb_cidrs;
 use crate::model::types::*;
@@ -123,7 +124,11 @@ pub(super) fn build(
         );
     }
     let node_selector = match tg.target_type {
-        TargetType::Instance => t.a.map(sfx::TARGET_NODE_LABELS)?.filter(|l| !l.is_empty()),
+        TargetType::Instance => {
+            t.a.map(sfx::TARGET_NODE_LABELS)?
+                .filter(|l| !l.is_empty())
+                .map(tgb_shape::labels_selector)
+        }
         TargetType::Ip => None,
     };
     Ok(TargetGroupBindingResource {

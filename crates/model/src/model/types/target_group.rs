@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::{Deserialize, Serialize};
 
 use super::*;
@@ -78,8 +79,9 @@ pub struct TargetGroupBindingModelSpec {
     /// (source SG token, port or None = all ports); all TCP.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub networking: Vec<NetworkingRule>,
+    /// The whole label selector (`matchLabels` and `matchExpressions`), as the binding gets it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_selector: Option<BTreeMap<String, String>>,
+    pub node_selector: Option<LabelSelector>,
     pub ip_address_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vpc_id: Option<String>,

@@ -115,10 +115,9 @@ impl Renderer<'_> {
         put(
             &mut spec,
             "nodeSelector",
-            s.node_selector.as_ref().map(|m| match m.is_empty() {
-                true => json!({}),
-                false => json!({"matchLabels": m}),
-            }),
+            s.node_selector
+                .as_ref()
+                .map(|sel| json!(crate::crd::tgb_shape::canonical_selector(sel))),
         );
         put(
             &mut spec,
