@@ -277,6 +277,7 @@ async fn run_leading(
                     service_references: warm.gateway_class.get().map(|c| c.service_references()),
                     cert_discovery: Some(gw_discovery.clone()),
                     addons: cloud.addons.clone(),
+                    vpc_cidrs: cloud.vpc_cidrs.iter().map(ToString::to_string).collect(),
                     ..GatewayControllerConfig::from_flags(&cfg, lb)
                 };
                 gateway::lead(

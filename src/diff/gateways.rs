@@ -33,7 +33,7 @@ use crate::webhook::tg_cache::TgCache;
 /// What the Gateway producer reads besides [`Env`].
 pub struct GatewayEnv<'a> {
     pub stores: &'a Stores,
-    /// Subnets, as the Gateway controllers read them.
+    /// Subnets and VPC CIDRs, as the Gateway controllers read them.
     pub reader: &'a EnvReader,
     /// Target groups named by `TargetGroupName` backends (reads through the recorder).
     pub target_groups: &'a TgCache,
@@ -180,6 +180,7 @@ async fn one_gateway(
             .map_err(|e| format!("Failed build model due to {e}"))?,
     };
     let inputs = GatewayInputs {
+        vpc_cidrs: Some(genv.reader.vpc_cidrs.as_slice()),
         existing_load_balancer: existing.as_ref(),
         ..owned.inputs(gw, &configs)
     };

@@ -203,7 +203,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         let reader = crate::controller::service::EnvReader::new(
             recorder.clone(),
             resolved.vpc_id.clone(),
-            Vec::new(),
+            vpc_cidrs.iter().map(ToString::to_string).collect(),
             icfg.model.gate("SubnetDiscoveryByReachability"),
         );
         let target_groups = gateways::GatewayEnv::target_group_cache(recorder.clone());

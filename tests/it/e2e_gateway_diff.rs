@@ -301,7 +301,33 @@ async fn shadow_mode_plans_the_repair_of_a_gateway_stack_and_sends_nothing() {
 /// it, `diff` finds the stack by its `gateway.k8s.aws.nlb/stack` tag and has nothing to do.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diff_shows_an_nlb_gateway_to_create_then_nothing_once_deployed() {
+    nlb_gateway_diff_then_nothing(NLB, false).await;
+}
+
+/// The same for an internal NLB Gateway without security groups: its bindings allow the VPC's
+/// CIDRs, which `diff` reads from AWS as the controller does, so it still has nothing to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_shows_nothing_for_a_deployed_internal_nlb_gateway_without_security_groups() {
+    let config = r#"
+apiVersion: gateway.k8s.aws/v1
+kind: LoadBalancerConfiguration
+metadata: {name: nlb-config, namespace: demo-l4}
+spec: {scheme: internal, disableSecurityGroup: true}
+"#;
+    let gateway = NLB.replace(
+        "  gatewayClassName: aws-nlb\n",
+        "  gatewayClassName: aws-nlb\n  infrastructure:\n    parametersRef: {group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: nlb-config}\n",
+    );
+    assert_ne!(gateway, NLB, "the Gateway names its configuration");
+    nlb_gateway_diff_then_nothing(&format!("{config}---{gateway}"), true).await;
+}
+
+/// `internal`: the subnets are tagged for internal load balancers too.
+async fn nlb_gateway_diff_then_nothing(manifests: &str, internal: bool) {
     let c = cloud().await;
+    if internal {
+        crate::takeover::prepare_network(&c).await;
+    }
     let k8s = Cluster::start().await;
     install_gateway_api(&k8s.client).await;
     let l4 = [
@@ -311,7 +337,7 @@ async fn diff_shows_an_nlb_gateway_to_create_then_nothing_once_deployed() {
     .concat()
     .replace("namespace: demo}", "namespace: demo-l4}");
     create_all(&k8s.client, &l4).await;
-    create_all(&k8s.client, NLB).await;
+    create_all(&k8s.client, manifests).await;
     // Accepted as the GatewayClass reconciler would (it is not running yet).
     accept_class(&k8s.client, "aws-nlb").await;
     let stack_of = |report: &Value| {
@@ -335,8 +361,13 @@ async fn diff_shows_an_nlb_gateway_to_create_then_nothing_once_deployed() {
         .iter()
         .map(|w| w["call"].as_str().unwrap())
         .collect();
+    // The configuration's finalizer, if any, then the Gateway's, then AWS.
+    let first = calls
+        .iter()
+        .find(|c| **c != "kubernetes:patch LoadBalancerConfiguration");
     assert_eq!(
-        calls[0], "kubernetes:patch Gateway",
+        first,
+        Some(&"kubernetes:patch Gateway"),
         "finalizer first: {calls:?}"
     );
     for call in [
@@ -365,6 +396,19 @@ async fn diff_shows_an_nlb_gateway_to_create_then_nothing_once_deployed() {
         items.len() == 2 && items.iter().all(|b| !b.finalizers().is_empty())
     })
     .await;
+    if internal {
+        // Without security groups the NLB's clients reach the nodes directly: every binding
+        // lets the VPC's CIDR in on its traffic port.
+        for b in tgbs.list(&ListParams::default()).await.unwrap() {
+            let spec = serde_json::to_value(&b.spec).unwrap();
+            let from = &spec["networking"]["ingress"][0]["from"];
+            assert_eq!(
+                from,
+                &json!([{"ipBlock": {"cidr": "10.1.0.0/16"}}]),
+                "{spec:#}"
+            );
+        }
+    }
     drop(ctl);
     c.moto.start_recording().await;
     let (code, report, stderr) = run_diff(&c, &k8s.kubeconfig).await;

@@ -71,6 +71,8 @@ pub struct GatewayControllerConfig {
     /// WAFv2 / Shield clients (`--enable-wafv2`, `--enable-shield`) for the configurations'
     /// `wafV2` and `shieldConfiguration`.
     pub addons: crate::aws::AddonClients,
+    /// The VPC's CIDRs: what an internal NLB without security groups lets reach its targets.
+    pub vpc_cidrs: Vec<String>,
 }
 
 impl GatewayControllerConfig {
@@ -88,6 +90,7 @@ impl GatewayControllerConfig {
             controller_metrics: ControllerMetrics::default(),
             service_references: None,
             cert_discovery: None,
+            vpc_cidrs: Vec::new(),
             addons: Default::default(),
         }
     }
@@ -341,7 +344,7 @@ pub async fn lead(
     let env = EnvReader::new(
         ec2,
         vpc_id,
-        Vec::new(),
+        cfg.vpc_cidrs.clone(),
         cfg.model.gate("SubnetDiscoveryByReachability"),
     );
     let ctx = Arc::new(Ctx {
