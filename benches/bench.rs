@@ -5,6 +5,8 @@
 mod admission;
 #[path = "bench/admission_client.rs"]
 mod admission_client;
+#[path = "bench/admission_index.rs"]
+mod admission_index;
 #[path = "bench/aws.rs"]
 mod aws;
 #[path = "bench/deploy.rs"]
@@ -37,6 +39,9 @@ fn main() {
     // Only when asked for: it installs the binary's info-level log subscriber for the process.
     if filter.as_deref() == Some("admission") {
         admission::run();
+    }
+    if wanted("admission-index") {
+        admission_index::run();
     }
     if wanted("webhook") {
         webhook::run();

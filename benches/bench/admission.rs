@@ -63,7 +63,20 @@ fn service(ns: usize, s: usize, version: u64) -> Service {
 /// A ≈400-byte Pod CREATE review for `ns-42` whose labels select `svc-15`, the Service of
 /// `tgb-3`: the answer carries one readiness gate.
 fn pod_request() -> Vec<u8> {
-    let body = serde_json::to_vec(&serde_json::json!({
+    let body = pod_review();
+    let mut req = format!(
+        "POST {} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        pod_readiness::PATH,
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(&body);
+    req
+}
+
+/// The body of [`pod_request`].
+pub fn pod_review() -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
         "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
         "request": {"uid": "0d9a7c4e-5f1b-4c1e-9a51-2b7f3c8d6e10",
             "kind": {"group": "", "version": "v1", "kind": "Pod"},
@@ -73,15 +86,7 @@ fn pod_request() -> Vec<u8> {
                     "labels": {"app": "app-15", "pod-template-hash": "7d4b9c"}},
                 "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}
     }))
-    .expect("a review");
-    let mut req = format!(
-        "POST {} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        pod_readiness::PATH,
-        body.len()
-    )
-    .into_bytes();
-    req.extend_from_slice(&body);
-    req
+    .expect("a review")
 }
 
 /// The watch side: the pod index registered as the binary registers it, fed through

@@ -1,0 +1,101 @@
+//! `admission-index`: what the webhook's own work costs one pod admission, warm and cold.
+//!
+//! Admissions arrive a millisecond or more apart, so a request finds the webhook's memory cold.
+//! For the admission benchmark's pod (1,000 ip bindings and 5,000 Services over 100 namespaces,
+//! its namespace holding 10 bindings and 50 Services) this times the gate lookup
+//! ([`PodGateIndex::gates_for`]) and the whole handler step (borrowed read of the review,
+//! lookup, patch, encoded answer; no TLS or HTTP) right after evicting the caches (writing a
+//! buffer larger than them), and again warm.
+//! `cargo bench --profile perf --bench bench -- admission-index`.
+
+use aws_load_balancer_controller::webhook::pod_index::{BindingEntry, PodGateIndex};
+use aws_load_balancer_controller::webhook::pod_readiness::PodReadinessGateInjector;
+use aws_load_balancer_controller::webhook::{review, Handler};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+const NAMESPACES: usize = 100;
+const BINDINGS_PER_NS: usize = 10;
+const SERVICES_PER_NS: usize = 50;
+/// Larger than this machine's last-level cache.
+const EVICT_BYTES: usize = 64 << 20;
+const SAMPLES: usize = 400;
+
+fn index() -> PodGateIndex {
+    let (mut bindings, mut services) = (Vec::new(), Vec::new());
+    for ns in 0..NAMESPACES {
+        for s in 0..SERVICES_PER_NS {
+            let selector = [("app".to_string(), format!("app-{s}"))].into();
+            services.push((format!("ns-{ns}"), format!("svc-{s}"), selector));
+        }
+        for b in 0..BINDINGS_PER_NS {
+            let entry = BindingEntry {
+                target_type: Some("ip".into()),
+                service: format!("svc-{}", b * 5),
+            };
+            bindings.push((format!("ns-{ns}"), format!("tgb-{b}"), entry));
+        }
+    }
+    let idx = PodGateIndex::default();
+    idx.reset_services(services);
+    idx.reset_bindings(bindings);
+    idx
+}
+
+/// Median nanoseconds of `f`, cold (caches evicted before each call) and warm (called again).
+fn cold_and_warm(evict: &mut [u8], mut f: impl FnMut()) -> (u128, u128) {
+    let (mut cold, mut warm) = (Vec::new(), Vec::new());
+    for i in 0..SAMPLES {
+        // A different byte each pass, so every line is written again.
+        evict.iter_mut().step_by(64).for_each(|b| *b = i as u8);
+        black_box(&*evict);
+        let t = Instant::now();
+        f();
+        cold.push(t.elapsed().as_nanos());
+        let t = Instant::now();
+        f();
+        warm.push(t.elapsed().as_nanos());
+    }
+    (median_ns(cold), median_ns(warm))
+}
+
+fn median_ns(mut v: Vec<u128>) -> u128 {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+pub fn run() {
+    let idx = index();
+    let labels = [("app", "app-15"), ("pod-template-hash", "7d4b9c")];
+    let label = |k: &str| labels.iter().find(|(l, _)| *l == k).map(|(_, v)| *v);
+    assert_eq!(
+        idx.gates_for("ns-42", label),
+        ["target-health.elbv2.k8s.aws/tgb-3"],
+        "the benchmark pod has one gate"
+    );
+    let mut evict = vec![0u8; EVICT_BYTES];
+    let (cold, warm) = cold_and_warm(&mut evict, || {
+        black_box(idx.gates_for(black_box("ns-42"), label));
+    });
+    println!(
+        "admission-index: gate lookup, median of {SAMPLES}: cold {cold} ns (caches evicted), warm {warm} ns"
+    );
+    let injector = PodReadinessGateInjector {
+        enabled: true,
+        index: idx,
+        sync_wait: Duration::ZERO,
+    };
+    let body = crate::admission::pod_review();
+    let quick = injector.admit_borrowed(&body).expect("read borrowed");
+    let answer = String::from_utf8(review::encode_body(&quick.uid, &quick.decision)).unwrap();
+    assert!(answer.contains(r#""patchType":"JSONPatch""#), "{answer}");
+    let (cold, warm) = cold_and_warm(&mut evict, || {
+        let quick = injector
+            .admit_borrowed(black_box(&body))
+            .expect("read borrowed");
+        black_box(review::encode_body(&quick.uid, &quick.decision));
+    });
+    println!(
+        "admission-index: handler step (read, lookup, patch, answer), median of {SAMPLES}: cold {cold} ns, warm {warm} ns"
+    );
+}
