@@ -141,29 +141,44 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     // ACM is only read (certificate discovery): real calls, nothing to record.
     let acm =
         crate::aws::build_acm(&crate::aws::AwsConfig::from(cfg), &resolved.region, None).await;
-    let deployer = Deployer::new(
-        recorder.clone(),
-        recorder.clone(),
-        icfg.model.cluster_name.clone(),
-        resolved.vpc_id.clone(),
-    )
-    .with_external_managed_tags(icfg.model.external_managed_tags.clone())
-    .with_listener_rules_tagging(icfg.model.gate("ListenerRulesTagging"))
-    .with_addons(addons.clone())
-    .with_cert_discovery(crate::reconcilers::cert_discovery(cfg, acm.clone()))
-    // A pretended delete never frees anything, so waiting for it would only stall.
-    .with_delete_retry(
-        std::time::Duration::from_millis(1),
-        std::time::Duration::from_millis(1),
-    );
+    let deployer_with = |discovery| {
+        Deployer::new(
+            recorder.clone(),
+            recorder.clone(),
+            icfg.model.cluster_name.clone(),
+            resolved.vpc_id.clone(),
+        )
+        .with_external_managed_tags(icfg.model.external_managed_tags.clone())
+        .with_listener_rules_tagging(icfg.model.gate("ListenerRulesTagging"))
+        .with_addons(addons.clone())
+        .with_cert_discovery(discovery)
+        // A pretended delete never frees anything, so waiting for it would only stall.
+        .with_delete_retry(
+            std::time::Duration::from_millis(1),
+            std::time::Duration::from_millis(1),
+        )
+    };
+    let deployer = deployer_with(crate::reconcilers::cert_discovery(cfg, acm.clone()));
+    // The Gateway controllers' own ACM discovery, as the controller builds it (it never leaves
+    // out the certificates `EnableCertificateManagement` made).
+    let gw_deployer = deployer_with(crate::reconcilers::gateway_cert_discovery(cfg, acm.clone()));
     let mut notes = Vec::new();
-    let gates = (cfg.gateway.alb.enabled, cfg.gateway.nlb.enabled);
+    let mut gw_gates = cfg.gateway.clone();
     let (objs, client, gw_stores) = if files.is_empty() {
         let kc = kube_config(cfg).await?;
         let client = kube::Client::try_from(kc.clone())?;
         let objs = groups::list_objects(&client, cfg).await?;
-        let stores = if gates.0 || gates.1 {
-            let sets = icfg.model.gate("GatewayListenerSet");
+        // As the controller at start: a Gateway gate whose CRDs the cluster lacks is off.
+        if gw_gates.crd_detection_needed() {
+            let served = crate::controller::gateway::detect::served_kinds(&client)
+                .await
+                .context("discovering the Gateway API kinds")?;
+            for off in gw_gates.apply_crd_detection(&served) {
+                notes.push(format!("{} ({})", off.message, off.missing.join(", ")));
+            }
+        }
+        let stores = if gw_gates.alb.enabled || gw_gates.nlb.enabled {
+            let sets = gw_gates.listener_set.enabled;
             let s = gateway_objects::list(&client, &cfg.watch_namespaces, &objs, sets).await?;
             if s.is_none() {
                 notes.push("the cluster does not serve the Gateway API: no Gateways".into());
@@ -199,6 +214,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         stacks.extend(services::diff_services(&env, &reader, &objs).await);
     }
     // Gates `ALBGatewayAPI` / `NLBGatewayAPI`: the Gateways of their classes.
+    let gates = (gw_gates.alb.enabled, gw_gates.nlb.enabled);
     if let Some(stores) = gw_stores.as_ref().filter(|_| gates.0 || gates.1) {
         let reader = crate::controller::service::EnvReader::new(
             recorder.clone(),
@@ -214,6 +230,10 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
             alb: gates.0,
             nlb: gates.1,
             objs: &objs,
+        };
+        let env = groups::Env {
+            deployer: &gw_deployer,
+            ..env
         };
         stacks.extend(gateways::diff_gateways(&env, &genv).await);
     }

@@ -4,7 +4,9 @@
 //! band it shows exactly the ModifyTargetGroup that repairs it; after a route is deleted, the
 //! removal of its rule, target group and binding. No run writes to AWS or to the cluster, and
 //! every request it makes is allowed by the read-only IAM policy and ClusterRole. Shadow mode
-//! (`--dry-run`) runs the Gateway controller itself and plans the same repair.
+//! (`--dry-run`) runs the Gateway controller itself and plans the same repair. `diff` takes the
+//! Gateway gates from the cluster's CRDs and its Gateways' ACM discovery from the Gateway
+//! controllers, as the controller does.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -20,11 +22,15 @@ use serde_json::{json, Value};
 use crate::e2e_dry_run::pending;
 use crate::e2e_gateway::{programmed, service, ALB, ALB_STACK, NLB, NLB_STACK};
 use crate::support::e2e::Cluster;
-use crate::support::gateway::{accept_class, create_all, install_gateway_api};
+use crate::support::gateway::{
+    accept_class, create_all, install_gateway_api, install_gateway_api_except,
+};
 use crate::support::inventory::inventory_of;
 use crate::support::moto_cloud::{cloud, endpoints_flag, Cloud};
 use crate::support::process::Controller;
-use crate::takeover::diff::{assert_read_only_aws, assert_read_only_kube, run_diff, writes};
+use crate::takeover::diff::{
+    assert_read_only_aws, assert_read_only_kube, run_diff, run_diff_with, writes,
+};
 use crate::takeover::CLUSTER;
 use crate::tgb::eventually;
 
@@ -70,7 +76,12 @@ fn flags(c: &Cloud) -> Vec<String> {
 
 /// The controller deploys the ALB Gateway of [`ALB`] and settles; returns it still running.
 async fn deployed(c: &Cloud, k8s: &Cluster) -> Controller {
-    install_gateway_api(&k8s.client).await;
+    deployed_except(c, k8s, &[]).await
+}
+
+/// [`deployed`] on a cluster without the Gateway API CRDs of `kinds`.
+async fn deployed_except(c: &Cloud, k8s: &Cluster, kinds: &[&str]) -> Controller {
+    install_gateway_api_except(&k8s.client, kinds).await;
     let ctl = k8s.controller(&flags(c));
     ctl.wait_for_log("became leader", WAIT);
     let services = [
@@ -205,6 +216,153 @@ async fn diff_shows_nothing_for_a_gateway_the_controller_deployed_then_exactly_t
         inv.tgs.len(),
         "diff deleted the target group"
     );
+    k8s.server.stop().await;
+}
+
+/// `diff` turns off the Gateway gates whose CRDs the cluster lacks, as the controller does at
+/// start (upstream's detection): without the ListenerSet and L4 route CRDs, the ALB Gateway the
+/// controller deployed (with `GatewayListenerSet` off, so no `attachedListenerSets`) has nothing
+/// to do, and the NLB Gateway, which no controller reconciles there, is no stack; a note names
+/// each gate turned off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_turns_off_the_gateway_gates_whose_crds_the_cluster_lacks_as_the_controller_does() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    let missing = ["ListenerSet", "TCPRoute", "UDPRoute", "TLSRoute"];
+    let ctl = deployed_except(&c, &k8s, &missing).await;
+    ctl.wait_for_log("Disabling NLBGatewayAPI: missing required CRDs", WAIT);
+    ctl.wait_for_log("Disabling GatewayListenerSet: missing required CRDs", WAIT);
+    let nlb = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: aws-nlb}
+spec: {controllerName: gateway.k8s.aws/nlb}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: demo-l4}
+spec:
+  gatewayClassName: aws-nlb
+  listeners: [{name: tcp, port: 5000, protocol: TCP}]
+"#;
+    create_all(&k8s.client, nlb).await;
+    accept_class(&k8s.client, "aws-nlb").await;
+    drop(ctl);
+
+    k8s.server.clear_requests();
+    c.moto.start_recording().await;
+    let (code, report, stderr) = run_diff(&c, &k8s.kubeconfig).await;
+    let st = gateway_stack(&report);
+    assert!(st.get("error").is_none(), "{st:#}\nstderr:\n{stderr}");
+    assert_eq!(st["writes"], json!([]), "{report:#}\nstderr:\n{stderr}");
+    let gateways: Vec<&str> = report["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "gateway")
+        .map(|s| s["stack"].as_str().unwrap())
+        .collect();
+    assert_eq!(gateways, vec!["demo/gw"], "{report:#}");
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .map(|n| n.iter().map(|n| n.as_str().unwrap()).collect())
+        .unwrap_or_default();
+    for gate in ["NLBGatewayAPI", "GatewayListenerSet"] {
+        let head = format!("Disabling {gate}: missing required CRDs");
+        assert!(
+            notes.iter().any(|n| n.starts_with(&head)),
+            "{gate}: {notes:?}"
+        );
+    }
+    assert!(
+        !notes.iter().any(|n| n.contains("ALBGatewayAPI")),
+        "{notes:?}"
+    );
+    assert_eq!(code, 0, "report: {report:#}\nstderr:\n{stderr}");
+    assert_read_only_aws(&c);
+    assert_read_only_kube(&k8s.server.requests());
+    k8s.server.stop().await;
+}
+
+/// `diff` discovers a Gateway's certificates as the Gateway controllers do: with
+/// `EnableCertificateManagement` on, the Ingress controller leaves out the ACM certificates the
+/// controller made (tagged with its cluster and stack keys) but the Gateway controllers do not,
+/// so an HTTPS ALB Gateway served by such a certificate has nothing to do (was: `no certificate
+/// found for host`, the Ingress discovery's answer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_discovers_a_gateways_certificates_as_the_gateway_controller_does() {
+    use aws_sdk_acm::types::Tag;
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    install_gateway_api(&k8s.client).await;
+    let acm = crate::deploy::acm_discovery::raw_acm(&c.moto);
+    let arn = crate::deploy::acm_discovery::import(&acm, &["shop.example.com"]).await;
+    let tag = |k: &str, v: &str| Tag::builder().key(k).value(v).build().unwrap();
+    acm.add_tags_to_certificate()
+        .certificate_arn(&arn)
+        .tags(tag("elbv2.k8s.aws/cluster", CLUSTER))
+        .tags(tag("ingress.k8s.aws/stack", "demo/made"))
+        .send()
+        .await
+        .unwrap();
+    let endpoints = format!("{},acm={}", endpoints_flag(&c.moto), c.moto.endpoint);
+    let gate = "--feature-gates=EnableCertificateManagement=true".to_string();
+    let mut args: Vec<String> = flags(&c)
+        .into_iter()
+        .filter(|f| !f.starts_with("--aws-api-endpoints="))
+        .collect();
+    args.extend([format!("--aws-api-endpoints={endpoints}"), gate.clone()]);
+    let ctl = k8s.controller(&args);
+    ctl.wait_for_log("became leader", WAIT);
+    let https = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: aws-alb}
+spec: {controllerName: gateway.k8s.aws/alb}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: demo}
+spec:
+  gatewayClassName: aws-alb
+  listeners: [{name: https, port: 443, protocol: HTTPS, hostname: shop.example.com}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop, namespace: demo}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: web, port: 80}]}]
+"#;
+    create_all(&k8s.client, &service("web", 80, 30082, "TCP")).await;
+    create_all(&k8s.client, https).await;
+    let gws: Api<Gateway> = Api::namespaced(k8s.client.clone(), "demo");
+    eventually("the HTTPS Gateway is programmed", WAIT, || async {
+        programmed(&gws, "gw").await.is_some()
+    })
+    .await;
+    let inv = inventory_of(c.elb.as_ref(), c.ec2.as_ref(), ALB_STACK, "demo/gw").await;
+    assert_eq!(inv.listeners.len(), 1, "{inv:#?}");
+    assert_eq!(inv.listeners[0].certificates, vec![arn.clone()]);
+    let tgbs: Api<TargetGroupBinding> = Api::namespaced(k8s.client.clone(), "demo");
+    eventually("the binding is reconciled", WAIT, || async {
+        let items = tgbs.list(&ListParams::default()).await.unwrap().items;
+        items.len() == 1
+            && items.iter().all(|b| {
+                let observed = b.status.as_ref().and_then(|s| s.observed_generation);
+                observed.is_some() && observed == b.metadata.generation
+            })
+    })
+    .await;
+    drop(ctl);
+
+    c.moto.start_recording().await;
+    let (code, report, stderr) = run_diff_with(&c, &k8s.kubeconfig, &endpoints, &[gate]).await;
+    let st = gateway_stack(&report);
+    assert!(st.get("error").is_none(), "{st:#}\nstderr:\n{stderr}");
+    assert_eq!(st["writes"], json!([]), "{report:#}\nstderr:\n{stderr}");
+    assert_eq!(code, 0, "report: {report:#}\nstderr:\n{stderr}");
+    assert_read_only_aws(&c);
     k8s.server.stop().await;
 }
 

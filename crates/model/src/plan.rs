@@ -190,8 +190,8 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     };
     let node_port_notes = placeholder_node_ports(&mut objs);
     let mut plan = make_plan(&objs, &cfg, &env);
+    plan.gateways = gateway::gateway_plans(&gateways, &objs, &cfg, &env, vpc_cidrs.as_deref());
     plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs);
-    plan.gateways = gateway::gateway_plans(&gateways, &objs, &cfg, &env);
     plan.notes.extend(node_port_notes);
     match args.output.as_str() {
         "json" => {

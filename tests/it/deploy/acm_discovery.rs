@@ -17,7 +17,7 @@ use super::*;
 use crate::support::moto::Moto;
 use crate::support::moto_cloud::{calls_by_op, cloud, new_writes, Cloud};
 
-fn raw_acm(moto: &Moto) -> aws_sdk_acm::Client {
+pub(crate) fn raw_acm(moto: &Moto) -> aws_sdk_acm::Client {
     use aws_sdk_acm::config::{BehaviorVersion, Credentials, Region};
     aws_sdk_acm::Client::from_conf(
         aws_sdk_acm::config::Builder::new()
@@ -31,7 +31,7 @@ fn raw_acm(moto: &Moto) -> aws_sdk_acm::Client {
 
 /// Imports a fresh ECDSA certificate valid for `names` (plus the webhook-style names the
 /// generator always adds, none under example.*); returns its ARN.
-async fn import(acm: &aws_sdk_acm::Client, names: &[&str]) -> String {
+pub(crate) async fn import(acm: &aws_sdk_acm::Client, names: &[&str]) -> String {
     let mut spec = webhook_certs::ServingSpec::new("cert", "acm-test");
     spec.extra_sans = names.iter().map(|n| n.to_string()).collect();
     let b = webhook_certs::generate(&spec, 30).unwrap();

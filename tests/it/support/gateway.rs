@@ -12,6 +12,11 @@ use serde_json::{json, Value};
 /// Creates every CustomResourceDefinition of `config/gateway-api/standard` (other documents,
 /// such as the ValidatingAdmissionPolicy, are left out).
 pub async fn install_gateway_api(client: &kube::Client) {
+    install_gateway_api_except(client, &[]).await
+}
+
+/// The Gateway API CRDs but those of `kinds` (a cluster on an older or narrower channel).
+pub async fn install_gateway_api_except(client: &kube::Client, kinds: &[&str]) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/gateway-api/standard");
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let mut files: Vec<_> = std::fs::read_dir(&dir)
@@ -22,7 +27,8 @@ pub async fn install_gateway_api(client: &kube::Client) {
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         for doc in aws_load_balancer_controller::plan::parse_documents(&text).unwrap() {
-            if doc["kind"] != "CustomResourceDefinition" {
+            let kind = doc["spec"]["names"]["kind"].as_str().unwrap_or("");
+            if doc["kind"] != "CustomResourceDefinition" || kinds.contains(&kind) {
                 continue;
             }
             let crd: CustomResourceDefinition = serde_json::from_value(doc).unwrap();

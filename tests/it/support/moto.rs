@@ -121,10 +121,17 @@ impl Moto {
                 .split('?')
                 .nth(1)
                 .unwrap_or("");
+            // Query protocol: `Action=` in the body or URL; JSON protocol (ACM): the
+            // `X-Amz-Target` header, `Service.Action`.
+            let target = v["headers"]["X-Amz-Target"]
+                .as_str()
+                .or_else(|| v["headers"]["x-amz-target"].as_str())
+                .and_then(|t| t.rsplit('.').next());
             let action = body
                 .split('&')
                 .chain(query.split('&'))
                 .find_map(|kv| kv.strip_prefix("Action="))
+                .or(target)
                 .unwrap_or("?")
                 .to_string();
             let auth = v["headers"]["Authorization"]

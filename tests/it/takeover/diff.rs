@@ -21,17 +21,28 @@ use crate::support::rbac::{allowed, rules_of};
 
 /// Runs `diff --exit-code -o json`; returns (exit code, report, stderr).
 pub(crate) async fn run_diff(c: &Cloud, kubeconfig: &std::path::Path) -> (i32, Value, String) {
-    let args = vec![
+    run_diff_with(c, kubeconfig, &endpoints_flag(&c.moto), &[]).await
+}
+
+/// [`run_diff`] with `--aws-api-endpoints=<endpoints>` and the `extra` flags.
+pub(crate) async fn run_diff_with(
+    c: &Cloud,
+    kubeconfig: &std::path::Path,
+    endpoints: &str,
+    extra: &[String],
+) -> (i32, Value, String) {
+    let mut args = vec![
         "diff".to_string(),
         format!("--cluster-name={CLUSTER}"),
         "--aws-region=us-west-2".into(),
         format!("--aws-vpc-id={}", c.vpc),
-        format!("--aws-api-endpoints={}", endpoints_flag(&c.moto)),
+        format!("--aws-api-endpoints={endpoints}"),
         format!("--kubeconfig={}", kubeconfig.display()),
         "--exit-code".into(),
         "-o".into(),
         "json".into(),
     ];
+    args.extend_from_slice(extra);
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(BIN)
             .args(&args)

@@ -175,12 +175,14 @@ fn accept_rule_configs(
         .collect()
 }
 
-/// Plans every Gateway whose class belongs to this controller.
+/// Plans every Gateway whose class belongs to this controller; `vpc_cidrs` (`--vpc-file`) are
+/// the node-rule sources of internal NLBs without security groups, as for Services.
 pub(super) fn gateway_plans(
     m: &GatewayManifests,
     objs: &ClusterObjects,
     cfg: &ModelConfig,
     env: &BuildEnv,
+    vpc_cidrs: Option<&[String]>,
 ) -> Vec<GatewayPlan> {
     let mut plans = Vec::new();
     let rule_configs = accept_rule_configs(&m.rule_configs, objs);
@@ -233,6 +235,7 @@ pub(super) fn gateway_plans(
             } else {
                 &[]
             },
+            vpc_cidrs,
             ..GatewayInputs::new(gw)
         };
         let built = if controller == ALB_CONTROLLER_NAME {

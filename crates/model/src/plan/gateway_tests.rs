@@ -273,3 +273,77 @@ spec: {{type: NodePort, ports: [{{port: 80, targetPort: 8080, nodePort: 30080}}]
         serde_json::json!(["*.example.com", "shop.example.com"])
     );
 }
+
+/// `--vpc-file` reaches the Gateways as it reaches the Services: an internal NLB Gateway without
+/// security groups lets the VPC in on its bindings (was: no peer and the needs-AWS warning).
+#[test]
+fn plan_gives_the_vpc_file_to_internal_nlb_gateways_without_security_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("gw.yaml");
+    std::fs::write(
+        &f,
+        format!(
+            r#"{CLASSES}
+---
+apiVersion: gateway.k8s.aws/v1
+kind: LoadBalancerConfiguration
+metadata: {{name: private, namespace: apps}}
+spec: {{scheme: internal, disableSecurityGroup: true}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: gw, namespace: apps}}
+spec:
+  gatewayClassName: nlb
+  infrastructure: {{parametersRef: {{group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: private}}}}
+  listeners: [{{name: tcp, port: 5432, protocol: TCP}}]
+---
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TCPRoute
+metadata: {{name: db, namespace: apps}}
+spec:
+  parentRefs: [{{name: gw}}]
+  rules: [{{backendRefs: [{{name: db, port: 5432}}]}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: db, namespace: apps}}
+spec: {{type: NodePort, ports: [{{port: 5432, targetPort: 5432, nodePort: 30432}}]}}
+"#
+        ),
+    )
+    .unwrap();
+    let subnets = dir.path().join("subnets.json");
+    std::fs::write(&subnets, r#"[{"id": "subnet-a", "availabilityZone": "us-west-2a", "availableIps": 50, "cidrBlock": "10.0.1.0/24", "tags": {"kubernetes.io/role/internal-elb": "1"}}]"#).unwrap();
+    let vpc = dir.path().join("vpc.json");
+    std::fs::write(&vpc, r#"["10.0.0.0/16"]"#).unwrap();
+    let flags = [
+        "-f".into(),
+        f.into_os_string(),
+        "--subnets-file".into(),
+        subnets.into_os_string(),
+        "--vpc-file".into(),
+        vpc.into_os_string(),
+        "-o=json".into(),
+    ];
+    let mut out = Vec::new();
+    run(PlanArgs::from_flags(flags).unwrap(), &mut out).unwrap();
+    let p: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let g = &p["gateways"][0];
+    assert!(g.get("error").is_none_or(|e| e.is_null()), "{g}");
+    let stack = &g["stack"];
+    assert!(
+        stack.get("warnings").is_none_or(|w| w
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| !w["message"].as_str().unwrap().contains("CIDR blocks"))),
+        "{stack}"
+    );
+    let rules = &stack["targetGroupBindings"][0]["spec"]["networkingFromCidrs"];
+    assert_eq!(
+        rules[0]["fromCidrs"],
+        serde_json::json!(["10.0.0.0/16"]),
+        "{stack}"
+    );
+}

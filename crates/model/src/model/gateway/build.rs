@@ -217,7 +217,8 @@ fn build_gateway_stack(
         scheme,
         ip_address_type: ip_type,
         cluster_tag_check: cfg.gate("SubnetsClusterTagCheck"),
-        alb_single_subnet: cfg.gate("ALBSingleSubnet"),
+        // An NLB needs one subnet, as for Services; an ALB two unless `ALBSingleSubnet`.
+        alb_single_subnet: lb == LbKind::Nlb || cfg.gate("ALBSingleSubnet"),
         discover_by_reachability: cfg.gate("SubnetDiscoveryByReachability"),
     };
     let source_nat = super::lb_subnets::validate(&lbc, lb, scheme, ip_type).map_err(err)?;

@@ -425,19 +425,15 @@ fn finish(
             .unwrap_or_default(),
         None => Vec::new(),
     };
-    let mut ports = vec![target_port];
-    if let IntOrString::Int(p) = hc_port {
-        ports.push(IntOrString::Int(p));
-    }
     let networking = match &ctx.networking_source {
-        Some(source) => ports
-            .into_iter()
-            .map(|p| NetworkingRule {
-                from_security_group: source.clone(),
-                port: Some(p),
-                protocol: None,
-            })
-            .collect(),
+        Some(source) => super::tgb_networking::rules(
+            source,
+            cfg.disable_restricted_sg_rules,
+            protocol,
+            &target_port,
+            &hc_port,
+            control,
+        ),
         None => Vec::new(),
     };
     let tg = TargetGroup {

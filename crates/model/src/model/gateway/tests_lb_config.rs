@@ -157,6 +157,46 @@ fn manage_backend_security_group_rules_adds_the_shared_backend_group_or_upstream
     );
 }
 
+#[test]
+fn disable_restricted_sg_rules_opens_every_node_port_from_the_backend_group() {
+    use crate::crd::target_group_binding::NetworkingProtocol::Tcp;
+    let rules = |cfg: ModelConfig| {
+        let b = Case {
+            cfg,
+            ..Case::default()
+        }
+        .alb();
+        let tgb = &b.stack.target_group_bindings[0];
+        assert!(tgb
+            .spec
+            .networking
+            .iter()
+            .all(|r| r.from_security_group == Token::BackendSecurityGroupId));
+        tgb.spec
+            .networking
+            .iter()
+            .map(|r| (r.protocol, r.port.clone()))
+            .collect::<Vec<_>>()
+    };
+    let restricted = rules(cfg());
+    assert!(
+        !restricted.is_empty()
+            && restricted
+                .iter()
+                .all(|(p, port)| *p == Some(Tcp) && port.is_some()),
+        "{restricted:?}"
+    );
+    let open = rules(ModelConfig {
+        disable_restricted_sg_rules: true,
+        ..cfg()
+    });
+    assert_eq!(
+        open,
+        vec![(Some(Tcp), None)],
+        "--disable-restricted-sg-rules"
+    );
+}
+
 fn subnet(id: &str, az: &str, tags: &[(&str, &str)]) -> SubnetInfo {
     SubnetInfo {
         id: id.into(),
@@ -169,6 +209,32 @@ fn subnet(id: &str, az: &str, tags: &[(&str, &str)]) -> SubnetInfo {
             .collect(),
         ..SubnetInfo::default()
     }
+}
+
+#[test]
+fn an_nlb_gateway_needs_one_subnet_an_alb_gateway_two() {
+    let one = SubnetInfo {
+        zone_type: "availability-zone".into(),
+        ..subnet(
+            "subnet-a",
+            "az1",
+            &[("kubernetes.io/role/internal-elb", "1")],
+        )
+    };
+    let case = Case {
+        subnets: Some(vec![one]),
+        ..Case::default()
+    };
+    let b = case.build(LbKind::Nlb).unwrap();
+    assert_eq!(
+        b.stack.load_balancer.unwrap().subnets,
+        Subnets::Resolved(vec!["subnet-a".into()])
+    );
+    let e = case.alb_error();
+    assert!(
+        e.contains("subnets count less than minimal required count: 1 < 2"),
+        "{e}"
+    );
 }
 
 #[test]
