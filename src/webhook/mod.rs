@@ -385,7 +385,7 @@ fn conclude(route: &Route, uid: &str, decision: &Decision, span: &tracing::Span)
                 .record_failure(route.handler.mutating(), category);
             tracing::info!(path = route.path, uid = %uid, category = %category, %message, "admission refused");
         }
-        Decision::Allow | Decision::Patch(_) => {
+        Decision::Allow | Decision::Patch(_) | Decision::PatchJson(_) => {
             span.in_scope(|| tracing::debug!("admission allowed"))
         }
     }

@@ -257,6 +257,11 @@ fn review_body(op: &str, namespace: Option<&str>, pod: &Value) -> Vec<u8> {
         .unwrap()
 }
 
+/// The answer's bytes on the wire, as text.
+fn answer_text(uid: &str, decision: &Decision) -> String {
+    String::from_utf8(crate::webhook::review::encode_body(uid, decision)).unwrap()
+}
+
 /// The generic path's answer: `(uid, decision)`, `Allow` for operations allowed unread.
 fn generic_answer(inj: &PodReadinessGateInjector, body: &[u8]) -> (String, Decision) {
     let request = crate::webhook::review::decode(body).expect("a review");
@@ -300,9 +305,10 @@ fn borrowed_reading_matches_the_generic_path_on_upstreams_cases() {
         } else {
             quick.decision
         };
+        assert_eq!(&*quick.uid, uid.as_str());
         assert_eq!(
-            (&*quick.uid, &quick_decision),
-            (uid.as_str(), &decision),
+            answer_text(&uid, &quick_decision),
+            answer_text(&uid, &decision),
             "{op} {ns:?} {pod}"
         );
     }
@@ -311,8 +317,12 @@ fn borrowed_reading_matches_the_generic_path_on_upstreams_cases() {
         .unwrap()
         .replace(r#""app":"web""#, r#""app":"w\u0065b""#);
     let quick = inj.admit_borrowed(body.as_bytes()).unwrap();
-    assert_eq!(quick.decision, generic_answer(&inj, body.as_bytes()).1);
-    assert!(matches!(&quick.decision, Decision::Patch(ops) if !ops.is_empty()));
+    let generic = generic_answer(&inj, body.as_bytes()).1;
+    assert_eq!(
+        answer_text("u", &quick.decision),
+        answer_text("u", &generic)
+    );
+    assert!(matches!(&generic, Decision::Patch(ops) if !ops.is_empty()));
 }
 
 #[test]
@@ -385,7 +395,32 @@ proptest! {
         if let Some(quick) = quick {
             prop_assert_eq!(&*quick.uid, uid.as_str());
             let quick_decision = if quick.operation.admits_unread() { Decision::Allow } else { quick.decision };
-            prop_assert_eq!(quick_decision, decision);
+            prop_assert_eq!(answer_text(&uid, &quick_decision), answer_text(&uid, &decision));
+        }
+    }
+}
+
+proptest! {
+    /// The patch written directly is the bytes serde writes for [`gate_patch`]'s operations.
+    #[test]
+    fn the_written_patch_is_the_serialised_operations(
+        existing in prop::option::of(prop::collection::vec(prop::sample::select(vec![
+            "target-health.elbv2.k8s.aws/tgb-a", "target-health.alb.ingress.k8s.aws/old",
+            "keep", "", "q\"uote\\"]), 0..4)),
+        gates in prop::collection::vec(prop::sample::select(vec![
+            "target-health.elbv2.k8s.aws/tgb-a", "target-health.elbv2.k8s.aws/tgb-b",
+            "target-health.elbv2.k8s.aws/t\"b\u{1}"]), 0..3),
+    ) {
+        let gates: Vec<String> = gates.into_iter().map(String::from).collect();
+        let ops = gate_patch(existing.as_deref(), &gates);
+        let written = gate_patch_json(existing.as_deref(), &gates);
+        if ops.is_empty() {
+            prop_assert!(written.is_empty());
+        } else {
+            prop_assert_eq!(
+                String::from_utf8(written).unwrap(),
+                serde_json::to_string(&ops).unwrap()
+            );
         }
     }
 }

@@ -59,6 +59,9 @@ pub enum Decision {
     },
     /// Allowed with these JSON Patch operations (empty = allowed unchanged).
     Patch(Vec<json_patch::PatchOperation>),
+    /// Allowed with a JSON Patch already serialised (never empty): what serde writes for the
+    /// operations, from a handler that writes its patch directly.
+    PatchJson(Vec<u8>),
     /// The request itself could not be processed (e.g. the object does not decode): 400.
     Errored {
         message: String,
@@ -194,6 +197,7 @@ pub fn encode_body(uid: &str, decision: &Decision) -> Vec<u8> {
             let patch = serde_json::to_vec(ops).expect("a JSON patch always serialises");
             allowed_body(uid, Some(&patch))
         }
+        Decision::PatchJson(patch) => allowed_body(uid, Some(patch)),
         refused => encode_with_serde(uid, refused),
     }
 }
@@ -254,6 +258,9 @@ fn encode_with_serde(uid: &str, decision: &Decision) -> Vec<u8> {
                 base64::engine::general_purpose::STANDARD.encode(patch),
             ))
         }
+        Decision::PatchJson(patch) => allowed(Some(
+            base64::engine::general_purpose::STANDARD.encode(patch),
+        )),
         Decision::Deny { message, .. } => refused(403, Some("Forbidden"), message),
         Decision::Errored { message, .. } => refused(400, None, message),
     };
@@ -332,6 +339,7 @@ mod tests {
                     Decision::Allow,
                     Decision::Patch(Vec::new()),
                     Decision::Patch(ops.0.clone()),
+                    Decision::PatchJson(serde_json::to_vec(&ops.0).unwrap()),
                 ] {
                     assert_eq!(
                         String::from_utf8(encode_body(uid, &decision)).unwrap(),
@@ -339,6 +347,13 @@ mod tests {
                         "{uid:?} {decision:?}"
                     );
                 }
+                assert_eq!(
+                    encode_body(
+                        uid,
+                        &Decision::PatchJson(serde_json::to_vec(&ops.0).unwrap())
+                    ),
+                    encode_body(uid, &Decision::Patch(ops.0.clone())),
+                );
             }
         }
     }
