@@ -208,7 +208,14 @@ async fn deploy_group(
     let Some(client) = env.client else {
         return Ok(());
     };
-    bindings(client, &g.id, &deployed.target_group_bindings, writes).await?;
+    bindings(
+        client,
+        &g.id,
+        &env.cfg.namespaces,
+        &deployed.target_group_bindings,
+        writes,
+    )
+    .await?;
     if let Some(lb) = &deployed.load_balancer {
         let fe = deployed.frontend_nlb.as_ref().map(|f| f.dns_name.as_str());
         let want = with_frontend_nlb(desired_status(&lb.dns_name, &deployed.listener_ports), fe);
@@ -245,8 +252,17 @@ async fn delete_group(
     }
     model::build_stack(g, objs, &env.cfg.model, &BuildEnv::default())
         .map_err(|e| format!("Failed build model due to {e}"))?;
+    // As the controller: a protected load balancer stays serving, and so do its bindings.
+    if let Err(e) = env.deployer.check_deletable(&g.id.as_string()).await {
+        if g.inactive_members.is_empty()
+            && matches!(e, crate::deploy::Error::DeletionProtected { .. })
+        {
+            return Ok(());
+        }
+        return Err(format!("Failed deploy model due to {e}"));
+    }
     if let Some(client) = env.client {
-        bindings(client, &g.id, &[], writes).await?;
+        bindings(client, &g.id, &env.cfg.namespaces, &[], writes).await?;
     }
     env.deployer
         .delete_stack(&g.id.as_string())
@@ -296,16 +312,20 @@ fn spec_json(b: &TargetGroupBinding) -> String {
 async fn bindings(
     client: &kube::Client,
     id: &GroupId,
+    namespaces: &[String],
     wanted: &[ResolvedTargetGroupBinding],
     writes: &mut Vec<Write>,
 ) -> Result<(), String> {
-    bindings_labeled(client, &stack_labels(id), wanted, writes).await
+    bindings_labeled(client, &stack_labels(id), namespaces, wanted, writes).await
 }
 
-/// [`bindings`] of the stack whose bindings carry `labels` (a Service's stack).
+/// [`bindings`] of the stack whose bindings carry `labels` (a Service's stack), looked for in
+/// `namespaces` (empty: all) as the controller's sync looks: `--watch-namespace` for Ingress
+/// groups and Gateways, the Service's own namespace for a Service.
 pub(super) async fn bindings_labeled(
     client: &kube::Client,
     labels: &std::collections::BTreeMap<String, String>,
+    namespaces: &[String],
     wanted: &[ResolvedTargetGroupBinding],
     writes: &mut Vec<Write>,
 ) -> Result<(), String> {
@@ -314,11 +334,24 @@ pub(super) async fn bindings_labeled(
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(",");
-    let existing = Api::<TargetGroupBinding>::all(client.clone())
-        .list(&ListParams::default().labels(&selector))
-        .await
-        .map_err(|e| format!("listing TargetGroupBindings: {e}"))?
-        .items;
+    let by_labels = ListParams::default().labels(&selector);
+    let mut existing = Vec::new();
+    let apis: Vec<Api<TargetGroupBinding>> = if namespaces.is_empty() {
+        vec![Api::all(client.clone())]
+    } else {
+        namespaces
+            .iter()
+            .map(|ns| Api::namespaced(client.clone(), ns))
+            .collect()
+    };
+    for api in apis {
+        let items = api
+            .list(&by_labels)
+            .await
+            .map_err(|e| format!("listing TargetGroupBindings: {e}"))?
+            .items;
+        existing.extend(items);
+    }
     let mut by_arn: HashMap<String, TargetGroupBinding> = existing
         .into_iter()
         .map(|b| (b.spec.target_group_arn.clone(), b))
