@@ -93,11 +93,16 @@ impl PlanArgs {
 
     /// The model settings the controller would run with under these flags.
     pub fn model_config(&mut self) -> anyhow::Result<ModelConfig> {
+        Ok(ModelConfig::from(&self.config()?))
+    }
+
+    /// The controller's validated settings under these flags.
+    fn config(&mut self) -> anyhow::Result<Config> {
         let cluster = &mut self.controller.cluster.cluster_name;
         if cluster.trim().is_empty() {
             *cluster = DEFAULT_CLUSTER_NAME.into();
         }
-        Ok(ModelConfig::from(&Config::from_args(&self.controller)?))
+        Ok(Config::from_args(&self.controller)?)
     }
 }
 
@@ -138,7 +143,8 @@ struct Plan {
 
 /// Runs `plan`, writing the plan to `out` and notes about skipped objects to stderr.
 pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let cfg = args.model_config()?;
+    let flags = args.config()?;
+    let cfg = ModelConfig::from(&flags);
     let mut files = Vec::new();
     for p in &args.filename {
         collect_files(p, &mut files)?;
@@ -188,10 +194,12 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let outside = watched_only(&mut objs, &flags.watch_namespaces);
     let node_port_notes = placeholder_node_ports(&mut objs);
     let mut plan = make_plan(&objs, &cfg, &env);
     plan.gateways = gateway::gateway_plans(&gateways, &objs, &cfg, &env, vpc_cidrs.as_deref());
     plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs);
+    plan.notes.extend(outside);
     plan.notes.extend(node_port_notes);
     match args.output.as_str() {
         "json" => {
@@ -201,6 +209,32 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         _ => out.write_all(serde_yaml::to_string(&plan)?.as_bytes())?,
     }
     Ok(())
+}
+
+/// Keeps the namespaced objects of `--watch-namespace`'s namespaces (all when empty), as the
+/// controllers watch only those: an Ingress or Service elsewhere is never reconciled, nor
+/// counted in a group. Returns a note per object left out.
+fn watched_only(objs: &mut ClusterObjects, namespaces: &[String]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if namespaces.is_empty() {
+        return notes;
+    }
+    let mut keep =
+        |kind: &str, meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+            let ns = meta.namespace.as_deref().unwrap_or("default");
+            let watched = namespaces.iter().any(|w| w == ns);
+            if !watched {
+                let key = model::group::key_of(meta);
+                notes.push(format!(
+                    "{kind} {key} is outside --watch-namespace: the controller does not see it"
+                ));
+            }
+            watched
+        };
+    objs.ingresses.retain(|i| keep("Ingress", &i.metadata));
+    objs.services.retain(|s| keep("Service", &s.metadata));
+    objs.secrets.retain(|s| keep("Secret", &s.metadata));
+    notes
 }
 
 /// First node port used for NodePort/LoadBalancer Services whose manifest leaves it to the
