@@ -192,7 +192,9 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         notes.push(
             "objects read from manifests: Kubernetes writes (finalizers, TargetGroupBindings, status) are not shown".into(),
         );
-        let (objs, stores) = read_manifests(files, icfg.model.gate("GatewayListenerSet"))?;
+        let (mut objs, stores) = read_manifests(files, icfg.model.gate("GatewayListenerSet"))?;
+        // As from the cluster: only what the controllers' watches see.
+        notes.extend(crate::plan::watched_only(&mut objs, &cfg.watch_namespaces));
         gateway_objects::add_cluster_objects(&stores, &objs);
         (objs, None, Some(stores))
     };

@@ -207,3 +207,47 @@ async fn diff_looks_for_bindings_and_deletion_protection_where_the_controllers_d
     );
     k8s.server.stop().await;
 }
+
+/// `diff -f` with `--watch-namespace`: a Service of the manifests outside the watched
+/// namespaces is not the controllers', so it is no stack of the report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_of_manifests_leaves_out_what_watch_namespace_hides() {
+    let c = cloud().await;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("svc.yaml");
+    let docs: Vec<String> = ["shop", "other"]
+        .iter()
+        .map(|ns| {
+            let mut s = service("nlb", json!([]));
+            s["metadata"]["namespace"] = json!(ns);
+            serde_json::to_string(&s).unwrap()
+        })
+        .collect();
+    std::fs::write(&f, docs.join("\n---\n")).unwrap();
+    let extra = [
+        "--watch-namespace=shop".to_string(),
+        format!("--filename={}", f.display()),
+    ];
+    let kubeconfig = dir.path().join("unused-kubeconfig");
+    let (_, report, stderr) =
+        run_diff_with(&c, &kubeconfig, &endpoints_flag(&c.moto), &extra).await;
+    let stacks: Vec<String> = report["stacks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{report:#}\nstderr:\n{stderr}"))
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {}",
+                s["kind"].as_str().unwrap(),
+                s["stack"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(stacks, vec!["service shop/nlb".to_string()], "{report:#}");
+    assert!(
+        report["notes"]
+            .to_string()
+            .contains("Service other/nlb is outside --watch-namespace"),
+        "{report:#}"
+    );
+}

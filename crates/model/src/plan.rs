@@ -213,8 +213,8 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// Keeps the namespaced objects of `--watch-namespace`'s namespaces (all when empty), as the
 /// controllers watch only those: an Ingress or Service elsewhere is never reconciled, nor
-/// counted in a group. Returns a note per object left out.
-fn watched_only(objs: &mut ClusterObjects, namespaces: &[String]) -> Vec<String> {
+/// counted in a group. Returns a note per object left out (also used by `diff -f`).
+pub fn watched_only(objs: &mut ClusterObjects, namespaces: &[String]) -> Vec<String> {
     let mut notes = Vec::new();
     if namespaces.is_empty() {
         return notes;
