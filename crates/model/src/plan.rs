@@ -198,7 +198,14 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let node_port_notes = placeholder_node_ports(&mut objs);
     let mut plan = make_plan(&objs, &cfg, &env);
     plan.gateways = gateway::gateway_plans(&gateways, &objs, &cfg, &env, vpc_cidrs.as_deref());
-    plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs);
+    // Feature gate `EnableServiceController`: off, no Service is the controller's.
+    if cfg.gate("EnableServiceController") {
+        plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs);
+    } else {
+        plan.notes.push(
+            "feature gate EnableServiceController is off: no Service gets a load balancer".into(),
+        );
+    }
     plan.notes.extend(outside);
     plan.notes.extend(node_port_notes);
     match args.output.as_str() {

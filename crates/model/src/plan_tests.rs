@@ -509,3 +509,37 @@ spec: {{type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb, ports: [{{po
         "{notes}"
     );
 }
+
+/// `--feature-gates=EnableServiceController=false`: the controller runs no Service reconciler,
+/// so `plan` plans no Service.
+#[test]
+fn plan_plans_no_service_when_the_service_controller_is_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("svc.yaml");
+    std::fs::write(
+        &f,
+        r#"
+apiVersion: v1
+kind: Service
+metadata: {name: nlb, namespace: infra}
+spec: {type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb, ports: [{port: 80, nodePort: 30081}]}
+"#,
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    run(args(vec![f.clone()], &[]), &mut out).unwrap();
+    let on: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(on["services"][0]["service"], "infra/nlb");
+
+    let mut out = Vec::new();
+    let flags = ["--feature-gates=EnableServiceController=false"];
+    run(args(vec![f], &flags), &mut out).unwrap();
+    let off: Value = serde_json::from_slice(&out).unwrap();
+    assert!(off.get("services").is_none(), "{off:#}");
+    assert!(
+        off["notes"]
+            .to_string()
+            .contains("EnableServiceController is off"),
+        "{off:#}"
+    );
+}
