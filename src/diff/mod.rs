@@ -192,9 +192,8 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         notes.push(
             "objects read from manifests: Kubernetes writes (finalizers, TargetGroupBindings, status) are not shown".into(),
         );
-        let (mut objs, stores) = read_manifests(files, icfg.model.gate("GatewayListenerSet"))?;
-        // As from the cluster: only what the controllers' watches see.
-        notes.extend(crate::plan::watched_only(&mut objs, &cfg.watch_namespaces));
+        let gate = icfg.model.gate("GatewayListenerSet");
+        let (objs, stores) = read_manifests(files, gate, &cfg.watch_namespaces, &mut notes)?;
         gateway_objects::add_cluster_objects(&stores, &objs);
         (objs, None, Some(stores))
     };
@@ -264,9 +263,13 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
 
 /// The objects of the manifests: the Gateway kinds in the Gateway controllers' stores, the
 /// rest as `plan` reads them.
+/// As from the cluster, only what the controllers' watches see (`--watch-namespace`): the
+/// objects elsewhere are left out, with a note each.
 fn read_manifests(
     files: &[PathBuf],
     listener_sets: bool,
+    namespaces: &[String],
+    notes: &mut Vec<String>,
 ) -> anyhow::Result<(ClusterObjects, crate::controller::gateway::Stores)> {
     let mut objs = ClusterObjects::default();
     let stores = crate::controller::gateway::Stores {
@@ -289,7 +292,9 @@ fn read_manifests(
             let docs = crate::plan::parse_documents(&text)
                 .with_context(|| format!("parsing {}", p.display()))?;
             for doc in docs {
-                if !gateway_objects::take(&stores, &doc, &p)? {
+                if let Some(note) = crate::plan::outside_watch(&doc, namespaces) {
+                    notes.push(note);
+                } else if !gateway_objects::take(&stores, &doc, &p)? {
                     crate::plan::add_object(&mut objs, doc, &p)?;
                 }
             }

@@ -3,6 +3,7 @@
 //! own namespace (Services), never a binding with the stack's labels elsewhere; and a deleted
 //! stack whose load balancer has deletion protection on shows no write at all (the controllers
 //! check the protection, with the stack's own tags, before removing bindings or listeners).
+//! With `-f`, the manifests' objects outside `--watch-namespace` are left out.
 
 use aws_load_balancer_controller::aws::{Attributes, CreateLoadBalancer, SubnetMapping, Tags};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
@@ -208,8 +209,8 @@ async fn diff_looks_for_bindings_and_deletion_protection_where_the_controllers_d
     k8s.server.stop().await;
 }
 
-/// `diff -f` with `--watch-namespace`: a Service of the manifests outside the watched
-/// namespaces is not the controllers', so it is no stack of the report.
+/// `diff -f` with `--watch-namespace`: a Service or Gateway of the manifests outside the
+/// watched namespaces is not the controllers', so it is no stack of the report.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diff_of_manifests_leaves_out_what_watch_namespace_hides() {
     let c = cloud().await;
@@ -223,7 +224,21 @@ async fn diff_of_manifests_leaves_out_what_watch_namespace_hides() {
             serde_json::to_string(&s).unwrap()
         })
         .collect();
-    std::fs::write(&f, docs.join("\n---\n")).unwrap();
+    // And an ALB Gateway outside the watched namespaces.
+    let gateway = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: alb}
+spec: {controllerName: gateway.k8s.aws/alb}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: other}
+spec:
+  gatewayClassName: alb
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+"#;
+    std::fs::write(&f, format!("{}\n---\n{gateway}", docs.join("\n---\n"))).unwrap();
     let extra = [
         "--watch-namespace=shop".to_string(),
         format!("--filename={}", f.display()),

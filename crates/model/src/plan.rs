@@ -13,7 +13,7 @@ use serde::Serialize;
 mod gateway;
 mod manifests;
 use manifests::collect_files;
-pub use manifests::{add_manifests, add_object, parse_documents};
+pub use manifests::{add_manifests, add_object, outside_watch, parse_documents};
 
 use crate::args::ControllerArgs;
 use crate::config::Config;
@@ -151,11 +151,15 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     let mut objs = ClusterObjects::default();
     let mut gateways = gateway::GatewayManifests::default();
+    // What `--watch-namespace` hides from the controllers is not planned.
+    let mut outside = Vec::new();
     for f in &files {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         for doc in parse_documents(&text).with_context(|| format!("parsing {}", f.display()))? {
-            if !gateways.take(&doc, f)? {
+            if let Some(note) = outside_watch(&doc, &flags.watch_namespaces) {
+                outside.push(note);
+            } else if !gateways.take(&doc, f)? {
                 add_object(&mut objs, doc, f)?;
             }
         }
@@ -165,6 +169,10 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         for (name, text) in EMBEDDED_SAMPLES {
             let path = std::path::Path::new(name);
             for doc in parse_documents(text).with_context(|| format!("parsing embedded {name}"))? {
+                if let Some(note) = outside_watch(&doc, &flags.watch_namespaces) {
+                    outside.push(note);
+                    continue;
+                }
                 add_object(&mut objs, doc, path)?;
             }
         }
@@ -194,7 +202,6 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let outside = watched_only(&mut objs, &flags.watch_namespaces);
     let node_port_notes = placeholder_node_ports(&mut objs);
     let mut plan = make_plan(&objs, &cfg, &env);
     plan.gateways = gateway::gateway_plans(&gateways, &objs, &cfg, &env, vpc_cidrs.as_deref());
@@ -216,32 +223,6 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         _ => out.write_all(serde_yaml::to_string(&plan)?.as_bytes())?,
     }
     Ok(())
-}
-
-/// Keeps the namespaced objects of `--watch-namespace`'s namespaces (all when empty), as the
-/// controllers watch only those: an Ingress or Service elsewhere is never reconciled, nor
-/// counted in a group. Returns a note per object left out (also used by `diff -f`).
-pub fn watched_only(objs: &mut ClusterObjects, namespaces: &[String]) -> Vec<String> {
-    let mut notes = Vec::new();
-    if namespaces.is_empty() {
-        return notes;
-    }
-    let mut keep =
-        |kind: &str, meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-            let ns = meta.namespace.as_deref().unwrap_or("default");
-            let watched = namespaces.iter().any(|w| w == ns);
-            if !watched {
-                let key = model::group::key_of(meta);
-                notes.push(format!(
-                    "{kind} {key} is outside --watch-namespace: the controller does not see it"
-                ));
-            }
-            watched
-        };
-    objs.ingresses.retain(|i| keep("Ingress", &i.metadata));
-    objs.services.retain(|s| keep("Service", &s.metadata));
-    objs.secrets.retain(|s| keep("Secret", &s.metadata));
-    notes
 }
 
 /// First node port used for NodePort/LoadBalancer Services whose manifest leaves it to the

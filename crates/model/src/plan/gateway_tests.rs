@@ -399,3 +399,48 @@ spec:
     let nlb_off = plan_with(manifests, &["--feature-gates=NLBGatewayAPI=false"]);
     assert_eq!(names(nlb_off), vec!["web/web"]);
 }
+
+/// `--watch-namespace`: the Gateway controllers never see a Gateway elsewhere, so it is not
+/// planned (and said so).
+#[test]
+fn plan_plans_no_gateway_outside_watch_namespace() {
+    let manifests = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: alb}
+spec: {controllerName: gateway.k8s.aws/alb}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: web}
+spec:
+  gatewayClassName: alb
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: other}
+spec:
+  gatewayClassName: alb
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+"#;
+    let names = |p: &serde_json::Value| -> Vec<String> {
+        p["gateways"]
+            .as_array()
+            .map(|g| {
+                g.iter()
+                    .map(|g| g["gateway"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(names(&plan(manifests)), vec!["other/web", "web/web"]);
+    let scoped = plan_with(manifests, &["--watch-namespace=web"]);
+    assert_eq!(names(&scoped), vec!["web/web"]);
+    assert!(
+        scoped["notes"]
+            .to_string()
+            .contains("Gateway other/web is outside --watch-namespace"),
+        "{scoped:#}"
+    );
+}
