@@ -14,10 +14,11 @@ use kube::{Api, ResourceExt};
 use serde::de::DeserializeOwned;
 
 use super::{Change, Recorder, StackDiff, Write};
+use crate::annotations::DRY_RUN_PLAN;
 use crate::config::Config;
 use crate::controller::ingress::{
-    binding_needs_update, desired_status, stack_labels, status_is_current, with_frontend_nlb,
-    IngressConfig,
+    binding_needs_update, desired_status, planned_annotation, stack_labels, status_is_current,
+    with_frontend_nlb, IngressConfig, PLAN_GATE,
 };
 use crate::crd::{IngressClassParams, TargetGroupBinding};
 use crate::deploy::{Deployer, ResolvedTargetGroupBinding};
@@ -199,6 +200,9 @@ async fn deploy_group(
         .await
         .map_err(|e| format!("Failed build model due to {e}"))?
         .into_owned();
+    if env.client.is_some() {
+        plan_annotations(env, &members, &stack, writes).await;
+    }
     let deployed = env
         .deployer
         .deploy(&stack)
@@ -238,6 +242,35 @@ async fn deploy_group(
     }
     finalizer_removals(&g.inactive_members, &finalizer, writes);
     Ok(())
+}
+
+/// The controller's dry-run plan patches (gate `IngressPlanAnnotation`): the plan on the first
+/// member, none on the others (all cleared with the gate off); after the AWS reads (and the
+/// backend security group it may create) the plan needs.
+async fn plan_annotations(
+    env: &Env<'_>,
+    members: &[&Ingress],
+    stack: &crate::model::Stack,
+    writes: &mut Vec<Write>,
+) {
+    let gate = env.cfg.model.gate(PLAN_GATE);
+    let plan = planned_annotation(env.deployer, gate, stack).await;
+    writes.append(&mut env.recorder.take());
+    for (i, ing) in members.iter().enumerate() {
+        let want = if i == 0 { plan.as_deref() } else { None };
+        let have = ing.annotations().get(DRY_RUN_PLAN).map(String::as_str);
+        if have != want {
+            writes.push(kube_write(
+                "patch Ingress",
+                key_of(&ing.metadata),
+                one(
+                    &format!("metadata.annotations.{DRY_RUN_PLAN}"),
+                    have.map(str::to_string),
+                    want.map(str::to_string),
+                ),
+            ));
+        }
+    }
 }
 
 async fn delete_group(
