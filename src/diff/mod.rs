@@ -137,7 +137,12 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
     let recorder = Arc::new(Recorder::new(elbv2, ec2).with_addons(addons.clone()));
     let addons = recorder.addons_view(&addons);
-    let icfg = IngressConfig::from(cfg);
+    let mut icfg = IngressConfig::from(cfg);
+    // As every controller at start: the model's VPC is the resolved one (`--aws-vpc-tags` or
+    // the instance's), not only `--aws-vpc-id`; the plan annotation shows it.
+    if icfg.model.vpc_id.is_none() {
+        icfg.model.vpc_id = Some(resolved.vpc_id.clone());
+    }
     // ACM is only read (certificate discovery): real calls, nothing to record.
     let acm =
         crate::aws::build_acm(&crate::aws::AwsConfig::from(cfg), &resolved.region, None).await;

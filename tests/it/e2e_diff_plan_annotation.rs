@@ -1,6 +1,7 @@
 //! `diff` shows the Ingress patches of upstream's dry-run plan (gate `IngressPlanAnnotation`)
 //! as the Ingress controller makes them: the plan on the group's first member and none on the
-//! others with the gate on, every stale plan cleared with the gate off.
+//! others with the gate on, every stale plan cleared with the gate off; the plan names the VPC
+//! the controller resolved, also when found by `--aws-vpc-tags`.
 
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::Ingress;
@@ -9,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::support::e2e::Cluster;
 use crate::support::moto_cloud::{cloud, endpoints_flag};
-use crate::takeover::diff::run_diff_with;
+use crate::takeover::diff::{run_diff_flags, run_diff_with};
 
 const PLAN: &str = "alb.ingress.kubernetes.io/dry-run-plan";
 
@@ -95,6 +96,25 @@ async fn diff_shows_the_dry_run_plan_patches_the_ingress_controller_makes() {
             ("demo/b".to_string(), Value::Null)
         ],
         "{report:#}"
+    );
+
+    // The VPC found by `--aws-vpc-tags`: the plan names it, as the controller's does.
+    let tags = [("albc-e2e".to_string(), "diff".to_string())].into();
+    c.ec2.create_tags(&[c.vpc.clone()], &tags).await.unwrap();
+    let extra = [
+        "--aws-vpc-tags=albc-e2e=diff".to_string(),
+        "--feature-gates=IngressPlanAnnotation=true".to_string(),
+    ];
+    let (_, report, stderr) =
+        run_diff_flags(&k8s.kubeconfig, &endpoints_flag(&c.moto), &extra).await;
+    let w = plan_writes(&report);
+    let plan = w
+        .iter()
+        .find_map(|(_, after)| after.as_str())
+        .unwrap_or_else(|| panic!("no plan written: {report:#}\nstderr:\n{stderr}"));
+    assert!(
+        plan.contains(&format!("\"vpcID\":\"{}\"", c.vpc)),
+        "the bindings' VPC is the resolved one: {plan}"
     );
     k8s.server.stop().await;
 }
