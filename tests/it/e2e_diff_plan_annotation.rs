@@ -100,7 +100,10 @@ async fn diff_shows_the_dry_run_plan_patches_the_ingress_controller_makes() {
 
     // The VPC found by `--aws-vpc-tags`: the plan names it, as the controller's does.
     let tags = [("albc-e2e".to_string(), "diff".to_string())].into();
-    c.ec2.create_tags(&[c.vpc.clone()], &tags).await.unwrap();
+    c.ec2
+        .create_tags(std::slice::from_ref(&c.vpc), &tags)
+        .await
+        .unwrap();
     let extra = [
         "--aws-vpc-tags=albc-e2e=diff".to_string(),
         "--feature-gates=IngressPlanAnnotation=true".to_string(),
