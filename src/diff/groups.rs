@@ -336,6 +336,26 @@ fn show_status(s: &IngressStatus) -> String {
         .join(" ")
 }
 
+/// The binding named as `want`, if any.
+async fn named(
+    client: &kube::Client,
+    want: &ResolvedTargetGroupBinding,
+) -> Result<Option<TargetGroupBinding>, String> {
+    Api::<TargetGroupBinding>::namespaced(client.clone(), &want.namespace)
+        .get_opt(&want.name)
+        .await
+        .map_err(|e| {
+            format!(
+                "reading TargetGroupBinding {}/{}: {e}",
+                want.namespace, want.name
+            )
+        })
+}
+
+fn has_labels(b: &TargetGroupBinding, labels: &std::collections::BTreeMap<String, String>) -> bool {
+    labels.iter().all(|(k, v)| b.labels().get(k) == Some(v))
+}
+
 fn spec_json(b: &TargetGroupBinding) -> String {
     serde_json::to_string(&b.spec).unwrap_or_default()
 }
@@ -403,11 +423,31 @@ pub(super) async fn bindings_labeled(
                 one("spec", Some(spec_json(&have)), Some(want_spec)),
             )),
             Some(_) => {}
-            None => writes.push(kube_write(
-                "create TargetGroupBinding",
-                resource,
-                one("spec", None, Some(want_spec)),
-            )),
+            // As the controller's create: a binding of that name already there is taken over
+            // (updated in place) when it carries the stack's labels, else the create fails.
+            None => match named(client, want).await? {
+                Some(have) if !has_labels(&have, labels) => {
+                    return Err(format!(
+                        "Failed deploy model due to targetgroupbindings.elbv2.k8s.aws \"{}\" already exists",
+                        want.name
+                    ))
+                }
+                Some(have) => {
+                    by_arn.remove(&have.spec.target_group_arn);
+                    if binding_needs_update(&have, want) {
+                        writes.push(kube_write(
+                            "update TargetGroupBinding",
+                            resource,
+                            one("spec", Some(spec_json(&have)), Some(want_spec)),
+                        ));
+                    }
+                }
+                None => writes.push(kube_write(
+                    "create TargetGroupBinding",
+                    resource,
+                    one("spec", None, Some(want_spec)),
+                )),
+            },
         }
     }
     let mut stale: Vec<_> = by_arn.into_values().collect();

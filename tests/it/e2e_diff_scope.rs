@@ -3,7 +3,9 @@
 //! own namespace (Services), never a binding with the stack's labels elsewhere; and a deleted
 //! stack whose load balancer has deletion protection on shows no write at all (the controllers
 //! check the protection, with the stack's own tags, before removing bindings or listeners).
-//! With `-f`, the manifests' objects outside `--watch-namespace` are left out.
+//! A binding already named as a wanted one is taken over when it carries the stack's labels
+//! (an update, not a create and a delete) and fails the stack otherwise, as the controllers'
+//! create does. With `-f`, the manifests' objects outside `--watch-namespace` are left out.
 
 use aws_load_balancer_controller::aws::{Attributes, CreateLoadBalancer, SubnetMapping, Tags};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
@@ -194,6 +196,47 @@ async fn diff_looks_for_bindings_and_deletion_protection_where_the_controllers_d
         let err = st["error"].as_str().unwrap_or_default();
         assert!(err.contains("deletion protection"), "{st:#}");
     }
+
+    // A binding already named as the one the Service wants: without the stack's labels the
+    // controller's create fails; with them it is taken over and updated in place.
+    let created = web
+        .iter()
+        .find_map(|w| w.strip_prefix("kubernetes:create TargetGroupBinding demo/"))
+        .unwrap_or_else(|| panic!("no binding to create: {web:#?}"))
+        .to_string();
+    let theirs = json!({
+        "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+        "metadata": {"name": created, "namespace": "demo"},
+        "spec": {"targetGroupARN": "arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/old/0123456789abcdef",
+                 "targetType": "instance", "serviceRef": {"name": "web", "port": 80}},
+    });
+    create::<TargetGroupBinding>(client, "demo", theirs).await;
+    let (_, report, _) = run_diff(&c, &k8s.kubeconfig).await;
+    let st = stack(&report, "service", "demo/web");
+    let err = st["error"].as_str().unwrap_or_default();
+    assert!(err.contains("already exists"), "{st:#}");
+    let binding = format!("TargetGroupBinding demo/{created}");
+    assert!(!calls(&st).iter().any(|w| w.contains(&binding)), "{st:#}");
+    let tgbs: Api<TargetGroupBinding> = Api::namespaced(client.clone(), "demo");
+    let ours = json!({"metadata": {"labels": {"service.k8s.aws/stack-namespace": "demo", "service.k8s.aws/stack-name": "web"}}});
+    let pp = kube::api::PatchParams::default();
+    tgbs.patch(&created, &pp, &kube::api::Patch::Merge(&ours))
+        .await
+        .unwrap();
+    let (_, report, _) = run_diff(&c, &k8s.kubeconfig).await;
+    let st = stack(&report, "service", "demo/web");
+    assert!(st.get("error").is_none(), "{st:#}");
+    let named: Vec<String> = calls(&st)
+        .into_iter()
+        .filter(|w| w.contains(&binding))
+        .collect();
+    assert_eq!(
+        named,
+        vec![format!(
+            "kubernetes:update TargetGroupBinding demo/{created}"
+        )],
+        "{st:#}"
+    );
 
     // `--watch-namespace=demo`: the Ingress group's bindings are looked for in `demo` only.
     let extra = ["--watch-namespace=demo".to_string()];
