@@ -246,6 +246,7 @@ async fn one_gateway(
     bindings_labeled(
         client,
         &labels(env, k, gw),
+        &env.cfg.namespaces,
         &deployed.target_group_bindings,
         writes,
     )
@@ -329,7 +330,8 @@ async fn delete_gateway(
         .await
         .map_err(|e| format!("Failed deploy model due to {e}"))?;
     if let Some(client) = env.client {
-        bindings_labeled(client, &labels(env, k, gw), &[], writes).await?;
+        let ns = &env.cfg.namespaces;
+        bindings_labeled(client, &labels(env, k, gw), ns, &[], writes).await?;
     }
     let empty = Stack {
         stack_id,

@@ -14,10 +14,11 @@ use kube::{Api, ResourceExt};
 use serde::de::DeserializeOwned;
 
 use super::{Change, Recorder, StackDiff, Write};
+use crate::annotations::DRY_RUN_PLAN;
 use crate::config::Config;
 use crate::controller::ingress::{
-    binding_needs_update, desired_status, stack_labels, status_is_current, with_frontend_nlb,
-    IngressConfig,
+    binding_needs_update, desired_status, planned_annotation, stack_labels, status_is_current,
+    with_frontend_nlb, IngressConfig, PLAN_GATE,
 };
 use crate::crd::{IngressClassParams, TargetGroupBinding};
 use crate::deploy::{Deployer, ResolvedTargetGroupBinding};
@@ -199,6 +200,9 @@ async fn deploy_group(
         .await
         .map_err(|e| format!("Failed build model due to {e}"))?
         .into_owned();
+    if env.client.is_some() {
+        plan_annotations(env, &members, &stack, writes).await;
+    }
     let deployed = env
         .deployer
         .deploy(&stack)
@@ -208,7 +212,14 @@ async fn deploy_group(
     let Some(client) = env.client else {
         return Ok(());
     };
-    bindings(client, &g.id, &deployed.target_group_bindings, writes).await?;
+    bindings(
+        client,
+        &g.id,
+        &env.cfg.namespaces,
+        &deployed.target_group_bindings,
+        writes,
+    )
+    .await?;
     if let Some(lb) = &deployed.load_balancer {
         let fe = deployed.frontend_nlb.as_ref().map(|f| f.dns_name.as_str());
         let want = with_frontend_nlb(desired_status(&lb.dns_name, &deployed.listener_ports), fe);
@@ -233,6 +244,35 @@ async fn deploy_group(
     Ok(())
 }
 
+/// The controller's dry-run plan patches (gate `IngressPlanAnnotation`): the plan on the first
+/// member, none on the others (all cleared with the gate off); after the AWS reads (and the
+/// backend security group it may create) the plan needs.
+async fn plan_annotations(
+    env: &Env<'_>,
+    members: &[&Ingress],
+    stack: &crate::model::Stack,
+    writes: &mut Vec<Write>,
+) {
+    let gate = env.cfg.model.gate(PLAN_GATE);
+    let plan = planned_annotation(env.deployer, gate, stack).await;
+    writes.append(&mut env.recorder.take());
+    for (i, ing) in members.iter().enumerate() {
+        let want = if i == 0 { plan.as_deref() } else { None };
+        let have = ing.annotations().get(DRY_RUN_PLAN).map(String::as_str);
+        if have != want {
+            writes.push(kube_write(
+                "patch Ingress",
+                key_of(&ing.metadata),
+                one(
+                    &format!("metadata.annotations.{DRY_RUN_PLAN}"),
+                    have.map(str::to_string),
+                    want.map(str::to_string),
+                ),
+            ));
+        }
+    }
+}
+
 async fn delete_group(
     env: &Env<'_>,
     g: &IngressGroup<'_>,
@@ -245,8 +285,17 @@ async fn delete_group(
     }
     model::build_stack(g, objs, &env.cfg.model, &BuildEnv::default())
         .map_err(|e| format!("Failed build model due to {e}"))?;
+    // As the controller: a protected load balancer stays serving, and so do its bindings.
+    if let Err(e) = env.deployer.check_deletable(&g.id.as_string()).await {
+        if g.inactive_members.is_empty()
+            && matches!(e, crate::deploy::Error::DeletionProtected { .. })
+        {
+            return Ok(());
+        }
+        return Err(format!("Failed deploy model due to {e}"));
+    }
     if let Some(client) = env.client {
-        bindings(client, &g.id, &[], writes).await?;
+        bindings(client, &g.id, &env.cfg.namespaces, &[], writes).await?;
     }
     env.deployer
         .delete_stack(&g.id.as_string())
@@ -287,6 +336,26 @@ fn show_status(s: &IngressStatus) -> String {
         .join(" ")
 }
 
+/// The binding named as `want`, if any.
+async fn named(
+    client: &kube::Client,
+    want: &ResolvedTargetGroupBinding,
+) -> Result<Option<TargetGroupBinding>, String> {
+    Api::<TargetGroupBinding>::namespaced(client.clone(), &want.namespace)
+        .get_opt(&want.name)
+        .await
+        .map_err(|e| {
+            format!(
+                "reading TargetGroupBinding {}/{}: {e}",
+                want.namespace, want.name
+            )
+        })
+}
+
+fn has_labels(b: &TargetGroupBinding, labels: &std::collections::BTreeMap<String, String>) -> bool {
+    labels.iter().all(|(k, v)| b.labels().get(k) == Some(v))
+}
+
 fn spec_json(b: &TargetGroupBinding) -> String {
     serde_json::to_string(&b.spec).unwrap_or_default()
 }
@@ -296,16 +365,20 @@ fn spec_json(b: &TargetGroupBinding) -> String {
 async fn bindings(
     client: &kube::Client,
     id: &GroupId,
+    namespaces: &[String],
     wanted: &[ResolvedTargetGroupBinding],
     writes: &mut Vec<Write>,
 ) -> Result<(), String> {
-    bindings_labeled(client, &stack_labels(id), wanted, writes).await
+    bindings_labeled(client, &stack_labels(id), namespaces, wanted, writes).await
 }
 
-/// [`bindings`] of the stack whose bindings carry `labels` (a Service's stack).
+/// [`bindings`] of the stack whose bindings carry `labels` (a Service's stack), looked for in
+/// `namespaces` (empty: all) as the controller's sync looks: `--watch-namespace` for Ingress
+/// groups and Gateways, the Service's own namespace for a Service.
 pub(super) async fn bindings_labeled(
     client: &kube::Client,
     labels: &std::collections::BTreeMap<String, String>,
+    namespaces: &[String],
     wanted: &[ResolvedTargetGroupBinding],
     writes: &mut Vec<Write>,
 ) -> Result<(), String> {
@@ -314,11 +387,24 @@ pub(super) async fn bindings_labeled(
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(",");
-    let existing = Api::<TargetGroupBinding>::all(client.clone())
-        .list(&ListParams::default().labels(&selector))
-        .await
-        .map_err(|e| format!("listing TargetGroupBindings: {e}"))?
-        .items;
+    let by_labels = ListParams::default().labels(&selector);
+    let mut existing = Vec::new();
+    let apis: Vec<Api<TargetGroupBinding>> = if namespaces.is_empty() {
+        vec![Api::all(client.clone())]
+    } else {
+        namespaces
+            .iter()
+            .map(|ns| Api::namespaced(client.clone(), ns))
+            .collect()
+    };
+    for api in apis {
+        let items = api
+            .list(&by_labels)
+            .await
+            .map_err(|e| format!("listing TargetGroupBindings: {e}"))?
+            .items;
+        existing.extend(items);
+    }
     let mut by_arn: HashMap<String, TargetGroupBinding> = existing
         .into_iter()
         .map(|b| (b.spec.target_group_arn.clone(), b))
@@ -337,11 +423,31 @@ pub(super) async fn bindings_labeled(
                 one("spec", Some(spec_json(&have)), Some(want_spec)),
             )),
             Some(_) => {}
-            None => writes.push(kube_write(
-                "create TargetGroupBinding",
-                resource,
-                one("spec", None, Some(want_spec)),
-            )),
+            // As the controller's create: a binding of that name already there is taken over
+            // (updated in place) when it carries the stack's labels, else the create fails.
+            None => match named(client, want).await? {
+                Some(have) if !has_labels(&have, labels) => {
+                    return Err(format!(
+                        "Failed deploy model due to targetgroupbindings.elbv2.k8s.aws \"{}\" already exists",
+                        want.name
+                    ))
+                }
+                Some(have) => {
+                    by_arn.remove(&have.spec.target_group_arn);
+                    if binding_needs_update(&have, want) {
+                        writes.push(kube_write(
+                            "update TargetGroupBinding",
+                            resource,
+                            one("spec", Some(spec_json(&have)), Some(want_spec)),
+                        ));
+                    }
+                }
+                None => writes.push(kube_write(
+                    "create TargetGroupBinding",
+                    resource,
+                    one("spec", None, Some(want_spec)),
+                )),
+            },
         }
     }
     let mut stale: Vec<_> = by_arn.into_values().collect();

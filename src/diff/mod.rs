@@ -137,7 +137,12 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
     let recorder = Arc::new(Recorder::new(elbv2, ec2).with_addons(addons.clone()));
     let addons = recorder.addons_view(&addons);
-    let icfg = IngressConfig::from(cfg);
+    let mut icfg = IngressConfig::from(cfg);
+    // As every controller at start: the model's VPC is the resolved one (`--aws-vpc-tags` or
+    // the instance's), not only `--aws-vpc-id`; the plan annotation shows it.
+    if icfg.model.vpc_id.is_none() {
+        icfg.model.vpc_id = Some(resolved.vpc_id.clone());
+    }
     // ACM is only read (certificate discovery): real calls, nothing to record.
     let acm =
         crate::aws::build_acm(&crate::aws::AwsConfig::from(cfg), &resolved.region, None).await;
@@ -192,7 +197,8 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         notes.push(
             "objects read from manifests: Kubernetes writes (finalizers, TargetGroupBindings, status) are not shown".into(),
         );
-        let (objs, stores) = read_manifests(files, icfg.model.gate("GatewayListenerSet"))?;
+        let gate = icfg.model.gate("GatewayListenerSet");
+        let (objs, stores) = read_manifests(files, gate, &cfg.watch_namespaces, &mut notes)?;
         gateway_objects::add_cluster_objects(&stores, &objs);
         (objs, None, Some(stores))
     };
@@ -262,9 +268,13 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
 
 /// The objects of the manifests: the Gateway kinds in the Gateway controllers' stores, the
 /// rest as `plan` reads them.
+/// As from the cluster, only what the controllers' watches see (`--watch-namespace`): the
+/// objects elsewhere are left out, with a note each.
 fn read_manifests(
     files: &[PathBuf],
     listener_sets: bool,
+    namespaces: &[String],
+    notes: &mut Vec<String>,
 ) -> anyhow::Result<(ClusterObjects, crate::controller::gateway::Stores)> {
     let mut objs = ClusterObjects::default();
     let stores = crate::controller::gateway::Stores {
@@ -287,7 +297,9 @@ fn read_manifests(
             let docs = crate::plan::parse_documents(&text)
                 .with_context(|| format!("parsing {}", p.display()))?;
             for doc in docs {
-                if !gateway_objects::take(&stores, &doc, &p)? {
+                if let Some(note) = crate::plan::outside_watch(&doc, namespaces) {
+                    notes.push(note);
+                } else if !gateway_objects::take(&stores, &doc, &p)? {
                     crate::plan::add_object(&mut objs, doc, &p)?;
                 }
             }

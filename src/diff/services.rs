@@ -57,6 +57,11 @@ fn labels(env: &Env<'_>, svc: &Service) -> std::collections::BTreeMap<String, St
     .stack_labels()
 }
 
+/// Where the Service controller looks for the stack's bindings: the Service's own namespace.
+fn own_ns(svc: &Service) -> [String; 1] {
+    [svc.namespace().unwrap_or_else(|| "default".into())]
+}
+
 fn finalizer_write(svc: &Service, add: bool) -> Write {
     super::groups::finalizer_write("Service", service_key(svc), SERVICE_FINALIZER, add)
 }
@@ -113,12 +118,13 @@ async fn one_service(
         .map_err(|e| format!("Failed build model due to {e}"))?;
     let has_finalizer = is_pending_finalization(svc);
     if stack.load_balancer.is_none() {
+        // The Service stack's own tags, as the controller checks (not an Ingress stack's).
         env.deployer
-            .check_deletable(&stack.stack_id)
+            .check_deletable_of(stack.kind, &stack.stack_id)
             .await
             .map_err(|e| format!("Failed deploy model due to {e}"))?;
         if let Some(client) = env.client {
-            bindings_labeled(client, &labels(env, svc), &[], writes).await?;
+            bindings_labeled(client, &labels(env, svc), &own_ns(svc), &[], writes).await?;
         }
         env.deployer
             .deploy(&stack)
@@ -152,6 +158,7 @@ async fn one_service(
     bindings_labeled(
         client,
         &labels(env, svc),
+        &own_ns(svc),
         &deployed.target_group_bindings,
         writes,
     )

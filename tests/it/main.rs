@@ -6,6 +6,8 @@ mod chart;
 mod deploy;
 mod e2e_addons;
 mod e2e_ca_bundle;
+mod e2e_diff_plan_annotation;
+mod e2e_diff_scope;
 mod e2e_dry_run;
 mod e2e_gateway;
 mod e2e_gateway_diff;

@@ -13,7 +13,7 @@ use serde::Serialize;
 mod gateway;
 mod manifests;
 use manifests::collect_files;
-pub use manifests::{add_manifests, add_object, parse_documents};
+pub use manifests::{add_manifests, add_object, outside_watch, parse_documents};
 
 use crate::args::ControllerArgs;
 use crate::config::Config;
@@ -93,11 +93,16 @@ impl PlanArgs {
 
     /// The model settings the controller would run with under these flags.
     pub fn model_config(&mut self) -> anyhow::Result<ModelConfig> {
+        Ok(ModelConfig::from(&self.config()?))
+    }
+
+    /// The controller's validated settings under these flags.
+    fn config(&mut self) -> anyhow::Result<Config> {
         let cluster = &mut self.controller.cluster.cluster_name;
         if cluster.trim().is_empty() {
             *cluster = DEFAULT_CLUSTER_NAME.into();
         }
-        Ok(ModelConfig::from(&Config::from_args(&self.controller)?))
+        Ok(Config::from_args(&self.controller)?)
     }
 }
 
@@ -138,18 +143,23 @@ struct Plan {
 
 /// Runs `plan`, writing the plan to `out` and notes about skipped objects to stderr.
 pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let cfg = args.model_config()?;
+    let flags = args.config()?;
+    let cfg = ModelConfig::from(&flags);
     let mut files = Vec::new();
     for p in &args.filename {
         collect_files(p, &mut files)?;
     }
     let mut objs = ClusterObjects::default();
     let mut gateways = gateway::GatewayManifests::default();
+    // What `--watch-namespace` hides from the controllers is not planned.
+    let mut outside = Vec::new();
     for f in &files {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         for doc in parse_documents(&text).with_context(|| format!("parsing {}", f.display()))? {
-            if !gateways.take(&doc, f)? {
+            if let Some(note) = outside_watch(&doc, &flags.watch_namespaces) {
+                outside.push(note);
+            } else if !gateways.take(&doc, f)? {
                 add_object(&mut objs, doc, f)?;
             }
         }
@@ -159,6 +169,10 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         for (name, text) in EMBEDDED_SAMPLES {
             let path = std::path::Path::new(name);
             for doc in parse_documents(text).with_context(|| format!("parsing embedded {name}"))? {
+                if let Some(note) = outside_watch(&doc, &flags.watch_namespaces) {
+                    outside.push(note);
+                    continue;
+                }
                 add_object(&mut objs, doc, path)?;
             }
         }
@@ -191,7 +205,15 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let node_port_notes = placeholder_node_ports(&mut objs);
     let mut plan = make_plan(&objs, &cfg, &env);
     plan.gateways = gateway::gateway_plans(&gateways, &objs, &cfg, &env, vpc_cidrs.as_deref());
-    plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs);
+    // Feature gate `EnableServiceController`: off, no Service is the controller's.
+    if cfg.gate("EnableServiceController") {
+        plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs);
+    } else {
+        plan.notes.push(
+            "feature gate EnableServiceController is off: no Service gets a load balancer".into(),
+        );
+    }
+    plan.notes.extend(outside);
     plan.notes.extend(node_port_notes);
     match args.output.as_str() {
         "json" => {

@@ -440,3 +440,106 @@ fn embedded_samples_include_an_nlb_service() {
     assert_eq!(protocols, vec!["TCP", "TLS"]);
     assert_eq!(stack["targetGroups"][0]["targetType"], "ip");
 }
+
+/// `--watch-namespace`: the controllers never see an Ingress or Service elsewhere, so `plan`
+/// neither plans it nor counts it in a group (and says so).
+#[test]
+fn plan_leaves_out_what_watch_namespace_hides_from_the_controllers() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("app.yaml");
+    let ingress = |ns: &str| {
+        format!(
+            r#"
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: {ns}
+  annotations:
+    kubernetes.io/ingress.class: alb
+    alb.ingress.kubernetes.io/group.name: shared
+spec:
+  rules:
+  - host: {ns}.example.com
+    http:
+      paths:
+      - {{path: /, pathType: Prefix, backend: {{service: {{name: web, port: {{number: 80}}}}}}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: web, namespace: {ns}}}
+spec: {{type: NodePort, ports: [{{port: 80, targetPort: 8080, nodePort: 30080}}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: nlb, namespace: {ns}}}
+spec: {{type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb, ports: [{{port: 80, nodePort: 30081}}]}}
+"#
+        )
+    };
+    std::fs::write(&f, format!("{}---{}", ingress("shop"), ingress("other"))).unwrap();
+
+    let mut out = Vec::new();
+    run(args(vec![f.clone()], &[]), &mut out).unwrap();
+    let all: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        all["groups"][0]["stack"]["members"],
+        serde_json::json!(["other/web", "shop/web"])
+    );
+    assert_eq!(all["services"].as_array().unwrap().len(), 2);
+
+    let mut out = Vec::new();
+    run(args(vec![f], &["--watch-namespace=shop"]), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["groups"][0]["group"], "shared");
+    assert_eq!(
+        v["groups"][0]["stack"]["members"],
+        serde_json::json!(["shop/web"])
+    );
+    let services: Vec<&str> = v["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["service"].as_str().unwrap())
+        .collect();
+    assert_eq!(services, vec!["shop/nlb"]);
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("Ingress other/web is outside --watch-namespace"),
+        "{notes}"
+    );
+}
+
+/// `--feature-gates=EnableServiceController=false`: the controller runs no Service reconciler,
+/// so `plan` plans no Service.
+#[test]
+fn plan_plans_no_service_when_the_service_controller_is_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("svc.yaml");
+    std::fs::write(
+        &f,
+        r#"
+apiVersion: v1
+kind: Service
+metadata: {name: nlb, namespace: infra}
+spec: {type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb, ports: [{port: 80, nodePort: 30081}]}
+"#,
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    run(args(vec![f.clone()], &[]), &mut out).unwrap();
+    let on: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(on["services"][0]["service"], "infra/nlb");
+
+    let mut out = Vec::new();
+    let flags = ["--feature-gates=EnableServiceController=false"];
+    run(args(vec![f], &flags), &mut out).unwrap();
+    let off: Value = serde_json::from_slice(&out).unwrap();
+    assert!(off.get("services").is_none(), "{off:#}");
+    assert!(
+        off["notes"]
+            .to_string()
+            .contains("EnableServiceController is off"),
+        "{off:#}"
+    );
+}

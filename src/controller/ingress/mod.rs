@@ -41,6 +41,7 @@ pub use bindings::{
     needs_update as binding_needs_update, stack_labels, sync_labeled as sync_bindings,
     BindingChanges,
 };
+pub(crate) use reconcile::plan_annotation::{wanted as planned_annotation, GATE as PLAN_GATE};
 pub use reconcile::reason;
 pub use status::{desired as desired_status, is_current as status_is_current, with_frontend_nlb};
 pub use warm::Warm;

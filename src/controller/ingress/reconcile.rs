@@ -9,7 +9,7 @@
 //! `IngressPlanAnnotation` the built stack is published on the first member before the deploy
 //! (see `plan_annotation`).
 
-mod plan_annotation;
+pub(super) mod plan_annotation;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};

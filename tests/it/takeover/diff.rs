@@ -31,11 +31,21 @@ pub(crate) async fn run_diff_with(
     endpoints: &str,
     extra: &[String],
 ) -> (i32, Value, String) {
+    let mut flags = vec![format!("--aws-vpc-id={}", c.vpc)];
+    flags.extend_from_slice(extra);
+    run_diff_flags(kubeconfig, endpoints, &flags).await
+}
+
+/// [`run_diff_with`] without `--aws-vpc-id` (the VPC from the `extra` flags).
+pub(crate) async fn run_diff_flags(
+    kubeconfig: &std::path::Path,
+    endpoints: &str,
+    extra: &[String],
+) -> (i32, Value, String) {
     let mut args = vec![
         "diff".to_string(),
         format!("--cluster-name={CLUSTER}"),
         "--aws-region=us-west-2".into(),
-        format!("--aws-vpc-id={}", c.vpc),
         format!("--aws-api-endpoints={endpoints}"),
         format!("--kubeconfig={}", kubeconfig.display()),
         "--exit-code".into(),

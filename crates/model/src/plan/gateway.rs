@@ -197,7 +197,13 @@ pub(super) fn gateway_plans(
             continue;
         };
         let controller = class.spec.controller_name.as_str();
-        if controller != ALB_CONTROLLER_NAME && controller != NLB_CONTROLLER_NAME {
+        // Gates `ALBGatewayAPI` / `NLBGatewayAPI`: off, that controller does not run.
+        let gate_on = match controller {
+            ALB_CONTROLLER_NAME => cfg.gate("ALBGatewayAPI"),
+            NLB_CONTROLLER_NAME => cfg.gate("NLBGatewayAPI"),
+            _ => false,
+        };
+        if !gate_on {
             continue;
         }
         let class_config = class

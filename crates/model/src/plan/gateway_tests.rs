@@ -3,10 +3,16 @@
 use super::super::{run, PlanArgs};
 
 fn plan(manifests: &str) -> serde_json::Value {
+    plan_with(manifests, &[])
+}
+
+fn plan_with(manifests: &str, flags: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("gw.yaml");
     std::fs::write(&f, manifests).unwrap();
-    let args = PlanArgs::from_flags(["-f".into(), f.into_os_string(), "-o=json".into()]).unwrap();
+    let mut argv: Vec<std::ffi::OsString> = vec!["-f".into(), f.into_os_string(), "-o=json".into()];
+    argv.extend(flags.iter().map(std::ffi::OsString::from));
+    let args = PlanArgs::from_flags(argv).unwrap();
     let mut out = Vec::new();
     run(args, &mut out).unwrap();
     serde_json::from_slice(&out).unwrap()
@@ -345,5 +351,96 @@ spec: {{type: NodePort, ports: [{{port: 5432, targetPort: 5432, nodePort: 30432}
         rules[0]["fromCidrs"],
         serde_json::json!(["10.0.0.0/16"]),
         "{stack}"
+    );
+}
+
+/// Gates `ALBGatewayAPI` / `NLBGatewayAPI` off: that Gateway controller does not run, so its
+/// Gateways are not planned.
+#[test]
+fn plan_plans_no_gateway_of_a_gated_off_controller() {
+    let manifests = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: alb}
+spec: {controllerName: gateway.k8s.aws/alb}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: nlb}
+spec: {controllerName: gateway.k8s.aws/nlb}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: web}
+spec:
+  gatewayClassName: alb
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: l4, namespace: web}
+spec:
+  gatewayClassName: nlb
+  listeners: [{name: tcp, port: 5432, protocol: TCP}]
+"#;
+    let names = |p: serde_json::Value| -> Vec<String> {
+        p["gateways"]
+            .as_array()
+            .map(|g| {
+                g.iter()
+                    .map(|g| g["gateway"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(names(plan(manifests)), vec!["web/l4", "web/web"]);
+    let alb_off = plan_with(manifests, &["--feature-gates=ALBGatewayAPI=false"]);
+    assert_eq!(names(alb_off), vec!["web/l4"]);
+    let nlb_off = plan_with(manifests, &["--feature-gates=NLBGatewayAPI=false"]);
+    assert_eq!(names(nlb_off), vec!["web/web"]);
+}
+
+/// `--watch-namespace`: the Gateway controllers never see a Gateway elsewhere, so it is not
+/// planned (and said so).
+#[test]
+fn plan_plans_no_gateway_outside_watch_namespace() {
+    let manifests = r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: alb}
+spec: {controllerName: gateway.k8s.aws/alb}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: web}
+spec:
+  gatewayClassName: alb
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: other}
+spec:
+  gatewayClassName: alb
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+"#;
+    let names = |p: &serde_json::Value| -> Vec<String> {
+        p["gateways"]
+            .as_array()
+            .map(|g| {
+                g.iter()
+                    .map(|g| g["gateway"].as_str().unwrap().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(names(&plan(manifests)), vec!["other/web", "web/web"]);
+    let scoped = plan_with(manifests, &["--watch-namespace=web"]);
+    assert_eq!(names(&scoped), vec!["web/web"]);
+    assert!(
+        scoped["notes"]
+            .to_string()
+            .contains("Gateway other/web is outside --watch-namespace"),
+        "{scoped:#}"
     );
 }

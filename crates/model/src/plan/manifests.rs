@@ -63,6 +63,36 @@ pub fn add_manifests(objs: &mut ClusterObjects, text: &str, file: &Path) -> anyh
     Ok(())
 }
 
+/// The kinds `plan` and `diff -f` read that have no namespace.
+const CLUSTER_SCOPED: [&str; 4] = [
+    "Namespace",
+    "IngressClass",
+    "IngressClassParams",
+    "GatewayClass",
+];
+
+/// A note when `doc` is a namespaced object outside `--watch-namespace`'s namespaces (all when
+/// empty): the controllers watch only those, so it is neither reconciled nor counted in a
+/// group or a Gateway's routes.
+pub fn outside_watch(doc: &Value, namespaces: &[String]) -> Option<String> {
+    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
+    if namespaces.is_empty() || CLUSTER_SCOPED.contains(&kind) {
+        return None;
+    }
+    let meta = |k: &str| {
+        doc.pointer(&format!("/metadata/{k}"))
+            .and_then(Value::as_str)
+    };
+    let ns = meta("namespace").unwrap_or("default");
+    if namespaces.iter().any(|w| w == ns) {
+        return None;
+    }
+    let name = meta("name").unwrap_or("");
+    Some(format!(
+        "{kind} {ns}/{name} is outside --watch-namespace: the controller does not see it"
+    ))
+}
+
 pub fn add_object(objs: &mut ClusterObjects, doc: Value, file: &Path) -> anyhow::Result<()> {
     let kind = doc
         .get("kind")

@@ -13,29 +13,33 @@ use serde_json::{json, Value};
 
 use super::{api_of, Ctx};
 use crate::annotations::DRY_RUN_PLAN;
+use crate::deploy::Deployer;
 use crate::model::upstream_json::{self, PlanFacts};
 use crate::model::Stack;
 
 /// Upstream's feature-gate name.
-const GATE: &str = "IngressPlanAnnotation";
+pub(crate) const GATE: &str = "IngressPlanAnnotation";
 
 /// Writes or clears the plan on `members` (upstream's member order) for `stack`.
 pub(super) async fn publish(ctx: &Ctx, members: &[&Ingress], stack: &Stack) {
     let Some((first, others)) = members.split_first() else {
         return;
     };
-    if !ctx.cfg.model.gate(GATE) {
-        for ing in members {
-            set(ctx, ing, None).await;
-        }
-        return;
-    }
-    let facts = facts(ctx, stack).await;
-    let plan = upstream_json::to_string(stack, &facts);
-    set(ctx, first, Some(&plan)).await;
+    let plan = wanted(&ctx.deployer, ctx.cfg.model.gate(GATE), stack).await;
+    set(ctx, first, plan.as_deref()).await;
     for ing in others {
         set(ctx, ing, None).await;
     }
+}
+
+/// The plan the group's first member carries (`None`: cleared, the gate being off); every
+/// other member carries none. Shared with `diff`, which shows the same patches.
+pub(crate) async fn wanted(deployer: &Deployer, gate_on: bool, stack: &Stack) -> Option<String> {
+    if !gate_on {
+        return None;
+    }
+    let facts = facts(deployer, stack).await;
+    Some(upstream_json::to_string(stack, &facts))
 }
 
 /// What upstream's model builder resolves itself: the auto-created backend security group
@@ -43,9 +47,9 @@ pub(super) async fn publish(ctx: &Ctx, members: &[&Ingress], stack: &Stack) {
 /// uses it next), the load balancer's subnets (found as the deploy will: the current ones
 /// kept, else discovered) and the ids of the security groups named by annotation. One that
 /// cannot be resolved is left as the model has it.
-async fn facts(ctx: &Ctx, stack: &Stack) -> PlanFacts {
+async fn facts(deployer: &Deployer, stack: &Stack) -> PlanFacts {
     let backend_sg = match &stack.backend_security_group {
-        Some(b) if b.group_id.is_none() => match ctx.deployer.backend_sg(b).await {
+        Some(b) if b.group_id.is_none() => match deployer.backend_sg(b).await {
             Ok(id) => Some(id),
             Err(error) => {
                 tracing::warn!(%error, "dry-run plan: cannot resolve the backend security group");
@@ -54,7 +58,7 @@ async fn facts(ctx: &Ctx, stack: &Stack) -> PlanFacts {
         },
         _ => None,
     };
-    let subnets = match ctx.deployer.planned_subnets(stack).await {
+    let subnets = match deployer.planned_subnets(stack).await {
         Ok(s) => s,
         Err(error) => {
             tracing::warn!(%error, "dry-run plan: cannot resolve the load balancer's subnets");
@@ -63,7 +67,7 @@ async fn facts(ctx: &Ctx, stack: &Stack) -> PlanFacts {
     };
     let security_groups = match &stack.load_balancer {
         Some(lb) if !lb.security_group_names_or_ids.is_empty() => {
-            match ctx.deployer.planned_security_groups(lb).await {
+            match deployer.planned_security_groups(lb).await {
                 Ok(ids) => Some(ids),
                 Err(error) => {
                     tracing::warn!(%error, "dry-run plan: cannot resolve the security groups");
