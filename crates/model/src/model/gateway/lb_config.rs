@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::listeners::LbKind;
-use super::target_groups::merge_props;
+use super::tg_props::merge_props;
 use super::GatewayInputs;
 use crate::crd::gateway::load_balancer_configuration::{
     LoadBalancerConfigurationSpec, MergingMode,

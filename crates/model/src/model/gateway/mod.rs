@@ -41,6 +41,7 @@ pub mod names;
 pub mod precedence;
 pub mod routes;
 pub mod target_groups;
+mod tg_props;
 mod tgb_networking;
 mod transforms;
 mod unread;
