@@ -45,6 +45,14 @@ const EMBEDDED_SAMPLES: &[(&str, &str)] = &[
         "config/samples/service-nlb.yaml",
         include_str!("../../../config/samples/service-nlb.yaml"),
     ),
+    (
+        "config/samples/gateway-alb.yaml",
+        include_str!("../../../config/samples/gateway-alb.yaml"),
+    ),
+    (
+        "config/samples/gateway-nlb.yaml",
+        include_str!("../../../config/samples/gateway-nlb.yaml"),
+    ),
 ];
 
 /// `aws-load-balancer-controller plan`: show the AWS resources a set of manifests would produce.
@@ -153,27 +161,24 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut gateways = gateway::GatewayManifests::default();
     // What `--watch-namespace` hides from the controllers is not planned.
     let mut outside = Vec::new();
+    let mut texts = Vec::new();
     for f in &files {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        for doc in parse_documents(&text).with_context(|| format!("parsing {}", f.display()))? {
-            if let Some(note) = outside_watch(&doc, &flags.watch_namespaces) {
-                outside.push(note);
-            } else if !gateways.take(&doc, f)? {
-                add_object(&mut objs, doc, f)?;
-            }
-        }
+        texts.push((f.clone(), std::borrow::Cow::Owned(text)));
     }
     if args.filename.is_empty() {
         // The embedded default: the samples shipped in config/samples, so `plan` runs anywhere.
         for (name, text) in EMBEDDED_SAMPLES {
-            let path = std::path::Path::new(name);
-            for doc in parse_documents(text).with_context(|| format!("parsing embedded {name}"))? {
-                if let Some(note) = outside_watch(&doc, &flags.watch_namespaces) {
-                    outside.push(note);
-                    continue;
-                }
-                add_object(&mut objs, doc, path)?;
+            texts.push((PathBuf::from(name), std::borrow::Cow::Borrowed(*text)));
+        }
+    }
+    for (f, text) in &texts {
+        for doc in parse_documents(text).with_context(|| format!("parsing {}", f.display()))? {
+            if let Some(note) = outside_watch(&doc, &flags.watch_namespaces) {
+                outside.push(note);
+            } else if !gateways.take(&doc, f)? {
+                add_object(&mut objs, doc, f)?;
             }
         }
     }

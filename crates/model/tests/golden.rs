@@ -327,6 +327,28 @@ fn config_samples_plan_without_errors() {
         .collect();
     // Groups are ordered by id: explicit groups (no namespace) first.
     assert_eq!(ids, vec!["shop", "default/app", "default/echo"]);
+    // The Gateway samples: an internet-facing ALB and an internal NLB, built without errors.
+    let gateways: Vec<(&str, &str, &str)> = v["gateways"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            assert!(g.get("error").is_none(), "{g}");
+            let lb = &g["stack"]["loadBalancer"];
+            (
+                g["gateway"].as_str().unwrap(),
+                lb["type"].as_str().unwrap(),
+                lb["scheme"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        gateways,
+        vec![
+            ("store/db", "network", "internal"),
+            ("store/store", "application", "internet-facing")
+        ]
+    );
     for g in groups {
         assert!(g.get("error").is_none(), "{g}");
     }
@@ -351,4 +373,24 @@ fn config_samples_plan_without_errors() {
         let tgb: albc_model::crd::TargetGroupBinding = serde_yaml::from_str(&text).unwrap();
         assert!(tgb.spec.target_type.is_some(), "{f}");
     }
+}
+
+/// `plan` without `-f` (the README's first command) plans exactly what `-f config/samples` does:
+/// the embedded copies are complete, Gateways included.
+#[test]
+fn the_embedded_default_plans_the_config_samples() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/samples");
+    let run = |flags: Vec<&std::ffi::OsStr>| -> Value {
+        let args = albc_model::plan::PlanArgs::from_flags(flags).unwrap();
+        let mut out = Vec::new();
+        albc_model::plan::run(args, &mut out).unwrap();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let json = std::ffi::OsStr::new("-o=json");
+    let embedded = run(vec![json]);
+    let from_dir = run(vec![std::ffi::OsStr::new("-f"), dir.as_os_str(), json]);
+    for key in ["groups", "services", "gateways"] {
+        assert_eq!(embedded[key], from_dir[key], "{key}");
+    }
+    assert_eq!(embedded["gateways"].as_array().map(Vec::len), Some(2));
 }
