@@ -90,9 +90,17 @@ pub(super) fn forget_secrets(ctx: &Ctx, key: &str) {
     }
 }
 
-/// Writes Accepted False on a failure; a failed status write is only logged.
+/// Writes Accepted False `Invalid` on a failure; a failed status write is only logged.
 async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
-    if let Some(st) = status::failure(gw, "Invalid", message) {
+    write_failure(ctx, gw, status::failure(gw, "Invalid", message)).await;
+}
+
+async fn write_failure(
+    ctx: &Ctx,
+    gw: &Gateway,
+    st: Option<gateway_api::apis::standard::gateways::GatewayStatus>,
+) {
+    if let Some(st) = st {
         if let Err(e) = status::patch(&ctx.client, gw, &st).await {
             tracing::warn!(gateway = %gw.name_any(), error = %e, "unable to update gateway status on failure");
         }
@@ -213,7 +221,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
                 format!("Failed build model due to {e}"),
             )
             .await;
-            fail_status(ctx, &gw, status::RECONCILE_ERROR).await;
+            write_failure(ctx, &gw, status::build_failure(&gw, &e)).await;
             return Err(e);
         }
     };
