@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gateway_api::apis::standard::gateways::Gateway;
+use gateway_api::apis::standard::gateways::{Gateway, GatewayStatus};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 
@@ -117,11 +117,8 @@ async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
     write_failure(ctx, gw, status::failure(gw, "Invalid", message)).await;
 }
 
-async fn write_failure(
-    ctx: &Ctx,
-    gw: &Gateway,
-    st: Option<gateway_api::apis::standard::gateways::GatewayStatus>,
-) {
+/// Writes a failure status (when it changes anything); a failed write is only logged.
+async fn write_failure(ctx: &Ctx, gw: &Gateway, st: Option<GatewayStatus>) {
     if let Some(st) = st {
         if let Err(e) = status::patch(&ctx.client, gw, &st).await {
             tracing::warn!(gateway = %gw.name_any(), error = %e, "unable to update gateway status on failure");

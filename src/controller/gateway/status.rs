@@ -3,8 +3,9 @@
 //! message once it is active, else Unknown/`Pending`; `Accepted` True when some listener is
 //! valid (reason `ListenersNotValid` when any is not); per listener `supportedKinds`,
 //! `attachedRoutes` and the four conditions `Conflicted`, `Accepted`, `ResolvedRefs`,
-//! `Programmed`. Conditions carry the Gateway's generation; the status is merge-patched only
-//! when it differs by upstream's test (transition times aside).
+//! `Programmed`. A failure sets only `Accepted` False: `Invalid`, or `ListenersNotValid` with the
+//! message of a route loader error. Conditions carry the Gateway's generation; the status is
+//! merge-patched only when it differs by upstream's test (transition times aside).
 
 use std::collections::BTreeMap;
 
