@@ -211,6 +211,21 @@ async fn an_nlb_gateway_chains_to_an_alb_gateway_once_it_is_programmed() {
         .await
     })
     .await;
+    // Upstream's loader error on the Gateway: Accepted False ListenersNotValid, its message.
+    eventually("Accepted=False ListenersNotValid", WAIT, || async {
+        let Ok(Some(gw)) = r.gateways().get_opt("nlb").await else {
+            return false;
+        };
+        let conditions = gw.status.and_then(|s| s.conditions).unwrap_or_default();
+        conditions.iter().any(|c| {
+            c.type_ == "Accepted"
+                && c.status == "False"
+                && c.reason == "ListenersNotValid"
+                && c.message
+                    == "Gateway (demo:edge) is not usable yet, LB ARN is not provisioned). Invalid data can be found in route (TCPRoute, demo:chain)"
+        })
+    })
+    .await;
     assert!(
         r.fake.write_calls().is_empty(),
         "{:?}",

@@ -3,8 +3,9 @@
 //! message once it is active, else Unknown/`Pending`; `Accepted` True when some listener is
 //! valid (reason `ListenersNotValid` when any is not); per listener `supportedKinds`,
 //! `attachedRoutes` and the four conditions `Conflicted`, `Accepted`, `ResolvedRefs`,
-//! `Programmed`. Conditions carry the Gateway's generation; the status is merge-patched only
-//! when it differs by upstream's test (transition times aside).
+//! `Programmed`. A failure sets only `Accepted` False: `Invalid`, or `ListenersNotValid` with the
+//! message of a route loader error. Conditions carry the Gateway's generation; the status is
+//! merge-patched only when it differs by upstream's test (transition times aside).
 
 use std::collections::BTreeMap;
 
@@ -16,9 +17,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 
+use super::GatewayError;
 use crate::deploy::DeployedLoadBalancer;
 use crate::model::gateway::listeners::{default_route_kinds, LbKind, ListenerValidation};
 use crate::model::gateway::GatewayBuild;
+use crate::model::ModelError;
 
 /// Upstream's messages (`pkg/gateway/constants`).
 pub const PROGRAMMED_PENDING: &str = "Waiting for load balancer to be active.";
@@ -309,6 +312,18 @@ pub fn failure(gw: &Gateway, reason: &str, message: &str) -> Option<GatewayStatu
     let gen = gw.metadata.generation.unwrap_or_default();
     let mut st = gw.status.clone().unwrap_or_default();
     set_condition(&mut st, "Accepted", "False", reason, message, gen).then_some(st)
+}
+
+/// Upstream's status when the model cannot be built: a route loader error sets `Accepted` False
+/// `ListenersNotValid` with its message (`LoadRoutesForGateway`), any other error `Invalid` with
+/// [`RECONCILE_ERROR`] (`handleReconcileError`).
+pub fn build_failure(gw: &Gateway, e: &GatewayError) -> Option<GatewayStatus> {
+    match e {
+        GatewayError::Model(ModelError::ListenersNotValid { message, .. }) => {
+            failure(gw, "ListenersNotValid", message)
+        }
+        _ => failure(gw, "Invalid", RECONCILE_ERROR),
+    }
 }
 
 /// Merge-patches `status` onto the Gateway's `/status`; a Gateway gone meanwhile is no error.

@@ -159,3 +159,33 @@ fn a_provisioning_lb_is_pending_and_failures_set_accepted_false_once() {
     assert_eq!(m.chars().count(), MAX_MESSAGE + 3);
     assert!(m.ends_with("..."));
 }
+
+#[test]
+fn a_route_loader_error_sets_accepted_false_listeners_not_valid_with_its_message() {
+    let g = gw(json!({}));
+    let message = "Gateway (apps:edge) is not usable yet, LB ARN is not provisioned). Invalid data can be found in route (TCPRoute, apps:r)";
+    let loader = GatewayError::Model(ModelError::ListenersNotValid {
+        gateway: "apps/gw".into(),
+        message: message.into(),
+    });
+    let st = build_failure(&g, &loader).unwrap();
+    let a = cond(st.conditions.as_deref().unwrap(), "Accepted");
+    assert_eq!(
+        (a.status.as_str(), a.reason.as_str(), a.message.as_str()),
+        ("False", "ListenersNotValid", message)
+    );
+    assert_eq!(a.observed_generation, Some(3));
+    // Upstream writes only Accepted when the loader fails: no Programmed, no listeners.
+    assert_eq!(st.conditions.as_deref().unwrap().len(), 1);
+    assert!(st.listeners.is_none());
+    let other = GatewayError::Model(ModelError::Gateway {
+        gateway: "apps/gw".into(),
+        message: "bad".into(),
+    });
+    let st = build_failure(&g, &other).unwrap();
+    let a = cond(st.conditions.as_deref().unwrap(), "Accepted");
+    assert_eq!(
+        (a.reason.as_str(), a.message.as_str()),
+        ("Invalid", RECONCILE_ERROR)
+    );
+}

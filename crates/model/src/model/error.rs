@@ -28,6 +28,10 @@ pub enum ModelError {
     /// upstream's, and becomes the Gateway's `Accepted`/`Programmed` False message.
     #[error("{message}")]
     Gateway { gateway: String, message: String },
+    /// Upstream's fatal route loader error (`LoaderError`): the Gateway is not built and its
+    /// `Accepted` condition is False with reason `ListenersNotValid` and this message.
+    #[error("{message}")]
+    ListenersNotValid { gateway: String, message: String },
 }
 
 /// An error before it is attributed to an Ingress.

@@ -48,6 +48,18 @@ pub struct Attachment {
     /// Accepted (route index, parentRef) pairs, for route status.
     pub accepted: Vec<(usize, ParentRef)>,
     pub refusals: Vec<Refusal>,
+    /// Upstream's fatal loader error (the first): a route with hostnames meets a listener whose
+    /// hostname is not valid (an IP address, or a label of 64 characters or more); the Gateway is
+    /// then not built and its `Accepted` is False `ListenersNotValid` with this message.
+    pub fatal: Option<String>,
+}
+
+/// Why a listener does not take a route.
+enum Refuse {
+    /// Route status reason and message.
+    Route(&'static str, &'static str),
+    /// Fails the Gateway (see [`Attachment::fatal`]).
+    Fatal(String),
 }
 
 /// Everything about the Gateway the checks need.
@@ -106,13 +118,16 @@ pub fn attach(
                             .or_default()
                             .extend(hostnames);
                     }
-                    Err((reason, message)) => failures.push(Refusal {
+                    Err(Refuse::Route(reason, message)) => failures.push(Refusal {
                         route: route.key(),
                         kind: route.kind,
                         parent_ref: parent_ref.clone(),
                         reason,
                         message,
                     }),
+                    Err(Refuse::Fatal(message)) => {
+                        out.fatal.get_or_insert(message);
+                    }
                 }
             }
             if any {
@@ -183,7 +198,7 @@ fn allows(
     l: &GatewayListeners,
     route: &RouteView<'_>,
     labels: &dyn Fn(&str) -> BTreeMap<String, String>,
-) -> Result<Vec<String>, (&'static str, &'static str)> {
+) -> Result<Vec<String>, Refuse> {
     let namespaces = l
         .allowed_routes
         .as_ref()
@@ -197,17 +212,28 @@ fn allows(
             .is_some_and(|s| selector_matches(&s, &labels(&route.namespace))),
     };
     if !namespace_ok {
-        return Err(("NotAllowedByListeners", NAMESPACE_NOT_MATCH));
+        return Err(Refuse::Route("NotAllowedByListeners", NAMESPACE_NOT_MATCH));
     }
     if !allowed_kinds(l).iter().any(|k| k == route.kind.as_str()) {
-        return Err(("NotAllowedByListeners", KIND_NOT_MATCH));
+        return Err(Refuse::Route("NotAllowedByListeners", KIND_NOT_MATCH));
     }
     use super::routes::RouteKind::{Grpc, Http, Tls};
     if !matches!(route.kind, Http | Grpc | Tls) {
         return Ok(Vec::new());
     }
-    compatible_hostnames(l.hostname.as_deref(), &route.hostnames)
-        .ok_or(("NoMatchingListenerHostname", NO_MATCHING_HOSTNAME))
+    if let Some(h) = l.hostname.as_deref() {
+        if !route.hostnames.is_empty() && !valid_hostname(h) {
+            // Upstream's text, names as it has them.
+            return Err(Refuse::Fatal(format!(
+                "listener hostname {} is not valid (listener name {h})",
+                l.name
+            )));
+        }
+    }
+    compatible_hostnames(l.hostname.as_deref(), &route.hostnames).ok_or(Refuse::Route(
+        "NoMatchingListenerHostname",
+        NO_MATCHING_HOSTNAME,
+    ))
 }
 
 /// The hostnames a route serves on a listener: the listener's when the route has none, none (=

@@ -66,8 +66,10 @@ pub(super) fn resolve_backend<'a>(
         Some(_) => return Err(dropped("InvalidKind", "Unknown backend reference kind")),
     };
     if b.weight > 999 {
+        // A plain error upstream, not a loader error: no Gateway status.
         return Err(BackendProblem {
             fatal: true,
+            listeners_not_valid: false,
             reason: "UnsupportedValue",
             message: format!("Weight [{}] must be less than or equal to 999", b.weight),
         });
@@ -187,6 +189,7 @@ fn resolve_gateway<'a>(
     if arn.is_empty() {
         return Err(BackendProblem {
             fatal: true,
+            listeners_not_valid: true,
             reason: "BackendNotFound",
             message: with_route(
                 &format!(

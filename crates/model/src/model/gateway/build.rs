@@ -153,6 +153,12 @@ fn build_gateway_stack(
         sets: &set_parents,
     };
     let attachment = attach(&parent, &routes, &labels);
+    if let Some(message) = attachment.fatal.clone() {
+        return Err(ModelError::ListenersNotValid {
+            gateway: key.clone(),
+            message,
+        });
+    }
     // Every listener considered (security group rules) and the valid ones (listener protocols).
     let considered: Vec<GatewayListeners> = groups.iter().flat_map(|g| g.iter().cloned()).collect();
     let valid: Vec<&GatewayListeners> = std::iter::once(gw_listeners)
@@ -304,7 +310,16 @@ fn build_gateway_stack(
     let mut target_groups: BTreeMap<String, (TargetGroup, TargetGroupBindingResource)> =
         BTreeMap::new();
     let attached = attachment.routes_by_port.values().flatten().copied();
-    let loaded = load(inputs, &routes, attached, default_tgc.as_ref()).map_err(err)?;
+    let loaded = load(inputs, &routes, attached, default_tgc.as_ref()).map_err(|f| {
+        if f.listeners_not_valid {
+            ModelError::ListenersNotValid {
+                gateway: key.clone(),
+                message: f.message,
+            }
+        } else {
+            err(f.message)
+        }
+    })?;
     if lb == LbKind::Nlb {
         let l4 = super::l4::L4 {
             inputs,

@@ -18,10 +18,12 @@ pub const RULE_CONFIG_GROUP: &str = "gateway.k8s.aws";
 pub const RULE_CONFIG_KIND: &str = "ListenerRuleConfiguration";
 
 /// Why a backend produced no target group: upstream drops it (route status, reason `reason`)
-/// or fails the Gateway (`fatal`).
+/// or fails the Gateway (`fatal`); `listeners_not_valid`: a fatal one upstream raises as a
+/// loader error, which sets the Gateway's `Accepted` False `ListenersNotValid` with `message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackendProblem {
     pub fatal: bool,
+    pub listeners_not_valid: bool,
     pub reason: &'static str,
     pub message: String,
 }
@@ -29,9 +31,17 @@ pub struct BackendProblem {
 pub(super) fn dropped(reason: &'static str, message: impl Into<String>) -> BackendProblem {
     BackendProblem {
         fatal: false,
+        listeners_not_valid: false,
         reason,
         message: message.into(),
     }
+}
+
+/// The fatal problem `load` stops at: a loader error (see [`BackendProblem`]) or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadFailure {
+    pub listeners_not_valid: bool,
+    pub message: String,
 }
 
 /// Something route status reports about one route: upstream's route condition reason and
@@ -99,7 +109,7 @@ pub fn load<'a>(
     routes: &[RouteView<'_>],
     attached: impl Iterator<Item = usize>,
     default_tgc: Option<&TargetGroupConfiguration>,
-) -> Result<Loaded<'a>, String> {
+) -> Result<Loaded<'a>, LoadFailure> {
     let mut out = Loaded::default();
     for index in attached.collect::<BTreeSet<_>>() {
         let route = &routes[index];
@@ -132,7 +142,12 @@ pub fn load<'a>(
                         }
                         backends.push(found)
                     }
-                    Err(p) if p.fatal => return Err(p.message),
+                    Err(p) if p.fatal => {
+                        return Err(LoadFailure {
+                            listeners_not_valid: p.listeners_not_valid,
+                            message: p.message,
+                        })
+                    }
                     Err(p) => {
                         out.problems.push(RouteProblem {
                             route: route.route_ref(),

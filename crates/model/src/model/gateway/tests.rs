@@ -383,6 +383,28 @@ fn hostnames_intersect_wildcard_aware() {
 }
 
 #[test]
+fn an_ip_listener_hostname_met_by_a_route_with_hostnames_fails_the_gateway_as_upstream() {
+    // Upstream's `hostnameCheck`: a loader error, not a route refusal; its text swaps the names.
+    let gateway = GATEWAY.replace(
+        "{name: other, port: 8080, protocol: HTTP}",
+        "{name: other, port: 8080, protocol: HTTP, hostname: 10.0.0.1, allowedRoutes: {namespaces: {from: All}}}",
+    );
+    let err = build(&gateway, ROUTES).unwrap_err();
+    assert_eq!(
+        err,
+        crate::model::ModelError::ListenersNotValid {
+            gateway: "my-gw-ns/my-gw".into(),
+            message: "listener hostname other is not valid (listener name 10.0.0.1)".into(),
+        }
+    );
+    // A route without hostnames takes the listener's as it is: no error.
+    let without = ROUTES.replace("    hostnames: [app.example.com]\n", "");
+    assert_ne!(without, ROUTES);
+    let b = build(&gateway, &without).unwrap();
+    assert_eq!(b.attachment.attached_routes["other"], 1);
+}
+
+#[test]
 fn header_values_split_at_unescaped_commas() {
     assert_eq!(header_values("a,b\\,c"), vec!["a", "b,c"]);
     assert_eq!(header_values("plain"), vec!["plain"]);

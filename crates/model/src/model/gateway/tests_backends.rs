@@ -169,9 +169,13 @@ fn a_gateway_not_programmed_yet_fails_the_nlb_gateway_with_upstreams_message() {
             gateways: vec![gw],
             ..Objects::default()
         };
-        let err = nlb(&tcp_route("apps", TO_EDGE), &o)
-            .unwrap_err()
-            .to_string();
+        let err = nlb(&tcp_route("apps", TO_EDGE), &o).unwrap_err();
+        // Upstream's loader error: the Gateway's Accepted False ListenersNotValid.
+        assert!(
+            matches!(err, crate::model::ModelError::ListenersNotValid { .. }),
+            "{err:?}"
+        );
+        let err = err.to_string();
         assert!(
             err.contains("Gateway (apps:edge) is not usable yet, LB ARN is not provisioned). Invalid data can be found in route (TCPRoute, apps:my-route)"),
             "{err}"
