@@ -3,11 +3,9 @@
 //! date with its configuration, and the LoadBalancerConfigurations must resolve (else Accepted
 //! False `Invalid` with the error, and a retry); the model is built (an error is a
 //! `FailedBuildModel` Warning, Accepted False `Invalid` `Check Gateway Events for more
-//! information.` — or, for upstream's route loader errors, `ListenersNotValid` with their
-//! message — and no AWS write; ACM certificate discovery belongs to it); a dry run writes the plan annotation instead of deploying;
+//! information.`, and no AWS write; ACM certificate discovery belongs to it); a dry run writes the plan annotation instead of deploying;
 //! otherwise finalizer → deploy (AWS, then the TargetGroupBinding objects) → status →
-//! `SuccessfullyReconciled` (while the load balancer provisions: upstream's `FailedUpdateStatus`
-//! Warning for its requeue). A deleted Gateway: refused while its configuration protects the load
+//! `SuccessfullyReconciled`. A deleted Gateway: refused while its configuration protects the load
 //! balancer; else bindings, then the stack, go, and the finalizer is released only once AWS shows
 //! no load balancer of the stack.
 
@@ -40,26 +38,6 @@ use crate::model::{GroupId, Stack, StackKind};
 
 /// Upstream's requeue while the load balancer is not active yet.
 pub const PROGRAMMED_REQUEUE: Duration = Duration::from_secs(120);
-
-/// The event closing a deploy: `SuccessfullyReconciled` once the load balancer is active; while
-/// it provisions, upstream's status update returns its requeue error (`requeue needed after
-/// 2m0s: Monitoring provisioning state`), which its reconciler reports as a `FailedUpdateStatus`
-/// Warning instead. `(warning, reason, note)`.
-pub(crate) fn closing_event(active: bool) -> (bool, &'static str, &'static str) {
-    if active {
-        (
-            false,
-            reason::SUCCESSFULLY_RECONCILED,
-            "Successfully reconciled",
-        )
-    } else {
-        (
-            true,
-            reason::FAILED_UPDATE_STATUS,
-            "Failed update status due to requeue needed after 2m0s: Monitoring provisioning state",
-        )
-    }
-}
 
 pub(crate) struct Kind {
     pub(crate) finalizer: &'static str,
@@ -447,10 +425,13 @@ async fn deploy(
         tracing::warn!(gateway = %gw.name_any(), error = %e, "failed to update route status");
         return Err(e.into());
     }
-    match closing_event(programmed.active) {
-        (true, r, note) => warn(ctx, gw, r, note.into()).await,
-        (false, r, note) => ctx.events.normal(&gw.object_ref(&()), r, note.into()).await,
-    }
+    ctx.events
+        .normal(
+            &gw.object_ref(&()),
+            reason::SUCCESSFULLY_RECONCILED,
+            "Successfully reconciled".into(),
+        )
+        .await;
     if programmed.active {
         Ok(Some(ctx.cfg.sync_period))
     } else {
@@ -462,24 +443,6 @@ async fn deploy(
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn a_provisioning_load_balancer_closes_with_upstreams_failed_update_status_warning() {
-        assert_eq!(
-            closing_event(true),
-            (false, "SuccessfullyReconciled", "Successfully reconciled")
-        );
-        // Go's `time.Duration` text of the requeue in the note: 2m0s.
-        assert_eq!(PROGRAMMED_REQUEUE, Duration::from_secs(120));
-        assert_eq!(
-            closing_event(false),
-            (
-                true,
-                "FailedUpdateStatus",
-                "Failed update status due to requeue needed after 2m0s: Monitoring provisioning state"
-            )
-        );
-    }
 
     #[test]
     fn attached_routes_the_model_left_out_are_named_not_ignored() {
