@@ -3,9 +3,13 @@
 //! date with its configuration, and the LoadBalancerConfigurations must resolve (else Accepted
 //! False `Invalid` with the error, and a retry); the model is built (an error is a
 //! `FailedBuildModel` Warning, Accepted False `Invalid` `Check Gateway Events for more
-//! information.`, and no AWS write; ACM certificate discovery belongs to it); a dry run writes the plan annotation instead of deploying;
-//! otherwise finalizer → deploy (AWS, then the TargetGroupBinding objects) → status →
-//! `SuccessfullyReconciled`. A deleted Gateway: refused while its configuration protects the load
+//! information.` — or, for upstream's route loader errors, `ListenersNotValid` with their
+//! message — and no AWS write; ACM certificate discovery belongs to it); a dry run writes the
+//! plan annotation instead of deploying; otherwise finalizer → deploy (AWS, then the
+//! TargetGroupBinding objects) → status → `SuccessfullyReconciled`. (Upstream reports its
+//! requeue while the load balancer provisions as a `FailedUpdateStatus` Warning; provisioning is
+//! not a failure and Warnings page people, so here the Gateway's `Programmed` condition says
+//! `Pending` instead.) A deleted Gateway: refused while its configuration protects the load
 //! balancer; else bindings, then the stack, go, and the finalizer is released only once AWS shows
 //! no load balancer of the stack.
 
