@@ -12,6 +12,7 @@
 mod addons;
 mod cleanup;
 pub(crate) mod config;
+mod deploy;
 pub mod detect;
 mod feed;
 pub(crate) mod inputs;

@@ -22,20 +22,17 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 
 use super::config::{self, Configs};
+use super::deploy::deploy;
 use super::feed::controller_name;
 use super::inputs::Owned;
-use super::listener_set_status;
 use super::status;
 use super::{Ctx, GatewayError};
-use crate::controller::gateway_class::services_of;
-use crate::controller::ingress::{reason, sync_bindings};
-use crate::controller::{add_finalizer, route_status};
-use crate::deploy::Error as DeployError;
+use crate::controller::ingress::reason;
 use crate::model::gateway::addons::ActiveAddons;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::{
-    build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild, GatewayInputs,
-    ALB_GATEWAY_FINALIZER, DRY_RUN_ANNOTATION, DRY_RUN_PLAN_ANNOTATION, NLB_GATEWAY_FINALIZER,
+    build_alb_gateway_stack, build_nlb_gateway_stack, GatewayInputs, ALB_GATEWAY_FINALIZER,
+    DRY_RUN_ANNOTATION, DRY_RUN_PLAN_ANNOTATION, NLB_GATEWAY_FINALIZER,
 };
 use crate::model::tags::{TagContext, ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX};
 use crate::model::{GroupId, Stack, StackKind};
@@ -95,7 +92,7 @@ pub(super) fn forget_secrets(ctx: &Ctx, key: &str) {
 }
 
 /// Writes Accepted False `Invalid` on a failure; a failed status write is only logged.
-async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
+pub(super) async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
     write_failure(ctx, gw, status::failure(gw, "Invalid", message)).await;
 }
 
@@ -322,125 +319,6 @@ async fn clear_plan(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError> {
         )
         .await?;
     Ok(())
-}
-
-async fn deploy(
-    ctx: &Ctx,
-    gw: &Gateway,
-    built: &GatewayBuild,
-    inputs: &GatewayInputs<'_>,
-) -> Result<Option<Duration>, GatewayError> {
-    let finalizer = kind(ctx.cfg.lb).finalizer;
-    // Before any AWS write: from here on, deleting the Gateway cannot leak its load balancer.
-    if let Err(e) = add_finalizer(&api_of(ctx, gw), gw, finalizer).await {
-        let note = format!("Failed add gateway finalizer due to {e}");
-        warn(ctx, gw, reason::FAILED_ADD_FINALIZER, note).await;
-        return Err(e.into());
-    }
-    let stack = &built.stack;
-    if !stack.warnings.is_empty() {
-        let notes: Vec<&str> = stack.warnings.iter().map(|w| w.message.as_str()).collect();
-        warn(ctx, gw, reason::UNSUPPORTED_CONFIGURATION, notes.join("; ")).await;
-    }
-    let deployed = ctx
-        .rec
-        .staged("deploy_model", async {
-            let deployed = ctx.deployer.deploy(stack).await?;
-            sync_bindings(
-                &ctx.client,
-                &binding_labels(ctx, gw),
-                &deployed.target_group_bindings,
-                &ctx.cfg.namespaces,
-                ctx.cfg.metrics.as_ref(),
-            )
-            .await?;
-            Ok::<_, GatewayError>(deployed)
-        })
-        .await;
-    let deployed = match deployed {
-        Ok(d) => d,
-        Err(e) => {
-            // A load balancer still provisioning is waited for, as upstream requeues: no Warning.
-            if !matches!(e, GatewayError::Deploy(DeployError::NotReady(_))) {
-                warn(
-                    ctx,
-                    gw,
-                    reason::FAILED_DEPLOY_MODEL,
-                    format!("Failed deploy model due to {e}"),
-                )
-                .await;
-                fail_status(ctx, gw, status::RECONCILE_ERROR).await;
-            }
-            return Err(e);
-        }
-    };
-    tracing::info!(gateway = %gw.name_any(), "successfully deployed model");
-    // Upstream releases the shared backend SG when the Gateway's stack does not need it.
-    if stack
-        .backend_security_group
-        .as_ref()
-        .is_none_or(|b| b.group_id.is_some())
-    {
-        super::cleanup::release_backend_sg(ctx, &format!("{}/{}", ns_of(gw), gw.name_any())).await;
-    }
-    let Some(lb) = &deployed.load_balancer else {
-        return Ok(Some(ctx.cfg.sync_period));
-    };
-    let sets_on = ctx.feed.stores.listener_sets_on;
-    let (programmed, st) = status::after_deploy(gw, ctx.cfg.lb, built, lb, sets_on);
-    if let Some(st) = st {
-        if let Err(e) = ctx
-            .rec
-            .staged("update_status", status::patch(&ctx.client, gw, &st))
-            .await
-        {
-            let note = format!(
-                "Failed update status due to failed to update gw status: {}/{}: {e}",
-                ns_of(gw),
-                gw.name_any()
-            );
-            warn(ctx, gw, reason::FAILED_UPDATE_STATUS, note).await;
-            return Err(e.into());
-        }
-    }
-    if sets_on {
-        let lb = ctx.cfg.lb;
-        let sets = listener_set_status::publish(&ctx.client, built, lb, programmed.active);
-        if let Err(e) = ctx.rec.staged("update_listener_set_status", sets).await {
-            tracing::warn!(gateway = %gw.name_any(), error = %e, "failed to update ListenerSet status");
-            return Err(e.into());
-        }
-    }
-    if let Some(refs) = &ctx.cfg.service_references {
-        refs.update(
-            &format!("{}/{}", ns_of(gw), gw.name_any()),
-            services_of(stack),
-        );
-    }
-    // Each route naming the Gateway: accepted or refused, and whether its backends resolved.
-    if let Err(e) = ctx
-        .rec
-        .staged(
-            "update_route_status",
-            route_status::publish(&ctx.client, inputs, built),
-        )
-        .await
-    {
-        tracing::warn!(gateway = %gw.name_any(), error = %e, "failed to update route status");
-        return Err(e.into());
-    }
-    ctx.events
-        .normal(
-            &gw.object_ref(&()),
-            reason::SUCCESSFULLY_RECONCILED,
-            "Successfully reconciled".into(),
-        )
-        .await;
-    if programmed.active {
-        Ok(Some(ctx.cfg.sync_period))
-    } else {
-        Ok(Some(PROGRAMMED_REQUEUE))
-    }
 }
 
 #[cfg(test)]
