@@ -405,3 +405,60 @@ fn regular_expression_query_params_and_grpc_headers_are_literal_with_a_warning()
     let exact = http.replace(", type: RegularExpression", "");
     assert!(regex_warnings(&alb(&exact, "[]").unwrap()).is_empty());
 }
+
+#[test]
+fn an_explicit_empty_matches_list_is_a_match_less_rule_as_upstream() {
+    // `matches: []` is kept by the API server (only an absent list is defaulted): upstream gives
+    // the rule no path condition and the lowest precedence, so a regex rule on the same
+    // hostname still comes first. Without a hostname the rule would have no condition at all,
+    // which the ALB refuses: it matches every path instead.
+    let http = r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {name: api, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
+  spec:
+    parentRefs: [{name: my-gw}]
+    hostnames: [api.example.com]
+    rules:
+    - matches: []
+      backendRefs: [{name: my-svc, port: 80}]
+    - matches: [{path: {type: RegularExpression, value: "/v[0-9]+/.*"}}]
+      backendRefs: [{name: my-svc, port: 80}]
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {name: any, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
+  spec:
+    parentRefs: [{name: my-gw}]
+    rules: [{matches: [], backendRefs: [{name: my-svc, port: 80}]}]
+"#;
+    let b = alb(http, "[]").unwrap();
+    let rules: Vec<(&str, Vec<RuleCondition>)> = b
+        .stack
+        .listener_rules
+        .iter()
+        .map(|r| (r.ingress.as_str(), r.conditions.clone()))
+        .collect();
+    let host = RuleCondition::HostHeader {
+        config: crate::model::action::ValuesConfig {
+            values: vec!["api.example.com".into()],
+            regex_values: Vec::new(),
+        },
+    };
+    let path = |values: Vec<&str>, regex: Vec<&str>| RuleCondition::PathPattern {
+        config: crate::model::action::ValuesConfig {
+            values: values.into_iter().map(String::from).collect(),
+            regex_values: regex.into_iter().map(String::from).collect(),
+        },
+    };
+    assert_eq!(
+        rules,
+        vec![
+            (
+                "my-route-ns/api",
+                vec![host.clone(), path(vec![], vec!["/v[0-9]+/.*"])]
+            ),
+            ("my-route-ns/api", vec![host]),
+            ("my-route-ns/any", vec![path(vec!["/*"], vec![])]),
+        ]
+    );
+}
