@@ -462,3 +462,45 @@ fn an_explicit_empty_matches_list_is_a_match_less_rule_as_upstream() {
         ]
     );
 }
+
+#[test]
+fn the_last_listener_configuration_for_a_port_wins_as_upstreams_map() {
+    // The CRD does not make `protocolPort` unique; upstream indexes the entries by port, so the
+    // last one is the listener's configuration.
+    let gw: Gateway = yaml(ALB_GATEWAY);
+    let lbc: LoadBalancerConfiguration = yaml(
+        r#"
+apiVersion: gateway.k8s.aws/v1
+kind: LoadBalancerConfiguration
+metadata: {name: lbc, namespace: my-route-ns}
+spec:
+  listenerConfigurations:
+  - {protocolPort: "HTTPS:443", defaultCertificate: "arn:aws:acm:us-east-1:1:certificate/first", sslPolicy: first-policy}
+  - {protocolPort: "HTTPS:443", defaultCertificate: "arn:aws:acm:us-east-1:1:certificate/last", sslPolicy: last-policy}
+"#,
+    );
+    let http: Vec<HttpRoute> = yaml(
+        r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {name: web, namespace: my-route-ns}
+  spec:
+    parentRefs: [{name: my-gw}]
+    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
+"#,
+    );
+    let services: Vec<Service> = yaml(SERVICES);
+    let inputs = GatewayInputs {
+        gateway_config: Some(&lbc),
+        http_routes: &http,
+        services: &services,
+        ..GatewayInputs::new(&gw)
+    };
+    let b = build_alb_gateway_stack(&inputs, &cfg(), None).unwrap();
+    let listener = &b.stack.listeners[0];
+    assert_eq!(listener.ssl_policy.as_deref(), Some("last-policy"));
+    assert_eq!(
+        listener.certificates,
+        vec!["arn:aws:acm:us-east-1:1:certificate/last".to_string()]
+    );
+}
