@@ -849,4 +849,12 @@ fn merged_listener_configurations_keep_the_low_sides_first_duplicate_as_upstream
         listener.attributes["routing.http.response.server.enabled"],
         "first"
     );
+    // The entry left out is said, not silently dropped.
+    assert!(
+        warnings(&b).contains(
+            &"listenerConfigurations has 2 entries for HTTP:80: only one of them is applied"
+        ),
+        "{:?}",
+        warnings(&b)
+    );
 }
