@@ -52,10 +52,17 @@ impl Alb<'_> {
                 .filter_map(elb_protocol)
                 .collect();
             let protocol = port_protocol(&protocols)?;
-            let listener_cfg = self.lbc.listener_configurations.iter().flatten().find(|c| {
-                c.protocol_port
-                    .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
-            });
+            // The last entry for the protocol:port wins, as upstream's per-port map (the CRD allows
+            // duplicates).
+            let listener_cfg = self
+                .lbc
+                .listener_configurations
+                .iter()
+                .flatten()
+                .rfind(|c| {
+                    c.protocol_port
+                        .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
+                });
             let listener_id = port.to_string();
             let secure = protocol == Protocol::Https;
             let certs = SecurePort::new(

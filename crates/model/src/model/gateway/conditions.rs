@@ -161,6 +161,11 @@ pub fn http_conditions(
             config: ListConfig { values: vec![name] },
         });
     }
+    // Only a rule with `matches: []` and no hostname gets here: upstream sends a rule without
+    // conditions, which the ALB refuses; a rule without matches matches every request.
+    if out.is_empty() {
+        out.push(path_values(vec!["/*".into()]));
+    }
     Ok(out)
 }
 

@@ -53,10 +53,17 @@ impl L4<'_> {
                 .filter_map(elb_protocol)
                 .collect();
             let mut protocol = port_protocol(&protocols)?;
-            let listener_cfg = self.lbc.listener_configurations.iter().flatten().find(|c| {
-                c.protocol_port
-                    .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
-            });
+            // The last entry for the protocol:port wins, as upstream's per-port map (the CRD allows
+            // duplicates).
+            let listener_cfg = self
+                .lbc
+                .listener_configurations
+                .iter()
+                .flatten()
+                .rfind(|c| {
+                    c.protocol_port
+                        .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
+                });
             // Before the QUIC upgrade and the backends, as upstream's `buildListenerSpec`.
             let certs = SecurePort::new(
                 self.inputs,

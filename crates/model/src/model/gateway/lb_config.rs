@@ -68,13 +68,15 @@ pub fn merged_config(inputs: &GatewayInputs<'_>) -> LoadBalancerConfigurationSpe
         .into_iter()
         .map(|(key, value)| crate::crd::gateway::KeyValue { key, value })
         .collect();
+    // Per protocol:port as upstream's merger: the high side's last entry, else the low side's
+    // first (the CRD allows duplicates).
     let mut listeners: BTreeMap<String, _> = BTreeMap::new();
-    for l in out
-        .listener_configurations
-        .iter()
-        .flatten()
-        .chain(high.listener_configurations.iter().flatten())
-    {
+    for l in out.listener_configurations.iter().flatten() {
+        listeners
+            .entry(l.protocol_port.clone())
+            .or_insert_with(|| l.clone());
+    }
+    for l in high.listener_configurations.iter().flatten() {
         listeners.insert(l.protocol_port.clone(), l.clone());
     }
     out.listener_configurations =

@@ -1,6 +1,6 @@
 //! What a route says, with the defaults the API server would have applied to a manifest (a rule
-//! without matches matches `PathPrefix /`, a match without a path too, backend weight 1), in one
-//! shape shared by the route kinds.
+//! without `matches` matches `PathPrefix /`, a match without a path too, backend weight 1), in
+//! one shape shared by the route kinds.
 
 use gateway_api::apis::experimental::tcproutes::TcpRoute;
 use gateway_api::apis::experimental::udproutes::UdpRoute;
@@ -308,13 +308,14 @@ fn prefix_root() -> HttpRouteRulesMatchesPath {
     }
 }
 
-/// The CRD defaults `matches` to `[{path: {type: PathPrefix, value: /}}]`, a match's `path` to
-/// the same, and a path's `type` to PathPrefix / `value` to `/`.
+/// The CRD defaults an absent `matches` to `[{path: {type: PathPrefix, value: /}}]`, a match's
+/// `path` to the same, and a path's `type` to PathPrefix / `value` to `/`. An explicit
+/// `matches: []` is not absent: the API server keeps it, and upstream makes the rule one
+/// match-less unit (no path condition, the lowest precedence), so it stays empty here.
 fn default_matches(mut rule: HttpRouteRules) -> HttpRouteRules {
-    let matches = rule.matches.get_or_insert_with(Vec::new);
-    if matches.is_empty() {
-        matches.push(HttpRouteRulesMatches::default());
-    }
+    let matches = rule
+        .matches
+        .get_or_insert_with(|| vec![HttpRouteRulesMatches::default()]);
     for m in matches.iter_mut() {
         let path = m.path.get_or_insert_with(prefix_root);
         path.r#type

@@ -829,3 +829,32 @@ fn a_listener_configuration_matching_no_listener_is_a_warning() {
         "{w:?}"
     );
 }
+
+#[test]
+fn merged_listener_configurations_keep_the_low_sides_first_duplicate_as_upstream() {
+    // The class wins (prefer-gateway-class): the Gateway's entries are the low side, where
+    // upstream's merger keeps the first entry of a protocol:port and skips later ones.
+    let case = Case {
+        class: Some(lbc("infra", "class-lbc", "{listenerConfigurations: [{protocolPort: \"HTTP:8080\"}]}")),
+        gateway: Some(lbc(
+            "my-gw-ns",
+            "gw-lbc",
+            "{listenerConfigurations: [{protocolPort: \"HTTP:80\", listenerAttributes: [{key: routing.http.response.server.enabled, value: \"first\"}]}, {protocolPort: \"HTTP:80\", listenerAttributes: [{key: routing.http.response.server.enabled, value: \"last\"}]}]}",
+        )),
+        ..Case::default()
+    };
+    let b = case.alb();
+    let listener = b.stack.listeners.iter().find(|l| l.port == 80).unwrap();
+    assert_eq!(
+        listener.attributes["routing.http.response.server.enabled"],
+        "first"
+    );
+    // The entry left out is said, not silently dropped.
+    assert!(
+        warnings(&b).contains(
+            &"listenerConfigurations has 2 entries for HTTP:80: only one of them is applied"
+        ),
+        "{:?}",
+        warnings(&b)
+    );
+}

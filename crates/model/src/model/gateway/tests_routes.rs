@@ -405,3 +405,102 @@ fn regular_expression_query_params_and_grpc_headers_are_literal_with_a_warning()
     let exact = http.replace(", type: RegularExpression", "");
     assert!(regex_warnings(&alb(&exact, "[]").unwrap()).is_empty());
 }
+
+#[test]
+fn an_explicit_empty_matches_list_is_a_match_less_rule_as_upstream() {
+    // `matches: []` is kept by the API server (only an absent list is defaulted): upstream gives
+    // the rule no path condition and the lowest precedence, so a regex rule on the same
+    // hostname still comes first. Without a hostname the rule would have no condition at all,
+    // which the ALB refuses: it matches every path instead.
+    let http = r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {name: api, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
+  spec:
+    parentRefs: [{name: my-gw}]
+    hostnames: [api.example.com]
+    rules:
+    - matches: []
+      backendRefs: [{name: my-svc, port: 80}]
+    - matches: [{path: {type: RegularExpression, value: "/v[0-9]+/.*"}}]
+      backendRefs: [{name: my-svc, port: 80}]
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {name: any, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
+  spec:
+    parentRefs: [{name: my-gw}]
+    rules: [{matches: [], backendRefs: [{name: my-svc, port: 80}]}]
+"#;
+    let b = alb(http, "[]").unwrap();
+    let rules: Vec<(&str, Vec<RuleCondition>)> = b
+        .stack
+        .listener_rules
+        .iter()
+        .map(|r| (r.ingress.as_str(), r.conditions.clone()))
+        .collect();
+    let host = RuleCondition::HostHeader {
+        config: crate::model::action::ValuesConfig {
+            values: vec!["api.example.com".into()],
+            regex_values: Vec::new(),
+        },
+    };
+    let path = |values: Vec<&str>, regex: Vec<&str>| RuleCondition::PathPattern {
+        config: crate::model::action::ValuesConfig {
+            values: values.into_iter().map(String::from).collect(),
+            regex_values: regex.into_iter().map(String::from).collect(),
+        },
+    };
+    assert_eq!(
+        rules,
+        vec![
+            (
+                "my-route-ns/api",
+                vec![host.clone(), path(vec![], vec!["/v[0-9]+/.*"])]
+            ),
+            ("my-route-ns/api", vec![host]),
+            ("my-route-ns/any", vec![path(vec!["/*"], vec![])]),
+        ]
+    );
+}
+
+#[test]
+fn the_last_listener_configuration_for_a_port_wins_as_upstreams_map() {
+    // The CRD does not make `protocolPort` unique; upstream indexes the entries by port, so the
+    // last one is the listener's configuration.
+    let gw: Gateway = yaml(ALB_GATEWAY);
+    let lbc: LoadBalancerConfiguration = yaml(
+        r#"
+apiVersion: gateway.k8s.aws/v1
+kind: LoadBalancerConfiguration
+metadata: {name: lbc, namespace: my-route-ns}
+spec:
+  listenerConfigurations:
+  - {protocolPort: "HTTPS:443", defaultCertificate: "arn:aws:acm:us-east-1:1:certificate/first", sslPolicy: first-policy}
+  - {protocolPort: "HTTPS:443", defaultCertificate: "arn:aws:acm:us-east-1:1:certificate/last", sslPolicy: last-policy}
+"#,
+    );
+    let http: Vec<HttpRoute> = yaml(
+        r#"
+- apiVersion: gateway.networking.k8s.io/v1
+  kind: HTTPRoute
+  metadata: {name: web, namespace: my-route-ns}
+  spec:
+    parentRefs: [{name: my-gw}]
+    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
+"#,
+    );
+    let services: Vec<Service> = yaml(SERVICES);
+    let inputs = GatewayInputs {
+        gateway_config: Some(&lbc),
+        http_routes: &http,
+        services: &services,
+        ..GatewayInputs::new(&gw)
+    };
+    let b = build_alb_gateway_stack(&inputs, &cfg(), None).unwrap();
+    let listener = &b.stack.listeners[0];
+    assert_eq!(listener.ssl_policy.as_deref(), Some("last-policy"));
+    assert_eq!(
+        listener.certificates,
+        vec!["arn:aws:acm:us-east-1:1:certificate/last".to_string()]
+    );
+}

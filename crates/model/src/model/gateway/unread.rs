@@ -80,11 +80,27 @@ pub(super) fn warn_unread_gateway_fields(
 /// The Gateway's own `listenerConfigurations[]` entries whose `protocolPort` names no listener it
 /// declares (its own and its accepted ListenerSets'): a typo, or a port removed from the Gateway.
 /// A class-wide configuration is left alone: it may list ports only some of its Gateways have.
+/// Also a `protocolPort` listed more than once: upstream applies one of the entries only.
 pub(super) fn warn_unmatched_listener_configurations(
     own: Option<&LoadBalancerConfigurationSpec>,
     valid: &[&GatewayListeners],
     stack: &mut Stack,
 ) {
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for c in own
+        .iter()
+        .flat_map(|o| o.listener_configurations.iter().flatten())
+    {
+        *counts.entry(c.protocol_port.as_str()).or_default() += 1;
+    }
+    for (protocol_port, n) in counts.into_iter().filter(|(_, n)| *n > 1) {
+        let message = format!(
+            "listenerConfigurations has {n} entries for {protocol_port}: only one of them is applied"
+        );
+        stack
+            .warnings
+            .push(warning("listenerConfigurations", message));
+    }
     let declared: Vec<String> = valid
         .iter()
         .filter_map(|l| Some(format!("{}:{}", elb_protocol(l)?.as_str(), l.port)))
