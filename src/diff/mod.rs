@@ -127,6 +127,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
     let vpc_cidrs = crate::controller::tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id)
         .await
         .context("reading the VPC")?;
+    let vpc_cidr_texts: Vec<String> = vpc_cidrs.iter().map(ToString::to_string).collect();
     let addons = crate::aws::build_addons(
         &crate::aws::AwsConfig::from(cfg),
         &resolved.region,
@@ -214,7 +215,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         let reader = crate::controller::service::EnvReader::new(
             recorder.clone(),
             resolved.vpc_id.clone(),
-            vpc_cidrs.iter().map(ToString::to_string).collect(),
+            vpc_cidr_texts.clone(),
             icfg.model.gate("SubnetDiscoveryByReachability"),
         );
         stacks.extend(services::diff_services(&env, &reader, &objs).await);
@@ -225,7 +226,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         let reader = crate::controller::service::EnvReader::new(
             recorder.clone(),
             resolved.vpc_id.clone(),
-            vpc_cidrs.iter().map(ToString::to_string).collect(),
+            vpc_cidr_texts.clone(),
             icfg.model.gate("SubnetDiscoveryByReachability"),
         );
         let target_groups = gateways::GatewayEnv::target_group_cache(recorder.clone());

@@ -14,6 +14,7 @@ use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, PatchOperation, RemoveOperation};
 use serde::Deserialize;
 use serde_json::Value;
+use std::io::Write as _;
 use std::time::Duration;
 
 pub const PATH: &str = "/mutate-v1-pod";
@@ -180,7 +181,8 @@ pub fn gate_patch_json(existing: Option<&[&str]>, gates: &[String]) -> Vec<u8> {
             out.push(b'[');
             for i in removes {
                 out.extend_from_slice(br#"{"op":"remove","path":"/spec/readinessGates/"#);
-                out.extend_from_slice(i.to_string().as_bytes());
+                // Writing into a Vec cannot fail.
+                let _ = write!(out, "{i}");
                 out.extend_from_slice(br#""},"#);
             }
             for g in adds {

@@ -77,22 +77,19 @@ async fn deployed(spec: &str) -> Running {
     r
 }
 
-#[tokio::test]
-async fn disabling_the_groups_of_a_deployed_nlb_gateway_fails_before_any_aws_write() {
-    let r = deployed("{scheme: internal}").await;
-    let groups = nlb_groups(&r).await;
-    assert!(!groups.is_empty(), "an NLB Gateway gets security groups");
-
+/// Sets the switch to `on` and sees it refused with `refusal`: a FailedBuildModel Warning,
+/// Accepted=False Invalid, and no AWS write.
+async fn switch_is_refused(r: &Running, on: bool, refusal: &str) {
     r.fake.clear_calls();
-    set_switch(&r, true).await;
+    set_switch(r, on).await;
     eventually(
         "the refusal as a FailedBuildModel Warning",
         WAIT,
-        || async { r.warned("nlb", REFUSAL).await },
+        || async { r.warned("nlb", refusal).await },
     )
     .await;
     eventually("Accepted=False Invalid", WAIT, || async {
-        accepted(&r).await == Some(("False".into(), "Invalid".into()))
+        accepted(r).await == Some(("False".into(), "Invalid".into()))
     })
     .await;
     assert!(
@@ -100,6 +97,15 @@ async fn disabling_the_groups_of_a_deployed_nlb_gateway_fails_before_any_aws_wri
         "nothing is written for a refused configuration: {:?}",
         r.fake.write_calls()
     );
+}
+
+#[tokio::test]
+async fn disabling_the_groups_of_a_deployed_nlb_gateway_fails_before_any_aws_write() {
+    let r = deployed("{scheme: internal}").await;
+    let groups = nlb_groups(&r).await;
+    assert!(!groups.is_empty(), "an NLB Gateway gets security groups");
+
+    switch_is_refused(&r, true, REFUSAL).await;
     assert_eq!(nlb_groups(&r).await, groups, "the NLB keeps its groups");
 
     // Back off: the Gateway deploys again (and its NLB still has the same groups).
@@ -116,22 +122,6 @@ async fn asking_groups_of_a_deployed_nlb_gateway_without_any_fails_before_any_aw
     let r = deployed("{scheme: internal, disableSecurityGroup: true}").await;
     assert!(nlb_groups(&r).await.is_empty(), "created without groups");
 
-    r.fake.clear_calls();
-    set_switch(&r, false).await;
-    eventually(
-        "the refusal as a FailedBuildModel Warning",
-        WAIT,
-        || async { r.warned("nlb", ADD_REFUSAL).await },
-    )
-    .await;
-    eventually("Accepted=False Invalid", WAIT, || async {
-        accepted(&r).await == Some(("False".into(), "Invalid".into()))
-    })
-    .await;
-    assert!(
-        r.fake.write_calls().is_empty(),
-        "no managed group is made for an NLB that cannot take it: {:?}",
-        r.fake.write_calls()
-    );
+    switch_is_refused(&r, false, ADD_REFUSAL).await;
     assert!(nlb_groups(&r).await.is_empty());
 }
