@@ -8,7 +8,8 @@
 //!
 //! `cargo bench --profile perf --bench bench -- admission`; `ADMISSION_ROUNDS` (3) and
 //! `ADMISSION_SECS` (5) change the rounds per side and their length; `ADMISSION_PROFILE=webhook`
-//! (or `static`) runs only that side's saturation, for `perf record`; `ADMISSION_THREADS` sets
+//! (or `static`) runs only that side's saturation, for `perf record` (`webhook:paced`: at the fixed
+//! rate); `ADMISSION_THREADS` sets
 //! both servers' thread count (default: one per CPU, as the binary); `ADMISSION_RATE` the fixed
 //! rate (1,000 req/s).
 
@@ -384,12 +385,24 @@ pub fn run() {
             client::paced(&mut ex.connect(side).await, &ex.request, rate(), 1.0).await;
         }
 
-        // `ADMISSION_PROFILE=webhook|static`: only that side at saturation, for `perf record`.
-        if let Ok(only) = std::env::var("ADMISSION_PROFILE") {
+        // `ADMISSION_PROFILE=webhook|static`: only that side at saturation, for `perf record`;
+        // with `:paced` at the fixed rate instead, where the cold-path costs show.
+        if let Ok(profile) = std::env::var("ADMISSION_PROFILE") {
+            let (only, paced) = match profile.split_once(':') {
+                Some((side, "paced")) => (side.to_string(), true),
+                _ => (profile.clone(), false),
+            };
             let side = sides.iter().find(|t| t.name == only).expect("webhook or static");
             let mut clients = ex.connect(side).await;
-            let (rate, _) = client::saturate(&mut clients, &ex.request, secs * rounds as f64).await;
-            println!("admission/profile: {only} {rate:.0} req/s");
+            let total = secs * rounds as f64;
+            if paced {
+                let lat = client::paced(&mut clients, &ex.request, rate(), total).await;
+                let p50 = client::percentile_us(&lat, 0.5);
+                println!("admission/profile: {only} at {} req/s, p50 {p50:.0} µs", rate());
+            } else {
+                let (rate, _) = client::saturate(&mut clients, &ex.request, total).await;
+                println!("admission/profile: {only} {rate:.0} req/s");
+            }
             return;
         }
         let fixed_label = format!("{}rps", rate());

@@ -73,7 +73,12 @@ pub fn run() {
         ["target-health.elbv2.k8s.aws/tgb-3"],
         "the benchmark pod has one gate"
     );
-    let mut evict = vec![0u8; EVICT_BYTES];
+    // `ADMISSION_EVICT_KIB` writes less, to see which cache level the cold cost comes from.
+    let evict_bytes = std::env::var("ADMISSION_EVICT_KIB")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(EVICT_BYTES, |k| k << 10);
+    let mut evict = vec![0u8; evict_bytes];
     let (cold, warm) = cold_and_warm(&mut evict, || {
         black_box(idx.gates_for(black_box("ns-42"), label));
     });
@@ -98,4 +103,23 @@ pub fn run() {
     println!(
         "admission-index: handler step (read, lookup, patch, answer), median of {SAMPLES}: cold {cold} ns, warm {warm} ns"
     );
+    // What the machine itself leaves of the caches between admissions a millisecond apart (as at
+    // 1,000 req/s): the same step after sleeping that long instead of evicting.
+    for idle_us in [100u64, 1_000, 2_000, 3_000, 5_000, 10_000] {
+        let mut after = Vec::new();
+        for _ in 0..SAMPLES.min(200) {
+            std::thread::sleep(Duration::from_micros(idle_us));
+            let t = Instant::now();
+            let quick = injector
+                .admit_borrowed(black_box(&body))
+                .expect("read borrowed");
+            black_box(review::encode_body(&quick.uid, &quick.decision));
+            after.push(t.elapsed().as_nanos());
+        }
+        println!(
+            "admission-index: handler step after {idle_us} µs idle, median of {}: {} ns",
+            after.len(),
+            median_ns(after)
+        );
+    }
 }
