@@ -397,8 +397,14 @@ pub fn run() {
             let total = secs * rounds as f64;
             if paced {
                 let lat = client::paced(&mut clients, &ex.request, rate(), total).await;
-                let p50 = client::percentile_us(&lat, 0.5);
-                println!("admission/profile: {only} at {} req/s, p50 {p50:.0} µs", rate());
+                let deciles: Vec<String> = (1..10)
+                    .map(|d| format!("{:.0}", client::percentile_us(&lat, d as f64 / 10.0)))
+                    .collect();
+                println!(
+                    "admission/profile: {only} at {} req/s, deciles {} µs",
+                    rate(),
+                    deciles.join(" ")
+                );
             } else {
                 let (rate, _) = client::saturate(&mut clients, &ex.request, total).await;
                 println!("admission/profile: {only} {rate:.0} req/s");

@@ -23,7 +23,19 @@ type Conn = tokio_rustls::client::TlsStream<TcpStream>;
 /// hyper's HTTP/1.1 with keep-alive and the header timeout our server sets (nginx has one too),
 /// answering `body` to every request.
 async fn serve_static_connection(stream: tokio_rustls::server::TlsStream<TcpStream>, body: Bytes) {
+    // `ADMISSION_STATIC_SPIN_NS`: the floor spends that long on the CPU before answering, to
+    // see what a given amount of extra work per request does to its latency on this machine.
+    let spin = std::env::var("ADMISSION_STATIC_SPIN_NS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_nanos);
     let service = hyper::service::service_fn(move |_: hyper::Request<Incoming>| {
+        if let Some(spin) = spin {
+            let start = std::time::Instant::now();
+            while start.elapsed() < spin {
+                std::hint::spin_loop();
+            }
+        }
         let response = hyper::Response::builder()
             .header(hyper::header::CONTENT_TYPE, "application/json")
             .body(Full::new(body.clone()))

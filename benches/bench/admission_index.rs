@@ -122,4 +122,73 @@ pub fn run() {
             median_ns(after)
         );
     }
+    service_call(injector, &body, &mut evict);
+}
+
+/// The server's whole answer to one request, as hyper hands it over (metrics, body budget and
+/// read, the step above, the response), polled once on a runtime's thread: everything the
+/// webhook adds to the floor's TLS and HTTP work.
+fn service_call(injector: PodReadinessGateInjector, body: &[u8], evict: &mut [u8]) {
+    use aws_load_balancer_controller::metrics::{new_registry, WebhookMetrics};
+    use aws_load_balancer_controller::webhook::{pod_readiness, router, Limits, Routes};
+    use std::future::Future;
+    use std::sync::Arc;
+    let routes: Routes = vec![(pod_readiness::PATH, Arc::new(injector))];
+    let admission = router(
+        routes,
+        WebhookMetrics::register(&mut new_registry()),
+        Limits::default(),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _in = rt.enter();
+    let body = bytes::Bytes::copy_from_slice(body);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut call = || {
+        let request = http::Request::post(pod_readiness::PATH)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::CONTENT_LENGTH, body.len())
+            .body(http_body_util::Full::new(body.clone()))
+            .unwrap();
+        let mut served = std::pin::pin!(admission.handle(request));
+        match served.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(response) => {
+                assert_eq!(response.status(), 200);
+                black_box(response);
+            }
+            std::task::Poll::Pending => panic!("a complete body is answered in one poll"),
+        }
+    };
+    // `ADMISSION_SERVICE_LOOP=<secs>`: only warm calls for that long, for `perf record`.
+    if let Some(secs) = std::env::var("ADMISSION_SERVICE_LOOP")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+    {
+        let end = Instant::now() + Duration::from_secs_f64(secs);
+        let mut calls = 0u64;
+        while Instant::now() < end {
+            call();
+            calls += 1;
+        }
+        println!("admission-index: {calls} service calls");
+        return;
+    }
+    let (cold, warm) = cold_and_warm(evict, &mut call);
+    println!(
+        "admission-index: service call (metrics, body, step, response), median of {SAMPLES}: cold {cold} ns, warm {warm} ns"
+    );
+    let mut after = Vec::new();
+    for _ in 0..SAMPLES.min(200) {
+        std::thread::sleep(Duration::from_micros(2_000));
+        let t = Instant::now();
+        call();
+        after.push(t.elapsed().as_nanos());
+    }
+    println!(
+        "admission-index: service call after 2000 µs idle, median of {}: {} ns",
+        after.len(),
+        median_ns(after)
+    );
 }

@@ -108,3 +108,89 @@ async fn webhook_paths_with_a_query_are_answered_and_other_requests_get_the_rout
     assert_eq!(response.status(), 405);
     assert_eq!(response.headers()["allow"], "POST");
 }
+
+/// A body in pieces, each after a wait (the task is woken, as by a socket): what a chunked or
+/// slow client sends.
+struct Pieces {
+    left: std::collections::VecDeque<Bytes>,
+    ready: bool,
+}
+
+impl hyper::body::Body for Pieces {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        if !std::mem::replace(&mut self.ready, false) {
+            self.ready = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        Poll::Ready(self.left.pop_front().map(|piece| Ok(Frame::data(piece))))
+    }
+}
+
+fn pieces(body: &[u8], sizes: &[usize]) -> Pieces {
+    let mut left = std::collections::VecDeque::new();
+    let mut at = 0usize;
+    for size in sizes.iter().copied().chain([usize::MAX]) {
+        let end = body.len().min(at.saturating_add(size));
+        left.push_back(Bytes::copy_from_slice(&body[at..end]));
+        at = end;
+        if at == body.len() {
+            break;
+        }
+    }
+    Pieces { left, ready: false }
+}
+
+#[tokio::test]
+async fn a_body_in_pieces_is_read_whole_and_one_past_the_maximum_is_refused() {
+    let app = admission(Duration::from_secs(5));
+    let body = delete_review();
+    let whole = app
+        .handle(
+            http::Request::post(PATH)
+                .body(Full::new(Bytes::from(body.clone())))
+                .unwrap(),
+        )
+        .await;
+    let expected = text(whole).await;
+    assert!(
+        expected.contains(r#""uid":"u-1","allowed":true"#),
+        "{expected}"
+    );
+    // Without Content-Length (chunked), then with it.
+    for declared in [None, Some(body.len())] {
+        let mut request = http::Request::post(PATH);
+        if let Some(n) = declared {
+            request = request.header("content-length", n);
+        }
+        let request = request.body(pieces(&body, &[1, 7, 40])).unwrap();
+        let response = app.handle(request).await;
+        assert_eq!(response.status(), 200, "{declared:?}");
+        assert_eq!(text(response).await, expected, "{declared:?}");
+    }
+
+    let limits = Limits {
+        max_body_bytes: 64,
+        ..Limits::default()
+    };
+    let handler: Arc<dyn Handler> = Arc::new(ServiceMutator {
+        load_balancer_class: "service.k8s.aws/nlb".into(),
+    });
+    let small = router(
+        vec![(PATH, handler)],
+        WebhookMetrics::register(&mut new_registry()),
+        limits,
+    );
+    let padded = [vec![b' '; 40], body.clone()].concat();
+    let request = http::Request::post(PATH)
+        .body(pieces(&padded, &[40, 30]))
+        .unwrap();
+    let response = small.handle(request).await;
+    assert_eq!(response.status(), 413);
+}

@@ -5,8 +5,7 @@
 //! Part of the budget is kept for small requests, so a flood of large bodies cannot starve the
 //! ordinary pod and service admissions the cluster depends on.
 
-use std::sync::Arc;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `--webhook-max-inflight-body-bytes` default (defined with the flags).
 pub use crate::args::DEFAULT_MAX_INFLIGHT_BODY_BYTES;
@@ -16,9 +15,13 @@ pub const SMALL_BODY_BYTES: usize = 256 * 1024;
 const UNIT: usize = 1024;
 
 /// Shared by every admission route of one server.
+///
+/// Nothing ever waits for room (a request that does not fit is shed), so the budget is one
+/// atomic count of free units rather than a semaphore, whose release takes a lock (#24).
 #[derive(Debug)]
 pub struct BodyBudget {
-    permits: Arc<Semaphore>,
+    /// Units free right now.
+    free: AtomicUsize,
     /// Units only small bodies may take.
     reserve: usize,
     /// Units a large body may take at most (the budget minus the reserve).
@@ -27,40 +30,48 @@ pub struct BodyBudget {
 
 /// Held while a body is in memory; returns its share on drop.
 #[derive(Debug)]
-pub struct Taken {
-    _permit: OwnedSemaphorePermit,
+pub struct Taken<'a> {
+    budget: &'a BodyBudget,
+    units: usize,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        self.budget.free.fetch_add(self.units, Ordering::AcqRel);
+    }
 }
 
 impl BodyBudget {
     pub fn new(max_bytes: usize) -> Self {
-        let total = max_bytes.div_ceil(UNIT).clamp(1, u32::MAX as usize);
+        let total = max_bytes.div_ceil(UNIT).max(1);
         let reserve = (total / 8).min(4 * 1024 * 1024 / UNIT);
         BodyBudget {
-            permits: Arc::new(Semaphore::new(total)),
+            free: AtomicUsize::new(total),
             reserve,
             large_max: (total - reserve).max(1),
         }
     }
 
     /// Takes room for a body of `bytes`, or `None` when the budget cannot hold it right now.
-    pub fn try_take(&self, bytes: usize) -> Option<Taken> {
+    pub fn try_take(&self, bytes: usize) -> Option<Taken<'_>> {
         let units = bytes.div_ceil(UNIT).max(1);
-        let units = if bytes > SMALL_BODY_BYTES {
+        let (units, needed) = if bytes > SMALL_BODY_BYTES {
             // A large body leaves the reserve untouched; one larger than the whole budget
             // still gets through alone rather than never.
             let units = units.min(self.large_max);
-            if self.permits.available_permits() < units + self.reserve {
-                return None;
-            }
-            units
+            (units, units + self.reserve)
         } else {
-            units
+            (units, units)
         };
-        self.permits
-            .clone()
-            .try_acquire_many_owned(units as u32)
+        self.free
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |free| {
+                (free >= needed).then(|| free - units)
+            })
             .ok()
-            .map(|permit| Taken { _permit: permit })
+            .map(|_| Taken {
+                budget: self,
+                units,
+            })
     }
 }
 

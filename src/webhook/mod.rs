@@ -187,7 +187,7 @@ async fn read_body<B>(
     request: http::Request<B>,
     limits: Limits,
     budget: &budget::BodyBudget,
-) -> Result<(Bytes, budget::Taken), Response>
+) -> Result<(Bytes, budget::Taken<'_>), Response>
 where
     B: HttpBody<Data = Bytes> + Unpin,
     B::Error: Into<BoxError>,
@@ -233,8 +233,8 @@ async fn discard<B: HttpBody + Unpin>(mut body: B, declared: Option<usize>, limi
     .await;
 }
 
-/// Reads into one buffer sized from Content-Length, so a body is held once, not as chunks plus
-/// a copy.
+/// Reads the body as one piece: the frame itself when it came whole (no copy), else one buffer
+/// sized from Content-Length, so a body is held once, not as chunks plus a copy.
 ///
 /// Stops as soon as the body says it has ended (all of Content-Length received), without waiting
 /// for the end-of-stream frame: hyper sends that only on a later turn of the connection task, so
@@ -248,8 +248,11 @@ where
     B: HttpBody<Data = Bytes> + Unpin,
     B::Error: Into<BoxError>,
 {
-    let mut buf = Vec::with_capacity(declared.unwrap_or(0).min(limits.max_body_bytes));
     let read = async {
+        // A body that arrives as one frame (an admission's, mostly: it comes with the head) is
+        // kept as hyper read it, without a copy.
+        let mut whole: Option<Bytes> = None;
+        let mut buf = Vec::new();
         while !body.is_end_stream() {
             let Some(frame) = body.frame().await else {
                 break;
@@ -262,23 +265,38 @@ where
                 )
                     .into_response()
             })?;
-            if let Ok(data) = frame.into_data() {
-                if buf.len() + data.len() > limits.max_body_bytes {
-                    return Err(too_large(limits));
-                }
-                buf.extend_from_slice(&data);
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            let held = whole.as_ref().map_or(buf.len(), Bytes::len);
+            if held + data.len() > limits.max_body_bytes {
+                return Err(too_large(limits));
             }
+            if buf.is_empty() && whole.is_none() {
+                whole = Some(data);
+                continue;
+            }
+            if let Some(first) = whole.take() {
+                let expected = declared.unwrap_or(0).min(limits.max_body_bytes);
+                buf.reserve(expected.max(first.len() + data.len()));
+                buf.extend_from_slice(&first);
+            }
+            buf.extend_from_slice(&data);
         }
-        Ok(())
+        Ok(whole.unwrap_or_else(|| Bytes::from(buf)))
     };
+    let mut read = std::pin::pin!(read);
+    // Mostly the body is in already: answer without arming the body timer.
+    if let std::task::Poll::Ready(done) = futures::poll!(read.as_mut()) {
+        return done;
+    }
     match tokio::time::timeout(limits.body_timeout, read).await {
         Err(_) => Err((
             StatusCode::REQUEST_TIMEOUT,
             "timed out reading the request body\n",
         )
             .into_response()),
-        Ok(Err(response)) => Err(response),
-        Ok(Ok(())) => Ok(Bytes::from(buf)),
+        Ok(done) => done,
     }
 }
 
