@@ -11,7 +11,8 @@
 //! (or `static`) runs only that side's saturation, for `perf record` (`webhook:paced`: at the fixed
 //! rate); `ADMISSION_THREADS` sets
 //! both servers' thread count (default: one per CPU, as the binary); `ADMISSION_RATE` the fixed
-//! rate (1,000 req/s).
+//! rate (1,000 req/s); `ADMISSION_STATIC_SPIN_NS` makes the floor spend that long on the CPU per
+//! request, to see what extra server CPU does to latency on this machine.
 
 use crate::admission_client::{self as client, Client};
 use aws_load_balancer_controller::config::{LogFormat, LogLevel, TlsMinVersion};

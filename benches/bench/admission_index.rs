@@ -5,8 +5,13 @@
 //! its namespace holding 10 bindings and 50 Services) this times the gate lookup
 //! ([`PodGateIndex::gates_for`]) and the whole handler step (borrowed read of the review,
 //! lookup, patch, encoded answer; no TLS or HTTP) right after evicting the caches (writing a
-//! buffer larger than them), and again warm.
-//! `cargo bench --profile perf --bench bench -- admission-index`.
+//! buffer larger than them), and again warm; then the step after 0.1–10 ms of sleep (what the
+//! machine leaves of the caches between admissions), and the whole service call
+//! ([`aws_load_balancer_controller::webhook::Admission::handle`]: metrics, body budget, body,
+//! step, response) cold, warm and after 2 ms.
+//! `cargo bench --profile perf --bench bench -- admission-index`; `ADMISSION_EVICT_KIB` evicts
+//! less (to see which cache level the cold cost comes from), `ADMISSION_SERVICE_LOOP=<secs>` only
+//! loops warm service calls, for `perf record`.
 
 use aws_load_balancer_controller::webhook::pod_index::{BindingEntry, PodGateIndex};
 use aws_load_balancer_controller::webhook::pod_readiness::PodReadinessGateInjector;
