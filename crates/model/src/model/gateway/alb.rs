@@ -12,7 +12,7 @@ use super::certificates::SecurePort;
 use super::conditions::{grpc_conditions, http_conditions, source_ip_conditions};
 use gateway_api::apis::standard::gateways::GatewayListeners;
 
-use super::listeners::{elb_protocol, port_protocol, quic_upgrade};
+use super::listeners::{elb_protocol, listener_configuration, port_protocol, quic_upgrade};
 use super::load::Loaded;
 use super::precedence::{sorted_units, unit_hostnames, Unit};
 use super::routes::{RouteKind, RouteView};
@@ -52,17 +52,7 @@ impl Alb<'_> {
                 .filter_map(elb_protocol)
                 .collect();
             let protocol = port_protocol(&protocols)?;
-            // The last entry for the protocol:port wins, as upstream's per-port map (the CRD allows
-            // duplicates).
-            let listener_cfg = self
-                .lbc
-                .listener_configurations
-                .iter()
-                .flatten()
-                .rfind(|c| {
-                    c.protocol_port
-                        .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
-                });
+            let listener_cfg = listener_configuration(self.lbc, protocol, port);
             let listener_id = port.to_string();
             let secure = protocol == Protocol::Https;
             let certs = SecurePort::new(

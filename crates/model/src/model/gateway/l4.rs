@@ -15,7 +15,7 @@ use gateway_api::apis::standard::gateways::GatewayListeners;
 
 use super::backends::{target_group_arn, BackendTarget};
 use super::certificates::SecurePort;
-use super::listeners::{elb_protocol, port_protocol, quic_upgrade};
+use super::listeners::{elb_protocol, listener_configuration, port_protocol, quic_upgrade};
 use super::load::Loaded;
 use super::routes::RouteView;
 use super::target_groups::{nlb_target_group, TgContext};
@@ -53,17 +53,7 @@ impl L4<'_> {
                 .filter_map(elb_protocol)
                 .collect();
             let mut protocol = port_protocol(&protocols)?;
-            // The last entry for the protocol:port wins, as upstream's per-port map (the CRD allows
-            // duplicates).
-            let listener_cfg = self
-                .lbc
-                .listener_configurations
-                .iter()
-                .flatten()
-                .rfind(|c| {
-                    c.protocol_port
-                        .eq_ignore_ascii_case(&format!("{}:{port}", protocol.as_str()))
-                });
+            let listener_cfg = listener_configuration(self.lbc, protocol, port);
             // Before the QUIC upgrade and the backends, as upstream's `buildListenerSpec`.
             let certs = SecurePort::new(
                 self.inputs,

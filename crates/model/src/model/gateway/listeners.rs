@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use gateway_api::apis::standard::gateways::{GatewayListeners, GatewayListenersTlsMode};
 
 use super::routes::RouteKind;
-use crate::crd::gateway::load_balancer_configuration::ListenerConfiguration;
+use crate::crd::gateway::load_balancer_configuration::{
+    ListenerConfiguration, LoadBalancerConfigurationSpec,
+};
 use crate::model::types::Protocol;
 
 /// Which load balancer the Gateway's class asks for.
@@ -197,6 +199,20 @@ pub fn elb_protocol(l: &GatewayListeners) -> Option<Protocol> {
         }
         _ => return None,
     })
+}
+
+/// The ListenerConfiguration of a port's `protocol:port`: the last entry for it wins, as in
+/// upstream's per-port map (the CRD allows duplicates; `unread` warns of them).
+pub fn listener_configuration(
+    lbc: &LoadBalancerConfigurationSpec,
+    protocol: Protocol,
+    port: i32,
+) -> Option<&ListenerConfiguration> {
+    let key = format!("{}:{port}", protocol.as_str());
+    lbc.listener_configurations
+        .iter()
+        .flatten()
+        .rfind(|c| c.protocol_port.eq_ignore_ascii_case(&key))
 }
 
 /// The listener protocol after the ListenerConfiguration's `quicEnabled` upgrade (upstream's shared
