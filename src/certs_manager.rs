@@ -6,6 +6,13 @@
 //! new CA side by side while a CA changes), and only then hand the files to the TLS server, which
 //! reloads them without a restart. A restart finds the Secret and reuses it. Both configurations
 //! are watched: a bundle wiped or replaced (`kubectl replace`, a chart upgrade) is restored at once.
+//!
+//! Switching from upstream: upstream's chart leaves a Secret of the same name with no `ca.key`
+//! while its pods still serve that pair. It is adopted as it is (served, its CA kept trusted)
+//! until it is due, so old and new pods serve certificates one bundle trusts; only a renewal
+//! needs a CA key, and then a new CA joins the bundle before it is served, as in any rotation.
+//! The Secret carries the Helm ownership of the webhook configurations, so `helm upgrade` (ours or
+//! upstream's chart, which renders a Secret of that name) adopts it instead of refusing it.
 
 use crate::ca_bundle::{Configs, Mode};
 use crate::webhook::tls::ReloadingCert;
@@ -42,10 +49,19 @@ pub struct CertManagerConfig {
 /// The material kept in the Secret (upstream's keys plus `ca.key`, needed to renew under one CA).
 #[derive(Clone, Debug, PartialEq)]
 struct Material {
-    ca: Ca,
+    ca_cert_pem: String,
+    /// Absent in a Secret upstream's chart rendered: that pair is served until it is due.
+    ca_key_pem: Option<String>,
     cert_pem: String,
     key_pem: String,
 }
+
+/// Metadata keys by which Helm decides a live object belongs to a release.
+const HELM_OWNERSHIP_ANNOTATIONS: [&str; 2] = [
+    "meta.helm.sh/release-name",
+    "meta.helm.sh/release-namespace",
+];
+const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 
 fn get(data: &BTreeMap<String, ByteString>, key: &str) -> Option<String> {
     data.get(key)
@@ -57,26 +73,103 @@ impl Material {
     fn from_secret(secret: &Secret) -> Option<Material> {
         let data = secret.data.as_ref()?;
         Some(Material {
-            ca: Ca {
-                cert_pem: get(data, "ca.crt")?,
-                key_pem: get(data, "ca.key")?,
-            },
+            ca_cert_pem: get(data, "ca.crt")?,
+            ca_key_pem: get(data, "ca.key"),
             cert_pem: get(data, "tls.crt")?,
             key_pem: get(data, "tls.key")?,
         })
     }
 
+    fn issued(b: webhook_certs::Bundle) -> Material {
+        Material {
+            ca_cert_pem: b.ca.cert_pem,
+            ca_key_pem: Some(b.ca.key_pem),
+            cert_pem: b.cert_pem,
+            key_pem: b.key_pem,
+        }
+    }
+
+    /// The CA to renew the serving pair under: ours while it has time left, else a new one.
+    fn renewal_ca(&self, renew_before: Duration, now: OffsetDateTime) -> Option<Ca> {
+        let key_pem = self.ca_key_pem.clone()?;
+        (!due(&self.ca_cert_pem, renew_before, now)).then(|| Ca {
+            cert_pem: self.ca_cert_pem.clone(),
+            key_pem,
+        })
+    }
+
     fn to_data(&self) -> BTreeMap<String, ByteString> {
         [
-            ("ca.crt", &self.ca.cert_pem),
-            ("ca.key", &self.ca.key_pem),
-            ("tls.crt", &self.cert_pem),
-            ("tls.key", &self.key_pem),
+            ("ca.crt", Some(&self.ca_cert_pem)),
+            ("ca.key", self.ca_key_pem.as_ref()),
+            ("tls.crt", Some(&self.cert_pem)),
+            ("tls.key", Some(&self.key_pem)),
         ]
         .into_iter()
-        .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+        .filter_map(|(k, v)| Some((k.to_string(), ByteString(v?.as_bytes().to_vec()))))
         .collect()
     }
+}
+
+/// Whether a serving certificate names the host the API server calls the webhook Service by
+/// (`<service>.<namespace>.svc`): a pair adopted from another release or namespace would fail
+/// verification. Upstream's chart names three hosts, ours four; only this one is verified.
+fn covers(cert_pem: &str, host: &str) -> bool {
+    use rustls::pki_types::pem::PemObject;
+    let Ok(der) = rustls::pki_types::CertificateDer::from_pem_slice(cert_pem.as_bytes()) else {
+        return false;
+    };
+    let Ok((_, cert)) = x509_parser::parse_x509_certificate(&der) else {
+        return false;
+    };
+    let Ok(Some(san)) = cert.subject_alternative_name() else {
+        return false;
+    };
+    let dns: Vec<&str> = san
+        .value
+        .general_names
+        .iter()
+        .filter_map(|n| match n {
+            x509_parser::extensions::GeneralName::DNSName(d) => Some(*d),
+            _ => None,
+        })
+        .collect();
+    dns.contains(&host)
+}
+
+/// The Helm ownership (annotations and managed-by label) `source` has and `secret` lacks, to be
+/// copied onto the Secret; empty when there is nothing to copy.
+fn missing_ownership(
+    source: &kube::api::ObjectMeta,
+    secret: &kube::api::ObjectMeta,
+) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let pick = |from: &Option<BTreeMap<String, String>>,
+                to: &Option<BTreeMap<String, String>>,
+                keys: &[&str]| {
+        keys.iter()
+            .filter_map(|k| {
+                let v = from.as_ref()?.get(*k)?;
+                (to.as_ref().and_then(|t| t.get(*k)) != Some(v)).then(|| (k.to_string(), v.clone()))
+            })
+            .collect::<BTreeMap<_, _>>()
+    };
+    let annotations = pick(
+        &source.annotations,
+        &secret.annotations,
+        &HELM_OWNERSHIP_ANNOTATIONS,
+    );
+    // The label alone means nothing to Helm: copy it only with the release annotations.
+    let has_release = source.annotations.as_ref().is_some_and(|a| {
+        HELM_OWNERSHIP_ANNOTATIONS
+            .iter()
+            .all(|k| a.contains_key(*k))
+    });
+    let labels = if has_release {
+        pick(&source.labels, &secret.labels, &[MANAGED_BY_LABEL])
+    } else {
+        BTreeMap::new()
+    };
+    (annotations, labels)
 }
 
 fn due(pem: &str, renew_before: Duration, now: OffsetDateTime) -> bool {
@@ -133,44 +226,42 @@ impl CertManager {
             .context("reading the webhook certificate Secret")?;
         let now = OffsetDateTime::now_utc();
         let stored = existing.as_ref().and_then(Material::from_secret);
+        let host = format!("{}.{}.svc", self.cfg.service_name, self.cfg.namespace);
         let (material, changed) = match stored {
+            // Kept (ours, or upstream's pair without a CA key) while neither is due.
             Some(m)
                 if !due(&m.cert_pem, self.cfg.renew_before, now)
-                    && !due(&m.ca.cert_pem, self.cfg.renew_before, now) =>
+                    && !due(&m.ca_cert_pem, self.cfg.renew_before, now)
+                    && covers(&m.cert_pem, &host) =>
             {
                 (m, false)
             }
             Some(m) => {
-                // Keep the CA while it has time left; a new CA only when it is due itself.
-                let ca = if due(&m.ca.cert_pem, self.cfg.renew_before, now) {
-                    generate_ca(DEFAULT_CA_DAYS, now)?
-                } else {
-                    m.ca.clone()
+                // Keep our CA while it has time left; a new CA when it is due or not ours.
+                let ca = match m.renewal_ca(self.cfg.renew_before, now) {
+                    Some(ca) => ca,
+                    None => generate_ca(DEFAULT_CA_DAYS, now)?,
                 };
-                let b = issue_serving(&ca, &self.spec(), now)?;
                 (
-                    Material {
-                        ca: b.ca,
-                        cert_pem: b.cert_pem,
-                        key_pem: b.key_pem,
-                    },
+                    Material::issued(issue_serving(&ca, &self.spec(), now)?),
                     true,
                 )
             }
             None => {
-                let b = issue_serving(&generate_ca(DEFAULT_CA_DAYS, now)?, &self.spec(), now)?;
+                let ca = generate_ca(DEFAULT_CA_DAYS, now)?;
                 (
-                    Material {
-                        ca: b.ca,
-                        cert_pem: b.cert_pem,
-                        key_pem: b.key_pem,
-                    },
+                    Material::issued(issue_serving(&ca, &self.spec(), now)?),
                     true,
                 )
             }
         };
-        let material = if changed {
-            self.store(&secrets, existing, material).await?
+        let ownership = self.configs.owner_metadata().await;
+        let unowned = existing.as_ref().is_some_and(|e| {
+            let (a, l) = missing_ownership(&ownership, &e.metadata);
+            !(a.is_empty() && l.is_empty())
+        });
+        let material = if changed || unowned {
+            self.store(&secrets, existing, material, &ownership).await?
         } else {
             material
         };
@@ -179,10 +270,10 @@ impl CertManager {
         let ca_changed = self
             .trusted
             .first()
-            .is_none_or(|c| *c != material.ca.cert_pem);
+            .is_none_or(|c| *c != material.ca_cert_pem);
         if ca_changed {
-            let previous = self.current.as_ref().map(|m| m.ca.cert_pem.clone());
-            self.trusted = std::iter::once(material.ca.cert_pem.clone())
+            let previous = self.current.as_ref().map(|m| m.ca_cert_pem.clone());
+            self.trusted = std::iter::once(material.ca_cert_pem.clone())
                 .chain(previous)
                 .collect();
             self.adopted = Instant::now();
@@ -205,17 +296,33 @@ impl CertManager {
         Ok(())
     }
 
-    /// Creates or updates the Secret; on a conflict another replica won, so adopt what it wrote.
+    /// Creates or updates the Secret (with the webhook configurations' Helm ownership); on a
+    /// conflict another replica won, so adopt what it wrote.
     async fn store(
         &self,
         secrets: &Api<Secret>,
         existing: Option<Secret>,
         m: Material,
+        ownership: &kube::api::ObjectMeta,
     ) -> anyhow::Result<Material> {
         let mut secret = existing.clone().unwrap_or_default();
         secret.metadata.name = Some(self.cfg.secret_name.clone());
         secret.metadata.namespace = Some(self.cfg.namespace.clone());
-        secret.type_ = Some("kubernetes.io/tls".into());
+        let (annotations, labels) = missing_ownership(ownership, &secret.metadata);
+        secret
+            .metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+            .extend(annotations);
+        secret
+            .metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .extend(labels);
+        // The type is immutable: an adopted Secret keeps the one it has.
+        if secret.type_.is_none() {
+            secret.type_ = Some("kubernetes.io/tls".into());
+        }
         secret.data = Some(m.to_data());
         let result = match existing {
             None => secrets.create(&PostParams::default(), &secret).await,

@@ -165,7 +165,8 @@ async fn shadow_gauge_follows_drift_and_the_shadow_writes_nothing() {
         kube_writes.is_empty(),
         "the shadow wrote to the API server: {kube_writes:?}"
     );
-    // And everything it did ask is allowed by the chart's read-only RBAC for dryRun.
+    // And everything it did ask is allowed by the chart's read-only RBAC for dryRun (granted to
+    // the shadow's own service account).
     let grants = grants_for(
         &crate::chart::docs(&crate::chart::render(&[
             "--set",
@@ -174,7 +175,7 @@ async fn shadow_gauge_follows_drift_and_the_shadow_writes_nothing() {
             "dryRun=true",
         ])),
         "kube-system",
-        "aws-load-balancer-controller",
+        "aws-load-balancer-controller-dry-run",
     );
     let denied: Vec<String> = k8s
         .server

@@ -206,3 +206,116 @@ async fn managed_certificate_lifecycle() {
     drop(ctl);
     server.stop().await;
 }
+
+/// Upstream's chart leaves the Secret with `ca.crt`, `tls.crt` and `tls.key` (no `ca.key`) and
+/// its CA in `caBundle`, while its pods still serve that pair. The controller adopts it as it is
+/// (no new CA, no bundle change, the webhook configurations' Helm ownership copied onto the
+/// Secret) and, once the pair is due, renews under a CA of its own that joins the bundle beside
+/// upstream's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstreams_secret_without_a_ca_key_is_adopted_then_renewed_beside_its_ca() {
+    let server = TestApiServer::start(Options::default()).await.unwrap();
+    let client = server.client();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(client.clone());
+    for crd in aws_load_balancer_controller::crd::all_crds() {
+        crds.create(&PostParams::default(), &crd).await.unwrap();
+    }
+    // Upstream's pair: a 30-day CA and serving certificate for the webhook Service.
+    let upstream = crate::support::test_bundle(None);
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let helm = json!({"meta.helm.sh/release-name": "aws-load-balancer-controller",
+        "meta.helm.sh/release-namespace": "kube-system"});
+    let hook = json!({"name": "mpod.elbv2.k8s.aws", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+        "failurePolicy": "Fail",
+        "clientConfig": {"caBundle": b64(&upstream.ca.cert_pem),
+            "service": {"name": SVC, "namespace": "kube-system", "path": "/mutate-v1-pod"}},
+        "namespaceSelector": {"matchLabels": {"elbv2.k8s.aws/pod-readiness-gate-inject": "enabled"}},
+        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]});
+    let mwc: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    let m = json!({"metadata": {"name": CONFIG, "annotations": helm,
+        "labels": {"app.kubernetes.io/managed-by": "Helm"}}, "webhooks": [hook]});
+    mwc.create(&PostParams::default(), &serde_json::from_value(m).unwrap())
+        .await
+        .unwrap();
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "kube-system");
+    // Left without ownership (as an older build of this controller wrote it) to see it copied.
+    let s = json!({"metadata": {"name": "aws-load-balancer-tls"}, "type": "kubernetes.io/tls",
+        "data": {"ca.crt": b64(&upstream.ca.cert_pem), "tls.crt": b64(&upstream.cert_pem),
+            "tls.key": b64(&upstream.key_pem)}});
+    secrets
+        .create(&PostParams::default(), &serde_json::from_value(s).unwrap())
+        .await
+        .unwrap();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let ns = json!({"metadata": {"name": "shop", "labels": {"elbv2.k8s.aws/pod-readiness-gate-inject": "enabled"}}});
+    namespaces
+        .create(&PostParams::default(), &serde_json::from_value(ns).unwrap())
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "shop");
+    let create_pod = |name: &str| {
+        serde_json::from_value::<Pod>(
+            json!({"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "x"}]}}),
+        )
+        .unwrap()
+    };
+    let bundle_now =
+        || async { ca_bundles(&serde_json::to_value(mwc.get(CONFIG).await.unwrap()).unwrap()) };
+
+    // 1. Not due: adopted as it is. Same data, same bundle, ownership copied.
+    let ctl = start_controller(&server, &kubeconfig, &["--webhook-cert-renew-before=24h"]);
+    wait_ready(&ctl).await;
+    pods.create(&PostParams::default(), &create_pod("served-by-adopted"))
+        .await
+        .expect("admission with upstream's pair served");
+    let s = secrets.get("aws-load-balancer-tls").await.unwrap();
+    let data = s.data.clone().unwrap();
+    assert_eq!(data["tls.crt"].0, upstream.cert_pem.as_bytes());
+    assert_eq!(data["ca.crt"].0, upstream.ca.cert_pem.as_bytes());
+    assert!(!data.contains_key("ca.key"), "no CA was minted");
+    let annotations = s.metadata.annotations.unwrap_or_default();
+    assert_eq!(
+        annotations
+            .get("meta.helm.sh/release-name")
+            .map(String::as_str),
+        Some("aws-load-balancer-controller")
+    );
+    assert_eq!(
+        s.metadata.labels.unwrap_or_default()["app.kubernetes.io/managed-by"],
+        "Helm"
+    );
+    assert_eq!(bundle_now().await, vec![b64(&upstream.ca.cert_pem)]);
+    drop(ctl);
+
+    // 2. Due (renew-before past its 30 days): a CA of our own, added beside upstream's before
+    // it is served, so a pod still serving upstream's pair stays trusted.
+    let ctl = start_controller(&server, &kubeconfig, &["--webhook-cert-renew-before=1000h"]);
+    wait_ready(&ctl).await;
+    pods.create(&PostParams::default(), &create_pod("served-by-renewed"))
+        .await
+        .expect("admission with the renewed pair served");
+    let data = secrets
+        .get("aws-load-balancer-tls")
+        .await
+        .unwrap()
+        .data
+        .unwrap();
+    assert!(data.contains_key("ca.key"), "renewed under a CA of our own");
+    let ours = String::from_utf8(data["ca.crt"].0.clone()).unwrap();
+    assert_ne!(ours, upstream.ca.cert_pem);
+    let bundle = base64::engine::general_purpose::STANDARD
+        .decode(&bundle_now().await[0])
+        .unwrap();
+    let bundle = String::from_utf8(bundle).unwrap();
+    assert!(bundle.contains(ours.trim()), "our CA is trusted");
+    assert!(
+        bundle.contains(upstream.ca.cert_pem.trim()),
+        "upstream's CA stays trusted while its pods may serve"
+    );
+    drop(ctl);
+    server.stop().await;
+}

@@ -17,6 +17,7 @@ mod e2e_metrics;
 mod e2e_oidc;
 mod e2e_pod_gates;
 mod e2e_service;
+mod e2e_switch;
 mod e2e_tgb;
 mod gateway_addons;
 mod gateway_backends;

@@ -3,21 +3,35 @@ Names. They match upstream's chart so a release can be switched in place:
   name       = chart name or nameOverride
   fullname   = fullnameOverride, else the release name if it already contains `name`, else release-name
   namePrefix = nameOverride or the chart name without "-controller" (aws-load-balancer), max 42
+A dryRun shadow shares its values file with the release that owns the cluster, so it adds
+"-dry-run" to the full name (Deployment, ClusterRole, bindings, ...) and the ServiceAccount name:
+none of its objects can be one the owner's release (upstream's or this chart) already has.
 */}}
 {{- define "albc.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "albc.fullname" -}}
+{{- $full := "" -}}
 {{- if .Values.fullnameOverride -}}
-{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- $full = .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
 {{- $name := default .Chart.Name .Values.nameOverride -}}
 {{- if contains $name .Release.Name -}}
-{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- $full = .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- $full = printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
+{{- end -}}
+{{- include "albc.dryRunName" (dict "root" . "name" $full) -}}
+{{- end -}}
+
+{{/* A name as given, or with dryRun "<name>-dry-run" (at most 63 characters in all). */}}
+{{- define "albc.dryRunName" -}}
+{{- if and .root.Values.dryRun (not (hasSuffix "-dry-run" .name)) -}}
+{{- printf "%s-dry-run" (.name | trunc 55 | trimSuffix "-") -}}
+{{- else -}}
+{{- .name -}}
 {{- end -}}
 {{- end -}}
 
@@ -37,12 +51,15 @@ Names. They match upstream's chart so a release can be switched in place:
 {{- printf "%s-tls" (include "albc.namePrefix" .) -}}
 {{- end -}}
 
+{{/* With dryRun "<name>-dry-run", also for a serviceAccount.name the values give (see values.yaml). */}}
 {{- define "albc.serviceAccountName" -}}
+{{- $sa := "" -}}
 {{- if .Values.serviceAccount.create -}}
-{{- default (include "albc.fullname" .) .Values.serviceAccount.name -}}
+{{- $sa = default (include "albc.fullname" .) .Values.serviceAccount.name -}}
 {{- else -}}
-{{- default "default" .Values.serviceAccount.name -}}
+{{- $sa = default "default" .Values.serviceAccount.name -}}
 {{- end -}}
+{{- include "albc.dryRunName" (dict "root" . "name" $sa) -}}
 {{- end -}}
 
 {{- define "albc.ingressClassParamsName" -}}
@@ -109,16 +126,35 @@ controller
 {{- end -}}
 
 {{/*
+The caBundle live in the cluster's mutating configuration (the first webhook that has one; every
+webhook carries the same bundle), or nothing outside a cluster (`helm template`, first install).
+*/}}
+{{- define "albc.liveCaBundle" -}}
+{{- $live := lookup "admissionregistration.k8s.io/v1" "MutatingWebhookConfiguration" "" (include "albc.webhookConfigName" .) -}}
+{{- $found := "" -}}
+{{- range $h := (($live | default dict).webhooks | default list) -}}
+{{- if and (not $found) $h.clientConfig.caBundle -}}{{- $found = $h.clientConfig.caBundle -}}{{- end -}}
+{{- end -}}
+{{- $found -}}
+{{- end -}}
+
+{{/*
 clientConfig of one webhook. Args: dict "root" $ "path" "/mutate-v1-pod".
-caBundle is written only when the certificate comes from values; in the other modes someone else
-(cert-manager's cainjector or the controller) owns that field, and leaving it out of the manifest
-means Helm's three-way merge never resets it on upgrade.
+From values, caBundle is the given CA. With cert-manager its cainjector owns the field and the
+manifest leaves it out. With the controller's certificate the manifest carries the bundle that is
+live: Helm's three-way merge then never resets it, even on an upgrade from a release (upstream's
+chart) whose manifest had a caBundle, which leaving it out would delete while old pods still serve.
 */}}
 {{- define "albc.clientConfig" -}}
 {{- $root := .root -}}
+{{- $mode := include "albc.tlsMode" $root -}}
 clientConfig:
-  {{- if eq (include "albc.tlsMode" $root) "values" }}
+  {{- if eq $mode "values" }}
   caBundle: {{ $root.Values.webhookTLS.caCert | b64enc }}
+  {{- else if eq $mode "controller" }}
+  {{- with include "albc.liveCaBundle" $root }}
+  caBundle: {{ . }}
+  {{- end }}
   {{- end }}
   service:
     name: {{ include "albc.webhookService" $root }}
@@ -135,15 +171,50 @@ annotations:
 {{- end -}}
 
 {{/*
-Name of the leader-election Lease: the leaderElectionId value (upstream's default); a dryRun
-shadow left on that default takes a separate one, so it never competes with the controller that
-owns the cluster (as the binary does with --dry-run).
+Name of the leader-election Lease: the leaderElectionId value (upstream's default). A dryRun
+shadow never competes with the controller that owns the cluster: on that default it takes
+aws-load-balancer-controller-dry-run (as the binary does with --dry-run), on another id
+"<id>-dry-run".
 */}}
 {{- define "albc.leaderElectionId" -}}
 {{- $id := .Values.leaderElectionId | default "aws-load-balancer-controller-leader" -}}
 {{- if and .Values.dryRun (eq $id "aws-load-balancer-controller-leader") -}}
 aws-load-balancer-controller-dry-run
+{{- else if and .Values.dryRun (not (hasSuffix "-dry-run" $id)) -}}
+{{- printf "%s-dry-run" $id -}}
 {{- else -}}
 {{- $id -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+"true" when image.repository is upstream's published image: public.ecr.aws/eks/... or the EKS
+regional ECR copies <account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]/amazon/... (any
+account: the list grows with AWS regions). tests/it/chart/mod.rs `UPSTREAM_IMAGE` is the same
+pattern.
+*/}}
+{{- define "albc.upstreamImage" -}}
+{{- $repo := .Values.image.repository | default "" | toString | lower -}}
+{{- if regexMatch `^(public\.ecr\.aws/eks|[0-9]{12}\.dkr\.ecr(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/amazon)/aws-load-balancer-controller([:@].*)?$` $repo -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/*
+Refuses upstream's image where it cannot work: with the controller-managed webhook certificate
+(upstream's binary neither creates the Secret nor fills caBundle, so its pods never serve and the
+fail-closed webhooks refuse every Service, Ingress and TargetGroupBinding) and with dryRun
+(upstream's binary has no --dry-run). With webhookTLS.caCert/cert/key or cert-manager it runs.
+*/}}
+{{- define "albc.checkImage" -}}
+{{- if include "albc.upstreamImage" . -}}
+{{- $msg := "" -}}
+{{- $set := "set image.repository (and image.tag) to this controller's image, built from the repository's Dockerfile" -}}
+{{- if .Values.dryRun -}}
+{{- $msg = printf "image.repository is upstream's image %s, which has no dry-run mode (dryRun=true): %s" .Values.image.repository $set -}}
+{{- else if eq (include "albc.tlsMode" .) "controller" -}}
+{{- $msg = printf "image.repository is upstream's image %s, which does not manage its webhook certificate (webhookTLS.managedByController, the default): %s, or give webhookTLS.caCert, webhookTLS.cert and webhookTLS.key, or set enableCertManager=true" .Values.image.repository $set -}}
+{{- end -}}
+{{- with $msg }}{{ fail . }}{{ end -}}
 {{- end -}}
 {{- end -}}

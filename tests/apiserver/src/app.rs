@@ -10,8 +10,11 @@ use std::sync::{Mutex, RwLock};
 pub struct App {
     pub store: Store,
     pub resources: RwLock<ResourceTable>,
-    /// `clientConfig.service` (namespace, name) of webhooks → where that service really listens.
-    pub endpoints: RwLock<HashMap<(String, String), SocketAddr>>,
+    /// `clientConfig.service` (namespace, name) of webhooks → the ready endpoints of that service
+    /// (several during a rolling update), taken in turn as kube-proxy spreads connections.
+    pub endpoints: RwLock<HashMap<(String, String), Vec<SocketAddr>>>,
+    /// Turn counter for the endpoints above.
+    endpoint_turn: std::sync::atomic::AtomicUsize,
     pub addr: SocketAddr,
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     /// Every resource request, in arrival order (see `audit`).
@@ -29,7 +32,8 @@ impl App {
         App {
             store: Store::new(history),
             resources: RwLock::new(ResourceTable::new()),
-            endpoints: RwLock::new(endpoints),
+            endpoints: RwLock::new(endpoints.into_iter().map(|(k, a)| (k, vec![a])).collect()),
+            endpoint_turn: Default::default(),
             addr,
             shutdown,
             requests: Default::default(),
@@ -56,7 +60,11 @@ impl App {
 
     pub fn endpoint(&self, ns: &str, name: &str) -> Option<SocketAddr> {
         let map = self.endpoints.read().unwrap_or_else(|p| p.into_inner());
-        map.get(&(ns.to_string(), name.to_string())).copied()
+        let ready = map.get(&(ns.to_string(), name.to_string()))?;
+        let turn = self
+            .endpoint_turn
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ready.get(turn % ready.len().max(1)).copied()
     }
 
     /// Next free cluster IP in 10.96.0.0/16.

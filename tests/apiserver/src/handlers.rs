@@ -64,6 +64,7 @@ async fn handle(
         ["apis"] => ok(Some(discovery::api_groups(&app))),
         ["apis", g] => ok(discovery::api_group(&app, g)),
         ["apis", g, v] => ok(discovery::resource_list(&app, g, v)),
+        ["openapi", "v2"] => openapi::v2(&headers),
         ["openapi", "v3"] => ok(Some(openapi::root(&app))),
         ["openapi", "v3", "api", v] => ok(openapi::group_version(&app, "", v)),
         ["openapi", "v3", "apis", g, v] => ok(openapi::group_version(&app, g, v)),

@@ -118,8 +118,11 @@ impl TestApiServer {
     }
 
     /// Writes a kubeconfig (context `kube-test-apiserver`) for kubectl and other processes.
+    /// Owner-only, as clients (helm) warn on a readable kubeconfig.
     pub fn write_kubeconfig(&self, path: &Path) -> anyhow::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
         std::fs::write(path, kubeconfig(&self.url()))
+            .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)))
             .with_context(|| format!("writing {}", path.display()))
     }
 
@@ -131,12 +134,24 @@ impl TestApiServer {
 
     /// Maps a webhook service (namespace, name) to where it listens; replaces any earlier one.
     pub fn set_service_endpoint(&self, namespace: &str, name: &str, addr: SocketAddr) {
+        self.set_service_endpoints(namespace, name, &[addr]);
+    }
+
+    /// Maps a webhook service to several ready endpoints (old and new pods during a rolling
+    /// update): each webhook call goes to the next one in turn. An empty list leaves the
+    /// service without endpoints, as when no pod is ready.
+    pub fn set_service_endpoints(&self, namespace: &str, name: &str, addrs: &[SocketAddr]) {
         let mut map = self
             .app
             .endpoints
             .write()
             .unwrap_or_else(|p| p.into_inner());
-        map.insert((namespace.to_string(), name.to_string()), addr);
+        let key = (namespace.to_string(), name.to_string());
+        if addrs.is_empty() {
+            map.remove(&key);
+        } else {
+            map.insert(key, addrs.to_vec());
+        }
     }
 
     /// Every resource request served so far (also those that failed after routing), in order,

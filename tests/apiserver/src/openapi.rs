@@ -1,8 +1,12 @@
-//! A minimal OpenAPI v3 surface: just enough for kubectl to learn that every served kind
+//! A minimal OpenAPI surface. v3: just enough for kubectl to learn that every served kind
 //! accepts the `fieldValidation` query parameter (server-side validation), so `kubectl create
-//! -f` works without `--validate=false`. Schemas are empty: objects are not validated.
+//! -f` works without `--validate=false`. v2: an empty document, which Helm (client-go's
+//! `OpenAPISchema`) fetches before validating a chart's objects; a kind absent from it is not
+//! validated. Schemas are empty: objects are not validated.
 
 use crate::app::App;
+use axum::response::{IntoResponse, Response};
+use http::{header, HeaderMap};
 use serde_json::{json, Map, Value};
 
 fn gv_path(group: &str, version: &str) -> String {
@@ -54,4 +58,22 @@ pub fn group_version(app: &App, group: &str, version: &str) -> Option<Value> {
     Some(
         json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.33.0"}, "paths": paths, "components": {"schemas": {}}}),
     )
+}
+
+/// `/openapi/v2`: an empty document. Helm asks for it in protobuf
+/// (`Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf`); an empty protobuf
+/// message is zero bytes, so that answer needs no protobuf encoder. The real server labels the
+/// answer `application/octet-stream` (the `@` of the Accept type is no valid media type, and Go
+/// clients refuse it in a Content-Type). JSON otherwise.
+pub fn v2(headers: &HeaderMap) -> Response {
+    const PB: &str = "application/octet-stream";
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if accept.contains("protobuf") {
+        return ([(header::CONTENT_TYPE, PB)], Vec::<u8>::new()).into_response();
+    }
+    axum::Json(json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.33.0"}, "paths": {}}))
+        .into_response()
 }

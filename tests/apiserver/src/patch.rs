@@ -77,6 +77,7 @@ pub fn apply_patch(
 
 /// How a list at a given field path is merged, following the `patchStrategy`/`patchMergeKey`
 /// tags of the Kubernetes types. `path` is the dotted field path without list indices.
+#[derive(Clone, Copy)]
 enum ListStrategy {
     Replace,
     MergeKey(&'static str),
@@ -102,6 +103,11 @@ fn list_strategy(path: &str) -> ListStrategy {
         (_, "volumeMounts") => ListStrategy::MergeKey("mountPath"),
         ("status", "addresses") => ListStrategy::MergeKey("type"),
         ("spec", "hostAliases") => ListStrategy::MergeKey("ip"),
+        ("spec", "topologySpreadConstraints") => ListStrategy::MergeKey("topologyKey"),
+        // Mutating/ValidatingWebhookConfiguration: webhooks merge by name (Helm's three-way
+        // patches of the chart's configurations rely on it).
+        ("", "webhooks") => ListStrategy::MergeKey("name"),
+        ("", "secrets") => ListStrategy::MergeKey("name"),
         _ => ListStrategy::Replace,
     }
 }
@@ -136,7 +142,11 @@ fn merge_map(orig: &mut Value, p: &Value, path: &str) -> bool {
         *orig = Value::Object(Map::new());
     }
     let om = orig.as_object_mut().expect("made an object above");
+    let mut orders: Vec<(&str, &Vec<Value>)> = Vec::new();
     for (k, v) in pm {
+        if let (Some(field), Some(order)) = (k.strip_prefix("$setElementOrder/"), v.as_array()) {
+            orders.push((field, order));
+        }
         if k == "$patch" || k == "$retainKeys" || k.starts_with("$setElementOrder/") {
             continue;
         }
@@ -170,7 +180,28 @@ fn merge_map(orig: &mut Value, p: &Value, path: &str) -> bool {
             }
         }
     }
+    for (field, order) in orders {
+        let strategy = list_strategy(&child(path, field));
+        if let Some(Value::Array(list)) = om.get_mut(field) {
+            set_element_order(list, order, strategy);
+        }
+    }
     false
+}
+
+/// `$setElementOrder/<field>`: the merged list takes the order the patch gives (the elements it
+/// names, in that order); elements it does not name (added by someone else) follow, as they were.
+fn set_element_order(list: &mut [Value], order: &[Value], strategy: ListStrategy) {
+    let rank = |item: &Value| -> usize {
+        order
+            .iter()
+            .position(|o| match strategy {
+                ListStrategy::MergeKey(key) => o.get(key).is_some() && o.get(key) == item.get(key),
+                _ => o == item,
+            })
+            .unwrap_or(order.len())
+    };
+    list.sort_by_key(|item| rank(item));
 }
 
 fn merge_list(orig: &mut Value, patch: &[Value], path: &str) {
@@ -291,6 +322,30 @@ mod tests {
         assert_eq!(out["spec"]["containers"], json!([]));
         assert_eq!(out["metadata"]["finalizers"], json!(["y"]));
         assert_eq!(out["metadata"]["labels"], json!({"z": "9"}));
+    }
+
+    #[test]
+    fn strategic_webhooks_merge_by_name_in_the_order_given() {
+        // The shape of Helm's three-way patch when a chart adds a webhook: only the new one and
+        // the order are sent; the live caBundle of the others is kept.
+        let doc = json!({"webhooks": [
+            {"name": "a", "clientConfig": {"caBundle": "CA", "service": {"name": "s"}}},
+            {"name": "b", "clientConfig": {"caBundle": "CA", "service": {"name": "s"}}}]});
+        let out = smp(
+            doc,
+            json!({"$setElementOrder/webhooks": [{"name": "c"}, {"name": "a"}, {"name": "b"}],
+                "webhooks": [{"name": "c", "clientConfig": {"service": {"name": "s"}}},
+                    {"name": "b", "clientConfig": {"caBundle": null}}]}),
+        );
+        let names: Vec<&str> = out["webhooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["c", "a", "b"]);
+        assert_eq!(out["webhooks"][1]["clientConfig"]["caBundle"], "CA");
+        assert!(out["webhooks"][2]["clientConfig"].get("caBundle").is_none());
     }
 
     #[test]

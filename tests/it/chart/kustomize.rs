@@ -1,6 +1,7 @@
 //! config/: `kubectl kustomize config/default` renders and validates, its objects are the chart's
-//! default objects (so the two install paths cannot drift), and the committed CRD YAML is
-//! exactly what `crdgen` prints from the Rust types.
+//! default objects (so the two install paths cannot drift), it never runs upstream's image with
+//! the controller-managed certificate, and the committed CRD YAML is exactly what `crdgen` prints
+//! from the Rust types.
 
 use super::*;
 
@@ -12,12 +13,15 @@ const HELM_LABELS: &[&str] = &[
 ];
 
 fn kustomize_default() -> Vec<Value> {
-    let out = run(Command::new(kubectl())
-        .arg("kustomize")
-        .arg(repo().join("config/default")));
+    kustomize(&repo().join("config/default"))
+}
+
+fn kustomize(dir: &Path) -> Vec<Value> {
+    let out = run(Command::new(kubectl()).arg("kustomize").arg(dir));
     assert!(
         out.status.success(),
-        "kubectl kustomize config/default failed:\n{}",
+        "kubectl kustomize {} failed:\n{}",
+        dir.display(),
         String::from_utf8_lossy(&out.stderr)
     );
     docs(&String::from_utf8(out.stdout).expect("UTF-8"))
@@ -102,6 +106,63 @@ fn kustomize_objects_equal_the_charts_defaults() {
             "config/default lacks {kind}/{name:?}"
         );
     }
+}
+
+/// The controller container's image of the one Deployment, and whether the Deployment leaves
+/// the webhook certificate to the controller (the `AWS_LBC_WEBHOOK_TLS_SECRET` contract).
+fn image_and_managed_cert(docs: &[Value]) -> (String, bool) {
+    let deploys = all_of(docs, "Deployment");
+    assert_eq!(deploys.len(), 1, "exactly one Deployment");
+    let c = &deploys[0]["spec"]["template"]["spec"]["containers"][0];
+    let managed = c["env"].as_sequence().is_some_and(|env| {
+        env.iter()
+            .any(|e| e["name"] == "AWS_LBC_WEBHOOK_TLS_SECRET")
+    });
+    let image = c["image"].as_str().expect("an image").to_string();
+    (image, managed)
+}
+
+/// `target` relative to `dir`: kustomize takes no absolute path to a base.
+fn relative(dir: &Path, target: &Path) -> PathBuf {
+    let dir = dir.canonicalize().expect("directory exists");
+    let target = target.canonicalize().expect("target exists");
+    let mut rel = PathBuf::new();
+    for _ in dir.components().skip(1) {
+        rel.push("..");
+    }
+    rel.join(target.strip_prefix("/").expect("an absolute path"))
+}
+
+#[test]
+fn kustomize_default_never_runs_upstreams_image_with_the_managed_certificate() {
+    // Kustomize has no way to fail a build on a value, so the guard is here: config/default
+    // leaves the certificate to the controller, which upstream's binary does not manage (its
+    // pods would never serve, and the fail-closed webhooks would refuse every Service, Ingress
+    // and TargetGroupBinding), so it must name this build's image.
+    let (image, managed) = image_and_managed_cert(&kustomize_default());
+    assert!(
+        managed,
+        "config/default no longer uses the controller-managed certificate"
+    );
+    assert!(
+        !is_upstream_image(&image),
+        "config/default runs upstream's image {image}, which does not manage its webhook \
+         certificate: name this build's image"
+    );
+    assert_eq!(image, format!("{IMAGE}:v3.5.0"));
+
+    // An overlay that swaps in upstream's image is what the check catches.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = relative(dir.path(), &repo().join("config/default"));
+    let overlay = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - {}\n\
+         images:\n  - name: {IMAGE}\n    newName: public.ecr.aws/eks/aws-load-balancer-controller\n",
+        base.display()
+    );
+    std::fs::write(dir.path().join("kustomization.yaml"), overlay).expect("write overlay");
+    let (image, managed) = image_and_managed_cert(&kustomize(dir.path()));
+    assert!(managed, "the overlay keeps the managed certificate");
+    assert!(is_upstream_image(&image), "{image}");
 }
 
 #[test]

@@ -76,14 +76,48 @@ pub fn run(cmd: &mut Command) -> Output {
         .unwrap_or_else(|e| panic!("could not run {cmd:?}: {e}"))
 }
 
-/// `helm template` of the chart as release `aws-load-balancer-controller` in kube-system.
+/// The image the chart tests render (tests/it/testdata/chart-image-values.yaml), the placeholder
+/// config/default names too: the chart refuses its default, upstream's image, with the
+/// controller-managed webhook certificate.
+pub const IMAGE: &str = "registry.example.com/aws-load-balancer-controller-rs";
+
+/// Upstream's published image, the pattern of `albc.upstreamImage` in the chart's _helpers.tpl:
+/// ECR Public (`public.ecr.aws/eks/...`) or the EKS regional ECR copies
+/// (`<account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]/amazon/...`), with or without a tag or
+/// digest.
+pub const UPSTREAM_IMAGE: &str = r"^(public\.ecr\.aws/eks|[0-9]{12}\.dkr\.ecr(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?/amazon)/aws-load-balancer-controller([:@].*)?$";
+
+/// Whether an image (a repository, or a reference with its tag or digest) is upstream's.
+pub fn is_upstream_image(image: &str) -> bool {
+    regex::Regex::new(UPSTREAM_IMAGE)
+        .expect("UPSTREAM_IMAGE compiles")
+        .is_match(&image.to_lowercase())
+}
+
+/// The values file setting [`IMAGE`], which [`helm_template`] passes before a test's arguments.
+pub fn image_values() -> String {
+    repo()
+        .join("tests/it/testdata/chart-image-values.yaml")
+        .display()
+        .to_string()
+}
+
+/// `helm template` of the chart as release `aws-load-balancer-controller` in kube-system, with
+/// [`image_values`] first (a test's own `-f` or `--set` overrides it).
 /// Returns stdout on success and stderr on failure.
 pub fn helm_template(args: &[&str]) -> Result<String, String> {
+    helm_template_as("aws-load-balancer-controller", args)
+}
+
+/// [`helm_template`] as release `release`.
+pub fn helm_template_as(release: &str, args: &[&str]) -> Result<String, String> {
     let mut cmd = Command::new(helm());
     cmd.arg("template")
-        .arg("aws-load-balancer-controller")
+        .arg(release)
         .arg(chart_dir())
         .args(["--namespace", "kube-system"])
+        .arg("-f")
+        .arg(image_values())
         .args(args);
     let out = run(&mut cmd);
     if out.status.success() {

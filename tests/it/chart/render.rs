@@ -8,7 +8,8 @@ const CLUSTER: &str = "clusterName=test";
 #[test]
 fn helm_lint_strict_passes_for_default_and_ci_values() {
     let ci = ci_values();
-    for extra in [vec!["--set", CLUSTER], vec!["-f", &ci]] {
+    let image = image_values();
+    for extra in [vec!["-f", &image, "--set", CLUSTER], vec!["-f", &ci]] {
         let out = run(Command::new(helm())
             .args(["lint", "--strict"])
             .arg(chart_dir())
