@@ -61,6 +61,25 @@ where
 /// Everything the model reads, listed once (the controller's caches, without the watch). Secrets
 /// are read one by one, only those `auth-idp-oidc` names, as the controller reads them (a
 /// NotFound is left to the model's error); only the keys OIDC reads are kept, and never shown.
+/// Every IngressClassParams, decoded as upstream does (a missing `spec` is the empty one: see
+/// [`IngressClassParams::decode`]).
+async fn list_ingress_class_params(
+    client: &kube::Client,
+) -> anyhow::Result<Vec<IngressClassParams>> {
+    let ar = kube::api::ApiResource::erase::<IngressClassParams>(&());
+    let api = Api::<kube::api::DynamicObject>::all_with(client.clone(), &ar);
+    api.list(&ListParams::default())
+        .await?
+        .items
+        .into_iter()
+        .map(|o| {
+            let name = o.name_any();
+            IngressClassParams::decode(serde_json::to_value(o)?)
+                .with_context(|| format!("decoding IngressClassParams {name}"))
+        })
+        .collect()
+}
+
 pub async fn list_objects(client: &kube::Client, cfg: &Config) -> anyhow::Result<ClusterObjects> {
     let mut objs = list_without_secrets(client, cfg).await?;
     let metas = objs.ingresses.iter().map(|i| &i.metadata);
@@ -88,10 +107,7 @@ async fn list_without_secrets(
             .list(&ListParams::default())
             .await?
             .items,
-        ingress_class_params: Api::<IngressClassParams>::all(client.clone())
-            .list(&ListParams::default())
-            .await?
-            .items,
+        ingress_class_params: list_ingress_class_params(client).await?,
         namespaces: Api::<Namespace>::all(client.clone())
             .list(&ListParams::default())
             .await?

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use futures::FutureExt;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::{Endpoints, Namespace, Node, Pod, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
@@ -111,6 +111,42 @@ where
     })
 }
 
+/// IngressClassParams read untyped and decoded as upstream does: upstream's chart renders the
+/// default class's params with no `spec`, which the typed list would refuse whole (and with it
+/// every Ingress reconcile). An object that still does not decode is logged and left out.
+fn ingress_class_params(watches: &Arc<Watches>, client: &kube::Client) -> Option<Driver> {
+    watches.ingress_class_params.wanted().then(|| {
+        let ar = ApiResource::erase::<IngressClassParams>(&());
+        let api = Api::<DynamicObject>::all_with(client.clone(), &ar);
+        let decode = |o: DynamicObject| {
+            let name = o.metadata.name.clone().unwrap_or_default();
+            match serde_json::to_value(o).and_then(IngressClassParams::decode) {
+                Ok(p) => Some(p),
+                Err(error) => {
+                    tracing::warn!(object = %name, error = %error, "ignoring an IngressClassParams that does not decode");
+                    None
+                }
+            }
+        };
+        let events = watcher::watcher(api, watcher::Config::default())
+            .default_backoff()
+            .filter_map(move |item| {
+                let event = item.map(|e| {
+                    Some(match e {
+                        watcher::Event::Init => watcher::Event::Init,
+                        watcher::Event::InitDone => watcher::Event::InitDone,
+                        watcher::Event::InitApply(o) => watcher::Event::InitApply(decode(o)?),
+                        watcher::Event::Apply(o) => watcher::Event::Apply(decode(o)?),
+                        watcher::Event::Delete(o) => watcher::Event::Delete(decode(o)?),
+                    })
+                });
+                futures::future::ready(event.transpose())
+            });
+        let w = watches.clone();
+        async move { drive(&w.ingress_class_params, events).await }.boxed()
+    })
+}
+
 impl Watches {
     /// Runs one watch per wanted kind, each on its own task, until the future is dropped (which
     /// stops them all). Call once, after every consumer registered.
@@ -138,7 +174,7 @@ impl Watches {
             namespaced(w, |w| &w.pods, c, ns),
             namespaced(w, |w| &w.ingresses, c, ns),
             cluster(w, |w| &w.ingress_classes, c),
-            cluster(w, |w| &w.ingress_class_params, c),
+            ingress_class_params(w, c),
             cluster(w, |w| &w.namespaces, c),
             cluster(w, |w| &w.nodes, c),
             secrets,

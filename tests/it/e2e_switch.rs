@@ -3,7 +3,8 @@
 //! serving; this chart's shadow release beside it; `helm upgrade` to this chart; `helm upgrade`
 //! back to upstream's. The helm commands are read from `docs/switching.md`, so the guide cannot
 //! drift from what works. All the while a client creates a pod and a Service through admission
-//! every 100 ms, and not one may be refused.
+//! every 100 ms, and not one may be refused. The pods talk to moto, which holds an Ingress stack
+//! upstream made (the takeover test's shapes): from the seed to the end, moto receives no write.
 //!
 //! Pods are run the way a kubelet would run the Deployment helm left in the cluster: its
 //! container's args and env, the certificate Secret mounted as files, on 127.0.0.1. Upstream's
@@ -15,7 +16,9 @@
 //! endpoints once Ready (both serve for a while), then the old pod leaves.
 
 use crate::support::client::get_plain;
+use crate::support::moto_cloud::{cloud, endpoints_flag};
 use crate::support::process::Controller;
+use crate::takeover::{prepare_network, seed, shapes, CLUSTER};
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, Service};
@@ -35,8 +38,15 @@ const WEBHOOK_SERVICE: &str = "aws-load-balancer-webhook-service";
 const TLS_SECRET: &str = "aws-load-balancer-tls";
 const WEBHOOK_CONFIG: &str = "aws-load-balancer-webhook";
 
-/// The user's values file for upstream's release, used unchanged for every command.
-const VALUES: &str = "clusterName: prod\nregion: us-west-2\nvpcId: vpc-0switch\n";
+/// The user's values file for upstream's release, used unchanged for every command: the
+/// cluster name upstream's stacks were made under, and AWS at moto.
+fn values(vpc: &str, endpoints: &str) -> String {
+    let mut v = format!("clusterName: {CLUSTER}\nregion: us-west-2\nvpcId: {vpc}\n");
+    if !endpoints.is_empty() {
+        v.push_str(&format!("awsApiEndpoints: \"{endpoints}\"\n"));
+    }
+    v
+}
 
 fn upstream_chart() -> PathBuf {
     crate::chart::repo().join("tests/it/testdata/upstream-chart-v3.5.0")
@@ -68,7 +78,7 @@ struct Workdir {
 }
 
 impl Workdir {
-    fn new(server: &TestApiServer) -> Workdir {
+    fn new(server: &TestApiServer, values: &str) -> Workdir {
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
         server.write_kubeconfig(&kubeconfig).unwrap();
@@ -83,7 +93,7 @@ impl Workdir {
             dir.path().join("eks/aws-load-balancer-controller"),
         )
         .unwrap();
-        std::fs::write(dir.path().join("values.yaml"), VALUES).unwrap();
+        std::fs::write(dir.path().join("values.yaml"), values).unwrap();
         Workdir { dir, kubeconfig }
     }
 
@@ -224,8 +234,33 @@ async fn roll(server: &TestApiServer, kubeconfig: &Path, old: PodRun) -> PodRun 
     // Both serve: with calls every 100 ms, each pod answers several.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     server.set_service_endpoints(NS, WEBHOOK_SERVICE, &[new.webhook]);
-    drop(old);
+    // Terminated as the kubelet does it: SIGTERM, so a leader hands its Lease over at once.
+    let mut old = old;
+    old.ctl.sigterm();
+    old.ctl.wait_exit(Duration::from_secs(20));
     new
+}
+
+/// Waits until `pod` leads and has deployed the seeded stack (a reconcile of it ran to the end).
+fn wait_reconciled(pod: &PodRun) {
+    pod.ctl
+        .wait_for_log("became leader", Duration::from_secs(60));
+    pod.ctl
+        .wait_for_log("successfully deployed model", Duration::from_secs(60));
+}
+
+/// The AWS write calls moto received since recording started (anything but reads).
+fn writes(recorded: &[String]) -> Vec<String> {
+    recorded
+        .iter()
+        .filter(|a| {
+            let op = a.split(':').nth(1).unwrap_or(a);
+            !["Describe", "Get", "List"]
+                .iter()
+                .any(|r| op.starts_with(r))
+        })
+        .cloned()
+        .collect()
 }
 
 /// Creates a pod and a Service through admission every 100 ms until stopped; records failures.
@@ -338,9 +373,11 @@ async fn wait_sent(t: &Traffic, n: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn switch_with_helm_from_upstream_and_back() {
+    let c = cloud().await;
+    prepare_network(&c).await;
     let server = TestApiServer::start(Options::default()).await.unwrap();
     let client = server.client();
-    let work = Workdir::new(&server);
+    let work = Workdir::new(&server, &values(&c.vpc, &endpoints_flag(&c.moto)));
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let shop = json!({"metadata": {"name": "shop", "labels": {"elbv2.k8s.aws/pod-readiness-gate-inject": "enabled"}}});
     namespaces
@@ -369,6 +406,21 @@ async fn switch_with_helm_from_upstream_and_back() {
     server.set_service_endpoints(NS, WEBHOOK_SERVICE, &[pod.webhook]);
     let traffic = Traffic::start(client.clone());
     wait_sent(&traffic, 10).await;
+
+    // What upstream made for an Ingress: its AWS stack in moto, its objects and bindings here.
+    let shape = shapes::all().remove(0);
+    let mut vars = BTreeMap::new();
+    for (k, domain) in [
+        ("cert1", "a.example.com"),
+        ("cert2", "b.example.com"),
+        ("cert3", "shop.example.com"),
+    ] {
+        vars.insert(k.to_string(), seed::certificate(&c, domain).await);
+    }
+    let backend = seed::backend_sg(&c).await;
+    seed::seed(&c, &client, &backend, &vars, &shape).await;
+    c.moto.start_recording().await;
+    wait_reconciled(&pod);
 
     // The shadow beside it: installs, changes nothing upstream's release owns.
     work.sh(&doc_commands("shadow"));
@@ -402,6 +454,7 @@ async fn switch_with_helm_from_upstream_and_back() {
         "the new pod runs the controller-managed certificate:\n{}",
         pod.ctl.stderr()
     );
+    wait_reconciled(&pod);
     wait_sent(&traffic, 10).await;
     assert_eq!(secret_data(&client).await, upstream_secret);
     assert_eq!(helm_owner(&client).await.as_deref(), Some(RELEASE));
@@ -418,8 +471,19 @@ async fn switch_with_helm_from_upstream_and_back() {
         assert_eq!(back_secret.get(key), upstream_secret.get(key), "{key}");
     }
     let pod = roll(&server, &work.kubeconfig, pod).await;
+    wait_reconciled(&pod);
     wait_sent(&traffic, 10).await;
 
+    let recorded = c.moto.recorded_actions();
+    assert!(
+        recorded.iter().any(|a| a.contains("DescribeLoadBalancers")),
+        "the pods read the stack: {recorded:?}"
+    );
+    assert_eq!(
+        writes(&recorded),
+        Vec::<String>::new(),
+        "AWS writes on upstream's stack"
+    );
     let (sent, failures) = traffic.finish().await;
     assert!(
         failures.is_empty(),
@@ -428,6 +492,67 @@ async fn switch_with_helm_from_upstream_and_back() {
         failures.join("\n")
     );
     assert!(sent >= 100, "only {sent} admissions sent");
+    drop(pod);
+    server.stop().await;
+}
+
+/// A cluster that started on this chart (the controller made the Secret) goes to upstream's chart
+/// with the documented command: helm adopts the Secret the controller wrote (it carries the
+/// release's ownership) instead of refusing it, and upstream's pods serve the certificate the
+/// bundle already trusts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_install_of_this_chart_goes_to_upstreams_chart() {
+    let server = TestApiServer::start(Options::default()).await.unwrap();
+    let client = server.client();
+    let work = Workdir::new(&server, &values("vpc-0fresh", ""));
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let shop = json!({"metadata": {"name": "shop", "labels": {"elbv2.k8s.aws/pod-readiness-gate-inject": "enabled"}}});
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(shop).unwrap(),
+        )
+        .await
+        .unwrap();
+    let switch = doc_commands("switch");
+    work.sh(&switch.replacen("helm upgrade", "helm install", 1));
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
+    assert!(
+        secrets.get_opt(TLS_SECRET).await.unwrap().is_none(),
+        "the chart renders no certificate before the controller made one"
+    );
+    let pod = PodRun::start(&client, &work.kubeconfig).await;
+    server.set_service_endpoints(NS, WEBHOOK_SERVICE, &[pod.webhook]);
+    let traffic = Traffic::start(client.clone());
+    wait_sent(&traffic, 10).await;
+    assert_eq!(helm_owner(&client).await.as_deref(), Some(RELEASE));
+    let ours = secret_data(&client).await;
+    assert!(
+        ours.contains_key("ca.key"),
+        "the controller made its own CA"
+    );
+    let bundle = ca_bundles(&client).await;
+
+    // An upgrade of this chart takes the Secret into the release unchanged.
+    work.sh(&switch);
+    assert_eq!(secret_data(&client).await, ours);
+    assert_eq!(ca_bundles(&client).await, bundle);
+    wait_sent(&traffic, 6).await;
+
+    work.sh(&doc_commands("back"));
+    let back = secret_data(&client).await;
+    for key in ["ca.crt", "tls.crt", "tls.key"] {
+        assert_eq!(back.get(key), ours.get(key), "{key}");
+    }
+    let pod = roll(&server, &work.kubeconfig, pod).await;
+    wait_sent(&traffic, 10).await;
+    let (sent, failures) = traffic.finish().await;
+    assert!(
+        failures.is_empty(),
+        "{} of {sent} admissions refused:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     drop(pod);
     server.stop().await;
 }

@@ -9,7 +9,7 @@ pub(crate) mod diff;
 mod kit;
 mod names;
 pub(crate) mod seed;
-mod shapes;
+pub(crate) mod shapes;
 mod shapes_more;
 
 use std::collections::BTreeMap;

@@ -196,3 +196,44 @@ pub struct IngressClassParamsSpec {
     #[serde(default)]
     pub wafv2_acl_name: String,
 }
+
+impl IngressClassParams {
+    /// Decodes one as upstream's Go types do. There `spec` is `omitempty` and every field in it
+    /// optional, and upstream's chart renders the default class's params with no `spec` at all;
+    /// the derived type requires one, so a missing (or null) `spec` is read as the empty one. Every
+    /// reader (watch, `diff`, `plan`) decodes through here.
+    pub fn decode(mut value: serde_json::Value) -> serde_json::Result<IngressClassParams> {
+        if let Some(obj) = value.as_object_mut() {
+            if obj.get("spec").is_none_or(serde_json::Value::is_null) {
+                obj.insert("spec".into(), serde_json::json!({}));
+            }
+        }
+        serde_json::from_value(value)
+    }
+}
+
+#[cfg(test)]
+mod decode_tests {
+    use super::*;
+
+    #[test]
+    fn params_without_a_spec_decode_as_the_empty_spec() {
+        // As upstream's chart renders `alb`'s params by default.
+        let v = serde_json::json!({"apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "IngressClassParams",
+            "metadata": {"name": "alb"}});
+        assert!(serde_json::from_value::<IngressClassParams>(v.clone()).is_err());
+        let p = IngressClassParams::decode(v).unwrap();
+        assert_eq!(p.spec, IngressClassParamsSpec::default());
+        let mut null = serde_json::json!({"metadata": {"name": "alb"}, "spec": null});
+        null["apiVersion"] = "elbv2.k8s.aws/v1beta1".into();
+        assert_eq!(
+            IngressClassParams::decode(null).unwrap().spec,
+            IngressClassParamsSpec::default()
+        );
+        let set = serde_json::json!({"metadata": {"name": "x"}, "spec": {"scheme": "internal"}});
+        assert_eq!(
+            IngressClassParams::decode(set).unwrap().spec.scheme,
+            Some(LoadBalancerScheme::Internal)
+        );
+    }
+}

@@ -120,7 +120,7 @@ pub fn add_object(objs: &mut ClusterObjects, doc: Value, file: &Path) -> anyhow:
             .push(serde_json::from_value(doc).with_context(ctx)?),
         "IngressClassParams" => objs
             .ingress_class_params
-            .push(serde_json::from_value(doc).with_context(ctx)?),
+            .push(crate::crd::IngressClassParams::decode(doc).with_context(ctx)?),
         "Namespace" => objs
             .namespaces
             .push(serde_json::from_value(doc).with_context(ctx)?),
