@@ -17,7 +17,7 @@
 
 use crate::support::client::get_plain;
 use crate::support::moto_cloud::{cloud, endpoints_flag};
-use crate::support::process::Controller;
+use crate::support::process::{Controller, BIN};
 use crate::takeover::{prepare_network, seed, shapes, CLUSTER};
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -75,10 +75,12 @@ fn doc_commands(name: &str) -> String {
 struct Workdir {
     dir: tempfile::TempDir,
     kubeconfig: PathBuf,
+    /// The shell variables the guide's commands use besides IMAGE/TAG, and where AWS is.
+    env: Vec<(String, String)>,
 }
 
 impl Workdir {
-    fn new(server: &TestApiServer, values: &str) -> Workdir {
+    fn new(server: &TestApiServer, values: &str, env: &[(&str, &str)]) -> Workdir {
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
         server.write_kubeconfig(&kubeconfig).unwrap();
@@ -94,7 +96,15 @@ impl Workdir {
         )
         .unwrap();
         std::fs::write(dir.path().join("values.yaml"), values).unwrap();
-        Workdir { dir, kubeconfig }
+        let env = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Workdir {
+            dir,
+            kubeconfig,
+            env,
+        }
     }
 
     /// Runs shell commands as an operator would (helm on PATH, KUBECONFIG set, this build's image
@@ -103,9 +113,14 @@ impl Workdir {
         let helm = crate::chart::helm();
         let helm_dir = self.dir.path().join("bin");
         std::fs::create_dir_all(&helm_dir).unwrap();
-        let link = helm_dir.join("helm");
-        if !link.exists() {
-            std::os::unix::fs::symlink(&helm, &link).unwrap();
+        for (name, target) in [
+            ("helm", helm),
+            ("aws-load-balancer-controller", PathBuf::from(BIN)),
+        ] {
+            let link = helm_dir.join(name);
+            if !link.exists() {
+                std::os::unix::fs::symlink(&target, &link).unwrap();
+            }
         }
         let path = format!(
             "{}:{}",
@@ -123,6 +138,12 @@ impl Workdir {
             .env("HELM_DATA_HOME", self.dir.path().join(".helm/data"))
             .env("IMAGE", "registry.example/albc-rs")
             .env("TAG", "test")
+            // AWS only at 127.0.0.1 (moto or a closed port), never instance metadata.
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .output()
             .unwrap();
         let text = format!(
@@ -377,7 +398,17 @@ async fn switch_with_helm_from_upstream_and_back() {
     prepare_network(&c).await;
     let server = TestApiServer::start(Options::default()).await.unwrap();
     let client = server.client();
-    let work = Workdir::new(&server, &values(&c.vpc, &endpoints_flag(&c.moto)));
+    let guide_env = [
+        ("CLUSTER_NAME", CLUSTER),
+        ("AWS_REGION", "us-west-2"),
+        ("VPC_ID", c.vpc.as_str()),
+        ("AWS_ENDPOINT_URL", c.moto.endpoint.as_str()),
+    ];
+    let work = Workdir::new(
+        &server,
+        &values(&c.vpc, &endpoints_flag(&c.moto)),
+        &guide_env,
+    );
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let shop = json!({"metadata": {"name": "shop", "labels": {"elbv2.k8s.aws/pod-readiness-gate-inject": "enabled"}}});
     namespaces
@@ -421,6 +452,16 @@ async fn switch_with_helm_from_upstream_and_back() {
     seed::seed(&c, &client, &backend, &vars, &shape).await;
     c.moto.start_recording().await;
     wait_reconciled(&pod);
+    // The guide's preview: nothing to write on upstream's converged state (exit 0).
+    let preview = work.sh(&doc_commands("preview"));
+    // The seeded stack was read and found converged (exit 0 alone would also hold for none).
+    let stack = format!("ingress {}/", shape.namespace);
+    let converged = |report: &str| {
+        report
+            .lines()
+            .any(|l| l.starts_with(&stack) && l.ends_with(": no changes"))
+    };
+    assert!(converged(&preview), "{preview}");
 
     // The shadow beside it: installs, changes nothing upstream's release owns.
     work.sh(&doc_commands("shadow"));
@@ -455,6 +496,11 @@ async fn switch_with_helm_from_upstream_and_back() {
         pod.ctl.stderr()
     );
     wait_reconciled(&pod);
+    let verify = work.sh(&doc_commands("verify"));
+    assert!(
+        converged(&verify) && verify.contains("Upgrade complete"),
+        "{verify}"
+    );
     wait_sent(&traffic, 10).await;
     assert_eq!(secret_data(&client).await, upstream_secret);
     assert_eq!(helm_owner(&client).await.as_deref(), Some(RELEASE));
@@ -504,7 +550,7 @@ async fn switch_with_helm_from_upstream_and_back() {
 async fn a_fresh_install_of_this_chart_goes_to_upstreams_chart() {
     let server = TestApiServer::start(Options::default()).await.unwrap();
     let client = server.client();
-    let work = Workdir::new(&server, &values("vpc-0fresh", ""));
+    let work = Workdir::new(&server, &values("vpc-0fresh", ""), &[]);
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let shop = json!({"metadata": {"name": "shop", "labels": {"elbv2.k8s.aws/pod-readiness-gate-inject": "enabled"}}});
     namespaces
