@@ -15,6 +15,7 @@ mod e2e_ingress;
 mod e2e_managed_cert;
 mod e2e_metrics;
 mod e2e_oidc;
+mod e2e_rbac_enforced;
 mod e2e_pod_gates;
 mod e2e_service;
 mod e2e_switch;

@@ -252,6 +252,9 @@ async fn load_tracked(
     Ok(Some(set))
 }
 
+/// Writes the record with the verbs upstream's RBAC grants on ConfigMaps (get, create, update):
+/// the live record (upstream's or ours) is replaced with its resourceVersion, or created when
+/// there is none. A concurrent change (409) fails this pass and is retried with the next one.
 async fn save_tracked(
     ctx: &Ctx,
     tgb: &TargetGroupBinding,
@@ -261,12 +264,14 @@ async fn save_tracked(
     let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &ns);
     let cm_name = format!("{TRACKED_PREFIX}{name}");
     let csv = tracked_to_csv(&set);
-    let body = serde_json::json!({ "data": { TRACKED_KEY: csv } });
-    match api
-        .patch(&cm_name, &PatchParams::default(), &Patch::Merge(&body))
-        .await
-    {
-        Err(kube::Error::Api(e)) if e.code == 404 => {
+    match api.get_opt(&cm_name).await? {
+        Some(mut cm) => {
+            cm.data
+                .get_or_insert_with(Default::default)
+                .insert(TRACKED_KEY.to_string(), csv);
+            api.replace(&cm_name, &PostParams::default(), &cm).await?;
+        }
+        None => {
             let cm = ConfigMap {
                 metadata: kube::api::ObjectMeta {
                     name: Some(cm_name),
@@ -277,9 +282,6 @@ async fn save_tracked(
                 ..Default::default()
             };
             api.create(&PostParams::default(), &cm).await?;
-        }
-        other => {
-            other?;
         }
     }
     ctx.tracked_put(&ns, &name, set);

@@ -15,6 +15,8 @@ pub struct App {
     pub endpoints: RwLock<HashMap<(String, String), Vec<SocketAddr>>>,
     /// Turn counter for the endpoints above.
     endpoint_turn: std::sync::atomic::AtomicUsize,
+    /// Whether service accounts' requests are authorized by the stored RBAC objects.
+    pub rbac: std::sync::atomic::AtomicBool,
     pub addr: SocketAddr,
     pub shutdown: tokio::sync::watch::Receiver<bool>,
     /// Every resource request, in arrival order (see `audit`).
@@ -34,6 +36,7 @@ impl App {
             resources: RwLock::new(ResourceTable::new()),
             endpoints: RwLock::new(endpoints.into_iter().map(|(k, a)| (k, vec![a])).collect()),
             endpoint_turn: Default::default(),
+            rbac: Default::default(),
             addr,
             shutdown,
             requests: Default::default(),

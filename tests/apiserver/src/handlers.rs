@@ -9,6 +9,7 @@ use crate::error::{json_response, ApiError, ApiResult};
 use crate::openapi;
 use crate::ops::{self, Target};
 use crate::patch::{self, PatchType};
+use crate::rbac;
 use crate::resources::ResourceDef;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::store::WatchStart;
@@ -169,6 +170,43 @@ fn with_version(def: &ResourceDef, mut v: Value) -> Value {
     v
 }
 
+/// RBAC for service accounts while enforcement is on (see `TestApiServer::enforce_rbac`).
+fn authorize(app: &App, record: &RequestRecord) -> ApiResult<()> {
+    if !app.rbac.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok(());
+    }
+    let Some(user) = record.user.as_deref() else {
+        return Ok(());
+    };
+    let Some((ns, name)) = rbac::service_account(user) else {
+        return Ok(());
+    };
+    let group = "rbac.authorization.k8s.io".to_string();
+    let kinds = [
+        ("roles", "Role"),
+        ("rolebindings", "RoleBinding"),
+        ("clusterroles", "ClusterRole"),
+        ("clusterrolebindings", "ClusterRoleBinding"),
+    ];
+    let mut docs = Vec::new();
+    for (plural, kind) in kinds {
+        for obj in app.store.list(&(group.clone(), plural.to_string()), None).0 {
+            let mut obj = (*obj).clone();
+            obj["kind"] = json!(kind);
+            docs.push(obj);
+        }
+    }
+    if rbac::grants_for(&docs, ns, name).allows(record) {
+        Ok(())
+    } else {
+        Err(ApiError::Custom {
+            code: 403,
+            reason: "Forbidden".into(),
+            message: rbac::forbidden_message(user, record),
+        })
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn dispatch(
     app: Arc<App>,
@@ -183,7 +221,7 @@ async fn dispatch(
     let p = parse_path(&app, group, version, rest)?;
     let watching = p.watch_path || q.get("watch").is_some_and(|w| w == "true" || w == "1");
     let is_namespace_object = p.def.group.is_empty() && p.def.plural == "namespaces";
-    app.requests.push(RequestRecord {
+    let record = RequestRecord {
         verb: audit::verb(&method, p.name.is_some(), watching).to_string(),
         group: p.def.group.clone(),
         version: p.def.version.clone(),
@@ -200,7 +238,9 @@ async fn dispatch(
             .clone()
             .or_else(|| audit::selected_name(&method, q.get("fieldSelector"))),
         user: audit::user(headers),
-    });
+    };
+    app.requests.push(record.clone());
+    authorize(&app, &record)?;
     let def = &p.def;
     let dry_run = q.get("dryRun").is_some_and(|v| v == "All");
     if def.namespaced

@@ -21,6 +21,7 @@ mod openapi;
 mod ops;
 pub mod patch;
 mod protobuf;
+pub mod rbac;
 pub mod resources;
 pub mod selectors;
 mod store;
@@ -120,10 +121,24 @@ impl TestApiServer {
     /// Writes a kubeconfig (context `kube-test-apiserver`) for kubectl and other processes.
     /// Owner-only, as clients (helm) warn on a readable kubeconfig.
     pub fn write_kubeconfig(&self, path: &Path) -> anyhow::Result<()> {
+        self.write_kubeconfig_as(path, "test")
+    }
+
+    /// A kubeconfig whose token is `user`: `system:serviceaccount:<ns>:<name>` makes its requests
+    /// those of that service account, authorized by RBAC once [`Self::enforce_rbac`] is on.
+    pub fn write_kubeconfig_as(&self, path: &Path, user: &str) -> anyhow::Result<()> {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::write(path, kubeconfig(&self.url()))
+        std::fs::write(path, kubeconfig_as(&self.url(), user))
             .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)))
             .with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// From now on requests of a service account (token `system:serviceaccount:<ns>:<name>`)
+    /// are authorized by the Roles, ClusterRoles and bindings stored in the server, as the
+    /// real API server's RBAC authorizer does, and refused with 403 Forbidden otherwise. Any
+    /// other user (the `test` token, no token) stays unrestricted, as a cluster admin.
+    pub fn enforce_rbac(&self, on: bool) {
+        self.app.rbac.store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Makes every resourceVersion older than the current one too old (410 Gone) and ends
@@ -185,9 +200,14 @@ impl TestApiServer {
 
 /// The kubeconfig text for a server URL.
 pub fn kubeconfig(url: &str) -> String {
+    kubeconfig_as(url, "test")
+}
+
+/// The kubeconfig text for a server URL, authenticating with `token` (taken as the user name).
+pub fn kubeconfig_as(url: &str, token: &str) -> String {
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: kube-test-apiserver\n  cluster:\n    server: {url}\n\
          contexts:\n- name: kube-test-apiserver\n  context:\n    cluster: kube-test-apiserver\n    user: test\n    namespace: default\n\
-         current-context: kube-test-apiserver\nusers:\n- name: test\n  user:\n    token: test\npreferences: {{}}\n"
+         current-context: kube-test-apiserver\nusers:\n- name: test\n  user:\n    token: \"{token}\"\npreferences: {{}}\n"
     )
 }

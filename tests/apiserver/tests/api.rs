@@ -937,3 +937,110 @@ async fn services_namespaces_collections_and_selector_watches() {
     assert_eq!(code(nss.get("tmp").await.unwrap_err()).0, 404);
     s.stop().await;
 }
+
+/// With enforcement on, a service account's requests are authorized by the stored RBAC objects
+/// (namespaced Role through a RoleBinding, ClusterRole through a ClusterRoleBinding, and
+/// `resourceNames`), refused with the real server's 403 text otherwise; other users are admins.
+#[tokio::test]
+async fn rbac_is_enforced_for_service_accounts() {
+    let s = server().await;
+    let admin = s.client();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kc");
+    s.write_kubeconfig_as(&kc, "system:serviceaccount:kube-system:ctl")
+        .unwrap();
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&kc).unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    let sa = Client::try_from(config).unwrap();
+    let rbac = |group_res: (&'static str, &'static str), body: Value| {
+        let admin = admin.clone();
+        async move {
+            let ar = ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", group_res.0),
+                group_res.1,
+            );
+            let ns = body["metadata"]["namespace"].as_str().map(String::from);
+            let api: Api<DynamicObject> = match ns {
+                Some(ns) => Api::namespaced_with(admin, &ns, &ar),
+                None => Api::all_with(admin, &ar),
+            };
+            api.create(
+                &PostParams::default(),
+                &serde_json::from_value(body).unwrap(),
+            )
+            .await
+            .unwrap();
+        }
+    };
+    s.enforce_rbac(true);
+    let cms: Api<ConfigMap> = Api::namespaced(sa.clone(), "default");
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "rec"}, "data": {"k": "v"}})).unwrap();
+    let (c, msg) = code(cms.create(&PostParams::default(), &cm).await.unwrap_err());
+    assert_eq!(c, 403);
+    assert_eq!(
+        msg,
+        "configmaps is forbidden: User \"system:serviceaccount:kube-system:ctl\" cannot create resource \"configmaps\" in API group \"\" in the namespace \"default\""
+    );
+
+    // A Role in `default` grants create/get/update; patch stays refused; other namespaces too.
+    rbac(("Role", "roles"), json!({"metadata": {"name": "cm", "namespace": "default"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "get", "update"]}]})).await;
+    rbac(
+        ("RoleBinding", "rolebindings"),
+        json!({"metadata": {"name": "cm", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm"},
+        "subjects": [{"kind": "ServiceAccount", "name": "ctl", "namespace": "kube-system"}]}),
+    )
+    .await;
+    let created = cms.create(&PostParams::default(), &cm).await.unwrap();
+    cms.replace("rec", &PostParams::default(), &created)
+        .await
+        .unwrap();
+    let (c, msg) = code(
+        cms.patch(
+            "rec",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"k": "w"}})),
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(
+        (c, msg.contains("cannot patch resource \"configmaps\"")),
+        (403, true),
+        "{msg}"
+    );
+    let elsewhere: Api<ConfigMap> = Api::namespaced(sa.clone(), "kube-public");
+    assert_eq!(code(elsewhere.get("rec").await.unwrap_err()).0, 403);
+
+    // A ClusterRole bound cluster-wide, with resourceNames: only the named object.
+    rbac(("ClusterRole", "clusterroles"), json!({"metadata": {"name": "ns-reader"},
+        "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get"], "resourceNames": ["default"]}]})).await;
+    rbac(("ClusterRoleBinding", "clusterrolebindings"), json!({"metadata": {"name": "ns-reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ns-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "ctl", "namespace": "kube-system"}]})).await;
+    let namespaces: Api<Namespace> = Api::all(sa.clone());
+    namespaces.get("default").await.unwrap();
+    assert_eq!(
+        code(namespaces.get("kube-system").await.unwrap_err()).0,
+        403
+    );
+    assert_eq!(
+        code(namespaces.list(&ListParams::default()).await.unwrap_err()).0,
+        403
+    );
+
+    // The admin client is never restricted; off again, the account is unrestricted too.
+    Api::<Namespace>::all(admin.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    s.enforce_rbac(false);
+    namespaces.list(&ListParams::default()).await.unwrap();
+    s.stop().await;
+}

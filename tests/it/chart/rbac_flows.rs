@@ -32,7 +32,7 @@ const EV: &str =
     "Events of both reconcilers (controller::Events); checked in e2e_ingress and e2e_tgb";
 const SVC: &str = "Service reconciler: runs only once AWS resolves; its requests are checked against this RBAC in e2e_service (moto)";
 const NS: &str = "Ingress class loader: IngressClassParams namespaceSelector needs the Ingress's Namespace labels";
-const MC: &str = "multi-cluster TargetGroupBindings' target ConfigMaps (upstream's cluster-wide grant, kept so bindings survive a chart swap); written by the TargetGroupBinding reconciler, which runs only once AWS resolves";
+const MC: &str = "multi-cluster TargetGroupBindings' target ConfigMaps (upstream's cluster-wide grant, kept so bindings survive a chart swap); written by the TargetGroupBinding reconciler, which runs only once AWS resolves; every verb used under enforced RBAC in e2e_rbac_enforced (moto)";
 const GW: &str = "Gateway API (upstream's grants): the Gateway controllers run only once AWS resolves and their CRDs are served; checked in e2e_gateway (moto)";
 const NOT_EXERCISED: &[(&str, &str)] = &[
     ("cluster create core/configmaps", MC),
