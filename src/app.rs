@@ -375,7 +375,15 @@ pub async fn connect_kube(cfg: &Config, rest: &RestClientMetrics) -> kube::Clien
                     .unwrap_or_default();
                 // A --dry-run controller's writes never leave the process.
                 let built = if cfg.dry_run {
-                    crate::diff::shadow_kube::client(kc, cfg.dry_run_events)
+                    // Its own `…-dry-run` Lease is the one object it writes.
+                    let lease = cfg.enable_leader_election.then(|| {
+                        let l = crate::controller::leader::LeaderConfig::from(cfg);
+                        crate::diff::shadow_kube::OwnLease {
+                            namespace: l.namespace,
+                            name: l.name,
+                        }
+                    });
+                    crate::diff::shadow_kube::client(kc, cfg.dry_run_events, lease)
                 } else {
                     kube::client::ClientBuilder::try_from(kc)
                         .map(|b| b.with_layer(&rest.layer(&host)).build())

@@ -39,7 +39,7 @@ pub async fn diff_bindings(
         return Ok(vec![]);
     }
     shadow::collect();
-    let client = super::shadow_kube::client(kc, false)?;
+    let client = super::shadow_kube::client(kc, false, None)?;
     let mut tcfg = tgb_config(cfg, cloud);
     // One at a time: the report lists each binding's writes on their own.
     tcfg.concurrency = 1;

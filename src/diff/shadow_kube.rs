@@ -2,7 +2,9 @@
 //! write itself. A create is answered with the object sent; an update, patch or delete with the
 //! object as it is now (read with a GET), so the reconciler carries on as if its write had been
 //! accepted and overtaken. Its own leader-election Lease passes (the shadow needs one, under its
-//! own id), and so do Warning events with `--dry-run-events`; other events are dropped quietly.
+//! own `…-dry-run` id) — that one Lease only, by namespace and name: a write to any other Lease,
+//! the owner's included, is answered here like any other write. Warning events pass with
+//! `--dry-run-events`; other events are dropped quietly.
 
 use std::task::{Context, Poll};
 
@@ -18,6 +20,55 @@ use tower::{BoxError, Layer, Service};
 pub struct DryRunLayer {
     pub real: kube::Client,
     pub events: bool,
+    /// The shadow's own leader-election Lease, the one `coordination.k8s.io` object whose writes
+    /// are sent; `None` (no election, or `diff`) sends none.
+    pub lease: Option<OwnLease>,
+}
+
+/// A Lease by namespace and name: the shadow's own, the only one it writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnLease {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl OwnLease {
+    /// Whether the write `m` to `path`, sending `body`, is to this Lease. A create names its
+    /// object in the body (its path is the namespace's collection); every other write in the
+    /// path. Writes to the collection other than a create (a delete-collection) never are.
+    pub fn is_written_by(&self, m: &Method, path: &str, body: &[u8]) -> bool {
+        let Some((namespace, name)) = lease_target(path) else {
+            return false;
+        };
+        if namespace != self.namespace {
+            return false;
+        }
+        match name {
+            None => *m == Method::POST && created_name(body).as_deref() == Some(self.name.as_str()),
+            Some(name) => {
+                matches!(*m, Method::PUT | Method::PATCH | Method::DELETE) && name == self.name
+            }
+        }
+    }
+}
+
+/// `(namespace, name)` of a `coordination.k8s.io` Lease path, any version: `Some(name)` for
+/// one Lease, `None` for a namespace's collection. `None` for every other path.
+fn lease_target(path: &str) -> Option<(&str, Option<&str>)> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match segs.as_slice() {
+        ["apis", "coordination.k8s.io", _, "namespaces", ns, "leases"] => Some((*ns, None)),
+        ["apis", "coordination.k8s.io", _, "namespaces", ns, "leases", name] => {
+            Some((*ns, Some(*name)))
+        }
+        _ => None,
+    }
+}
+
+/// `metadata.name` of the object a create sends.
+fn created_name(body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    v["metadata"]["name"].as_str().map(str::to_string)
 }
 
 impl<S> Layer<S> for DryRunLayer {
@@ -82,6 +133,52 @@ fn operation(m: &Method) -> &'static str {
     }
 }
 
+/// Sends `req` through the unwrapped client and answers with what the API server said.
+async fn forward(real: kube::Client, req: Request<Body>) -> Result<Resp, BoxError> {
+    let resp = real.send(req).await?;
+    let status = resp.status();
+    let out = resp.into_body().collect().await?.to_bytes();
+    Ok(respond(status, out))
+}
+
+/// Answers the write `m` to `path` (sending `bytes`) in the process: noted as a planned write,
+/// a create answered with the object sent, anything else with the object as it is now.
+async fn intercept(
+    real: kube::Client,
+    m: Method,
+    path: String,
+    resource: String,
+    bytes: Bytes,
+) -> Result<Resp, BoxError> {
+    let op = operation(&m);
+    let write = super::Write {
+        call: format!("kubernetes:{op} {resource}"),
+        resource: path.clone(),
+        changes: (!bytes.is_empty())
+            .then(|| super::Change {
+                field: "body".into(),
+                before: None,
+                after: Some(String::from_utf8_lossy(&bytes).into_owned()),
+            })
+            .into_iter()
+            .collect(),
+    };
+    super::shadow::note(&resource, &write);
+    if m == Method::POST {
+        return Ok(respond(StatusCode::CREATED, bytes));
+    }
+    // The object as it is: the write "happened", and someone else's write came after.
+    let get = Request::get(path.as_str()).body(Vec::new())?;
+    match real.request_text(get).await {
+        Ok(text) => Ok(respond(StatusCode::OK, Bytes::from(text))),
+        Err(kube::Error::Api(e)) => {
+            let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::NOT_FOUND);
+            Ok(respond(status, Bytes::from(serde_json::to_vec(&e)?)))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 impl<S> Service<Request<Body>> for DryRunService<S>
 where
     S: Service<Request<Body>, Response = Resp> + Send + 'static,
@@ -99,13 +196,34 @@ where
     fn call(&mut self, req: Request<Body>) -> Self::Future {
         let m = req.method().clone();
         let path = req.uri().path().to_string();
-        if matches!(m, Method::GET | Method::HEAD) || path.contains("/coordination.k8s.io/") {
+        // Reads, and the renewals and release of the shadow's own Lease (named in the path).
+        let own = self
+            .layer
+            .lease
+            .as_ref()
+            .is_some_and(|l| l.is_written_by(&m, &path, &[]));
+        if matches!(m, Method::GET | Method::HEAD) || own {
             let fut = self.inner.call(req);
             return Box::pin(async move { fut.await.map_err(Into::into) });
         }
         let resource = resource_of(&path);
+        let real = self.layer.real.clone();
+        if m == Method::POST && lease_target(&path).is_some() {
+            // A create names its Lease in the body: the shadow's own is sent, any other (the
+            // owner's) answered here.
+            let lease = self.layer.lease.clone();
+            return Box::pin(async move {
+                let (parts, b) = req.into_parts();
+                let bytes = b.collect().await?.to_bytes();
+                if lease.is_some_and(|l| l.is_written_by(&m, &path, &bytes)) {
+                    let req = Request::from_parts(parts, Body::from(bytes.to_vec()));
+                    return forward(real, req).await;
+                }
+                intercept(real, m, path, resource, bytes).await
+            });
+        }
         if resource == "events" {
-            let (real, pass) = (self.layer.real.clone(), self.layer.events);
+            let pass = self.layer.events;
             return Box::pin(async move {
                 let (parts, b) = req.into_parts();
                 let bytes = b.collect().await?.to_bytes();
@@ -114,52 +232,29 @@ where
                 if !(pass && warning) {
                     return Ok(respond(StatusCode::CREATED, bytes));
                 }
-                let resp = real
-                    .send(Request::from_parts(parts, Body::from(bytes.to_vec())))
-                    .await?;
-                let status = resp.status();
-                let out = resp.into_body().collect().await?.to_bytes();
-                Ok(respond(status, out))
+                forward(real, Request::from_parts(parts, Body::from(bytes.to_vec()))).await
             });
         }
-        let real = self.layer.real.clone();
-        let op = operation(&m);
         Box::pin(async move {
             let bytes = req.into_body().collect().await?.to_bytes();
-            let write = super::Write {
-                call: format!("kubernetes:{op} {resource}"),
-                resource: path.clone(),
-                changes: (!bytes.is_empty())
-                    .then(|| super::Change {
-                        field: "body".into(),
-                        before: None,
-                        after: Some(String::from_utf8_lossy(&bytes).into_owned()),
-                    })
-                    .into_iter()
-                    .collect(),
-            };
-            super::shadow::note(&resource, &write);
-            if m == Method::POST {
-                return Ok(respond(StatusCode::CREATED, bytes));
-            }
-            // The object as it is: the write "happened", and someone else's write came after.
-            let get = Request::get(path.as_str()).body(Vec::new())?;
-            match real.request_text(get).await {
-                Ok(text) => Ok(respond(StatusCode::OK, Bytes::from(text))),
-                Err(kube::Error::Api(e)) => {
-                    let status = StatusCode::from_u16(e.code).unwrap_or(StatusCode::NOT_FOUND);
-                    Ok(respond(status, Bytes::from(serde_json::to_vec(&e)?)))
-                }
-                Err(e) => Err(e.into()),
-            }
+            intercept(real, m, path, resource, bytes).await
         })
     }
 }
 
-/// Builds the client of a `--dry-run` controller from `kc`: writes answered by [`DryRunLayer`].
-pub fn client(kc: kube::Config, events: bool) -> Result<kube::Client, kube::Error> {
+/// Builds the client of a `--dry-run` controller from `kc`: writes answered by [`DryRunLayer`],
+/// those to `lease` (its own leader-election Lease) aside.
+pub fn client(
+    kc: kube::Config,
+    events: bool,
+    lease: Option<OwnLease>,
+) -> Result<kube::Client, kube::Error> {
     let real = kube::Client::try_from(kc.clone())?;
-    let layer = DryRunLayer { real, events };
+    let layer = DryRunLayer {
+        real,
+        events,
+        lease,
+    };
     Ok(kube::client::ClientBuilder::try_from(kc)?
         .with_layer(&layer)
         .build())
@@ -167,7 +262,164 @@ pub fn client(kc: kube::Config, events: bool) -> Result<kube::Client, kube::Erro
 
 #[cfg(test)]
 mod tests {
-    use super::resource_of;
+    use super::*;
+    use k8s_openapi::api::coordination::v1::Lease;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use kube::api::{Api, Patch, PatchParams, PostParams};
+    use std::convert::Infallible;
+    use std::sync::{Arc, Mutex};
+
+    /// What reached the API server, as `METHOD path`.
+    type Seen = Arc<Mutex<Vec<String>>>;
+
+    fn lease(namespace: &str, name: &str) -> Lease {
+        Lease {
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                namespace: Some(namespace.to_string()),
+                ..Default::default()
+            },
+            spec: None,
+        }
+    }
+
+    /// Notes the request and answers with a Lease.
+    fn reply(seen: &Seen, req: &Request<Body>) -> Bytes {
+        seen.lock()
+            .unwrap()
+            .push(format!("{} {}", req.method(), req.uri().path()));
+        Bytes::from(serde_json::to_vec(&lease("kube-system", "any")).unwrap())
+    }
+
+    /// A shadow's client over a fake API server: the wrapped stack and the unwrapped client
+    /// (`real`) both note what reaches the server in `Seen`.
+    fn shadow(lease: Option<OwnLease>) -> (kube::Client, Seen) {
+        let seen: Seen = Arc::default();
+        let s = seen.clone();
+        let real = kube::Client::new(
+            tower::service_fn(move |req: Request<Body>| {
+                let resp = Response::new(Body::from(reply(&s, &req).to_vec()));
+                async move { Ok::<_, Infallible>(resp) }
+            }),
+            "default",
+        );
+        let s = seen.clone();
+        let inner = tower::service_fn(move |req: Request<Body>| {
+            let resp = respond(StatusCode::OK, reply(&s, &req));
+            async move { Ok::<_, Infallible>(resp) }
+        });
+        let layer = DryRunLayer {
+            real,
+            events: false,
+            lease,
+        };
+        (kube::Client::new(layer.layer(inner), "default"), seen)
+    }
+
+    /// The writes that reached the API server.
+    fn writes(seen: &Seen) -> Vec<String> {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|r| !r.starts_with("GET "))
+            .cloned()
+            .collect()
+    }
+
+    const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases";
+
+    #[tokio::test]
+    async fn a_shadow_writes_its_own_lease_and_no_other() {
+        // Started with `--leader-election-id=custom`: it campaigns on `custom-dry-run`.
+        let own = OwnLease {
+            namespace: "kube-system".into(),
+            name: "custom-dry-run".into(),
+        };
+        let (client, seen) = shadow(Some(own));
+        let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-system");
+        let pp = PostParams::default();
+
+        // Its own Lease is created and renewed on the API server.
+        let mine = lease("kube-system", "custom-dry-run");
+        leases.create(&pp, &mine).await.unwrap();
+        leases.replace("custom-dry-run", &pp, &mine).await.unwrap();
+        assert_eq!(
+            writes(&seen),
+            [
+                format!("POST {LEASES}"),
+                format!("PUT {LEASES}/custom-dry-run"),
+            ]
+        );
+
+        // The owner's Lease (`custom` itself), another Lease, and one of its own name in another
+        // namespace: every write answered in the process, none sent.
+        let owners = lease("kube-system", "custom");
+        leases.create(&pp, &owners).await.unwrap();
+        leases.replace("custom", &pp, &owners).await.unwrap();
+        let take = Patch::Merge(serde_json::json!({"spec": {"holderIdentity": "shadow"}}));
+        leases
+            .patch("custom", &PatchParams::default(), &take)
+            .await
+            .unwrap();
+        leases.delete("custom", &Default::default()).await.unwrap();
+        leases
+            .replace("other", &pp, &lease("kube-system", "other"))
+            .await
+            .unwrap();
+        let elsewhere: Api<Lease> = Api::namespaced(client, "default");
+        elsewhere
+            .replace("custom-dry-run", &pp, &lease("default", "custom-dry-run"))
+            .await
+            .unwrap();
+        assert_eq!(
+            writes(&seen).len(),
+            2,
+            "only the shadow's own Lease is written: {:?}",
+            seen.lock().unwrap()
+        );
+    }
+
+    #[tokio::test]
+    async fn without_an_own_lease_no_lease_is_written() {
+        let (client, seen) = shadow(None);
+        let leases: Api<Lease> = Api::namespaced(client, "kube-system");
+        let l = lease("kube-system", "custom-dry-run");
+        leases.create(&PostParams::default(), &l).await.unwrap();
+        leases
+            .replace("custom-dry-run", &PostParams::default(), &l)
+            .await
+            .unwrap();
+        assert!(writes(&seen).is_empty(), "{:?}", seen.lock().unwrap());
+    }
+
+    #[test]
+    fn own_lease_by_namespace_and_name() {
+        let own = OwnLease {
+            namespace: "kube-system".into(),
+            name: "custom-dry-run".into(),
+        };
+        let body = |name: &str| serde_json::to_vec(&lease("kube-system", name)).unwrap();
+        let put = Method::PUT;
+        assert!(own.is_written_by(&put, &format!("{LEASES}/custom-dry-run"), &[]));
+        assert!(own.is_written_by(&Method::PATCH, &format!("{LEASES}/custom-dry-run"), &[]));
+        assert!(own.is_written_by(&Method::POST, LEASES, &body("custom-dry-run")));
+        // The owner's Lease, another Lease, another namespace, a delete-collection, another group.
+        assert!(!own.is_written_by(&put, &format!("{LEASES}/custom"), &[]));
+        assert!(!own.is_written_by(&Method::POST, LEASES, &body("custom")));
+        assert!(!own.is_written_by(&Method::POST, LEASES, &[]));
+        assert!(!own.is_written_by(&put, &format!("{LEASES}/other"), &[]));
+        assert!(!own.is_written_by(
+            &put,
+            "/apis/coordination.k8s.io/v1/namespaces/default/leases/custom-dry-run",
+            &[]
+        ));
+        assert!(!own.is_written_by(&Method::DELETE, LEASES, &[]));
+        assert!(!own.is_written_by(
+            &put,
+            "/api/v1/namespaces/kube-system/configmaps/custom-dry-run",
+            &[]
+        ));
+    }
 
     #[test]
     fn resources_of_paths() {

@@ -2,11 +2,13 @@
 //! and API token so their requests can be told apart) on the same API test server and moto. The
 //! shadow's `awslbc_dry_run_pending_writes` is 0 while AWS matches, rises after an out-of-band
 //! change, and falls back once the normal controller has healed it; the shadow itself sent no
-//! write to moto and none to the API server (its own Lease aside).
+//! write to moto and none to the API server (its own Lease aside). A shadow given the owner's
+//! custom lease id moves to `<id>-dry-run` and never writes the owner's Lease.
 
 use std::net::SocketAddr;
 
 use aws_load_balancer_controller::aws::HealthCheck;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::Api;
 
@@ -67,12 +69,9 @@ async fn shadow_gauge_follows_drift_and_the_shadow_writes_nothing() {
 
     // The shadow: its own kubeconfig token, AWS key and lease; resyncs every 2 s.
     let shadow_kubeconfig = k8s.dir.path().join("shadow-kubeconfig");
-    let text = std::fs::read_to_string(&k8s.kubeconfig).unwrap();
-    std::fs::write(
-        &shadow_kubeconfig,
-        text.replace("token: test", "token: shadow"),
-    )
-    .unwrap();
+    k8s.server
+        .write_kubeconfig_as(&shadow_kubeconfig, "shadow")
+        .unwrap();
     let mut args = flags(&c);
     args.extend([
         format!("--webhook-cert-dir={}", k8s.dir.path().display()),
@@ -186,5 +185,90 @@ async fn shadow_gauge_follows_drift_and_the_shadow_writes_nothing() {
         .collect();
     assert!(denied.is_empty(), "not allowed by dryRun RBAC: {denied:?}");
     drop(owner);
+    drop(shadow);
+}
+
+/// A shadow given the owner's own custom `--leader-election-id` campaigns on `<id>-dry-run`: it
+/// leads beside the owner holding `custom`, and never writes Lease `custom`, not even once the
+/// owner has let it go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shadow_with_the_owners_custom_id_never_takes_the_owners_lease() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    let mut args = flags(&c);
+    args.push("--leader-election-id=custom".into());
+    let mut owner = k8s.controller(&args);
+    let led = owner.wait_for_log("became leader", WAIT);
+    assert_eq!(led["lease"], "custom", "{led}");
+
+    // The shadow: its own kubeconfig token and AWS key, the owner's id.
+    let shadow_kubeconfig = k8s.dir.path().join("shadow-kubeconfig");
+    k8s.server
+        .write_kubeconfig_as(&shadow_kubeconfig, "shadow")
+        .unwrap();
+    let mut args = flags(&c);
+    args.extend([
+        format!("--webhook-cert-dir={}", k8s.dir.path().display()),
+        format!("--kubeconfig={}", shadow_kubeconfig.display()),
+        "--dry-run".into(),
+        "--leader-election-id=custom".into(),
+    ]);
+    let shadow = Controller::start_with_env(&args, &[("AWS_ACCESS_KEY_ID", SHADOW_KEY)]);
+    // It leads at once, on a Lease of its own, while the owner holds `custom`.
+    let led = shadow.wait_for_log("became leader", WAIT);
+    assert_eq!(led["lease"], "custom-dry-run", "{led}");
+    let identity = led["identity"].as_str().unwrap().to_string();
+
+    // The owner goes (and releases `custom`); the shadow keeps renewing its own Lease only.
+    owner.sigterm();
+    assert!(owner.wait_exit(WAIT).success());
+    let renewals = || {
+        k8s.server
+            .requests()
+            .into_iter()
+            .filter(|r| r.user.as_deref() == Some("shadow") && r.resource == "leases")
+            .filter(|r| matches!(r.verb.as_str(), "update" | "patch"))
+            .filter(|r| r.name.as_deref() == Some("custom-dry-run"))
+            .count()
+    };
+    let before = renewals();
+    eventually("the shadow renews its Lease twice more", WAIT, || async {
+        renewals() >= before + 2
+    })
+    .await;
+
+    // No write of the shadow's named `custom`, and one create only (its own Lease: a create's
+    // name is in its body, not in the request line).
+    let lease_writes: Vec<_> = k8s
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user.as_deref() == Some("shadow") && r.resource == "leases")
+        .filter(|r| !matches!(r.verb.as_str(), "get" | "list" | "watch"))
+        .collect();
+    let owners: Vec<String> = lease_writes
+        .iter()
+        .filter(|r| r.name.as_deref() != Some("custom-dry-run"))
+        .filter(|r| r.verb != "create")
+        .map(|r| r.describe())
+        .collect();
+    assert!(
+        owners.is_empty(),
+        "the shadow wrote another Lease: {owners:?}"
+    );
+    let creates = lease_writes.iter().filter(|r| r.verb == "create").count();
+    assert_eq!(creates, 1, "the shadow created more than its own Lease");
+    let leases: Api<Lease> = Api::namespaced(k8s.client.clone(), "kube-system");
+    let own = leases.get("custom-dry-run").await.unwrap();
+    assert_eq!(
+        own.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some(identity.as_str())
+    );
+    let owners = leases.get("custom").await.unwrap();
+    assert_ne!(
+        owners.spec.and_then(|s| s.holder_identity).as_deref(),
+        Some(identity.as_str()),
+        "the shadow holds the owner's Lease"
+    );
     drop(shadow);
 }

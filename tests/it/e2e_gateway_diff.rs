@@ -376,12 +376,9 @@ async fn shadow_mode_plans_the_repair_of_a_gateway_stack_and_sends_nothing() {
     let k8s = Cluster::start().await;
     let owner = deployed(&c, &k8s).await;
     let shadow_kubeconfig = k8s.dir.path().join("shadow-kubeconfig");
-    let text = std::fs::read_to_string(&k8s.kubeconfig).unwrap();
-    std::fs::write(
-        &shadow_kubeconfig,
-        text.replace("token: test", "token: shadow"),
-    )
-    .unwrap();
+    k8s.server
+        .write_kubeconfig_as(&shadow_kubeconfig, "shadow")
+        .unwrap();
     let mut args = flags(&c);
     args.extend([
         format!("--webhook-cert-dir={}", k8s.dir.path().display()),

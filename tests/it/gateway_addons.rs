@@ -4,7 +4,8 @@
 //! the capacity reservation on the ALB and are recorded `"true"` in upstream's
 //! `gateway.k8s.aws.addon.*` annotations; a second pass writes nothing; dropping the fields
 //! removes all three and records `"false"`; deleting a Gateway with an add-on active removes the
-//! add-on before the stack, as upstream.
+//! add-on before the stack, as upstream — unless the ALB has deletion protection on, which keeps
+//! it whole, web ACL and Shield protection included.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -260,6 +261,147 @@ spec:
         at("DisassociateWebACL").is_some() && at("DisassociateWebACL") < at("DeleteLoadBalancer"),
         "{ops:?}"
     );
+    let inv = inventory_of(
+        r.fake.as_ref(),
+        r.fake.as_ref(),
+        "gateway.k8s.aws.alb/stack",
+        "demo/gw",
+    )
+    .await;
+    assert!(inv.is_empty(), "{inv:#?}");
+}
+
+/// The ALB of a deleted Gateway has deletion protection on in AWS (set there, not in the
+/// configuration): the deletion stops before the pass that takes the add-ons off, with the
+/// Ingress path's Warning; the ALB keeps its web ACL and Shield protection, the Gateway its
+/// finalizer and its add-on records. Once protection is lifted the add-ons come off and the
+/// stack goes, as for an unprotected Gateway.
+#[tokio::test]
+async fn a_protected_gateways_alb_keeps_waf_and_shield_when_the_gateway_is_deleted() {
+    let r = Running::start().await;
+    r.fake.set_shield_subscription(true);
+    let acl = r.fake.add_wafv2_web_acl("gw-acl");
+    let lbc = format!(
+        r#"
+apiVersion: gateway.k8s.aws/v1
+kind: LoadBalancerConfiguration
+metadata: {{name: addons, namespace: demo}}
+spec:
+  wafV2: {{webACL: "{acl}"}}
+  shieldConfiguration: {{enabled: true}}
+"#
+    );
+    create_all(&r.h.client, &lbc).await;
+    create_all(&r.h.client, MANIFESTS).await;
+    accept_class(&r.h.client, "aws-alb").await;
+    let on = |rec: &BTreeMap<String, String>| {
+        KEYS[..2]
+            .iter()
+            .all(|k| rec.get(*k).map(String::as_str) == Some("true"))
+    };
+    eventually("the web ACL and Shield recorded on", WAIT, || async {
+        on(&r.recorded().await)
+    })
+    .await;
+    eventually("the ALB with its web ACL", WAIT, || async {
+        let inv = inventory_of(
+            r.fake.as_ref(),
+            r.fake.as_ref(),
+            "gateway.k8s.aws.alb/stack",
+            "demo/gw",
+        )
+        .await;
+        inv.lbs
+            .first()
+            .is_some_and(|(lb, _)| r.fake.wafv2_web_acl_of(&lb.arn).as_deref() == Some(&acl))
+    })
+    .await;
+    let inv = inventory_of(
+        r.fake.as_ref(),
+        r.fake.as_ref(),
+        "gateway.k8s.aws.alb/stack",
+        "demo/gw",
+    )
+    .await;
+    let lb = inv.lbs[0].0.clone();
+    let shielded = |r: &Running| {
+        let protections = r.fake.shield_protections();
+        protections.len() == 1 && protections[0].resource_arn == lb.arn
+    };
+    assert!(shielded(&r), "{:?}", r.fake.shield_protections());
+    eventually("SuccessfullyReconciled", WAIT, || async {
+        r.h.event_reasons("demo", "gw")
+            .await
+            .contains(&"SuccessfullyReconciled".to_string())
+    })
+    .await;
+
+    // The operator protects the ALB in AWS; then the Gateway is deleted.
+    let protection = |enabled: bool| {
+        BTreeMap::from([(
+            "deletion_protection.enabled".to_string(),
+            enabled.to_string(),
+        )])
+    };
+    r.fake
+        .modify_load_balancer_attributes(&lb.arn, &protection(true))
+        .await
+        .unwrap();
+    r.fake.clear_calls();
+    r.gateways()
+        .delete("gw", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually(
+        "a Warning names the ALB and the attribute",
+        WAIT,
+        || async {
+            r.h.events("demo", "gw")
+                .await
+                .iter()
+                .any(|(t, reason, note)| {
+                    t == "Warning"
+                        && reason == "FailedDeployModel"
+                        && note.contains(&lb.name)
+                        && note.contains("deletion_protection.enabled")
+                })
+        },
+    )
+    .await;
+    // It keeps retrying (never quiet), so look after a few retries rather than settling.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let ops: Vec<String> = r.fake.write_calls().into_iter().map(|(_, op)| op).collect();
+    assert!(
+        !ops.iter().any(|o| o == "DisassociateWebACL"
+            || o == "ModifyLoadBalancerAttributes"
+            || o.starts_with("Delete")),
+        "nothing of the protected ALB is taken off: {ops:?}"
+    );
+    assert_eq!(
+        r.fake.wafv2_web_acl_of(&lb.arn).as_deref(),
+        Some(acl.as_str())
+    );
+    assert!(shielded(&r), "{:?}", r.fake.shield_protections());
+    let gw = r.gateways().get("gw").await.unwrap();
+    assert!(gw.finalizers().contains(&"gateway.k8s.aws/alb".to_string()));
+    assert!(on(&r.recorded().await), "{:?}", r.recorded().await);
+
+    // The user lifts protection: the add-ons come off, then the stack goes.
+    r.fake
+        .modify_load_balancer_attributes(&lb.arn, &protection(false))
+        .await
+        .unwrap();
+    eventually("the Gateway goes once its stack is gone", WAIT, || async {
+        r.gateways().get_opt("gw").await.unwrap().is_none()
+    })
+    .await;
+    let ops: Vec<String> = r.fake.write_calls().into_iter().map(|(_, op)| op).collect();
+    let at = |op: &str| ops.iter().position(|o| o == op);
+    assert!(
+        at("DisassociateWebACL").is_some() && at("DisassociateWebACL") < at("DeleteLoadBalancer"),
+        "{ops:?}"
+    );
+    assert!(r.fake.shield_protections().is_empty());
     let inv = inventory_of(
         r.fake.as_ref(),
         r.fake.as_ref(),

@@ -402,13 +402,23 @@ mod tests;
 /// Upstream's Lease name; a `--dry-run` shadow left on it moves to [`DRY_RUN_LEASE`] instead,
 /// so it can never take the lease of the controller that owns the cluster.
 pub const DEFAULT_LEASE: &str = "aws-load-balancer-controller-leader";
+/// The Lease of a `--dry-run` shadow of the default id (the name the chart and docs give it).
 pub const DRY_RUN_LEASE: &str = "aws-load-balancer-controller-dry-run";
+/// What a `--dry-run` shadow appends to any other `--leader-election-id`.
+pub const DRY_RUN_SUFFIX: &str = "-dry-run";
 
+/// The Lease this process campaigns on. A `--dry-run` shadow is always on a `…-dry-run` Lease of
+/// its own, whatever id it is given: upstream's default becomes [`DRY_RUN_LEASE`], any other id
+/// `X` becomes `X-dry-run`, and an id already ending in `-dry-run` (the chart passes one) stays.
+/// So a shadow started with the owner's id never takes the owner's Lease.
 fn leader_election_id(r: &crate::args::RuntimeArgs) -> String {
-    if r.dry_run && r.leader_election_id == DEFAULT_LEASE {
+    let id = r.leader_election_id.as_str();
+    if !r.dry_run || id.ends_with(DRY_RUN_SUFFIX) {
+        id.to_string()
+    } else if id == DEFAULT_LEASE {
         DRY_RUN_LEASE.to_string()
     } else {
-        r.leader_election_id.clone()
+        format!("{id}{DRY_RUN_SUFFIX}")
     }
 }
 

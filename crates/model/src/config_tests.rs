@@ -253,15 +253,50 @@ fn dry_run_never_takes_the_owners_default_lease() {
     let c = parse(&["--cluster-name=demo", "--dry-run"]).unwrap();
     assert!(c.dry_run);
     assert_eq!(c.leader_election_id, "aws-load-balancer-controller-dry-run");
+    // The chart's own id for the shadow stays as it is.
     let c = parse(&[
         "--cluster-name=demo",
         "--dry-run",
-        "--leader-election-id=mine",
+        "--leader-election-id=aws-load-balancer-controller-dry-run",
     ])
     .unwrap();
-    assert_eq!(c.leader_election_id, "mine");
+    assert_eq!(c.leader_election_id, "aws-load-balancer-controller-dry-run");
     let err = parse(&["--cluster-name=demo", "--dry-run-events"]).unwrap_err();
     assert!(err.contains("dry-run-events"), "{err}");
+}
+
+#[test]
+fn dry_run_never_takes_the_owners_custom_lease() {
+    fn id(args: &[&str]) -> String {
+        parse(args).unwrap().leader_election_id
+    }
+    // The owner keeps its custom id; a shadow given the same id moves to `<id>-dry-run`.
+    assert_eq!(
+        id(&["--cluster-name=demo", "--leader-election-id=custom"]),
+        "custom"
+    );
+    assert_eq!(
+        id(&[
+            "--cluster-name=demo",
+            "--dry-run",
+            "--leader-election-id=custom"
+        ]),
+        "custom-dry-run"
+    );
+    // An id that already names a shadow's Lease is not suffixed twice.
+    assert_eq!(
+        id(&[
+            "--cluster-name=demo",
+            "--dry-run",
+            "--leader-election-id=custom-dry-run"
+        ]),
+        "custom-dry-run"
+    );
+    // Without --dry-run an id ending in -dry-run is taken as given.
+    assert_eq!(
+        id(&["--cluster-name=demo", "--leader-election-id=x-dry-run"]),
+        "x-dry-run"
+    );
 }
 
 #[test]

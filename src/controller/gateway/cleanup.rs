@@ -1,6 +1,7 @@
 //! Teardown of a deleted Gateway's stack (upstream's `reconcileDelete`): unless a load balancer
-//! of the stack has deletion protection on, the TargetGroupBinding objects go, then every AWS
-//! resource of the stack; the finalizer is released only once AWS shows no load balancer of it.
+//! of the stack has deletion protection on ([`check_deletable`], also before the add-on pass),
+//! the TargetGroupBinding objects go, then every AWS resource of the stack; the finalizer is
+//! released only once AWS shows no load balancer of it.
 //! Then, as upstream's backend-SG provider, the shared backend security group is released.
 
 use gateway_api::apis::standard::gateways::Gateway;
@@ -28,8 +29,8 @@ pub(super) async fn cleanup(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError>
         ..Default::default()
     };
     // A protected load balancer stays serving, and so do its bindings; the user lifts it.
+    check_deletable(ctx, gw, &stack_id).await?;
     let removed = async {
-        ctx.deployer.check_deletable_of(k.stack, &stack_id).await?;
         sync_bindings(
             &ctx.client,
             &binding_labels(ctx, gw),
@@ -78,6 +79,31 @@ pub(super) async fn cleanup(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError>
     let configs = Configs::default();
     if let Err(e) = route_status::forget(&ctx.client, &owned.inputs(gw, &configs)).await {
         tracing::warn!(gateway = %stack_id, error = %e, "failed to update route status");
+    }
+    Ok(())
+}
+
+/// Refuses while a load balancer of the stack `stack_id` has deletion protection on (the live
+/// attribute `deletion_protection.enabled`, read as the Ingress path reads it), with the
+/// Ingress path's `FailedDeployModel` Warning: nothing of a protected stack is taken apart —
+/// its bindings, its rules, nor its add-ons (WAF, Shield), which a deleted Gateway's first
+/// pass takes off before the stack goes.
+pub(super) async fn check_deletable(
+    ctx: &Ctx,
+    gw: &Gateway,
+    stack_id: &str,
+) -> Result<(), GatewayError> {
+    let k = kind(ctx.cfg.lb);
+    if let Err(e) = ctx.deployer.check_deletable_of(k.stack, stack_id).await {
+        let e = GatewayError::from(e);
+        warn(
+            ctx,
+            gw,
+            reason::FAILED_DEPLOY_MODEL,
+            format!("Failed deploy model due to {e}"),
+        )
+        .await;
+        return Err(e);
     }
     Ok(())
 }

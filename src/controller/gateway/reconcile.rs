@@ -9,9 +9,10 @@
 //! TargetGroupBinding objects) → status → `SuccessfullyReconciled`. (Upstream reports its
 //! requeue while the load balancer provisions as a `FailedUpdateStatus` Warning; provisioning is
 //! not a failure and Warnings page people, so here the Gateway's `Programmed` condition says
-//! `Pending` instead.) A deleted Gateway: refused while its configuration protects the load
-//! balancer; else bindings, then the stack, go, and the finalizer is released only once AWS shows
-//! no load balancer of the stack.
+//! `Pending` instead.) A deleted Gateway: refused while its configuration, or the live load
+//! balancer's attribute, protects the load balancer (before its add-ons come off); else
+//! bindings, then the stack, go, and the finalizer is released only once AWS shows no load
+//! balancer of the stack.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -162,6 +163,11 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
                 .await?;
             return Ok(None);
         }
+        // A protected load balancer stays whole, its web ACL and Shield protection included:
+        // checked before the add-ons come off, not only before the stack goes.
+        ctx.rec
+            .staged("cleanup", super::cleanup::check_deletable(ctx, &gw, key))
+            .await?;
         tracing::info!(gateway = %key, "removing the gateway's add-ons before deleting its stack");
     }
     let mut owned = Owned::gather(stores, ctx.cfg.lb, key);

@@ -208,6 +208,6 @@ pub fn kubeconfig_as(url: &str, token: &str) -> String {
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: kube-test-apiserver\n  cluster:\n    server: {url}\n\
          contexts:\n- name: kube-test-apiserver\n  context:\n    cluster: kube-test-apiserver\n    user: test\n    namespace: default\n\
-         current-context: kube-test-apiserver\nusers:\n- name: test\n  user:\n    token: \"{token}\"\npreferences: {{}}\n"
+         current-context: kube-test-apiserver\nusers:\n- name: test\n  user:\n    token: {token}\npreferences: {{}}\n"
     )
 }
