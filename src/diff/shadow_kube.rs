@@ -168,7 +168,11 @@ async fn intercept(
         return Ok(respond(StatusCode::CREATED, bytes));
     }
     // The object as it is: the write "happened", and someone else's write came after.
-    let get = Request::get(path.as_str()).body(Vec::new())?;
+    // A status write is answered with the whole object, as the API server does; it is read from
+    // the main resource, which the shadow's read-only RBAC grants (`get` on the status
+    // subresource it does not).
+    let object = path.strip_suffix("/status").unwrap_or(&path);
+    let get = Request::get(object).body(Vec::new())?;
     match real.request_text(get).await {
         Ok(text) => Ok(respond(StatusCode::OK, Bytes::from(text))),
         Err(kube::Error::Api(e)) => {

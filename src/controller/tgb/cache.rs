@@ -86,6 +86,9 @@ pub struct Caches {
     /// Keyed by EndpointSlice (or Endpoints object); the value carries the Service name.
     pub slices: Projected<(String, Vec<SliceInfo>)>,
     pub index: PodIndex,
+    /// `namespace/name` of the bindings present in the cluster that do not decode (a value
+    /// these types do not know, e.g. from a newer CRD): they count as present, never as gone.
+    pub undecodable: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Caches {

@@ -223,14 +223,28 @@ impl Ctx {
     }
 
     /// `ns/name` of every binding with `spec.networking` (once the first list is in).
+    /// Bindings whose rules count: those with `spec.networking`, plus one entry per binding
+    /// that does not decode. Its rules are unknown (its last decoded version, if any, still
+    /// contributes under its own key), and that entry is never computed, so the aggregate stays
+    /// authorize-only: no rule is revoked while a binding does not decode.
     async fn with_networking(&self) -> BTreeSet<String> {
         let _ = self.bindings.wait_until_ready().await;
-        self.bindings
+        let mut keys: BTreeSet<String> = self
+            .bindings
             .state()
             .iter()
             .filter(|b| b.spec.networking.is_some())
             .map(|b| format!("{}/{}", b.namespace().unwrap_or_default(), b.name_any()))
-            .collect()
+            .collect();
+        keys.extend(
+            self.caches
+                .undecodable
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .map(|k| format!("{k} (does not decode)")),
+        );
+        keys
     }
 
     fn forget_tracked(&self, tgb: &TargetGroupBinding) {

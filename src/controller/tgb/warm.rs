@@ -59,11 +59,19 @@ fn gate_bindings(p: &PodInfo) -> impl Iterator<Item = &str> {
         .filter_map(|g| GATE_PREFIXES.iter().find_map(|pre| g.strip_prefix(pre)))
 }
 
-/// The typed binding store, fed from the untyped watch: a binding that does not decode is
-/// skipped with a warning instead of failing the list for every other binding.
+/// The typed binding store, fed from the untyped watch. A binding that does not decode (a value
+/// these types do not know) never fails the list for the others, and never counts as gone: the
+/// last version that decoded stays in the store (a deletion of it is still processed on that
+/// version), and its key is listed in [`Caches::undecodable`] so the security-group rules only
+/// ever grow while it is there (see `with_networking`). A delete is handled by key.
 struct Bindings {
     writer: Mutex<Writer<TargetGroupBinding>>,
     trig: Triggers,
+    caches: Arc<Caches>,
+}
+
+fn key_of(obj: &DynamicObject) -> String {
+    format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
 }
 
 fn typed(obj: &DynamicObject) -> Option<TargetGroupBinding> {
@@ -71,8 +79,7 @@ fn typed(obj: &DynamicObject) -> Option<TargetGroupBinding> {
     match decoded {
         Ok(tgb) => Some(tgb),
         Err(error) => {
-            let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
-            tracing::warn!(%error, binding = %format!("{ns}/{name}"), "cannot decode TargetGroupBinding; skipped");
+            tracing::warn!(%error, binding = %key_of(obj), "cannot decode TargetGroupBinding; its last decoded version is kept and its security-group rules are never revoked while it does not decode");
             None
         }
     }
@@ -83,25 +90,68 @@ impl Bindings {
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         w.apply_watcher_event(ev);
     }
+
+    fn undecodable(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.caches
+            .undecodable
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn stored(&self, obj: &DynamicObject) -> Option<Arc<TargetGroupBinding>> {
+        let r = ObjectRef::new(&obj.name_any()).within(&obj.namespace().unwrap_or_default());
+        self.trig.store.get(&r)
+    }
+
+    /// The version to keep for an object that does not decode: the last that did, carrying the
+    /// object's current metadata (deletion timestamp, finalizers), so a deletion proceeds.
+    fn kept(&self, obj: &DynamicObject) -> Option<TargetGroupBinding> {
+        let mut prev = (*self.stored(obj)?).clone();
+        prev.metadata = obj.metadata.clone();
+        Some(prev)
+    }
 }
 
 impl watch::Index<DynamicObject> for Bindings {
     fn apply(&self, obj: &Arc<DynamicObject>) {
-        if let Some(tgb) = typed(obj) {
-            self.write(&Event::Apply(tgb));
-            self.trig
-                .send(&obj.namespace().unwrap_or_default(), &obj.name_any());
-        }
+        let key = key_of(obj);
+        let tgb = match typed(obj) {
+            Some(tgb) => {
+                self.undecodable().remove(&key);
+                tgb
+            }
+            None => {
+                self.undecodable().insert(key);
+                match self.kept(obj) {
+                    Some(prev) => prev,
+                    None => return,
+                }
+            }
+        };
+        self.write(&Event::Apply(tgb));
+        self.trig
+            .send(&obj.namespace().unwrap_or_default(), &obj.name_any());
     }
 
     fn delete(&self, obj: &Arc<DynamicObject>) {
-        if let Some(tgb) = typed(obj) {
+        self.undecodable().remove(&key_of(obj));
+        if let Some(tgb) = typed(obj).or_else(|| self.stored(obj).map(|t| (*t).clone())) {
             self.write(&Event::Delete(tgb));
         }
     }
 
     fn reset(&self, objs: &[Arc<DynamicObject>]) {
-        let all: Vec<TargetGroupBinding> = objs.iter().filter_map(|o| typed(o)).collect();
+        let mut bad = BTreeSet::new();
+        let all: Vec<TargetGroupBinding> = objs
+            .iter()
+            .filter_map(|o| {
+                typed(o).or_else(|| {
+                    bad.insert(key_of(o));
+                    self.kept(o)
+                })
+            })
+            .collect();
+        *self.undecodable() = bad;
         {
             let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             w.apply_watcher_event(&Event::Init);
@@ -138,6 +188,7 @@ impl Warm {
         watches.bindings.register(Arc::new(Bindings {
             writer: Mutex::new(writer),
             trig: trig.clone(),
+            caches: caches.clone(),
         }));
         let t = trig.clone();
         let on_service: OnChange<_> = Box::new(move |(ns, n): &ObjKey, _, _| t.by_service(ns, n));
@@ -247,8 +298,6 @@ mod tests {
     async fn a_binding_that_does_not_decode_is_skipped_and_the_others_are_kept() {
         let watches = Watches::default();
         let warm = Warm::register(&watches, true);
-        let (tx, mut rx) = futures::channel::mpsc::unbounded();
-        warm.trig.attach(Some(tx));
         let good = dynamic(json!({
             "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
             "metadata": {"name": "good", "namespace": "ns"},
@@ -260,16 +309,77 @@ mod tests {
             "spec": {"serviceRef": "not an object"}
         }));
         let (store, writer) = reflector::store();
+        let trig = Triggers {
+            store: store.clone(),
+            tx: Default::default(),
+        };
+        let (tx, mut rx) = futures::channel::mpsc::unbounded();
+        trig.attach(Some(tx));
         let bindings = Bindings {
             writer: Mutex::new(writer),
-            trig: warm.trig.clone(),
+            trig: trig.clone(),
+            caches: warm.caches.clone(),
         };
         bindings.reset(&[good.clone(), bad.clone()]);
         bindings.apply(&bad);
-        warm.trig.attach(None);
+        trig.attach(None);
         let queued: Vec<String> = rx.by_ref().map(|r| r.name).collect().await;
         assert_eq!(queued, ["good"]);
         let kept: Vec<String> = store.state().iter().map(|b| b.name_any()).collect();
         assert_eq!(kept, ["good"]);
+        let undecodable = warm.caches.undecodable.lock().unwrap().clone();
+        assert_eq!(undecodable, BTreeSet::from(["ns/bad".to_string()]));
+    }
+
+    /// A binding that stops decoding (a newer CRD's value) keeps its last decoded version
+    /// through edits and relists, is deleted by key, and a deletion in progress is processed
+    /// on the kept version.
+    #[tokio::test]
+    async fn a_binding_that_stops_decoding_is_kept_and_deleted_by_key() {
+        let watches = Watches::default();
+        let warm = Warm::register(&watches, true);
+        let (store, writer) = reflector::store();
+        let trig = Triggers {
+            store: store.clone(),
+            tx: Default::default(),
+        };
+        let bindings = Bindings {
+            writer: Mutex::new(writer),
+            trig,
+            caches: warm.caches.clone(),
+        };
+        let spec = |target_type: &str| {
+            json!({"serviceRef": {"name": "web", "port": 80}, "targetGroupARN": "arn:tg",
+                "targetType": target_type})
+        };
+        let obj = |meta: serde_json::Value, target_type: &str| {
+            dynamic(
+                json!({"apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+                "metadata": meta, "spec": spec(target_type)}),
+            )
+        };
+        let meta = json!({"name": "web", "namespace": "ns", "resourceVersion": "1"});
+        bindings.reset(&[obj(meta, "ip")]);
+        let newer = json!({"name": "web", "namespace": "ns", "resourceVersion": "2"});
+        bindings.apply(&obj(newer.clone(), "lambda-of-the-future"));
+        bindings.reset(&[obj(newer, "lambda-of-the-future")]);
+        let kept = store.state();
+        assert_eq!(kept.len(), 1, "present, not gone");
+        assert_eq!(
+            serde_json::to_value(&kept[0].spec).unwrap()["targetType"],
+            "ip"
+        );
+        assert!(warm.caches.undecodable.lock().unwrap().contains("ns/web"));
+
+        // Deleting: the kept version carries the deletion timestamp, so cleanup runs on it.
+        let deleting = json!({"name": "web", "namespace": "ns", "resourceVersion": "3",
+            "deletionTimestamp": "2026-11-27T00:00:00Z", "finalizers": ["elbv2.k8s.aws/resources"]});
+        bindings.apply(&obj(deleting.clone(), "lambda-of-the-future"));
+        let kept = store.state();
+        assert!(kept[0].metadata.deletion_timestamp.is_some());
+        assert_eq!(kept[0].metadata.resource_version.as_deref(), Some("3"));
+        bindings.delete(&obj(deleting, "lambda-of-the-future"));
+        assert!(store.state().is_empty(), "deleted by key");
+        assert!(warm.caches.undecodable.lock().unwrap().is_empty());
     }
 }

@@ -264,3 +264,98 @@ async fn a_networking_failure_is_reported_and_targets_still_register() {
     assert_eq!(ec2_writes(&fake), Vec::<String>::new());
     h.stop().await;
 }
+
+/// A binding that stops decoding (a `targetType` these types do not know, as a newer CRD kept
+/// across a switch may carry) is present, not gone: its shared rule stays through reconciles of
+/// the others and a relist, and nothing is revoked while it does not decode. Once it decodes
+/// again, revocation resumes.
+#[tokio::test]
+async fn a_binding_with_an_unknown_value_keeps_its_rules() {
+    let fake = Arc::new(FakeAws::new());
+    let (vpc, lb, lb2, node) = cluster(&fake).await;
+    let ec2: &dyn Ec2 = fake.as_ref();
+    let web_arn = ip_tg(fake.as_ref(), "web", &vpc, "ip").await;
+    let api_arn = ip_tg(fake.as_ref(), "api", &vpc, "ip").await;
+    let v = vpc.clone();
+    let h = Harness::start_with(fake.clone(), fake.clone(), "10.0.0.0/16", |c| {
+        c.cluster_name = "c1".into();
+        c.vpc_id = v;
+    })
+    .await;
+    h.node("node-a", "i-0aaa", json!({})).await;
+    for (svc, ip, port) in [("web", "10.0.1.20", 8080), ("api", "10.0.1.21", 9090)] {
+        h.service(
+            svc,
+            "ClusterIP",
+            json!([{ "name": "http", "port": 80, "targetPort": port }]),
+        )
+        .await;
+        h.pod(&format!("{svc}-1"), ip, "node-a", None).await;
+        h.endpoints(svc, "http", port, &[(&format!("{svc}-1"), ip, true)])
+            .await;
+    }
+    binding_with_networking(&h, "web", "web", &web_arn, "ip", from_group(&lb, 8080)).await;
+    binding_with_networking(&h, "api", "api", &api_arn, "ip", from_group(&lb2, 9090)).await;
+    let (web_rule, api_rule) = (rule(8080, &lb, LABEL), rule(9090, &lb2, LABEL));
+    let mut both = vec![web_rule.clone(), api_rule.clone()];
+    both.sort();
+    eventually("both rules authorized", WAIT, || async {
+        rules(ec2, &node).await == both
+    })
+    .await;
+
+    // web now carries a value from a newer CRD.
+    let untyped: Api<kube::api::DynamicObject> = Api::namespaced_with(
+        h.client.clone(),
+        NS,
+        &kube::api::ApiResource::erase::<TargetGroupBinding>(&()),
+    );
+    let newer = json!({"spec": {"targetType": "a-type-from-a-newer-crd"}});
+    untyped
+        .patch("web", &PatchParams::default(), &Patch::Merge(&newer))
+        .await
+        .unwrap();
+    // api is reconciled (a change of it), then everything is listed again.
+    fake.clear_calls();
+    let touch = json!({ "metadata": { "annotations": { "touched": "1" } } });
+    h.bindings()
+        .patch("api", &PatchParams::default(), &Patch::Merge(&touch))
+        .await
+        .unwrap();
+    eventually("api reconciled again", WAIT, || async {
+        fake.count("DescribeTargetHealth") > 0
+    })
+    .await;
+    h.server.force_compaction();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(rules(ec2, &node).await, both, "web's rule kept");
+    assert_eq!(fake.count("RevokeSecurityGroupIngress"), 0);
+    assert_eq!(
+        targets(fake.as_ref(), &web_arn).await,
+        vec!["10.0.1.20:8080"],
+        "web's target kept"
+    );
+
+    // While web does not decode, api's deletion revokes nothing either (authorize only)...
+    h.bindings()
+        .delete("api", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("api binding gone", WAIT, || async {
+        h.bindings().get_opt("api").await.unwrap().is_none()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(rules(ec2, &node).await, both);
+    // ...and once web decodes again, the rule nobody wants any more goes.
+    let fixed = json!({"spec": {"targetType": "ip"}});
+    untyped
+        .patch("web", &PatchParams::default(), &Patch::Merge(&fixed))
+        .await
+        .unwrap();
+    eventually("api's rule revoked, web's kept", WAIT, || async {
+        rules(ec2, &node).await == vec![web_rule.clone()]
+    })
+    .await;
+    h.stop().await;
+}
