@@ -7,9 +7,12 @@
 //! upstream v3.5 reads) although the crate's types say `v1alpha2`, and ReferenceGrant as
 //! `v1beta1` (upstream's choice, served by every Gateway API release since v0.6); the schemas of
 //! those versions are the same, so objects decode into the crate's types unchanged. An object
-//! that does not decode is logged and left out rather than failing the whole list. Gateways and
-//! routes are read untyped and then decoded, noting the fields their types drop (experimental
-//! ones such as `retry`), which the model turns into Warnings (see `model::gateway::dropped`).
+//! that does not decode is logged and left out rather than failing the whole list; its delete
+//! is still handled, by key. Gateways and routes are read untyped and then decoded, noting the
+//! fields their types drop (experimental ones such as `retry`), which the model turns into
+//! Warnings (see `model::gateway::dropped`), and refusing the route rules that do not decode (an
+//! experimental filter such as `ExternalAuth`) rather than the whole route (see
+//! `model::gateway::refused`).
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -119,8 +122,22 @@ fn typed<K: DeserializeOwned + Serialize + Resource>(obj: DynamicObject) -> Opti
     }
 }
 
-/// A watch event of untyped objects as one of `K`; objects that do not decode are dropped.
-fn typed_event<K: DeserializeOwned + Serialize + Resource>(
+/// `obj` as `K` or, when it does not decode, a `K` with its metadata only: what a delete needs
+/// (the stores delete by namespace/name, the triggers queue the Gateways they saw it concern).
+fn typed_or_key<K: DeserializeOwned + Serialize + Resource + Default>(obj: DynamicObject) -> K {
+    let meta = obj.metadata.clone();
+    typed(obj).unwrap_or_else(|| {
+        let mut key = K::default();
+        *key.meta_mut() = meta;
+        key
+    })
+}
+
+/// A watch event of untyped objects as one of `K`; objects that do not decode are dropped (a
+/// route whose rules do not all decode is kept with those refused, see
+/// `model::gateway::refused`), but never a delete: it is handled by key, so an object that
+/// stopped decoding does not stay in the stores (and on the load balancer) once it is gone.
+fn typed_event<K: DeserializeOwned + Serialize + Resource + Default>(
     event: Event<DynamicObject>,
 ) -> Option<Event<K>> {
     Some(match event {
@@ -128,7 +145,7 @@ fn typed_event<K: DeserializeOwned + Serialize + Resource>(
         Event::InitDone => Event::InitDone,
         Event::InitApply(o) => Event::InitApply(typed(o)?),
         Event::Apply(o) => Event::Apply(typed(o)?),
-        Event::Delete(o) => Event::Delete(typed(o)?),
+        Event::Delete(o) => Event::Delete(typed_or_key(o)),
     })
 }
 
@@ -143,6 +160,7 @@ fn namespaced_as<K>(
 where
     K: Resource<DynamicType = ()>
         + Clone
+        + Default
         + DeserializeOwned
         + Serialize
         + Debug
@@ -253,5 +271,51 @@ mod tests {
         };
         let dropped = crate::model::gateway::dropped::dropped_of(&r.metadata);
         assert_eq!(dropped, ["spec.rules[].retry"]);
+    }
+
+    #[test]
+    fn an_http_route_with_an_external_auth_filter_is_kept_with_that_rule_refused() {
+        let raw: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "r", "namespace": "ns"},
+            "spec": {"parentRefs": [{"name": "gw"}],
+                     "rules": [{"backendRefs": [{"name": "svc", "port": 80}]},
+                               {"filters": [{"type": "ExternalAuth", "externalAuth": {"protocol": "HTTP"}}],
+                                "backendRefs": [{"name": "admin", "port": 80}]}]}
+        }))
+        .unwrap();
+        let Some(Event::InitApply(r)) = typed_event::<HttpRoute>(Event::InitApply(raw)) else {
+            panic!("a relist keeps the route");
+        };
+        let rules = r.spec.rules.as_ref().unwrap();
+        assert_eq!(rules[0].backend_refs.as_ref().unwrap()[0].name, "svc");
+        assert!(
+            rules[1].backend_refs.is_none(),
+            "the refused rule forwards nowhere"
+        );
+        let refused = crate::model::gateway::refused::refused_rules_of(&r.metadata);
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].rule, 1);
+        assert!(refused[0].message.contains("ExternalAuth"), "{refused:?}");
+    }
+
+    #[test]
+    fn a_delete_of_an_object_that_does_not_decode_is_handled_by_key() {
+        let broken: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "gone", "namespace": "ns", "uid": "u1"},
+            "spec": {"parentRefs": "not a list"}
+        }))
+        .unwrap();
+        assert!(typed_event::<HttpRoute>(Event::Apply(broken.clone())).is_none());
+        let Some(Event::Delete(r)) = typed_event::<HttpRoute>(Event::Delete(broken)) else {
+            panic!("a delete is never dropped");
+        };
+        assert_eq!(
+            (r.metadata.namespace.as_deref(), r.metadata.name.as_deref()),
+            (Some("ns"), Some("gone"))
+        );
+        assert_eq!(r.metadata.uid.as_deref(), Some("u1"));
+        assert!(r.spec.parent_refs.is_none());
     }
 }

@@ -18,7 +18,7 @@
 use crate::support::client::get_plain;
 use crate::support::moto_cloud::{cloud, endpoints_flag};
 use crate::support::process::{Controller, BIN};
-use crate::takeover::{prepare_network, seed, shapes, CLUSTER};
+use crate::takeover::{certificates, prepare_network, seed, shapes, CLUSTER};
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret, Service};
@@ -440,14 +440,7 @@ async fn switch_with_helm_from_upstream_and_back() {
 
     // What upstream made for an Ingress: its AWS stack in moto, its objects and bindings here.
     let shape = shapes::all().remove(0);
-    let mut vars = BTreeMap::new();
-    for (k, domain) in [
-        ("cert1", "a.example.com"),
-        ("cert2", "b.example.com"),
-        ("cert3", "shop.example.com"),
-    ] {
-        vars.insert(k.to_string(), seed::certificate(&c, domain).await);
-    }
+    let vars = certificates(&c).await;
     let backend = seed::backend_sg(&c).await;
     seed::seed(&c, &client, &backend, &vars, &shape).await;
     c.moto.start_recording().await;

@@ -109,6 +109,28 @@ impl Running {
     }
 
     /// The Gateway's `gateway.k8s.aws.addon.*` annotations.
+    /// The Gateway's stack as the fake AWS holds it.
+    async fn stack(&self) -> crate::support::inventory::Inventory {
+        inventory_of(
+            self.fake.as_ref(),
+            self.fake.as_ref(),
+            "gateway.k8s.aws.alb/stack",
+            "demo/gw",
+        )
+        .await
+    }
+
+    /// Waits until the Gateway's ALB carries web ACL `acl`.
+    async fn wait_for_web_acl(&self, acl: &str) {
+        eventually("the ALB with its web ACL", WAIT, || async {
+            let inv = self.stack().await;
+            inv.lbs
+                .first()
+                .is_some_and(|(lb, _)| self.fake.wafv2_web_acl_of(&lb.arn).as_deref() == Some(acl))
+        })
+        .await;
+    }
+
     async fn recorded(&self) -> BTreeMap<String, String> {
         let Ok(Some(gw)) = self.gateways().get_opt("gw").await else {
             return BTreeMap::new();
@@ -181,26 +203,8 @@ spec:
         r.recorded().await == all("true")
     })
     .await;
-    eventually("the ALB with its web ACL", WAIT, || async {
-        let inv = inventory_of(
-            r.fake.as_ref(),
-            r.fake.as_ref(),
-            "gateway.k8s.aws.alb/stack",
-            "demo/gw",
-        )
-        .await;
-        inv.lbs
-            .first()
-            .is_some_and(|(lb, _)| r.fake.wafv2_web_acl_of(&lb.arn).as_deref() == Some(&acl))
-    })
-    .await;
-    let inv = inventory_of(
-        r.fake.as_ref(),
-        r.fake.as_ref(),
-        "gateway.k8s.aws.alb/stack",
-        "demo/gw",
-    )
-    .await;
+    r.wait_for_web_acl(&acl).await;
+    let inv = r.stack().await;
     let lb = inv.lbs[0].0.arn.clone();
     let protections = r.fake.shield_protections();
     assert_eq!(protections.len(), 1, "{protections:?}");
@@ -261,13 +265,7 @@ spec:
         at("DisassociateWebACL").is_some() && at("DisassociateWebACL") < at("DeleteLoadBalancer"),
         "{ops:?}"
     );
-    let inv = inventory_of(
-        r.fake.as_ref(),
-        r.fake.as_ref(),
-        "gateway.k8s.aws.alb/stack",
-        "demo/gw",
-    )
-    .await;
+    let inv = r.stack().await;
     assert!(inv.is_empty(), "{inv:#?}");
 }
 
@@ -303,26 +301,8 @@ spec:
         on(&r.recorded().await)
     })
     .await;
-    eventually("the ALB with its web ACL", WAIT, || async {
-        let inv = inventory_of(
-            r.fake.as_ref(),
-            r.fake.as_ref(),
-            "gateway.k8s.aws.alb/stack",
-            "demo/gw",
-        )
-        .await;
-        inv.lbs
-            .first()
-            .is_some_and(|(lb, _)| r.fake.wafv2_web_acl_of(&lb.arn).as_deref() == Some(&acl))
-    })
-    .await;
-    let inv = inventory_of(
-        r.fake.as_ref(),
-        r.fake.as_ref(),
-        "gateway.k8s.aws.alb/stack",
-        "demo/gw",
-    )
-    .await;
+    r.wait_for_web_acl(&acl).await;
+    let inv = r.stack().await;
     let lb = inv.lbs[0].0.clone();
     let shielded = |r: &Running| {
         let protections = r.fake.shield_protections();
@@ -402,12 +382,6 @@ spec:
         "{ops:?}"
     );
     assert!(r.fake.shield_protections().is_empty());
-    let inv = inventory_of(
-        r.fake.as_ref(),
-        r.fake.as_ref(),
-        "gateway.k8s.aws.alb/stack",
-        "demo/gw",
-    )
-    .await;
+    let inv = r.stack().await;
     assert!(inv.is_empty(), "{inv:#?}");
 }

@@ -29,6 +29,7 @@ use crate::support::inventory::inventory_of;
 
 const STACK_TAG: &str = "gateway.k8s.aws.alb/stack";
 
+mod refused_rules;
 mod upkeep;
 
 /// The ALB Gateway controller running in-process (shared with `gateway_listener_sets`).

@@ -18,7 +18,10 @@ use crate::controller::gateway_class::services_of;
 use crate::controller::ingress::{reason, sync_bindings};
 use crate::controller::{add_finalizer, route_status};
 use crate::deploy::Error as DeployError;
+use crate::model::gateway::refused::{refused_rules_of, REFUSED_REASON};
+use crate::model::gateway::routes::{RouteKind, RouteRef};
 use crate::model::gateway::{GatewayBuild, GatewayInputs};
+use k8s_openapi::api::core::v1::ObjectReference;
 
 pub(super) async fn deploy(
     ctx: &Ctx,
@@ -37,6 +40,12 @@ pub(super) async fn deploy(
     if !stack.warnings.is_empty() {
         let notes: Vec<&str> = stack.warnings.iter().map(|w| w.message.as_str()).collect();
         warn(ctx, gw, reason::UNSUPPORTED_CONFIGURATION, notes.join("; ")).await;
+    }
+    // Said on the route too: its owner may not read the Gateway's events.
+    for (route, note) in refused_rules(inputs, built) {
+        ctx.events
+            .warning(&route, reason::UNSUPPORTED_CONFIGURATION, note)
+            .await;
     }
     let deployed = ctx
         .rec
@@ -137,4 +146,61 @@ pub(super) async fn deploy(
     } else {
         Ok(Some(PROGRAMMED_REQUEUE))
     }
+}
+
+/// The rules of the routes the build loaded that decoding refused (values the route types do
+/// not know, such as an `ExternalAuth` filter; see `model::gateway::refused`), each with the
+/// route to tell.
+fn refused_rules(
+    inputs: &GatewayInputs<'_>,
+    built: &GatewayBuild,
+) -> Vec<(ObjectReference, String)> {
+    fn of<K: Resource<DynamicType = ()>>(
+        kind: RouteKind,
+        routes: &[K],
+        built: &GatewayBuild,
+        out: &mut Vec<(ObjectReference, String)>,
+    ) {
+        for r in routes {
+            let refused = refused_rules_of(r.meta());
+            if refused.is_empty() {
+                continue;
+            }
+            let me = RouteRef {
+                kind,
+                namespace: r
+                    .meta()
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".into()),
+                name: r.meta().name.clone().unwrap_or_default(),
+            };
+            // Loaded (attached): its status carries the refusal.
+            let loaded = built
+                .route_problems
+                .iter()
+                .any(|p| p.route == me && p.reason == REFUSED_REASON);
+            if !loaded {
+                continue;
+            }
+            let object = r.object_ref(&());
+            for x in refused {
+                let note = format!(
+                    "{} {}/{} {}",
+                    kind.as_str(),
+                    me.namespace,
+                    me.name,
+                    x.message
+                );
+                out.push((object.clone(), note));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    of(RouteKind::Http, inputs.http_routes, built, &mut out);
+    of(RouteKind::Grpc, inputs.grpc_routes, built, &mut out);
+    of(RouteKind::Tcp, inputs.tcp_routes, built, &mut out);
+    of(RouteKind::Udp, inputs.udp_routes, built, &mut out);
+    of(RouteKind::Tls, inputs.tls_routes, built, &mut out);
+    out
 }

@@ -230,15 +230,21 @@ async fn setup() -> (Cloud, Harness, BTreeMap<String, String>) {
     let mut cfg = test_config(&c.vpc);
     cfg.model.cluster_name = CLUSTER.into();
     let h = Harness::new(c.elb.clone(), c.ec2.clone(), &c.vpc, cfg).await;
+    let vars = certificates(&c).await;
+    (c, h, vars)
+}
+
+/// The three certificates the shapes name (`{cert1}`…), made in ACM; their ARNs by name.
+pub(crate) async fn certificates(c: &Cloud) -> BTreeMap<String, String> {
     let mut vars = BTreeMap::new();
     for (k, domain) in [
         ("cert1", "a.example.com"),
         ("cert2", "b.example.com"),
         ("cert3", "shop.example.com"),
     ] {
-        vars.insert(k.to_string(), seed::certificate(&c, domain).await);
+        vars.insert(k.to_string(), seed::certificate(c, domain).await);
     }
-    (c, h, vars)
+    vars
 }
 
 /// On a fresh cluster, the bindings our controller creates are exactly upstream's for every

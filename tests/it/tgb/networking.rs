@@ -128,6 +128,30 @@ async fn cluster(fake: &Arc<FakeAws>) -> (String, String, String, String) {
     (vpc, lb, lb2, node)
 }
 
+/// The controller on cluster `c1`, and Services `web` (pod 10.0.1.20:8080) and `api` (pod
+/// 10.0.1.21:9090) on node-a, each with its endpoints.
+async fn two_services(fake: &Arc<FakeAws>, vpc: &str) -> Harness {
+    let v = vpc.to_string();
+    let h = Harness::start_with(fake.clone(), fake.clone(), "10.0.0.0/16", |c| {
+        c.cluster_name = "c1".into();
+        c.vpc_id = v;
+    })
+    .await;
+    h.node("node-a", "i-0aaa", json!({})).await;
+    for (svc, ip, port) in [("web", "10.0.1.20", 8080), ("api", "10.0.1.21", 9090)] {
+        h.service(
+            svc,
+            "ClusterIP",
+            json!([{ "name": "http", "port": 80, "targetPort": port }]),
+        )
+        .await;
+        h.pod(&format!("{svc}-1"), ip, "node-a", None).await;
+        h.endpoints(svc, "http", port, &[(&format!("{svc}-1"), ip, true)])
+            .await;
+    }
+    h
+}
+
 #[tokio::test]
 async fn rules_follow_bindings_on_the_shared_node_group() {
     let fake = Arc::new(FakeAws::new());
@@ -147,24 +171,7 @@ async fn rules_follow_bindings_on_the_shared_node_group() {
     ec2.authorize_ingress(&node, &[ssh]).await.unwrap();
     let web_arn = ip_tg(fake.as_ref(), "web", &vpc, "ip").await;
     let api_arn = ip_tg(fake.as_ref(), "api", &vpc, "ip").await;
-    let v = vpc.clone();
-    let h = Harness::start_with(fake.clone(), fake.clone(), "10.0.0.0/16", |c| {
-        c.cluster_name = "c1".into();
-        c.vpc_id = v;
-    })
-    .await;
-    h.node("node-a", "i-0aaa", json!({})).await;
-    for (svc, ip, port) in [("web", "10.0.1.20", 8080), ("api", "10.0.1.21", 9090)] {
-        h.service(
-            svc,
-            "ClusterIP",
-            json!([{ "name": "http", "port": 80, "targetPort": port }]),
-        )
-        .await;
-        h.pod(&format!("{svc}-1"), ip, "node-a", None).await;
-        h.endpoints(svc, "http", port, &[(&format!("{svc}-1"), ip, true)])
-            .await;
-    }
+    let h = two_services(&fake, &vpc).await;
 
     binding_with_networking(&h, "web", "web", &web_arn, "ip", from_group(&lb, 8080)).await;
     let ssh_rule = rule(22, &lb, "ssh from bastion");
@@ -276,24 +283,7 @@ async fn a_binding_with_an_unknown_value_keeps_its_rules() {
     let ec2: &dyn Ec2 = fake.as_ref();
     let web_arn = ip_tg(fake.as_ref(), "web", &vpc, "ip").await;
     let api_arn = ip_tg(fake.as_ref(), "api", &vpc, "ip").await;
-    let v = vpc.clone();
-    let h = Harness::start_with(fake.clone(), fake.clone(), "10.0.0.0/16", |c| {
-        c.cluster_name = "c1".into();
-        c.vpc_id = v;
-    })
-    .await;
-    h.node("node-a", "i-0aaa", json!({})).await;
-    for (svc, ip, port) in [("web", "10.0.1.20", 8080), ("api", "10.0.1.21", 9090)] {
-        h.service(
-            svc,
-            "ClusterIP",
-            json!([{ "name": "http", "port": 80, "targetPort": port }]),
-        )
-        .await;
-        h.pod(&format!("{svc}-1"), ip, "node-a", None).await;
-        h.endpoints(svc, "http", port, &[(&format!("{svc}-1"), ip, true)])
-            .await;
-    }
+    let h = two_services(&fake, &vpc).await;
     binding_with_networking(&h, "web", "web", &web_arn, "ip", from_group(&lb, 8080)).await;
     binding_with_networking(&h, "api", "api", &api_arn, "ip", from_group(&lb2, 9090)).await;
     let (web_rule, api_rule) = (rule(8080, &lb, LABEL), rule(9090, &lb2, LABEL));

@@ -56,12 +56,24 @@ fn walk(raw: &Value, typed: Option<&Value>, path: &str, out: &mut BTreeSet<Strin
     }
 }
 
-/// `raw` decoded as `K`, with the paths its type dropped noted under [`DROPPED_FIELDS`].
+/// `raw` decoded as `K`, with the paths its type dropped noted under [`DROPPED_FIELDS`]. A route
+/// whose rules do not all decode (an experimental filter such as `ExternalAuth`) decodes with
+/// those rules refused, noted under [`super::refused::REFUSED_RULES`] (see [`super::refused`]).
 pub fn decode_noting_dropped<K>(raw: Value) -> Result<K, serde_json::Error>
 where
     K: DeserializeOwned + Serialize + Resource,
 {
-    let mut obj: K = serde_json::from_value(raw.clone())?;
+    let (mut obj, raw, refused): (K, Value, _) = match serde_json::from_value(raw.clone()) {
+        Ok(obj) => (obj, raw, Vec::new()),
+        Err(e) => {
+            let mut raw = raw;
+            let refused = super::refused::refuse_undecodable_rules::<K>(&mut raw);
+            if refused.is_empty() {
+                return Err(e);
+            }
+            (serde_json::from_value(raw.clone())?, raw, refused)
+        }
+    };
     let dropped = dropped_paths(&raw, &serde_json::to_value(&obj)?);
     let annotations = obj
         .meta_mut()
@@ -72,6 +84,7 @@ where
     } else {
         annotations.insert(DROPPED_FIELDS.into(), dropped.join(","));
     }
+    super::refused::note(annotations, &refused);
     Ok(obj)
 }
 

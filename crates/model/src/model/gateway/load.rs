@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::backends::resolve_backend;
 pub use super::backends::{BackendTarget, LoadedBackend};
+use super::refused::REFUSED_REASON;
 use super::routes::{RouteRef, RouteView};
 use super::target_groups::{over_default, route_props};
 use super::GatewayInputs;
@@ -116,6 +117,17 @@ pub fn load<'a>(
         let default_props = default_tgc.map(|d| route_props(d, route));
         let ignored = route.ignored.iter().map(|m| (route.key(), m.clone()));
         out.ignored.extend(ignored);
+        // Rules refused in decoding (see `refused`): never served without what they ask for;
+        // the Gateway API's condition for the route, and a Warning, while the rest is served.
+        for r in &route.refused {
+            out.problems.push(RouteProblem {
+                route: route.route_ref(),
+                reason: REFUSED_REASON,
+                message: r.message.clone(),
+            });
+            let message = format!("{} {} {}", route.kind.as_str(), route.key(), r.message);
+            out.ignored.push((route.key(), message));
+        }
         let mut rules = Vec::new();
         for rule in 0..route.rule_count() {
             let config = match rule_config(inputs, route, rule, &mut out.ignored) {

@@ -39,6 +39,7 @@ pub mod listeners;
 pub mod load;
 pub mod names;
 pub mod precedence;
+pub mod refused;
 pub mod routes;
 pub mod target_groups;
 mod tg_props;

@@ -76,6 +76,9 @@ pub struct RouteView<'a> {
     pub extension_refs: Vec<Vec<ExtensionRef>>,
     /// Fields the route sets that upstream accepts without acting on them (Warning events).
     pub ignored: Vec<String>,
+    /// Rules refused in decoding (values the types do not know, such as an `ExternalAuth`
+    /// filter): route status `UnsupportedValue` and a Warning (see [`super::refused`]).
+    pub refused: Vec<super::refused::RefusedRule>,
 }
 
 /// `ignored` and the fields the route's type dropped in decoding (see [`super::dropped`]).
@@ -220,6 +223,7 @@ pub fn http_route(route: &HttpRoute) -> RouteView<'_> {
             route,
             RouteKind::Http,
         ),
+        refused: super::refused::refused_rules_of(&route.metadata),
         namespace: namespace_of(&route.metadata),
         name: route.metadata.name.clone().unwrap_or_default(),
         created: route.metadata.creation_timestamp.as_ref(),
@@ -248,6 +252,7 @@ pub fn grpc_route(route: &GrpcRoute) -> RouteView<'_> {
             route,
             RouteKind::Grpc,
         ),
+        refused: super::refused::refused_rules_of(&route.metadata),
         namespace: namespace_of(&route.metadata),
         name: route.metadata.name.clone().unwrap_or_default(),
         created: route.metadata.creation_timestamp.as_ref(),
@@ -284,6 +289,7 @@ pub fn tls_route(route: &TlsRoute) -> RouteView<'_> {
     RouteView {
         kind: RouteKind::Tls,
         ignored: with_dropped(Vec::new(), route, RouteKind::Tls),
+        refused: super::refused::refused_rules_of(&route.metadata),
         namespace: namespace_of(&route.metadata),
         name: route.metadata.name.clone().unwrap_or_default(),
         created: route.metadata.creation_timestamp.as_ref(),
@@ -333,6 +339,7 @@ macro_rules! l4_route {
             RouteView {
                 kind: $kind,
                 ignored: with_dropped(Vec::new(), route, $kind),
+                refused: super::refused::refused_rules_of(&route.metadata),
                 namespace: namespace_of(&route.metadata),
                 name: route.metadata.name.clone().unwrap_or_default(),
                 created: route.metadata.creation_timestamp.as_ref(),

@@ -350,3 +350,102 @@ fn cognito_and_jwt_validation_from_a_rule_configuration_get_the_crd_defaults() {
     assert_eq!(config.additional_claims[0].format, "string-array");
     assert_eq!(config.jwks_endpoint, "https://idp/jwks");
 }
+
+#[test]
+fn a_rule_with_an_external_auth_filter_answers_500_with_unsupported_value_and_the_rest_is_served() {
+    use super::dropped::decode_noting_dropped;
+    use serde_json::json;
+    let gw: Gateway = yaml(GATEWAY);
+    let lbc: LoadBalancerConfiguration = yaml(CERT);
+    // Decoded as the watch decodes: the crate's types do not know `ExternalAuth`.
+    let route = |name: &str, rules: serde_json::Value| -> HttpRoute {
+        decode_noting_dropped(json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": name, "namespace": "my-route-ns"},
+            "spec": {"parentRefs": [{"name": "my-gw", "sectionName": "http"}], "rules": rules}
+        }))
+        .unwrap()
+    };
+    let prefix = |p: &str| json!([{"path": {"type": "PathPrefix", "value": p}}]);
+    let external_auth = json!([{"type": "ExternalAuth",
+        "externalAuth": {"protocol": "HTTP", "backendRef": {"name": "authz", "port": 9000}}}]);
+    let routes = [
+        route(
+            "auth",
+            json!([
+                {"matches": prefix("/app"), "backendRefs": [{"name": "my-svc", "port": 80}]},
+                {"matches": prefix("/admin"), "filters": external_auth,
+                 "backendRefs": [{"name": "other-svc", "port": 80}]}
+            ]),
+        ),
+        route(
+            "open",
+            json!([{"matches": prefix("/public"), "backendRefs": [{"name": "my-svc", "port": 80}]}]),
+        ),
+    ];
+    let services: Vec<Service> = yaml(SERVICES);
+    let inputs = GatewayInputs {
+        gateway_config: Some(&lbc),
+        http_routes: &routes,
+        services: &services,
+        ..GatewayInputs::new(&gw)
+    };
+    let b = build_alb_gateway_stack(&inputs, &cfg(), None).unwrap();
+    let on_80 = rules(&b, 80);
+    let of = |route: &str| -> Vec<Vec<Action>> {
+        on_80
+            .iter()
+            .filter(|r| r.ingress == route)
+            .map(|r| r.actions.clone())
+            .collect()
+    };
+    let fixed_500 = vec![Action::fixed("500", None)];
+    let auth = of("my-route-ns/auth");
+    assert_eq!(auth.len(), 2, "{on_80:#?}");
+    assert_eq!(
+        auth.iter().filter(|a| **a == fixed_500).count(),
+        1,
+        "the ExternalAuth rule forwards nowhere: 500, never served without its filter"
+    );
+    assert!(
+        auth.iter()
+            .any(|a| matches!(a.as_slice(), [Action::Forward { .. }])),
+        "the route's other rule is served"
+    );
+    let open = of("my-route-ns/open");
+    assert!(
+        matches!(open.as_slice(), [a] if matches!(a.as_slice(), [Action::Forward { .. }])),
+        "the other route is served: {open:?}"
+    );
+    assert!(
+        b.stack
+            .target_group_bindings
+            .iter()
+            .all(|t| t.spec.service_name != "other-svc"),
+        "no target group for the refused rule's backend"
+    );
+    assert_eq!(b.route_problems.len(), 1, "{:?}", b.route_problems);
+    let p = &b.route_problems[0];
+    assert_eq!(
+        (p.route.name.as_str(), p.reason),
+        ("auth", "UnsupportedValue")
+    );
+    assert!(p.refuses_acceptance() && !p.unresolved_refs());
+    assert!(
+        p.message
+            .starts_with("spec.rules[1]: filter type ExternalAuth is not supported"),
+        "{}",
+        p.message
+    );
+    assert!(
+        b.stack
+            .warnings
+            .iter()
+            .any(|w| w.ingress.as_deref() == Some("my-route-ns/auth")
+                && w.message.starts_with(
+                    "HTTPRoute my-route-ns/auth spec.rules[1]: filter type ExternalAuth"
+                )),
+        "{:#?}",
+        b.stack.warnings
+    );
+}
