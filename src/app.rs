@@ -231,7 +231,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         tracing::info!(addr = %listener.local_addr()?, "metrics server listening");
         let (router, token) = (metrics::metrics_router(registry.clone()), shutdown.clone());
         tasks.spawn(async move {
-            if let Err(error) = server::serve_plain(listener, router, token).await {
+            if let Err(error) =
+                crate::plain_server::serve(listener, router, token, Default::default()).await
+            {
                 tracing::error!(%error, "metrics server failed");
             }
         });
@@ -242,7 +244,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         let router = metrics::probes_router(readiness.clone(), leadership.health.clone());
         let token = shutdown.clone();
         tasks.spawn(async move {
-            if let Err(error) = server::serve_plain(listener, router, token).await {
+            if let Err(error) =
+                crate::plain_server::serve(listener, router, token, Default::default()).await
+            {
                 tracing::error!(%error, "health probe server failed");
             }
         });

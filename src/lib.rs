@@ -18,6 +18,7 @@ pub mod deploy;
 pub mod diff;
 pub mod malloc_tunables;
 pub mod metrics;
+pub mod plain_server;
 pub mod reconcilers;
 pub mod telemetry;
 pub mod watch;

@@ -5,7 +5,6 @@
 //! loop and a drain that lets in-flight admission calls finish when SIGTERM arrives.
 
 use super::Admission;
-use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rustls::ServerConfig;
@@ -344,15 +343,4 @@ async fn serve(
     {
         tracing::warn!("webhook server drain timed out; closing remaining connections");
     }
-}
-
-/// Serves a plain-HTTP router (metrics, probes) until `shutdown` fires.
-pub async fn serve_plain(
-    listener: TcpListener,
-    router: Router,
-    shutdown: CancellationToken,
-) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
 }
