@@ -22,6 +22,9 @@ needs it (values such as awsApiThrottle carry ':' and '=').
 {{- if kindIs "bool" $b }}{{ $args = append $args (printf "--%s=%t" $flag $b) }}{{ end -}}
 {{- end -}}
 {{- with $v.metricsBindAddr }}{{ $args = append $args (printf "--metrics-bind-addr=%s" .) }}{{ end -}}
+{{- /* Probes on the pod IP only, where the kubelet calls them, not on every interface (with
+hostNetwork that would be the node's addresses); POD_IP comes from the downward API. */ -}}
+{{- $args = append $args "--health-probe-bind-addr=$(POD_IP):61779" -}}
 {{- range $pair := list
   (list "ingress-max-concurrent-reconciles" $v.ingressMaxConcurrentReconciles)
   (list "service-max-concurrent-reconciles" $v.serviceMaxConcurrentReconciles)

@@ -129,14 +129,35 @@ pub fn parse_bind_addr(raw: &str) -> Result<Option<std::net::SocketAddr>, String
     } else {
         s.to_string()
     };
+    // `$(POD_IP):61779` as a kubelet expands it is unbracketed for an IPv6 pod IP: the part
+    // after the last colon is then the port.
+    let unbracketed_v6 = || {
+        let (host, port) = full.rsplit_once(':')?;
+        let ip: std::net::Ipv6Addr = host.parse().ok()?;
+        Some(std::net::SocketAddr::from((ip, port.parse::<u16>().ok()?)))
+    };
     full.parse()
+        .ok()
+        .or_else(|| (!full.starts_with('[')).then(unbracketed_v6).flatten())
         .map(Some)
-        .map_err(|_| format!("invalid address {raw:?}: expected host:port or :port"))
+        .ok_or_else(|| format!("invalid address {raw:?}: expected host:port or :port"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bind_addresses_with_a_pod_ip_of_either_family() {
+        let p = |s: &str| parse_bind_addr(s).unwrap().unwrap().to_string();
+        assert_eq!(p(":61779"), "0.0.0.0:61779");
+        assert_eq!(p("10.1.2.3:61779"), "10.1.2.3:61779");
+        assert_eq!(p("[fd00::1]:61779"), "[fd00::1]:61779");
+        // `$(POD_IP):61779` with an IPv6 pod IP, as the kubelet expands it.
+        assert_eq!(p("fd00::1:61779"), "[fd00::1]:61779");
+        assert!(parse_bind_addr("fd00::1").is_err());
+        assert!(parse_bind_addr("nonsense:1").is_err());
+    }
 
     #[test]
     fn durations_in_go_syntax() {

@@ -210,9 +210,13 @@ pub fn validate_k8s(docs: &[Value], what: &str) {
     );
 }
 
-/// The controller container's args of the rendered Deployment.
+/// The controller container's args of the rendered Deployment as the kubelet passes them: the
+/// `$(POD_IP)` reference expanded (to 10.1.2.3 here).
 pub fn container_args(docs: &[Value]) -> Vec<String> {
     let deploys = all_of(docs, "Deployment");
     assert_eq!(deploys.len(), 1, "exactly one Deployment");
     strings(&deploys[0]["spec"]["template"]["spec"]["containers"][0]["args"])
+        .into_iter()
+        .map(|a| a.replace("$(POD_IP)", "10.1.2.3"))
+        .collect()
 }

@@ -98,6 +98,24 @@ fn default_render_validates_and_has_the_expected_objects() {
     assert_eq!(c["livenessProbe"]["httpGet"]["port"], 61779);
     assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
     assert_eq!(c["readinessProbe"]["httpGet"]["port"], 61779);
+    // The probe server listens on the pod IP only (the downward API's status.podIP).
+    let args: Vec<&str> = c["args"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str())
+        .collect();
+    assert!(
+        args.contains(&"--health-probe-bind-addr=$(POD_IP):61779"),
+        "{args:?}"
+    );
+    let pod_ip = c["env"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "POD_IP")
+        .expect("POD_IP in env");
+    assert_eq!(pod_ip["valueFrom"]["fieldRef"]["fieldPath"], "status.podIP");
     assert_eq!(c["securityContext"]["runAsNonRoot"], true);
     assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
     assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
