@@ -108,7 +108,7 @@ pub struct PodGateIndex {
 impl PodGateIndex {
     /// Runs `change` on the sources, then recompiles `namespace`.
     fn change(&self, namespace: &str, change: impl FnOnce(&mut Sources)) {
-        let mut sources = self.sources.lock().expect("index sources");
+        let mut sources = self.sources.lock().unwrap_or_else(|p| p.into_inner());
         change(&mut sources);
         let compiled = Compiled::of(
             sources.bindings.get(namespace),
@@ -189,7 +189,7 @@ impl PodGateIndex {
         for (ns, name, entry) in all {
             map.entry(ns).or_default().insert(name, entry);
         }
-        let mut sources = self.sources.lock().expect("index sources");
+        let mut sources = self.sources.lock().unwrap_or_else(|p| p.into_inner());
         sources.bindings = map;
         let compiled = Self::recompile_all(&sources);
         *self.compiled.write().expect("index lock") = compiled;
@@ -202,7 +202,7 @@ impl PodGateIndex {
         for (ns, name, sel) in all {
             map.entry(ns).or_default().insert(name, sel);
         }
-        let mut sources = self.sources.lock().expect("index sources");
+        let mut sources = self.sources.lock().unwrap_or_else(|p| p.into_inner());
         sources.services = map;
         let compiled = Self::recompile_all(&sources);
         *self.compiled.write().expect("index lock") = compiled;
@@ -239,7 +239,7 @@ impl PodGateIndex {
 
     /// Number of indexed bindings and services (for metrics and benchmarks).
     pub fn sizes(&self) -> (usize, usize) {
-        let sources = self.sources.lock().expect("index sources");
+        let sources = self.sources.lock().unwrap_or_else(|p| p.into_inner());
         (
             sources.bindings.values().map(BTreeMap::len).sum(),
             sources.services.values().map(HashMap::len).sum(),

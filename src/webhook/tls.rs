@@ -88,7 +88,14 @@ pub struct ReloadingCert {
     source: Source,
     provider: Arc<CryptoProvider>,
     current: RwLock<Option<Current>>,
+    /// The files' version that last failed to load, and when: a broken rotation is retried at
+    /// most once per [`RETRY_REJECTED`], not re-read under the write lock on every handshake.
+    rejected: std::sync::Mutex<Option<(Stamp, std::time::Instant)>>,
 }
+
+/// How often a version of the files that failed to load is tried again (a pair written in two
+/// steps within one mtime tick keeps its stamp, so "never again" would be wrong).
+const RETRY_REJECTED: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl std::fmt::Debug for ReloadingCert {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -136,6 +143,7 @@ impl ReloadingCert {
             source: Source::Files { cert, key },
             provider,
             current,
+            rejected: Default::default(),
         })
     }
 
@@ -145,6 +153,7 @@ impl ReloadingCert {
             source: Source::Memory,
             provider,
             current: RwLock::new(None),
+            rejected: Default::default(),
         }
     }
 
@@ -160,7 +169,7 @@ impl ReloadingCert {
             names,
             &self.provider,
         )?;
-        *self.current.write().expect("cert lock") = Some(Current {
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Some(Current {
             stamp: None,
             key: Arc::new(pair),
         });
@@ -173,20 +182,26 @@ impl ReloadingCert {
             return self
                 .current
                 .read()
-                .expect("cert lock")
+                .unwrap_or_else(|p| p.into_inner())
                 .as_ref()
                 .map(|c| c.key.clone());
         };
         let now = stamp(cert, key);
         {
-            let cur = self.current.read().expect("cert lock");
+            let cur = self.current.read().unwrap_or_else(|p| p.into_inner());
             if let Some(c) = cur.as_ref() {
-                if c.stamp == now || now.is_none() {
+                let recently_rejected = self
+                    .rejected
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                    .is_some_and(|(s, at)| *s == now && at.elapsed() < RETRY_REJECTED);
+                if c.stamp == now || now.is_none() || recently_rejected {
                     return Some(c.key.clone());
                 }
             }
         }
-        let mut cur = self.current.write().expect("cert lock");
+        let mut cur = self.current.write().unwrap_or_else(|p| p.into_inner());
         if cur.as_ref().is_none_or(|c| c.stamp != now) {
             match load_pair(cert, key, &self.provider) {
                 Ok(pair) => {
@@ -196,8 +211,11 @@ impl ReloadingCert {
                         key: Arc::new(pair),
                     });
                 }
-                // Keep serving the old pair; the stamp stays stale so the next handshake retries.
+                // Keep serving the old pair; the stamp stays stale, so this version is tried
+                // again after RETRY_REJECTED (or at once when the files change again).
                 Err(error) => {
+                    *self.rejected.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some((now, std::time::Instant::now()));
                     tracing::warn!(%error, "new webhook certificate not usable yet; keeping the previous one")
                 }
             }
@@ -238,4 +256,54 @@ pub fn server_config(
 ) -> Result<(Arc<ServerConfig>, Arc<ReloadingCert>), TlsError> {
     let resolver = Arc::new(ReloadingCert::from_files(cert, key, provider())?);
     Ok((server_config_with(resolver.clone(), min_version)?, resolver))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(dir: &Path, cert: &str, key: &str) {
+        std::fs::write(dir.join("tls.crt"), cert).unwrap();
+        std::fs::write(dir.join("tls.key"), key).unwrap();
+    }
+
+    /// A rotation that leaves a broken pair keeps the old certificate served, is remembered
+    /// (not re-read on every handshake), and a good pair written next is picked up at once.
+    #[test]
+    fn a_broken_rotation_keeps_the_old_pair_and_a_good_one_is_picked_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = time::OffsetDateTime::now_utc();
+        let spec = webhook_certs::ServingSpec::new("svc", "ns");
+        let ca = webhook_certs::generate_ca(30, now).unwrap();
+        let first = webhook_certs::issue_serving(&ca, &spec, now).unwrap();
+        pair(dir.path(), &first.cert_pem, &first.key_pem);
+        let r = ReloadingCert::from_files(
+            dir.path().join("tls.crt"),
+            dir.path().join("tls.key"),
+            provider(),
+        )
+        .unwrap();
+        let served = r.current().unwrap();
+
+        let second = webhook_certs::issue_serving(&ca, &spec, now).unwrap();
+        // Torn: the new certificate beside the old key.
+        pair(dir.path(), &second.cert_pem, &first.key_pem);
+        assert!(Arc::ptr_eq(&r.current().unwrap(), &served), "old pair kept");
+        let rejected = r.rejected.lock().unwrap().clone();
+        assert!(rejected.is_some(), "the broken version is remembered");
+        assert!(Arc::ptr_eq(&r.current().unwrap(), &served));
+        assert_eq!(
+            *r.rejected.lock().unwrap(),
+            rejected,
+            "not tried again at once"
+        );
+
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        pair(dir.path(), &second.cert_pem, &second.key_pem);
+        let now_served = r.current().unwrap();
+        assert!(
+            !Arc::ptr_eq(&now_served, &served),
+            "the good pair is served"
+        );
+    }
 }
