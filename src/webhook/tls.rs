@@ -289,7 +289,7 @@ mod tests {
         // Torn: the new certificate beside the old key.
         pair(dir.path(), &second.cert_pem, &first.key_pem);
         assert!(Arc::ptr_eq(&r.current().unwrap(), &served), "old pair kept");
-        let rejected = r.rejected.lock().unwrap().clone();
+        let rejected = *r.rejected.lock().unwrap();
         assert!(rejected.is_some(), "the broken version is remembered");
         assert!(Arc::ptr_eq(&r.current().unwrap(), &served));
         assert_eq!(
