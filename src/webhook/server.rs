@@ -36,6 +36,12 @@ pub struct ConnLimits {
 /// never cut.
 pub const MIN_IDLE: Duration = Duration::from_secs(1);
 
+/// Read buffer per connection. An API server's admission head is well under 8 KiB; hyper's
+/// default (~400 KiB) let each connection still sending its head hold that much, uncounted
+/// (4,096 such connections: ~1.6 GiB). A longer head is refused with 431; bodies are read
+/// through it in pieces, whatever their size.
+pub const MAX_BUF: usize = 64 * 1024;
+
 /// `--webhook-max-connections` default (defined with the flags).
 pub use crate::args::DEFAULT_MAX_CONNECTIONS;
 
@@ -314,6 +320,7 @@ async fn serve(
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(limits.header_timeout)
+                .max_buf_size(MAX_BUF)
                 .keep_alive(true)
                 .serve_connection(TokioIo::new(stream), service);
             let mut conn = std::pin::pin!(conn);

@@ -206,3 +206,46 @@ async fn slow_headers_are_cut() {
     server.stop.cancel();
     server.task.await.unwrap();
 }
+
+/// The read buffer bounds a head, not a body: a head past `server::MAX_BUF` is refused, while an
+/// admission whose body is several times the buffer is answered as usual.
+#[tokio::test]
+async fn a_head_past_the_buffer_is_refused_and_a_large_body_still_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = test_bundle(None);
+    write_pair_atomic(dir.path(), &bundle);
+    let limits = Limits {
+        max_body_bytes: 4 * 1024 * 1024,
+        ..default_limits()
+    };
+    let server = start(dir, limits, Default::default()).await;
+    let cfg = tls_config(&[&bundle.ca.cert_pem], &[&rustls::version::TLS13]);
+
+    let mut stream = connect(server.addr, cfg.clone()).await.unwrap();
+    let head = format!(
+        "POST {PATH} HTTP/1.1\r\nHost: x\r\nx-pad: {}\r\n",
+        "a".repeat(server::MAX_BUF + 1024)
+    );
+    let _ = stream.write_all(head.as_bytes()).await;
+    match tokio::time::timeout(Duration::from_secs(5), read_response(&mut stream)).await {
+        Ok(Ok(r)) => assert_eq!(r.status, 431),
+        Ok(Err(_)) => {}
+        Err(_) => panic!("an oversize head was never refused"),
+    }
+
+    // A review padded to 4 x the buffer (an annotation) is read in pieces and answered.
+    let mut review = service_review(
+        "big",
+        "CREATE",
+        serde_json::json!({"metadata": {"annotations": {"pad": "p".repeat(4 * server::MAX_BUF)}},
+            "spec": {"type": "LoadBalancer"}}),
+    );
+    review["request"]["uid"] = "big".into();
+    let body = serde_json::to_vec(&review).unwrap();
+    assert!(body.len() > 4 * server::MAX_BUF);
+    let r = client::post(server.addr, cfg, PATH, &body).await.unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["response"]["uid"], "big");
+    server.stop.cancel();
+    server.task.await.unwrap();
+}
