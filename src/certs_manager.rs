@@ -255,7 +255,19 @@ impl CertManager {
                 )
             }
         };
-        let ownership = self.configs.owner_metadata().await;
+        // The configurations' ownership is read only when the Secret is written or lacks any
+        // (a Secret already owned by a release needs no extra GET on every check).
+        let has_ownership = existing.as_ref().is_some_and(|e| {
+            let a = e.metadata.annotations.as_ref();
+            HELM_OWNERSHIP_ANNOTATIONS
+                .iter()
+                .all(|k| a.is_some_and(|a| a.contains_key(*k)))
+        });
+        let ownership = if changed || !has_ownership {
+            self.configs.owner_metadata().await
+        } else {
+            Default::default()
+        };
         let unowned = existing.as_ref().is_some_and(|e| {
             let (a, l) = missing_ownership(&ownership, &e.metadata);
             !(a.is_empty() && l.is_empty())

@@ -79,6 +79,35 @@ impl<K> Kind<K> {
 
 /// Runs `stream` (a watcher with backoff) into the kind's indexes until the stream ends. No
 /// index ever sees half a list: it is buffered, or staged by the indexes that stream it.
+/// An event of untyped objects as one of `K`, each object decoded by `decode` (which logs what
+/// does not decode). An object that does not decode is left out rather than failing the whole
+/// list, but a delete is never dropped: it is handled by key, `keyed` making a `K` of the
+/// metadata alone (indexes delete by namespace/name), so an object that stopped decoding leaves
+/// the stores once it is gone.
+pub fn decoded_event<K>(
+    event: Event<kube::api::DynamicObject>,
+    decode: impl Fn(kube::api::DynamicObject) -> Option<K>,
+    keyed: impl Fn(kube::api::ObjectMeta) -> K,
+) -> Option<Event<K>> {
+    Some(match event {
+        Event::Init => Event::Init,
+        Event::InitDone => Event::InitDone,
+        Event::InitApply(o) => Event::InitApply(decode(o)?),
+        Event::Apply(o) => Event::Apply(decode(o)?),
+        Event::Delete(o) => {
+            let meta = o.metadata.clone();
+            Event::Delete(decode(o).unwrap_or_else(|| keyed(meta)))
+        }
+    })
+}
+
+/// A `K` carrying only `meta` (for [`decoded_event`] when `K` has a default).
+pub fn key_only<K: kube::Resource + Default>(meta: kube::api::ObjectMeta) -> K {
+    let mut key = K::default();
+    *key.meta_mut() = meta;
+    key
+}
+
 pub async fn drive<K, S>(kind: &Kind<K>, stream: S)
 where
     S: Stream<Item = Result<Event<K>, watcher::Error>>,

@@ -122,31 +122,12 @@ fn typed<K: DeserializeOwned + Serialize + Resource>(obj: DynamicObject) -> Opti
     }
 }
 
-/// `obj` as `K` or, when it does not decode, a `K` with its metadata only: what a delete needs
-/// (the stores delete by namespace/name, the triggers queue the Gateways they saw it concern).
-fn typed_or_key<K: DeserializeOwned + Serialize + Resource + Default>(obj: DynamicObject) -> K {
-    let meta = obj.metadata.clone();
-    typed(obj).unwrap_or_else(|| {
-        let mut key = K::default();
-        *key.meta_mut() = meta;
-        key
-    })
-}
-
-/// A watch event of untyped objects as one of `K`; objects that do not decode are dropped (a
-/// route whose rules do not all decode is kept with those refused, see
-/// `model::gateway::refused`), but never a delete: it is handled by key, so an object that
-/// stopped decoding does not stay in the stores (and on the load balancer) once it is gone.
+/// A watch event of untyped objects as one of `K` (see [`super::driver::decoded_event`]): a
+/// route whose rules do not all decode is kept with those refused (`model::gateway::refused`).
 fn typed_event<K: DeserializeOwned + Serialize + Resource + Default>(
     event: Event<DynamicObject>,
 ) -> Option<Event<K>> {
-    Some(match event {
-        Event::Init => Event::Init,
-        Event::InitDone => Event::InitDone,
-        Event::InitApply(o) => Event::InitApply(typed(o)?),
-        Event::Apply(o) => Event::Apply(typed(o)?),
-        Event::Delete(o) => Event::Delete(typed_or_key(o)),
-    })
+    super::driver::decoded_event(event, typed::<K>, super::driver::key_only::<K>)
 }
 
 /// The driver of a namespaced kind read as `version` instead of the type's own.

@@ -113,7 +113,8 @@ where
 
 /// IngressClassParams read untyped and decoded as upstream does: upstream's chart renders the
 /// default class's params with no `spec`, which the typed list would refuse whole (and with it
-/// every Ingress reconcile). An object that still does not decode is logged and left out.
+/// every Ingress reconcile). An object that still does not decode is logged and left out; its
+/// delete is handled by key.
 fn ingress_class_params(watches: &Arc<Watches>, client: &kube::Client) -> Option<Driver> {
     watches.ingress_class_params.wanted().then(|| {
         let ar = ApiResource::erase::<IngressClassParams>(&());
@@ -132,12 +133,9 @@ fn ingress_class_params(watches: &Arc<Watches>, client: &kube::Client) -> Option
             .default_backoff()
             .filter_map(move |item| {
                 let event = item.map(|e| {
-                    Some(match e {
-                        watcher::Event::Init => watcher::Event::Init,
-                        watcher::Event::InitDone => watcher::Event::InitDone,
-                        watcher::Event::InitApply(o) => watcher::Event::InitApply(decode(o)?),
-                        watcher::Event::Apply(o) => watcher::Event::Apply(decode(o)?),
-                        watcher::Event::Delete(o) => watcher::Event::Delete(decode(o)?),
+                    super::driver::decoded_event(e, decode, |metadata| IngressClassParams {
+                        metadata,
+                        spec: Default::default(),
                     })
                 });
                 futures::future::ready(event.transpose())
