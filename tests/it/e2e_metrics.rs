@@ -84,6 +84,8 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
             ok(r#"controller_runtime_reconcile_total{controller="ingress",result="success"}"#)
                 && ok(r#"controller_runtime_reconcile_errors_total{controller="ingress"}"#)
                 && ok(r#"awslbc_controller_reconcile_stage_duration_count{controller="targetGroupBinding",reconcile_stage="reconcile_targetgroupbinding"}"#)
+                // The stage is counted inside the reconcile, its time once it ends: wait for both.
+                && ok(r#"controller_runtime_reconcile_time_seconds_count{controller="targetGroupBinding"}"#)
         },
     )
     .await;
