@@ -194,3 +194,79 @@ async fn a_body_in_pieces_is_read_whole_and_one_past_the_maximum_is_refused() {
     let response = small.handle(request).await;
     assert_eq!(response.status(), 413);
 }
+
+/// A body whose first piece arrives after a wait and whose rest never does.
+struct Stalls(Option<Bytes>, bool);
+
+impl hyper::body::Body for Stalls {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        if !std::mem::replace(&mut self.1, true) {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        match self.0.take() {
+            Some(piece) => Poll::Ready(Some(Ok(Frame::data(piece)))),
+            None => Poll::Pending,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_body_that_came_with_its_head_is_never_shed_one_still_arriving_is() {
+    let handler: Arc<dyn Handler> = Arc::new(ServiceMutator {
+        load_balancer_class: "service.k8s.aws/nlb".into(),
+    });
+    let app = router(
+        vec![(PATH, handler)],
+        WebhookMetrics::register(&mut new_registry()),
+        Limits {
+            max_inflight_body_bytes: 64 * 1024,
+            ..Limits::default()
+        },
+    );
+    // 60 of the 64 KiB held by a body that began to arrive and stopped.
+    let holder = tokio::spawn({
+        let app = app.clone();
+        async move {
+            let request = http::Request::post(PATH)
+                .header("content-length", 60 * 1024)
+                .body(Stalls(Some(Bytes::from(vec![b' '; 1024])), false))
+                .unwrap();
+            app.handle(request).await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!holder.is_finished());
+
+    // 200 KB that came whole with its head: over the budget, answered all the same.
+    let body = [delete_review(), vec![b' '; 200 * 1024]].concat();
+    let whole = http::Request::post(PATH)
+        .header("content-length", body.len())
+        .body(Full::new(Bytes::from(body.clone())))
+        .unwrap();
+    let response = app.handle(whole).await;
+    assert_eq!(response.status(), 200);
+    assert!(text(response).await.contains(r#""allowed":true"#));
+
+    // 20 KiB that has to be waited for does not fit: 429 before it is read.
+    let arriving = http::Request::post(PATH)
+        .header("content-length", 20 * 1024)
+        .body(pieces(&body[..20 * 1024], &[4096]))
+        .unwrap();
+    let response = app.handle(arriving).await;
+    assert_eq!(response.status(), 429);
+    holder.abort();
+    // Its share returned, the same body is read.
+    let _ = holder.await;
+    let arriving = http::Request::post(PATH)
+        .header("content-length", body.len())
+        .body(pieces(&body, &[4096]))
+        .unwrap();
+    assert_eq!(app.handle(arriving).await.status(), 200);
+}

@@ -133,10 +133,19 @@ impl Admission {
         B: HttpBody<Data = Bytes> + Send + Unpin + 'static,
         B::Error: Into<BoxError>,
     {
+        self.handle_from(request, &Caller::default()).await
+    }
+
+    /// [`Self::handle`] for a request from `caller`.
+    pub async fn handle_from<B>(&self, request: http::Request<B>, caller: &Caller) -> Response
+    where
+        B: HttpBody<Data = Bytes> + Send + Unpin + 'static,
+        B::Error: Into<BoxError>,
+    {
         if request.method() == http::Method::POST {
             let path = request.uri().path();
             if let Some(route) = self.routes.iter().find(|r| r.path == path) {
-                return serve_counted(route, request).await;
+                return serve_counted(route, request, caller).await;
             }
         }
         match self.router.clone().oneshot(request.map(Body::new)).await {
@@ -181,13 +190,42 @@ fn too_large(limits: Limits) -> Response {
         .into_response()
 }
 
+/// Who sent a request: the peer's address, for its share of the body budget, and the
+/// connection's activity when [`server`] serves it, so a body that stops arriving makes its
+/// connection one that may be closed for a newcomer.
+#[derive(Clone, Default)]
+pub struct Caller {
+    pub peer: Option<std::net::IpAddr>,
+    pub activity: Option<Arc<server::Activity>>,
+}
+
+impl Caller {
+    fn peer(&self) -> std::net::IpAddr {
+        self.peer
+            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED))
+    }
+
+    fn body_progress(&self) {
+        if let Some(a) = &self.activity {
+            a.body_progress();
+        }
+    }
+
+    fn body_read(&self) {
+        if let Some(a) = &self.activity {
+            a.body_read();
+        }
+    }
+}
+
 /// Reads the body within the size, time and in-flight budgets. The budget share is returned with
 /// the body and must be held until the request has been answered.
-async fn read_body<B>(
+async fn read_body<'b, B>(
     request: http::Request<B>,
     limits: Limits,
-    budget: &budget::BodyBudget,
-) -> Result<(Bytes, budget::Taken<'_>), Response>
+    budget: &'b budget::BodyBudget,
+    caller: &Caller,
+) -> Result<(Bytes, budget::Charge<'b>), Response>
 where
     B: HttpBody<Data = Bytes> + Unpin,
     B::Error: Into<BoxError>,
@@ -201,22 +239,23 @@ where
         discard(request.into_body(), declared, limits).await;
         return Err(too_large(limits));
     }
-    // Without a length (chunked) the body may grow to the maximum: reserve that much.
-    let Some(taken) = budget.try_take(declared.unwrap_or(limits.max_body_bytes)) else {
-        tracing::debug!(
-            bytes = declared,
-            "admission request shed: --webhook-max-inflight-body-bytes in use"
-        );
-        discard(request.into_body(), declared, limits).await;
-        return Err((
-            StatusCode::TOO_MANY_REQUESTS,
-            [(axum::http::header::RETRY_AFTER, "1")],
-            "too many admission request bytes in flight; retry\n",
-        )
-            .into_response());
-    };
-    let body = read_limited(request.into_body(), limits, declared).await?;
-    Ok((body, taken))
+    let mut charge = budget.charge(caller.peer(), declared);
+    let body = read_limited(request.into_body(), limits, declared, &mut charge, caller).await;
+    caller.body_read();
+    Ok((body?, charge))
+}
+
+fn shed(declared: Option<usize>) -> Response {
+    tracing::debug!(
+        bytes = declared,
+        "admission request shed: --webhook-max-inflight-body-bytes in use"
+    );
+    (
+        StatusCode::TOO_MANY_REQUESTS,
+        [(axum::http::header::RETRY_AFTER, "1")],
+        "too many admission request bytes in flight; retry\n",
+    )
+        .into_response()
 }
 
 /// Before refusing a body unread: a small one is read and dropped (as Go's net/http does up to
@@ -234,7 +273,12 @@ async fn discard<B: HttpBody + Unpin>(mut body: B, declared: Option<usize>, limi
 }
 
 /// Reads the body as one piece: the frame itself when it came whole (no copy), else one buffer
-/// sized from Content-Length, so a body is held once, not as chunks plus a copy.
+/// grown as the pieces arrive, so a body is held once, not as chunks plus a copy, and never
+/// more of it than has arrived.
+///
+/// Pieces that are there to read at once (the body came with the head) are counted in the
+/// budget whatever it holds; once the body has to be waited for, it must fit the budget, and
+/// takes its room when its bytes arrive, or the request is shed with 429 (see [`budget`]).
 ///
 /// Stops as soon as the body says it has ended (all of Content-Length received), without waiting
 /// for the end-of-stream frame: hyper sends that only on a later turn of the connection task, so
@@ -243,6 +287,8 @@ async fn read_limited<B>(
     mut body: B,
     limits: Limits,
     declared: Option<usize>,
+    charge: &mut budget::Charge<'_>,
+    caller: &Caller,
 ) -> Result<Bytes, Response>
 where
     B: HttpBody<Data = Bytes> + Unpin,
@@ -253,8 +299,23 @@ where
         // kept as hyper read it, without a copy.
         let mut whole: Option<Bytes> = None;
         let mut buf = Vec::new();
+        let mut waited = false;
         while !body.is_end_stream() {
-            let Some(frame) = body.frame().await else {
+            let frame = match futures::poll!(body.frame()) {
+                std::task::Poll::Ready(frame) => frame,
+                std::task::Poll::Pending => {
+                    if !waited {
+                        // The body did not come with the head: tell a client whose body will
+                        // not fit now, before it sends it.
+                        waited = true;
+                        if declared.is_some_and(|n| !charge.fits(n)) {
+                            return Err(shed(declared));
+                        }
+                    }
+                    body.frame().await
+                }
+            };
+            let Some(frame) = frame else {
                 break;
             };
             let frame = frame.map_err(|e| {
@@ -272,13 +333,22 @@ where
             if held + data.len() > limits.max_body_bytes {
                 return Err(too_large(limits));
             }
+            if !waited {
+                charge.whole(held + data.len());
+            } else {
+                caller.body_progress();
+                // Room for the declared size once bytes arrive (a chunked body: for what came).
+                let size = declared.unwrap_or(0).max(held + data.len());
+                if !charge.grow_to(size) {
+                    return Err(shed(declared));
+                }
+            }
             if buf.is_empty() && whole.is_none() {
                 whole = Some(data);
                 continue;
             }
             if let Some(first) = whole.take() {
-                let expected = declared.unwrap_or(0).min(limits.max_body_bytes);
-                buf.reserve(expected.max(first.len() + data.len()));
+                buf.reserve(first.len() + data.len());
                 buf.extend_from_slice(&first);
             }
             buf.extend_from_slice(&data);
@@ -318,17 +388,17 @@ async fn decode(body: Bytes) -> Result<AdmissionRequest, (review::ReviewError, O
 
 /// The router's handler of a webhook path (see [`Admission::handle`]).
 async fn serve(State(route): State<Arc<Route>>, request: Request) -> Response {
-    serve_counted(&route, request).await
+    serve_counted(&route, request, &Caller::default()).await
 }
 
 /// One admission request, counted as controller-runtime counts it (in flight, latency, status).
-async fn serve_counted<B>(route: &Route, request: http::Request<B>) -> Response
+async fn serve_counted<B>(route: &Route, request: http::Request<B>, caller: &Caller) -> Response
 where
     B: HttpBody<Data = Bytes> + Unpin,
     B::Error: Into<BoxError>,
 {
     let in_flight = route.metrics.started();
-    let response = serve_review(route, request).await;
+    let response = serve_review(route, request, caller).await;
     route
         .metrics
         .answered(&in_flight, response.status().as_u16());
@@ -347,12 +417,12 @@ fn answer(uid: &str, decision: &Decision) -> Response {
         .into_response()
 }
 
-async fn serve_review<B>(route: &Route, request: http::Request<B>) -> Response
+async fn serve_review<B>(route: &Route, request: http::Request<B>, caller: &Caller) -> Response
 where
     B: HttpBody<Data = Bytes> + Unpin,
     B::Error: Into<BoxError>,
 {
-    let (body, _taken) = match read_body(request, route.limits, &route.budget).await {
+    let (body, _charge) = match read_body(request, route.limits, &route.budget, caller).await {
         Ok(read) => read,
         Err(response) => return response,
     };

@@ -9,6 +9,7 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use rustls::ServerConfig;
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -31,9 +32,9 @@ pub struct ConnLimits {
     pub max_connections: usize,
 }
 
-/// How long a connection must have been idle (since accept, or since its last request) before
-/// it may be closed to make room: a client just connecting, or between two quick requests, is
-/// never cut.
+/// How long a connection must have been idle (since accept, or since its last request), or its
+/// request body stalled, before it may be closed to make room: a client just connecting, between
+/// two quick requests or sending a body, is never cut.
 pub const MIN_IDLE: Duration = Duration::from_secs(1);
 
 /// Read buffer per connection. An API server's admission head is well under 8 KiB; hyper's
@@ -56,6 +57,81 @@ impl Default for ConnLimits {
     }
 }
 
+/// What a connection is doing, shared by its registry entry and its requests (see
+/// [`super::Caller`]). Times are milliseconds since the server's base instant.
+#[derive(Debug)]
+pub struct Activity {
+    base: Instant,
+    /// Requests being served on the connection right now.
+    busy: AtomicUsize,
+    /// When the connection last became idle.
+    idle_since: AtomicU64,
+    /// When the body being read last made progress; [`NOT_READING`] once it is read.
+    body_at: AtomicU64,
+}
+
+const NOT_READING: u64 = u64::MAX;
+
+impl Activity {
+    fn new(base: Instant) -> Self {
+        Activity {
+            base,
+            busy: AtomicUsize::new(0),
+            idle_since: AtomicU64::new(millis(base)),
+            body_at: AtomicU64::new(NOT_READING),
+        }
+    }
+
+    /// A request starts: its body is awaited from now.
+    fn started(&self) {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        self.body_at.store(millis(self.base), Ordering::SeqCst);
+    }
+
+    /// A request was answered.
+    fn ended(&self) {
+        self.body_at.store(NOT_READING, Ordering::SeqCst);
+        if self.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.idle_since.store(millis(self.base), Ordering::SeqCst);
+        }
+    }
+
+    /// A piece of the request body arrived.
+    pub(crate) fn body_progress(&self) {
+        self.body_at.store(millis(self.base), Ordering::SeqCst);
+    }
+
+    /// The request body is read; handling it may take its time (an AWS call) without the
+    /// connection counting as stalled.
+    pub(crate) fn body_read(&self) {
+        self.body_at.store(NOT_READING, Ordering::SeqCst);
+    }
+
+    /// How the connection may be closed for a newcomer at `now`, if at all.
+    fn evictable(&self, now: u64) -> Option<Evictable> {
+        let grace = MIN_IDLE.as_millis() as u64;
+        if self.busy.load(Ordering::SeqCst) == 0 {
+            let since = self.idle_since.load(Ordering::SeqCst);
+            return (now.saturating_sub(since) >= grace).then_some(Evictable::Idle(since));
+        }
+        let at = self.body_at.load(Ordering::SeqCst);
+        (at != NOT_READING && now.saturating_sub(at) >= grace).then_some(Evictable::Stalled(at))
+    }
+}
+
+fn millis(base: Instant) -> u64 {
+    base.elapsed().as_millis() as u64
+}
+
+/// Why a connection may be closed, with the time it has been so since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Evictable {
+    /// Between requests or still in its handshake or head: closed gracefully.
+    Idle(u64),
+    /// Its request body stopped arriving: cut.
+    Stalled(u64),
+}
+
 /// The open connections, for choosing one to close when the cap is reached.
 #[derive(Default)]
 struct Registry {
@@ -64,47 +140,92 @@ struct Registry {
 }
 
 struct Entry {
-    /// Requests being served on the connection right now.
-    busy: Arc<AtomicUsize>,
-    /// Milliseconds (since `base`) at which the connection last became idle.
-    idle_since: Arc<AtomicU64>,
+    peer: IpAddr,
+    activity: Arc<Activity>,
     stop: CancellationToken,
     /// Cancelled on eviction and on shutdown (a child of the server's token), so a served
     /// connection waits on one token: see [`serve`].
     closing: CancellationToken,
+    /// Cancelled when the connection is cut without waiting for its request.
+    cut: CancellationToken,
 }
+
+/// One peer address may keep this share of the cap when another peer needs room: beyond it,
+/// its busiest connection is cut for a newcomer from a peer that holds fewer.
+const PEER_SHARE_DIVISOR: usize = 4;
 
 impl Registry {
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Entry>> {
         self.conns.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Asks the connection idle for longest to close; `false` when none has been idle for
-    /// [`MIN_IDLE`] (`now` is milliseconds since the server's base instant).
-    fn evict_idlest(&self, now: u64) -> bool {
+    /// Makes room for a newcomer from `peer` at the cap (`max`): closes, in this order, the
+    /// connection idle for longest, the one whose request body stalled for longest, or, when
+    /// one peer holds more than its share of the cap and more than the newcomer's peer, that
+    /// peer's connection with the oldest request. A newcomer whose own peer holds more than its
+    /// share, when nothing can be closed, is refused (`now`: milliseconds since the server's
+    /// base instant).
+    fn evict_for(&self, peer: IpAddr, max: usize, now: u64) -> Room {
         let conns = self.lock();
-        let grace = MIN_IDLE.as_millis() as u64;
-        let idlest = conns
-            .iter()
-            .filter(|(_, e)| e.busy.load(Ordering::SeqCst) == 0 && !e.stop.is_cancelled())
-            .map(|(id, e)| (id, e, e.idle_since.load(Ordering::SeqCst)))
-            .filter(|(_, _, since)| now.saturating_sub(*since) >= grace)
-            .min_by_key(|(_, _, since)| *since)
-            .map(|(id, e, _)| (id, e));
-        match idlest {
-            Some((id, e)) => {
-                tracing::debug!(
-                    connection = id,
-                    open = conns.len(),
-                    "webhook connection limit reached; closing the idlest connection"
-                );
-                e.stop.cancel();
-                e.closing.cancel();
-                true
+        let live = || conns.iter().filter(|(_, e)| !e.stop.is_cancelled());
+        let victim = live()
+            .filter_map(|(id, e)| e.activity.evictable(now).map(|why| (why, *id)))
+            .min()
+            .map(|(why, id)| (id, matches!(why, Evictable::Stalled(_)), "idle or stalled"));
+        let share = max / PEER_SHARE_DIVISOR;
+        let victim = match victim {
+            Some(victim) => victim,
+            None => {
+                let mut per_peer: std::collections::HashMap<IpAddr, usize> = Default::default();
+                for (_, e) in live() {
+                    *per_peer.entry(e.peer).or_default() += 1;
+                }
+                let mine = per_peer.get(&peer).copied().unwrap_or(0);
+                if mine > share {
+                    return Room::Refuse;
+                }
+                let Some((&heavy, &count)) = per_peer.iter().max_by_key(|(_, n)| **n) else {
+                    return Room::Wait;
+                };
+                if heavy == peer || count <= share || count <= mine + 1 {
+                    return Room::Wait;
+                }
+                let oldest = live()
+                    .filter(|(_, e)| e.peer == heavy)
+                    .min_by_key(|(_, e)| e.activity.body_at.load(Ordering::SeqCst));
+                match oldest {
+                    Some((id, _)) => (*id, true, "over its peer's share"),
+                    None => return Room::Wait,
+                }
             }
-            None => false,
+        };
+        let (id, cut, why) = victim;
+        let e = &conns[&id];
+        tracing::debug!(
+            connection = id,
+            peer = %e.peer,
+            open = conns.len(),
+            why,
+            "webhook connection limit reached; closing a connection"
+        );
+        e.stop.cancel();
+        e.closing.cancel();
+        if cut {
+            e.cut.cancel();
         }
+        Room::Made
     }
+}
+
+/// What the accept loop does with a newcomer at the cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Room {
+    /// A connection was closed; a slot frees shortly.
+    Made,
+    /// Nothing may be closed yet: look again shortly.
+    Wait,
+    /// The newcomer's peer already holds more than its share: close the newcomer.
+    Refuse,
 }
 
 /// Removes a connection from the registry when its task ends, however it ends.
@@ -123,18 +244,11 @@ enum Placed {
 }
 
 /// Counts a request as in flight on its connection while alive.
-struct Busy {
-    busy: Arc<AtomicUsize>,
-    idle_since: Arc<AtomicU64>,
-    base: Instant,
-}
+struct Busy(Arc<Activity>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        if self.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
-            let now = self.base.elapsed().as_millis() as u64;
-            self.idle_since.store(now, Ordering::SeqCst);
-        }
+        self.0.ended();
     }
 }
 
@@ -174,10 +288,13 @@ pub fn serve_tls_on_threads(
 
 /// Serves `router` (the admission routes, see [`Admission`]) over TLS on `listener` until `shutdown` fires, then drains.
 ///
-/// At `max_connections` the connection idle for longest (between requests, or not yet through
-/// its handshake or headers, for at least [`MIN_IDLE`]) is closed to make room for a new client,
-/// as nginx reuses idle connections; only when none is idle do new clients wait. So a
-/// flood of idle sockets can neither exhaust memory nor lock out the API server.
+/// At `max_connections` room is made for a new client (see [`Registry::evict_for`]): the
+/// connection idle for longest (between requests, or not yet through its handshake or head, for
+/// at least [`MIN_IDLE`]) is closed, as nginx reuses idle connections; else one whose request
+/// body stopped arriving for [`MIN_IDLE`] is cut; else a peer holding more than a quarter of the
+/// cap gives up one to a peer holding fewer. Only then do new clients wait, or are refused when
+/// their own peer is the one over its share. So neither a flood of idle sockets nor one of
+/// slow requests can exhaust memory or lock out the API server.
 pub async fn serve_tls(
     listener: TcpListener,
     tls: Arc<ServerConfig>,
@@ -220,32 +337,42 @@ async fn serve(
         };
         // At the cap, a client has arrived: make room by closing the idlest connection, or wait
         // for one to finish when all are busy (holding just this one socket meanwhile).
-        let slot = match free {
+        // Slots may have freed while accept waited.
+        let slot = match free.or_else(|| slots.clone().try_acquire_owned().ok()) {
             Some(slot) => slot,
             None => {
                 let waited = loop {
-                    let evicted = registry.evict_idlest(base.elapsed().as_millis() as u64);
-                    if !evicted
+                    let room = registry.evict_for(peer.ip(), max, millis(base));
+                    if room == Room::Refuse {
+                        break Err(());
+                    }
+                    if room == Room::Wait
                         && warned_full.is_none_or(|at| at.elapsed() > Duration::from_secs(60))
                     {
                         tracing::warn!(
                             max,
-                            "webhook connection limit reached with no idle connection; new connections wait (--webhook-max-connections)"
+                            "webhook connection limit reached with no idle or stalled connection; new connections wait (--webhook-max-connections)"
                         );
                         warned_full = Some(Instant::now());
                     }
                     // Without an eviction, look again shortly: a connection may turn idle.
                     tokio::select! {
-                        _ = shutdown.cancelled() => break None,
+                        _ = shutdown.cancelled() => break Ok(None),
                         slot = slots.clone().acquire_owned() => {
-                            break Some(slot.expect("the semaphore is never closed"))
+                            break Ok(Some(slot.expect("the semaphore is never closed")))
                         }
-                        _ = tokio::time::sleep(Duration::from_millis(250)), if !evicted => {}
+                        _ = tokio::time::sleep(Duration::from_millis(250)), if room == Room::Wait => {}
                     }
                 };
                 match waited {
-                    Some(slot) => slot,
-                    None => break,
+                    Ok(Some(slot)) => slot,
+                    Ok(None) => break,
+                    // Closed at once: waiting would keep every other peer's newcomer out of
+                    // the accept loop behind it.
+                    Err(()) => {
+                        tracing::debug!(%peer, "webhook connection refused: its peer holds more than its share at the limit");
+                        continue;
+                    }
                 }
             }
         };
@@ -270,16 +397,17 @@ async fn serve(
         // Eviction or shutdown; the connection task polls it on every wake-up, one token is
         // one lock there instead of two (#24).
         let closing = shutdown.child_token();
-        let busy = Arc::new(AtomicUsize::new(0));
-        let idle_since = Arc::new(AtomicU64::new(base.elapsed().as_millis() as u64));
+        let cut = CancellationToken::new();
+        let activity = Arc::new(Activity::new(base));
         let id = registry.next.fetch_add(1, Ordering::SeqCst);
         registry.lock().insert(
             id,
             Entry {
-                busy: busy.clone(),
-                idle_since: idle_since.clone(),
+                peer: peer.ip(),
+                activity: activity.clone(),
                 stop: stop.clone(),
                 closing: closing.clone(),
+                cut: cut.clone(),
             },
         );
         let registry = registry.clone();
@@ -305,16 +433,16 @@ async fn serve(
                 },
             };
             let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-                busy.fetch_add(1, Ordering::SeqCst);
-                let guard = Busy {
-                    busy: busy.clone(),
-                    idle_since: idle_since.clone(),
-                    base,
+                activity.started();
+                let guard = Busy(activity.clone());
+                let caller = super::Caller {
+                    peer: Some(peer.ip()),
+                    activity: Some(activity.clone()),
                 };
                 let router = router.clone();
                 async move {
                     let _guard = guard;
-                    Ok::<_, std::convert::Infallible>(router.handle(request).await)
+                    Ok::<_, std::convert::Infallible>(router.handle_from(request, &caller).await)
                 }
             });
             let conn = hyper::server::conn::http1::Builder::new()
@@ -330,7 +458,12 @@ async fn serve(
                 result = conn.as_mut() => result,
                 _ = closing.cancelled() => {
                     conn.as_mut().graceful_shutdown();
-                    conn.await
+                    // A stalled or over-share connection is cut, not left to finish its request.
+                    tokio::select! {
+                        biased;
+                        result = conn.as_mut() => result,
+                        _ = cut.cancelled() => return tracing::debug!(%peer, "webhook connection cut"),
+                    }
                 }
             };
             if let Err(error) = result {

@@ -4,7 +4,7 @@
 //! cannot forge a log line.
 
 use crate::process::unreachable_kubeconfig;
-use crate::support::client::{connect, post, read_response, tls_config, write_post};
+use crate::support::client::{connect, connect_from, post, read_response, tls_config, write_post};
 use crate::support::process::Controller;
 use crate::support::{service_review, test_bundle, write_pair_atomic};
 use std::net::SocketAddr;
@@ -226,88 +226,248 @@ async fn soak_big_bodies_and_idle_connections_keep_memory_bounded_and_admissions
     );
 }
 
-/// At `--webhook-max-connections` the idlest connection makes room, and new clients wait only
-/// when all are busy; over the in-flight body budget requests get 429.
+/// Peers on one machine: the loopback addresses past 127.0.0.1 are all this host's.
+fn peer(n: u8) -> Option<std::net::IpAddr> {
+    Some(std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, n)))
+}
+
+/// Sends `body` after its head in 64 KiB pieces, 5 ms apart (so the server waits for them, and
+/// counts them as arriving), stopping after `send` bytes; returns the answer if one came while
+/// sending, or after the whole body when it was all sent.
+async fn slow_post<S>(
+    stream: &mut S,
+    body: &[u8],
+    send: usize,
+) -> Option<std::io::Result<crate::support::client::Response>>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    if let Err(e) = write_post(stream, PATH, b"", body.len()).await {
+        return Some(Err(e));
+    }
+    for chunk in body[..send].chunks(64 * 1024) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        if let Err(e) = stream.write_all(chunk).await {
+            return Some(Err(e));
+        }
+        let _ = stream.flush().await;
+        if let Ok(answer) =
+            tokio::time::timeout(Duration::from_millis(20), read_response(&mut *stream)).await
+        {
+            return Some(answer);
+        }
+    }
+    if send < body.len() {
+        return None;
+    }
+    Some(read_response(stream).await)
+}
+
+/// The in-flight body budget counts bytes that arrived, not bytes promised, and one peer may
+/// hold at most a quarter of it with bodies still arriving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn connection_cap_queues_and_body_budget_sheds() {
+async fn body_budget_counts_what_arrives_and_shares_it_per_peer() {
     let (args, bundle, _dir) = setup(&[
-        "--webhook-max-connections=4",
         "--webhook-max-body-bytes=1048576",
-        "--webhook-max-inflight-body-bytes=3145728",
+        "--webhook-max-inflight-body-bytes=4194304",
     ]);
     let ctl = Controller::start(&args);
     let addr: SocketAddr = ctl.addr_of("webhook server listening");
     let cfg = tls_config(&[&bundle.ca.cert_pem], &[&rustls::version::TLS13]);
 
-    // Two 1 MiB bodies announced but not sent hold the large-body budget (2 MiB minus the
-    // reserve): a third large one is shed at once, a small one still passes.
-    let mut held = Vec::new();
-    for _ in 0..2 {
-        let mut s = connect(addr, cfg.clone()).await.unwrap();
-        write_post(&mut s, PATH, b"{", 1024 * 1024).await.unwrap();
-        held.push(s);
+    // Thirty bodies from 127.0.0.2 that promise 1 MiB (30 MiB, seven times the budget) and
+    // send nothing: they hold nothing, not even of their own peer's share.
+    let mut promised = Vec::new();
+    for _ in 0..30 {
+        let mut s = connect_from(peer(2), addr, cfg.clone()).await.unwrap();
+        write_post(&mut s, PATH, b"", 1024 * 1024).await.unwrap();
+        promised.push(s);
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let mut s = connect(addr, cfg.clone()).await.unwrap();
-    write_post(&mut s, PATH, b"", 1024 * 1024).await.unwrap();
-    let r = read_response(&mut s).await.unwrap();
-    assert_eq!(r.status, 429, "{}", String::from_utf8_lossy(&r.body));
-    drop(s);
-    let small = review("small", 100);
-    let r = post(addr, cfg.clone(), PATH, &small).await.unwrap();
-    assert_eq!(r.status, 200);
+    let big = review("big", 900 * 1024);
+    let mut s = connect_from(peer(2), addr, cfg.clone()).await.unwrap();
+    let r = slow_post(&mut s, &big, big.len()).await.unwrap().unwrap();
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
 
-    // Four connections open (two busy with a body, two idle): a fifth is served at once, by
-    // closing the idle connection that has waited longest.
-    let mut idle_old = connect(addr, cfg.clone()).await.unwrap();
+    // Bodies of 127.0.0.3 that send a byte and stop hold their declared size, but only up to
+    // their peer's quarter: 127.0.0.1 is still admitted.
+    let mut begun = Vec::new();
+    let mut shed = 0;
+    for _ in 0..10 {
+        let mut s = connect_from(peer(3), addr, cfg.clone()).await.unwrap();
+        write_post(&mut s, PATH, b"", 1024 * 1024).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let _ = tokio::io::AsyncWriteExt::write_all(&mut s, b"{").await;
+        let _ = tokio::io::AsyncWriteExt::flush(&mut s).await;
+        if let Ok(Ok(r)) =
+            tokio::time::timeout(Duration::from_millis(100), read_response(&mut s)).await
+        {
+            assert_eq!(r.status, 429);
+            shed += 1;
+        }
+        begun.push(s);
+    }
+    assert_eq!(shed, 9, "one 1 MiB body fills a 1 MiB share");
+    let r = slow_post(&mut s, &big, big.len()).await.unwrap().unwrap();
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+
+    // 127.0.0.2 holds 700 KiB of a body that then stops; a second body of its own does not
+    // fit its 1 MiB share and is shed, while the same body from 127.0.0.1 is admitted.
+    let mut held = connect_from(peer(2), addr, cfg.clone()).await.unwrap();
+    let body = review("share", 700 * 1024);
+    let early = slow_post(&mut held, &body, 700 * 1024).await;
+    assert!(
+        early.is_none(),
+        "{:?}",
+        early.map(|r| r.map(|r| (r.status, String::from_utf8_lossy(&r.body).to_string())))
+    );
+    let mut second = connect_from(peer(2), addr, cfg.clone()).await.unwrap();
+    let r = slow_post(&mut second, &body, body.len())
+        .await
+        .expect("answered")
+        .expect("429 read before the connection closed");
+    assert_eq!(r.status, 429, "{}", String::from_utf8_lossy(&r.body));
+    let mut other = connect(addr, cfg.clone()).await.unwrap();
+    let r = slow_post(&mut other, &body, body.len())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    drop((promised, begun, held));
+}
+
+/// Whether the server closed `s` (within 3 s).
+async fn closed<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> bool {
+    let mut byte = [0u8; 1];
+    let read = tokio::io::AsyncReadExt::read(s, &mut byte);
+    let r = tokio::time::timeout(Duration::from_secs(3), read).await;
+    matches!(r, Ok(Ok(0) | Err(_)))
+}
+
+/// Whether `s` is closed already (nothing to read within 100 ms means open).
+async fn closed_now<S: tokio::io::AsyncRead + Unpin>(s: &mut S) -> bool {
+    let mut byte = [0u8; 1];
+    let read = tokio::io::AsyncReadExt::read(s, &mut byte);
+    let r = tokio::time::timeout(Duration::from_millis(100), read).await;
+    matches!(r, Ok(Ok(0) | Err(_)))
+}
+
+/// At `--webhook-max-connections` room is made for a newcomer: the idlest connection, then one
+/// whose body stalled, then one of a peer holding more than its share; a newcomer from that
+/// peer itself is refused rather than queued in front of everyone else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_cap_evicts_idle_then_stalled_then_over_share() {
+    let (args, bundle, _dir) = setup(&["--webhook-max-connections=4"]);
+    let ctl = Controller::start(&args);
+    let addr: SocketAddr = ctl.addr_of("webhook server listening");
+    let cfg = tls_config(&[&bundle.ca.cert_pem], &[&rustls::version::TLS13]);
+    let small = review("small", 100);
+
+    // Two stalled bodies, then two idle connections (the older idle one goes first).
+    let mut stalled = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect_from(peer(2), addr, cfg.clone()).await.unwrap();
+        write_post(&mut s, PATH, b"{", 100).await.unwrap();
+        stalled.push(s);
+    }
+    let mut idle_old = connect_from(peer(2), addr, cfg.clone()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let _idle_new = connect(addr, cfg.clone()).await.unwrap();
-    // Only connections idle for a second may be closed for a newcomer.
+    let mut idle_new = connect_from(peer(2), addr, cfg.clone()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
+    let r = tokio::time::timeout(
+        Duration::from_secs(2),
+        post(addr, cfg.clone(), PATH, &small),
+    )
+    .await
+    .expect("a newcomer at the cap is served")
+    .unwrap();
+    assert_eq!(r.status, 200);
+    assert!(
+        closed(&mut idle_old).await,
+        "the idlest connection was closed"
+    );
+    assert!(
+        !closed_now(&mut idle_new).await,
+        "one idle connection at a time"
+    );
+    // Two fresh connections (idle under a second, not to be closed) fill the cap with the
+    // stalled pair: the next newcomer cuts a stalled one.
+    drop(idle_new);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let _fresh: Vec<_> =
+        futures::future::join_all((0..2).map(|_| connect_from(peer(2), addr, cfg.clone()))).await;
+    let r = tokio::time::timeout(
+        Duration::from_secs(2),
+        post(addr, cfg.clone(), PATH, &small),
+    )
+    .await
+    .expect("a newcomer at the cap is served")
+    .unwrap();
+    assert_eq!(r.status, 200);
+    let mut cut = 0;
+    for s in &mut stalled {
+        cut += closed(s).await as usize;
+    }
+    assert_eq!(
+        cut,
+        1,
+        "a stalled body's connection was cut: {}",
+        ctl.stderr_text
+            .lock()
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("connection"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    drop((stalled, _fresh));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // Four connections of 127.0.0.3 sending their bodies a byte every 300 ms: busy, never
+    // stalled. A newcomer of 127.0.0.3 is refused; one from 127.0.0.1 takes a slot from it.
+    let drip = |n: usize| {
+        let cfg = cfg.clone();
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let mut s = connect_from(peer(3), addr, cfg).await.unwrap();
+            write_post(&mut s, PATH, b"", 200).await.unwrap();
+            for _ in 0..200 {
+                if s.write_all(b" ").await.is_err() || s.flush().await.is_err() {
+                    return n;
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            n
+        })
+    };
+    let drippers: Vec<_> = (0..4).map(drip).collect();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let refused = tokio::time::timeout(Duration::from_secs(2), async {
+        let mut s = connect_from(peer(3), addr, cfg.clone()).await?;
+        write_post(&mut s, PATH, &small, small.len()).await?;
+        read_response(&mut s).await
+    })
+    .await
+    .expect("the newcomer over its peer's share is closed at once, not queued");
+    assert!(refused.is_err(), "served over its share: {refused:?}");
     let t = Instant::now();
     let r = tokio::time::timeout(
         Duration::from_secs(2),
         post(addr, cfg.clone(), PATH, &small),
     )
     .await
-    .expect("a new connection at the cap is served")
+    .expect("a newcomer from another peer is served")
     .unwrap();
     assert_eq!(r.status, 200);
-    println!("fifth connection served in {:?}", t.elapsed());
-    let mut byte = [0u8; 1];
-    let closed = tokio::time::timeout(
-        Duration::from_secs(2),
-        tokio::io::AsyncReadExt::read(&mut idle_old, &mut byte),
-    )
-    .await
-    .expect("the idlest connection was closed");
-    assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
-
-    // With every connection busy, a new client waits until one is done.
-    let mut busy = Vec::new();
-    for _ in 0..2 {
-        let mut s = connect(addr, cfg.clone()).await.unwrap();
-        write_post(&mut s, PATH, b"{", 100).await.unwrap();
-        busy.push(s);
+    println!("served past the busy peer in {:?}", t.elapsed());
+    // A writer learns of the cut at its next write or the one after (300 ms apart).
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let finished = drippers.iter().filter(|d| d.is_finished()).count();
+    assert_eq!(finished, 1, "exactly one dripping connection was cut");
+    for d in drippers {
+        d.abort();
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let waiting = tokio::spawn({
-        let (cfg, small) = (cfg.clone(), small.clone());
-        async move { post(addr, cfg, PATH, &small).await }
-    });
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(
-        !waiting.is_finished(),
-        "a connection beyond the cap was served while all were busy: {}",
-        ctl.stderr_text.lock().unwrap()
-    );
-    drop(held);
-    let r = tokio::time::timeout(Duration::from_secs(5), waiting)
-        .await
-        .expect("served once a slot freed")
-        .unwrap()
-        .unwrap();
-    assert_eq!(r.status, 200);
 }
 
 /// A uid with a newline and a fake "became leader" line stays inside one escaped log line.

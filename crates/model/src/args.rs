@@ -218,11 +218,13 @@ pub struct WebhookArgs {
     #[arg(long, default_value = "10s")]
     pub webhook_request_timeout: String,
     /// Open webhook connections at most; at the cap a new client takes the place of the
-    /// connection idle for longest (at least 1s), else waits until one closes.
+    /// connection idle for longest, else of one whose body stalled (both at least 1s), else of
+    /// a peer holding over a quarter of them; else it waits until one closes.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS)]
     pub webhook_max_connections: usize,
-    /// Admission request bodies held in memory at once, in bytes; beyond it requests are
-    /// answered 429 before their body is read (part is kept for bodies up to 256 KiB).
+    /// Admission request bodies held in memory at once, in bytes, counted once they arrive;
+    /// beyond it requests are answered 429 (part is kept for bodies up to 256 KiB, one peer
+    /// holds at most a quarter).
     #[arg(long, default_value_t = DEFAULT_MAX_INFLIGHT_BODY_BYTES)]
     pub webhook_max_inflight_body_bytes: usize,
     /// Manage the serving certificate in this Secret (create, renew, patch caBundle); empty = use

@@ -51,7 +51,24 @@ pub async fn connect(
     addr: SocketAddr,
     cfg: Arc<rustls::ClientConfig>,
 ) -> std::io::Result<TlsStream<TcpStream>> {
-    let tcp = TcpStream::connect(addr).await?;
+    connect_from(None, addr, cfg).await
+}
+
+/// [`connect`] from a chosen loopback address (`127.0.0.2`, ...), so a test can play several
+/// peers on one machine.
+pub async fn connect_from(
+    from: Option<std::net::IpAddr>,
+    addr: SocketAddr,
+    cfg: Arc<rustls::ClientConfig>,
+) -> std::io::Result<TlsStream<TcpStream>> {
+    let tcp = match from {
+        None => TcpStream::connect(addr).await?,
+        Some(ip) => {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            socket.bind(SocketAddr::new(ip, 0))?;
+            socket.connect(addr).await?
+        }
+    };
     // As Go's net/http (the API server's client) does: no Nagle delay between head and body.
     tcp.set_nodelay(true)?;
     let name = ServerName::try_from("localhost").unwrap();
