@@ -104,10 +104,20 @@ async fn caches_ready(idx: Indexes, readiness: Readiness) {
     tracing::info!("caches synced");
 }
 
+/// Listens on `addr` with a backlog of 4096 (the kernel caps it at `somaxconn`), as Go's
+/// listener does: tokio's default of 1024 overflowed under a connection flood, and a client
+/// whose SYN is dropped waits a second for its retry.
 async fn bind(what: &str, addr: SocketAddr) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen for {what} on {addr}"))
+    let listen = || -> std::io::Result<TcpListener> {
+        let socket = match addr {
+            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+        };
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(4096)
+    };
+    listen().with_context(|| format!("cannot listen for {what} on {addr}"))
 }
 
 /// Runs the controller until SIGTERM/SIGINT; returns after draining.

@@ -123,13 +123,17 @@ fn millis(base: Instant) -> u64 {
     base.elapsed().as_millis() as u64
 }
 
-/// Why a connection may be closed, with the time it has been so since.
+/// Why a connection may be closed, with the time it has been so since; ordered by preference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Evictable {
-    /// Between requests or still in its handshake or head: closed gracefully.
-    Idle(u64),
-    /// Its request body stopped arriving: cut.
+    /// Its request body stopped arriving: cut. First, as no client in good standing stalls
+    /// mid-body, while an API server's pooled keep-alive connections are the idle ones.
     Stalled(u64),
+    /// Between requests, or still in its handshake or head, from a peer over its share of the
+    /// cap: closed gracefully.
+    IdleOverShare(u64),
+    /// Between requests, or still in its handshake or head: closed gracefully.
+    Idle(u64),
 }
 
 /// The open connections, for choosing one to close when the cap is reached.
@@ -160,7 +164,8 @@ impl Registry {
     }
 
     /// Makes room for a newcomer from `peer` at the cap (`max`): closes, in this order, the
-    /// connection idle for longest, the one whose request body stalled for longest, or, when
+    /// connection whose request body stalled for longest, the one idle for longest (of a peer
+    /// over its share first), or, when
     /// one peer holds more than its share of the cap and more than the newcomer's peer, that
     /// peer's connection with the oldest request. A newcomer whose own peer holds more than its
     /// share, when nothing can be closed, is refused (`now`: milliseconds since the server's
@@ -168,18 +173,27 @@ impl Registry {
     fn evict_for(&self, peer: IpAddr, max: usize, now: u64) -> Room {
         let conns = self.lock();
         let live = || conns.iter().filter(|(_, e)| !e.stop.is_cancelled());
-        let victim = live()
-            .filter_map(|(id, e)| e.activity.evictable(now).map(|why| (why, *id)))
-            .min()
-            .map(|(why, id)| (id, matches!(why, Evictable::Stalled(_)), "idle or stalled"));
         let share = max / PEER_SHARE_DIVISOR;
+        let mut per_peer: std::collections::HashMap<IpAddr, usize> = Default::default();
+        for (_, e) in live() {
+            *per_peer.entry(e.peer).or_default() += 1;
+        }
+        let over_share = |peer: &IpAddr| per_peer.get(peer).is_some_and(|n| *n > share);
+        let victim = live()
+            .filter_map(|(id, e)| {
+                let why = match e.activity.evictable(now)? {
+                    Evictable::Idle(since) if over_share(&e.peer) => {
+                        Evictable::IdleOverShare(since)
+                    }
+                    why => why,
+                };
+                Some((why, *id))
+            })
+            .min()
+            .map(|(why, id)| (id, matches!(why, Evictable::Stalled(_)), "stalled or idle"));
         let victim = match victim {
             Some(victim) => victim,
             None => {
-                let mut per_peer: std::collections::HashMap<IpAddr, usize> = Default::default();
-                for (_, e) in live() {
-                    *per_peer.entry(e.peer).or_default() += 1;
-                }
                 let mine = per_peer.get(&peer).copied().unwrap_or(0);
                 if mine > share {
                     return Room::Refuse;
@@ -288,11 +302,11 @@ pub fn serve_tls_on_threads(
 
 /// Serves `router` (the admission routes, see [`Admission`]) over TLS on `listener` until `shutdown` fires, then drains.
 ///
-/// At `max_connections` room is made for a new client (see [`Registry::evict_for`]): the
-/// connection idle for longest (between requests, or not yet through its handshake or head, for
-/// at least [`MIN_IDLE`]) is closed, as nginx reuses idle connections; else one whose request
-/// body stopped arriving for [`MIN_IDLE`] is cut; else a peer holding more than a quarter of the
-/// cap gives up one to a peer holding fewer. Only then do new clients wait, or are refused when
+/// At `max_connections` room is made for a new client (see [`Registry::evict_for`]): a
+/// connection whose request body stopped arriving for [`MIN_IDLE`] is cut; else the one idle
+/// for longest (between requests, or not yet through its handshake or head, for at least
+/// [`MIN_IDLE`]) is closed, as nginx reuses idle connections; else a peer holding more than a
+/// quarter of the cap gives up one to a peer holding fewer. Only then do new clients wait, or are refused when
 /// their own peer is the one over its share. So neither a flood of idle sockets nor one of
 /// slow requests can exhaust memory or lock out the API server.
 pub async fn serve_tls(
