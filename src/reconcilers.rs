@@ -132,7 +132,9 @@ impl AwsWebhooks {
     pub fn install(&self, cloud: &Cloud, bindings: &TgbIndex) {
         let cache = Arc::new(
             TgCache::new(cloud.elbv2.clone(), tg_cache::DEFAULT_TTL)
-                .with_roles(cloud.roles.clone()),
+                .with_roles(cloud.roles.clone())
+                // Installed from the controller's runtime: the AWS calls stay on it.
+                .on_runtime(tokio::runtime::Handle::current()),
         );
         self.tgb_mutator
             .set(Arc::new(TgbMutator::new(cache.clone())));

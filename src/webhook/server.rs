@@ -143,9 +143,14 @@ struct Registry {
     conns: Mutex<BTreeMap<u64, Entry>>,
 }
 
+/// A connection's place under the cap; the accept loop takes it from an evicted connection for
+/// the newcomer at once, instead of waiting for the evicted one to finish closing.
+type SlotCell = Arc<Mutex<Option<tokio::sync::OwnedSemaphorePermit>>>;
+
 struct Entry {
     peer: IpAddr,
     activity: Arc<Activity>,
+    slot: SlotCell,
     stop: CancellationToken,
     /// Cancelled on eviction and on shutdown (a child of the server's token), so a served
     /// connection waits on one token: see [`serve`].
@@ -227,15 +232,16 @@ impl Registry {
         if cut {
             e.cut.cancel();
         }
-        Room::Made
+        let slot = e.slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+        Room::Made(slot)
     }
 }
 
 /// What the accept loop does with a newcomer at the cap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum Room {
-    /// A connection was closed; a slot frees shortly.
-    Made,
+    /// A connection was closed; its slot, handed over (`None`: it frees shortly).
+    Made(Option<tokio::sync::OwnedSemaphorePermit>),
     /// Nothing may be closed yet: look again shortly.
     Wait,
     /// The newcomer's peer already holds more than its share: close the newcomer.
@@ -357,17 +363,20 @@ async fn serve(
             None => {
                 let waited = loop {
                     let room = registry.evict_for(peer.ip(), max, millis(base));
-                    if room == Room::Refuse {
-                        break Err(());
-                    }
-                    if room == Room::Wait
-                        && warned_full.is_none_or(|at| at.elapsed() > Duration::from_secs(60))
-                    {
-                        tracing::warn!(
-                            max,
-                            "webhook connection limit reached with no idle or stalled connection; new connections wait (--webhook-max-connections)"
-                        );
-                        warned_full = Some(Instant::now());
+                    let wait = matches!(room, Room::Wait);
+                    match room {
+                        Room::Refuse => break Err(()),
+                        Room::Made(Some(slot)) => break Ok(Some(slot)),
+                        Room::Made(None) => {}
+                        Room::Wait => {
+                            if warned_full.is_none_or(|at| at.elapsed() > Duration::from_secs(60)) {
+                                tracing::warn!(
+                                    max,
+                                    "webhook connection limit reached with no idle or stalled connection; new connections wait (--webhook-max-connections)"
+                                );
+                                warned_full = Some(Instant::now());
+                            }
+                        }
                     }
                     // Without an eviction, look again shortly: a connection may turn idle.
                     tokio::select! {
@@ -375,7 +384,7 @@ async fn serve(
                         slot = slots.clone().acquire_owned() => {
                             break Ok(Some(slot.expect("the semaphore is never closed")))
                         }
-                        _ = tokio::time::sleep(Duration::from_millis(250)), if room == Room::Wait => {}
+                        _ = tokio::time::sleep(Duration::from_millis(250)), if wait => {}
                     }
                 };
                 match waited {
@@ -414,11 +423,13 @@ async fn serve(
         let cut = CancellationToken::new();
         let activity = Arc::new(Activity::new(base));
         let id = registry.next.fetch_add(1, Ordering::SeqCst);
+        let slot: SlotCell = Arc::new(Mutex::new(Some(slot)));
         registry.lock().insert(
             id,
             Entry {
                 peer: peer.ip(),
                 activity: activity.clone(),
+                slot: slot.clone(),
                 stop: stop.clone(),
                 closing: closing.clone(),
                 cut: cut.clone(),
@@ -426,6 +437,7 @@ async fn serve(
         );
         let registry = registry.clone();
         let connection = async move {
+            // Released when the task ends, unless handed to a newcomer on eviction.
             let _slot = slot;
             let _registered = Registered(&registry, id);
             let tcp = match tcp {

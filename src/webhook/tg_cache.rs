@@ -63,6 +63,8 @@ pub struct TgCache {
     roles: Option<Arc<dyn AssumeRole>>,
     ttl: Duration,
     slots: Mutex<HashMap<Key, Slot>>,
+    /// Where AWS calls run (see [`Self::on_runtime`]); the caller's runtime when `None`.
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 impl TgCache {
@@ -72,7 +74,16 @@ impl TgCache {
             roles: None,
             ttl,
             slots: Mutex::new(HashMap::new()),
+            runtime: None,
         }
+    }
+
+    /// Runs the AWS calls on `runtime`. The webhooks serve on threads of their own, and a
+    /// connection the SDK opens there stays in the pool the reconcilers share, driven by (and
+    /// dying with) the webhook threads: their lookups run on the controller's runtime instead.
+    pub fn on_runtime(mut self, runtime: tokio::runtime::Handle) -> Self {
+        self.runtime = Some(runtime);
+        self
     }
 
     /// Lookups for cross-account bindings go through these assumed-role clients.
@@ -180,38 +191,17 @@ impl TgCache {
     }
 
     async fn fetch(&self, key: &Key) -> Answer {
-        let (query, ident) = match &key.what {
-            What::Arn(arn) => (
-                TargetGroupQuery {
-                    arns: vec![arn.clone()],
-                    ..Default::default()
-                },
-                arn,
-            ),
-            What::Name(name) => (
-                TargetGroupQuery {
-                    names: vec![name.clone()],
-                    ..Default::default()
-                },
-                name,
-            ),
-        };
-        let role = &key.role;
-        let elbv2 = elbv2_for(
-            &self.elbv2,
-            self.roles.as_ref(),
-            &role.arn,
-            &role.external_id,
-        )
-        .await?;
-        let mut found = elbv2.describe_target_groups(&query).await?;
-        if found.len() != 1 {
-            return Err(TgLookupError::NotSingle {
-                query: ident.clone(),
-                count: found.len(),
-            });
+        let call = fetch(self.elbv2.clone(), self.roles.clone(), key.clone());
+        match &self.runtime {
+            None => call.await,
+            Some(runtime) => runtime.spawn(call).await.unwrap_or_else(|e| {
+                Err(TgLookupError::Aws(AwsError::Other {
+                    code: "LookupAborted".into(),
+                    message: format!("target group lookup did not finish: {e}"),
+                    status: None,
+                }))
+            }),
         }
-        Ok(found.remove(0))
     }
 }
 
@@ -253,6 +243,36 @@ pub fn ip_address_type(tg: &TargetGroup) -> Result<&'static str, String> {
         "ipv4" | "" => Ok("ipv4"),
         other => Err(format!("unsupported IPAddressType: {other}")),
     }
+}
+
+/// One DescribeTargetGroups for `key`, in the account of its role.
+async fn fetch(elbv2: Arc<dyn ElbV2>, roles: Option<Arc<dyn AssumeRole>>, key: Key) -> Answer {
+    let (query, ident) = match &key.what {
+        What::Arn(arn) => (
+            TargetGroupQuery {
+                arns: vec![arn.clone()],
+                ..Default::default()
+            },
+            arn,
+        ),
+        What::Name(name) => (
+            TargetGroupQuery {
+                names: vec![name.clone()],
+                ..Default::default()
+            },
+            name,
+        ),
+    };
+    let role = &key.role;
+    let elbv2 = elbv2_for(&elbv2, roles.as_ref(), &role.arn, &role.external_id).await?;
+    let mut found = elbv2.describe_target_groups(&query).await?;
+    if found.len() != 1 {
+        return Err(TgLookupError::NotSingle {
+            query: ident.clone(),
+            count: found.len(),
+        });
+    }
+    Ok(found.remove(0))
 }
 
 #[cfg(test)]

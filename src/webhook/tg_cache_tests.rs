@@ -95,3 +95,66 @@ fn ip_address_type_mapping_and_count_text() {
         "expecting a single targetGroup with query [web] but got 0"
     );
 }
+
+/// Records the thread each assumed-role client is asked for on.
+struct WhereCalled {
+    elbv2: Arc<dyn ElbV2>,
+    threads: Mutex<Vec<String>>,
+}
+
+impl std::fmt::Debug for WhereCalled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WhereCalled")
+    }
+}
+
+#[async_trait::async_trait]
+impl AssumeRole for WhereCalled {
+    async fn elbv2_as(&self, _: &str, _: &str) -> Result<Arc<dyn ElbV2>, AwsError> {
+        let name = std::thread::current().name().unwrap_or("").to_string();
+        self.threads.lock().unwrap().push(name);
+        Ok(self.elbv2.clone())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn lookups_from_webhook_threads_run_on_the_controllers_runtime() {
+    let w = World::new();
+    let tg = w.tg("web", "ip", None, "HTTP").await;
+    let roles = Arc::new(WhereCalled {
+        elbv2: w.aws.clone(),
+        threads: Mutex::default(),
+    });
+    let role = Role {
+        arn: "arn:aws:iam::222222222222:role/tgb".into(),
+        ..Role::default()
+    };
+    for on_runtime in [true, false] {
+        let mut cache = TgCache::new(w.aws.clone(), DEFAULT_TTL).with_roles(roles.clone());
+        if on_runtime {
+            cache = cache.on_runtime(tokio::runtime::Handle::current());
+        }
+        let cache = Arc::new(cache);
+        let (arn, role) = (tg.arn.clone(), role.clone());
+        // A webhook thread: a runtime of its own, as `webhook::threads` runs them.
+        let webhook = std::thread::Builder::new()
+            .name("webhook-0".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                rt.block_on(cache.by_arn_as(&role, &arn)).map(|tg| tg.name)
+            })
+            .unwrap();
+        let answer = tokio::task::spawn_blocking(move || webhook.join().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(answer.unwrap(), "web");
+    }
+    assert_eq!(
+        *roles.threads.lock().unwrap(),
+        ["tokio-rt-worker", "webhook-0"],
+        "on the controller's runtime when given one, else on the caller's"
+    );
+}
