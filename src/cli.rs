@@ -29,6 +29,7 @@ pub enum Command {
     Certs(CertsCommand),
     // Boxed: it carries the controller's whole flag set.
     /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
+    #[command(after_help = crate::plan::EXIT_STATUS_HELP)]
     Plan(Box<crate::plan::PlanArgs>),
     /// Print the AWS and Kubernetes writes a reconcile would make now, without making them.
     Diff(Box<crate::diff::DiffArgs>),

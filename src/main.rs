@@ -20,12 +20,13 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Some(Command::Plan(args)) = cli.command {
+        // 0 every object planned, 1 one failed its model build or plan failed (as albc-model plan).
+        return aws_load_balancer_controller::plan::command(*args);
+    }
     let result = match cli.command {
         Some(Command::Certs(CertsCommand::Generate(args))) => certs_cmd::run(&args),
-        Some(Command::Plan(args)) => {
-            aws_load_balancer_controller::plan::run(*args, &mut std::io::stdout().lock())
-        }
-        Some(Command::Diff(_)) => unreachable!("handled above"),
+        Some(Command::Plan(_)) | Some(Command::Diff(_)) => unreachable!("handled above"),
         None => run_controller(&cli.controller),
     };
     match result {

@@ -99,13 +99,17 @@ pub fn run(args: DiffArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
         .enable_all()
         .build()?;
     let report = runtime.block_on(collect(&cfg, &args.filename))?;
+    let mut text: Vec<u8> = Vec::new();
     match args.output.as_str() {
         "json" => {
-            serde_json::to_writer_pretty(&mut *out, &report)?;
-            writeln!(out)?;
+            serde_json::to_writer_pretty(&mut text, &report)?;
+            text.push(b'\n');
         }
-        _ => print_text(&report, out)?,
+        _ => print_text(&report, &mut text)?,
     }
+    // As `plan`'s: a reader that stops early (`diff | head`) ends the output quietly; the exit
+    // status is still the report's.
+    crate::plan::write_report(out, &text)?;
     Ok(if args.exit_code {
         exit_status(&report)
     } else {

@@ -29,6 +29,7 @@ mod gateway_nlb_security;
 mod gateway_node_selector;
 mod ingress;
 mod leader;
+mod plan_cli;
 mod process;
 mod route_status;
 mod service_controller;

@@ -21,16 +21,12 @@ struct Cli {
 enum Command {
     // Boxed: it carries the controller's whole flag set.
     /// Print, per Ingress group, the AWS stack a set of manifests would produce (offline).
+    #[command(after_help = albc_model::plan::EXIT_STATUS_HELP)]
     Plan(Box<PlanArgs>),
 }
 
 fn main() -> ExitCode {
     let Command::Plan(args) = Cli::parse().command;
-    match albc_model::plan::run(*args, &mut std::io::stdout().lock()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    // The controller binary's `plan` runs the same function: same output, same exit status.
+    albc_model::plan::command(*args)
 }

@@ -3,6 +3,9 @@
 //! Gateway, HTTPRoute, TCPRoute, UDPRoute, LoadBalancerConfiguration, TargetGroupConfiguration)
 //! and prints, per Ingress group, per LoadBalancer Service and per Gateway this controller would
 //! own, the stack it would deploy. No cluster and no AWS access.
+//!
+//! Fit for a CI gate: plain YAML (or JSON) that any loader reads, exit status 1 when an object
+//! fails its model build, and a reader that stops early (`plan | head`) ends it quietly.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,6 +15,7 @@ use serde::Serialize;
 
 mod gateway;
 mod manifests;
+mod yaml;
 use manifests::collect_files;
 pub use manifests::{add_manifests, add_object, outside_watch, parse_documents};
 
@@ -82,6 +86,17 @@ pub struct PlanArgs {
 /// Cluster name `plan` uses when `--cluster-name` is not given.
 pub const DEFAULT_CLUSTER_NAME: &str = "demo";
 
+/// Exit status: every object planned.
+pub const EXIT_PLANNED: u8 = 0;
+/// Exit status: an object failed its model build (the plan still lists every object, that one
+/// with its error), or `plan` itself failed (unreadable manifest, refused flag). A usage error is
+/// 2, from the argument parser, as for `diff`.
+pub const EXIT_FAILED: u8 = 1;
+/// What `plan --help` says of the exit status.
+pub const EXIT_STATUS_HELP: &str = "Exit status: 0 every object planned; 1 an object failed its \
+model build (the plan still lists the others, and that object's error) or plan itself failed; \
+2 a usage error.";
+
 impl PlanArgs {
     /// Parses `plan`'s flags (without the subcommand name), as the command line does.
     pub fn from_flags<I, S>(flags: I) -> Result<Self, clap::Error>
@@ -149,8 +164,40 @@ struct Plan {
     gateways: Vec<gateway::GatewayPlan>,
 }
 
-/// Runs `plan`, writing the plan to `out` and notes about skipped objects to stderr.
-pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+impl Plan {
+    /// How many objects failed their model build: an Ingress group, Service or Gateway shown
+    /// with an error instead of a stack, an Ingress left out of its group's stack for its own
+    /// configuration, an Ingress in no group. None of them would be deployed as written.
+    fn failures(&self) -> usize {
+        let groups: usize = self
+            .groups
+            .iter()
+            .map(|g| {
+                usize::from(g.error.is_some())
+                    + g.stack.as_ref().map_or(0, |s| s.excluded_members.len())
+            })
+            .sum();
+        let services = self.services.iter().filter(|s| s.error.is_some()).count();
+        let gateways = self.gateways.iter().filter(|g| g.failed()).count();
+        groups + services + gateways + self.ingresses_not_in_any_group.len()
+    }
+}
+
+/// `plan` as both binaries run it (`aws-load-balancer-controller plan`, `albc-model plan`): the
+/// plan to stdout, a failure of `plan` itself to stderr, and [`run`]'s exit status.
+pub fn command(args: PlanArgs) -> std::process::ExitCode {
+    match run(args, &mut std::io::stdout().lock()) {
+        Ok(status) => std::process::ExitCode::from(status),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs `plan`, writing the plan to `out` and notes about skipped objects to stderr; returns the
+/// exit status: [`EXIT_PLANNED`], or [`EXIT_FAILED`] when an object failed its model build.
+pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let flags = args.config()?;
     let cfg = ModelConfig::from(&flags);
     let mut files = Vec::new();
@@ -220,14 +267,26 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     plan.notes.extend(outside);
     plan.notes.extend(node_port_notes);
-    match args.output.as_str() {
-        "json" => {
-            serde_json::to_writer_pretty(&mut *out, &plan)?;
-            writeln!(out)?;
-        }
-        _ => out.write_all(serde_yaml::to_string(&plan)?.as_bytes())?,
+    let text = match args.output.as_str() {
+        "json" => serde_json::to_string_pretty(&plan)? + "\n",
+        _ => yaml::to_string(&plan)?,
+    };
+    write_report(out, text.as_bytes())?;
+    Ok(if plan.failures() > 0 {
+        EXIT_FAILED
+    } else {
+        EXIT_PLANNED
+    })
+}
+
+/// Writes a command's whole report (`plan`'s, `diff`'s) to `out`, stdout in the binaries. A
+/// reader that stops early (`plan | head -1`) closes the pipe because it has what it wanted: that
+/// ends the output quietly, neither an error nor a panic.
+pub fn write_report(out: &mut dyn Write, report: &[u8]) -> std::io::Result<()> {
+    match out.write_all(report).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => written,
     }
-    Ok(())
 }
 
 /// First node port used for NodePort/LoadBalancer Services whose manifest leaves it to the

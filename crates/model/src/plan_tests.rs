@@ -543,3 +543,169 @@ spec: {type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb, ports: [{port
         "{off:#}"
     );
 }
+
+/// Two Ingresses, each its own group: `good`, and `broken`, whose health-check interval is not
+/// a number (an error of its own configuration, so its group fails its build).
+const GOOD_AND_BROKEN: &str = r#"
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: good
+  namespace: shop
+  annotations: {kubernetes.io/ingress.class: alb}
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: broken
+  namespace: shop
+  annotations:
+    kubernetes.io/ingress.class: alb
+    alb.ingress.kubernetes.io/healthcheck-interval-seconds: often
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"#;
+
+/// A CI gate fails on a plan with a failed object, and still sees every other object's plan.
+#[test]
+fn exit_status_is_1_when_an_object_fails_its_build_and_the_others_are_still_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("app.yaml");
+    std::fs::write(&f, GOOD_AND_BROKEN).unwrap();
+    let mut out = Vec::new();
+    assert_eq!(run(args(vec![f], &[]), &mut out).unwrap(), EXIT_FAILED);
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["groups"][0]["group"], "shop/broken", "{v:#}");
+    assert!(
+        v["groups"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("healthcheck-interval-seconds"),
+        "{v:#}"
+    );
+    assert_eq!(v["groups"][1]["group"], "shop/good", "{v:#}");
+    assert!(v["groups"][1]["stack"]["loadBalancer"].is_object(), "{v:#}");
+
+    // An Ingress left out of a group that still builds has failed all the same.
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/invalid_member.yaml"
+    );
+    let mut out = Vec::new();
+    let status = run(args(vec![PathBuf::from(fixture)], &[]), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        v["groups"][0]["stack"]["excludedMembers"][0]["ingress"],
+        "team/broken"
+    );
+    assert_eq!(status, EXIT_FAILED, "{v:#}");
+
+    // Everything planned: 0.
+    assert_eq!(
+        run(args(Vec::new(), &[]), &mut Vec::new()).unwrap(),
+        EXIT_PLANNED
+    );
+}
+
+/// The first `!tag` in `v`, with where it is (`.groups[0].stack...`).
+fn first_tag(v: &serde_yaml::Value, at: &str) -> Option<String> {
+    match v {
+        serde_yaml::Value::Tagged(t) => Some(format!("{at}: {}", t.tag)),
+        serde_yaml::Value::Sequence(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| first_tag(item, &format!("{at}[{i}]"))),
+        serde_yaml::Value::Mapping(m) => m.iter().find_map(|(k, item)| {
+            let key = k.as_str().unwrap_or("?");
+            first_tag(k, at).or_else(|| first_tag(item, &format!("{at}.{key}")))
+        }),
+        _ => None,
+    }
+}
+
+/// `-o yaml` is plain YAML (no `!tag`, which standard loaders refuse) with the data `-o json`
+/// has: a reference to a listener not created yet and subnets left to discovery included.
+#[test]
+fn yaml_is_plain_and_carries_what_json_carries() {
+    let output = |format: &str| {
+        let mut out = Vec::new();
+        let flags = [format!("-o={format}")];
+        assert_eq!(
+            run(PlanArgs::from_flags(flags).unwrap(), &mut out).unwrap(),
+            EXIT_PLANNED
+        );
+        String::from_utf8(out).unwrap()
+    };
+    let yaml = output("yaml");
+    let tree: serde_yaml::Value = serde_yaml::from_str(&yaml).unwrap();
+    assert_eq!(first_tag(&tree, ""), None, "{yaml}");
+    let from_yaml: Value = serde_yaml::from_str(&yaml).unwrap();
+    let from_json: Value = serde_json::from_str(&output("json")).unwrap();
+    assert_eq!(from_yaml, from_json);
+    // A rule id YAML 1.1 loaders (PyYAML) would read as the number 4801 is quoted.
+    assert!(yaml.contains("- id: '80:1'\n"), "{yaml}");
+    let shop = &from_yaml["groups"][0]["stack"];
+    assert_eq!(
+        shop["listenerRules"][0]["listenerArn"],
+        serde_json::json!({"listenerArn": 80}),
+        "{yaml}"
+    );
+    assert_eq!(
+        shop["loadBalancer"]["subnets"]["discover"]["roleTag"], "kubernetes.io/role/elb",
+        "{yaml}"
+    );
+}
+
+/// A reader that has gone (`plan | head -1`): every write fails as on a closed pipe.
+struct ClosedPipe;
+
+impl Write for ClosedPipe {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::ErrorKind::BrokenPipe.into())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A closed pipe ends the output quietly, with the plan's own exit status; any other write
+/// failure is still one.
+#[test]
+fn a_closed_pipe_ends_the_plan_quietly() {
+    assert_eq!(
+        run(args(Vec::new(), &[]), &mut ClosedPipe).unwrap(),
+        EXIT_PLANNED
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("app.yaml");
+    std::fs::write(&f, GOOD_AND_BROKEN).unwrap();
+    assert_eq!(
+        run(args(vec![f], &[]), &mut ClosedPipe).unwrap(),
+        EXIT_FAILED
+    );
+
+    struct Full;
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("no space left on device"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let err = run(args(Vec::new(), &[]), &mut Full).unwrap_err();
+    assert!(err.to_string().contains("no space left"), "{err:#}");
+}

@@ -318,8 +318,9 @@ fn config_samples_plan_without_errors() {
     ])
     .unwrap();
     let mut out = Vec::new();
-    albc_model::plan::run(args, &mut out).unwrap();
+    let status = albc_model::plan::run(args, &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(status, albc_model::plan::EXIT_PLANNED, "{v:#}");
     let groups = v["groups"].as_array().unwrap();
     let ids: Vec<&str> = groups
         .iter()

@@ -111,6 +111,14 @@ pub(super) struct GatewayPlan {
     route_problems: Vec<RouteNote>,
 }
 
+impl GatewayPlan {
+    /// Whether the Gateway failed its model build. Refused route attachments do not count: route
+    /// status reports them and the Gateway is deployed without those routes, as in the cluster.
+    pub(super) fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+}
+
 /// One route status problem: `Kind ns/name`, upstream's reason and message.
 #[derive(Serialize)]
 pub(super) struct RouteNote {

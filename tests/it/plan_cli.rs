@@ -1,0 +1,175 @@
+//! `plan` as a CI gate runs it, through the real binary: exit status 1 when an object fails its
+//! model build (every other object still planned), plain YAML any loader reads, and a reader
+//! that stops after the first line (`plan | head -1`) ends it quietly.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Output, Stdio};
+
+use crate::support::process::BIN;
+
+/// `aws-load-balancer-controller plan <args>`, run to its end.
+fn plan(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("plan")
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run plan")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const SERVICE: &str = r#"
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
+"#;
+
+/// An Ingress of its own group named NAME, with the annotation line ANNOTATION.
+const INGRESS: &str = r#"
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: NAME
+  namespace: shop
+  annotations:
+    kubernetes.io/ingress.class: alb
+    ANNOTATION
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"#;
+
+const INTERNAL: &str = "alb.ingress.kubernetes.io/scheme: internal";
+/// Not a number: an error of the Ingress's own configuration, so its group fails its build.
+const BAD_INTERVAL: &str = "alb.ingress.kubernetes.io/healthcheck-interval-seconds: often";
+
+fn ingress(name: &str, annotation: &str) -> String {
+    INGRESS
+        .replace("NAME", name)
+        .replace("ANNOTATION", annotation)
+}
+
+/// A manifest file in `dir` of the Service and these Ingresses.
+fn manifests(dir: &std::path::Path, ingresses: &[String]) -> String {
+    let mut docs = vec![SERVICE.to_string()];
+    docs.extend(ingresses.iter().cloned());
+    let f = dir.join("app.yaml");
+    std::fs::write(&f, docs.join("---")).unwrap();
+    f.to_str().unwrap().to_string()
+}
+
+/// `plan | head -1`: the reader closes the pipe while `plan` still has most of the plan to write;
+/// `plan` ends quietly with status 0 instead of failing (or panicking) on the closed pipe.
+#[test]
+fn a_reader_that_stops_after_the_first_line_ends_plan_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: Vec<String> = (0..400)
+        .map(|i| ingress(&format!("web-{i}"), INTERNAL))
+        .collect();
+    let f = manifests(dir.path(), &many);
+    let whole = plan(&["-f", &f]);
+    assert_eq!(whole.status.code(), Some(0), "{}", text(&whole.stderr));
+    // Far more than a pipe holds (64 KiB on Linux): `plan` is still writing when the reader goes.
+    let size = whole.stdout.len();
+    assert!(size > 256 << 10, "{size} bytes");
+
+    let mut child = Command::new(BIN)
+        .args(["plan", "-f", f.as_str()])
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn plan");
+    let mut first = String::new();
+    // The reader, and with it the pipe's read end, is dropped at the end of this statement.
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let whole = text(&whole.stdout);
+    assert_eq!(Some(first.trim_end()), whole.lines().next());
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("error"),
+        "{stderr}"
+    );
+}
+
+/// The first YAML tag in `v`, with where it is (`.groups[0].stack...`).
+fn first_tag(v: &serde_yaml::Value, at: &str) -> Option<String> {
+    match v {
+        serde_yaml::Value::Tagged(t) => Some(format!("{at}: {}", t.tag)),
+        serde_yaml::Value::Sequence(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| first_tag(item, &format!("{at}[{i}]"))),
+        serde_yaml::Value::Mapping(m) => m.iter().find_map(|(k, item)| {
+            let key = k.as_str().unwrap_or("?");
+            first_tag(k, at).or_else(|| first_tag(item, &format!("{at}.{key}")))
+        }),
+        _ => None,
+    }
+}
+
+/// `plan -o yaml` (the embedded samples: listener references and subnet discovery, which were
+/// `!listenerArn` and `!discover` tags) is plain YAML, with the data of `plan -o json`.
+#[test]
+fn plan_yaml_is_plain_yaml_with_the_data_of_plan_json() {
+    let yaml = plan(&["-o", "yaml"]);
+    assert_eq!(yaml.status.code(), Some(0), "{}", text(&yaml.stderr));
+    let yaml = text(&yaml.stdout);
+    let tree: serde_yaml::Value = serde_yaml::from_str(&yaml).unwrap();
+    assert_eq!(first_tag(&tree, ""), None, "{yaml}");
+    assert!(
+        tree["groups"][0]["stack"]["listenerRules"][0]["listenerArn"].is_mapping(),
+        "{yaml}"
+    );
+
+    let json = plan(&["-o", "json"]);
+    assert_eq!(json.status.code(), Some(0), "{}", text(&json.stderr));
+    let from_json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let from_yaml: serde_json::Value = serde_yaml::from_str(&yaml).unwrap();
+    assert_eq!(from_yaml, from_json);
+}
+
+/// An Ingress whose own configuration is invalid fails `plan` with status 1 (no `error:` line:
+/// `plan` itself worked), and the plan still shows every other object's stack.
+#[test]
+fn a_broken_ingress_makes_plan_exit_1_and_the_others_are_still_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = ingress("good", INTERNAL);
+    let broken = ingress("broken", BAD_INTERVAL);
+    let f = manifests(dir.path(), &[good.clone(), broken]);
+    for format in ["json", "yaml"] {
+        let out = plan(&["-f", &f, "-o", format]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{format}: {stderr}");
+        assert!(!stderr.contains("error:"), "{format}: {stderr}");
+        let v: serde_json::Value = if format == "json" {
+            serde_json::from_slice(&out.stdout).unwrap()
+        } else {
+            serde_yaml::from_slice(&out.stdout).unwrap()
+        };
+        let groups = v["groups"].as_array().unwrap();
+        assert_eq!(groups.len(), 2, "{v:#}");
+        assert_eq!(groups[0]["group"], "shop/broken");
+        let error = groups[0]["error"].as_str().unwrap_or_default();
+        assert!(error.contains("healthcheck-interval-seconds"), "{v:#}");
+        assert_eq!(groups[1]["group"], "shop/good");
+        assert_eq!(
+            groups[1]["stack"]["loadBalancer"]["scheme"], "internal",
+            "{v:#}"
+        );
+    }
+    // Without the broken one, the same manifests plan with status 0.
+    let f = manifests(dir.path(), &[good]);
+    let out = plan(&["-f", &f]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
