@@ -1,8 +1,9 @@
-//! Metrics (Prometheus text on --metrics-bind-addr) and health probes (--health-probe-bind-addr).
+//! Metrics (Prometheus text 0.0.4 on --metrics-bind-addr, OpenMetrics to a client that asks only
+//! for it) and health probes (--health-probe-bind-addr).
 
 use crate::controller::leader::LeaderHealth;
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
@@ -11,13 +12,27 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetri
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
-use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 mod rest_client;
+pub mod text;
 pub use rest_client::{RestClientLayer, RestClientMetrics, RestClientService};
+
+/// client_golang's `ExponentialBuckets`: each bound is the previous one times `factor`, so the
+/// bounds, and the `le` labels dashboards select, are upstream's to the last bit
+/// (`9.999999999999999e-06` where prometheus-client's `start * factor^i` gives `1e-05`).
+pub fn go_exponential_buckets(start: f64, factor: f64, count: usize) -> Vec<f64> {
+    let mut bounds = Vec::with_capacity(count);
+    let mut bound = start;
+    for _ in 0..count {
+        bounds.push(bound);
+        bound *= factor;
+    }
+    bounds
+}
 
 /// Labels of upstream's webhook failure counters.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -40,7 +55,7 @@ pub struct WebhookLabels {
 
 /// client-go's and controller-runtime's latency buckets: 10ns up to 1000s, by tens.
 fn webhook_latency_buckets() -> Histogram {
-    Histogram::new(exponential_buckets(10e-9, 10.0, 12))
+    Histogram::new(go_exponential_buckets(10e-9, 10.0, 12))
 }
 
 /// `awslbc_webhook_validation_failure_total` and `awslbc_webhook_mutation_failure_total`, and
@@ -280,18 +295,34 @@ pub fn metrics_router(registry: Arc<Registry>) -> Router {
         .with_state(registry)
 }
 
-async fn render_metrics(State(registry): State<Arc<Registry>>) -> impl IntoResponse {
-    let mut body = String::new();
-    match prometheus_client::encoding::text::encode(&mut body, &registry) {
-        Ok(()) => (
-            StatusCode::OK,
-            [(
-                header::CONTENT_TYPE,
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            )],
-            body,
-        )
-            .into_response(),
+/// The registry as upstream serves it: Prometheus text 0.0.4 (see [`text`]).
+pub fn render_text(registry: &Registry) -> Result<String, std::fmt::Error> {
+    let mut om = String::new();
+    prometheus_client::encoding::text::encode(&mut om, registry)?;
+    Ok(text::openmetrics_to_text(&om))
+}
+
+async fn render_metrics(
+    State(registry): State<Arc<Registry>>,
+    headers: HeaderMap,
+) -> impl IntoResponse {
+    let accept = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect::<Vec<_>>()
+        .join(",");
+    let rendered = if text::wants_openmetrics(&accept) {
+        let mut body = String::new();
+        prometheus_client::encoding::text::encode(&mut body, &registry)
+            .map(|()| (text::OPENMETRICS_CONTENT_TYPE, body))
+    } else {
+        render_text(&registry).map(|body| (text::TEXT_CONTENT_TYPE, body))
+    };
+    match rendered {
+        Ok((content_type, body)) => {
+            (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], body).into_response()
+        }
         Err(_) => (
             StatusCode::INTERNAL_SERVER_ERROR,
             "failed to encode metrics",
@@ -394,8 +425,7 @@ mod tests {
             "checkRequiredFields",
         );
         m.record_failure(true, "/mutate-v1-pod", "listTargetGroupBindings");
-        let mut out = String::new();
-        prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
+        let out = render_text(&registry).unwrap();
         assert!(out.contains(
             "awslbc_webhook_validation_failure_total{webhook_name=\"/validate-elbv2-k8s-aws-v1beta1-targetgroupbinding\",error_category=\"checkRequiredFields\"} 2"
         ), "{out}");
@@ -403,6 +433,153 @@ mod tests {
             "awslbc_webhook_mutation_failure_total{webhook_name=\"/mutate-v1-pod\",error_category=\"listTargetGroupBindings\"} 1"
         ), "{out}");
         assert!(out.contains("process_resident_memory_bytes"), "{out}");
+    }
+
+    #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+    struct ControllerLabel {
+        controller: String,
+    }
+
+    #[test]
+    fn text_0_0_4_names_counters_with_total_and_spells_numbers_as_go() {
+        let mut registry = Registry::default();
+        let reconciles = Family::<ControllerLabel, Counter>::default();
+        let workers: Gauge = Gauge::default();
+        let time = Histogram::new([
+            0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0,
+            40.0, 50.0, 60.0,
+        ]);
+        registry.register(
+            "controller_runtime_reconcile",
+            "Reconciles",
+            reconciles.clone(),
+        );
+        registry.register(
+            "controller_runtime_active_workers",
+            "Workers",
+            workers.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_time_seconds",
+            "Time",
+            time.clone(),
+        );
+        let ingress = ControllerLabel {
+            controller: "ingress".into(),
+        };
+        reconciles.get_or_create(&ingress).inc_by(1_000_000);
+        workers.set(3);
+        time.observe(42.0);
+        time.observe(0.004);
+        let out = render_text(&registry).unwrap();
+        let mut want = concat!(
+            "# HELP controller_runtime_reconcile_total Reconciles.\n",
+            "# TYPE controller_runtime_reconcile_total counter\n",
+            "controller_runtime_reconcile_total{controller=\"ingress\"} 1e+06\n",
+            "# HELP controller_runtime_active_workers Workers.\n",
+            "# TYPE controller_runtime_active_workers gauge\n",
+            "controller_runtime_active_workers 3\n",
+            "# HELP controller_runtime_reconcile_time_seconds Time.\n",
+            "# TYPE controller_runtime_reconcile_time_seconds histogram\n",
+            "controller_runtime_reconcile_time_seconds_sum 42.004\n",
+            "controller_runtime_reconcile_time_seconds_count 2\n",
+        )
+        .to_string();
+        for (le, n) in [
+            ("0.005", 1),
+            ("0.01", 1),
+            ("0.025", 1),
+            ("0.05", 1),
+            ("0.1", 1),
+            ("0.25", 1),
+            ("0.5", 1),
+            ("1", 1),
+            ("2.5", 1),
+            ("5", 1),
+            ("10", 1),
+            ("15", 1),
+            ("20", 1),
+            ("25", 1),
+            ("30", 1),
+            ("40", 1),
+            ("50", 2),
+            ("60", 2),
+            ("+Inf", 2),
+        ] {
+            want.push_str(&format!(
+                "controller_runtime_reconcile_time_seconds_bucket{{le=\"{le}\"}} {n}\n"
+            ));
+        }
+        assert_eq!(out, want);
+        assert!(
+            !out.contains("# EOF") && !out.contains("le=\"60.0\""),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn go_exponential_buckets_multiply_as_client_golang() {
+        let bounds: Vec<String> = go_exponential_buckets(10e-9, 10.0, 12)
+            .into_iter()
+            .map(text::go_float)
+            .collect();
+        assert_eq!(
+            bounds,
+            [
+                "1e-08",
+                "1e-07",
+                "1e-06",
+                "9.999999999999999e-06",
+                "9.999999999999999e-05",
+                "0.001",
+                "0.01",
+                "0.1",
+                "1",
+                "10",
+                "100",
+                "1000"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_endpoint_serves_text_0_0_4_unless_a_client_takes_only_openmetrics() {
+        use http_body_util::BodyExt;
+        use tower::ServiceExt;
+        let mut registry = new_registry();
+        let m = WebhookMetrics::register(&mut registry);
+        m.record_failure(true, "/mutate-v1-pod", "x");
+        let router = metrics_router(Arc::new(registry));
+        let prometheus_2 = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        for (accept, content_type) in [
+            (None, text::TEXT_CONTENT_TYPE),
+            (Some("*/*"), text::TEXT_CONTENT_TYPE),
+            (Some(prometheus_2), text::TEXT_CONTENT_TYPE),
+            (
+                Some("application/openmetrics-text"),
+                text::OPENMETRICS_CONTENT_TYPE,
+            ),
+        ] {
+            let mut request = axum::http::Request::get("/metrics");
+            if let Some(accept) = accept {
+                request = request.header(header::ACCEPT, accept);
+            }
+            let request = request.body(axum::body::Body::empty()).unwrap();
+            let response = router.clone().oneshot(request).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            let got = response.headers()[header::CONTENT_TYPE].to_str().unwrap();
+            assert_eq!(got, content_type, "{accept:?}");
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            let body = String::from_utf8(body.to_vec()).unwrap();
+            let openmetrics = content_type == text::OPENMETRICS_CONTENT_TYPE;
+            assert_eq!(body.ends_with("# EOF\n"), openmetrics, "{body}");
+            let counter = if openmetrics {
+                "# TYPE awslbc_webhook_mutation_failure counter"
+            } else {
+                "# TYPE awslbc_webhook_mutation_failure_total counter"
+            };
+            assert!(body.contains(counter), "{body}");
+        }
     }
 
     #[test]

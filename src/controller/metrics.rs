@@ -16,7 +16,7 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetri
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 mod reconciles;
@@ -94,9 +94,10 @@ fn reconcile_time_buckets() -> Histogram {
     ])
 }
 
-/// client-go's workqueue buckets: 10ns up to 1000s, by tens.
+/// controller-runtime's workqueue buckets, `ExponentialBuckets(10e-9, 10, 12)`: 10ns up to
+/// 1000s, by tens, computed as Go does (its `le="9.999999999999999e-06"` included).
 fn queue_buckets() -> Histogram {
-    Histogram::new(exponential_buckets(10e-9, 10.0, 12))
+    Histogram::new(crate::metrics::go_exponential_buckets(10e-9, 10.0, 12))
 }
 
 /// Work in progress per queue, read at scrape time for the two "how long is it taking" gauges.
@@ -305,8 +306,7 @@ mod tests {
         {
             let _w = r.working(Duration::from_millis(5));
             r.stage("build_model", async {}).await;
-            let mut out = String::new();
-            prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
+            let out = crate::metrics::render_text(&registry).unwrap();
             assert!(
                 out.contains(r#"controller_runtime_active_workers{controller="ingress"} 1"#),
                 "{out}"
@@ -320,25 +320,27 @@ mod tests {
         r.reconciled(Outcome::Error, 0.2);
         m.leader_status("lease", true);
         m.gate_ready("ns", "tgb", 42.0);
-        let mut out = String::new();
-        prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
+        // As served: text 0.0.4, numbers (and `le`, written last) as Go spells them.
+        let out = crate::metrics::render_text(&registry).unwrap();
         for want in [
             r#"controller_runtime_active_workers{controller="ingress"} 0"#,
             r#"controller_runtime_max_concurrent_reconciles{controller="ingress"} 3"#,
             r#"controller_runtime_reconcile_total{controller="ingress",result="error"} 1"#,
             r#"controller_runtime_reconcile_total{controller="ingress",result="success"} 0"#,
             r#"controller_runtime_reconcile_errors_total{controller="ingress"} 1"#,
-            r#"controller_runtime_reconcile_time_seconds_bucket{le="0.25",controller="ingress"} 1"#,
+            r#"controller_runtime_reconcile_time_seconds_bucket{controller="ingress",le="0.25"} 1"#,
             r#"awslbc_controller_reconcile_errors_total{controller="ingress",error_category="build_model_error"} 1"#,
             r#"awslbc_controller_reconcile_stage_duration_count{controller="ingress",reconcile_stage="build_model"} 1"#,
-            r#"awslbc_readiness_gate_ready_seconds_bucket{le="60.0",namespace="ns",name="tgb"} 1"#,
+            r#"awslbc_readiness_gate_ready_seconds_bucket{namespace="ns",name="tgb",le="60"} 1"#,
             r#"workqueue_depth{name="ingress",controller="ingress",priority=""} 1"#,
             r#"workqueue_adds_total{name="ingress",controller="ingress"} 1"#,
             r#"workqueue_queue_duration_seconds_count{name="ingress",controller="ingress"} 1"#,
             r#"workqueue_work_duration_seconds_count{name="ingress",controller="ingress"} 1"#,
             r#"workqueue_retries_total{name="ingress",controller="ingress"} 0"#,
-            r#"workqueue_unfinished_work_seconds{name="ingress",controller="ingress"} 0.0"#,
+            r#"workqueue_unfinished_work_seconds{name="ingress",controller="ingress"} 0"#,
             r#"leader_election_master_status{name="lease"} 1"#,
+            r#"# TYPE workqueue_adds_total counter"#,
+            r#"workqueue_queue_duration_seconds_bucket{name="ingress",controller="ingress",le="9.999999999999999e-06"}"#,
         ] {
             assert!(out.contains(want), "no `{want}` in\n{out}");
         }

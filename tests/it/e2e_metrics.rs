@@ -1,12 +1,14 @@
 //! End to end with the real binary: after one Ingress reconcile (plus one that fails to build)
 //! and one admission, `/metrics` carries upstream's own controller metrics and
-//! controller-runtime's series under the names, types and labels dashboards and alerts use.
+//! controller-runtime's series under the names, types and labels dashboards and alerts use, in
+//! the format upstream serves (Prometheus text 0.0.4, numbers and `le` as Go writes them).
 
 use crate::e2e_pod_gates::kubectl;
 use crate::ingress::{DEMO, WAIT};
-use crate::support::client::{self, get_plain, tls_config};
+use crate::support::client::{self, get_plain, get_plain_accept, tls_config};
 use crate::support::e2e::Cluster;
 use crate::support::moto_cloud::cloud;
+use crate::support::prom_text;
 use crate::support::service_review;
 use crate::tgb::eventually;
 
@@ -89,7 +91,16 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
         },
     )
     .await;
-    let body = scrape(metrics).await;
+    // No Accept header: text 0.0.4, every line one client_golang could have written.
+    let r = get_plain(metrics, "/metrics").await.unwrap();
+    assert_eq!(
+        r.content_type.as_deref(),
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
+    let body = String::from_utf8(r.body).unwrap();
+    if let Err(e) = prom_text::check(&body) {
+        panic!("{e}\n{body}");
+    }
     let host = k8s.server.addr().to_string();
 
     // Sample lines that must be there, with their labels (value checked where it is known).
@@ -105,7 +116,12 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
         // controller-runtime's, for both controllers.
         format!("controller_runtime_reconcile_time_seconds_count{ing}"),
         format!("controller_runtime_reconcile_time_seconds_count{tgb}"),
-        r#"controller_runtime_reconcile_time_seconds_bucket{le="60.0",controller="ingress"}"#.into(),
+        // The bucket bounds as Go spells them, `le` last as Go writes it.
+        r#"controller_runtime_reconcile_time_seconds_bucket{controller="ingress",le="60"}"#.into(),
+        r#"controller_runtime_reconcile_time_seconds_bucket{controller="ingress",le="0.005"}"#.into(),
+        r#"controller_runtime_reconcile_time_seconds_bucket{controller="ingress",le="+Inf"}"#.into(),
+        r#"workqueue_queue_duration_seconds_bucket{name="ingress",controller="ingress",le="9.999999999999999e-06"}"#.into(),
+        r#"workqueue_queue_duration_seconds_bucket{name="ingress",controller="ingress",le="1e-08"}"#.into(),
         format!("controller_runtime_reconcile_errors_total{tgb}"),
         r#"controller_runtime_reconcile_total{controller="targetGroupBinding",result="success"}"#.into(),
         r#"controller_runtime_reconcile_total{controller="ingress",result="error"}"#.into(),
@@ -158,27 +174,55 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
     assert!(value(&body, adds).unwrap() >= 2.0, "{body}");
     let retries = r#"workqueue_retries_total{name="ingress",controller="ingress"}"#;
     assert!(value(&body, retries).unwrap() >= 1.0, "{body}");
-    // Types as upstream declares them. The readiness-gate histogram is not here: like any
-    // family without a sample (in client_golang too) it is absent until a gate flips to True;
-    // its name, labels and buckets are shown by `controller::metrics` and `tgb::gates` tests.
+    // Types as upstream declares them, a counter family under its `_total` name as in
+    // client_golang's text. The readiness-gate histogram is not here: like any family without a
+    // sample (in client_golang too) it is absent until a gate flips to True; its name, labels
+    // and buckets are shown by `controller::metrics` and `tgb::gates` tests.
     for (name, kind) in [
-        ("awslbc_controller_reconcile_errors", "counter"),
+        ("awslbc_controller_reconcile_errors_total", "counter"),
         ("awslbc_controller_reconcile_stage_duration", "histogram"),
-        ("controller_runtime_reconcile", "counter"),
+        ("controller_runtime_reconcile_total", "counter"),
         ("controller_runtime_reconcile_time_seconds", "histogram"),
         ("controller_runtime_max_concurrent_reconciles", "gauge"),
         ("workqueue_depth", "gauge"),
-        ("workqueue_adds", "counter"),
+        ("workqueue_adds_total", "counter"),
         ("workqueue_queue_duration_seconds", "histogram"),
         ("workqueue_work_duration_seconds", "histogram"),
         ("workqueue_unfinished_work_seconds", "gauge"),
         ("leader_election_master_status", "gauge"),
-        ("rest_client_requests", "counter"),
+        ("rest_client_requests_total", "counter"),
         // Ours from before, names unchanged.
-        ("aws_api_calls", "counter"),
+        ("aws_api_calls_total", "counter"),
     ] {
         let line = format!("# TYPE {name} {kind}");
         assert!(body.contains(&line), "no `{line}` in\n{body}");
     }
     assert!(body.contains("operation=\"CreateLoadBalancer\""), "{body}");
+
+    // Prometheus' own scrape header asks for OpenMetrics first but takes text/plain: it gets
+    // what upstream gives it, text 0.0.4.
+    let prometheus = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+    let r = get_plain_accept(metrics, "/metrics", Some(prometheus))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.content_type.as_deref(),
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
+    // A client asking for OpenMetrics alone still gets it, `# EOF` and all.
+    let r = get_plain_accept(metrics, "/metrics", Some("application/openmetrics-text"))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.content_type.as_deref(),
+        Some("application/openmetrics-text; version=1.0.0; charset=utf-8")
+    );
+    let om = String::from_utf8(r.body).unwrap();
+    assert!(om.ends_with("# EOF\n"), "{om}");
+    for line in [
+        "# TYPE controller_runtime_reconcile counter",
+        r#"controller_runtime_reconcile_time_seconds_bucket{le="60.0",controller="ingress"}"#,
+    ] {
+        assert!(om.contains(line), "no `{line}` in\n{om}");
+    }
 }

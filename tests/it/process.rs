@@ -2,6 +2,7 @@
 
 use crate::support::client::{self, connect, get_plain, read_response, tls_config, write_post};
 use crate::support::process::{run_to_end, Controller};
+use crate::support::prom_text;
 use crate::support::{service_review, test_bundle, write_pair_atomic};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
@@ -172,6 +173,10 @@ async fn envelope_statuses() {
         body.contains(r#"awslbc_webhook_mutation_failure_total{webhook_name="/mutate-v1-service",error_category="decodeAdmissionReview"} 5"#),
         "{body}"
     );
+    // The webhook latency histogram among them, its bounds as Go spells them.
+    if let Err(e) = prom_text::check(&body) {
+        panic!("{e}\n{body}");
+    }
 }
 
 #[tokio::test]
@@ -192,8 +197,20 @@ async fn metrics_and_probes_without_a_cluster() {
     );
     let m = get_plain(metrics, "/metrics").await.unwrap();
     assert_eq!(m.status, 200);
+    // Upstream's format: Prometheus text 0.0.4, as client_golang writes it.
+    assert_eq!(
+        m.content_type.as_deref(),
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
     let body = String::from_utf8(m.body).unwrap();
     assert!(body.contains("process_resident_memory_bytes"), "{body}");
+    assert!(
+        body.contains("# TYPE process_cpu_seconds_total counter"),
+        "{body}"
+    );
+    if let Err(e) = prom_text::check(&body) {
+        panic!("{e}\n{body}");
+    }
     // It says clearly which URL fails and keeps retrying.
     let line = ctl.wait_for_log("Kubernetes API unreachable", Duration::from_secs(10));
     assert!(

@@ -14,6 +14,8 @@ use tokio_rustls::TlsConnector;
 #[derive(Debug)]
 pub struct Response {
     pub status: u16,
+    /// The `Content-Type` header, if any.
+    pub content_type: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -95,6 +97,11 @@ pub async fn read_response<S: tokio::io::AsyncRead + Unpin>(
                     .then(|| v.trim().parse::<usize>().ok())
                     .flatten()
             });
+            let content_type = head.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("content-type")
+                    .then(|| v.trim().to_string())
+            });
             let body_start = end + 4;
             match len {
                 Some(len) => {
@@ -110,6 +117,7 @@ pub async fn read_response<S: tokio::io::AsyncRead + Unpin>(
                     }
                     return Ok(Response {
                         status,
+                        content_type,
                         body: buf[body_start..body_start + len].to_vec(),
                     });
                 }
@@ -123,6 +131,7 @@ pub async fn read_response<S: tokio::io::AsyncRead + Unpin>(
                     }
                     return Ok(Response {
                         status,
+                        content_type,
                         body: buf[body_start..].to_vec(),
                     });
                 }
@@ -168,9 +177,22 @@ pub async fn post(
 
 /// One plain-HTTP GET (metrics and probes).
 pub async fn get_plain(addr: SocketAddr, path: &str) -> std::io::Result<Response> {
+    get_plain_accept(addr, path, None).await
+}
+
+/// [`get_plain`] with an `Accept` header (a scrape's content negotiation).
+pub async fn get_plain_accept(
+    addr: SocketAddr,
+    path: &str,
+    accept: Option<&str>,
+) -> std::io::Result<Response> {
+    let accept = accept
+        .map(|a| format!("Accept: {a}\r\n"))
+        .unwrap_or_default();
     let mut tcp = TcpStream::connect(addr).await?;
     tcp.write_all(
-        format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes(),
+        format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n{accept}Connection: close\r\n\r\n")
+            .as_bytes(),
     )
     .await?;
     read_response(&mut tcp).await

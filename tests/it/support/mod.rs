@@ -10,6 +10,7 @@ pub mod moto;
 pub mod moto_cloud;
 pub mod nlb_seed;
 pub mod process;
+pub mod prom_text;
 pub mod rbac;
 
 use std::path::Path;
