@@ -237,6 +237,62 @@ impl Registry {
     }
 }
 
+/// Connections a peer address may end badly per second (a failed TLS handshake, a head that
+/// does not parse or is too long, a body cut for stalling) before its new connections are
+/// closed unserved, before their handshake; a peer whose connections end cleanly is never held
+/// back, however fast it connects.
+///
+/// Each connection costs a TLS handshake; a peer reconnecting thousands of times a second to
+/// send what is refused anyway took the CPU that admissions needed.
+pub const BAD_PER_SECOND: f64 = 10.0;
+/// Bad endings a peer may have at once, beyond the rate.
+pub const BAD_BURST: f64 = 50.0;
+
+/// A token bucket per peer address, drained by connections that end badly; shared by the
+/// accept loop, which consults it, and the connections, which report how they ended.
+#[derive(Default)]
+struct Conduct {
+    buckets: Mutex<std::collections::HashMap<IpAddr, (f64, Instant)>>,
+}
+
+impl Conduct {
+    /// The refilled bucket of `peer` at `now`.
+    fn tokens(
+        buckets: &mut std::collections::HashMap<IpAddr, (f64, Instant)>,
+        peer: IpAddr,
+        now: Instant,
+    ) -> &mut f64 {
+        let (tokens, at) = buckets.entry(peer).or_insert((BAD_BURST, now));
+        let refill = now.saturating_duration_since(*at).as_secs_f64() * BAD_PER_SECOND;
+        *tokens = (*tokens + refill).min(BAD_BURST);
+        *at = now;
+        tokens
+    }
+
+    /// Whether a new connection from `peer` may be served at `now`.
+    fn admit(&self, peer: IpAddr, now: Instant) -> bool {
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        match buckets.get(&peer) {
+            None => true,
+            Some(_) => *Self::tokens(&mut buckets, peer, now) >= 1.0,
+        }
+    }
+
+    /// A connection of `peer` ended badly at `now`.
+    fn misbehaved(&self, peer: IpAddr, now: Instant) {
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        if buckets.len() >= 4096 && !buckets.contains_key(&peer) {
+            // Forget peers whose bucket has refilled: they are no different from new ones.
+            buckets.retain(|_, (tokens, at)| {
+                *tokens + now.saturating_duration_since(*at).as_secs_f64() * BAD_PER_SECOND
+                    < BAD_BURST
+            });
+        }
+        let tokens = Self::tokens(&mut buckets, peer, now);
+        *tokens = (*tokens - 1.0).max(0.0);
+    }
+}
+
 /// What the accept loop does with a newcomer at the cap.
 #[derive(Debug)]
 enum Room {
@@ -341,6 +397,7 @@ async fn serve(
     let registry = Arc::new(Registry::default());
     let base = Instant::now();
     let mut warned_full: Option<Instant> = None;
+    let conduct = Arc::new(Conduct::default());
     loop {
         let free = slots.clone().try_acquire_owned().ok();
         let (tcp, peer) = tokio::select! {
@@ -355,6 +412,11 @@ async fn serve(
                 }
             },
         };
+        // Closed before its TLS handshake, the costly part of a connection.
+        if !conduct.admit(peer.ip(), Instant::now()) {
+            tracing::debug!(%peer, "webhook connection refused: its peer's connections end badly more than {BAD_PER_SECOND}/s");
+            continue;
+        }
         // At the cap, a client has arrived: make room by closing the idlest connection, or wait
         // for one to finish when all are busy (holding just this one socket meanwhile).
         // Slots may have freed while accept waited.
@@ -436,6 +498,8 @@ async fn serve(
             },
         );
         let registry = registry.clone();
+        let conduct = conduct.clone();
+        let misbehaved = move || conduct.misbehaved(peer.ip(), Instant::now());
         let connection = async move {
             // Released when the task ends, unless handed to a newcomer on eviction.
             let _slot = slot;
@@ -454,8 +518,14 @@ async fn serve(
                 _ = stop.cancelled() => return,
                 done = handshake => match done {
                     Ok(Ok(stream)) => stream,
-                    Ok(Err(error)) => return tracing::debug!(%peer, %error, "TLS handshake failed"),
-                    Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
+                    Ok(Err(error)) => {
+                        misbehaved();
+                        return tracing::debug!(%peer, %error, "TLS handshake failed");
+                    }
+                    Err(_) => {
+                        misbehaved();
+                        return tracing::debug!(%peer, "TLS handshake timed out");
+                    }
                 },
             };
             let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
@@ -488,11 +558,19 @@ async fn serve(
                     tokio::select! {
                         biased;
                         result = conn.as_mut() => result,
-                        _ = cut.cancelled() => return tracing::debug!(%peer, "webhook connection cut"),
+                        _ = cut.cancelled() => {
+                            misbehaved();
+                            return tracing::debug!(%peer, "webhook connection cut");
+                        }
                     }
                 }
             };
             if let Err(error) = result {
+                // A head that does not parse or is too long; not a client that went away or
+                // a kept-alive connection that timed out between requests.
+                if error.is_parse() || error.is_parse_too_large() {
+                    misbehaved();
+                }
                 tracing::debug!(%peer, %error, "webhook connection ended with an error");
             }
         };
@@ -508,5 +586,36 @@ async fn serve(
         .is_err()
     {
         tracing::warn!("webhook server drain timed out; closing remaining connections");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_peer_whose_connections_end_badly_is_held_back() {
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let conduct = Conduct::default();
+        let t0 = Instant::now();
+        assert!(
+            (0..10_000).all(|_| conduct.admit(a, t0)),
+            "clean peers pass"
+        );
+        let mut bad = 0;
+        while conduct.admit(a, t0) {
+            conduct.misbehaved(a, t0);
+            bad += 1;
+        }
+        assert_eq!(bad, BAD_BURST as usize);
+        assert!(conduct.admit(b, t0), "another peer is not held back");
+        // Half a second later, half a second's worth of bad endings more.
+        let later = t0 + Duration::from_millis(500);
+        let mut more = 0;
+        while conduct.admit(a, later) {
+            conduct.misbehaved(a, later);
+            more += 1;
+        }
+        assert_eq!(more, (BAD_PER_SECOND / 2.0) as usize);
     }
 }
