@@ -147,7 +147,7 @@ async def main():
             if msg in line:
                 addrs[key] = json.loads(line)["addr"].rsplit(":", 1)
     # Keep reading stderr so the process never blocks on a full pipe.
-    log = open(os.environ["SERVER_LOG"], "wb") if os.environ.get("SERVER_LOG") else None
+    log = open(os.environ["SERVER_LOG"], "wb", buffering=0) if os.environ.get("SERVER_LOG") else None
     asyncio.get_running_loop().run_in_executor(
         None, lambda: [log.write(l) if log else None for l in proc.stderr])
     wh, wp = addrs["webhook"][0], int(addrs["webhook"][1])
@@ -160,6 +160,7 @@ async def main():
     stop = spawn.Event()
     chosen = os.environ.get("FLOODS", "slow,busy,heads,metrics").split(",")
     attacker = spawn.Process(target=attack, args=(chosen, wh, wp, mh, mp, f"{tmp}/tls.crt", stop))
+    attacker.daemon = True  # never outlives this process
     attacker.start()
     await asyncio.sleep(5)  # let the floods build up
 
@@ -170,9 +171,11 @@ async def main():
     while time.monotonic() < t_end:
         n += 1
         start = time.monotonic()
+        connected = 0.0
         try:
             if n % 2 == 0 or pooled is None:
                 r, w = await asyncio.wait_for(open_from("127.0.0.1", wh, wp, tls), 10)
+                connected = time.monotonic() - start
                 w.write(post(path, review(f"u{n}"), close=True))
                 await asyncio.wait_for(w.drain(), 10)
                 status = await asyncio.wait_for(read_answer(r), 10)
@@ -190,8 +193,11 @@ async def main():
             pooled = None
         latencies.append(time.monotonic() - start)
         if os.environ.get("VERBOSE"):
-            print(n, status, round(latencies[-1] * 1000, 1), rss_mib(proc.pid), file=sys.stderr)
+            print(n, status, round(latencies[-1] * 1000, 1), rss_mib(proc.pid),
+                  "connected_ms", round(connected * 1000, 1) if n % 2 == 0 else "-", file=sys.stderr)
         statuses[str(status)] = statuses.get(str(status), 0) + 1
+        if proc.poll() is not None:
+            sys.exit(f"the controller exited with {proc.returncode}")
         peak = max(peak, rss_mib(proc.pid))
         await asyncio.sleep(max(0, 0.1 - (time.monotonic() - start)))
     open_conns = len(os.listdir(f"/proc/{proc.pid}/fd"))
