@@ -122,6 +122,7 @@ async fn bind(what: &str, addr: SocketAddr) -> anyhow::Result<TcpListener> {
 
 /// Runs the controller until SIGTERM/SIGINT; returns after draining.
 pub async fn run(cfg: Config) -> anyhow::Result<()> {
+    crate::build_info::log();
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
 

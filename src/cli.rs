@@ -1,5 +1,6 @@
 //! The binary's command line: the controller's flag groups (from `albc_model::args`, shared with
-//! the SDK-free `albc-model plan`) and the subcommands that need this crate (`certs`, `diff`).
+//! the SDK-free `albc-model plan`) and the subcommands that need this crate (`certs`, `diff`,
+//! `version`).
 
 use clap::{Args, Parser, Subcommand};
 
@@ -11,7 +12,7 @@ const _: () = assert!(albc_model::config::MAX_SERVING_DAYS == webhook_certs::MAX
 #[derive(Debug, Parser)]
 #[command(
     name = "aws-load-balancer-controller",
-    version,
+    version = crate::build_info::LONG_VERSION,
     about = "Drop-in Rust replacement for the Kubernetes AWS Load Balancer Controller",
     args_conflicts_with_subcommands = true
 )]
@@ -33,6 +34,8 @@ pub enum Command {
     Plan(Box<crate::plan::PlanArgs>),
     /// Print the AWS and Kubernetes writes a reconcile would make now, without making them.
     Diff(Box<crate::diff::DiffArgs>),
+    /// Print the version, commit and build date (as --version).
+    Version,
 }
 
 #[derive(Debug, Subcommand)]

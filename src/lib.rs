@@ -9,6 +9,7 @@ pub mod app;
 /// The command line: `cli`'s top-level `Cli` with the model crate's flag groups.
 pub use cli as args;
 pub mod aws;
+pub mod build_info;
 pub mod ca_bundle;
 pub mod certs_cmd;
 pub mod certs_manager;

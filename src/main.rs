@@ -1,7 +1,7 @@
 //! Entry point: parse flags, then hand over to the subcommand or the controller.
 
 use aws_load_balancer_controller::args::{CertsCommand, Cli, Command};
-use aws_load_balancer_controller::{app, certs_cmd, config::Config, telemetry};
+use aws_load_balancer_controller::{app, build_info, certs_cmd, config::Config, telemetry};
 use clap::Parser;
 use std::process::ExitCode;
 
@@ -26,6 +26,10 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Some(Command::Certs(CertsCommand::Generate(args))) => certs_cmd::run(&args),
+        Some(Command::Version) => {
+            println!("{}", build_info::version_line());
+            Ok(())
+        }
         Some(Command::Plan(_)) | Some(Command::Diff(_)) => unreachable!("handled above"),
         None => run_controller(&cli.controller),
     };

@@ -1,7 +1,7 @@
 //! The real binary: flags, TLS versions, envelope statuses, metrics, probes, SIGTERM drain.
 
 use crate::support::client::{self, connect, get_plain, read_response, tls_config, write_post};
-use crate::support::process::{run_to_end, Controller};
+use crate::support::process::{run_to_end, Controller, BIN};
 use crate::support::prom_text;
 use crate::support::{service_review, test_bundle, write_pair_atomic};
 use std::time::Duration;
@@ -258,6 +258,46 @@ async fn sigterm_drains_in_flight_requests_and_exits_zero() {
     assert_eq!(r.json()["response"]["uid"], "drain");
     let status = ctl.wait_exit(Duration::from_secs(15));
     assert_eq!(status.code(), Some(0));
+}
+
+/// `--version` and `version` print the build's identity, as upstream's `version.GitVersion`,
+/// `GitCommit` and `BuildDate`: the crate's version, 12 hex digits of the commit (or "unknown",
+/// built without .git) and the commit's date (build.rs).
+#[test]
+fn version_prints_version_commit_and_build_date() {
+    let shape = regex::Regex::new(&format!(
+        r"^aws-load-balancer-controller {} \(commit ([0-9a-f]{{12}}|unknown), built ([0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}T[0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}Z|unknown)\)$",
+        regex::escape(env!("CARGO_PKG_VERSION"))
+    ))
+    .unwrap();
+    let mut lines = Vec::new();
+    for arg in ["--version", "version"] {
+        let out = std::process::Command::new(BIN)
+            .arg(arg)
+            .output()
+            .expect("run controller");
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{arg}: {out:?}");
+        assert!(shape.is_match(stdout.trim_end()), "{arg}: {stdout:?}");
+        lines.push(stdout);
+    }
+    assert_eq!(lines[0], lines[1], "--version and version print the same");
+}
+
+/// At start the controller logs its identity once, as upstream's `"version"` line.
+#[test]
+fn start_logs_version_commit_and_build_date() {
+    let (ctl, _bundle, _dir) = start(&[]);
+    let line = ctl.wait_for_log("version", Duration::from_secs(20));
+    assert_eq!(line["version"], env!("CARGO_PKG_VERSION"), "{line}");
+    for field in ["commit", "build_date"] {
+        assert!(
+            line[field].as_str().is_some_and(|v| !v.is_empty()),
+            "{field}: {line}"
+        );
+    }
+    assert_eq!(line["level"], "INFO", "{line}");
+    assert_eq!(ctl.count_logs("version"), 1);
 }
 
 #[test]

@@ -64,6 +64,8 @@ fn build_context_keeps_what_the_build_reads() {
         "Cargo.toml".to_string(),
         "Cargo.lock".into(),
         "src/main.rs".into(),
+        // The build's identity (`--version`); it does without .git, which the context leaves out.
+        "build.rs".into(),
         "crates/model/Cargo.toml".into(),
         "crates/model/src/main.rs".into(),
         "crates/model/src/bin/crdgen.rs".into(),

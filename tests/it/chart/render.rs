@@ -192,6 +192,32 @@ fn upstream_values_file_renders_validates_and_maps_keys_to_flags() {
     assert_eq!(c["ports"][1]["containerPort"], 9090);
 }
 
+/// Same name as upstream's chart, its own version (a Helm cache, Renovate or Argo CD tells the two
+/// apart), and the appVersion only labels the objects: the image stays values.yaml's.
+#[test]
+fn chart_is_named_as_upstreams_and_versioned_as_this_build() {
+    let chart = |dir: &Path| -> Value {
+        serde_yaml::from_str(&std::fs::read_to_string(dir.join("Chart.yaml")).unwrap()).unwrap()
+    };
+    let ours = chart(&chart_dir());
+    let upstream = chart(&repo().join("tests/it/testdata/upstream-chart-v3.5.0"));
+    assert_eq!(ours["name"], upstream["name"]);
+    assert_eq!(upstream["version"], "3.5.0");
+    assert_eq!(ours["version"], "3.5.0-rs.1");
+    assert_eq!(ours["appVersion"], "v3.5.0-rs.1");
+
+    let docs = docs(&render(&["--set", CLUSTER]));
+    let deploy = all_of(&docs, "Deployment")[0];
+    let labels = &deploy["metadata"]["labels"];
+    assert_eq!(
+        labels["helm.sh/chart"],
+        "aws-load-balancer-controller-3.5.0-rs.1"
+    );
+    assert_eq!(labels["app.kubernetes.io/version"], "v3.5.0-rs.1");
+    let image = &deploy["spec"]["template"]["spec"]["containers"][0]["image"];
+    assert_eq!(image.as_str(), Some(format!("{IMAGE}:v3.5.0").as_str()));
+}
+
 #[test]
 fn two_renders_are_byte_identical() {
     let ci = ci_values();
