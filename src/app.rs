@@ -296,8 +296,10 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             // Reconcilers handle `token` themselves: the leader releases its Lease on the way out.
             let reconcile = async move {
                 let fence = &leadership.fence;
+                // The client is connected before AWS set-up starts: its failures can be events.
+                let events = reconcilers::AwsSetupEvents::new(Some(client.clone()));
                 let Some(cloud) =
-                    reconcilers::resolve_aws(&cfg, Some(aws_metrics), fence, &token).await
+                    reconcilers::resolve_aws(&cfg, Some(aws_metrics), fence, events, &token).await
                 else {
                     return;
                 };

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use tokio_util::sync::CancellationToken;
 
 use crate::aws::{self, Acm, AssumeRole, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
@@ -44,12 +45,20 @@ pub struct Cloud {
 
 /// Resolves region, VPC and clients, retrying with capped backoff until it works or `shutdown`.
 /// Every AWS write of the clients passes `fence` (the leader's, under leader election).
+///
+/// The webhooks keep serving meanwhile and `/readyz` does not wait for this; a failure shows as
+/// `awslbc_aws_setup_ready 0`, the `cannot set up the AWS clients` log line and, through
+/// `events`, an `AWSSetupFailed` Warning event on the controller's own Pod.
 pub async fn resolve_aws(
     cfg: &Config,
     metrics: Option<AwsMetrics>,
     fence: &aws::Fence,
+    mut events: AwsSetupEvents,
     shutdown: &CancellationToken,
 ) -> Option<Cloud> {
+    if let Some(m) = &metrics {
+        m.set_setup_ready(false);
+    }
     let mut delay = Duration::from_millis(500);
     loop {
         let attempt = async {
@@ -87,9 +96,23 @@ pub async fn resolve_aws(
             result = attempt => match result {
                 Ok(cloud) => {
                     tracing::info!(region = %cloud.resolved.region, vpc = %cloud.resolved.vpc_id, "AWS clients ready");
+                    if let Some(m) = &metrics {
+                        m.set_setup_ready(true);
+                    }
+                    let note = format!(
+                        "AWS clients ready (region {}, VPC {})",
+                        cloud.resolved.region, cloud.resolved.vpc_id
+                    );
+                    events.succeeded(note).await;
                     return Some(cloud);
                 }
-                Err(error) => tracing::error!(%error, retry_in = ?delay, "cannot set up the AWS clients"),
+                Err(error) => {
+                    tracing::error!(%error, retry_in = ?delay, "cannot set up the AWS clients");
+                    if let Some(m) = &metrics {
+                        m.set_setup_ready(false);
+                    }
+                    events.failed(&error.to_string()).await;
+                }
             }
         }
         tokio::select! {
@@ -98,6 +121,116 @@ pub async fn resolve_aws(
         }
         delay = (delay * 2).min(Duration::from_secs(30));
     }
+}
+
+/// Reason of the Warning event on the controller's own Pod while AWS set-up fails.
+pub const AWS_SETUP_FAILED: &str = "AWSSetupFailed";
+/// Reason of the Normal event on the controller's own Pod once AWS set-up works after failing.
+pub const AWS_SETUP_SUCCEEDED: &str = "AWSSetupSucceeded";
+
+/// The same failure is reported again after this long (the log line repeats on every retry).
+const SETUP_EVENT_REPEAT: Duration = Duration::from_secs(300);
+/// A different failure is reported at most this often (errors may carry request ids).
+const SETUP_EVENT_MIN_GAP: Duration = Duration::from_secs(60);
+
+/// Events about AWS set-up on the controller's own Pod, named by `POD_NAME` and
+/// `POD_NAMESPACE` (the chart sets both from the downward API); without them, or without a
+/// Kubernetes client, nothing is published. A failure is published once per distinct message
+/// (at most once a minute) and again every five minutes while it lasts; a success after a
+/// failure is published once.
+pub struct AwsSetupEvents {
+    client: Option<kube::Client>,
+    /// Resolved at the first event: the publisher and the Pod, `None` when there is no Pod.
+    target: Option<Option<(crate::controller::Events, ObjectReference)>>,
+    last_warning: Option<(String, tokio::time::Instant)>,
+    failed: bool,
+}
+
+impl AwsSetupEvents {
+    /// Publishes through `client` (`None`: logs and the metric only).
+    pub fn new(client: Option<kube::Client>) -> Self {
+        AwsSetupEvents {
+            client,
+            target: None,
+            last_warning: None,
+            failed: false,
+        }
+    }
+
+    async fn target(&mut self) -> Option<&(crate::controller::Events, ObjectReference)> {
+        if self.target.is_none() {
+            let resolved = match &self.client {
+                Some(client) => own_pod(client).await.map(|pod| {
+                    let events = crate::controller::Events::new(
+                        client.clone(),
+                        "aws-load-balancer-controller",
+                    );
+                    (events, pod)
+                }),
+                None => None,
+            };
+            self.target = Some(resolved);
+        }
+        self.target.as_ref().and_then(Option::as_ref)
+    }
+
+    /// AWS set-up failed with `error`.
+    pub async fn failed(&mut self, error: &str) {
+        self.failed = true;
+        let due = match &self.last_warning {
+            None => true,
+            Some((last, at)) => {
+                let since = at.elapsed();
+                since >= SETUP_EVENT_REPEAT || (last != error && since >= SETUP_EVENT_MIN_GAP)
+            }
+        };
+        if !due {
+            return;
+        }
+        let note = format!(
+            "cannot set up the AWS clients (reconciles wait; admission webhooks keep serving): {error}"
+        );
+        if let Some((events, pod)) = self.target().await {
+            events.warning(pod, AWS_SETUP_FAILED, note).await;
+        }
+        self.last_warning = Some((error.to_string(), tokio::time::Instant::now()));
+    }
+
+    /// AWS set-up succeeded; `note` says where.
+    pub async fn succeeded(&mut self, note: String) {
+        if !std::mem::take(&mut self.failed) {
+            return;
+        }
+        if let Some((events, pod)) = self.target().await {
+            events.normal(pod, AWS_SETUP_SUCCEEDED, note).await;
+        }
+    }
+}
+
+/// A reference to the Pod this process runs in, from `POD_NAME` and `POD_NAMESPACE`; its uid
+/// is read from the API (so `kubectl describe pod` lists the events), left out if that fails.
+async fn own_pod(client: &kube::Client) -> Option<ObjectReference> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let (Some(name), Some(namespace)) = (env("POD_NAME"), env("POD_NAMESPACE")) else {
+        tracing::debug!("POD_NAME or POD_NAMESPACE unset: no events on the controller's Pod");
+        return None;
+    };
+    let pods: kube::Api<Pod> = kube::Api::namespaced(client.clone(), &namespace);
+    let uid = match pods.get(&name).await {
+        Ok(pod) => pod.metadata.uid,
+        Err(error) => {
+            tracing::debug!(%error, pod = %name, "cannot read the controller's own Pod");
+            None
+        }
+    };
+    Some(ObjectReference {
+        api_version: Some("v1".into()),
+        kind: Some("Pod".into()),
+        name: Some(name),
+        namespace: Some(namespace),
+        uid,
+        ..Default::default()
+    })
 }
 
 /// ACM certificate discovery as the flags set it (`--allowed-certificate-authority-arns`, gate

@@ -63,6 +63,8 @@ pub struct AwsMetrics {
     validation_errors: Family<CallLabels, Counter>,
     limit_errors: Family<CallLabels, Counter>,
     target_groups: Family<TargetGroupLabels, Gauge>,
+    /// `awslbc_aws_setup_ready`: 1 once the AWS clients are set up, 0 before and while it fails.
+    setup_ready: Gauge,
 }
 
 /// `status_code` and `error_code` labels of an outcome: 200 and "" for success.
@@ -101,6 +103,7 @@ impl AwsMetrics {
             validation_errors: Family::default(),
             limit_errors: Family::default(),
             target_groups: Family::default(),
+            setup_ready: Gauge::default(),
         };
         registry.register(
             "aws_api_calls",
@@ -152,7 +155,19 @@ impl AwsMetrics {
             "Information available about target group",
             m.target_groups.clone(),
         );
+        // Not upstream's (its controller exits when AWS set-up fails): this build keeps the
+        // webhooks serving and retries, so the failure shows here instead of in a crash loop.
+        registry.register(
+            "awslbc_aws_setup_ready",
+            "Whether the controller's AWS clients are set up (1) or set-up has not completed or keeps failing (0); reconciles wait for it",
+            m.setup_ready.clone(),
+        );
         m
+    }
+
+    /// AWS set-up succeeded (`true`) or failed / has not completed (`false`).
+    pub fn set_setup_ready(&self, ready: bool) {
+        self.setup_ready.set(i64::from(ready));
     }
 
     /// A TargetGroupBinding of ours exists (created, or kept up to date) for this group.

@@ -1,6 +1,7 @@
 //! Integration tests: one binary, one module per area.
 
 mod aws;
+mod aws_setup;
 mod chaos;
 mod chart;
 mod deploy;

@@ -135,6 +135,15 @@ fn default_render_validates_and_has_the_expected_objects() {
         pod_ns["valueFrom"]["fieldRef"]["fieldPath"],
         "metadata.namespace"
     );
+    // The controller's own Pod, where AWS set-up failures show as events.
+    let pod_name = env
+        .iter()
+        .find(|e| e["name"] == "POD_NAME")
+        .expect("POD_NAME");
+    assert_eq!(
+        pod_name["valueFrom"]["fieldRef"]["fieldPath"],
+        "metadata.name"
+    );
     assert_eq!(
         find(&docs, "Deployment", "aws-load-balancer-controller")["spec"]["replicas"],
         2

@@ -38,14 +38,24 @@ fn find_executable() -> PathBuf {
     );
 }
 
+/// A loopback port nothing listens on (yet).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
 impl Moto {
     /// Starts a fresh server on a free port and waits until it answers.
     pub fn start() -> Moto {
+        Self::start_on(free_port())
+    }
+
+    /// Starts a fresh server on `port` (from [`free_port`], for a test that points the
+    /// controller at AWS before AWS answers) and waits until it answers.
+    pub fn start_on(port: u16) -> Moto {
         let exe = find_executable();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
         let recording = std::env::temp_dir().join(format!("moto-recording-{port}.jsonl"));
         let child = Command::new(&exe)
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])

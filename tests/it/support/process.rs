@@ -60,6 +60,10 @@ impl Controller {
             ])
             .args(extra)
             .env_remove("RUST_LOG")
+            // The downward API's pod identity only where a test sets it (events on the Pod,
+            // the Lease namespace), also when the tests themselves run in a pod.
+            .env_remove("POD_NAME")
+            .env_remove("POD_NAMESPACE")
             // Tests talk to 127.0.0.1 only, also on a CI host inside AWS: no instance metadata, fixed
             // dummy keys, and AWS endpoints on a closed local port unless a test passes
             // `--aws-api-endpoints` (moto), which takes precedence over the environment.
