@@ -26,7 +26,10 @@ pub fn init(level: LogLevel, format: LogFormat) {
         .with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        // Colour only on a terminal: piped or shipped lines must not carry escape sequences
+        // that log parsers and queries then have to strip.
         LogFormat::Text => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .fmt_fields(debug_fn(write_field).delimited(" "))
             .try_init(),
     };

@@ -404,3 +404,20 @@ fn certs_generate_writes_a_verifiable_chain() {
         assert_eq!(mode & 0o077, 0, "the key must not be readable by others");
     }
 }
+
+/// Text logs written to a pipe carry no colour escape sequences (log shippers and queries would
+/// have to strip them).
+#[test]
+fn text_logs_into_a_pipe_have_no_escape_sequences() {
+    let (code, stderr) = run_to_end(&[
+        "--cluster-name=x",
+        "--log-format=text",
+        "--webhook-cert-dir=/nonexistent/certs",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("INFO") && stderr.contains("version"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+}
