@@ -37,6 +37,7 @@ hostNetwork that would be the node's addresses); POD_IP comes from the downward 
   (list "globalaccelerator-max-exponential-backoff-delay" $v.globalAcceleratorMaxExponentialBackoffDelay)
   (list "lb-stabilization-monitor-interval" $v.lbStabilizationMonitorInterval)
   (list "log-level" $v.logLevel)
+  (list "log-format" $v.logFormat)
   (list "webhook-bind-port" $v.webhookBindPort)
   (list "sync-period" $v.syncPeriod)
   (list "watch-namespace" $v.watchNamespace)

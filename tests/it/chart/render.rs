@@ -293,3 +293,20 @@ fn every_rendered_flag_is_accepted_by_the_controller_binary() {
         }
     }
 }
+
+/// `logFormat` (beside upstream's `logLevel`) reaches `--log-format`; unset, the controller's
+/// own default applies.
+#[test]
+fn log_format_value_sets_the_flag() {
+    let args = |extra: &[&str]| {
+        let mut all = vec!["--set", "clusterName=it"];
+        all.extend_from_slice(extra);
+        container_args(&docs(&helm_template(&all).unwrap()))
+    };
+    assert!(
+        args(&["--set", "logFormat=json"]).contains(&"--log-format=json".to_string()),
+        "{:?}",
+        args(&["--set", "logFormat=json"])
+    );
+    assert!(!args(&[]).iter().any(|a| a.starts_with("--log-format")));
+}
