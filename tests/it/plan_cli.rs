@@ -102,22 +102,6 @@ fn a_reader_that_stops_after_the_first_line_ends_plan_quietly() {
     );
 }
 
-/// The first YAML tag in `v`, with where it is (`.groups[0].stack...`).
-fn first_tag(v: &serde_yaml::Value, at: &str) -> Option<String> {
-    match v {
-        serde_yaml::Value::Tagged(t) => Some(format!("{at}: {}", t.tag)),
-        serde_yaml::Value::Sequence(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, item)| first_tag(item, &format!("{at}[{i}]"))),
-        serde_yaml::Value::Mapping(m) => m.iter().find_map(|(k, item)| {
-            let key = k.as_str().unwrap_or("?");
-            first_tag(k, at).or_else(|| first_tag(item, &format!("{at}.{key}")))
-        }),
-        _ => None,
-    }
-}
-
 /// `plan -o yaml` (the embedded samples: listener references and subnet discovery, which were
 /// `!listenerArn` and `!discover` tags) is plain YAML, with the data of `plan -o json`.
 #[test]
@@ -126,7 +110,7 @@ fn plan_yaml_is_plain_yaml_with_the_data_of_plan_json() {
     assert_eq!(yaml.status.code(), Some(0), "{}", text(&yaml.stderr));
     let yaml = text(&yaml.stdout);
     let tree: serde_yaml::Value = serde_yaml::from_str(&yaml).unwrap();
-    assert_eq!(first_tag(&tree, ""), None, "{yaml}");
+    assert_eq!(albc_model::plan::first_tag(&tree), None, "{yaml}");
     assert!(
         tree["groups"][0]["stack"]["listenerRules"][0]["listenerArn"].is_mapping(),
         "{yaml}"

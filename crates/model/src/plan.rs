@@ -18,6 +18,7 @@ mod manifests;
 mod yaml;
 use manifests::collect_files;
 pub use manifests::{add_manifests, add_object, outside_watch, parse_documents};
+pub use yaml::first_tag;
 
 use crate::args::ControllerArgs;
 use crate::config::Config;

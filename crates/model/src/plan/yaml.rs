@@ -42,6 +42,26 @@ pub(super) fn plain(value: Value) -> Value {
     }
 }
 
+/// Where `v` holds a YAML tag, the first one with its path (`.groups[0].stack...: !tag`): what
+/// a standard loader refuses, so what `plan -o yaml` must never print.
+pub fn first_tag(v: &Value) -> Option<String> {
+    fn walk(v: &Value, at: &str) -> Option<String> {
+        match v {
+            Value::Tagged(t) => Some(format!("{at}: {}", t.tag)),
+            Value::Sequence(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, item)| walk(item, &format!("{at}[{i}]"))),
+            Value::Mapping(m) => m.iter().find_map(|(k, item)| {
+                let key = k.as_str().unwrap_or("?");
+                walk(k, at).or_else(|| walk(item, &format!("{at}.{key}")))
+            }),
+            _ => None,
+        }
+    }
+    walk(v, "")
+}
+
 /// The entries of `m` at `indent`; the first on the current line when `inline` (after `- `).
 fn mapping(out: &mut String, m: &Mapping, indent: usize, inline: bool) {
     for (i, (k, v)) in m.iter().enumerate() {
