@@ -23,12 +23,12 @@ pub fn version_line() -> String {
     format!("aws-load-balancer-controller {LONG_VERSION}")
 }
 
-/// Logs the build's identity, as upstream's `setupLog.Info("version", ...)` at start.
+/// Logs the build's identity at start with upstream's keys (its `"version"` line).
 pub fn log() {
     tracing::info!(
-        version = VERSION,
-        commit = GIT_COMMIT,
-        build_date = BUILD_DATE,
+        GitVersion = VERSION,
+        GitCommit = GIT_COMMIT,
+        BuildDate = BUILD_DATE,
         "version"
     );
 }

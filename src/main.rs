@@ -35,6 +35,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if error.is::<Logged>() => ExitCode::FAILURE,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
@@ -54,5 +55,26 @@ fn run_controller(args: &aws_load_balancer_controller::args::ControllerArgs) -> 
         Some(_) => {}
         None => tracing::warn!("cannot raise the open-file soft limit"),
     }
-    app::runtime()?.block_on(app::run(cfg))
+    let result = app::runtime()
+        .map_err(anyhow::Error::from)
+        .and_then(|rt| rt.block_on(app::run(cfg)));
+    if let Err(error) = &result {
+        // Logged like every other line (JSON by default), as upstream's last words are; main
+        // then only sets the exit code.
+        tracing::error!(error = format!("{error:#}"), "problem running manager");
+        return Err(Logged.into());
+    }
+    result
 }
+
+/// An error already written to the log.
+#[derive(Debug)]
+struct Logged;
+
+impl std::fmt::Display for Logged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("logged")
+    }
+}
+
+impl std::error::Error for Logged {}

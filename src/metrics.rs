@@ -111,7 +111,7 @@ impl WebhookMetrics {
         let m = WebhookMetrics::default();
         registry.register(
             "controller_runtime_webhook_requests",
-            "Total number of admission requests by HTTP status code",
+            "Total number of admission requests by HTTP status code.",
             m.requests.clone(),
         );
         registry.register(
@@ -121,18 +121,18 @@ impl WebhookMetrics {
         );
         registry.register(
             "controller_runtime_webhook_requests_in_flight",
-            "Current number of admission requests being served",
+            "Current number of admission requests being served.",
             m.in_flight.clone(),
         );
         // prometheus-client appends `_total` to counters, giving upstream's exact names.
         registry.register(
             "awslbc_webhook_validation_failure",
-            "Number of validation failures in the webhooks",
+            "Counts the number of webhook validation failure, categorized by error type.",
             m.validation_failures.clone(),
         );
         registry.register(
             "awslbc_webhook_mutation_failure",
-            "Number of mutation failures in the webhooks",
+            "Counts the number of webhook mutation failure, categorized by error type.",
             m.mutation_failures.clone(),
         );
         m
@@ -473,13 +473,13 @@ mod tests {
         time.observe(0.004);
         let out = render_text(&registry).unwrap();
         let mut want = concat!(
-            "# HELP controller_runtime_reconcile_total Reconciles.\n",
+            "# HELP controller_runtime_reconcile_total Reconciles\n",
             "# TYPE controller_runtime_reconcile_total counter\n",
             "controller_runtime_reconcile_total{controller=\"ingress\"} 1e+06\n",
-            "# HELP controller_runtime_active_workers Workers.\n",
+            "# HELP controller_runtime_active_workers Workers\n",
             "# TYPE controller_runtime_active_workers gauge\n",
             "controller_runtime_active_workers 3\n",
-            "# HELP controller_runtime_reconcile_time_seconds Time.\n",
+            "# HELP controller_runtime_reconcile_time_seconds Time\n",
             "# TYPE controller_runtime_reconcile_time_seconds histogram\n",
             "controller_runtime_reconcile_time_seconds_sum 42.004\n",
             "controller_runtime_reconcile_time_seconds_count 2\n",

@@ -1,15 +1,20 @@
-//! Logging: tracing-subscriber with upstream's `--log-level` (info|debug) and `--log-format` text|json.
+//! Logging: tracing-subscriber with upstream's `--log-level` (info|debug); `--log-format` json
+//! (the default: upstream's zap keys, see [`zap`]) or text for humans.
 //!
 //! Text logs carry client-controlled strings (admission uids, object names, API error texts). A
 //! raw newline in one of them would start a forged log line, so every field value and message is
 //! escaped on the way out: control characters never reach the log verbatim (JSON escapes them by
 //! itself).
 
+mod zap;
+
 use crate::config::{LogFormat, LogLevel};
 use std::fmt;
 use tracing::field::Field;
 use tracing_subscriber::field::MakeExt;
 use tracing_subscriber::fmt::format::{debug_fn, Writer};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::EnvFilter;
 
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides `--log-level` for fine filters.
@@ -25,14 +30,36 @@ pub fn init(level: LogLevel, format: LogFormat) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
     let _ = match format {
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+        LogFormat::Json => builder
+            .event_format(zap::ZapJson)
+            .finish()
+            .with(zap::SpanFields)
+            .try_init()
+            .is_ok(),
         // Colour only on a terminal: piped or shipped lines must not carry escape sequences
         // that log parsers and queries then have to strip.
         LogFormat::Text => builder
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .fmt_fields(debug_fn(write_field).delimited(" "))
-            .try_init(),
+            .try_init()
+            .is_ok(),
     };
+}
+
+/// The span of one reconcile pass, as controller-runtime's reconcile logger: every line of the
+/// pass carries `controller`, `object` (`{name, namespace}` in JSON), `namespace`, `name` and a
+/// fresh `reconcileID`, so one pass can be followed and upstream's log queries keep working.
+/// `key` is the queue key: `namespace/name`, or a bare name (GatewayClasses, explicit groups).
+pub fn reconcile_span(controller: &str, key: &str) -> tracing::Span {
+    let (namespace, name) = key.split_once('/').unwrap_or(("", key));
+    tracing::info_span!(
+        "reconcile",
+        controller,
+        object = key,
+        namespace,
+        name,
+        reconcileID = %uuid::Uuid::new_v4(),
+    )
 }
 
 /// Writes one text-format field: `message` as escaped text, others as `name=value`, the value
@@ -66,12 +93,13 @@ fn write_escaped(w: &mut Writer<'_>, text: &str) -> fmt::Result {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
 
+    /// An in-memory log sink for formatter tests.
     #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Buffer(pub(crate) Arc<Mutex<Vec<u8>>>);
 
     impl std::io::Write for Buffer {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

@@ -195,17 +195,17 @@ impl ControllerMetrics {
         let m = ControllerMetrics::default();
         registry.register(
             "awslbc_readiness_gate_ready_seconds",
-            "Latency from pod getting added to the load balancer until the readiness gate is flipped to healthy",
+            "Latency from pod getting added to the load balancer until the readiness gate is flipped to healthy.",
             m.gate_ready.clone(),
         );
         registry.register(
             "awslbc_controller_reconcile_errors",
-            "Counts the number of reconcile error, categorized by error type",
+            "Counts the number of reconcile error, categorized by error type.",
             m.reconcile_errors.clone(),
         );
         registry.register(
             "awslbc_controller_reconcile_stage_duration",
-            "latencies of different reconcile stages",
+            "latencies of different reconcile stages.",
             m.stage_duration.clone(),
         );
         registry.register(
@@ -250,7 +250,7 @@ impl ControllerMetrics {
         );
         registry.register(
             "workqueue_work_duration_seconds",
-            "How long in seconds processing an item from workqueue takes",
+            "How long in seconds processing an item from workqueue takes.",
             m.work_duration.clone(),
         );
         registry.register(
@@ -260,7 +260,7 @@ impl ControllerMetrics {
         );
         registry.register(
             "leader_election_master_status",
-            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
             m.leader.clone(),
         );
         registry.register_collector(Box::new(InFlightCollector(m.in_flight.clone())));

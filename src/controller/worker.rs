@@ -8,6 +8,8 @@ use std::future::Future;
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
+use tracing::Instrument;
+
 use super::ingress::queue::{Priority, Queue};
 use super::metrics::{Outcome, Reconciles};
 use super::Backoff;
@@ -19,7 +21,7 @@ pub struct Worker<'a, K> {
     pub backoff: &'a Backoff,
     /// A pass asking to run again after exactly this long is a resync (low priority).
     pub sync_period: Option<Duration>,
-    /// The controller's name in the log line of a failed pass.
+    /// The controller's name in the log lines of its passes (upstream's `controller` key).
     pub controller: &'a str,
 }
 
@@ -37,7 +39,8 @@ impl<K: Clone + Eq + Hash + Display> Worker<'_, K> {
             let working = self.rec.working(waited);
             let start = Instant::now();
             let id = key.to_string();
-            let outcome = match pass(key.clone()).await {
+            let span = crate::telemetry::reconcile_span(self.controller, &id);
+            let outcome = match pass(key.clone()).instrument(span.clone()).await {
                 Ok(next) => {
                     self.backoff.succeeded(&id);
                     if let Some(after) = next {
@@ -52,7 +55,10 @@ impl<K: Clone + Eq + Hash + Display> Worker<'_, K> {
                 }
                 Err(e) => {
                     let after = self.backoff.failed(&id);
-                    tracing::warn!(controller = self.controller, object = %id, error = %e, retry_in = ?after, "reconcile failed");
+                    let error = e.to_string();
+                    span.in_scope(
+                        || tracing::error!(%error, retry_in = ?after, "Reconciler error"),
+                    );
                     self.queue.add_after(key.clone(), after);
                     self.rec.retried();
                     Outcome::Error

@@ -50,12 +50,12 @@ impl RestClientMetrics {
         let m = RestClientMetrics::default();
         registry.register(
             "rest_client_requests",
-            "Number of HTTP requests, partitioned by status code, method, and host",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
             m.requests.clone(),
         );
         registry.register(
             "rest_client_request_duration_seconds",
-            "Request latency in seconds. Broken down by verb, and host",
+            "Request latency in seconds. Broken down by verb and host.",
             m.duration.clone(),
         );
         m

@@ -194,7 +194,9 @@ pub fn openmetrics_to_text(om: &str) -> String {
                 };
             }
             if keyword == "HELP" {
-                family.help = Some(rest.to_string());
+                // prometheus-client ends every help text with a '.' of its own; the texts are
+                // registered as upstream writes them (some with their own full stop).
+                family.help = Some(rest.strip_suffix('.').unwrap_or(rest).to_string());
             } else {
                 family.kind = rest.trim().to_string();
             }
@@ -400,7 +402,7 @@ mod tests {
             "# TYPE reqs counter\n",
             "reqs_total{code=\"200\"} 1000000 # {trace_id=\"x\"} 1.0 1.5\n",
             "reqs_created{code=\"200\"} 1.7e9\n",
-            "# HELP temp Temperature.\n",
+            "# HELP temp Temperature, own stop..\n",
             "# TYPE temp gauge\n",
             "# UNIT temp celsius\n",
             "temp -2.50\n",
@@ -422,13 +424,13 @@ mod tests {
             "# EOF\n",
         );
         let want = concat!(
-            "# HELP reqs_total Requests.\n",
+            "# HELP reqs_total Requests\n",
             "# TYPE reqs_total counter\n",
             "reqs_total{code=\"200\"} 1e+06\n",
-            "# HELP temp Temperature.\n",
+            "# HELP temp Temperature, own stop.\n",
             "# TYPE temp gauge\n",
             "temp -2.5\n",
-            "# HELP lat Latency.\n",
+            "# HELP lat Latency\n",
             "# TYPE lat histogram\n",
             "lat_sum{path=\"/a\\\"b\"} 0\n",
             "lat_count{path=\"/a\\\"b\"} 3\n",
@@ -436,7 +438,7 @@ mod tests {
             "lat_bucket{path=\"/a\\\"b\",le=\"60\"} 2\n",
             "lat_bucket{path=\"/a\\\"b\",le=\"1e-08\"} 0\n",
             "lat_bucket{path=\"/a\\\"b\",le=\"+Inf\"} 3\n",
-            "# HELP build_info Build.\n",
+            "# HELP build_info Build\n",
             "# TYPE build_info gauge\n",
             "build_info{version=\"1.0\"} 1\n",
             "# TYPE odd untyped\n",

@@ -114,10 +114,28 @@ async fn enable_wafv2_false_leaves_web_acls_alone() {
             .lock()
             .unwrap()
             .iter()
-            .filter(|v| v["message"] == "successfully deployed model")
+            .filter(|v| v["msg"] == "successfully deployed model")
             .count()
     };
     let first = deployed();
+    // The pass's lines carry controller-runtime's reconcile keys.
+    let line = ctl.wait_for_log("successfully deployed model", WAIT);
+    assert_eq!(line["controller"], "ingress", "{line}");
+    assert_eq!(
+        line["object"],
+        serde_json::json!({"name": "app", "namespace": "demo"}),
+        "{line}"
+    );
+    assert_eq!(
+        (&line["namespace"], &line["name"]),
+        (&"demo".into(), &"app".into()),
+        "{line}"
+    );
+    assert_eq!(
+        line["reconcileID"].as_str().map(str::len),
+        Some(36),
+        "{line}"
+    );
     let (ok, out) = kubectl(
         &kubeconfig,
         &[

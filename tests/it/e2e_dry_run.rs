@@ -118,7 +118,7 @@ async fn shadow_gauge_follows_drift_and_the_shadow_writes_nothing() {
         .lock()
         .unwrap()
         .iter()
-        .find(|l| l["message"] == "dry-run: planned write" && l["operation"] == "ModifyTargetGroup")
+        .find(|l| l["msg"] == "dry-run: planned write" && l["operation"] == "ModifyTargetGroup")
         .cloned()
         .expect("a log line for the planned write");
     assert_eq!(planned["stack"], format!("ingress {STACK}"), "{planned}");

@@ -368,7 +368,7 @@ async fn missing_gateway_api_crds_turn_both_gates_off_with_upstreams_log_lines()
     let k8s = Cluster::start().await;
     let ctl = k8s.controller(&["--cluster-name=e2e".into()]);
     let alb = ctl.wait_for_log("Disabling ALBGatewayAPI: missing required CRDs", WAIT);
-    assert_eq!(alb["level"], "INFO");
+    assert_eq!(alb["level"], "info");
     assert!(
         alb["missing"].as_str().unwrap().contains("HTTPRoute"),
         "{alb}"

@@ -423,7 +423,7 @@ async fn shadow_mode_plans_the_repair_of_a_gateway_stack_and_sends_nothing() {
         .lock()
         .unwrap()
         .iter()
-        .find(|l| l["message"] == "dry-run: planned write" && l["operation"] == "ModifyTargetGroup")
+        .find(|l| l["msg"] == "dry-run: planned write" && l["operation"] == "ModifyTargetGroup")
         .cloned()
         .expect("a log line for the planned write");
     assert_eq!(planned["stack"], "gateway demo/gw", "{planned}");

@@ -101,6 +101,14 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
     if let Err(e) = prom_text::check(&body) {
         panic!("{e}\n{body}");
     }
+    // Help texts as client_golang writes them: upstream's own punctuation, no added stop.
+    for help in [
+        "# HELP controller_runtime_webhook_requests_total Total number of admission requests by HTTP status code.\n",
+        "# HELP controller_runtime_reconcile_total Total number of reconciliations per controller\n",
+        "# HELP workqueue_adds_total Total number of adds handled by workqueue\n",
+    ] {
+        assert!(body.contains(help), "no `{help}` in\n{body}");
+    }
     let host = k8s.server.addr().to_string();
 
     // Sample lines that must be there, with their labels (value checked where it is known).

@@ -289,15 +289,59 @@ fn version_prints_version_commit_and_build_date() {
 fn start_logs_version_commit_and_build_date() {
     let (ctl, _bundle, _dir) = start(&[]);
     let line = ctl.wait_for_log("version", Duration::from_secs(20));
-    assert_eq!(line["version"], env!("CARGO_PKG_VERSION"), "{line}");
-    for field in ["commit", "build_date"] {
+    assert_eq!(line["GitVersion"], env!("CARGO_PKG_VERSION"), "{line}");
+    for field in ["GitCommit", "BuildDate"] {
         assert!(
             line[field].as_str().is_some_and(|v| !v.is_empty()),
             "{field}: {line}"
         );
     }
-    assert_eq!(line["level"], "INFO", "{line}");
+    assert_eq!(line["level"], "info", "{line}");
     assert_eq!(ctl.count_logs("version"), 1);
+}
+
+/// With default flags every line is upstream's zap JSON: `level` in zap's lower-case spelling,
+/// `ts` RFC 3339 in seconds, `msg`; the start's identity line and the failure itself included.
+#[test]
+fn default_logs_are_zap_json_lines_with_upstreams_keys() {
+    let (code, stderr) = run_to_end(&["--cluster-name=x", "--webhook-cert-dir=/nonexistent/certs"]);
+    assert_eq!(code, 1);
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    assert!(lines.len() >= 2, "{stderr}");
+    for line in &lines {
+        assert!(
+            ["debug", "info", "warn", "error"].contains(&line["level"].as_str().unwrap_or("")),
+            "{line}"
+        );
+        let ts = line["ts"].as_str().unwrap_or_default();
+        assert!(
+            ts.len() == 20 && ts.as_bytes()[10] == b'T' && ts.ends_with('Z'),
+            "{line}"
+        );
+        assert!(line["msg"].is_string(), "{line}");
+        assert!(
+            line.get("message").is_none() && line.get("fields").is_none(),
+            "{line}"
+        );
+    }
+    assert!(lines
+        .iter()
+        .any(|l| l["msg"] == "version" && l["GitCommit"].is_string()));
+    let last = lines.last().unwrap();
+    assert_eq!(
+        (&last["level"], &last["msg"]),
+        (&"error".into(), &"problem running manager".into())
+    );
+    assert!(
+        last["error"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/certs/tls.crt"),
+        "{last}"
+    );
 }
 
 #[test]

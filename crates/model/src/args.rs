@@ -316,8 +316,8 @@ pub struct LogArgs {
     /// Log level: info or debug (RUST_LOG overrides for finer filters).
     #[arg(long, default_value = "info")]
     pub log_level: String,
-    /// Log format: text or json.
-    #[arg(long, default_value = "text")]
+    /// Log format: json (upstream's zap keys: level, ts, logger, msg) or text (for humans).
+    #[arg(long, default_value = "json")]
     pub log_format: String,
 }
 

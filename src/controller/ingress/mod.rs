@@ -35,6 +35,7 @@ use crate::model::{GroupId, ModelConfig, ModelError};
 use crate::watch::Watches;
 use objects::Stores;
 use queue::{Priority, Queue};
+use tracing::Instrument;
 use warm::Triggers;
 
 pub use bindings::{
@@ -232,7 +233,8 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
         let key = id.as_string();
         let working = ctx.rec.working(waited);
         let start = std::time::Instant::now();
-        let pass = reconcile::reconcile(&ctx, &id);
+        let span = crate::telemetry::reconcile_span("ingress", &key);
+        let pass = reconcile::reconcile(&ctx, &id).instrument(span.clone());
         let outcome = match crate::diff::shadow::scope(format!("ingress {key}"), pass).await {
             Ok(next) => {
                 ctx.backoff.succeeded(&key);
@@ -252,7 +254,8 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
             }
             Err(e) => {
                 let after = ctx.backoff.failed(&key);
-                tracing::warn!(group = %key, error = %e, retry_in = ?after, "ingress group reconcile failed");
+                let error = e.to_string();
+                span.in_scope(|| tracing::error!(%error, retry_in = ?after, "Reconciler error"));
                 queue.add_after(id.clone(), after);
                 ctx.rec.retried();
                 Outcome::Error

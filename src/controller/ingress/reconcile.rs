@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::{Api, Resource, ResourceExt};
-use tracing::Instrument;
 
 use super::{bindings, status, Ctx, IngressError};
 use crate::controller::{add_finalizer, remove_finalizer};
@@ -112,13 +111,8 @@ async fn staged<T, E>(
 }
 
 /// Reconciles group `id`; `Ok(Some(d))` asks for a resync after `d`.
+/// The caller wraps the pass in its log span ([`crate::telemetry::reconcile_span`]).
 pub async fn reconcile(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, IngressError> {
-    // Every log line of this pass carries the group: one reconcile can be followed in the logs.
-    let span = tracing::info_span!("reconcile", controller = "ingress", group = %id.as_string());
-    reconcile_group(ctx, id).instrument(span).await
-}
-
-async fn reconcile_group(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, IngressError> {
     let class = &ctx.cfg.model.ingress_class;
     let start = std::time::Instant::now();
     let mut objs = ctx.stores.snapshot(id, class);

@@ -44,6 +44,7 @@ use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::metrics::{ControllerMetrics, Outcome, Reconciles, TriggerQueue};
 use crate::aws::{elbv2_for, AssumeRole, AwsError, Ec2, Ec2Query, ElbV2};
@@ -377,7 +378,14 @@ async fn timed_reconcile(
     let waited = queue.taken(&key_of(&tgb));
     let working = ctx.rec.working(waited);
     let start = std::time::Instant::now();
-    let out = reconcile::reconcile(tgb, ctx.clone()).await;
+    let span = crate::telemetry::reconcile_span("targetGroupBinding", &key_of(&tgb));
+    let out = reconcile::reconcile(tgb, ctx.clone())
+        .instrument(span.clone())
+        .await;
+    if let Err(error) = &out {
+        // controller-runtime's line for a failed pass, with the pass's reconcileID.
+        span.in_scope(|| tracing::error!(%error, "Reconciler error"));
+    }
     // The periodic resync is controller-runtime's SyncPeriod, not a requeue.
     let outcome = match &out {
         Ok(a) if *a == Action::requeue(ctx.cfg.resync) || *a == Action::await_change() => {
@@ -394,7 +402,6 @@ async fn timed_reconcile(
 fn error_policy(tgb: Arc<TargetGroupBinding>, err: &TgbError, ctx: Arc<Ctx>) -> Action {
     ctx.rec.retried();
     let key = key_of(&tgb);
-    tracing::warn!(binding = %key, error = %err, "reconcile failed");
     let delay = ctx.backoff.failed(&key);
     let note = format!("Failed reconcile due to {err}");
     let oref = kube::Resource::object_ref(tgb.as_ref(), &());

@@ -7,7 +7,6 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
-use tracing::Instrument;
 
 use super::endpoints::{
     find_service_port, select_node_endpoints, select_pod_endpoints, NodeEndpoint, PodEndpoint,
@@ -33,21 +32,8 @@ struct Outcome {
     net_failed: bool,
 }
 
+/// One pass over a binding; the caller wraps it in the pass's log span.
 pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Action, TgbError> {
-    // Every log line of this pass carries the binding: one reconcile can be followed in the logs.
-    let span = tracing::info_span!(
-        "reconcile",
-        controller = "targetGroupBinding",
-        namespace = %tgb.namespace().unwrap_or_default(),
-        name = %tgb.name_any(),
-    );
-    reconcile_binding(tgb, ctx).instrument(span).await
-}
-
-async fn reconcile_binding(
-    tgb: Arc<TargetGroupBinding>,
-    ctx: Arc<Ctx>,
-) -> Result<Action, TgbError> {
     let ns = tgb.namespace().unwrap_or_default();
     let name = tgb.name_any();
     let api: Api<TargetGroupBinding> = Api::namespaced(ctx.client.clone(), &ns);

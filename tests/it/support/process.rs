@@ -107,7 +107,7 @@ impl Controller {
             .lock()
             .unwrap()
             .iter()
-            .filter(|v| v["message"] == message)
+            .filter(|v| v["msg"] == message)
             .count()
     }
 
@@ -124,7 +124,7 @@ impl Controller {
                 .lock()
                 .unwrap()
                 .iter()
-                .find(|v| v["message"] == message)
+                .find(|v| v["msg"] == message)
             {
                 return v.clone();
             }
