@@ -1,7 +1,7 @@
 //! `diff` over 1,000 Ingresses in 100 groups on FakeAws with per-call latency: the groups are
 //! first deployed for real, then diffed (reads forwarded, writes recorded) as the command does,
-//! one group after another. Reports wall time, read calls and read calls per AWS resource, and
-//! the writes recorded (0 when in sync).
+//! one group after another, each printed (to memory) as it is done. Reports wall time, read
+//! calls and read calls per AWS resource, and the writes recorded (0 when in sync).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use futures::stream::{self, StreamExt};
 
 use aws_load_balancer_controller::controller::ingress::IngressConfig;
 use aws_load_balancer_controller::deploy::Deployer;
-use aws_load_balancer_controller::diff::{groups, Recorder};
+use aws_load_balancer_controller::diff::{groups, Progress, Recorder, Sink};
 use aws_load_balancer_controller::model::{self, BuildEnv, ClusterObjects, ModelConfig};
 use aws_load_balancer_controller::plan::add_manifests;
 
@@ -81,15 +81,20 @@ async fn one() {
         cfg: &cfg,
         client: None,
     };
+    // As the command runs: every group listed, then each printed as soon as it is diffed.
+    let planned = groups::plan(&env, &objs);
+    let mut out: Vec<u8> = Vec::new();
+    let mut sink = Sink::new(&mut out, false, Progress::off());
+    sink.begin(Vec::new(), &[("ingress", planned.len())]).expect("print");
     let start = Instant::now();
-    let report = groups::diff_groups(&env, &objs).await;
+    groups::diff_groups(&env, &objs, &planned, &mut sink).await.expect("print");
     let wall = start.elapsed();
-    let writes: usize = report.iter().map(|s| s.writes.len()).sum();
+    let writes = sink.finish().expect("print").pending_writes;
     let calls = fake.calls().len();
     println!(
         "diff {} ingresses, {} groups, {} ms/call: {:.2} s wall, {calls} read calls for {resources} resources = {:.2} calls/resource, {} sent writes, {writes} recorded writes",
         GROUPS * PER_GROUP,
-        report.len(),
+        planned.len(),
         LATENCY.as_millis(),
         wall.as_secs_f64(),
         calls as f64 / resources as f64,

@@ -1,7 +1,8 @@
 //! The TargetGroupBinding producer of `diff`: the real TargetGroupBinding reconciler runs once
 //! over every binding in the cluster, with the recording AWS layer and the dry-run Kubernetes
 //! client, one binding at a time; each binding's first reconcile (targets registered or
-//! deregistered, security-group rules, finalizer, status) is its stack in the report.
+//! deregistered, security-group rules, finalizer, status) is its stack in the report, printed
+//! in `ns/name` order as soon as it and the bindings before it are done.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{shadow, Recorder, StackDiff};
+use super::{shadow, Recorder, Sink, StackDiff};
 use crate::config::Config;
 use crate::crd::TargetGroupBinding;
 use crate::reconcilers::{tgb_config, Cloud};
@@ -19,13 +20,26 @@ const WAIT: Duration = Duration::from_secs(120);
 
 const PREFIX: &str = "targetgroupbinding ";
 
-pub async fn diff_bindings(
+/// The bindings to run, listed before any stack is computed, with the dry-run client the
+/// reconciler reads them through.
+pub struct Planned {
+    want: BTreeSet<String>,
+    client: kube::Client,
+}
+
+impl Planned {
+    /// How many stacks [`diff_bindings`] prints.
+    pub fn count(&self) -> usize {
+        self.want.len()
+    }
+}
+
+/// Every binding in `--watch-namespace`, in `ns/name` order; None when there is none.
+pub async fn plan(
     cfg: &Config,
     kc: kube::Config,
     real: &kube::Client,
-    recorder: Arc<Recorder>,
-    cloud: &Cloud,
-) -> anyhow::Result<Vec<StackDiff>> {
+) -> anyhow::Result<Option<Planned>> {
     let want: BTreeSet<String> =
         super::groups::list::<TargetGroupBinding>(real, &cfg.watch_namespaces)
             .await?
@@ -36,10 +50,23 @@ pub async fn diff_bindings(
             })
             .collect();
     if want.is_empty() {
-        return Ok(vec![]);
+        return Ok(None);
     }
-    shadow::collect();
     let client = super::shadow_kube::client(kc, false, None)?;
+    Ok(Some(Planned { want, client }))
+}
+
+/// Runs the reconciler over `planned` and hands each binding's first reconcile to `sink` in
+/// `ns/name` order: a binding as soon as it and every binding before it are done.
+pub async fn diff_bindings(
+    cfg: &Config,
+    planned: Planned,
+    recorder: Arc<Recorder>,
+    cloud: &Cloud,
+    sink: &mut Sink<'_>,
+) -> std::io::Result<()> {
+    let Planned { want, client } = planned;
+    shadow::collect();
     let mut tcfg = tgb_config(cfg, cloud);
     // One at a time: the report lists each binding's writes on their own.
     tcfg.concurrency = 1;
@@ -51,33 +78,44 @@ pub async fn diff_bindings(
         tcfg,
         token.clone(),
     ));
-    let start = Instant::now();
-    let firsts = loop {
-        let firsts = first_of_each(&want);
-        if firsts.len() == want.len() || start.elapsed() > WAIT {
-            break firsts;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let printed = print_in_order(&want, sink).await;
     token.cancel();
     let _ = run.await;
-    Ok(want
-        .iter()
-        .map(|key| match firsts.iter().find(|(k, _, _)| k == key) {
-            Some((_, writes, error)) => StackDiff {
-                kind: "targetgroupbinding",
-                stack: key.clone(),
-                writes: writes.clone(),
-                error: error.clone(),
-            },
-            None => StackDiff {
-                kind: "targetgroupbinding",
-                stack: key.clone(),
-                writes: vec![],
-                error: Some(format!("not reconciled within {WAIT:?}")),
-            },
-        })
-        .collect())
+    printed
+}
+
+/// Waits for the first reconcile of each of `want` (at most [`WAIT`]), printing them in order.
+async fn print_in_order(want: &BTreeSet<String>, sink: &mut Sink<'_>) -> std::io::Result<()> {
+    let start = Instant::now();
+    let mut next = want.iter().peekable();
+    while next.peek().is_some() {
+        let firsts = first_of_each(want);
+        let late = start.elapsed() > WAIT;
+        while let Some(&key) = next.peek() {
+            let stack = match firsts.iter().find(|(k, _, _)| k == key) {
+                Some((_, writes, error)) => StackDiff {
+                    kind: "targetgroupbinding",
+                    stack: key.clone(),
+                    writes: writes.clone(),
+                    error: error.clone(),
+                },
+                // Still running: the ones after it wait, so the order stays `ns/name`'s.
+                None if !late => break,
+                None => StackDiff {
+                    kind: "targetgroupbinding",
+                    stack: key.clone(),
+                    writes: vec![],
+                    error: Some(format!("not reconciled within {WAIT:?}")),
+                },
+            };
+            sink.stack(stack)?;
+            next.next();
+        }
+        if next.peek().is_some() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    Ok(())
 }
 
 /// The first finished reconcile of each wanted binding.

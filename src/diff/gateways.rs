@@ -8,12 +8,15 @@
 //! which finds the existing stack by upstream's `gateway.k8s.aws.{alb,nlb}/stack` tag. Route and
 //! ListenerSet status and the release of the shared backend security group are not shown.
 
+use std::sync::Arc;
+
+use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::{Gateway, GatewayStatus};
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
 
 use super::groups::{bindings_labeled, kube_write, one, Env};
-use super::{StackDiff, Write};
+use super::{Sink, StackDiff, Write};
 use crate::controller::gateway::config::{self, Configs};
 use crate::controller::gateway::inputs::Owned;
 use crate::controller::gateway::reconcile::{kind, Kind};
@@ -37,9 +40,6 @@ pub struct GatewayEnv<'a> {
     pub reader: &'a EnvReader,
     /// Target groups named by `TargetGroupName` backends (reads through the recorder).
     pub target_groups: &'a TgCache,
-    /// Gates `ALBGatewayAPI` and `NLBGatewayAPI` (after CRD detection).
-    pub alb: bool,
-    pub nlb: bool,
     /// From manifests: the Secrets OIDC rule configurations read (the cluster is read by GET).
     pub objs: &'a ClusterObjects,
 }
@@ -59,33 +59,54 @@ fn key_of(gw: &Gateway) -> String {
     )
 }
 
-/// Every Gateway a Gateway controller would reconcile, in `ns/name` order.
-pub async fn diff_gateways(env: &Env<'_>, genv: &GatewayEnv<'_>) -> Vec<StackDiff> {
-    let mut gateways = genv.stores.gateways.state();
+/// A Gateway a Gateway controller would reconcile: with its class and that controller's kind.
+pub struct Planned {
+    gateway: Arc<Gateway>,
+    class: Arc<GatewayClass>,
+    lb: LbKind,
+}
+
+/// Every Gateway a Gateway controller would reconcile, in `ns/name` order: those of a class of
+/// `gateway.k8s.aws/alb` while `alb` (gate `ALBGatewayAPI`) is on, of `gateway.k8s.aws/nlb`
+/// while `nlb` (gate `NLBGatewayAPI`) is.
+pub fn plan(stores: &Stores, alb: bool, nlb: bool) -> Vec<Planned> {
+    let mut gateways = stores.gateways.state();
     gateways.sort_by_key(|g| key_of(g));
-    let mut out = Vec::new();
-    for gw in gateways {
-        let Some(class) = genv.stores.classes.get("", &gw.spec.gateway_class_name) else {
-            continue;
-        };
-        let lb = match class.spec.controller_name.as_str() {
-            c if c == controller_name(LbKind::Alb) && genv.alb => LbKind::Alb,
-            c if c == controller_name(LbKind::Nlb) && genv.nlb => LbKind::Nlb,
-            _ => continue,
-        };
+    gateways
+        .into_iter()
+        .filter_map(|gateway| {
+            let class = stores.classes.get("", &gateway.spec.gateway_class_name)?;
+            let lb = match class.spec.controller_name.as_str() {
+                c if c == controller_name(LbKind::Alb) && alb => LbKind::Alb,
+                c if c == controller_name(LbKind::Nlb) && nlb => LbKind::Nlb,
+                _ => return None,
+            };
+            Some(Planned { gateway, class, lb })
+        })
+        .collect()
+}
+
+/// Each of `gateways` ([`plan`]) in turn, handed to `sink` as soon as it is computed.
+pub async fn diff_gateways(
+    env: &Env<'_>,
+    genv: &GatewayEnv<'_>,
+    gateways: &[Planned],
+    sink: &mut Sink<'_>,
+) -> std::io::Result<()> {
+    for Planned { gateway, class, lb } in gateways {
         let mut d = StackDiff {
             kind: "gateway",
-            stack: key_of(&gw),
+            stack: key_of(gateway),
             writes: Vec::new(),
             error: None,
         };
-        if let Err(e) = one_gateway(env, genv, lb, &gw, &class, &mut d.writes).await {
+        if let Err(e) = one_gateway(env, genv, *lb, gateway, class, &mut d.writes).await {
             d.writes.append(&mut env.recorder.take());
             d.error = Some(e);
         }
-        out.push(d);
+        sink.stack(d)?;
     }
-    out
+    Ok(())
 }
 
 fn labels(env: &Env<'_>, k: &Kind, gw: &Gateway) -> std::collections::BTreeMap<String, String> {
@@ -136,7 +157,7 @@ async fn one_gateway(
     genv: &GatewayEnv<'_>,
     lb: LbKind,
     gw: &Gateway,
-    class: &gateway_api::apis::standard::gatewayclasses::GatewayClass,
+    class: &GatewayClass,
     writes: &mut Vec<Write>,
 ) -> Result<(), String> {
     let configs = config::resolve(genv.stores, gw, class)?;

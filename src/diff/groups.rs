@@ -4,7 +4,7 @@
 //! the cluster; the comparisons are the reconciler's own (`binding_needs_update`,
 //! `status_is_current`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Context;
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
@@ -13,7 +13,7 @@ use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 use serde::de::DeserializeOwned;
 
-use super::{Change, Recorder, StackDiff, Write};
+use super::{Change, Recorder, Sink, StackDiff, Write};
 use crate::annotations::DRY_RUN_PLAN;
 use crate::config::Config;
 use crate::controller::ingress::{
@@ -144,10 +144,18 @@ pub(super) fn one(field: &str, before: Option<String>, after: Option<String>) ->
 }
 
 /// Every group the controller would reconcile, in group-id order.
-pub async fn diff_groups(env: &Env<'_>, objs: &ClusterObjects) -> Vec<StackDiff> {
-    let (groups, _) = model::load_groups(objs, &env.cfg.model.ingress_class);
-    let mut out = Vec::new();
-    for (id, g) in &groups {
+pub fn plan<'o>(env: &Env<'_>, objs: &'o ClusterObjects) -> BTreeMap<GroupId, IngressGroup<'o>> {
+    model::load_groups(objs, &env.cfg.model.ingress_class).0
+}
+
+/// Each of `groups` ([`plan`]) in turn, handed to `sink` as soon as it is computed.
+pub async fn diff_groups(
+    env: &Env<'_>,
+    objs: &ClusterObjects,
+    groups: &BTreeMap<GroupId, IngressGroup<'_>>,
+    sink: &mut Sink<'_>,
+) -> std::io::Result<()> {
+    for (id, g) in groups {
         let mut d = StackDiff {
             kind: "ingress",
             stack: id.as_string(),
@@ -165,9 +173,9 @@ pub async fn diff_groups(env: &Env<'_>, objs: &ClusterObjects) -> Vec<StackDiff>
             d.writes.append(&mut aws);
             d.error = Some(e);
         }
-        out.push(d);
+        sink.stack(d)?;
     }
-    out
+    Ok(())
 }
 
 fn finalizer_adds(members: &[&Ingress], finalizer: &str, writes: &mut Vec<Write>) {

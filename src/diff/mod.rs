@@ -8,14 +8,19 @@
 //! Every TargetGroupBinding then goes once through the real TargetGroupBinding reconciler with the
 //! same recording layers ([`bindings::diff_bindings`]).
 //!
-//! Stacks are a list of [`StackDiff`]: [`groups::diff_groups`] for Ingress groups,
+//! Stacks are [`StackDiff`]s: [`groups::diff_groups`] for Ingress groups,
 //! [`services::diff_services`] for LoadBalancer Services and [`gateways::diff_gateways`] for
-//! Gateways add their own.
+//! Gateways add their own. Every stack is listed first, then computed one at a time in that
+//! order, and each is printed as soon as it is computed ([`output::Sink`]), with a progress
+//! line on a terminal ([`progress::Progress`]): the output is that of the whole report,
+//! deterministic, without minutes of silence before it.
 
 pub mod bindings;
 pub mod gateway_objects;
 pub mod gateways;
 pub mod groups;
+pub mod output;
+pub mod progress;
 pub mod record;
 pub mod roles;
 pub mod services;
@@ -33,6 +38,8 @@ use crate::config::Config;
 use crate::controller::ingress::IngressConfig;
 use crate::deploy::Deployer;
 use crate::model::ClusterObjects;
+pub use output::{Sink, Totals};
+pub use progress::Progress;
 pub use record::{Change, Recorder, Write};
 
 /// `aws-load-balancer-controller diff`: the writes a reconcile would make now, without making them.
@@ -69,7 +76,7 @@ pub struct StackDiff {
     pub error: Option<String>,
 }
 
-/// The whole report.
+/// The whole report, as `-o json` prints it (streamed by [`Sink`], stack by stack).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
@@ -81,45 +88,47 @@ pub struct Report {
 }
 
 /// The exit status `--exit-code` asks for: 0 no writes, 2 writes pending, 1 an error.
-pub fn exit_status(report: &Report) -> u8 {
-    if report.errors > 0 {
+pub fn exit_status(totals: &Totals) -> u8 {
+    if totals.errors > 0 {
         1
-    } else if report.pending_writes > 0 {
+    } else if totals.pending_writes > 0 {
         2
     } else {
         0
     }
 }
 
-/// Runs `diff`; returns the exit status (always 0 without `--exit-code`, unless it fails).
+/// Runs `diff`, printing to `out`, with the progress line on stderr when it is a terminal;
+/// returns the exit status (always 0 without `--exit-code`, unless it fails).
 pub fn run(args: DiffArgs, out: &mut dyn std::io::Write) -> anyhow::Result<u8> {
+    run_with(args, out, Progress::stderr())
+}
+
+/// [`run`] with the progress line drawn by `progress`.
+pub fn run_with(
+    args: DiffArgs,
+    out: &mut dyn std::io::Write,
+    progress: Progress<'_>,
+) -> anyhow::Result<u8> {
     let cfg = Config::from_args(&args.controller)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let report = runtime.block_on(collect(&cfg, &args.filename))?;
-    let mut text: Vec<u8> = Vec::new();
-    match args.output.as_str() {
-        "json" => {
-            serde_json::to_writer_pretty(&mut text, &report)?;
-            text.push(b'\n');
-        }
-        _ => print_text(&report, &mut text)?,
-    }
-    // As `plan`'s: a reader that stops early (`diff | head`) ends the output quietly; the exit
-    // status is still the report's.
-    crate::plan::write_report(out, &text)?;
+    let mut sink = Sink::new(out, args.output == "json", progress);
+    runtime.block_on(collect(&cfg, &args.filename, &mut sink))?;
+    let totals = sink.finish()?;
     Ok(if args.exit_code {
-        exit_status(&report)
+        exit_status(&totals)
     } else {
-        u8::from(report.errors > 0)
+        u8::from(totals.errors > 0)
     })
 }
 
-/// Builds the report: AWS clients and cluster objects as the controller gets them, then every
-/// stack producer in turn.
-pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> {
+/// Runs the report into `sink`: AWS clients and cluster objects as the controller gets them,
+/// every stack listed, then every stack producer in turn, each stack handed to `sink` as soon
+/// as it is computed.
+pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> anyhow::Result<()> {
     let (elbv2, ec2, roles, resolved) = crate::aws::build_with_roles(
         &crate::aws::AwsConfig::from(cfg),
         &cfg.cluster_name,
@@ -213,20 +222,43 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         cfg: &icfg,
         client: client.as_ref().map(|(c, _)| c),
     };
-    let mut stacks = groups::diff_groups(&env, &objs).await;
+    // Every stack is listed before the first is computed: the progress line counts them, and a
+    // failure to list ends the run before anything is printed.
+    let planned_groups = groups::plan(&env, &objs);
     // Feature gate `EnableServiceController`: the Services the Service reconciler would handle.
-    if icfg.model.gate("EnableServiceController") {
+    let planned_services = if icfg.model.gate("EnableServiceController") {
+        services::plan(&env, &objs)
+    } else {
+        Vec::new()
+    };
+    // Gates `ALBGatewayAPI` / `NLBGatewayAPI`: the Gateways of their classes.
+    let (alb, nlb) = (gw_gates.alb.enabled, gw_gates.nlb.enabled);
+    let planned_gateways = gw_stores
+        .as_ref()
+        .map(|stores| gateways::plan(stores, alb, nlb))
+        .unwrap_or_default();
+    let planned_bindings = match &client {
+        Some((client, kc)) => bindings::plan(cfg, kc.clone(), client).await?,
+        None => None,
+    };
+    let counts = [
+        ("ingress", planned_groups.len()),
+        ("service", planned_services.len()),
+        ("gateway", planned_gateways.len()),
+        ("targetgroupbinding", planned_bindings.as_ref().map_or(0, |b| b.count())),
+    ];
+    sink.begin(notes, &counts)?;
+    groups::diff_groups(&env, &objs, &planned_groups, sink).await?;
+    if !planned_services.is_empty() {
         let reader = crate::controller::service::EnvReader::new(
             recorder.clone(),
             resolved.vpc_id.clone(),
             vpc_cidr_texts.clone(),
             icfg.model.gate("SubnetDiscoveryByReachability"),
         );
-        stacks.extend(services::diff_services(&env, &reader, &objs).await);
+        services::diff_services(&env, &reader, &planned_services, sink).await?;
     }
-    // Gates `ALBGatewayAPI` / `NLBGatewayAPI`: the Gateways of their classes.
-    let gates = (gw_gates.alb.enabled, gw_gates.nlb.enabled);
-    if let Some(stores) = gw_stores.as_ref().filter(|_| gates.0 || gates.1) {
+    if let Some(stores) = gw_stores.as_ref().filter(|_| !planned_gateways.is_empty()) {
         let reader = crate::controller::service::EnvReader::new(
             recorder.clone(),
             resolved.vpc_id.clone(),
@@ -238,17 +270,15 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
             stores,
             reader: &reader,
             target_groups: &target_groups,
-            alb: gates.0,
-            nlb: gates.1,
             objs: &objs,
         };
         let env = groups::Env {
             deployer: &gw_deployer,
             ..env
         };
-        stacks.extend(gateways::diff_gateways(&env, &genv).await);
+        gateways::diff_gateways(&env, &genv, &planned_gateways, sink).await?;
     }
-    if let Some((client, kc)) = client {
+    if let Some(planned) = planned_bindings {
         let cloud = crate::reconcilers::Cloud {
             elbv2: recorder.clone(),
             ec2: recorder.clone(),
@@ -259,16 +289,9 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
             metrics: None,
             addons,
         };
-        stacks.extend(bindings::diff_bindings(cfg, kc, &client, recorder.clone(), &cloud).await?);
+        bindings::diff_bindings(cfg, planned, recorder.clone(), &cloud, sink).await?;
     }
-    let pending_writes = stacks.iter().map(|s| s.writes.len()).sum();
-    let errors = stacks.iter().filter(|s| s.error.is_some()).count();
-    Ok(Report {
-        stacks,
-        pending_writes,
-        errors,
-        notes,
-    })
+    Ok(())
 }
 
 /// The objects of the manifests: the Gateway kinds in the Gateway controllers' stores, the
@@ -329,83 +352,19 @@ async fn kube_config(cfg: &Config) -> anyhow::Result<kube::Config> {
     Ok(kc)
 }
 
-fn print_text(report: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    for n in &report.notes {
-        writeln!(out, "note: {n}")?;
-    }
-    for s in &report.stacks {
-        match (s.writes.len(), &s.error) {
-            (0, None) => writeln!(out, "{} {}: no changes", s.kind, s.stack)?,
-            (n, _) => writeln!(out, "{} {}: {n} write(s)", s.kind, s.stack)?,
-        }
-        for w in &s.writes {
-            writeln!(out, "  {} {}", w.call, w.resource)?;
-            for c in &w.changes {
-                let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(none)".into());
-                writeln!(out, "      {}: {} → {}", c.field, v(&c.before), v(&c.after))?;
-            }
-        }
-        if let Some(e) = &s.error {
-            writeln!(out, "  error: {e}")?;
-        }
-    }
-    if report.stacks.is_empty() {
-        writeln!(out, "no stacks: no changes")?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn report(writes: Vec<Write>, error: Option<String>) -> Report {
-        let stacks = vec![
-            StackDiff {
-                kind: "ingress",
-                stack: "shop".into(),
-                writes: vec![],
-                error: None,
-            },
-            StackDiff {
-                kind: "ingress",
-                stack: "web/app".into(),
-                writes,
-                error,
-            },
-        ];
-        Report {
-            pending_writes: stacks.iter().map(|s| s.writes.len()).sum(),
-            errors: stacks.iter().filter(|s| s.error.is_some()).count(),
-            stacks,
-            notes: vec![],
-        }
-    }
-
     #[test]
-    fn text_shows_each_change_before_and_after_and_exit_codes_follow_terraform() {
-        let w = Write {
-            call: "elasticloadbalancing:ModifyTargetGroup".into(),
-            resource: "arn:tg".into(),
-            changes: vec![Change {
-                field: "healthCheckIntervalSeconds".into(),
-                before: Some("42".into()),
-                after: Some("15".into()),
-            }],
+    fn exit_codes_follow_terraform() {
+        let totals = |pending_writes, errors| Totals {
+            pending_writes,
+            errors,
         };
-        let r = report(vec![w], None);
-        let mut out = Vec::new();
-        print_text(&r, &mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert_eq!(
-            text,
-            "ingress shop: no changes\n\
-             ingress web/app: 1 write(s)\n\
-             \x20 elasticloadbalancing:ModifyTargetGroup arn:tg\n\
-             \x20     healthCheckIntervalSeconds: 42 → 15\n"
-        );
-        assert_eq!(exit_status(&r), 2);
-        assert_eq!(exit_status(&report(vec![], None)), 0);
-        assert_eq!(exit_status(&report(vec![], Some("boom".into()))), 1);
+        assert_eq!(exit_status(&totals(1, 0)), 2);
+        assert_eq!(exit_status(&totals(0, 0)), 0);
+        assert_eq!(exit_status(&totals(0, 1)), 1);
+        assert_eq!(exit_status(&totals(3, 1)), 1);
     }
 }

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::{LoadBalancerIngress, Service};
 use kube::ResourceExt;
 
 use super::groups::{bindings_labeled, kube_write, one, Env};
-use super::{StackDiff, Write};
+use super::{Sink, StackDiff, Write};
 use crate::controller::service::{desired_status, status_is_current, EnvReader};
 use crate::model::service::{
     build_service_stack, is_pending_finalization, is_service_supported, service_key, ServiceEnv,
@@ -17,19 +17,24 @@ use crate::model::tags::{TagContext, SERVICE_TAG_PREFIX};
 use crate::model::{ClusterObjects, GroupId};
 
 /// Every Service the controller would reconcile, in `ns/name` order.
-pub async fn diff_services(
-    env: &Env<'_>,
-    reader: &EnvReader,
-    objs: &ClusterObjects,
-) -> Vec<StackDiff> {
+pub fn plan<'o>(env: &Env<'_>, objs: &'o ClusterObjects) -> Vec<&'o Service> {
     let mut services: Vec<&Service> = objs
         .services
         .iter()
         .filter(|s| is_service_supported(s, &env.cfg.model) || is_pending_finalization(s))
         .collect();
     services.sort_by_key(|s| service_key(s));
-    let mut out = Vec::new();
-    for svc in services {
+    services
+}
+
+/// Each of `services` ([`plan`]) in turn, handed to `sink` as soon as it is computed.
+pub async fn diff_services(
+    env: &Env<'_>,
+    reader: &EnvReader,
+    services: &[&Service],
+    sink: &mut Sink<'_>,
+) -> std::io::Result<()> {
+    for &svc in services {
         let mut d = StackDiff {
             kind: "service",
             stack: service_key(svc),
@@ -41,9 +46,9 @@ pub async fn diff_services(
             d.writes.append(&mut aws);
             d.error = Some(e);
         }
-        out.push(d);
+        sink.stack(d)?;
     }
-    out
+    Ok(())
 }
 
 fn labels(env: &Env<'_>, svc: &Service) -> std::collections::BTreeMap<String, String> {

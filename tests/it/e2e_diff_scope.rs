@@ -6,12 +6,19 @@
 //! A binding already named as a wanted one is taken over when it carries the stack's labels
 //! (an update, not a create and a delete) and fails the stack otherwise, as the controllers'
 //! create does. With `-f`, the manifests' objects outside `--watch-namespace` are left out.
+//!
+//! Each stack is printed (flushed) before the next is computed, and the progress line goes only
+//! to a terminal: piped stderr carries none of it.
 
+use aws_load_balancer_controller::args::{Cli, Command};
 use aws_load_balancer_controller::aws::{Attributes, CreateLoadBalancer, SubnetMapping, Tags};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
+use aws_load_balancer_controller::diff::{self, Progress};
+use clap::Parser;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::{Api, DeleteParams, PostParams};
+use kube_test_apiserver::TestApiServer;
 use serde_json::{json, Value};
 
 use crate::support::e2e::Cluster;
@@ -302,10 +309,99 @@ spec:
         })
         .collect();
     assert_eq!(stacks, vec!["service shop/nlb".to_string()], "{report:#}");
+    // Piped stderr is no terminal: no progress line (there was a stack to count), no escapes.
+    assert!(
+        !stderr.contains(" stacks (") && !stderr.contains('\x1b') && !stderr.contains('\r'),
+        "{stderr:?}"
+    );
     assert!(
         report["notes"]
             .to_string()
             .contains("Service other/nlb is outside --watch-namespace"),
         "{report:#}"
     );
+}
+
+/// `diff`'s stdout in the test's process: at each flush, the text so far and whether the API
+/// server had been asked yet for namespace `second`'s TargetGroupBindings, which only the
+/// diff of the Service `second/web` lists (its controller looks in the Service's namespace).
+struct Probe<'s> {
+    server: &'s TestApiServer,
+    text: Vec<u8>,
+    flushes: Vec<(String, bool)>,
+}
+
+impl std::io::Write for Probe<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.text.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let second_listed = self.server.requests().iter().any(|r| {
+            r.verb == "list"
+                && r.resource == "targetgroupbindings"
+                && r.namespace.as_deref() == Some("second")
+        });
+        let text = String::from_utf8_lossy(&self.text).to_string();
+        self.flushes.push((text, second_listed));
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_prints_each_stack_before_it_computes_the_next() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    let client = &k8s.client;
+    for (ns, node_port) in [("first", 30080), ("second", 30081)] {
+        let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+        let obj: Namespace = serde_json::from_value(obj).unwrap();
+        let api: Api<Namespace> = Api::all(client.clone());
+        api.create(&PostParams::default(), &obj).await.unwrap();
+        let mut svc = service("web", json!([]));
+        svc["metadata"]["namespace"] = json!(ns);
+        svc["spec"]["ports"][0]["nodePort"] = json!(node_port);
+        create::<Service>(client, ns, svc).await;
+    }
+    let argv = [
+        "aws-load-balancer-controller".to_string(),
+        "diff".into(),
+        format!("--cluster-name={CLUSTER}"),
+        "--aws-region=us-west-2".into(),
+        format!("--aws-vpc-id={}", c.vpc),
+        format!("--aws-api-endpoints={}", endpoints_flag(&c.moto)),
+        format!("--kubeconfig={}", k8s.kubeconfig.display()),
+    ];
+    let Some(Command::Diff(args)) = Cli::try_parse_from(argv).unwrap().command else {
+        panic!("not the diff subcommand");
+    };
+    let mut out = Probe {
+        server: &k8s.server,
+        text: Vec::new(),
+        flushes: Vec::new(),
+    };
+    let mut progress: Vec<u8> = Vec::new();
+    // `diff` runs its own runtime: off this one's worker, which keeps serving the API server.
+    let run = || diff::run_with(*args, &mut out, Progress::to(&mut progress));
+    let code = tokio::task::block_in_place(run).unwrap();
+    assert_eq!(code, 0);
+    let flushes = out.flushes;
+    let (text, second_listed) = flushes
+        .iter()
+        .find(|(t, _)| t.contains("service first/web:"))
+        .unwrap_or_else(|| panic!("first/web never printed: {flushes:#?}"));
+    assert!(
+        !*second_listed && !text.contains("service second/web"),
+        "first/web was printed only once second/web's diff had begun: {flushes:#?}"
+    );
+    // The probe sees the second diff: second/web is printed, after its bindings were looked for.
+    let (text, second_listed) = flushes.last().unwrap();
+    assert!(*second_listed && text.contains("service second/web:"), "{flushes:#?}");
+    assert!(!text.contains('\x1b'), "stdout carries no progress: {text:?}");
+    // The progress line, drawn to the writer given for it, counts both and is erased at the end.
+    let progress = String::from_utf8(progress).unwrap();
+    assert!(progress.contains("diff: 1/2 stacks (services 1/2)"), "{progress:?}");
+    assert!(progress.ends_with("\r\x1b[2K"), "{progress:?}");
+    k8s.server.stop().await;
 }
