@@ -85,9 +85,12 @@ async fn one() {
     let planned = groups::plan(&env, &objs);
     let mut out: Vec<u8> = Vec::new();
     let mut sink = Sink::new(&mut out, false, Progress::off());
-    sink.begin(Vec::new(), &[("ingress", planned.len())]).expect("print");
+    sink.begin(Vec::new(), &[("ingress", planned.len())])
+        .expect("print");
     let start = Instant::now();
-    groups::diff_groups(&env, &objs, &planned, &mut sink).await.expect("print");
+    groups::diff_groups(&env, &objs, &planned, &mut sink)
+        .await
+        .expect("print");
     let wall = start.elapsed();
     let writes = sink.finish().expect("print").pending_writes;
     let calls = fake.calls().len();

@@ -245,7 +245,10 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         ("ingress", planned_groups.len()),
         ("service", planned_services.len()),
         ("gateway", planned_gateways.len()),
-        ("targetgroupbinding", planned_bindings.as_ref().map_or(0, |b| b.count())),
+        (
+            "targetgroupbinding",
+            planned_bindings.as_ref().map_or(0, |b| b.count()),
+        ),
     ];
     sink.begin(notes, &counts)?;
     groups::diff_groups(&env, &objs, &planned_groups, sink).await?;

@@ -311,13 +311,17 @@ mod tests {
         let so_far = log.lock().unwrap().clone();
         assert_eq!(
             so_far.last().cloned(),
-            Some(("progress", "\r\x1b[2Kdiff: 1/2 stacks (ingress groups 1/2)".to_string()))
+            Some((
+                "progress",
+                "\r\x1b[2Kdiff: 1/2 stacks (ingress groups 1/2)".to_string()
+            ))
         );
         assert!(
             so_far.contains(&("out", "ingress a: no changes\n".to_string())),
             "{so_far:?}"
         );
-        sink.stack(stack("ingress", "b", vec![write()], None)).unwrap();
+        sink.stack(stack("ingress", "b", vec![write()], None))
+            .unwrap();
         let totals = sink.finish().unwrap();
         assert_eq!(totals.pending_writes, 1);
         let flushed: Vec<(&str, String)> = log
@@ -334,13 +338,22 @@ mod tests {
         assert_eq!(
             flushed,
             vec![
-                ("progress", "\r\x1b[2Kdiff: 0/2 stacks (ingress groups 0/2)".to_string()),
+                (
+                    "progress",
+                    "\r\x1b[2Kdiff: 0/2 stacks (ingress groups 0/2)".to_string()
+                ),
                 ("progress", erase.clone()),
                 ("out", "ingress a: no changes\n".into()),
-                ("progress", "\r\x1b[2Kdiff: 1/2 stacks (ingress groups 1/2)".into()),
+                (
+                    "progress",
+                    "\r\x1b[2Kdiff: 1/2 stacks (ingress groups 1/2)".into()
+                ),
                 ("progress", erase.clone()),
                 ("out", b_text.into()),
-                ("progress", "\r\x1b[2Kdiff: 2/2 stacks (ingress groups 2/2)".into()),
+                (
+                    "progress",
+                    "\r\x1b[2Kdiff: 2/2 stacks (ingress groups 2/2)".into()
+                ),
                 ("progress", erase),
             ]
         );

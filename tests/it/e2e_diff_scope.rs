@@ -397,11 +397,20 @@ async fn diff_prints_each_stack_before_it_computes_the_next() {
     );
     // The probe sees the second diff: second/web is printed, after its bindings were looked for.
     let (text, second_listed) = flushes.last().unwrap();
-    assert!(*second_listed && text.contains("service second/web:"), "{flushes:#?}");
-    assert!(!text.contains('\x1b'), "stdout carries no progress: {text:?}");
+    assert!(
+        *second_listed && text.contains("service second/web:"),
+        "{flushes:#?}"
+    );
+    assert!(
+        !text.contains('\x1b'),
+        "stdout carries no progress: {text:?}"
+    );
     // The progress line, drawn to the writer given for it, counts both and is erased at the end.
     let progress = String::from_utf8(progress).unwrap();
-    assert!(progress.contains("diff: 1/2 stacks (services 1/2)"), "{progress:?}");
+    assert!(
+        progress.contains("diff: 1/2 stacks (services 1/2)"),
+        "{progress:?}"
+    );
     assert!(progress.ends_with("\r\x1b[2K"), "{progress:?}");
     k8s.server.stop().await;
 }
