@@ -3,8 +3,10 @@
 //! CREATE: a `type: LoadBalancer` Service without a class gets `--load-balancer-class`.
 //! UPDATE: a class removed by the update is put back from the old object (the field is immutable
 //! once set, so re-applying a manifest without it must not fail).
+//! Which Services the rule touches is the model's ([`needs_class`]), which `plan` applies too.
 
 use super::{AdmissionRequest, Decision, Handler, Operation};
+use crate::model::service::mutator::{load_balancer_class, needs_class};
 use json_patch::{AddOperation, PatchOperation, ReplaceOperation};
 use serde_json::Value;
 
@@ -12,16 +14,6 @@ pub const PATH: &str = "/mutate-v1-service";
 
 pub struct ServiceMutator {
     pub load_balancer_class: String,
-}
-
-fn is_load_balancer(svc: &Value) -> bool {
-    svc.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer")
-}
-
-fn class(svc: &Value) -> Option<&str> {
-    svc.pointer("/spec/loadBalancerClass")
-        .and_then(Value::as_str)
-        .filter(|c| !c.is_empty())
 }
 
 /// Sets `/spec/loadBalancerClass`, replacing an empty value or adding the key.
@@ -49,14 +41,14 @@ impl Handler for ServiceMutator {
         if !svc.is_object() || (svc.get("spec").is_some() && !svc["spec"].is_object()) {
             return Decision::errored("decodeService", "object is not a Service");
         }
-        if !is_load_balancer(svc) || class(svc).is_some() {
+        if !needs_class(svc) {
             return Decision::Patch(vec![]);
         }
         match req.operation {
             Operation::Create if svc.get("spec").is_some() => {
                 Decision::Patch(set_class(svc, &self.load_balancer_class))
             }
-            Operation::Update => match req.old_object.as_ref().and_then(class) {
+            Operation::Update => match req.old_object.as_ref().and_then(load_balancer_class) {
                 Some(old) => Decision::Patch(set_class(svc, old)),
                 None => Decision::Patch(vec![]),
             },

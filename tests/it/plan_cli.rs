@@ -157,3 +157,99 @@ fn a_broken_ingress_makes_plan_exit_1_and_the_others_are_still_planned() {
     let out = plan(&["-f", &f]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+/// A manifests file with one document that is not valid YAML: the binary plans the others,
+/// lists that one under `unreadDocuments` (file, document number, line, the parser's error),
+/// notes it on stderr, and exits 1 (no `error:` line: `plan` itself worked).
+#[test]
+fn a_broken_yaml_document_makes_plan_exit_1_and_the_others_are_still_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = "\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: shop\n";
+    let f = manifests(
+        dir.path(),
+        &[broken.to_string(), ingress("good", INTERNAL)],
+    );
+    let out = plan(&["-f", &f, "-o", "json"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("error:"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{f}: document 2 (line ")),
+        "{stderr}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["unreadDocuments"][0]["file"], f.as_str(), "{v:#}");
+    assert_eq!(v["unreadDocuments"][0]["document"], 2, "{v:#}");
+    assert!(v["unreadDocuments"][0]["error"].as_str().unwrap().contains("line"), "{v:#}");
+    assert_eq!(v["groups"][0]["group"], "shop/good", "{v:#}");
+    assert_eq!(
+        v["groups"][0]["stack"]["loadBalancer"]["scheme"], "internal",
+        "{v:#}"
+    );
+}
+
+/// As the cluster will see them: an in-tree `nlb` LoadBalancer Service without a class is
+/// planned as the chart's Service mutator webhook admits it, and an Ingress of class `alb`
+/// without that IngressClass in the manifests as the chart creates it: both planned, status 0.
+/// A Service being deleted under deletion protection gets upstream's error and status 1.
+#[test]
+fn plan_sees_the_manifests_as_the_cluster_will() {
+    let dir = tempfile::tempdir().unwrap();
+    let in_tree = r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: in-tree
+  namespace: shop
+  annotations: {service.beta.kubernetes.io/aws-load-balancer-type: nlb}
+spec: {type: LoadBalancer, ports: [{port: 80, nodePort: 30081}]}
+"#;
+    let classed = r#"
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: classed, namespace: shop}
+spec:
+  ingressClassName: alb
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"#;
+    let f = manifests(dir.path(), &[in_tree.to_string(), classed.to_string()]);
+    let out = plan(&["-f", &f, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["services"][0]["service"], "shop/in-tree", "{v:#}");
+    assert_eq!(
+        v["services"][0]["stack"]["loadBalancer"]["type"], "network",
+        "{v:#}"
+    );
+    assert_eq!(v["groups"][0]["group"], "shop/classed", "{v:#}");
+
+    let protected = r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: protected
+  namespace: shop
+  deletionTimestamp: "2024-01-01T00:00:00Z"
+  finalizers: [service.k8s.aws/resources]
+  annotations: {service.beta.kubernetes.io/aws-load-balancer-attributes: deletion_protection.enabled=true}
+spec: {type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb, ports: [{port: 80, nodePort: 30082}]}
+"#;
+    let f = manifests(dir.path(), &[protected.to_string()]);
+    let out = plan(&["-f", &f, "-o", "json"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("error:"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["services"][0]["service"], "shop/protected", "{v:#}");
+    assert_eq!(
+        v["services"][0]["error"],
+        format!(
+            "{}: protected",
+            albc_model::model::service::SERVICE_DELETION_PROTECTED
+        ),
+        "{v:#}"
+    );
+}

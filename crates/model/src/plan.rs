@@ -5,7 +5,12 @@
 //! own, the stack it would deploy. No cluster and no AWS access.
 //!
 //! Fit for a CI gate: plain YAML (or JSON) that any loader reads, exit status 1 when an object
-//! fails its model build, and a reader that stops early (`plan | head`) ends it quietly.
+//! fails its model build or a document cannot be read (the others are still planned), and a
+//! reader that stops early (`plan | head`) ends it quietly.
+//!
+//! The manifests are planned as the cluster will see them (see `cluster`): LoadBalancer
+//! Services as the chart's Service mutator webhook admits them, the chart's IngressClass when
+//! the manifests have none of that name, and a Service being deleted with its deletion checked.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,10 +18,11 @@ use std::path::PathBuf;
 use anyhow::Context;
 use serde::Serialize;
 
+mod cluster;
 mod gateway;
 mod manifests;
 mod yaml;
-use manifests::collect_files;
+use manifests::{collect_files, documents};
 pub use manifests::{add_manifests, add_object, outside_watch, parse_documents};
 pub use yaml::first_tag;
 
@@ -78,6 +84,16 @@ pub struct PlanArgs {
     /// Output format.
     #[arg(short = 'o', long, default_value = "yaml", value_parser = ["yaml", "json"])]
     pub output: String,
+    /// The chart's `enableServiceMutatorWebhook` (on by default): a `type: LoadBalancer` Service
+    /// without a `spec.loadBalancerClass` is planned with `--load-balancer-class`, as the
+    /// webhook sets it when the Service is created. `=false`: planned as written.
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = crate::goflags::parse_bool)]
+    pub enable_service_mutator_webhook: bool,
+    /// The chart's `createIngressClassResource` (on by default): unless the manifests define an
+    /// IngressClass named `--ingress-class`, the one the chart creates is assumed (controller
+    /// `ingress.k8s.aws/alb`, no parameters). `=false`: only the manifests' IngressClasses.
+    #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = crate::goflags::parse_bool)]
+    pub create_ingress_class_resource: bool,
     /// The controller's own flags (`--feature-gates`, `--default-target-type`, `--ingress-class`,
     /// ...), validated as at controller start; `--cluster-name` defaults to `demo` here.
     #[command(flatten)]
@@ -89,14 +105,15 @@ pub const DEFAULT_CLUSTER_NAME: &str = "demo";
 
 /// Exit status: every object planned.
 pub const EXIT_PLANNED: u8 = 0;
-/// Exit status: an object failed its model build (the plan still lists every object, that one
-/// with its error), or `plan` itself failed (unreadable manifest, refused flag). A usage error is
-/// 2, from the argument parser, as for `diff`.
+/// Exit status: an object failed its model build or a document could not be read (the plan still
+/// lists every other object, and that object's error or the document's), or `plan` itself
+/// failed (unreadable file, refused flag). A usage error is 2, from the argument parser, as for
+/// `diff`.
 pub const EXIT_FAILED: u8 = 1;
 /// What `plan --help` says of the exit status.
 pub const EXIT_STATUS_HELP: &str = "Exit status: 0 every object planned; 1 an object failed its \
-model build (the plan still lists the others, and that object's error) or plan itself failed; \
-2 a usage error.";
+model build or a manifest document could not be read (the plan still lists the others, and that \
+object's or document's error) or plan itself failed; 2 a usage error.";
 
 impl PlanArgs {
     /// Parses `plan`'s flags (without the subcommand name), as the command line does.
@@ -150,10 +167,26 @@ struct ServicePlan {
     error: Option<String>,
 }
 
+/// A manifest document `plan` could not read: not valid YAML, or not a valid object of its
+/// kind. The other documents of the file are planned without it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UnreadDocument {
+    file: String,
+    /// Its number in the file, from 1.
+    document: usize,
+    /// The line it starts on, from 1.
+    line: usize,
+    error: String,
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Plan {
     notes: Vec<String>,
+    /// Documents not read; each fails the plan (exit status 1).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unread_documents: Vec<UnreadDocument>,
     groups: Vec<GroupPlan>,
     /// One entry per Service that gets an NLB.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -168,7 +201,8 @@ struct Plan {
 impl Plan {
     /// How many objects failed their model build: an Ingress group, Service or Gateway shown
     /// with an error instead of a stack, an Ingress left out of its group's stack for its own
-    /// configuration, an Ingress in no group. None of them would be deployed as written.
+    /// configuration, an Ingress in no group; and the documents not read. None of them would be
+    /// deployed as written.
     fn failures(&self) -> usize {
         let groups: usize = self
             .groups
@@ -180,7 +214,11 @@ impl Plan {
             .sum();
         let services = self.services.iter().filter(|s| s.error.is_some()).count();
         let gateways = self.gateways.iter().filter(|g| g.failed()).count();
-        groups + services + gateways + self.ingresses_not_in_any_group.len()
+        groups
+            + services
+            + gateways
+            + self.ingresses_not_in_any_group.len()
+            + self.unread_documents.len()
     }
 }
 
@@ -196,8 +234,9 @@ pub fn command(args: PlanArgs) -> std::process::ExitCode {
     }
 }
 
-/// Runs `plan`, writing the plan to `out` and notes about skipped objects to stderr; returns the
-/// exit status: [`EXIT_PLANNED`], or [`EXIT_FAILED`] when an object failed its model build.
+/// Runs `plan`, writing the plan to `out` and notes about skipped objects and unread documents
+/// to stderr; returns the exit status: [`EXIT_PLANNED`], or [`EXIT_FAILED`] when an object failed
+/// its model build or a document could not be read.
 pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     let flags = args.config()?;
     let cfg = ModelConfig::from(&flags);
@@ -221,14 +260,54 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             texts.push((PathBuf::from(name), std::borrow::Cow::Borrowed(*text)));
         }
     }
+    // What the chart's webhooks and resources change in the manifests (see `cluster`).
+    let mut admitted = Vec::new();
+    // A document that cannot be read is reported and the others are planned.
+    let mut unread = Vec::new();
     for (f, text) in &texts {
-        for doc in parse_documents(text).with_context(|| format!("parsing {}", f.display()))? {
-            if let Some(note) = outside_watch(&doc, &flags.watch_namespaces) {
-                outside.push(note);
-            } else if !gateways.take(&doc, f)? {
-                add_object(&mut objs, doc, f)?;
+        for d in documents(text) {
+            let mut report = |error: String| {
+                eprintln!(
+                    "note: {}: document {} (line {}) is not planned: {error}",
+                    f.display(),
+                    d.number,
+                    d.line
+                );
+                unread.push(UnreadDocument {
+                    file: f.display().to_string(),
+                    document: d.number,
+                    line: d.line,
+                    error,
+                });
+            };
+            let objects = match d.objects {
+                Ok(objects) => objects,
+                Err(e) => {
+                    report(format!("{e:#}"));
+                    continue;
+                }
+            };
+            for mut doc in objects {
+                if let Some(note) = outside_watch(&doc, &flags.watch_namespaces) {
+                    outside.push(note);
+                    continue;
+                }
+                if args.enable_service_mutator_webhook {
+                    admitted.extend(cluster::admit_service(&mut doc, &cfg.load_balancer_class));
+                }
+                let read = match gateways.take(&doc, f) {
+                    Ok(true) => Ok(()),
+                    Ok(false) => add_object(&mut objs, doc, f),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = read {
+                    report(format!("{e:#}"));
+                }
             }
         }
+    }
+    if args.create_ingress_class_resource {
+        admitted.extend(cluster::add_chart_ingress_class(&mut objs, &cfg.ingress_class));
     }
     let env = BuildEnv {
         subnets: match &args.subnets_file {
@@ -257,10 +336,12 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     };
     let node_port_notes = placeholder_node_ports(&mut objs);
     let mut plan = make_plan(&objs, &cfg, &env);
+    plan.unread_documents = unread;
+    plan.notes.extend(admitted);
     plan.gateways = gateway::gateway_plans(&gateways, &objs, &cfg, &env, vpc_cidrs.as_deref());
     // Feature gate `EnableServiceController`: off, no Service is the controller's.
     if cfg.gate("EnableServiceController") {
-        plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs);
+        plan.services = service_plans(&objs, &cfg, &env, vpc_cidrs, &mut plan.notes);
     } else {
         plan.notes.push(
             "feature gate EnableServiceController is off: no Service gets a load balancer".into(),
@@ -366,6 +447,7 @@ fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {
         .collect();
     Plan {
         notes,
+        unread_documents: Vec::new(),
         groups,
         services: Vec::new(),
         ingresses_not_in_any_group: errors,
@@ -373,12 +455,16 @@ fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {
     }
 }
 
-/// The NLB stack (or the build error) of every Service the controller would own.
+/// The NLB stack (or the build error) of every Service the controller would reconcile: those
+/// it owns, and those it takes apart (being deleted, or no longer qualifying, while holding its
+/// finalizer: an empty stack, noted in `notes`, or upstream's refusal under deletion
+/// protection).
 fn service_plans(
     objs: &ClusterObjects,
     cfg: &ModelConfig,
     env: &BuildEnv,
     vpc_cidrs: Option<Vec<String>>,
+    notes: &mut Vec<String>,
 ) -> Vec<ServicePlan> {
     let senv = ServiceEnv {
         subnets: env.subnets.clone(),
@@ -388,14 +474,20 @@ fn service_plans(
     let mut plans: Vec<ServicePlan> = objs
         .services
         .iter()
-        .filter(|s| service::is_service_supported(s, cfg))
-        .map(|s| {
-            let (stack, error) = match service::build_service_stack(s, cfg, &senv) {
+        .filter_map(|s| cluster::reconciled(s, cfg))
+        .map(|(s, taken_apart)| {
+            let key = service::service_key(&s);
+            let (stack, error) = match service::build_service_stack(&s, cfg, &senv) {
                 Ok(stack) => (Some(stack), None),
                 Err(e) => (None, Some(e.to_string())),
             };
+            if let (Some(why), None) = (taken_apart, &error) {
+                notes.push(format!(
+                    "Service {key} {why}: the controller deletes its load balancer and target groups (an empty stack)"
+                ));
+            }
             ServicePlan {
-                service: service::service_key(s),
+                service: key,
                 stack,
                 error,
             }

@@ -12,6 +12,109 @@ fn parses_multi_document_yaml_and_lists() {
     assert_eq!(docs[2]["kind"], "Ingress");
 }
 
+/// Each document is read on its own, at its place in the file: comments alone are no document,
+/// directives stay with their document, a broken one loses only itself.
+#[test]
+fn documents_are_read_one_by_one_with_their_number_and_line() {
+    let text = "# header\n---\na: 1\n--- {b: 2}\n...\n%YAML 1.2\n---\nc: [\n---\nkind: List\nitems: [{d: 4}, {e: 5}]\n";
+    let docs = documents(text);
+    let seen: Vec<(usize, usize, Option<Value>)> = docs
+        .iter()
+        .map(|d| {
+            let objects = d.objects.as_ref().ok().map(|o| Value::Array(o.clone()));
+            (d.number, d.line, objects)
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (1, 2, Some(serde_json::json!([{"a": 1}]))),
+            (2, 4, Some(serde_json::json!([{"b": 2}]))),
+            (3, 6, None),
+            (4, 9, Some(serde_json::json!([{"d": 4}, {"e": 5}]))),
+        ]
+    );
+    // The error names the file's line (8), not the document's (3).
+    let error = format!("{:#}", docs[2].objects.as_ref().unwrap_err());
+    assert!(error.contains("line 8") || error.contains("line 9"), "{error}");
+    // CRLF line ends and JSON.
+    assert_eq!(documents("a: 1\r\n---\r\nb: 2\r\n").len(), 2);
+    let json = documents("{\"kind\": \"Service\",\n \"metadata\": {\"name\": \"x\"}}");
+    assert_eq!(json.len(), 1);
+    assert_eq!(json[0].objects.as_ref().unwrap()[0]["kind"], "Service");
+}
+
+/// One document that is not valid YAML, and one that is not a valid object of its kind, are
+/// reported (file, number, line, error) and fail the plan; the file's other documents are
+/// planned.
+#[test]
+fn an_unreadable_document_is_reported_and_the_rest_of_its_file_is_planned() {
+    let good = "apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
+";
+    let not_yaml = "---
+apiVersion: v1
+kind: Service
+metadata: {name: broken, namespace: shop
+spec: {type: NodePort}
+";
+    let ingress = "---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: shop
+  annotations: {kubernetes.io/ingress.class: alb}
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+";
+    let not_a_service = "---
+apiVersion: v1
+kind: Service
+metadata: {name: typed, namespace: shop}
+spec: {ports: eighty}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("app.yaml");
+    std::fs::write(&f, [good, not_yaml, ingress, not_a_service].concat()).unwrap();
+    let mut out = Vec::new();
+    let status = run(args(vec![f.clone()], &[]), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(status, EXIT_FAILED, "{v:#}");
+    assert_eq!(v["groups"][0]["group"], "shop/web", "{v:#}");
+    assert!(v["groups"][0]["stack"]["loadBalancer"].is_object(), "{v:#}");
+    let unread = v["unreadDocuments"].as_array().unwrap();
+    let at: Vec<(&str, u64, u64)> = unread
+        .iter()
+        .map(|u| {
+            (
+                u["file"].as_str().unwrap(),
+                u["document"].as_u64().unwrap(),
+                u["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let file = f.display().to_string();
+    assert_eq!(at, [(file.as_str(), 2, 5), (file.as_str(), 4, 22)], "{v:#}");
+    let yaml_error = unread[0]["error"].as_str().unwrap();
+    assert!(
+        yaml_error.contains("line 8") || yaml_error.contains("line 9"),
+        "the file's line: {yaml_error}"
+    );
+    let kind_error = unread[1]["error"].as_str().unwrap();
+    assert!(kind_error.contains("Service typed"), "{kind_error}");
+
+    // The same file without them: every object planned.
+    std::fs::write(&f, [good, ingress].concat()).unwrap();
+    let mut out = Vec::new();
+    assert_eq!(run(args(vec![f], &[]), &mut out).unwrap(), EXIT_PLANNED);
+}
+
 #[test]
 fn plan_prints_stack_for_sample_ingress() {
     let dir = tempfile::tempdir().unwrap();
@@ -273,8 +376,11 @@ spec:
 "#,
     )
     .unwrap();
+    // As written (no Service mutator webhook: see
+    // `the_service_mutator_webhook_gives_class_less_load_balancer_services_the_class`).
     let mut out = Vec::new();
-    run(args(vec![f], &[]), &mut out).unwrap();
+    let as_written = ["--enable-service-mutator-webhook=false"];
+    run(args(vec![f], &as_written), &mut out).unwrap();
     let v: Value = serde_json::from_slice(&out).unwrap();
     let services = v["services"].as_array().unwrap();
     let keys: Vec<&str> = services
@@ -284,7 +390,7 @@ spec:
     assert_eq!(
         keys,
         vec!["infra/by-class", "infra/dns"],
-        "the in-tree `nlb` Service is not ours"
+        "the in-tree `nlb` Service without a class is not ours"
     );
     // Instance targets (the default) on node ports `plan` fills with placeholders.
     let dns = &services[1]["stack"];

@@ -18,7 +18,9 @@ use crate::controller::gateway_class::services_of;
 use crate::controller::ingress::{reason, sync_bindings};
 use crate::controller::{add_finalizer, route_status};
 use crate::deploy::Error as DeployError;
-use crate::model::gateway::refused::{refused_rules_of, REFUSED_REASON};
+use crate::model::gateway::refused::{
+    http_refused_rules, refused_rules_of, RefusedRule, REFUSED_REASON,
+};
 use crate::model::gateway::routes::{RouteKind, RouteRef};
 use crate::model::gateway::{GatewayBuild, GatewayInputs};
 use k8s_openapi::api::core::v1::ObjectReference;
@@ -148,9 +150,14 @@ pub(super) async fn deploy(
     }
 }
 
+/// The refusals decoding noted on a route.
+fn decoded<K: Resource>(route: &K) -> Vec<RefusedRule> {
+    refused_rules_of(route.meta())
+}
+
 /// The rules of the routes the build loaded that decoding refused (values the route types do
-/// not know, such as an `ExternalAuth` filter; see `model::gateway::refused`), each with the
-/// route to tell.
+/// not know, such as an `ExternalAuth` filter; see `model::gateway::refused`) or, of an
+/// HTTPRoute, whose redirect an ALB cannot answer with, each with the route to tell.
 fn refused_rules(
     inputs: &GatewayInputs<'_>,
     built: &GatewayBuild,
@@ -160,9 +167,10 @@ fn refused_rules(
         routes: &[K],
         built: &GatewayBuild,
         out: &mut Vec<(ObjectReference, String)>,
+        refused_of: fn(&K) -> Vec<RefusedRule>,
     ) {
         for r in routes {
-            let refused = refused_rules_of(r.meta());
+            let refused = refused_of(r);
             if refused.is_empty() {
                 continue;
             }
@@ -197,10 +205,12 @@ fn refused_rules(
         }
     }
     let mut out = Vec::new();
-    of(RouteKind::Http, inputs.http_routes, built, &mut out);
-    of(RouteKind::Grpc, inputs.grpc_routes, built, &mut out);
-    of(RouteKind::Tcp, inputs.tcp_routes, built, &mut out);
-    of(RouteKind::Udp, inputs.udp_routes, built, &mut out);
-    of(RouteKind::Tls, inputs.tls_routes, built, &mut out);
+    // HTTPRoutes add the redirects an ALB cannot answer with, refused as the model reads them.
+    let http = RouteKind::Http;
+    of(http, inputs.http_routes, built, &mut out, http_refused_rules);
+    of(RouteKind::Grpc, inputs.grpc_routes, built, &mut out, decoded);
+    of(RouteKind::Tcp, inputs.tcp_routes, built, &mut out, decoded);
+    of(RouteKind::Udp, inputs.udp_routes, built, &mut out, decoded);
+    of(RouteKind::Tls, inputs.tls_routes, built, &mut out, decoded);
     out
 }

@@ -55,6 +55,71 @@ pub fn parse_documents(text: &str) -> anyhow::Result<Vec<Value>> {
     Ok(docs)
 }
 
+/// One document of a manifest file, read on its own (see [`documents`]).
+pub(super) struct Document {
+    /// Its number in the file, from 1 (a stretch of nothing but comments is no document).
+    pub number: usize,
+    /// The line it starts on (its `---` line), from 1.
+    pub line: usize,
+    /// Its objects (a `List` flattened), or why it is not valid YAML.
+    pub objects: anyhow::Result<Vec<Value>>,
+}
+
+/// A `---` line: the start of a YAML document (the line may carry the document's first node).
+fn is_separator(line: &str) -> bool {
+    line.strip_prefix("---")
+        .is_some_and(|rest| rest.chars().next().is_none_or(char::is_whitespace))
+}
+
+/// The lines of `chunk` that carry YAML: not blank, not a comment, not a bare `---` or `...`.
+fn content_lines(chunk: &str) -> impl Iterator<Item = &str> {
+    chunk.lines().filter_map(|line| {
+        let rest = if is_separator(line) { &line[3..] } else { line };
+        let rest = rest.trim();
+        (!rest.is_empty() && !rest.starts_with('#') && rest != "...").then_some(rest)
+    })
+}
+
+/// The documents of a manifest text (YAML, multi-document, or JSON), each read on its own: a
+/// YAML stream stops at its first error, so a document that is not valid YAML would lose every
+/// document after it. The text is split at its `---` lines (which the YAML specification does
+/// not allow inside a scalar) and its directives (`%YAML`, which stay with the document they
+/// precede); each document is read at its place in the file, so the line and column an error
+/// names are the file's.
+pub(super) fn documents(text: &str) -> Vec<Document> {
+    let mut chunks: Vec<(usize, String)> = Vec::new();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        // A document starts at a `---` line, or at a directive (only a document's prefix
+        // starts with `%`), unless only directives precede it.
+        let starts = chunks.is_empty()
+            || ((is_separator(line) || line.starts_with('%'))
+                && !chunks.last().is_some_and(|(_, c)| {
+                    let mut lines = content_lines(c).peekable();
+                    lines.peek().is_some() && lines.all(|l| l.starts_with('%'))
+                }));
+        if starts {
+            chunks.push((i + 1, String::new()));
+        }
+        if let Some((_, chunk)) = chunks.last_mut() {
+            chunk.push_str(line);
+        }
+    }
+    let mut out = Vec::new();
+    for (line, chunk) in chunks {
+        if content_lines(&chunk).next().is_none() {
+            continue;
+        }
+        // Blank lines before it: the parser's line numbers are the file's.
+        let placed = "\n".repeat(line - 1) + &chunk;
+        out.push(Document {
+            number: out.len() + 1,
+            line,
+            objects: parse_documents(&placed),
+        });
+    }
+    out
+}
+
 /// Adds every object of a manifest text (YAML or JSON) to `objs`; other kinds are noted on stderr.
 pub fn add_manifests(objs: &mut ClusterObjects, text: &str, file: &Path) -> anyhow::Result<()> {
     for doc in parse_documents(text).with_context(|| format!("parsing {}", file.display()))? {

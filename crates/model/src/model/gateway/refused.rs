@@ -14,6 +14,11 @@
 //! [`super::dropped::DROPPED_FIELDS`]); the model turns each into the route condition the Gateway
 //! API asks for an unknown filter type (`Accepted` False, reason [`REFUSED_REASON`]) and a
 //! Warning.
+//!
+//! A rule whose RequestRedirect filter asks for a status code an ALB redirect cannot answer
+//! with (303, 307, 308 of the experimental channel) decodes, but is refused the same way when
+//! the route is read for the model ([`refuse_unservable_redirects`]): upstream builds the
+//! redirect and only the AWS call fails, failing the whole Gateway.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +26,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+
+use gateway_api::apis::standard::httproutes::{
+    HttpRoute, HttpRouteRules, HttpRouteRulesFiltersType,
+};
 
 /// In-memory annotation carrying the refused rules (JSON); never written back.
 pub const REFUSED_RULES: &str = "albc.internal/refused-rules";
@@ -37,7 +46,14 @@ pub struct RefusedRule {
     pub rule: usize,
     /// What does not decode and what became of the rule.
     pub message: String,
+    /// The rule is left out of the decoded route (even its matches do not decode), so the
+    /// decoded rules after it sit one position earlier than written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub left_out: bool,
 }
+
+/// The status codes an ALB redirect action answers with (`HTTP_301`, `HTTP_302`).
+pub const ALB_REDIRECT_STATUS_CODES: [i64; 2] = [301, 302];
 
 /// `probe` (a copy of the route) with `rules` as its rules decodes as `K`.
 fn check<K: DeserializeOwned>(
@@ -118,17 +134,101 @@ pub fn refuse_undecodable_rules<K: DeserializeOwned>(raw: &mut Value) -> Vec<Ref
             many => format!("filter types {} are not supported", many.join(", ")),
         };
         let neutered = matches_only(&rule);
-        let message = if check::<K>(&mut probe, vec![neutered.clone()]).is_ok() {
-            kept.push(neutered);
-            format!("spec.rules[{i}]: {why}: the rule is not served (never without its filters); the requests it matches are answered 500")
-        } else {
+        let left_out = check::<K>(&mut probe, vec![neutered.clone()]).is_err();
+        let message = if left_out {
             format!("spec.rules[{i}]: {why}: the rule is left out")
+        } else {
+            kept.push(neutered);
+            not_served(i, &why)
         };
-        refused.push(RefusedRule { rule: i, message });
+        refused.push(RefusedRule {
+            rule: i,
+            message,
+            left_out,
+        });
     }
     if !refused.is_empty() {
         raw["spec"]["rules"] = Value::Array(kept);
     }
+    refused
+}
+
+/// The message of a rule kept with its matches only.
+fn not_served(rule: usize, why: &str) -> String {
+    format!("spec.rules[{rule}]: {why}: the rule is not served (never without its filters); the requests it matches are answered 500")
+}
+
+/// The position in `spec.rules` as written of the decoded rule at `decoded`, given the rules
+/// decoding refused (those left out shift the later ones).
+fn written_index(decoded: usize, refused: &[RefusedRule]) -> usize {
+    let mut seen = 0;
+    (0..)
+        .filter(|i| !refused.iter().any(|r| r.left_out && r.rule == *i))
+        .find(|_| {
+            seen += 1;
+            seen > decoded
+        })
+        .unwrap_or(decoded)
+}
+
+/// Refuses the HTTPRoute rules (as decoded: `decoded` are the refusals decoding noted) whose
+/// RequestRedirect filter asks for a status code outside [`ALB_REDIRECT_STATUS_CODES`]: each
+/// keeps only its matches and name, so it answers 500 and is never served without its redirect
+/// (nor with another status code than asked); the route gets the Gateway API's condition for an
+/// unsupported value. Upstream builds the redirect and fails at the AWS call, failing the
+/// whole Gateway.
+pub fn refuse_unservable_redirects(
+    rules: &mut [HttpRouteRules],
+    decoded: &[RefusedRule],
+) -> Vec<RefusedRule> {
+    let mut out = Vec::new();
+    for (i, rule) in rules.iter_mut().enumerate() {
+        let code = rule
+            .filters
+            .iter()
+            .flatten()
+            .filter(|f| f.r#type == HttpRouteRulesFiltersType::RequestRedirect)
+            .filter_map(|f| f.request_redirect.as_ref()?.status_code)
+            .find(|c| !ALB_REDIRECT_STATUS_CODES.contains(c));
+        let Some(code) = code else {
+            continue;
+        };
+        let written = written_index(i, decoded);
+        let why = format!(
+            "RequestRedirect statusCode {code} is not supported (an ALB redirects with 301 or 302 only)"
+        );
+        let (name, matches) = (rule.name.take(), rule.matches.take());
+        *rule = HttpRouteRules {
+            name,
+            matches,
+            ..Default::default()
+        };
+        out.push(RefusedRule {
+            rule: written,
+            message: not_served(written, &why),
+            left_out: false,
+        });
+    }
+    out
+}
+
+/// Every refused rule of an HTTPRoute, in rule order: those decoding refused and those whose
+/// redirect an ALB cannot serve (see [`refuse_unservable_redirects`]).
+pub fn http_refused_rules(route: &HttpRoute) -> Vec<RefusedRule> {
+    let mut rules = route.spec.rules.clone().unwrap_or_default();
+    refuse_http_rules(&route.metadata, &mut rules)
+}
+
+/// The refusals of an HTTPRoute (`meta`) whose decoded `rules` are being read: those decoding
+/// noted, and the unservable redirects, refused in `rules` (see [`http_refused_rules`]).
+pub(super) fn refuse_http_rules(
+    meta: &ObjectMeta,
+    rules: &mut [HttpRouteRules],
+) -> Vec<RefusedRule> {
+    let mut refused = refused_rules_of(meta);
+    let redirects = refuse_unservable_redirects(rules, &refused);
+    refused.extend(redirects);
+    refused.sort_by_key(|r| r.rule);
     refused
 }
 
@@ -266,6 +366,47 @@ mod tests {
             "{}",
             refused[1].message
         );
+    }
+
+    #[test]
+    fn an_unservable_redirect_is_refused_at_its_written_position() {
+        // Rule 0's matches do not decode (left out), so the 307 redirect is decoded rule 0
+        // but written rule 1; rule 2 redirects with 301, which an ALB answers with.
+        let redirect = |code: i64| json!({"filters": [{"type": "RequestRedirect", "requestRedirect": {"statusCode": code}}]});
+        let raw = json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": "r", "namespace": "ns"},
+            "spec": {
+                "parentRefs": [{"name": "gw"}],
+                "rules": [
+                    {"matches": [{"path": {"type": "FuturePath", "value": "/x"}}]},
+                    redirect(307),
+                    redirect(301)
+                ]
+            }
+        });
+        let route: HttpRoute = decode_noting_dropped(raw).unwrap();
+        let refused = http_refused_rules(&route);
+        assert_eq!(
+            refused
+                .iter()
+                .map(|r| (r.rule, r.left_out))
+                .collect::<Vec<_>>(),
+            [(0, true), (1, false)]
+        );
+        assert_eq!(
+            refused[1].message,
+            "spec.rules[1]: RequestRedirect statusCode 307 is not supported (an ALB redirects with 301 or 302 only): the rule is not served (never without its filters); the requests it matches are answered 500"
+        );
+        let mut rules = route.spec.rules.clone().unwrap();
+        let redirects = refuse_unservable_redirects(&mut rules, &refused_rules_of(&route.metadata));
+        assert_eq!(redirects.len(), 1);
+        assert!(
+            rules[0].filters.is_none(),
+            "the refused rule keeps no filter: {:?}",
+            rules[0]
+        );
+        assert!(rules[1].filters.is_some(), "the 301 redirect is kept");
     }
 
     #[test]

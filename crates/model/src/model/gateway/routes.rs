@@ -77,7 +77,8 @@ pub struct RouteView<'a> {
     /// Fields the route sets that upstream accepts without acting on them (Warning events).
     pub ignored: Vec<String>,
     /// Rules refused in decoding (values the types do not know, such as an `ExternalAuth`
-    /// filter): route status `UnsupportedValue` and a Warning (see [`super::refused`]).
+    /// filter) or, of an HTTPRoute, for a redirect an ALB cannot answer with: route status
+    /// `UnsupportedValue` and a Warning (see [`super::refused`]).
     pub refused: Vec<super::refused::RefusedRule>,
 }
 
@@ -184,13 +185,15 @@ fn namespace_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMet
 /// An HTTPRoute with the CRD's defaults applied.
 pub fn http_route(route: &HttpRoute) -> RouteView<'_> {
     let spec = &route.spec;
-    let http_rules: Vec<HttpRouteRules> = spec
+    let mut http_rules: Vec<HttpRouteRules> = spec
         .rules
         .clone()
         .unwrap_or_default()
         .into_iter()
         .map(default_matches)
         .collect();
+    // Redirects an ALB cannot answer with are refused here, before anything reads the rules.
+    let refused = super::refused::refuse_http_rules(&route.metadata, &mut http_rules);
     let backends = http_rules
         .iter()
         .map(|r| backend_refs!(r.backend_refs.iter().flatten()))
@@ -223,7 +226,7 @@ pub fn http_route(route: &HttpRoute) -> RouteView<'_> {
             route,
             RouteKind::Http,
         ),
-        refused: super::refused::refused_rules_of(&route.metadata),
+        refused,
         namespace: namespace_of(&route.metadata),
         name: route.metadata.name.clone().unwrap_or_default(),
         created: route.metadata.creation_timestamp.as_ref(),

@@ -118,6 +118,63 @@ fn a_request_redirect_filter_becomes_a_redirect_action() {
 }
 
 #[test]
+fn redirects_with_301_or_302_are_served_and_other_status_codes_refuse_their_rule_only() {
+    for code in [301, 302] {
+        let rule = format!(
+            "{{filters: [{{type: RequestRedirect, requestRedirect: {{statusCode: {code}}}}}]}}"
+        );
+        let b = build(&rule, "[]", "[]").unwrap();
+        let Action::Redirect { config } = &rules(&b, 80)[0].actions[0] else {
+            panic!("redirect expected for {code}");
+        };
+        assert_eq!(config.status_code, format!("HTTP_{code}"));
+        assert!(b.route_problems.is_empty(), "{:?}", b.route_problems);
+    }
+    // 303, 307 and 308 (the Gateway API's experimental channel) are no ALB redirect: upstream
+    // fails at the AWS call; here the rule is refused and the route's other rule is served.
+    for code in [303, 307, 308] {
+        let rule = format!(
+            "{{matches: [{{path: {{type: PathPrefix, value: /old}}}}], filters: [{{type: RequestRedirect, requestRedirect: {{hostname: new.example.com, statusCode: {code}}}}}]}}
+    - {{matches: [{{path: {{type: PathPrefix, value: /app}}}}], backendRefs: [{{name: my-svc, port: 80}}]}}"
+        );
+        let b = build(&rule, "[]", "[]").unwrap();
+        let actions: Vec<_> = rules(&b, 80).iter().map(|r| r.actions.clone()).collect();
+        assert_eq!(actions.len(), 2, "{actions:?}");
+        assert!(
+            actions.contains(&vec![Action::fixed("500", None)]),
+            "the refused rule answers 500, never another redirect: {actions:?}"
+        );
+        assert!(
+            actions
+                .iter()
+                .any(|a| matches!(a.as_slice(), [Action::Forward { .. }])),
+            "the route's other rule is served: {actions:?}"
+        );
+        assert!(
+            !actions
+                .iter()
+                .flatten()
+                .any(|a| matches!(a, Action::Redirect { .. })),
+            "no redirect for AWS to refuse: {actions:?}"
+        );
+        assert_eq!(b.route_problems.len(), 1, "{:?}", b.route_problems);
+        let p = &b.route_problems[0];
+        assert_eq!((p.route.name.as_str(), p.reason), ("r", "UnsupportedValue"));
+        assert!(p.refuses_acceptance() && !p.unresolved_refs());
+        let expected = format!("spec.rules[0]: RequestRedirect statusCode {code} is not supported (an ALB redirects with 301 or 302 only)");
+        assert!(p.message.starts_with(&expected), "{}", p.message);
+        assert!(
+            b.stack.warnings.iter().any(|w| w.ingress.as_deref()
+                == Some("my-route-ns/r")
+                && w.message
+                    .starts_with(&format!("HTTPRoute my-route-ns/r {expected}"))),
+            "{:#?}",
+            b.stack.warnings
+        );
+    }
+}
+
+#[test]
 fn a_redirect_path_with_wildcards_is_refused_with_upstreams_message() {
     let rule = "{filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath, replaceFullPath: /a*}}}]}";
     let err = build(rule, "[]", "[]").unwrap_err().to_string();

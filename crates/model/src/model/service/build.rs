@@ -149,6 +149,12 @@ fn refuse_unsupported(t: &Task<'_>) -> Result<(), Fail> {
     Ok(())
 }
 
+/// Upstream's refusal to tear down a Service whose annotation asks for deletion protection,
+/// followed by `: <name>` (`pkg/service/model_builder.go`); the Service controller's Warning and
+/// `plan` both carry it.
+pub const SERVICE_DELETION_PROTECTED: &str =
+    "deletion_protection is enabled, cannot delete the service";
+
 /// Upstream refuses to tear down a Service whose annotation asks for deletion protection.
 fn check_deletion_protection(t: &Task<'_>) -> Result<(), Fail> {
     let attrs = t.a.map(sfx::LB_ATTRIBUTES)?.unwrap_or_default();
@@ -157,7 +163,7 @@ fn check_deletion_protection(t: &Task<'_>) -> Result<(), Fail> {
     };
     match ann::go_parse_bool(raw) {
         Some(true) => Err(Fail::msg(format!(
-            "deletion_protection is enabled, cannot delete the service: {}",
+            "{SERVICE_DELETION_PROTECTED}: {}",
             t.name
         ))),
         Some(false) => Ok(()),

@@ -11,6 +11,7 @@ mod build;
 mod health_check;
 mod listeners;
 mod load_balancer;
+pub mod mutator;
 pub mod qualify;
 mod security_groups;
 mod subnet_mappings;
@@ -29,7 +30,7 @@ mod test_support;
 
 use k8s_openapi::api::core::v1::Service;
 
-pub use build::build_service_stack;
+pub use build::{build_service_stack, SERVICE_DELETION_PROTECTED};
 pub use qualify::{is_pending_finalization, is_service_supported, SERVICE_FINALIZER};
 
 use super::subnets::SubnetInfo;
