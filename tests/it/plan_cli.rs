@@ -165,10 +165,7 @@ fn a_broken_ingress_makes_plan_exit_1_and_the_others_are_still_planned() {
 fn a_broken_yaml_document_makes_plan_exit_1_and_the_others_are_still_planned() {
     let dir = tempfile::tempdir().unwrap();
     let broken = "\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: shop\n";
-    let f = manifests(
-        dir.path(),
-        &[broken.to_string(), ingress("good", INTERNAL)],
-    );
+    let f = manifests(dir.path(), &[broken.to_string(), ingress("good", INTERNAL)]);
     let out = plan(&["-f", &f, "-o", "json"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -180,7 +177,13 @@ fn a_broken_yaml_document_makes_plan_exit_1_and_the_others_are_still_planned() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["unreadDocuments"][0]["file"], f.as_str(), "{v:#}");
     assert_eq!(v["unreadDocuments"][0]["document"], 2, "{v:#}");
-    assert!(v["unreadDocuments"][0]["error"].as_str().unwrap().contains("line"), "{v:#}");
+    assert!(
+        v["unreadDocuments"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("line"),
+        "{v:#}"
+    );
     assert_eq!(v["groups"][0]["group"], "shop/good", "{v:#}");
     assert_eq!(
         v["groups"][0]["stack"]["loadBalancer"]["scheme"], "internal",

@@ -22,8 +22,8 @@ mod cluster;
 mod gateway;
 mod manifests;
 mod yaml;
-use manifests::{collect_files, documents};
 pub use manifests::{add_manifests, add_object, outside_watch, parse_documents};
+use manifests::{collect_files, documents};
 pub use yaml::first_tag;
 
 use crate::args::ControllerArgs;
@@ -307,7 +307,10 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
         }
     }
     if args.create_ingress_class_resource {
-        admitted.extend(cluster::add_chart_ingress_class(&mut objs, &cfg.ingress_class));
+        admitted.extend(cluster::add_chart_ingress_class(
+            &mut objs,
+            &cfg.ingress_class,
+        ));
     }
     let env = BuildEnv {
         subnets: match &args.subnets_file {

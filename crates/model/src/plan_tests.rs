@@ -36,7 +36,10 @@ fn documents_are_read_one_by_one_with_their_number_and_line() {
     );
     // The error names the file's line (8), not the document's (3).
     let error = format!("{:#}", docs[2].objects.as_ref().unwrap_err());
-    assert!(error.contains("line 8") || error.contains("line 9"), "{error}");
+    assert!(
+        error.contains("line 8") || error.contains("line 9"),
+        "{error}"
+    );
     // CRLF line ends and JSON.
     assert_eq!(documents("a: 1\r\n---\r\nb: 2\r\n").len(), 2);
     let json = documents("{\"kind\": \"Service\",\n \"metadata\": {\"name\": \"x\"}}");

@@ -207,8 +207,20 @@ fn refused_rules(
     let mut out = Vec::new();
     // HTTPRoutes add the redirects an ALB cannot answer with, refused as the model reads them.
     let http = RouteKind::Http;
-    of(http, inputs.http_routes, built, &mut out, http_refused_rules);
-    of(RouteKind::Grpc, inputs.grpc_routes, built, &mut out, decoded);
+    of(
+        http,
+        inputs.http_routes,
+        built,
+        &mut out,
+        http_refused_rules,
+    );
+    of(
+        RouteKind::Grpc,
+        inputs.grpc_routes,
+        built,
+        &mut out,
+        decoded,
+    );
     of(RouteKind::Tcp, inputs.tcp_routes, built, &mut out, decoded);
     of(RouteKind::Udp, inputs.udp_routes, built, &mut out, decoded);
     of(RouteKind::Tls, inputs.tls_routes, built, &mut out, decoded);

@@ -64,7 +64,10 @@ pub(super) fn add_chart_ingress_class(objs: &mut ClusterObjects, name: &str) -> 
     });
     objs.ingress_classes.push(class);
     let named = objs.ingresses.iter().any(|i| {
-        i.spec.as_ref().and_then(|s| s.ingress_class_name.as_deref()) == Some(name)
+        i.spec
+            .as_ref()
+            .and_then(|s| s.ingress_class_name.as_deref())
+            == Some(name)
     });
     named.then(|| {
         format!(

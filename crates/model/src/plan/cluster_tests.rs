@@ -72,7 +72,11 @@ spec: {type: ClusterIP, ports: [{port: 80}]}
 fn the_service_mutator_webhook_gives_class_less_load_balancer_services_the_class() {
     let (status, v) = plan(LOAD_BALANCER_SERVICES, &[]);
     assert_eq!(status, EXIT_PLANNED, "{v:#}");
-    assert_eq!(services(&v), ["infra/empty-class", "infra/in-tree"], "{v:#}");
+    assert_eq!(
+        services(&v),
+        ["infra/empty-class", "infra/in-tree"],
+        "{v:#}"
+    );
     for s in v["services"].as_array().unwrap() {
         assert!(s.get("error").is_none(), "{s}");
         assert_eq!(s["stack"]["loadBalancer"]["type"], "network", "{s}");
@@ -131,7 +135,10 @@ fn an_ingress_of_the_charts_ingress_class_is_planned_without_the_class_in_the_ma
     assert!(v["groups"][0]["stack"]["loadBalancer"].is_object(), "{v:#}");
     assert!(v.get("ingressesNotInAnyGroup").is_none(), "{v:#}");
     assert!(
-        noted(&v, "IngressClass alb is not in the manifests: plan uses the one the chart creates"),
+        noted(
+            &v,
+            "IngressClass alb is not in the manifests: plan uses the one the chart creates"
+        ),
         "{v:#}"
     );
 
@@ -212,7 +219,12 @@ fn a_service_being_deleted_under_deletion_protection_gets_upstreams_error_and_fa
     assert_eq!(status, EXIT_FAILED, "{v:#}");
     assert_eq!(
         services(&v),
-        ["infra/gone", "infra/left", "infra/protected", "infra/protected-bare"],
+        [
+            "infra/gone",
+            "infra/left",
+            "infra/protected",
+            "infra/protected-bare"
+        ],
         "{v:#}"
     );
     let planned = v["services"].as_array().unwrap();
@@ -234,7 +246,10 @@ fn a_service_being_deleted_under_deletion_protection_gets_upstreams_error_and_fa
         "{v:#}"
     );
     assert!(
-        noted(&v, "Service infra/left no longer qualifies but holds the controller's finalizer"),
+        noted(
+            &v,
+            "Service infra/left no longer qualifies but holds the controller's finalizer"
+        ),
         "{v:#}"
     );
     assert!(!noted(&v, "Service infra/protected"), "{v:#}");

@@ -164,10 +164,12 @@ fn redirects_with_301_or_302_are_served_and_other_status_codes_refuse_their_rule
         let expected = format!("spec.rules[0]: RequestRedirect statusCode {code} is not supported (an ALB redirects with 301 or 302 only)");
         assert!(p.message.starts_with(&expected), "{}", p.message);
         assert!(
-            b.stack.warnings.iter().any(|w| w.ingress.as_deref()
-                == Some("my-route-ns/r")
-                && w.message
-                    .starts_with(&format!("HTTPRoute my-route-ns/r {expected}"))),
+            b.stack
+                .warnings
+                .iter()
+                .any(|w| w.ingress.as_deref() == Some("my-route-ns/r")
+                    && w.message
+                        .starts_with(&format!("HTTPRoute my-route-ns/r {expected}"))),
             "{:#?}",
             b.stack.warnings
         );

@@ -52,7 +52,10 @@ mod tests {
                        "spec": {"type": "LoadBalancer"}}),
                 Some(nlb),
             ),
-            (json!({"spec": {"type": "LoadBalancer", "loadBalancerClass": ""}}), Some(nlb)),
+            (
+                json!({"spec": {"type": "LoadBalancer", "loadBalancerClass": ""}}),
+                Some(nlb),
+            ),
             (
                 json!({"spec": {"type": "LoadBalancer", "loadBalancerClass": "other/lb"}}),
                 Some("other/lb"),
