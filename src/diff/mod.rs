@@ -162,6 +162,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
         .with_listener_rules_tagging(icfg.model.gate("ListenerRulesTagging"))
         .with_addons(addons.clone())
         .with_cert_discovery(discovery)
+        .with_lb_stabilization_interval(cfg.lb_stabilization_monitor_interval)
         // A pretended delete never frees anything, so waiting for it would only stall.
         .with_delete_retry(
             std::time::Duration::from_millis(1),
@@ -241,6 +242,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf]) -> anyhow::Result<Report> 
             alb: gates.0,
             nlb: gates.1,
             objs: &objs,
+            required_secrets_label: cfg.required_secrets_label.as_ref(),
         };
         let env = groups::Env {
             deployer: &gw_deployer,
