@@ -123,6 +123,10 @@ async fn bind(what: &str, addr: SocketAddr) -> anyhow::Result<TcpListener> {
 /// Runs the controller until SIGTERM/SIGINT; returns after draining.
 pub async fn run(cfg: Config) -> anyhow::Result<()> {
     crate::build_info::log();
+    // Flags this build does not act on, set anyway (see `config::inert`): said once, at start.
+    for w in &cfg.inert_warnings {
+        tracing::warn!(flag = w.flag, value = %w.value, "{}", w.message);
+    }
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
 
@@ -142,7 +146,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let indexes = Indexes::default();
     // One watch per kind for the whole process: the webhook indexes and every controller's
     // caches register here before anything is watched, on every replica.
-    let watches = Arc::new(crate::watch::Watches::default());
+    let watches = Arc::new(crate::watch::Watches::with_required_secrets_label(
+        cfg.required_secrets_label.clone(),
+    ));
     pod_index_feed::register(
         &watches,
         &indexes.pod_gates,
@@ -196,20 +202,24 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         }
     };
 
-    // Fail fast on an unreadable certificate: a pod that cannot serve TLS must not look healthy.
+    // Fail fast on an unreadable certificate (or `--kube-ca-pem-filepath`): a pod that cannot
+    // serve TLS must not look healthy.
+    let clients = webhook::tls::client_verifier(cfg.webhook.client_ca_file.as_deref())
+        .context("webhook client CA (--kube-ca-pem-filepath)")?;
+    let min_version = cfg.webhook.tls_min_version;
     let tls = match early_client {
-        Some(_) => webhook::tls::server_config_with(managed_resolver, cfg.webhook.tls_min_version)?,
+        Some(_) => webhook::tls::server_config_for(managed_resolver, min_version, clients)?,
         None if throwaway_cert => {
-            webhook::tls::server_config_with(managed_resolver, cfg.webhook.tls_min_version)?
+            webhook::tls::server_config_for(managed_resolver, min_version, clients)?
         }
         None => {
-            webhook::tls::server_config(
+            let files = webhook::tls::ReloadingCert::from_files(
                 cfg.webhook.cert_file.clone(),
                 cfg.webhook.key_file.clone(),
-                cfg.webhook.tls_min_version,
+                webhook::tls::provider(),
             )
-            .context("webhook serving certificate")?
-            .0
+            .context("webhook serving certificate")?;
+            webhook::tls::server_config_for(Arc::new(files), min_version, clients)?
         }
     };
     let limits = webhook::Limits::from(&cfg.webhook);

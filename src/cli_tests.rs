@@ -38,6 +38,9 @@ fn every_layer_takes_its_settings_from_the_validated_flags() {
         "--leader-election-namespace=lease-ns",
         "--leader-election-id=my-lease",
         "--webhook-max-body-bytes=2048",
+        "--lb-stabilization-monitor-interval=45s",
+        "--required-secrets-label=albc.example/oidc=yes",
+        "--kube-ca-pem-filepath=/etc/kube/ca.pem",
     ])
     .unwrap();
     let cfg = Config::from_args(&cli.controller).unwrap();
@@ -62,5 +65,36 @@ fn every_layer_takes_its_settings_from_the_validated_flags() {
     assert_eq!(
         crate::webhook::Limits::from(&cfg.webhook).max_body_bytes,
         2048
+    );
+    // `--lb-stabilization-monitor-interval` reaches every controller that deploys.
+    let stabilization = std::time::Duration::from_secs(45);
+    assert_eq!(ingress.lb_stabilization_interval, stabilization);
+    assert_eq!(
+        crate::controller::service::ServiceConfig::from(&cfg).lb_stabilization_interval,
+        stabilization
+    );
+    for lb in [
+        crate::model::gateway::listeners::LbKind::Alb,
+        crate::model::gateway::listeners::LbKind::Nlb,
+    ] {
+        let gw = crate::controller::gateway::GatewayControllerConfig::from_flags(&cfg, lb);
+        assert_eq!(gw.lb_stabilization_interval, stabilization);
+    }
+    // `--required-secrets-label` narrows the process's Secret watch.
+    let watches = crate::watch::Watches::with_required_secrets_label(
+        cfg.required_secrets_label.clone(),
+    );
+    assert_eq!(
+        watches.secrets.required_label().map(|l| l.selector()),
+        Some("albc.example/oidc=yes".to_string())
+    );
+    assert!(crate::watch::Watches::default()
+        .secrets
+        .required_label()
+        .is_none());
+    // `--kube-ca-pem-filepath` reaches the webhook server's settings.
+    assert_eq!(
+        cfg.webhook.client_ca_file.as_deref(),
+        Some(std::path::Path::new("/etc/kube/ca.pem"))
     );
 }

@@ -23,9 +23,14 @@ pub enum Error {
     #[error("load balancer {name} ({arn}) has deletion protection enabled (attribute deletion_protection.enabled=true); it is kept until the attribute is set to false")]
     DeletionProtected { name: String, arn: String },
     /// A step waits for AWS (a load balancer still provisioning before its capacity
-    /// reservation); the reconciler requeues, as upstream does.
-    #[error("{0}")]
-    NotReady(String),
+    /// reservation, an ALB not yet registrable behind its frontend NLB): the reconciler queues
+    /// the object again after `retry_after`, without a Warning, as upstream's
+    /// `RequeueNeededAfter` does.
+    #[error("{reason}")]
+    NotReady {
+        reason: String,
+        retry_after: std::time::Duration,
+    },
     /// A resource stayed in use (DependencyViolation / ResourceInUse) for the whole retry window.
     #[error("timed out deleting {what}: {source}")]
     DeleteTimeout {

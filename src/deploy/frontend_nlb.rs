@@ -23,6 +23,9 @@ use crate::model::{self, AlbTargetGroup, FrontendNlb, Stack, StackKind, Subnets}
 /// Resource id of upstream's frontend NLB; its listeners and target groups extend it.
 pub const RESOURCE_ID: &str = model::FRONTEND_NLB_ID;
 
+/// Upstream's requeue after a failed registration of the ALB behind its frontend NLB.
+const FRONTEND_NLB_REGISTER_RETRY: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// True for any resource of a frontend NLB (the NLB, `FrontendNlb-ls-*`, `FrontendNlb-tg-*`).
 pub fn is_frontend_nlb(t: &Tags) -> bool {
     // Ingress stacks only: the Ingress resource tag, read directly.
@@ -264,10 +267,13 @@ impl Deployer {
             if !registered.iter().any(is_desired) {
                 if let Err(e) = self.elbv2.register_targets(arn, &[desired]).await {
                     tracing::info!(error = %e, target_group = arn, "registering the ALB failed");
-                    // Upstream's message, typo included; it requeues after 15 s.
-                    return Err(Error::NotReady(format!(
-                        "Failed to register target, retrying after deplay for target group: {arn}"
-                    )));
+                    // Upstream's message, typo included, and its requeue delay.
+                    return Err(Error::NotReady {
+                        reason: format!(
+                            "Failed to register target, retrying after deplay for target group: {arn}"
+                        ),
+                        retry_after: FRONTEND_NLB_REGISTER_RETRY,
+                    });
                 }
             }
         }

@@ -202,13 +202,14 @@ impl Deployer {
     }
 
     /// `ModifyCapacityReservation` once the load balancer is no longer provisioning (upstream
-    /// requeues until then); `0` resets the reservation.
+    /// requeues until then, every `--lb-stabilization-monitor-interval`); `0` resets the
+    /// reservation.
     async fn sync_capacity(&self, lb: &aws::LoadBalancer, units: i32) -> Result<()> {
         if lb.state == "provisioning" {
-            return Err(Error::NotReady(format!(
-                "monitor provisioning state for load balancer: {}",
-                lb.name
-            )));
+            return Err(Error::NotReady {
+                reason: format!("monitor provisioning state for load balancer: {}", lb.name),
+                retry_after: self.lb_stabilization_interval,
+            });
         }
         let have = self
             .elbv2

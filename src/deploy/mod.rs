@@ -67,7 +67,13 @@ pub struct Deployer {
     oidc_secrets: oidc_secrets::SentSecrets,
     addons: addons::Addons,
     cert_discovery: Option<Arc<CertDiscovery>>,
+    /// `--lb-stabilization-monitor-interval`: the retry of a capacity reservation while the
+    /// load balancer provisions.
+    lb_stabilization_interval: Duration,
 }
+
+/// `--lb-stabilization-monitor-interval`'s default, upstream's.
+pub const DEFAULT_LB_STABILIZATION_INTERVAL: Duration = Duration::from_secs(120);
 
 /// What a deploy produced, for the reconciler (Ingress status, TargetGroupBindings).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -130,7 +136,15 @@ impl Deployer {
             oidc_secrets: Default::default(),
             addons: addons::Addons::default(),
             cert_discovery: None,
+            lb_stabilization_interval: DEFAULT_LB_STABILIZATION_INTERVAL,
         }
+    }
+
+    /// How long a reconcile waits before trying again to set the capacity reservation of a
+    /// load balancer still provisioning (`--lb-stabilization-monitor-interval`).
+    pub fn with_lb_stabilization_interval(mut self, interval: Duration) -> Self {
+        self.lb_stabilization_interval = interval;
+        self
     }
 
     /// The WAFv2 / WAF Classic / Shield clients (only those whose `--enable-*` flag is on);

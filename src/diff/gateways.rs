@@ -42,6 +42,8 @@ pub struct GatewayEnv<'a> {
     pub target_groups: &'a TgCache,
     /// From manifests: the Secrets OIDC rule configurations read (the cluster is read by GET).
     pub objs: &'a ClusterObjects,
+    /// `--required-secrets-label`: a Secret read from the cluster without it counts as absent.
+    pub required_secrets_label: Option<&'a crate::config::RequiredLabel>,
 }
 
 impl GatewayEnv<'_> {
@@ -183,7 +185,9 @@ async fn one_gateway(
     }
     let mut owned = Owned::gather(genv.stores, lb, &key_of(gw));
     match env.client {
-        Some(client) => owned.secrets = read_secrets(client, &owned).await?,
+        Some(client) => {
+            owned.secrets = read_secrets(client, &owned, genv.required_secrets_label).await?
+        }
         None => owned.secrets = genv.objs.secrets.clone(),
     }
     owned.look_up_target_groups(genv.target_groups).await;
@@ -310,15 +314,25 @@ fn addon_writes(gw: &Gateway, keys: &[&str], on: bool) -> Vec<Write> {
 }
 
 /// The OIDC Secrets the routes' rule configurations name, one GET each as the controller reads
-/// one its watch has not reported (a NotFound is left to the model's error).
-async fn read_secrets(client: &kube::Client, owned: &Owned) -> Result<Vec<Secret>, String> {
+/// one its watch has not reported (a NotFound, or a Secret without `required`, is left to the
+/// model's error).
+async fn read_secrets(
+    client: &kube::Client,
+    owned: &Owned,
+    required: Option<&crate::config::RequiredLabel>,
+) -> Result<Vec<Secret>, String> {
     let mut out = Vec::new();
     for (ns, name) in crate::controller::gateway::secrets::refs_of(owned) {
         let got = Api::<Secret>::namespaced(client.clone(), &ns)
             .get_opt(&name)
             .await
             .map_err(|e| format!("Failed build model due to {e}"))?;
-        out.extend(got.map(|s| crate::model::oidc::needed_part(&s)));
+        out.extend(
+            got.filter(|s| {
+                crate::config::secret_label::admits(required, s.metadata.labels.as_ref())
+            })
+            .map(|s| crate::model::oidc::needed_part(&s)),
+        );
     }
     Ok(out)
 }

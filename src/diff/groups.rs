@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 
 use super::{Change, Recorder, Sink, StackDiff, Write};
 use crate::annotations::DRY_RUN_PLAN;
-use crate::config::Config;
+use crate::config::{secret_label, Config};
 use crate::controller::ingress::{
     binding_needs_update, desired_status, planned_annotation, stack_labels, status_is_current,
     with_frontend_nlb, IngressConfig, PLAN_GATE,
@@ -60,7 +60,7 @@ where
 
 /// Everything the model reads, listed once (the controller's caches, without the watch). Secrets
 /// are read one by one, only those `auth-idp-oidc` names, as the controller reads them (a
-/// NotFound is left to the model's error); only the keys OIDC reads are kept, and never shown.
+/// NotFound, or a Secret without `--required-secrets-label`, is left to the model's error); only the keys OIDC reads are kept, and never shown.
 /// Every IngressClassParams, decoded as upstream does (a missing `spec` is the empty one: see
 /// [`IngressClassParams::decode`]).
 async fn list_ingress_class_params(
@@ -89,8 +89,12 @@ pub async fn list_objects(client: &kube::Client, cfg: &Config) -> anyhow::Result
             .get_opt(&name)
             .await
             .with_context(|| format!("reading Secret {ns}/{name} (auth-idp-oidc)"))?;
-        objs.secrets
-            .extend(got.map(|s| model::oidc::needed_part(&s)));
+        // As the controller: one without `--required-secrets-label` reads as not found.
+        let required = cfg.required_secrets_label.as_ref();
+        objs.secrets.extend(
+            got.filter(|s| secret_label::admits(required, s.metadata.labels.as_ref()))
+                .map(|s| model::oidc::needed_part(&s)),
+        );
     }
     Ok(objs)
 }

@@ -171,6 +171,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         .with_listener_rules_tagging(icfg.model.gate("ListenerRulesTagging"))
         .with_addons(addons.clone())
         .with_cert_discovery(discovery)
+        .with_lb_stabilization_interval(cfg.lb_stabilization_monitor_interval)
         // A pretended delete never frees anything, so waiting for it would only stall.
         .with_delete_retry(
             std::time::Duration::from_millis(1),
@@ -274,6 +275,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
             reader: &reader,
             target_groups: &target_groups,
             objs: &objs,
+            required_secrets_label: cfg.required_secrets_label.as_ref(),
         };
         let env = groups::Env {
             deployer: &gw_deployer,

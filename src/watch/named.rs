@@ -10,6 +10,10 @@
 //! reports its object with `apply` (created, changed, or found by a relist) and `delete`
 //! (deleted, absent on a relist, or no longer wanted); `reset` is never called, since one
 //! watch's list says nothing of the others' objects.
+//!
+//! With a required label (`--required-secrets-label`), as upstream, each watch also carries it as
+//! a label selector: an object without it is never reported (it reads as absent), and one that
+//! loses it is reported deleted. Readers that fall back to a GET ask [`Named::required_label`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Debug;
@@ -23,6 +27,7 @@ use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
 use super::{Consumers, Index, IndexList};
+use crate::config::RequiredLabel;
 
 /// `(namespace, name)` of a watched object.
 pub type Ref = (String, String);
@@ -72,6 +77,7 @@ impl Wanted {
 pub struct Named<K> {
     consumers: Consumers<K>,
     wanted: Wanted,
+    required_label: Option<RequiredLabel>,
 }
 
 impl<K> Named<K> {
@@ -79,7 +85,20 @@ impl<K> Named<K> {
         Self {
             consumers: Consumers::new(name),
             wanted: Wanted::new(),
+            required_label: None,
         }
+    }
+
+    /// Watches only objects carrying `label` (`None`: every object).
+    pub fn with_required_label(mut self, label: Option<RequiredLabel>) -> Self {
+        self.required_label = label;
+        self
+    }
+
+    /// The label a watched object must carry; a reader that GETs an object the watch has not
+    /// reported must treat one without it as absent.
+    pub fn required_label(&self) -> Option<&RequiredLabel> {
+        self.required_label.as_ref()
     }
 
     /// Adds a consumer; before the watches start (a later one would miss objects: a bug).
@@ -106,12 +125,22 @@ fn stub<K: Resource + Default>((ns, name): &Ref) -> Arc<K> {
     Arc::new(k)
 }
 
-/// One object's watch, until its task is aborted.
-async fn watch_one<K>(api: Api<K>, r: Ref, list: Arc<IndexList<K>>, kind: &'static str)
-where
+/// One object's watch, until its task is aborted. With `label`, the watch is narrowed by it and
+/// an object without it (should the server not narrow) reads as absent.
+async fn watch_one<K>(
+    api: Api<K>,
+    r: Ref,
+    list: Arc<IndexList<K>>,
+    kind: &'static str,
+    label: Option<RequiredLabel>,
+) where
     K: Resource + Default + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    let cfg = watcher::Config::default().fields(&format!("metadata.name={}", r.1));
+    let mut cfg = watcher::Config::default().fields(&format!("metadata.name={}", r.1));
+    if let Some(l) = &label {
+        cfg = cfg.labels(&l.selector());
+    }
+    let admitted = |obj: &K| label.as_ref().is_none_or(|l| l.admits(obj.meta().labels.as_ref()));
     let events = watcher::watcher(api, cfg).default_backoff();
     futures::pin_mut!(events);
     let mut listed: Vec<K> = Vec::new();
@@ -119,12 +148,12 @@ where
         match event {
             Ok(Event::Init) => listed.clear(),
             Ok(Event::InitApply(obj)) => listed.push(obj),
-            Ok(Event::InitDone) => match listed.pop() {
+            Ok(Event::InitDone) => match listed.pop().filter(|o| admitted(o)) {
                 Some(obj) => list.apply(&Arc::new(obj)),
                 None => list.delete(&stub(&r)),
             },
-            Ok(Event::Apply(obj)) => list.apply(&Arc::new(obj)),
-            Ok(Event::Delete(obj)) => list.delete(&Arc::new(obj)),
+            Ok(Event::Apply(obj)) if admitted(&obj) => list.apply(&Arc::new(obj)),
+            Ok(Event::Apply(obj)) | Ok(Event::Delete(obj)) => list.delete(&Arc::new(obj)),
             Err(error) => {
                 tracing::warn!(%error, watch = kind, namespace = %r.0, name = %r.1, "watch failed; retrying with backoff")
             }
@@ -179,6 +208,7 @@ where
                     r.clone(),
                     list.clone(),
                     self.consumers.name(),
+                    self.required_label.clone(),
                 ));
                 running.insert(r, handle);
             }

@@ -61,6 +61,17 @@ impl Default for Watches {
     }
 }
 
+impl Watches {
+    /// The process's watches, OIDC Secrets narrowed to `--required-secrets-label` (`None`: every
+    /// named Secret).
+    pub fn with_required_secrets_label(label: Option<crate::config::RequiredLabel>) -> Self {
+        Self {
+            secrets: Named::new("secrets").with_required_label(label),
+            ..Self::default()
+        }
+    }
+}
+
 pub(super) type Driver = BoxFuture<'static, ()>;
 
 /// The driver of a namespaced kind, limited like `--watch-namespace` (empty: all).

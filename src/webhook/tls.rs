@@ -4,12 +4,16 @@
 //! pod. Each handshake stats both files (cheap) and, when they changed, loads the new pair; a pair
 //! that does not parse or whose key does not match keeps the previous certificate in service, so a
 //! half-written rotation never fails a connection.
+//!
+//! With `--kube-ca-pem-filepath`, as upstream, a client must present a certificate issued by one
+//! of the CAs in that file ([`client_verifier`]); without it no client certificate is asked for.
 
 use crate::config::TlsMinVersion;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::server::danger::ClientCertVerifier;
+use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
 use rustls::ServerConfig;
 use std::path::{Path, PathBuf};
@@ -36,6 +40,9 @@ pub enum TlsError {
     },
     #[error("TLS configuration: {0}")]
     Config(#[from] rustls::Error),
+    /// `--kube-ca-pem-filepath` holds nothing usable as client CAs.
+    #[error("{path}: {reason}")]
+    ClientCa { path: PathBuf, reason: String },
 }
 
 /// The crypto provider used everywhere (aws-lc-rs, as the AWS SDK uses).
@@ -230,20 +237,67 @@ impl ResolvesServerCert for ReloadingCert {
     }
 }
 
+/// Who may connect, from `--kube-ca-pem-filepath`: `None` (no client certificate asked), or
+/// only clients presenting a certificate issued by one of the file's CAs (upstream's
+/// `RequireAndVerifyClientCert`). An unreadable file or one without a certificate fails the
+/// start, as upstream's does.
+pub fn client_verifier(
+    ca_file: Option<&Path>,
+) -> Result<Option<Arc<dyn ClientCertVerifier>>, TlsError> {
+    let Some(path) = ca_file else {
+        return Ok(None);
+    };
+    let pem = std::fs::read(path).map_err(|source| TlsError::Read {
+        path: path.into(),
+        source,
+    })?;
+    let bad = |reason: String| TlsError::ClientCa {
+        path: path.into(),
+        reason,
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        let cert = cert.map_err(|e| bad(format!("not PEM: {e}")))?;
+        roots
+            .add(cert)
+            .map_err(|e| bad(format!("not a usable CA certificate: {e}")))?;
+    }
+    if roots.is_empty() {
+        // Upstream's words for the same failure.
+        return Err(bad("Unable to append CA PEM to pool".into()));
+    }
+    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+        .build()
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(Some(verifier))
+}
+
 /// Builds the server config: TLS 1.3 only by default; with 1.2 allowed, only rustls's TLS 1.2
 /// suites, which are all ECDHE key exchange with AEAD ciphers (no RSA key exchange, no CBC).
 pub fn server_config_with(
     resolver: Arc<ReloadingCert>,
     min_version: TlsMinVersion,
 ) -> Result<Arc<ServerConfig>, TlsError> {
+    server_config_for(resolver, min_version, None)
+}
+
+/// [`server_config_with`], asking clients for a certificate when `clients` says so (see
+/// [`client_verifier`]).
+pub fn server_config_for(
+    resolver: Arc<ReloadingCert>,
+    min_version: TlsMinVersion,
+    clients: Option<Arc<dyn ClientCertVerifier>>,
+) -> Result<Arc<ServerConfig>, TlsError> {
     let versions: &[&'static rustls::SupportedProtocolVersion] = match min_version {
         TlsMinVersion::Tls13 => &[&rustls::version::TLS13],
         TlsMinVersion::Tls12 => &[&rustls::version::TLS13, &rustls::version::TLS12],
     };
-    let mut config = ServerConfig::builder_with_provider(provider())
-        .with_protocol_versions(versions)?
-        .with_no_client_auth()
-        .with_cert_resolver(resolver);
+    let builder = ServerConfig::builder_with_provider(provider()).with_protocol_versions(versions)?;
+    let builder = match clients {
+        Some(verifier) => builder.with_client_cert_verifier(verifier),
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder.with_cert_resolver(resolver);
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
@@ -305,5 +359,124 @@ mod tests {
             !Arc::ptr_eq(&now_served, &served),
             "the good pair is served"
         );
+    }
+
+    /// A CA for client certificates (distinct names: each its own issuer) and its PEM.
+    fn client_ca(name: &str) -> (String, rcgen::Issuer<'static, rcgen::KeyPair>) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        let mut dn = rcgen::DistinguishedName::new();
+        dn.push(rcgen::DnType::CommonName, name);
+        params.distinguished_name = dn;
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        let cert = params.self_signed(&key).unwrap();
+        (cert.pem(), rcgen::Issuer::new(params, key))
+    }
+
+    /// A client certificate (clientAuth) issued by `issuer`: (certificate PEM, key PEM).
+    fn client_cert(issuer: &rcgen::Issuer<'static, rcgen::KeyPair>) -> (String, String) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(vec!["kube-apiserver".to_string()]).unwrap();
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let cert = params.signed_by(&key, issuer).unwrap();
+        (cert.pem(), key.serialize_pem())
+    }
+
+    /// One handshake in memory; the server's verdict (a TLS 1.3 client is done before the
+    /// server has checked its certificate).
+    async fn handshake(
+        server: Arc<ServerConfig>,
+        server_ca_pem: &str,
+        client: Option<&(String, String)>,
+    ) -> std::io::Result<()> {
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_slice_iter(server_ca_pem.as_bytes()) {
+            roots.add(c.unwrap()).unwrap();
+        }
+        let builder = rustls::ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots);
+        let config = match client {
+            Some((cert_pem, key_pem)) => builder
+                .with_client_auth_cert(
+                    CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+                        .map(Result::unwrap)
+                        .collect(),
+                    PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).unwrap(),
+                )
+                .unwrap(),
+            None => builder.with_no_client_auth(),
+        };
+        let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+        let name = rustls::pki_types::ServerName::try_from("svc.ns.svc".to_string()).unwrap();
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+        let acceptor = tokio_rustls::TlsAcceptor::from(server);
+        let (accepted, _connected) = tokio::join!(
+            acceptor.accept(server_io),
+            connector.connect(name, client_io)
+        );
+        accepted.map(|_| ())
+    }
+
+    /// `--kube-ca-pem-filepath`: only a client with a certificate from the file's CA gets
+    /// through (none, or another CA's, is refused); without the flag no certificate is asked
+    /// for; a file without a certificate, or none at all, fails the start.
+    #[tokio::test]
+    async fn a_client_ca_admits_only_clients_with_its_certificates() {
+        let dir = tempfile::tempdir().unwrap();
+        let serving =
+            webhook_certs::generate(&webhook_certs::ServingSpec::new("svc", "ns"), 30).unwrap();
+        pair(dir.path(), &serving.cert_pem, &serving.key_pem);
+        let resolver = Arc::new(
+            ReloadingCert::from_files(
+                dir.path().join("tls.crt"),
+                dir.path().join("tls.key"),
+                provider(),
+            )
+            .unwrap(),
+        );
+        let (ca_pem, issuer) = client_ca("kube client CA");
+        let ca_file = dir.path().join("client-ca.pem");
+        std::fs::write(&ca_file, &ca_pem).unwrap();
+        let (_, other_issuer) = client_ca("another CA");
+        let good = client_cert(&issuer);
+        let stranger = client_cert(&other_issuer);
+        let server_ca = serving.ca.cert_pem.as_str();
+
+        let verifier = client_verifier(Some(&ca_file)).unwrap();
+        assert!(verifier.is_some());
+        let strict = server_config_for(resolver.clone(), TlsMinVersion::Tls13, verifier).unwrap();
+        handshake(strict.clone(), server_ca, Some(&good))
+            .await
+            .expect("a certificate from the CA gets through");
+        assert!(
+            handshake(strict.clone(), server_ca, None).await.is_err(),
+            "no client certificate"
+        );
+        assert!(
+            handshake(strict, server_ca, Some(&stranger)).await.is_err(),
+            "another CA's certificate"
+        );
+
+        assert!(client_verifier(None).unwrap().is_none());
+        let open = server_config_with(resolver, TlsMinVersion::Tls13).unwrap();
+        handshake(open, server_ca, None)
+            .await
+            .expect("without the flag no certificate is asked for");
+
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "").unwrap();
+        let err = client_verifier(Some(&empty)).err().unwrap().to_string();
+        assert!(err.contains("Unable to append CA PEM to pool"), "{err}");
+        let missing = dir.path().join("missing.pem");
+        assert!(matches!(
+            client_verifier(Some(&missing)),
+            Err(TlsError::Read { .. })
+        ));
     }
 }

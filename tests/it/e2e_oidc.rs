@@ -4,7 +4,8 @@
 //! `FailedBuildModel` Warning with upstream's error and no AWS write, the rule keeping its last
 //! values. The secret never shows in the controller's logs or events, and every request the
 //! controller made is allowed by the chart's RBAC plus the namespaced Role (resourceNames) that
-//! upstream's docs ask users to create for OIDC Secrets — no cluster-wide Secret access.
+//! upstream's docs ask users to create for OIDC Secrets — no cluster-wide Secret access. With
+//! `--required-secrets-label`, a Secret without the label is as good as missing.
 
 use std::time::Duration;
 
@@ -237,6 +238,99 @@ async fn oidc_action_follows_its_secret_through_the_binary() {
             "patch ingresses.networking.k8s.io/status demo/app",
         ],
         &extra,
+    );
+    let cluster_wide: Vec<String> = k8s
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.user.is_some() && r.resource == "secrets" && r.name.is_none())
+        .map(|r| r.describe())
+        .collect();
+    assert!(cluster_wide.is_empty(), "{cluster_wide:?}");
+
+    drop(ctl);
+    k8s.server.stop().await;
+}
+
+/// `--required-secrets-label`: an OIDC Secret without the label is not used — upstream's
+/// not-found error as a `FailedBuildModel` Warning, nothing deployed — until it is labelled;
+/// then the rule authenticates with it; when the label goes, the Secret is missing again (and
+/// the rule keeps its last values). Without the flag the same unlabelled Secret is used at once
+/// (`oidc_action_follows_its_secret_through_the_binary`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_required_secrets_label_keeps_unlabelled_secrets_out() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    let (client, kubeconfig) = (k8s.client.clone(), k8s.kubeconfig.clone());
+    let ctl = k8s.controller(&[
+        "--cluster-name=e2e".into(),
+        "--aws-region=us-west-2".into(),
+        format!("--aws-vpc-id={}", c.vpc),
+        format!(
+            "--aws-api-endpoints=elasticloadbalancing={0},ec2={0}",
+            c.moto.endpoint
+        ),
+        "--required-secrets-label=albc.example/oidc=yes".into(),
+    ]);
+    ctl.wait_for_log("became leader", WAIT);
+    let (ok, out) = kubectl(
+        &kubeconfig,
+        &["create", "-f", "-"],
+        Some("apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n"),
+    );
+    assert!(ok, "{out}");
+    apply(&kubeconfig, &secret("labelled-later"));
+    apply(&kubeconfig, APP);
+
+    eventually("the unlabelled Secret reads as missing", WAIT, || async {
+        events_of(&client, "demo", "app")
+            .await
+            .iter()
+            .any(|(t, reason, note)| {
+                t == "Warning"
+                    && reason == "FailedBuildModel"
+                    && note.contains(r#"secrets "oidc-creds" not found"#)
+            })
+    })
+    .await;
+    // Failed passes over the missing Secret, as logged (the Warning events fold into one).
+    let missing = || {
+        ctl.stderr()
+            .lines()
+            .filter(|l| l.contains("ingress group reconcile failed") && l.contains("oidc-creds"))
+            .count()
+    };
+    let (elb, ec2) = (c.elb.as_ref(), c.ec2.as_ref());
+    assert!(oidc_actions(elb, ec2).await.is_empty(), "nothing deployed");
+
+    let label = |arg: &str| {
+        let (ok, out) = kubectl(
+            &kubeconfig,
+            &["label", "secret", "-n", "demo", "oidc-creds", arg],
+            None,
+        );
+        assert!(ok, "{out}");
+    };
+    label("albc.example/oidc=yes");
+    let used = vec![("e2e-client".to_string(), "labelled-later".to_string())];
+    eventually("the labelled Secret is used", WAIT, || async {
+        oidc_actions(elb, ec2).await == used
+    })
+    .await;
+
+    let before = missing();
+    label("albc.example/oidc-");
+    eventually("without its label the Secret is missing again", WAIT, || async {
+        missing() > before
+    })
+    .await;
+    assert_eq!(oidc_actions(elb, ec2).await, used, "the rule keeps its last values");
+
+    // Still read by name in its namespace only: a namespaced Role is enough.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    k8s.assert_requests_allowed_by_chart_and(
+        &["patch ingresses.networking.k8s.io/status demo/app"],
+        &crate::chart::docs(USER_ROLE),
     );
     let cluster_wide: Vec<String> = k8s
         .server

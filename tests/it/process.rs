@@ -378,6 +378,50 @@ fn bad_aws_api_throttle_fails_at_start() {
     );
 }
 
+/// A flag this build does not act on: refused at start when its entry of the table says so
+/// (naming upstream's meaning), else logged once as a warning naming the flag and its value.
+#[test]
+fn inert_flags_are_refused_or_warned_about_at_start() {
+    let (code, stderr) = run_to_end(&[
+        "--cluster-name=x",
+        "--default-pca-arn=arn:aws:acm-pca:us-west-2:111122223333:certificate-authority/abc",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--default-pca-arn=\"arn:aws:acm-pca")
+            && stderr.contains("is refused by this build")
+            && stderr.contains("create-acm-cert"),
+        "{stderr}"
+    );
+
+    let flag = aws_load_balancer_controller::config::inert::inert_flag(
+        "globalaccelerator-max-concurrent-reconciles",
+    )
+    .unwrap();
+    let (ctl, _bundle, _dir) = start(&["--globalaccelerator-max-concurrent-reconciles=5"]);
+    let message = format!("--{} is not acted on by this build: {}", flag.long, flag.why);
+    let line = ctl.wait_for_log(&message, Duration::from_secs(20));
+    assert_eq!(line["level"], "WARN", "{line}");
+    assert_eq!(line["flag"], flag.long, "{line}");
+    assert_eq!(line["value"], "5", "{line}");
+    assert_eq!(ctl.count_logs(&message), 1);
+}
+
+/// `--kube-ca-pem-filepath` is read at start, as upstream: a file that cannot be read stops the
+/// binary, naming the flag and the path (the handshakes it allows are tested with the TLS set-up).
+#[test]
+fn an_unreadable_kube_ca_pem_file_fails_at_start() {
+    let (code, stderr) = run_to_end(&[
+        "--cluster-name=x",
+        "--kube-ca-pem-filepath=/nonexistent/kube-ca.pem",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--kube-ca-pem-filepath") && stderr.contains("/nonexistent/kube-ca.pem"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn certs_generate_writes_a_verifiable_chain() {
     let dir = tempfile::tempdir().unwrap();

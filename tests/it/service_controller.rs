@@ -30,10 +30,15 @@ struct Running {
 
 impl Running {
     async fn start() -> Running {
+        Self::start_with(|_| {}).await
+    }
+
+    /// Started with the test settings, then `tweak`.
+    async fn start_with(tweak: impl FnOnce(&mut ServiceConfig)) -> Running {
         let fake = Arc::new(FakeAws::new());
         let vpc = network(&fake);
         let h = Harness::new(fake.clone(), fake.clone(), &vpc, Default::default()).await;
-        let cfg = ServiceConfig {
+        let mut cfg = ServiceConfig {
             model: ModelConfig {
                 cluster_name: CLUSTER.into(),
                 vpc_id: Some(vpc.clone()),
@@ -43,6 +48,7 @@ impl Running {
             vpc_cidrs: vec!["10.0.0.0/16".into()],
             ..ServiceConfig::default()
         };
+        tweak(&mut cfg);
         let token = CancellationToken::new();
         tokio::spawn(service::run(
             h.client.clone(),
@@ -254,4 +260,77 @@ async fn a_service_that_stops_qualifying_loses_its_nlb_status_and_finalizer() {
     )
     .await;
     assert!(inv.is_empty() && inv.listeners.is_empty(), "{inv:#?}");
+}
+
+/// `--lb-stabilization-monitor-interval`: a capacity reservation asked of an NLB still
+/// provisioning is waited for as upstream does — no Warning, the Service queued again after the
+/// interval (not the failure backoff, which would retry within a second) — then applied.
+#[tokio::test]
+async fn a_provisioning_nlb_is_retried_after_the_stabilization_interval() {
+    use aws_load_balancer_controller::aws::ElbV2;
+    let capacity = |n: u32| {
+        format!("    service.beta.kubernetes.io/aws-load-balancer-minimum-load-balancer-capacity: CapacityUnits={n}\n")
+    };
+    for (interval, applied) in [
+        (Duration::from_millis(300), true),
+        (Duration::from_secs(3600), false),
+    ] {
+        let r = Running::start_with(|c| c.lb_stabilization_interval = interval).await;
+        r.h.apply(&manifest("web", "service.k8s.aws/nlb", &capacity(100)))
+            .await;
+        eventually("status hostname", WAIT, || async {
+            r.hostname("web").await.is_some()
+        })
+        .await;
+        let inv = inventory_of(
+            r.fake.as_ref(),
+            r.fake.as_ref(),
+            "service.k8s.aws/stack",
+            "demo/web",
+        )
+        .await;
+        let arn = inv.lbs[0].0.arn.clone();
+        let reserved = || async { r.fake.describe_capacity_reservation(&arn).await.unwrap() };
+        assert_eq!(reserved().await, Some(100));
+        // Settled: no pass left over from the create.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+
+        r.fake.set_load_balancer_state(&arn, "provisioning");
+        r.fake.clear_calls();
+        let patch = serde_json::json!({"metadata": {"annotations": {
+            "service.beta.kubernetes.io/aws-load-balancer-minimum-load-balancer-capacity": "CapacityUnits=200"}}});
+        r.services()
+            .patch(
+                "web",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&patch),
+            )
+            .await
+            .unwrap();
+        eventually("a pass meets the provisioning NLB", WAIT, || async {
+            r.fake.count("DescribeLoadBalancers") > 0
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(reserved().await, Some(100), "not while provisioning");
+        r.fake.set_load_balancer_state(&arn, "active");
+        if applied {
+            eventually("the reservation once the NLB is active", WAIT, || async {
+                reserved().await == Some(200)
+            })
+            .await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            assert_eq!(
+                reserved().await,
+                Some(100),
+                "queued again only after the interval (1h), not by the failure backoff"
+            );
+        }
+        let events = r.h.events("demo", "web").await;
+        assert!(
+            events.iter().all(|(t, _, _)| t != "Warning"),
+            "waiting is not a failure: {events:?}"
+        );
+    }
 }

@@ -5,6 +5,8 @@
 
 use clap::Args;
 
+use crate::config::inert::Inert;
+
 /// `--webhook-max-connections` default: room for every API server's keep-alive pool many times
 /// over, while 4096 idle TLS connections stay within a few tens of MiB.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
@@ -12,12 +14,13 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// `--webhook-max-inflight-body-bytes` default.
 pub const DEFAULT_MAX_INFLIGHT_BODY_BYTES: usize = 32 * 1024 * 1024;
 
-/// Help suffix for flags the chart may pass that this build accepts but does not act on yet.
-/// Saying so beats failing on an unknown flag (a crash-loop) or pretending to honour it.
-pub const NOT_YET: &str = "[accepted for compatibility; not acted on by this build yet]";
-
 /// Everything the controller process takes, grouped as upstream groups its config structs.
+// (One paragraph only: clap makes this doc the `about` of whichever command flattens the
+// groups.) The flags this build accepts but does not act on parse into `Inert` and are marked
+// in `--help` from one table, `config::inert::INERT_FLAGS`, by `mark_help`, here, whatever
+// command flattens these groups.
 #[derive(Debug, Args)]
+#[command(mut_args = crate::config::inert::mark_help)]
 pub struct ControllerArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -102,19 +105,20 @@ pub struct ClusterArgs {
     /// ACM certificate discovery uses only certificates of these private CAs (comma-separated ARNs).
     #[arg(long, default_value = "")]
     pub allowed_certificate_authority_arns: String,
-    /// Default private CA for certificates. [accepted for compatibility; not acted on by this build yet]
-    #[arg(long, default_value = "")]
-    pub default_pca_arn: String,
-    /// Only read Secrets carrying this label (key=value). [accepted for compatibility; not acted on by this build yet]
+    /// Default private CA of the ACM certificates created for Ingresses.
+    #[arg(long, default_value = "", value_parser = Inert::parse)]
+    pub default_pca_arn: Inert,
+    /// Read only Secrets carrying this label (key=value): OIDC Secrets are watched with it as a
+    /// label selector, and one without it counts as not found.
     #[arg(long, default_value = "")]
     pub required_secrets_label: String,
-    /// Enable WAF Classic. [accepted for compatibility; not acted on by this build yet]
+    /// Enable WAF Classic web ACLs (annotation waf-acl-id); off, as upstream, they are left unread.
     #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
     pub enable_waf: bool,
-    /// Enable WAFv2. [accepted for compatibility; not acted on by this build yet]
+    /// Enable WAFv2 web ACLs (wafv2-acl-arn, wafv2-acl-name); off, as upstream, they are left unread.
     #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
     pub enable_wafv2: bool,
-    /// Enable Shield Advanced. [accepted for compatibility; not acted on by this build yet]
+    /// Enable Shield Advanced protection (shield-advanced-protection); off, as upstream, it is left unread.
     #[arg(long, default_value = "true", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = go_bool)]
     pub enable_shield: bool,
     /// Environment variable that receives the generated QUIC server id (pod webhook /mutate-v1-pod-server-id).
@@ -134,9 +138,9 @@ pub struct AwsArgs {
     /// Tags that select exactly one VPC (k=v,...).
     #[arg(long, default_value = "")]
     pub aws_vpc_tags: String,
-    /// Deprecated: tag key for VPC lookup. [accepted for compatibility; not acted on by this build yet]
-    #[arg(long, default_value = "Name")]
-    pub aws_vpc_tag_key: String,
+    /// Deprecated: formerly the one --aws-vpc-tags key used for the VPC lookup.
+    #[arg(long, default_value = "Name", value_parser = Inert::parse)]
+    pub aws_vpc_tag_key: Inert,
     /// Custom endpoints (serviceID=URL,...), e.g. elasticloadbalancing=http://127.0.0.1:5000.
     #[arg(long, default_value = "")]
     pub aws_api_endpoints: String,
@@ -175,7 +179,7 @@ pub struct RuntimeArgs {
     /// Period of the full resync that heals drift.
     #[arg(long, default_value = "10h")]
     pub sync_period: String,
-    /// CA file for verifying API-server client certificates. [accepted for compatibility; not acted on by this build yet]
+    /// CA file (PEM): the webhook server then requires a client certificate issued by it.
     #[arg(long, default_value = "")]
     pub kube_ca_pem_filepath: String,
     /// How long to wait for in-flight requests on SIGTERM.
@@ -275,34 +279,34 @@ pub struct ReconcileArgs {
     /// Concurrent Ingress group reconciles.
     #[arg(long, default_value_t = 3)]
     pub ingress_max_concurrent_reconciles: u32,
-    /// Concurrent Service reconciles. [accepted for compatibility; not acted on by this build yet]
+    /// Concurrent Service reconciles.
     #[arg(long, default_value_t = 3)]
     pub service_max_concurrent_reconciles: u32,
     /// Concurrent TargetGroupBinding reconciles.
     #[arg(long, default_value_t = 3)]
     pub targetgroupbinding_max_concurrent_reconciles: u32,
-    /// Concurrent GatewayClass reconciles. [accepted for compatibility; not acted on by this build yet]
+    /// Concurrent GatewayClass reconciles.
     #[arg(long, default_value_t = 3)]
     pub gateway_class_max_concurrent_reconciles: u32,
-    /// Concurrent ALB Gateway reconciles. [accepted for compatibility; not acted on by this build yet]
+    /// Concurrent ALB Gateway reconciles.
     #[arg(long, default_value_t = 3)]
     pub alb_gateway_max_concurrent_reconciles: u32,
-    /// Concurrent NLB Gateway reconciles. [accepted for compatibility; not acted on by this build yet]
+    /// Concurrent NLB Gateway reconciles.
     #[arg(long, default_value_t = 3)]
     pub nlb_gateway_max_concurrent_reconciles: u32,
-    /// Concurrent GlobalAccelerator reconciles. [accepted for compatibility; not acted on by this build yet]
-    #[arg(long, default_value_t = 1)]
-    pub globalaccelerator_max_concurrent_reconciles: u32,
-    /// Maximum GlobalAccelerator retry backoff. [accepted for compatibility; not acted on by this build yet]
-    #[arg(long, default_value = "1000s")]
-    pub globalaccelerator_max_exponential_backoff_delay: String,
+    /// Concurrent GlobalAccelerator reconciles.
+    #[arg(long, default_value = "1", value_parser = Inert::parse)]
+    pub globalaccelerator_max_concurrent_reconciles: Inert,
+    /// Maximum GlobalAccelerator retry backoff.
+    #[arg(long, default_value = "1000s", value_parser = Inert::parse)]
+    pub globalaccelerator_max_exponential_backoff_delay: Inert,
     /// Maximum TargetGroupBinding retry backoff (upstream default 1000s; ours caps far lower).
     #[arg(long, default_value = "1000s")]
     pub targetgroupbinding_max_exponential_backoff_delay: String,
     /// Requeue interval while gated pods wait for healthy targets.
     #[arg(long, default_value = "15s")]
     pub targetgroupbinding_requeue_duration: String,
-    /// LB stabilization monitor interval. [accepted for compatibility; not acted on by this build yet]
+    /// Requeue interval while a load balancer provisions before its capacity reservation is set.
     #[arg(long, default_value = "2m")]
     pub lb_stabilization_monitor_interval: String,
     /// Maximum retry backoff of an Ingress group reconcile.

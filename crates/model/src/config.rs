@@ -13,11 +13,15 @@ use std::time::Duration;
 
 mod gates;
 mod gateway;
+pub mod inert;
+pub mod secret_label;
 mod tags;
 mod throttle;
 mod webhook;
 pub use gates::{feature_gates, FEATURE_GATE_DEFAULTS, UNSUPPORTED_GATES};
 pub use gateway::{DisabledGate, Gate, GatewayConfig, GATEWAY_V1, LBC_GATEWAY_V1};
+pub use inert::{Inert, InertWarning, INERT_FLAGS};
+pub use secret_label::RequiredLabel;
 use tags::check_tag_keys;
 pub use tags::TRACKING_TAG_KEYS;
 pub use throttle::{parse_throttle, ThrottleRule};
@@ -43,6 +47,14 @@ pub enum ConfigError {
     /// `--aws-api-throttle`, with upstream's message for the faulty part.
     #[error("invalid --aws-api-throttle: {0}")]
     ApiThrottle(String),
+    /// A flag this build does not act on, set to something else than its default (see
+    /// [`inert::INERT_FLAGS`]): `why` gives upstream's meaning and what this build lacks.
+    #[error("--{flag}={value:?} is refused by this build: {why}; unset the flag")]
+    Refused {
+        flag: &'static str,
+        value: String,
+        why: &'static str,
+    },
 }
 
 /// `--log-level`.
@@ -102,6 +114,8 @@ pub struct Config {
     pub service_target_eni_sg_tags: BTreeMap<String, String>,
     /// `--allowed-certificate-authority-arns`: ACM discovery uses only these CAs' certificates.
     pub allowed_certificate_authority_arns: Vec<String>,
+    /// `--required-secrets-label`: the label every Secret the controller reads must carry.
+    pub required_secrets_label: Option<RequiredLabel>,
     pub aws_region: Option<String>,
     pub aws_vpc_id: Option<String>,
     pub aws_vpc_tags: BTreeMap<String, String>,
@@ -133,8 +147,13 @@ pub struct Config {
     pub targetgroupbinding_max_backoff: Duration,
     pub targetgroupbinding_requeue: Duration,
     pub ingress_max_backoff: Duration,
+    /// `--lb-stabilization-monitor-interval`: the requeue while a load balancer provisions
+    /// before its capacity reservation can be set (default 2m).
+    pub lb_stabilization_monitor_interval: Duration,
     pub log_level: LogLevel,
     pub log_format: LogFormat,
+    /// Flags this build does not act on, set to a value it warns about: logged at start.
+    pub inert_warnings: Vec<InertWarning>,
 }
 
 fn invalid(flag: &'static str, value: &str, reason: impl Into<String>) -> ConfigError {
@@ -201,15 +220,7 @@ impl Config {
                 "requires --enable-backend-security-group=true",
             ));
         }
-        if let Some(label) = non_empty(&c.required_secrets_label) {
-            if !label.contains('=') {
-                return Err(invalid(
-                    "required-secrets-label",
-                    &label,
-                    "must be key=value",
-                ));
-            }
-        }
+        let required_secrets_label = RequiredLabel::from_flag(&c.required_secrets_label)?;
         let quic_env = &c.quic_environment_variable_name;
         if quic_env.is_empty() || quic_env.contains('=') {
             return Err(invalid(
@@ -280,14 +291,18 @@ impl Config {
                 return Err(invalid(flag, "0", "must be at least 1"));
             }
         }
-        duration(
-            "globalaccelerator-max-exponential-backoff-delay",
-            &rc.globalaccelerator_max_exponential_backoff_delay,
-        )?;
-        duration(
+        let lb_stabilization_monitor_interval = duration(
             "lb-stabilization-monitor-interval",
             &rc.lb_stabilization_monitor_interval,
         )?;
+        if lb_stabilization_monitor_interval.is_zero() {
+            return Err(invalid(
+                "lb-stabilization-monitor-interval",
+                &rc.lb_stabilization_monitor_interval,
+                "must be positive",
+            ));
+        }
+        let inert_warnings = inert::check(a)?;
 
         let feature_gates = feature_gates(&c.feature_gates)?;
         let gateway = GatewayConfig::from_flags(&feature_gates, &c.feature_gates, rc)?;
@@ -318,6 +333,7 @@ impl Config {
             enable_shield: c.enable_shield,
             service_target_eni_sg_tags,
             allowed_certificate_authority_arns: parse_list(&c.allowed_certificate_authority_arns),
+            required_secrets_label,
             aws_region: non_empty(&aws.aws_region),
             aws_vpc_id,
             aws_vpc_tags: string_map("aws-vpc-tags", &aws.aws_vpc_tags)?,
@@ -355,8 +371,10 @@ impl Config {
                 "ingress-max-exponential-backoff-delay",
                 &rc.ingress_max_exponential_backoff_delay,
             )?,
+            lb_stabilization_monitor_interval,
             log_level,
             log_format,
+            inert_warnings,
         })
     }
 

@@ -186,31 +186,220 @@ fn unknown_flags_are_refused() {
     assert!(parse(&["--cluster-name=a", "--no-such-flag"]).is_err());
 }
 
+/// The block of `--help` that describes `--long` (its usage line and help text).
+fn help_block<'h>(help: &'h str, long: &str) -> Option<&'h str> {
+    let usage = format!("--{long}");
+    help.split("\n\n").find(|block| {
+        block.lines().any(|line| {
+            line.trim_start()
+                .strip_prefix(&usage)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '[', '=']))
+        })
+    })
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `--help` marks exactly the flags of the table, each with its own reason, and nothing else;
+/// the seven flags that used to be marked by hand although acted on carry no mark.
 #[test]
-fn flags_not_acted_on_say_so_in_help() {
-    let help = Cli::command().render_long_help().to_string();
-    for flag in [
-        "--enable-waf",
-        "--enable-shield",
-        "--default-pca-arn",
-        "--kube-ca-pem-filepath",
-        "--service-max-concurrent-reconciles",
-    ] {
-        let line = help
-            .split("\n\n")
-            .find(|block| block.contains(flag))
-            .unwrap_or_default();
-        assert!(
-            line.contains(crate::args::NOT_YET),
-            "{flag} help should say it is not acted on: {line}"
-        );
+fn help_marks_exactly_the_inert_flags() {
+    let cmd = Cli::command();
+    let help = cmd.clone().render_long_help().to_string();
+    let mut marked = 0;
+    for arg in cmd.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        if long == "help" {
+            continue;
+        }
+        let block = help_block(&help, long).unwrap_or_else(|| panic!("--{long} not in help"));
+        match inert::inert_flag(long) {
+            Some(flag) => {
+                assert!(
+                    one_line(block).contains(&inert::mark(flag)),
+                    "--{long} should carry its mark: {block}"
+                );
+                marked += 1;
+            }
+            None => assert!(!block.contains(inert::MARK), "--{long} is acted on: {block}"),
+        }
     }
-    // Flags we do act on must not carry the marker.
-    let line = help
-        .split("\n\n")
-        .find(|b| b.contains("--cluster-name"))
+    assert_eq!(marked, INERT_FLAGS.len(), "every entry of the table is a flag");
+    for acted_on in [
+        "enable-waf",
+        "enable-wafv2",
+        "enable-shield",
+        "service-max-concurrent-reconciles",
+        "gateway-class-max-concurrent-reconciles",
+        "alb-gateway-max-concurrent-reconciles",
+        "nlb-gateway-max-concurrent-reconciles",
+        "required-secrets-label",
+        "lb-stabilization-monitor-interval",
+        "kube-ca-pem-filepath",
+    ] {
+        assert!(inert::inert_flag(acted_on).is_none(), "--{acted_on}");
+        let block = help_block(&help, acted_on).unwrap();
+        assert!(!block.contains(inert::MARK), "{block}");
+    }
+    // Marked once, however often the command is built.
+    let again = Cli::command().render_long_help().to_string();
+    assert_eq!(again.matches(inert::MARK).count(), INERT_FLAGS.len());
+}
+
+/// The type system keeps readers off the inert flags: a flag parses into [`Inert`] (whose text
+/// only the config's `inert` module reads) exactly when it is in the table, with the table's
+/// default.
+#[test]
+fn a_flag_parses_into_inert_exactly_when_the_table_lists_it() {
+    let cmd = Cli::command();
+    let matches = cmd
+        .clone()
+        .try_get_matches_from(["aws-load-balancer-controller", "--cluster-name=a"])
         .unwrap();
-    assert!(!line.contains(crate::args::NOT_YET));
+    let mut inert_seen = Vec::new();
+    for arg in cmd.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        let parsed_inert = matches!(
+            matches.try_get_one::<Inert>(arg.get_id().as_str()),
+            Ok(Some(_))
+        );
+        let listed = inert::inert_flag(long);
+        assert_eq!(parsed_inert, listed.is_some(), "--{long}");
+        if let Some(flag) = listed {
+            let default: Vec<&str> = arg
+                .get_default_values()
+                .iter()
+                .filter_map(|v| v.to_str())
+                .collect();
+            assert_eq!(default, [flag.default], "--{long}: the table's default");
+            inert_seen.push(long.to_string());
+        }
+    }
+    assert_eq!(inert_seen.len(), INERT_FLAGS.len(), "{inert_seen:?}");
+}
+
+/// Each inert flag set to something else than its default is refused or warned about as its
+/// entry says, naming the flag; its default is silent; a malformed value fails the start.
+#[test]
+fn inert_flags_set_are_refused_or_warned_about() {
+    assert!(parse(&["--cluster-name=a"]).unwrap().inert_warnings.is_empty());
+    for flag in INERT_FLAGS {
+        let value = ["7", "5m", "custom"]
+            .into_iter()
+            .find(|v| (flag.syntax)(v).is_ok() && *v != flag.default)
+            .unwrap();
+        let arg = format!("--{}={value}", flag.long);
+        let defaulted = format!("--{}={}", flag.long, flag.default);
+        let quiet = parse(&["--cluster-name=a", &defaulted]).unwrap();
+        assert!(quiet.inert_warnings.is_empty(), "{defaulted}");
+        match flag.when_set {
+            inert::WhenSet::Refuse => {
+                let err = parse(&["--cluster-name=a", &arg]).unwrap_err();
+                assert_eq!(
+                    err,
+                    format!(
+                        "--{}={value:?} is refused by this build: {}; unset the flag",
+                        flag.long, flag.why
+                    )
+                );
+            }
+            inert::WhenSet::Warn => {
+                let c = parse(&["--cluster-name=a", &arg]).unwrap();
+                assert_eq!(c.inert_warnings.len(), 1, "{arg}");
+                let w = &c.inert_warnings[0];
+                assert_eq!((w.flag, w.value.as_str()), (flag.long, value));
+                assert!(w.message.contains(flag.why), "{}", w.message);
+            }
+        }
+    }
+    let err = parse(&[
+        "--cluster-name=a",
+        "--globalaccelerator-max-concurrent-reconciles=many",
+    ])
+    .unwrap_err();
+    assert!(
+        err.contains("--globalaccelerator-max-concurrent-reconciles"),
+        "{err}"
+    );
+    let err = parse(&[
+        "--cluster-name=a",
+        "--globalaccelerator-max-exponential-backoff-delay=soon",
+    ])
+    .unwrap_err();
+    assert!(
+        err.contains("--globalaccelerator-max-exponential-backoff-delay"),
+        "{err}"
+    );
+}
+
+/// `--default-pca-arn` names what upstream does with it and why this build refuses it.
+#[test]
+fn default_pca_arn_is_refused_naming_acm_certificate_creation() {
+    assert!(parse(&["--cluster-name=a", "--default-pca-arn="]).is_ok());
+    let err = parse(&[
+        "--cluster-name=a",
+        "--default-pca-arn=arn:aws:acm-pca:us-west-2:1:certificate-authority/x",
+    ])
+    .unwrap_err();
+    assert!(
+        err.starts_with(
+            "--default-pca-arn=\"arn:aws:acm-pca:us-west-2:1:certificate-authority/x\" is refused by this build"
+        ) && err.contains("create-acm-cert")
+            && err.contains("this build does not create ACM certificates"),
+        "{err}"
+    );
+}
+
+/// `--aws-vpc-tag-key`: deprecated upstream (all `--aws-vpc-tags` are used); another key is
+/// warned about, and the VPC tags stay whole.
+#[test]
+fn aws_vpc_tag_key_is_warned_about_and_every_vpc_tag_is_used() {
+    let c = parse(&[
+        "--cluster-name=a",
+        "--aws-vpc-tags=team=web,env=prod",
+        "--aws-vpc-tag-key=team",
+    ])
+    .unwrap();
+    assert_eq!(c.aws_vpc_tags.len(), 2);
+    assert_eq!(c.inert_warnings[0].flag, "aws-vpc-tag-key");
+    assert!(
+        c.inert_warnings[0].message.contains("every tag of --aws-vpc-tags"),
+        "{:?}",
+        c.inert_warnings
+    );
+}
+
+#[test]
+fn required_secrets_label_lb_stabilization_and_client_ca_are_read() {
+    let c = parse(&["--cluster-name=a"]).unwrap();
+    assert_eq!(c.required_secrets_label, None);
+    assert_eq!(c.lb_stabilization_monitor_interval, Duration::from_secs(120));
+    assert_eq!(c.webhook.client_ca_file, None);
+    let c = parse(&[
+        "--cluster-name=a",
+        "--required-secrets-label=albc/oidc=yes",
+        "--lb-stabilization-monitor-interval=30s",
+        "--kube-ca-pem-filepath=/etc/kube/ca.pem",
+    ])
+    .unwrap();
+    let label = c.required_secrets_label.unwrap();
+    assert_eq!((label.key.as_str(), label.value.as_str()), ("albc/oidc", "yes"));
+    assert_eq!(c.lb_stabilization_monitor_interval, Duration::from_secs(30));
+    assert_eq!(
+        c.webhook.client_ca_file,
+        Some(PathBuf::from("/etc/kube/ca.pem"))
+    );
+    assert_eq!(
+        parse(&["--cluster-name=a", "--required-secrets-label=nolabel"]).unwrap_err(),
+        "invalid value \"nolabel\" for --required-secrets-label: must be in key=value format"
+    );
+    for bad in ["0s", "later"] {
+        let flag = format!("--lb-stabilization-monitor-interval={bad}");
+        let err = parse(&["--cluster-name=a", &flag]).unwrap_err();
+        assert!(err.contains("--lb-stabilization-monitor-interval"), "{err}");
+    }
 }
 
 #[test]

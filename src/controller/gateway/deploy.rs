@@ -66,18 +66,24 @@ pub(super) async fn deploy(
         .await;
     let deployed = match deployed {
         Ok(d) => d,
+        // A load balancer still provisioning is waited for as upstream's `RequeueNeededAfter`:
+        // queued again after the step's delay, no Warning, status untouched.
+        Err(GatewayError::Deploy(DeployError::NotReady {
+            reason,
+            retry_after,
+        })) => {
+            tracing::info!(gateway = %gw.name_any(), %reason, retry_in = ?retry_after, "requeue after");
+            return Ok(Some(retry_after));
+        }
         Err(e) => {
-            // A load balancer still provisioning is waited for, as upstream requeues: no Warning.
-            if !matches!(e, GatewayError::Deploy(DeployError::NotReady(_))) {
-                warn(
-                    ctx,
-                    gw,
-                    reason::FAILED_DEPLOY_MODEL,
-                    format!("Failed deploy model due to {e}"),
-                )
-                .await;
-                fail_status(ctx, gw, status::RECONCILE_ERROR).await;
-            }
+            warn(
+                ctx,
+                gw,
+                reason::FAILED_DEPLOY_MODEL,
+                format!("Failed deploy model due to {e}"),
+            )
+            .await;
+            fail_status(ctx, gw, status::RECONCILE_ERROR).await;
             return Err(e);
         }
     };

@@ -74,6 +74,9 @@ pub struct GatewayControllerConfig {
     pub addons: crate::aws::AddonClients,
     /// The VPC's CIDRs: what an internal NLB without security groups lets reach its targets.
     pub vpc_cidrs: Vec<String>,
+    /// `--lb-stabilization-monitor-interval`: the requeue while the load balancer provisions
+    /// before its capacity reservation (`minimumLoadBalancerCapacity`).
+    pub lb_stabilization_interval: Duration,
 }
 
 impl GatewayControllerConfig {
@@ -93,6 +96,7 @@ impl GatewayControllerConfig {
             cert_discovery: None,
             vpc_cidrs: Vec::new(),
             addons: Default::default(),
+            lb_stabilization_interval: crate::deploy::DEFAULT_LB_STABILIZATION_INTERVAL,
         }
     }
 
@@ -108,6 +112,7 @@ impl GatewayControllerConfig {
             max_backoff: cfg.ingress_max_backoff,
             sync_period: cfg.sync_period,
             namespaces: cfg.watch_namespaces.clone(),
+            lb_stabilization_interval: cfg.lb_stabilization_monitor_interval,
             ..Self::new(lb)
         }
     }
@@ -214,7 +219,7 @@ impl Warm {
         let alb = alb.then(|| feed_of(LbKind::Alb));
         // Not waited for at the start of a term: a Secret not reported yet is read with a GET.
         let alb_secrets = alb.as_ref().map(|feed| {
-            let m = secrets::Monitor::new(feed.clone(), watches.secrets.wants());
+            let m = secrets::Monitor::new(feed.clone(), &watches.secrets);
             watches.secrets.register(m.clone());
             m
         });
@@ -338,7 +343,8 @@ pub async fn lead(
     )
     .with_external_managed_tags(cfg.model.external_managed_tags.clone())
     .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
-    .with_addons(cfg.addons.clone());
+    .with_addons(cfg.addons.clone())
+    .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
     if let Some(d) = &cfg.cert_discovery {
         deployer = deployer.with_cert_discovery(d.clone());
     }

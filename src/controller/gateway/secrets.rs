@@ -3,7 +3,8 @@
 //! watch, shared with the Ingress controller ([`crate::watch::Wanted`]); what the model reads
 //! of it is kept here, and a change to it (or its coming or going) queues the Gateways that
 //! read it, instead of waiting for a resync. A Secret the watch has not reported yet is read
-//! with a GET (a NotFound leaves it out: the model then says so by name).
+//! with a GET (a NotFound leaves it out: the model then says so by name). With
+//! `--required-secrets-label`, a Secret without the label is left out the same way.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -13,10 +14,11 @@ use kube::Api;
 
 use super::feed::Feed;
 use super::inputs::Owned;
+use crate::config::{secret_label, RequiredLabel};
 use crate::model::gateway::load::{RULE_CONFIG_GROUP, RULE_CONFIG_KIND};
 use crate::model::gateway::routes::{grpc_route, http_route, RouteView};
 use crate::model::oidc;
-use crate::watch::{Index, Ref, Wanted};
+use crate::watch::{Index, Named, Ref, Wanted};
 
 /// The Secrets (`(ns, name)`) the OIDC actions of the rule configurations `owned`'s routes name
 /// read: the configuration and the Secret are in the route's namespace, as the model reads them.
@@ -58,6 +60,8 @@ pub fn refs_of(owned: &Owned) -> BTreeSet<Ref> {
 pub struct Monitor {
     feed: Arc<Feed>,
     wanted: Wanted,
+    /// `--required-secrets-label`, as the process's Secret watch has it.
+    required: Option<RequiredLabel>,
     per_gateway: Mutex<BTreeMap<String, BTreeSet<Ref>>>,
     seen: Mutex<HashMap<Ref, Secret>>,
 }
@@ -77,13 +81,20 @@ fn ref_of(s: &Secret) -> Ref {
 }
 
 impl Monitor {
-    pub fn new(feed: Arc<Feed>, wanted: Wanted) -> Arc<Self> {
+    /// Follows the Secrets Gateways read through `secrets`, the process's Secret watch (its
+    /// wanted set and its required label).
+    pub fn new(feed: Arc<Feed>, secrets: &Named<Secret>) -> Arc<Self> {
         Arc::new(Self {
             feed,
-            wanted,
+            wanted: secrets.wants(),
+            required: secrets.required_label().cloned(),
             per_gateway: Mutex::default(),
             seen: Mutex::default(),
         })
+    }
+
+    fn admits(&self, secret: &Secret) -> bool {
+        secret_label::admits(self.required.as_ref(), secret.metadata.labels.as_ref())
     }
 
     /// Gateway `key` now reads `refs` (empty: none, e.g. it is gone).
@@ -107,7 +118,8 @@ impl Monitor {
             .collect()
     }
 
-    /// The Secrets `refs` for the model: as the watch last reported them, else by GET.
+    /// The Secrets `refs` for the model: as the watch last reported them, else by GET (one
+    /// without the required label is left out, as not found).
     pub async fn read(
         &self,
         client: &kube::Client,
@@ -126,8 +138,12 @@ impl Monitor {
                 continue;
             }
             let api: Api<Secret> = Api::namespaced(client.clone(), &r.0);
-            if let Some(s) = api.get_opt(&r.1).await? {
-                out.push(oidc::needed_part(&s));
+            match api.get_opt(&r.1).await? {
+                Some(s) if self.admits(&s) => out.push(oidc::needed_part(&s)),
+                Some(_) => {
+                    tracing::debug!(namespace = %r.0, secret = %r.1, "secret lacks --required-secrets-label: read as not found")
+                }
+                None => {}
             }
         }
         Ok(out)
@@ -136,6 +152,11 @@ impl Monitor {
 
 impl Index<Secret> for Monitor {
     fn apply(&self, obj: &Arc<Secret>) {
+        if !self.admits(obj) {
+            // The watch is narrowed by the label already; a Secret without it reads as gone.
+            self.delete(obj);
+            return;
+        }
         let r = ref_of(obj);
         let part = oidc::needed_part(obj);
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());

@@ -196,7 +196,7 @@ fn secret(data: &str) -> Arc<k8s_openapi::api::core::v1::Secret> {
 #[tokio::test]
 async fn a_changed_oidc_secret_queues_the_gateways_that_read_it() {
     let s = setup();
-    let m = super::secrets::Monitor::new(s.feed.clone(), s.watches.secrets.wants());
+    let m = super::secrets::Monitor::new(s.feed.clone(), &s.watches.secrets);
     let idp = ("apps".to_string(), "idp".to_string());
     m.monitor("apps/a", [idp.clone()].into());
     m.monitor("apps/b", [idp.clone()].into());
@@ -225,6 +225,34 @@ async fn a_changed_oidc_secret_queues_the_gateways_that_read_it() {
     );
     m.apply(&secret("dGhpcmQ="));
     assert!(s.queue.is_empty(), "nobody reads it");
+}
+
+/// `--required-secrets-label`: a Secret without the label is as good as absent — it queues no
+/// Gateway when it appears, and a labelled one losing its label queues its readers as gone.
+#[tokio::test]
+async fn an_oidc_secret_without_the_required_label_reads_as_absent() {
+    let s = setup();
+    let required = crate::config::RequiredLabel::from_flag("albc.example/oidc=yes").unwrap();
+    let named: crate::watch::Named<k8s_openapi::api::core::v1::Secret> =
+        crate::watch::Named::new("secrets").with_required_label(required);
+    let m = super::secrets::Monitor::new(s.feed.clone(), &named);
+    m.monitor("apps/a", [("apps".to_string(), "idp".to_string())].into());
+    let labelled = |on: bool| {
+        let mut sec = (*secret("Zmlyc3Q=")).clone();
+        if on {
+            sec.metadata.labels = Some(std::collections::BTreeMap::from([(
+                "albc.example/oidc".to_string(),
+                "yes".to_string(),
+            )]));
+        }
+        Arc::new(sec)
+    };
+    m.apply(&labelled(false));
+    assert!(s.queue.is_empty(), "unlabelled: not seen");
+    m.apply(&labelled(true));
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"], "labelled: read");
+    m.apply(&labelled(false));
+    assert_eq!(drain(&s.queue).await, vec!["apps/a"], "label removed: gone");
 }
 
 #[tokio::test]

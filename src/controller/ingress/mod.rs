@@ -76,6 +76,9 @@ pub struct IngressConfig {
     /// ACM certificate discovery for HTTPS listeners without `certificate-arn` (`None`: such a
     /// group fails to build, no ACM client being there to ask).
     pub cert_discovery: Option<Arc<CertDiscovery>>,
+    /// `--lb-stabilization-monitor-interval`: the requeue while the load balancer provisions
+    /// before its capacity reservation.
+    pub lb_stabilization_interval: Duration,
 }
 
 impl Default for IngressConfig {
@@ -93,6 +96,7 @@ impl Default for IngressConfig {
             delete_retry: None,
             addons: Default::default(),
             cert_discovery: None,
+            lb_stabilization_interval: crate::deploy::DEFAULT_LB_STABILIZATION_INTERVAL,
         }
     }
 }
@@ -106,6 +110,7 @@ impl From<&crate::config::Config> for IngressConfig {
             concurrency: (cfg.ingress_max_concurrent_reconciles as usize).max(1),
             max_backoff: cfg.ingress_max_backoff,
             sync_period: cfg.sync_period,
+            lb_stabilization_interval: cfg.lb_stabilization_monitor_interval,
             ..Self::default()
         }
     }
@@ -190,7 +195,8 @@ pub async fn lead(
     let mut deployer = Deployer::new(elbv2, ec2, cfg.model.cluster_name.clone(), vpc_id)
         .with_external_managed_tags(cfg.model.external_managed_tags.clone())
         .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
-        .with_addons(cfg.addons.clone());
+        .with_addons(cfg.addons.clone())
+        .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
     if let Some((interval, timeout)) = cfg.delete_retry {
         deployer = deployer.with_delete_retry(interval, timeout);
     }

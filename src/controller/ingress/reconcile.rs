@@ -231,6 +231,17 @@ async fn deploy_group(
         Ok::<_, IngressError>(deployed)
     })
     .await;
+    // A load balancer still provisioning before its capacity reservation (or an ALB not yet
+    // registrable behind its frontend NLB) is waited for as upstream's `RequeueNeededAfter`:
+    // queued again after the step's delay, no Warning.
+    if let Err(IngressError::Deploy(DeployError::NotReady {
+        reason,
+        retry_after,
+    })) = &deployed
+    {
+        tracing::info!(group = %group.id.as_string(), %reason, retry_in = ?retry_after, "requeue after");
+        return Ok(Some(*retry_after));
+    }
     let deployed = warned(ctx, &members, Failed::DeployModel, deployed).await?;
     // 5. Status on the members the stack serves.
     // (Members held on their last configuration may be outside `members`: a bad group.order.)

@@ -1,7 +1,8 @@
 //! The Secrets OIDC actions read (`auth-idp-oidc` `secretName`, in the Ingress's namespace), as
 //! upstream's secrets manager keeps them: only referenced Secrets are watched, each by name;
 //! only the keys the model reads are kept in memory; a Secret the watch has not listed is read
-//! with a GET (a NotFound leaves it out, and the model then fails with upstream's error).
+//! with a GET (a NotFound leaves it out, and the model then fails with upstream's error). With
+//! `--required-secrets-label`, a Secret without the label is left out the same way.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -9,35 +10,58 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
+use crate::config::{secret_label, RequiredLabel};
 use crate::model::oidc;
 use crate::model::ClusterObjects;
 use crate::watch::{Index, Ref, Store, Wanted};
 
-/// Referenced Secrets with only their `clientID`/`clientId`/`clientSecret` keys.
+/// Referenced Secrets with only their `clientID`/`clientId`/`clientSecret` keys; with a
+/// required label, only those carrying it.
 #[derive(Clone, Default)]
-pub struct SecretStore(Store<Secret>);
+pub struct SecretStore {
+    store: Store<Secret>,
+    required: Option<RequiredLabel>,
+}
 
 impl SecretStore {
+    /// A store that keeps only Secrets carrying `required` (`None`: every Secret).
+    pub fn requiring(required: Option<RequiredLabel>) -> Self {
+        Self {
+            store: Store::default(),
+            required,
+        }
+    }
+
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Secret>> {
-        self.0.get(namespace, name)
+        self.store.get(namespace, name)
+    }
+
+    /// Whether `secret` may be read (`--required-secrets-label`).
+    pub fn admits(&self, secret: &Secret) -> bool {
+        secret_label::admits(self.required.as_ref(), secret.metadata.labels.as_ref())
     }
 }
 
 impl Index<Secret> for SecretStore {
     fn apply(&self, obj: &Arc<Secret>) {
-        self.0.apply(&Arc::new(oidc::needed_part(obj)));
+        if self.admits(obj) {
+            self.store.apply(&Arc::new(oidc::needed_part(obj)));
+        } else {
+            self.store.delete(obj);
+        }
     }
 
     fn delete(&self, obj: &Arc<Secret>) {
-        self.0.delete(obj);
+        self.store.delete(obj);
     }
 
     fn reset(&self, objs: &[Arc<Secret>]) {
         let kept: Vec<Arc<Secret>> = objs
             .iter()
+            .filter(|s| self.admits(s))
             .map(|s| Arc::new(oidc::needed_part(s)))
             .collect();
-        self.0.reset(&kept);
+        self.store.reset(&kept);
     }
 }
 
@@ -65,7 +89,8 @@ pub fn refs_of(objs: &ClusterObjects) -> BTreeSet<Ref> {
     )
 }
 
-/// The model's Secret input for `objs`: from the store, else by GET (NotFound: left out).
+/// The model's Secret input for `objs`: from the store, else by GET (NotFound, or without the
+/// required label: left out).
 pub async fn inputs(
     store: &SecretStore,
     client: &kube::Client,
@@ -78,8 +103,12 @@ pub async fn inputs(
             continue;
         }
         let api: Api<Secret> = Api::namespaced(client.clone(), &ns);
-        if let Some(s) = api.get_opt(&name).await? {
-            out.push(oidc::needed_part(&s));
+        match api.get_opt(&name).await? {
+            Some(s) if store.admits(&s) => out.push(oidc::needed_part(&s)),
+            Some(_) => {
+                tracing::debug!(namespace = %ns, secret = %name, "secret lacks --required-secrets-label: read as not found")
+            }
+            None => {}
         }
     }
     Ok(out)
@@ -135,6 +164,36 @@ mod tests {
         let keys: Vec<&String> = kept.data.as_ref().unwrap().keys().collect();
         assert_eq!(keys, ["clientID", "clientSecret"]);
         assert!(kept.metadata.annotations.is_none());
+    }
+
+    /// `--required-secrets-label`: a Secret without the label is not kept (and one that loses
+    /// it goes); without the flag every referenced Secret is.
+    #[test]
+    fn a_required_label_keeps_only_labelled_secrets() {
+        let secret = |labels: serde_json::Value| -> Arc<Secret> {
+            Arc::new(
+                serde_json::from_value(json!({
+                    "metadata": {"name": "creds", "namespace": "ns", "labels": labels},
+                    "data": {"clientID": "aWQ=", "clientSecret": "c2VjcmV0"}
+                }))
+                .unwrap(),
+            )
+        };
+        let required = RequiredLabel::from_flag("albc.example/oidc=yes").unwrap();
+        let store = SecretStore::requiring(required);
+        store.apply(&secret(json!({"albc.example/oidc": "no"})));
+        assert!(store.get("ns", "creds").is_none(), "wrong value");
+        store.apply(&secret(json!({"albc.example/oidc": "yes"})));
+        assert!(store.get("ns", "creds").is_some(), "labelled");
+        store.apply(&secret(json!({})));
+        assert!(store.get("ns", "creds").is_none(), "label removed");
+        store.reset(&[secret(json!({})), secret(json!({"albc.example/oidc": "yes"}))]);
+        assert!(store.get("ns", "creds").is_some());
+        assert!(!store.admits(&secret(json!({"other": "yes"}))));
+
+        let open = SecretStore::default();
+        open.apply(&secret(json!({})));
+        assert!(open.get("ns", "creds").is_some(), "no flag: every Secret");
     }
 
     #[test]

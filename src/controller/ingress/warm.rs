@@ -202,7 +202,14 @@ impl Warm {
     /// Ingresses of the class `ingress_class`. Each kind's store is registered before its
     /// trigger, so a trigger reads the store with the event applied.
     pub fn register(watches: &Watches, ingress_class: &str) -> Warm {
-        let stores = Stores::default();
+        // The Secret store follows the Secret watch's `--required-secrets-label`, also for the
+        // Secrets it reads by GET.
+        let stores = Stores {
+            secrets: super::secrets::SecretStore::requiring(
+                watches.secrets.required_label().cloned(),
+            ),
+            ..Stores::default()
+        };
         let trig = Arc::new(Triggers {
             stores: stores.clone(),
             queue: Mutex::new(None),

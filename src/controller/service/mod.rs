@@ -55,6 +55,9 @@ pub struct ServiceConfig {
     pub metrics: Option<AwsMetrics>,
     /// Where the reconciles, stages and queue are reported (controller `service`).
     pub controller_metrics: ControllerMetrics,
+    /// `--lb-stabilization-monitor-interval`: the requeue while the NLB provisions before its
+    /// capacity reservation.
+    pub lb_stabilization_interval: Duration,
 }
 
 impl Default for ServiceConfig {
@@ -70,6 +73,7 @@ impl Default for ServiceConfig {
             vpc_cidrs: Vec::new(),
             metrics: None,
             controller_metrics: ControllerMetrics::default(),
+            lb_stabilization_interval: crate::deploy::DEFAULT_LB_STABILIZATION_INTERVAL,
         }
     }
 }
@@ -83,6 +87,7 @@ impl From<&crate::config::Config> for ServiceConfig {
             concurrency: (cfg.service_max_concurrent_reconciles as usize).max(1),
             max_backoff: cfg.ingress_max_backoff,
             sync_period: cfg.sync_period,
+            lb_stabilization_interval: cfg.lb_stabilization_monitor_interval,
             ..Self::default()
         }
     }
@@ -196,7 +201,8 @@ pub async fn lead(
         vpc_id.clone(),
     )
     .with_external_managed_tags(cfg.model.external_managed_tags.clone())
-    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"));
+    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
+    .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
     let env = EnvReader::new(
         ec2,
         vpc_id,

@@ -80,8 +80,18 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Service
             .await?;
         return Ok(None);
     }
-    deploy(ctx, &svc, &stack).await?;
-    Ok(Some(ctx.cfg.sync_period))
+    match deploy(ctx, &svc, &stack).await {
+        // Waited for as upstream's `RequeueNeededAfter` (no Warning: see `deploy`).
+        Err(ServiceError::Deploy(crate::deploy::Error::NotReady {
+            reason,
+            retry_after,
+        })) => {
+            tracing::info!(service = %service_key(&svc), %reason, retry_in = ?retry_after, "requeue after");
+            Ok(Some(retry_after))
+        }
+        Err(e) => Err(e),
+        Ok(()) => Ok(Some(ctx.cfg.sync_period)),
+    }
 }
 
 async fn deploy(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceError> {
@@ -130,7 +140,7 @@ async fn deploy(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceEr
         Ok(d) => d,
         Err(e) => {
             // A load balancer still provisioning is waited for, as upstream requeues: no Warning.
-            if !matches!(e, ServiceError::Deploy(crate::deploy::Error::NotReady(_))) {
+            if !matches!(e, ServiceError::Deploy(crate::deploy::Error::NotReady { .. })) {
                 let note = format!("Failed deploy model due to {e}");
                 warn(ctx, svc, reason::FAILED_DEPLOY_MODEL, note).await;
             }

@@ -190,7 +190,6 @@ fn upstream_values_file_renders_validates_and_maps_keys_to_flags() {
         "--default-target-type=ip",
         "--disable-restricted-sg-rules=false",
         "--max-targets-per-target-group=100",
-        "--default-pca-arn=arn:aws:acm-pca:us-west-2:111122223333:certificate-authority/abc",
     ] {
         assert!(args.iter().any(|a| a == want), "missing {want} in {args:#?}");
     }
@@ -292,6 +291,33 @@ fn every_rendered_flag_is_accepted_by_the_controller_binary() {
             panic!("the controller's config rejects {rendered:?}: {e}");
         }
     }
+}
+
+/// `certManagement.defaultPCAARN` reaches `--default-pca-arn` as in upstream's chart, and the
+/// controller refuses it at start (this build creates no ACM certificates), naming the flag.
+#[test]
+fn default_pca_arn_value_sets_the_flag_the_controller_refuses() {
+    use aws_load_balancer_controller::args::Cli;
+    use aws_load_balancer_controller::config::Config;
+    use clap::Parser;
+
+    let pca = "arn:aws:acm-pca:us-west-2:111122223333:certificate-authority/abc";
+    let set = format!("certManagement.defaultPCAARN={pca}");
+    let args = container_args(&docs(
+        &helm_template(&["--set", "clusterName=it", "--set", &set]).unwrap(),
+    ));
+    let flag = format!("--default-pca-arn={pca}");
+    assert!(args.contains(&flag), "{args:?}");
+    let cli = Cli::try_parse_from(std::iter::once("aws-load-balancer-controller".to_owned()).chain(args))
+        .unwrap();
+    let err = Config::from_args(&cli.controller).unwrap_err().to_string();
+    assert!(
+        err.starts_with("--default-pca-arn=") && err.contains("this build does not create ACM certificates"),
+        "{err}"
+    );
+    // Unset, the chart passes nothing.
+    let plain = container_args(&docs(&helm_template(&["--set", "clusterName=it"]).unwrap()));
+    assert!(!plain.iter().any(|a| a.starts_with("--default-pca-arn")), "{plain:?}");
 }
 
 /// `logFormat` (beside upstream's `logLevel`) reaches `--log-format`; unset, the controller's

@@ -5,6 +5,7 @@
 
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::deploy::Error as DeployError;
+use std::time::Duration;
 
 use super::functional::deployer;
 use super::nlb::*;
@@ -152,11 +153,25 @@ async fn capacity_reservation_waits_for_a_provisioning_nlb_then_applies() {
     fake.set_load_balancer_state(&arn, "provisioning");
     let more = service_stack(&fake, &vpc, &svc(&with_capacity(200)), &cfg).await;
     let err = deployer(&fake, &vpc).deploy(&more).await.unwrap_err();
-    assert!(matches!(err, DeployError::NotReady(_)), "{err}");
+    // Retried after upstream's default --lb-stabilization-monitor-interval, 2m...
+    assert!(
+        matches!(err, DeployError::NotReady { retry_after, .. } if retry_after == Duration::from_secs(120)),
+        "{err:?}"
+    );
     assert!(
         err.to_string()
             .starts_with("monitor provisioning state for load balancer: k8s-net-dns-"),
         "{err}"
+    );
+    // ... or after the flag's value.
+    let err = deployer(&fake, &vpc)
+        .with_lb_stabilization_interval(Duration::from_secs(7))
+        .deploy(&more)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, DeployError::NotReady { retry_after, .. } if retry_after == Duration::from_secs(7)),
+        "{err:?}"
     );
     assert_eq!(
         fake.describe_capacity_reservation(&arn).await.unwrap(),

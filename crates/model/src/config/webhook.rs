@@ -28,6 +28,9 @@ pub struct WebhookConfig {
     pub max_inflight_body_bytes: usize,
     /// Set when the controller manages the certificate itself.
     pub managed_cert: Option<ManagedCertConfig>,
+    /// `--kube-ca-pem-filepath`: when set, a client must present a certificate issued by one of
+    /// the CAs in this PEM file (upstream's `RequireAndVerifyClientCert`).
+    pub client_ca_file: Option<PathBuf>,
 }
 
 /// Controller-managed certificate settings (`--webhook-cert-secret-name` set).
@@ -134,5 +137,6 @@ pub(super) fn from_args(w: &WebhookArgs, r: &RuntimeArgs) -> Result<WebhookConfi
         max_connections: w.webhook_max_connections,
         max_inflight_body_bytes: w.webhook_max_inflight_body_bytes,
         managed_cert,
+        client_ca_file: non_empty(&r.kube_ca_pem_filepath).map(PathBuf::from),
     })
 }
