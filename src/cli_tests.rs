@@ -81,9 +81,8 @@ fn every_layer_takes_its_settings_from_the_validated_flags() {
         assert_eq!(gw.lb_stabilization_interval, stabilization);
     }
     // `--required-secrets-label` narrows the process's Secret watch.
-    let watches = crate::watch::Watches::with_required_secrets_label(
-        cfg.required_secrets_label.clone(),
-    );
+    let watches =
+        crate::watch::Watches::with_required_secrets_label(cfg.required_secrets_label.clone());
     assert_eq!(
         watches.secrets.required_label().map(|l| l.selector()),
         Some("albc.example/oidc=yes".to_string())

@@ -140,7 +140,11 @@ async fn watch_one<K>(
     if let Some(l) = &label {
         cfg = cfg.labels(&l.selector());
     }
-    let admitted = |obj: &K| label.as_ref().is_none_or(|l| l.admits(obj.meta().labels.as_ref()));
+    let admitted = |obj: &K| {
+        label
+            .as_ref()
+            .is_none_or(|l| l.admits(obj.meta().labels.as_ref()))
+    };
     let events = watcher::watcher(api, cfg).default_backoff();
     futures::pin_mut!(events);
     let mut listed: Vec<K> = Vec::new();

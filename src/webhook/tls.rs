@@ -292,7 +292,8 @@ pub fn server_config_for(
         TlsMinVersion::Tls13 => &[&rustls::version::TLS13],
         TlsMinVersion::Tls12 => &[&rustls::version::TLS13, &rustls::version::TLS12],
     };
-    let builder = ServerConfig::builder_with_provider(provider()).with_protocol_versions(versions)?;
+    let builder =
+        ServerConfig::builder_with_provider(provider()).with_protocol_versions(versions)?;
     let builder = match clients {
         Some(verifier) => builder.with_client_cert_verifier(verifier),
         None => builder.with_no_client_auth(),

@@ -297,7 +297,7 @@ async fn a_required_secrets_label_keeps_unlabelled_secrets_out() {
     let missing = || {
         ctl.stderr()
             .lines()
-            .filter(|l| l.contains("ingress group reconcile failed") && l.contains("oidc-creds"))
+            .filter(|l| l.contains("Reconciler error") && l.contains("oidc-creds"))
             .count()
     };
     let (elb, ec2) = (c.elb.as_ref(), c.ec2.as_ref());
@@ -320,11 +320,17 @@ async fn a_required_secrets_label_keeps_unlabelled_secrets_out() {
 
     let before = missing();
     label("albc.example/oidc-");
-    eventually("without its label the Secret is missing again", WAIT, || async {
-        missing() > before
-    })
+    eventually(
+        "without its label the Secret is missing again",
+        WAIT,
+        || async { missing() > before },
+    )
     .await;
-    assert_eq!(oidc_actions(elb, ec2).await, used, "the rule keeps its last values");
+    assert_eq!(
+        oidc_actions(elb, ec2).await,
+        used,
+        "the rule keeps its last values"
+    );
 
     // Still read by name in its namespace only: a namespaced Role is enough.
     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -399,9 +399,12 @@ fn inert_flags_are_refused_or_warned_about_at_start() {
     )
     .unwrap();
     let (ctl, _bundle, _dir) = start(&["--globalaccelerator-max-concurrent-reconciles=5"]);
-    let message = format!("--{} is not acted on by this build: {}", flag.long, flag.why);
+    let message = format!(
+        "--{} is not acted on by this build: {}",
+        flag.long, flag.why
+    );
     let line = ctl.wait_for_log(&message, Duration::from_secs(20));
-    assert_eq!(line["level"], "WARN", "{line}");
+    assert_eq!(line["level"], "warn", "{line}");
     assert_eq!(line["flag"], flag.long, "{line}");
     assert_eq!(line["value"], "5", "{line}");
     assert_eq!(ctl.count_logs(&message), 1);

@@ -223,10 +223,17 @@ fn help_marks_exactly_the_inert_flags() {
                 );
                 marked += 1;
             }
-            None => assert!(!block.contains(inert::MARK), "--{long} is acted on: {block}"),
+            None => assert!(
+                !block.contains(inert::MARK),
+                "--{long} is acted on: {block}"
+            ),
         }
     }
-    assert_eq!(marked, INERT_FLAGS.len(), "every entry of the table is a flag");
+    assert_eq!(
+        marked,
+        INERT_FLAGS.len(),
+        "every entry of the table is a flag"
+    );
     for acted_on in [
         "enable-waf",
         "enable-wafv2",
@@ -284,7 +291,10 @@ fn a_flag_parses_into_inert_exactly_when_the_table_lists_it() {
 /// entry says, naming the flag; its default is silent; a malformed value fails the start.
 #[test]
 fn inert_flags_set_are_refused_or_warned_about() {
-    assert!(parse(&["--cluster-name=a"]).unwrap().inert_warnings.is_empty());
+    assert!(parse(&["--cluster-name=a"])
+        .unwrap()
+        .inert_warnings
+        .is_empty());
     for flag in INERT_FLAGS {
         let value = ["7", "5m", "custom"]
             .into_iter()
@@ -365,7 +375,9 @@ fn aws_vpc_tag_key_is_warned_about_and_every_vpc_tag_is_used() {
     assert_eq!(c.aws_vpc_tags.len(), 2);
     assert_eq!(c.inert_warnings[0].flag, "aws-vpc-tag-key");
     assert!(
-        c.inert_warnings[0].message.contains("every tag of --aws-vpc-tags"),
+        c.inert_warnings[0]
+            .message
+            .contains("every tag of --aws-vpc-tags"),
         "{:?}",
         c.inert_warnings
     );
@@ -375,7 +387,10 @@ fn aws_vpc_tag_key_is_warned_about_and_every_vpc_tag_is_used() {
 fn required_secrets_label_lb_stabilization_and_client_ca_are_read() {
     let c = parse(&["--cluster-name=a"]).unwrap();
     assert_eq!(c.required_secrets_label, None);
-    assert_eq!(c.lb_stabilization_monitor_interval, Duration::from_secs(120));
+    assert_eq!(
+        c.lb_stabilization_monitor_interval,
+        Duration::from_secs(120)
+    );
     assert_eq!(c.webhook.client_ca_file, None);
     let c = parse(&[
         "--cluster-name=a",
@@ -385,7 +400,10 @@ fn required_secrets_label_lb_stabilization_and_client_ca_are_read() {
     ])
     .unwrap();
     let label = c.required_secrets_label.unwrap();
-    assert_eq!((label.key.as_str(), label.value.as_str()), ("albc/oidc", "yes"));
+    assert_eq!(
+        (label.key.as_str(), label.value.as_str()),
+        ("albc/oidc", "yes")
+    );
     assert_eq!(c.lb_stabilization_monitor_interval, Duration::from_secs(30));
     assert_eq!(
         c.webhook.client_ca_file,

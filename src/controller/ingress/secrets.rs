@@ -187,7 +187,10 @@ mod tests {
         assert!(store.get("ns", "creds").is_some(), "labelled");
         store.apply(&secret(json!({})));
         assert!(store.get("ns", "creds").is_none(), "label removed");
-        store.reset(&[secret(json!({})), secret(json!({"albc.example/oidc": "yes"}))]);
+        store.reset(&[
+            secret(json!({})),
+            secret(json!({"albc.example/oidc": "yes"})),
+        ]);
         assert!(store.get("ns", "creds").is_some());
         assert!(!store.admits(&secret(json!({"other": "yes"}))));
 

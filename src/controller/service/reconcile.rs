@@ -140,7 +140,10 @@ async fn deploy(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceEr
         Ok(d) => d,
         Err(e) => {
             // A load balancer still provisioning is waited for, as upstream requeues: no Warning.
-            if !matches!(e, ServiceError::Deploy(crate::deploy::Error::NotReady { .. })) {
+            if !matches!(
+                e,
+                ServiceError::Deploy(crate::deploy::Error::NotReady { .. })
+            ) {
                 let note = format!("Failed deploy model due to {e}");
                 warn(ctx, svc, reason::FAILED_DEPLOY_MODEL, note).await;
             }

@@ -308,16 +308,21 @@ fn default_pca_arn_value_sets_the_flag_the_controller_refuses() {
     ));
     let flag = format!("--default-pca-arn={pca}");
     assert!(args.contains(&flag), "{args:?}");
-    let cli = Cli::try_parse_from(std::iter::once("aws-load-balancer-controller".to_owned()).chain(args))
-        .unwrap();
+    let cli =
+        Cli::try_parse_from(std::iter::once("aws-load-balancer-controller".to_owned()).chain(args))
+            .unwrap();
     let err = Config::from_args(&cli.controller).unwrap_err().to_string();
     assert!(
-        err.starts_with("--default-pca-arn=") && err.contains("this build does not create ACM certificates"),
+        err.starts_with("--default-pca-arn=")
+            && err.contains("this build does not create ACM certificates"),
         "{err}"
     );
     // Unset, the chart passes nothing.
     let plain = container_args(&docs(&helm_template(&["--set", "clusterName=it"]).unwrap()));
-    assert!(!plain.iter().any(|a| a.starts_with("--default-pca-arn")), "{plain:?}");
+    assert!(
+        !plain.iter().any(|a| a.starts_with("--default-pca-arn")),
+        "{plain:?}"
+    );
 }
 
 /// `logFormat` (beside upstream's `logLevel`) reaches `--log-format`; unset, the controller's

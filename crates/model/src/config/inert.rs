@@ -66,7 +66,8 @@ pub const INERT_FLAGS: &[InertFlag] = &[
     InertFlag {
         long: "default-pca-arn",
         default: "",
-        why: "upstream issues the ACM certificates it creates for Ingresses (create-acm-cert, gate \
+        why:
+            "upstream issues the ACM certificates it creates for Ingresses (create-acm-cert, gate \
               EnableCertificateManagement) from this private CA; this build does not create ACM \
               certificates",
         when_set: WhenSet::Refuse,
@@ -193,7 +194,10 @@ pub(super) fn check(a: &ControllerArgs) -> Result<Vec<InertWarning>, ConfigError
             WhenSet::Warn => warnings.push(InertWarning {
                 flag: flag.long,
                 value: raw.clone(),
-                message: format!("--{} is not acted on by this build: {}", flag.long, flag.why),
+                message: format!(
+                    "--{} is not acted on by this build: {}",
+                    flag.long, flag.why
+                ),
             }),
         }
     }

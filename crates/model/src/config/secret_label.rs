@@ -56,11 +56,19 @@ mod tests {
     #[test]
     fn the_flag_takes_key_equals_value_with_upstreams_message() {
         assert_eq!(RequiredLabel::from_flag("").unwrap(), None);
-        let l = RequiredLabel::from_flag("albc.example/oidc=yes").unwrap().unwrap();
-        assert_eq!((l.key.as_str(), l.value.as_str()), ("albc.example/oidc", "yes"));
+        let l = RequiredLabel::from_flag("albc.example/oidc=yes")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (l.key.as_str(), l.value.as_str()),
+            ("albc.example/oidc", "yes")
+        );
         assert_eq!(l.selector(), "albc.example/oidc=yes");
         // A value may itself hold '=': only the first one splits.
-        assert_eq!(RequiredLabel::from_flag("k=a=b").unwrap().unwrap().value, "a=b");
+        assert_eq!(
+            RequiredLabel::from_flag("k=a=b").unwrap().unwrap().value,
+            "a=b"
+        );
         for bad in ["nokey", "=v", "k="] {
             assert_eq!(
                 RequiredLabel::from_flag(bad).unwrap_err().to_string(),
@@ -78,7 +86,10 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         };
-        assert!(admits(l.as_ref(), Some(&labels(&[("k", "v"), ("other", "x")]))));
+        assert!(admits(
+            l.as_ref(),
+            Some(&labels(&[("k", "v"), ("other", "x")]))
+        ));
         assert!(!admits(l.as_ref(), Some(&labels(&[("k", "w")]))));
         assert!(!admits(l.as_ref(), Some(&labels(&[("other", "v")]))));
         assert!(!admits(l.as_ref(), None));
