@@ -87,8 +87,9 @@ pub struct Caches {
     pub slices: Projected<(String, Vec<SliceInfo>)>,
     pub index: PodIndex,
     /// `namespace/name` of the bindings present in the cluster that do not decode (a value
-    /// these types do not know, e.g. from a newer CRD): they count as present, never as gone.
-    pub undecodable: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// these types do not know, e.g. from a newer CRD), with the decode error: they count as
+    /// present, never as gone, and their reconciles say so in a Warning event.
+    pub undecodable: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 impl Caches {

@@ -24,6 +24,8 @@ mod sync;
 pub mod targets;
 mod warm;
 
+pub use reconcile::UNDECODABLE;
+
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -242,7 +244,7 @@ impl Ctx {
                 .undecodable
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .iter()
+                .keys()
                 .map(|k| format!("{k} (does not decode)")),
         );
         keys

@@ -32,6 +32,9 @@ struct Outcome {
     net_failed: bool,
 }
 
+/// The Warning on a binding that does not decode; the decode error follows.
+pub const UNDECODABLE: &str = "spec has a value this controller does not know; the last version that decoded is reconciled and its security-group rules are never revoked until the binding decodes again";
+
 /// One pass over a binding; the caller wraps it in the pass's log span.
 pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Action, TgbError> {
     let ns = tgb.namespace().unwrap_or_default();
@@ -39,6 +42,18 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
     let api: Api<TargetGroupBinding> = Api::namespaced(ctx.client.clone(), &ns);
     let oref = tgb.object_ref(&());
     let key = format!("{ns}/{name}");
+    let undecodable = ctx
+        .caches
+        .undecodable
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&key)
+        .cloned();
+    if let Some(error) = undecodable {
+        // Never silent: the binding as written is not what is reconciled.
+        let note = format!("{UNDECODABLE}: {error}");
+        ctx.events.warning(&oref, "UnsupportedValue", note).await;
+    }
 
     if tgb.metadata.deletion_timestamp.is_some() {
         if !tgb.finalizers().iter().any(|f| f == FINALIZER) {

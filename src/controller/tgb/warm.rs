@@ -2,7 +2,7 @@
 //! caches and binding store, fed from process start by the process's single watch of each kind,
 //! and the triggers that enqueue bindings — silent until a term attaches its queue.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use futures::channel::mpsc::UnboundedSender;
@@ -74,15 +74,13 @@ fn key_of(obj: &DynamicObject) -> String {
     format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
 }
 
-fn typed(obj: &DynamicObject) -> Option<TargetGroupBinding> {
+/// The binding as its type, or why it does not decode.
+fn typed(obj: &DynamicObject) -> Result<TargetGroupBinding, String> {
     let decoded = serde_json::to_value(obj).and_then(serde_json::from_value);
-    match decoded {
-        Ok(tgb) => Some(tgb),
-        Err(error) => {
-            tracing::warn!(%error, binding = %key_of(obj), "cannot decode TargetGroupBinding; its last decoded version is kept and its security-group rules are never revoked while it does not decode");
-            None
-        }
-    }
+    decoded.map_err(|error| {
+        tracing::warn!(%error, binding = %key_of(obj), "cannot decode TargetGroupBinding; its last decoded version is kept and its security-group rules are never revoked while it does not decode");
+        error.to_string()
+    })
 }
 
 impl Bindings {
@@ -91,7 +89,7 @@ impl Bindings {
         w.apply_watcher_event(ev);
     }
 
-    fn undecodable(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+    fn undecodable(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, String>> {
         self.caches
             .undecodable
             .lock()
@@ -116,12 +114,12 @@ impl watch::Index<DynamicObject> for Bindings {
     fn apply(&self, obj: &Arc<DynamicObject>) {
         let key = key_of(obj);
         let tgb = match typed(obj) {
-            Some(tgb) => {
+            Ok(tgb) => {
                 self.undecodable().remove(&key);
                 tgb
             }
-            None => {
-                self.undecodable().insert(key);
+            Err(error) => {
+                self.undecodable().insert(key, error);
                 match self.kept(obj) {
                     Some(prev) => prev,
                     None => return,
@@ -135,20 +133,24 @@ impl watch::Index<DynamicObject> for Bindings {
 
     fn delete(&self, obj: &Arc<DynamicObject>) {
         self.undecodable().remove(&key_of(obj));
-        if let Some(tgb) = typed(obj).or_else(|| self.stored(obj).map(|t| (*t).clone())) {
+        if let Some(tgb) = typed(obj)
+            .ok()
+            .or_else(|| self.stored(obj).map(|t| (*t).clone()))
+        {
             self.write(&Event::Delete(tgb));
         }
     }
 
     fn reset(&self, objs: &[Arc<DynamicObject>]) {
-        let mut bad = BTreeSet::new();
+        let mut bad = BTreeMap::new();
         let all: Vec<TargetGroupBinding> = objs
             .iter()
-            .filter_map(|o| {
-                typed(o).or_else(|| {
-                    bad.insert(key_of(o));
+            .filter_map(|o| match typed(o) {
+                Ok(tgb) => Some(tgb),
+                Err(error) => {
+                    bad.insert(key_of(o), error);
                     self.kept(o)
-                })
+                }
             })
             .collect();
         *self.undecodable() = bad;
@@ -327,8 +329,15 @@ mod tests {
         assert_eq!(queued, ["good"]);
         let kept: Vec<String> = store.state().iter().map(|b| b.name_any()).collect();
         assert_eq!(kept, ["good"]);
-        let undecodable = warm.caches.undecodable.lock().unwrap().clone();
-        assert_eq!(undecodable, BTreeSet::from(["ns/bad".to_string()]));
+        let undecodable: Vec<String> = warm
+            .caches
+            .undecodable
+            .lock()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(undecodable, ["ns/bad"]);
     }
 
     /// A binding that stops decoding (a newer CRD's value) keeps its last decoded version
@@ -369,7 +378,12 @@ mod tests {
             serde_json::to_value(&kept[0].spec).unwrap()["targetType"],
             "ip"
         );
-        assert!(warm.caches.undecodable.lock().unwrap().contains("ns/web"));
+        assert!(warm
+            .caches
+            .undecodable
+            .lock()
+            .unwrap()
+            .contains_key("ns/web"));
 
         // Deleting: the kept version carries the deletion timestamp, so cleanup runs on it.
         let deleting = json!({"name": "web", "namespace": "ns", "resourceVersion": "3",

@@ -305,6 +305,14 @@ async fn a_binding_with_an_unknown_value_keeps_its_rules() {
         .patch("web", &PatchParams::default(), &Patch::Merge(&newer))
         .await
         .unwrap();
+    // Not silent: the binding says what is reconciled instead of what it asks for.
+    eventually("a Warning on web naming the value", WAIT, || async {
+        events(&h, "UnsupportedValue").await.iter().any(|n| {
+            n.starts_with(aws_load_balancer_controller::controller::tgb::UNDECODABLE)
+                && n.contains("a-type-from-a-newer-crd")
+        })
+    })
+    .await;
     // api is reconciled (a change of it), then everything is listed again.
     fake.clear_calls();
     let touch = json!({ "metadata": { "annotations": { "touched": "1" } } });
