@@ -4,7 +4,7 @@
 use crate::certs_manager::{CertManager, CertManagerConfig};
 use crate::config::{Config, ManagedCertConfig};
 use crate::controller::leader::Leadership;
-use crate::controller::metrics::ControllerMetrics;
+use crate::controller::metrics::{CacheObjects, ControllerMetrics};
 use crate::metrics::RestClientMetrics;
 use crate::metrics::{self, Readiness, WebhookMetrics};
 use crate::reconcilers::{self, AwsWebhooks};
@@ -138,17 +138,18 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     }
     let controller_metrics = ControllerMetrics::register(&mut registry);
     let rest_metrics = RestClientMetrics::register(&mut registry);
+    // One watch per kind for the whole process: the webhook indexes and every controller's
+    // caches register here before anything is watched, on every replica.
+    let watches = Arc::new(crate::watch::Watches::with_required_secrets_label(
+        cfg.required_secrets_label.clone(),
+    ));
+    CacheObjects::register(&mut registry, &watches);
     let registry = Arc::new(registry);
     let readiness = Readiness::default();
     readiness.add(READY_WEBHOOK);
     readiness.add(READY_KUBE);
     readiness.add(READY_CACHES);
     let indexes = Indexes::default();
-    // One watch per kind for the whole process: the webhook indexes and every controller's
-    // caches register here before anything is watched, on every replica.
-    let watches = Arc::new(crate::watch::Watches::with_required_secrets_label(
-        cfg.required_secrets_label.clone(),
-    ));
     pod_index_feed::register(
         &watches,
         &indexes.pod_gates,
@@ -157,9 +158,20 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     );
     let controllers = reconcilers::Controllers::register(&watches, &cfg);
     let mut leadership = Leadership::new(cfg.enable_leader_election);
-    leadership.metrics = controller_metrics;
+    leadership.metrics = controller_metrics.clone();
 
     let mut tasks = tokio::task::JoinSet::new();
+    {
+        // Upstream publishes its top talkers on every replica, leading or not.
+        let token = shutdown.clone();
+        let every = crate::controller::metrics::top_talkers_interval();
+        tasks.spawn(async move {
+            tokio::select! {
+                _ = token.cancelled() => {}
+                _ = controller_metrics.run_top_talkers(every) => {}
+            }
+        });
+    }
     // With a managed certificate the Secret and caBundle come first: nothing may serve a
     // certificate the API servers do not trust yet.
     let managed_resolver = Arc::new(webhook::tls::ReloadingCert::in_memory(

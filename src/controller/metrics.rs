@@ -1,6 +1,7 @@
 //! The controllers' Prometheus metrics under the names dashboards know: upstream's own
 //! (`awslbc_readiness_gate_ready_seconds`, `awslbc_controller_reconcile_errors_total`,
-//! `awslbc_controller_reconcile_stage_duration`) and controller-runtime's (`controller_runtime_*`,
+//! `awslbc_controller_reconcile_stage_duration`, `awslbc_controller_top_talkers`,
+//! `awslbc_controller_cache_object_total`) and controller-runtime's (`controller_runtime_*`,
 //! `workqueue_*`, `leader_election_master_status`), with their labels and buckets.
 //!
 //! A default [`ControllerMetrics`] is unregistered: it records into families nobody scrapes, so
@@ -19,8 +20,14 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+mod cache_objects;
 mod reconciles;
-pub use reconciles::{Outcome, Reconciles, TriggerQueue, Working};
+mod talkers;
+pub use cache_objects::CacheObjects;
+pub use reconciles::{Outcome, Panicked, Reconciles, TriggerQueue, Working};
+pub use talkers::{
+    interval_from_env as top_talkers_interval, TOP_TALKERS_INTERVAL, TOP_TALKERS_INTERVAL_ENV,
+};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct NamespacedLabels {
@@ -43,6 +50,14 @@ pub struct StageLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ControllerLabels {
     pub controller: String,
+}
+
+/// `awslbc_controller_top_talkers`: the controller as upstream's counters name it, the object.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TalkerLabels {
+    pub controller: String,
+    pub namespace: String,
+    pub name: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -151,8 +166,13 @@ pub struct ControllerMetrics {
     gate_ready: Hist<NamespacedLabels>,
     reconcile_errors: Family<ErrorLabels, Counter>,
     stage_duration: Hist<StageLabels>,
+    top_talkers: Family<TalkerLabels, Gauge>,
+    talkers: Arc<talkers::Talkers>,
     reconcile_total: Family<ResultLabels, Counter>,
     runtime_errors: Family<ControllerLabels, Counter>,
+    terminal_errors: Family<ControllerLabels, Counter>,
+    panics: Family<ControllerLabels, Counter>,
+    timeouts: Family<ControllerLabels, Counter>,
     reconcile_time: Hist<ControllerLabels>,
     max_concurrent: Family<ControllerLabels, Gauge>,
     active_workers: Family<ControllerLabels, Gauge>,
@@ -171,8 +191,13 @@ impl Default for ControllerMetrics {
             gate_ready: Family::new_with_constructor(gate_buckets as fn() -> Histogram),
             reconcile_errors: Family::default(),
             stage_duration: Family::new_with_constructor(default_buckets as fn() -> Histogram),
+            top_talkers: Family::default(),
+            talkers: Arc::default(),
             reconcile_total: Family::default(),
             runtime_errors: Family::default(),
+            terminal_errors: Family::default(),
+            panics: Family::default(),
+            timeouts: Family::default(),
             reconcile_time: Family::new_with_constructor(
                 reconcile_time_buckets as fn() -> Histogram,
             ),
@@ -209,6 +234,11 @@ impl ControllerMetrics {
             m.stage_duration.clone(),
         );
         registry.register(
+            "awslbc_controller_top_talkers",
+            "Counts the number of reconciliations triggered per resource",
+            m.top_talkers.clone(),
+        );
+        registry.register(
             "controller_runtime_reconcile",
             "Total number of reconciliations per controller",
             m.reconcile_total.clone(),
@@ -217,6 +247,23 @@ impl ControllerMetrics {
             "controller_runtime_reconcile_errors",
             "Total number of reconciliation errors per controller",
             m.runtime_errors.clone(),
+        );
+        registry.register(
+            "controller_runtime_terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            m.terminal_errors.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            m.panics.clone(),
+        );
+        // Never counted: like upstream, which sets no ReconciliationTimeout, no pass is cut short
+        // by a deadline; the series shows at 0 per controller as controller-runtime's does.
+        registry.register(
+            "controller_runtime_reconcile_timeouts",
+            "Total number of reconciliation timeouts per controller",
+            m.timeouts.clone(),
         );
         registry.register(
             "controller_runtime_reconcile_time_seconds",
@@ -328,6 +375,11 @@ mod tests {
             r#"controller_runtime_reconcile_total{controller="ingress",result="error"} 1"#,
             r#"controller_runtime_reconcile_total{controller="ingress",result="success"} 0"#,
             r#"controller_runtime_reconcile_errors_total{controller="ingress"} 1"#,
+            r#"controller_runtime_terminal_reconcile_errors_total{controller="ingress"} 0"#,
+            r#"controller_runtime_reconcile_panics_total{controller="ingress"} 0"#,
+            r#"controller_runtime_reconcile_timeouts_total{controller="ingress"} 0"#,
+            "# HELP controller_runtime_reconcile_panics_total Total number of reconciliation panics per controller\n",
+            "# TYPE controller_runtime_terminal_reconcile_errors_total counter\n",
             r#"controller_runtime_reconcile_time_seconds_bucket{controller="ingress",le="0.25"} 1"#,
             r#"awslbc_controller_reconcile_errors_total{controller="ingress",error_category="build_model_error"} 1"#,
             r#"awslbc_controller_reconcile_stage_duration_count{controller="ingress",reconcile_stage="build_model"} 1"#,

@@ -40,7 +40,19 @@ impl<K: Clone + Eq + Hash + Display> Worker<'_, K> {
             let start = Instant::now();
             let id = key.to_string();
             let span = crate::telemetry::reconcile_span(self.controller, &id);
-            let outcome = match pass(key.clone()).instrument(span.clone()).await {
+            self.rec.talked(&id);
+            // A pass that panics fails like any other (retried with backoff); the worker lives.
+            let passed = self
+                .rec
+                .recovering(async { pass(key.clone()).await })
+                .instrument(span.clone())
+                .await;
+            let passed = match passed {
+                Ok(Ok(next)) => Ok(next),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(panicked) => Err(panicked.to_string()),
+            };
+            let outcome = match passed {
                 Ok(next) => {
                     self.backoff.succeeded(&id);
                     if let Some(after) = next {
@@ -53,9 +65,8 @@ impl<K: Clone + Eq + Hash + Display> Worker<'_, K> {
                     }
                     Outcome::Success
                 }
-                Err(e) => {
+                Err(error) => {
                     let after = self.backoff.failed(&id);
-                    let error = e.to_string();
                     span.in_scope(
                         || tracing::error!(%error, retry_in = ?after, "Reconciler error"),
                     );
@@ -121,5 +132,66 @@ mod tests {
             tries < 60,
             "with a growing backoff, not in a hot loop: {tries}"
         );
+    }
+
+    /// The value of the sample line that starts with `series`.
+    fn value(body: &str, series: &str) -> Option<f64> {
+        body.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    #[tokio::test]
+    async fn a_pass_that_panics_is_counted_and_retried_and_the_worker_goes_on() {
+        let mut registry = prometheus_client::registry::Registry::default();
+        let metrics = crate::controller::metrics::ControllerMetrics::register(&mut registry);
+        let rec = metrics.controller("test");
+        rec.start(1);
+        let queue: Queue<String> = Queue::default();
+        let backoff = Backoff::new(Duration::from_millis(5), Duration::from_secs(1));
+        let w = Worker {
+            queue: &queue,
+            rec: &rec,
+            backoff: &backoff,
+            sync_period: None,
+            controller: "test",
+        };
+        let tries = Arc::new(AtomicUsize::new(0));
+        let done = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        queue.add("boom".to_string());
+        queue.add("next".to_string());
+        let (t, d) = (tries.clone(), done.clone());
+        // One worker: if the panic killed it, nothing after it would run.
+        let run = w.run(|key: String| {
+            let (t, d) = (t.clone(), d.clone());
+            async move {
+                if key == "boom" && t.fetch_add(1, Ordering::SeqCst) == 0 {
+                    panic!("index out of range");
+                }
+                d.lock().unwrap().push(key);
+                Ok::<Option<Duration>, String>(None)
+            }
+        });
+        let _ = tokio::time::timeout(Duration::from_millis(300), async {
+            tokio::join!(run, queue.run_timers())
+        })
+        .await;
+        let done = done.lock().unwrap().clone();
+        assert!(done.contains(&"next".to_string()), "{done:?}");
+        assert!(
+            done.contains(&"boom".to_string()),
+            "the key that panicked is retried (and now passes): {done:?}"
+        );
+        let out = crate::metrics::render_text(&registry).unwrap();
+        for (series, want) in [
+            (r#"controller_runtime_reconcile_panics_total{controller="test"}"#, 1.0),
+            (r#"controller_runtime_reconcile_errors_total{controller="test"}"#, 1.0),
+            (r#"controller_runtime_reconcile_total{controller="test",result="error"}"#, 1.0),
+            (r#"controller_runtime_reconcile_total{controller="test",result="success"}"#, 2.0),
+            (r#"controller_runtime_terminal_reconcile_errors_total{controller="test"}"#, 0.0),
+            (r#"workqueue_retries_total{name="test",controller="test"}"#, 1.0),
+            (r#"controller_runtime_active_workers{controller="test"}"#, 0.0),
+        ] {
+            assert_eq!(value(&out, series), Some(want), "{series} in\n{out}");
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! therefore warm when it takes the Lease. Secrets are the exception: only the ones consumers
 //! name are watched, each on its own ([`Named`]), as upstream does.
 
+mod count;
 mod driver;
 pub mod gateway;
 mod named;
@@ -17,6 +18,7 @@ pub mod trim;
 
 use std::sync::Arc;
 
+pub use count::Count;
 pub use driver::{drive, Kind, Synced};
 pub use named::{Named, Ref, Wanted};
 pub use registry::Watches;

@@ -36,7 +36,7 @@ impl<K> Default for Store<K> {
     }
 }
 
-fn key<K: Resource>(obj: &K) -> (String, String) {
+pub(super) fn key<K: Resource>(obj: &K) -> (String, String) {
     (obj.namespace().unwrap_or_default(), obj.name_any())
 }
 

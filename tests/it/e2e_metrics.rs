@@ -2,6 +2,7 @@
 //! and one admission, `/metrics` carries upstream's own controller metrics and
 //! controller-runtime's series under the names, types and labels dashboards and alerts use, in
 //! the format upstream serves (Prometheus text 0.0.4, numbers and `le` as Go writes them).
+//! The top talkers are published every half second here (upstream: every three minutes).
 
 use crate::e2e_pod_gates::kubectl;
 use crate::ingress::{DEMO, WAIT};
@@ -11,6 +12,7 @@ use crate::support::moto_cloud::cloud;
 use crate::support::prom_text;
 use crate::support::service_review;
 use crate::tgb::eventually;
+use aws_load_balancer_controller::controller::metrics::TOP_TALKERS_INTERVAL_ENV;
 
 /// Fails the build of its own group: the scheme is not one upstream accepts.
 const BAD: &str = r#"
@@ -41,15 +43,18 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
     let c = cloud().await;
     let k8s = Cluster::start().await;
     let kubeconfig = k8s.kubeconfig.clone();
-    let ctl = k8s.controller(&[
-        "--cluster-name=e2e".into(),
-        "--aws-region=us-west-2".into(),
-        format!("--aws-vpc-id={}", c.vpc),
-        format!(
-            "--aws-api-endpoints=elasticloadbalancing={0},ec2={0}",
-            c.moto.endpoint
-        ),
-    ]);
+    let ctl = k8s.controller_with_env(
+        &[
+            "--cluster-name=e2e".into(),
+            "--aws-region=us-west-2".into(),
+            format!("--aws-vpc-id={}", c.vpc),
+            format!(
+                "--aws-api-endpoints=elasticloadbalancing={0},ec2={0}",
+                c.moto.endpoint
+            ),
+        ],
+        &[(TOP_TALKERS_INTERVAL_ENV, "500")],
+    );
     ctl.wait_for_log("became leader", WAIT);
     let metrics = ctl.addr_of("metrics server listening");
 
@@ -88,6 +93,13 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
                 && ok(r#"awslbc_controller_reconcile_stage_duration_count{controller="targetGroupBinding",reconcile_stage="reconcile_targetgroupbinding"}"#)
                 // The stage is counted inside the reconcile, its time once it ends: wait for both.
                 && ok(r#"controller_runtime_reconcile_time_seconds_count{controller="targetGroupBinding"}"#)
+                // Both Ingresses (`app` and `bad`) are in the cache; the bindings of `app` too.
+                && value(&body, r#"awslbc_controller_cache_object_total{resource="ingress"}"#) == Some(2.0)
+                && ok(r#"awslbc_controller_cache_object_total{resource="targetgroupbinding"}"#)
+                // The failing group is retried, so it is among the most reconciled once an
+                // interval has ended after its passes.
+                && ok(r#"awslbc_controller_top_talkers{controller="ingress",namespace="demo",name="bad"}"#)
+                && body.contains(r#"awslbc_controller_top_talkers{controller="targetgroupbinding",namespace="demo",name=""#)
         },
     )
     .await;
@@ -106,6 +118,10 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
         "# HELP controller_runtime_webhook_requests_total Total number of admission requests by HTTP status code.\n",
         "# HELP controller_runtime_reconcile_total Total number of reconciliations per controller\n",
         "# HELP workqueue_adds_total Total number of adds handled by workqueue\n",
+        "# HELP controller_runtime_reconcile_panics_total Total number of reconciliation panics per controller\n",
+        "# HELP controller_runtime_terminal_reconcile_errors_total Total number of terminal reconciliation errors per controller\n",
+        "# HELP awslbc_controller_cache_object_total Counts the number of objects in the controller cache.\n",
+        "# HELP awslbc_controller_top_talkers Counts the number of reconciliations triggered per resource\n",
     ] {
         assert!(body.contains(help), "no `{help}` in\n{body}");
     }
@@ -173,6 +189,20 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
         let max = format!("controller_runtime_max_concurrent_reconciles{{controller=\"{q}\"}}");
         assert_eq!(value(&body, &max), Some(3.0), "{body}");
     }
+    // Series controller-runtime shows at 0 from the start, per controller: no pass panicked, and
+    // no error of ours is terminal (every failure is retried, as upstream's).
+    for q in ["ingress", "targetGroupBinding", "service"] {
+        for name in [
+            "controller_runtime_reconcile_panics_total",
+            "controller_runtime_terminal_reconcile_errors_total",
+        ] {
+            let series = format!("{name}{{controller=\"{q}\"}}");
+            assert_eq!(value(&body, &series), Some(0.0), "{series} in\n{body}");
+        }
+    }
+    // Both Services of the demo are in the cache (a count, not just the kinds reconciled).
+    let services = r#"awslbc_controller_cache_object_total{resource="service"}"#;
+    assert!(value(&body, services).is_some_and(|n| n >= 2.0), "{body}");
     // The Service controller runs on the leader with `--service-max-concurrent-reconciles` (3).
     let svc_workers = r#"controller_runtime_max_concurrent_reconciles{controller="service"}"#;
     assert_eq!(value(&body, svc_workers), Some(3.0), "{body}");
@@ -198,6 +228,10 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
         ("workqueue_work_duration_seconds", "histogram"),
         ("workqueue_unfinished_work_seconds", "gauge"),
         ("leader_election_master_status", "gauge"),
+        ("awslbc_controller_cache_object_total", "gauge"),
+        ("awslbc_controller_top_talkers", "gauge"),
+        ("controller_runtime_reconcile_panics_total", "counter"),
+        ("controller_runtime_terminal_reconcile_errors_total", "counter"),
         ("rest_client_requests_total", "counter"),
         // Ours from before, names unchanged.
         ("aws_api_calls_total", "counter"),

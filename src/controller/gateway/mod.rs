@@ -322,7 +322,12 @@ pub async fn lead(
     if cfg.model.vpc_id.is_none() {
         cfg.model.vpc_id = Some(vpc_id.clone());
     }
-    let rec = cfg.controller_metrics.controller(cfg.name());
+    // Upstream counts each Gateway controller's reconciles under its own name.
+    let talker = match cfg.lb {
+        LbKind::Alb => "albgateway",
+        LbKind::Nlb => "nlbgateway",
+    };
+    let rec = cfg.controller_metrics.controller(cfg.name()).talkers(talker);
     rec.start(cfg.concurrency.max(1));
     let queue: Arc<Queue<String>> = Arc::new(Queue::default().with_metrics(rec.clone()));
     let _detach = Detach(feed.clone());

@@ -176,7 +176,7 @@ pub async fn lead(
         cfg.model.vpc_id = Some(vpc_id.clone());
     }
     // Upstream's controller and queue name.
-    let rec = cfg.controller_metrics.controller("ingress");
+    let rec = cfg.controller_metrics.controller("ingress").talkers("ingress");
     rec.start(cfg.concurrency.max(1));
     let queue: Arc<Queue<GroupId>> = Arc::new(Queue::default().with_metrics(rec.clone()));
     let _detach = Detach(&warm.trig);
@@ -240,8 +240,16 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
         let working = ctx.rec.working(waited);
         let start = std::time::Instant::now();
         let span = crate::telemetry::reconcile_span("ingress", &key);
-        let pass = reconcile::reconcile(&ctx, &id).instrument(span.clone());
-        let outcome = match crate::diff::shadow::scope(format!("ingress {key}"), pass).await {
+        ctx.rec.talked(&key);
+        let pass =
+            crate::diff::shadow::scope(format!("ingress {key}"), reconcile::reconcile(&ctx, &id));
+        // A pass that panics fails like any other (retried with backoff); the worker lives.
+        let passed = match ctx.rec.recovering(pass).instrument(span.clone()).await {
+            Ok(Ok(next)) => Ok(next),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(panicked) => Err(panicked.to_string()),
+        };
+        let outcome = match passed {
             Ok(next) => {
                 ctx.backoff.succeeded(&key);
                 // The periodic resync is controller-runtime's SyncPeriod (low priority), not a
@@ -258,9 +266,8 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
                     None => Outcome::Success,
                 }
             }
-            Err(e) => {
+            Err(error) => {
                 let after = ctx.backoff.failed(&key);
-                let error = e.to_string();
                 span.in_scope(|| tracing::error!(%error, retry_in = ?after, "Reconciler error"));
                 queue.add_after(id.clone(), after);
                 ctx.rec.retried();

@@ -1,10 +1,16 @@
 //! One controller's handles: reconcile results and times, upstream's stages and error
-//! categories, and its queue's `workqueue_*` series (also for kube-runtime's internal queue).
+//! categories, its queue's `workqueue_*` series (also for kube-runtime's internal queue), its
+//! top talkers, and the recovery of a pass that panics.
 
+use std::any::Any;
 use std::collections::HashMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use futures::FutureExt;
 
 use super::{ControllerLabels, ControllerMetrics, DepthLabels, ErrorLabels, QueueLabels};
 use super::{ResultLabels, StageLabels};
@@ -23,6 +29,27 @@ pub enum Outcome {
 pub struct Reconciles {
     metrics: ControllerMetrics,
     name: String,
+    /// The controller's name in `awslbc_controller_top_talkers` (`None`: not counted, as
+    /// upstream counts only its load-balancer and binding controllers).
+    talker: Option<&'static str>,
+}
+
+/// A pass that panicked, recovered as controller-runtime recovers it: the pass fails with
+/// this error (counted, logged and retried with backoff like any failure) and the worker goes
+/// on with the next key.
+#[derive(Debug, thiserror::Error)]
+#[error("panic: {0} [recovered]")]
+pub struct Panicked(pub String);
+
+/// The text of a panic's payload (`panic!` gives a `&str` or a `String`).
+fn panic_text(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
 }
 
 /// A reconcile in progress: counts as an active worker and unfinished work until dropped.
@@ -57,6 +84,38 @@ impl Reconciles {
         Reconciles {
             metrics,
             name: name.to_string(),
+            talker: None,
+        }
+    }
+
+    /// Counts this controller's reconciles per object in `awslbc_controller_top_talkers` under
+    /// upstream's name for it (`service`, `ingress`, `targetgroupbinding`, `albgateway`,
+    /// `nlbgateway`).
+    pub fn talkers(mut self, controller: &'static str) -> Self {
+        self.talker = Some(controller);
+        self
+    }
+
+    /// A pass of `key` (`namespace/name`, or a bare name) starts: one more reconcile of that
+    /// object for the top talkers.
+    pub fn talked(&self, key: &str) {
+        if let Some(controller) = self.talker {
+            self.metrics.talkers.record(controller, key);
+        }
+    }
+
+    /// Runs one pass, recovering a panic as controller-runtime does by default: counted in
+    /// `controller_runtime_reconcile_panics_total`, logged (`Observed a panic`) and returned as
+    /// [`Panicked`] for the caller to handle as a failed pass. The worker survives.
+    pub async fn recovering<T>(&self, pass: impl Future<Output = T>) -> Result<T, Panicked> {
+        match AssertUnwindSafe(pass).catch_unwind().await {
+            Ok(out) => Ok(out),
+            Err(payload) => {
+                self.metrics.panics.get_or_create(&self.ctl()).inc();
+                let panic = panic_text(&*payload);
+                tracing::error!(%panic, "Observed a panic");
+                Err(Panicked(panic))
+            }
         }
     }
 
@@ -86,6 +145,11 @@ impl Reconciles {
         drop(m.adds.get_or_create(&self.queue()));
         drop(m.retries.get_or_create(&self.queue()));
         drop(m.runtime_errors.get_or_create(&self.ctl()));
+        // No error of ours is terminal (upstream returns none): every failure is retried, so
+        // this stays 0, shown as controller-runtime shows it.
+        drop(m.terminal_errors.get_or_create(&self.ctl()));
+        drop(m.panics.get_or_create(&self.ctl()));
+        drop(m.timeouts.get_or_create(&self.ctl()));
         for result in ["success", "error", "requeue", "requeue_after"] {
             drop(m.reconcile_total.get_or_create(&ResultLabels {
                 controller: self.name.clone(),

@@ -168,6 +168,9 @@ pub enum TgbError {
     /// The binding or its Service cannot work as specified.
     #[error("{0}")]
     Invalid(String),
+    /// The pass panicked (recovered; retried like any failure).
+    #[error(transparent)]
+    Panicked(#[from] super::metrics::Panicked),
 }
 
 impl From<NetError> for TgbError {
@@ -288,7 +291,10 @@ pub async fn lead(
     shutdown: CancellationToken,
 ) {
     // Upstream's controller and queue name.
-    let rec = cfg.controller_metrics.controller("targetGroupBinding");
+    let rec = cfg
+        .controller_metrics
+        .controller("targetGroupBinding")
+        .talkers("targetgroupbinding");
     rec.start(cfg.concurrency.max(1) as usize);
     let queue = Arc::new(TriggerQueue::new(rec.clone()));
     let (tx, rx) = unbounded();
@@ -377,13 +383,23 @@ async fn timed_reconcile(
     ctx: Arc<Ctx>,
     queue: Arc<TriggerQueue>,
 ) -> Result<Action, TgbError> {
-    let waited = queue.taken(&key_of(&tgb));
+    let key = key_of(&tgb);
+    let waited = queue.taken(&key);
     let working = ctx.rec.working(waited);
     let start = std::time::Instant::now();
-    let span = crate::telemetry::reconcile_span("targetGroupBinding", &key_of(&tgb));
-    let out = reconcile::reconcile(tgb, ctx.clone())
+    let span = crate::telemetry::reconcile_span("targetGroupBinding", &key);
+    ctx.rec.talked(&key);
+    // A pass that panics fails like any other (retried with backoff) instead of unwinding
+    // through kube-runtime's controller, which would end every binding's reconciles.
+    let out = match ctx
+        .rec
+        .recovering(reconcile::reconcile(tgb, ctx.clone()))
         .instrument(span.clone())
-        .await;
+        .await
+    {
+        Ok(out) => out,
+        Err(panicked) => Err(TgbError::from(panicked)),
+    };
     if let Err(error) = &out {
         // controller-runtime's line for a failed pass, with the pass's reconcileID.
         span.in_scope(|| tracing::error!(%error, "Reconciler error"));
@@ -405,6 +421,10 @@ fn error_policy(tgb: Arc<TargetGroupBinding>, err: &TgbError, ctx: Arc<Ctx>) -> 
     ctx.rec.retried();
     let key = key_of(&tgb);
     let delay = ctx.backoff.failed(&key);
+    if matches!(err, TgbError::Panicked(_)) {
+        // Upstream's event is sent by the reconcile that panicked, so never reaches the binding.
+        return Action::requeue(delay);
+    }
     let note = format!("Failed reconcile due to {err}");
     let oref = kube::Resource::object_ref(tgb.as_ref(), &());
     tokio::spawn(async move { ctx.events.warning(&oref, "FailedReconcile", note).await });

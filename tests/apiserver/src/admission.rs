@@ -213,7 +213,7 @@ fn hooks(app: &App, plural: &str) -> Vec<Value> {
     let def = app
         .resource("admissionregistration.k8s.io", "v1", plural)
         .expect("built-in");
-    let configs = app.store.list(&def.storage_key(), None).0;
+    let configs = app.store.list(&def, None).0;
     configs
         .iter()
         .flat_map(|c| {

@@ -115,7 +115,7 @@ fn delete_namespace_content(app: &App, ns: &str) {
         seen
     };
     for def in defs {
-        for obj in app.store.list(&def.storage_key(), Some(ns)).0 {
+        for obj in app.store.list(&def, Some(ns)).0 {
             let name = str_of(&obj, "/metadata/name").to_string();
             let rv = object_rv(&obj).unwrap_or(0);
             // Races with other writers are fine to lose here: the object changed or went away.

@@ -181,7 +181,7 @@ fn authorize(app: &App, record: &RequestRecord) -> ApiResult<()> {
     let Some((ns, name)) = rbac::service_account(user) else {
         return Ok(());
     };
-    let group = "rbac.authorization.k8s.io".to_string();
+    let group = "rbac.authorization.k8s.io";
     let kinds = [
         ("roles", "Role"),
         ("rolebindings", "RoleBinding"),
@@ -190,7 +190,10 @@ fn authorize(app: &App, record: &RequestRecord) -> ApiResult<()> {
     ];
     let mut docs = Vec::new();
     for (plural, kind) in kinds {
-        for obj in app.store.list(&(group.clone(), plural.to_string()), None).0 {
+        let Some(def) = app.resource(group, "v1", plural) else {
+            continue;
+        };
+        for obj in app.store.list(&def, None).0 {
             let mut obj = (*obj).clone();
             obj["kind"] = json!(kind);
             docs.push(obj);
@@ -358,7 +361,7 @@ fn selected(
     q: &HashMap<String, String>,
 ) -> ApiResult<(Vec<Arc<Value>>, u64)> {
     let (labels, fields) = selectors(q)?;
-    let (items, rv) = app.store.list(&p.def.storage_key(), p.ns.as_deref());
+    let (items, rv) = app.store.list(&p.def, p.ns.as_deref());
     let items = items
         .into_iter()
         .filter(|o| labels.matches(o) && fields.matches(o))

@@ -4,9 +4,10 @@
 //! webhooks, over plain HTTP on 127.0.0.1. Never shipped in the controller binary.
 //!
 //! Simplifications (documented, on purpose): objects are schema-less JSON (no validation, no
-//! defaulting beyond a few fields, no version conversion); server-side apply is a merge without
+//! defaulting beyond a few fields, no version conversion but the one between core and
+//! `events.k8s.io` Events, which share one table); server-side apply is a merge without
 //! field ownership; no garbage collection of ownerReferences; deleting a namespace deletes its
-//! content at once; events.k8s.io and core events are stored separately; no authentication.
+//! content at once; no authentication.
 #![forbid(unsafe_code)]
 
 mod admission;
@@ -16,6 +17,7 @@ mod defaults;
 mod deletion;
 mod discovery;
 mod error;
+mod events;
 mod handlers;
 mod openapi;
 mod ops;

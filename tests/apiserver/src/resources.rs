@@ -3,6 +3,16 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// How a resource's objects are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    /// Under the resource's own (group, plural), as written (any version).
+    AsServed,
+    /// As core `v1` Events (`events.k8s.io` Events: one table, two APIs, see `events`).
+    AsCoreEvent,
+}
 
 /// One served resource at one version.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +27,7 @@ pub struct ResourceDef {
     pub short_names: Vec<String>,
     /// True for custom resources: they refuse strategic merge patches like the real server.
     pub custom: bool,
+    pub stored: Stored,
 }
 
 impl ResourceDef {
@@ -37,9 +48,29 @@ impl ResourceDef {
         }
     }
 
-    /// Objects are stored once per (group, plural), whatever version wrote them.
+    /// Objects are stored once per (group, plural), whatever version wrote them;
+    /// `events.k8s.io` Events with the core ones.
     pub fn storage_key(&self) -> StorageKey {
-        (self.group.clone(), self.plural.clone())
+        match self.stored {
+            Stored::AsServed => (self.group.clone(), self.plural.clone()),
+            Stored::AsCoreEvent => (String::new(), "events".into()),
+        }
+    }
+
+    /// A stored object as this resource serves it (the same object when stored as served).
+    pub fn served(&self, stored: &Arc<Value>) -> Arc<Value> {
+        match self.stored {
+            Stored::AsServed => stored.clone(),
+            Stored::AsCoreEvent => Arc::new(crate::events::core_to_events(stored)),
+        }
+    }
+
+    /// An object of this resource as it is stored.
+    pub fn to_stored(&self, served: Value) -> Value {
+        match self.stored {
+            Stored::AsServed => served,
+            Stored::AsCoreEvent => crate::events::events_to_core(&served),
+        }
     }
 }
 
@@ -64,6 +95,11 @@ fn builtin(
         status_subresource: status,
         short_names: short.iter().map(|s| s.to_string()).collect(),
         custom: false,
+        stored: if group == "events.k8s.io" && plural == "events" {
+            Stored::AsCoreEvent
+        } else {
+            Stored::AsServed
+        },
     }
 }
 
@@ -300,6 +336,7 @@ pub fn crd_resources(crd: &Value) -> Result<Vec<ResourceDef>, String> {
             status_subresource: v.pointer("/subresources/status").is_some(),
             short_names: short_names.clone(),
             custom: true,
+            stored: Stored::AsServed,
         });
     }
     if out.is_empty() {

@@ -2,6 +2,10 @@
 //! (group, plural) and (namespace, name), a bounded event history for watches resuming from a
 //! resourceVersion, and a broadcast channel that fans events out to watchers without ever
 //! blocking a writer (a watcher that falls behind is dropped, as the real apiserver does).
+//!
+//! Reads and writes name the resource they serve and get and give its objects as it serves
+//! them; the store keeps them in their stored form ([`ResourceDef::to_stored`]), which watch
+//! events carry.
 
 use crate::error::{ApiError, ApiResult};
 use crate::resources::{ResourceDef, StorageKey};
@@ -123,26 +127,26 @@ impl Store {
 
     pub fn get(&self, def: &ResourceDef, ns: &str, name: &str) -> Option<Arc<Value>> {
         let inner = self.lock();
-        inner
+        let stored = inner
             .objects
             .get(&def.storage_key())?
-            .get(&(ns.to_string(), name.to_string()))
-            .cloned()
+            .get(&(ns.to_string(), name.to_string()))?;
+        Some(def.served(stored))
     }
 
     /// Every object of a resource (in one namespace when `ns` is given), sorted by
     /// namespace and name, with the resourceVersion of that state.
-    pub fn list(&self, key: &StorageKey, ns: Option<&str>) -> (Vec<Arc<Value>>, u64) {
+    pub fn list(&self, def: &ResourceDef, ns: Option<&str>) -> (Vec<Arc<Value>>, u64) {
         let inner = self.lock();
-        let items = match inner.objects.get(key) {
+        let items = match inner.objects.get(&def.storage_key()) {
             None => Vec::new(),
             Some(objs) => match ns {
                 Some(ns) => objs
                     .range((ns.to_string(), String::new())..)
                     .take_while(|((n, _), _)| n == ns)
-                    .map(|(_, v)| v.clone())
+                    .map(|(_, v)| def.served(v))
                     .collect(),
-                None => objs.values().cloned().collect(),
+                None => objs.values().map(|v| def.served(v)).collect(),
             },
         };
         (items, inner.rv)
@@ -173,7 +177,8 @@ impl Store {
         let _ = self.tx.send(Broadcast::Event(ev));
     }
 
-    pub fn create(&self, def: &ResourceDef, mut obj: Value) -> ApiResult<Arc<Value>> {
+    pub fn create(&self, def: &ResourceDef, obj: Value) -> ApiResult<Arc<Value>> {
+        let mut obj = def.to_stored(obj);
         let ns = meta_str(&obj, "namespace").to_string();
         let name = meta_str(&obj, "name").to_string();
         let mut inner = self.lock();
@@ -197,16 +202,12 @@ impl Store {
             .or_default()
             .insert((ns, name), obj.clone());
         self.emit(&mut inner, EventType::Added, key, obj.clone(), None);
-        Ok(obj)
+        Ok(def.served(&obj))
     }
 
     /// Replaces an object if it is still at `expected_rv` (compare-and-swap).
-    pub fn update(
-        &self,
-        def: &ResourceDef,
-        expected_rv: u64,
-        mut obj: Value,
-    ) -> ApiResult<Arc<Value>> {
+    pub fn update(&self, def: &ResourceDef, expected_rv: u64, obj: Value) -> ApiResult<Arc<Value>> {
+        let mut obj = def.to_stored(obj);
         let ns = meta_str(&obj, "namespace").to_string();
         let name = meta_str(&obj, "name").to_string();
         let mut inner = self.lock();
@@ -231,7 +232,7 @@ impl Store {
             .or_default()
             .insert((ns, name), obj.clone());
         self.emit(&mut inner, EventType::Modified, key, obj.clone(), prev);
-        Ok(obj)
+        Ok(def.served(&obj))
     }
 
     /// Removes an object if it is still at `expected_rv`; the DELETED event carries the last
@@ -262,7 +263,7 @@ impl Store {
         set_rv(&mut last, inner.rv);
         let last = Arc::new(last);
         self.emit(&mut inner, EventType::Deleted, key, last.clone(), None);
-        Ok(last)
+        Ok(def.served(&last))
     }
 
     /// Drops every object of a resource (its CRD is gone), emitting DELETED for each.
@@ -384,7 +385,7 @@ mod tests {
         assert!(store
             .watch(&def.storage_key(), WatchStart::From(now))
             .is_ok());
-        assert_eq!(store.list(&def.storage_key(), Some("default")).0.len(), 4);
-        assert_eq!(store.list(&def.storage_key(), Some("other")).0.len(), 0);
+        assert_eq!(store.list(&def, Some("default")).0.len(), 4);
+        assert_eq!(store.list(&def, Some("other")).0.len(), 0);
     }
 }

@@ -64,15 +64,20 @@ impl WatchParams {
         self.line("BOOKMARK", &obj)
     }
 
-    /// The line for one stored event as this watcher sees it, honouring selectors.
+    /// The line for one stored event as this watcher sees it (the object as its resource
+    /// serves it), honouring selectors.
     fn event_line(&self, ev: &WatchEvent) -> Option<Bytes> {
         if ev.key != self.def.storage_key() {
             return None;
         }
-        let now = self.matches(&ev.object);
+        let object = self.def.served(&ev.object);
+        let now = self.matches(&object);
         let ty = match ev.kind {
             EventType::Modified => {
-                let before = ev.prev.as_ref().is_some_and(|p| self.matches(p));
+                let before = ev
+                    .prev
+                    .as_ref()
+                    .is_some_and(|p| self.matches(&self.def.served(p)));
                 match (before, now) {
                     (true, true) => "MODIFIED",
                     (false, true) => "ADDED",
@@ -83,7 +88,7 @@ impl WatchParams {
             k if now => k.as_str(),
             _ => return None,
         };
-        Some(self.line(ty, &ev.object))
+        Some(self.line(ty, &object))
     }
 }
 

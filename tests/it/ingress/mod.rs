@@ -16,7 +16,7 @@ use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::controller::ingress::{self, IngressConfig};
 use aws_load_balancer_controller::crd::{all_crds, TargetGroupBinding};
 use aws_load_balancer_controller::model::ModelConfig;
-use k8s_openapi::api::core::v1::{Event as CoreEvent, Service};
+use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -226,35 +226,19 @@ impl Harness {
             .clone()
     }
 
-    /// `(type, reason, note)` of the events about Ingress `ns/name`, both event APIs.
+    /// `(type, reason, note)` of the events about Ingress `ns/name` (see [`events_of`]).
     pub async fn events(&self, ns: &str, name: &str) -> Vec<(String, String, String)> {
         events_of(&self.client, ns, name).await
     }
 
-    /// Reasons of the events recorded on an object named `name` in `ns`.
+    /// Reasons of the events recorded on an object named `name` in `ns` (see [`events_of`]).
     pub async fn event_reasons(&self, ns: &str, name: &str) -> Vec<String> {
-        let evs: Api<k8s_openapi::api::events::v1::Event> =
-            Api::namespaced(self.client.clone(), ns);
-        let mut out: Vec<String> = evs
-            .list(&ListParams::default())
+        events_of(&self.client, ns, name)
             .await
-            .map(|l| l.items)
-            .unwrap_or_default()
             .into_iter()
-            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
-            .filter_map(|e| e.reason)
-            .collect();
-        let core: Api<CoreEvent> = Api::namespaced(self.client.clone(), ns);
-        out.extend(
-            core.list(&ListParams::default())
-                .await
-                .map(|l| l.items)
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|e| e.involved_object.name.as_deref() == Some(name))
-                .filter_map(|e| e.reason),
-        );
-        out
+            .map(|(_, reason, _)| reason)
+            .filter(|r| !r.is_empty())
+            .collect()
     }
 }
 
@@ -335,15 +319,15 @@ pub fn json_of<T: serde::Serialize>(v: &T) -> Value {
     json!(v)
 }
 
-/// `(type, reason, note)` of the events about Ingress `ns/name`, both event APIs.
+/// `(type, reason, note)` of the events about the object `ns/name`. One table behind both event
+/// APIs (as in kube-apiserver): events.k8s.io lists those written through core/v1 too, each once.
 pub async fn events_of(
     client: &kube::Client,
     ns: &str,
     name: &str,
 ) -> Vec<(String, String, String)> {
     let evs: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(client.clone(), ns);
-    let mut out: Vec<(String, String, String)> = evs
-        .list(&ListParams::default())
+    evs.list(&ListParams::default())
         .await
         .map(|l| l.items)
         .unwrap_or_default()
@@ -353,19 +337,5 @@ pub async fn events_of(
             let s = |v: Option<String>| v.unwrap_or_default();
             (s(e.type_), s(e.reason), s(e.note))
         })
-        .collect();
-    let core: Api<CoreEvent> = Api::namespaced(client.clone(), ns);
-    out.extend(
-        core.list(&ListParams::default())
-            .await
-            .map(|l| l.items)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|e| e.involved_object.name.as_deref() == Some(name))
-            .map(|e| {
-                let s = |v: Option<String>| v.unwrap_or_default();
-                (s(e.type_), s(e.reason), s(e.message))
-            }),
-    );
-    out
+        .collect()
 }

@@ -12,31 +12,14 @@ use serde_json::json;
 use super::fake::{fake_aws, settle, start, write_ops};
 use super::*;
 
-/// Notes of the events with `reason` on the object `ns/name` (events.k8s.io and core).
+/// Notes of the events with `reason` on the object `ns/name` (see [`events_of`]).
 async fn event_notes(h: &Harness, ns: &str, name: &str, reason: &str) -> Vec<String> {
-    let evs: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(h.client.clone(), ns);
-    let mut out: Vec<String> = evs
-        .list(&ListParams::default())
+    events_of(&h.client, ns, name)
         .await
-        .map(|l| l.items)
-        .unwrap_or_default()
         .into_iter()
-        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
-        .filter(|e| e.reason.as_deref() == Some(reason))
-        .filter_map(|e| e.note)
-        .collect();
-    let core: Api<CoreEvent> = Api::namespaced(h.client.clone(), ns);
-    out.extend(
-        core.list(&ListParams::default())
-            .await
-            .map(|l| l.items)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|e| e.involved_object.name.as_deref() == Some(name))
-            .filter(|e| e.reason.as_deref() == Some(reason))
-            .filter_map(|e| e.message),
-    );
-    out
+        .filter(|(_, r, _)| r == reason)
+        .map(|(_, _, note)| note)
+        .collect()
 }
 
 fn protection(on: bool) -> Tags {

@@ -47,12 +47,17 @@ impl Cluster {
 
     /// Starts the binary on this cluster's kubeconfig and certificate, plus `extra` flags.
     pub fn controller(&self, extra: &[String]) -> Controller {
+        self.controller_with_env(extra, &[])
+    }
+
+    /// As [`Cluster::controller`], with environment variables `env` set for the process.
+    pub fn controller_with_env(&self, extra: &[String], env: &[(&str, &str)]) -> Controller {
         let mut args = vec![
             format!("--webhook-cert-dir={}", self.dir.path().display()),
             format!("--kubeconfig={}", self.kubeconfig.display()),
         ];
         args.extend_from_slice(extra);
-        Controller::start(&args)
+        Controller::start_with_env(&args, env)
     }
 
     /// Asserts the controller made each of `expected` (as `RequestRecord::describe` prints it)

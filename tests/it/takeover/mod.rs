@@ -17,7 +17,7 @@ use std::net::Ipv6Addr;
 
 use aws_load_balancer_controller::aws::Ec2Query;
 use aws_load_balancer_controller::crd::{IngressClassParams, TargetGroupBinding};
-use k8s_openapi::api::core::v1::{Event, Service};
+use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use kube::api::{Api, ListParams, PostParams};
 use serde_json::{json, Value};
@@ -168,42 +168,24 @@ async fn aws_state(c: &Cloud, stacks: &[String]) -> Vec<String> {
     out
 }
 
-/// Reason and note of the events about `name` in `ns` (events.k8s.io and core).
+/// Reason and note of the events about `name` in `ns`. One table behind both event APIs (as
+/// in kube-apiserver): events.k8s.io lists those written through core/v1 too.
 async fn events(client: &kube::Client, ns: &str, name: &str) -> Vec<String> {
-    let lp = ListParams::default();
-    let mut out: Vec<String> =
-        Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), ns)
-            .list(&lp)
-            .await
-            .map(|l| l.items)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
-            .map(|e| {
-                format!(
-                    "{}: {}",
-                    e.reason.unwrap_or_default(),
-                    e.note.unwrap_or_default()
-                )
-            })
-            .collect();
-    out.extend(
-        Api::<Event>::namespaced(client.clone(), ns)
-            .list(&lp)
-            .await
-            .map(|l| l.items)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|e| e.involved_object.name.as_deref() == Some(name))
-            .map(|e| {
-                format!(
-                    "{}: {}",
-                    e.reason.unwrap_or_default(),
-                    e.message.unwrap_or_default()
-                )
-            }),
-    );
-    out
+    Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), ns)
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
+        .map(|e| {
+            format!(
+                "{}: {}",
+                e.reason.unwrap_or_default(),
+                e.note.unwrap_or_default()
+            )
+        })
+        .collect()
 }
 
 /// Waits for `SuccessfullyReconciled` on every member Ingress; fails at the first `Failed*`.
