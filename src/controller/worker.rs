@@ -44,7 +44,7 @@ impl<K: Clone + Eq + Hash + Display> Worker<'_, K> {
             // A pass that panics fails like any other (retried with backoff); the worker lives.
             let passed = self
                 .rec
-                .recovering(async { pass(key.clone()).await })
+                .recovering(Box::pin(pass(key.clone())))
                 .instrument(span.clone())
                 .await;
             let passed = match passed {
@@ -171,8 +171,17 @@ mod tests {
                 Ok::<Option<Duration>, String>(None)
             }
         });
-        let _ = tokio::time::timeout(Duration::from_millis(300), async {
-            tokio::join!(run, queue.run_timers())
+        // Until both passed (the panic hook may take a while to print a backtrace).
+        let both = async {
+            while done.lock().unwrap().len() < 2 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(20), async {
+            tokio::select! {
+                _ = async { tokio::join!(run, queue.run_timers()) } => {}
+                _ = both => {}
+            }
         })
         .await;
         let done = done.lock().unwrap().clone();
@@ -183,13 +192,34 @@ mod tests {
         );
         let out = crate::metrics::render_text(&registry).unwrap();
         for (series, want) in [
-            (r#"controller_runtime_reconcile_panics_total{controller="test"}"#, 1.0),
-            (r#"controller_runtime_reconcile_errors_total{controller="test"}"#, 1.0),
-            (r#"controller_runtime_reconcile_total{controller="test",result="error"}"#, 1.0),
-            (r#"controller_runtime_reconcile_total{controller="test",result="success"}"#, 2.0),
-            (r#"controller_runtime_terminal_reconcile_errors_total{controller="test"}"#, 0.0),
-            (r#"workqueue_retries_total{name="test",controller="test"}"#, 1.0),
-            (r#"controller_runtime_active_workers{controller="test"}"#, 0.0),
+            (
+                r#"controller_runtime_reconcile_panics_total{controller="test"}"#,
+                1.0,
+            ),
+            (
+                r#"controller_runtime_reconcile_errors_total{controller="test"}"#,
+                1.0,
+            ),
+            (
+                r#"controller_runtime_reconcile_total{controller="test",result="error"}"#,
+                1.0,
+            ),
+            (
+                r#"controller_runtime_reconcile_total{controller="test",result="success"}"#,
+                2.0,
+            ),
+            (
+                r#"controller_runtime_terminal_reconcile_errors_total{controller="test"}"#,
+                0.0,
+            ),
+            (
+                r#"workqueue_retries_total{name="test",controller="test"}"#,
+                1.0,
+            ),
+            (
+                r#"controller_runtime_active_workers{controller="test"}"#,
+                0.0,
+            ),
         ] {
             assert_eq!(value(&out, series), Some(want), "{series} in\n{out}");
         }

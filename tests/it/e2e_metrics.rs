@@ -231,7 +231,10 @@ async fn metrics_carry_upstream_and_controller_runtime_names_after_a_reconcile_a
         ("awslbc_controller_cache_object_total", "gauge"),
         ("awslbc_controller_top_talkers", "gauge"),
         ("controller_runtime_reconcile_panics_total", "counter"),
-        ("controller_runtime_terminal_reconcile_errors_total", "counter"),
+        (
+            "controller_runtime_terminal_reconcile_errors_total",
+            "counter",
+        ),
         ("rest_client_requests_total", "counter"),
         // Ours from before, names unchanged.
         ("aws_api_calls_total", "counter"),

@@ -327,7 +327,10 @@ pub async fn lead(
         LbKind::Alb => "albgateway",
         LbKind::Nlb => "nlbgateway",
     };
-    let rec = cfg.controller_metrics.controller(cfg.name()).talkers(talker);
+    let rec = cfg
+        .controller_metrics
+        .controller(cfg.name())
+        .talkers(talker);
     rec.start(cfg.concurrency.max(1));
     let queue: Arc<Queue<String>> = Arc::new(Queue::default().with_metrics(rec.clone()));
     let _detach = Detach(feed.clone());

@@ -176,7 +176,10 @@ pub async fn lead(
         cfg.model.vpc_id = Some(vpc_id.clone());
     }
     // Upstream's controller and queue name.
-    let rec = cfg.controller_metrics.controller("ingress").talkers("ingress");
+    let rec = cfg
+        .controller_metrics
+        .controller("ingress")
+        .talkers("ingress");
     rec.start(cfg.concurrency.max(1));
     let queue: Arc<Queue<GroupId>> = Arc::new(Queue::default().with_metrics(rec.clone()));
     let _detach = Detach(&warm.trig);
@@ -241,8 +244,10 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
         let start = std::time::Instant::now();
         let span = crate::telemetry::reconcile_span("ingress", &key);
         ctx.rec.talked(&key);
-        let pass =
-            crate::diff::shadow::scope(format!("ingress {key}"), reconcile::reconcile(&ctx, &id));
+        let pass = Box::pin(crate::diff::shadow::scope(
+            format!("ingress {key}"),
+            reconcile::reconcile(&ctx, &id),
+        ));
         // A pass that panics fails like any other (retried with backoff); the worker lives.
         let passed = match ctx.rec.recovering(pass).instrument(span.clone()).await {
             Ok(Ok(next)) => Ok(next),

@@ -92,7 +92,10 @@ mod tests {
         let c = Arc::new(CacheObjects::default());
         registry.register_collector(Box::new(CacheObjectsCollector(c.clone())));
         let out = crate::metrics::render_text(&registry).unwrap();
-        assert!(!out.contains("awslbc_controller_cache_object_total{"), "{out}");
+        assert!(
+            !out.contains("awslbc_controller_cache_object_total{"),
+            "{out}"
+        );
 
         let svc = |name: &str| {
             let mut s = Service::default();
@@ -117,6 +120,8 @@ mod tests {
         );
         // Registering counts the process's own watches of the three kinds.
         CacheObjects::register(&mut Registry::default(), &watches);
-        assert!(watches.services.wanted() && watches.ingresses.wanted() && watches.bindings.wanted());
+        assert!(
+            watches.services.wanted() && watches.ingresses.wanted() && watches.bindings.wanted()
+        );
     }
 }

@@ -108,7 +108,9 @@ impl Reconciles {
     /// `controller_runtime_reconcile_panics_total`, logged (`Observed a panic`) and returned as
     /// [`Panicked`] for the caller to handle as a failed pass. The worker survives.
     pub async fn recovering<T>(&self, pass: impl Future<Output = T>) -> Result<T, Panicked> {
-        match AssertUnwindSafe(pass).catch_unwind().await {
+        // Boxed: a pass is a deep state machine, and moving it by value through one more
+        // wrapper overflowed a 2 MiB stack in unoptimised builds.
+        match AssertUnwindSafe(Box::pin(pass)).catch_unwind().await {
             Ok(out) => Ok(out),
             Err(payload) => {
                 self.metrics.panics.get_or_create(&self.ctl()).inc();

@@ -42,9 +42,12 @@ pub fn interval_from_env() -> Duration {
 
 /// Reconciles per object since the last publication, by controller (upstream's label value:
 /// `service`, `ingress`, `targetgroupbinding`, `albgateway`, `nlbgateway`).
+/// Reconciles per (namespace, name), by controller.
+type Counts = BTreeMap<&'static str, HashMap<(String, String), u64>>;
+
 #[derive(Debug, Default)]
 pub(super) struct Talkers {
-    counts: Mutex<BTreeMap<&'static str, HashMap<(String, String), u64>>>,
+    counts: Mutex<Counts>,
 }
 
 /// One published object: controller, namespace, name and its reconciles.
@@ -137,14 +140,36 @@ mod tests {
         m.publish_top_talkers();
         let out = crate::metrics::render_text(&registry).unwrap();
         let series = |c: &str, ns: &str, name: &str| {
-            format!(r#"awslbc_controller_top_talkers{{controller="{c}",namespace="{ns}",name="{name}"}}"#)
+            format!(
+                r#"awslbc_controller_top_talkers{{controller="{c}",namespace="{ns}",name="{name}"}}"#
+            )
         };
-        assert_eq!(value(&out, &series("ingress", "demo", "a")), Some(5.0), "{out}");
+        assert_eq!(
+            value(&out, &series("ingress", "demo", "a")),
+            Some(5.0),
+            "{out}"
+        );
         // An explicit group's request has no namespace.
-        assert_eq!(value(&out, &series("ingress", "", "shared")), Some(4.0), "{out}");
-        assert_eq!(value(&out, &series("ingress", "demo", "b")), Some(3.0), "{out}");
-        assert_eq!(value(&out, &series("ingress", "demo", "c")), None, "only three: {out}");
-        assert_eq!(value(&out, &series("service", "web", "front")), Some(1.0), "{out}");
+        assert_eq!(
+            value(&out, &series("ingress", "", "shared")),
+            Some(4.0),
+            "{out}"
+        );
+        assert_eq!(
+            value(&out, &series("ingress", "demo", "b")),
+            Some(3.0),
+            "{out}"
+        );
+        assert_eq!(
+            value(&out, &series("ingress", "demo", "c")),
+            None,
+            "only three: {out}"
+        );
+        assert_eq!(
+            value(&out, &series("service", "web", "front")),
+            Some(1.0),
+            "{out}"
+        );
         assert!(
             !out.contains(r#"name="alb""#),
             "a controller upstream does not count publishes nothing: {out}"
@@ -153,17 +178,32 @@ mod tests {
             out.contains("# HELP awslbc_controller_top_talkers Counts the number of reconciliations triggered per resource\n"),
             "{out}"
         );
-        assert!(out.contains("# TYPE awslbc_controller_top_talkers gauge\n"), "{out}");
+        assert!(
+            out.contains("# TYPE awslbc_controller_top_talkers gauge\n"),
+            "{out}"
+        );
 
         // The next interval counts from zero; earlier series keep their last value.
         ingress.talked("demo/c");
         m.publish_top_talkers();
         let out = crate::metrics::render_text(&registry).unwrap();
-        assert_eq!(value(&out, &series("ingress", "demo", "c")), Some(1.0), "{out}");
-        assert_eq!(value(&out, &series("ingress", "demo", "a")), Some(5.0), "{out}");
+        assert_eq!(
+            value(&out, &series("ingress", "demo", "c")),
+            Some(1.0),
+            "{out}"
+        );
+        assert_eq!(
+            value(&out, &series("ingress", "demo", "a")),
+            Some(5.0),
+            "{out}"
+        );
         m.publish_top_talkers();
         let out = crate::metrics::render_text(&registry).unwrap();
-        assert_eq!(value(&out, &series("ingress", "demo", "c")), Some(1.0), "{out}");
+        assert_eq!(
+            value(&out, &series("ingress", "demo", "c")),
+            Some(1.0),
+            "{out}"
+        );
     }
 
     #[test]
@@ -181,10 +221,11 @@ mod tests {
     async fn published_once_an_interval_has_passed_not_at_start() {
         let mut registry = Registry::default();
         let m = ControllerMetrics::register(&mut registry);
-        let tgb = m.controller("targetGroupBinding").talkers("targetgroupbinding");
+        let tgb = m
+            .controller("targetGroupBinding")
+            .talkers("targetgroupbinding");
         tgb.talked("ns/binding");
-        let series =
-            r#"awslbc_controller_top_talkers{controller="targetgroupbinding",namespace="ns",name="binding"}"#;
+        let series = r#"awslbc_controller_top_talkers{controller="targetgroupbinding",namespace="ns",name="binding"}"#;
         let run = m.run_top_talkers(Duration::from_millis(300));
         tokio::pin!(run);
         let wait = |ms| tokio::time::sleep(Duration::from_millis(ms));

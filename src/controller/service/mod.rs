@@ -182,7 +182,10 @@ pub async fn lead(
         cfg.model.vpc_id = Some(vpc_id.clone());
     }
     // Upstream's controller and queue name.
-    let rec = cfg.controller_metrics.controller("service").talkers("service");
+    let rec = cfg
+        .controller_metrics
+        .controller("service")
+        .talkers("service");
     rec.start(cfg.concurrency.max(1));
     let queue: Arc<Queue<String>> = Arc::new(Queue::default().with_metrics(rec.clone()));
     let _detach = Detach(&warm.feed);

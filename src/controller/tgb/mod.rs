@@ -393,7 +393,7 @@ async fn timed_reconcile(
     // through kube-runtime's controller, which would end every binding's reconciles.
     let out = match ctx
         .rec
-        .recovering(reconcile::reconcile(tgb, ctx.clone()))
+        .recovering(Box::pin(reconcile::reconcile(tgb, ctx.clone())))
         .instrument(span.clone())
         .await
     {

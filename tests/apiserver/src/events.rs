@@ -104,14 +104,21 @@ mod tests {
                 "reportingInstance": "pod-1"
             })
         );
-        assert_eq!(events_to_core(&ev), core(), "a round trip gives the object back");
+        assert_eq!(
+            events_to_core(&ev),
+            core(),
+            "a round trip gives the object back"
+        );
     }
 
     #[test]
     fn absent_fields_stay_absent() {
         let ev = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "x"}, "note": "hi"});
         let c = events_to_core(&ev);
-        assert_eq!(c, json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "x"}, "message": "hi"}));
+        assert_eq!(
+            c,
+            json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "x"}, "message": "hi"})
+        );
         assert_eq!(core_to_events(&c), ev);
     }
 }

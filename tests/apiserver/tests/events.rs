@@ -5,7 +5,9 @@
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Event as CoreEvent;
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use kube::ResourceExt;
 use kube_test_apiserver::{Options, TestApiServer};
 use serde_json::{json, Value};
@@ -65,7 +67,10 @@ async fn an_event_written_through_either_api_is_read_through_both() {
     let pp = PostParams::default();
 
     // core → events.k8s.io
-    let created = core.create(&pp, &core_event("started", "web-0")).await.unwrap();
+    let created = core
+        .create(&pp, &core_event("started", "web-0"))
+        .await
+        .unwrap();
     let seen = events.get("started").await.unwrap();
     assert_eq!(seen.metadata.uid, created.metadata.uid);
     assert_eq!(seen.resource_version(), created.resource_version());
@@ -88,7 +93,10 @@ async fn an_event_written_through_either_api_is_read_through_both() {
     assert_eq!(seen.get("involvedObject"), None, "{seen}");
 
     // events.k8s.io → core
-    events.create(&pp, &new_event("reconciled", "app")).await.unwrap();
+    events
+        .create(&pp, &new_event("reconciled", "app"))
+        .await
+        .unwrap();
     let seen = serde_json::to_value(core.get("reconciled").await.unwrap()).unwrap();
     for (field, want) in [
         ("/apiVersion", json!("v1")),
@@ -146,10 +154,23 @@ async fn an_event_written_through_either_api_is_read_through_both() {
     assert_eq!(again.series.and_then(|s| s.count), Some(4));
 
     // A name is taken in both APIs; a delete through one is seen through the other.
-    assert_eq!(code(events.create(&pp, &new_event("started", "x")).await.unwrap_err()), 409);
-    core.delete("reconciled", &DeleteParams::default()).await.unwrap();
+    assert_eq!(
+        code(
+            events
+                .create(&pp, &new_event("started", "x"))
+                .await
+                .unwrap_err()
+        ),
+        409
+    );
+    core.delete("reconciled", &DeleteParams::default())
+        .await
+        .unwrap();
     assert_eq!(code(events.get("reconciled").await.unwrap_err()), 404);
-    events.delete("started", &DeleteParams::default()).await.unwrap();
+    events
+        .delete("started", &DeleteParams::default())
+        .await
+        .unwrap();
     assert!(core.list(&lp).await.unwrap().items.is_empty());
     s.stop().await;
 }
@@ -178,8 +199,16 @@ async fn watches_of_either_api_see_writes_through_the_other() {
     let events: Api<Event> = Api::default_namespaced(s.client());
     let pp = PostParams::default();
     let from = s.resource_version().to_string();
-    let mut core_watch = core.watch(&WatchParams::default(), &from).await.unwrap().boxed();
-    let mut events_watch = events.watch(&WatchParams::default(), &from).await.unwrap().boxed();
+    let mut core_watch = core
+        .watch(&WatchParams::default(), &from)
+        .await
+        .unwrap()
+        .boxed();
+    let mut events_watch = events
+        .watch(&WatchParams::default(), &from)
+        .await
+        .unwrap()
+        .boxed();
     // Selectors of each API's own fields.
     let mut about_app = events
         .watch(&WatchParams::default().fields("regarding.name=app"), &from)
@@ -187,12 +216,17 @@ async fn watches_of_either_api_see_writes_through_the_other() {
         .unwrap()
         .boxed();
     let mut core_about_app = core
-        .watch(&WatchParams::default().fields("involvedObject.name=app"), &from)
+        .watch(
+            &WatchParams::default().fields("involvedObject.name=app"),
+            &from,
+        )
         .await
         .unwrap()
         .boxed();
 
-    core.create(&pp, &core_event("started", "web-0")).await.unwrap();
+    core.create(&pp, &core_event("started", "web-0"))
+        .await
+        .unwrap();
     match next(&mut events_watch).await {
         WatchEvent::Added(e) => {
             assert_eq!(e.name_any(), "started");
@@ -201,9 +235,14 @@ async fn watches_of_either_api_see_writes_through_the_other() {
         }
         other => panic!("expected ADDED, got {other:?}"),
     }
-    assert!(matches!(next(&mut core_watch).await, WatchEvent::Added(e) if e.name_any() == "started"));
+    assert!(
+        matches!(next(&mut core_watch).await, WatchEvent::Added(e) if e.name_any() == "started")
+    );
 
-    events.create(&pp, &new_event("reconciled", "app")).await.unwrap();
+    events
+        .create(&pp, &new_event("reconciled", "app"))
+        .await
+        .unwrap();
     match next(&mut core_watch).await {
         WatchEvent::Added(e) => {
             assert_eq!(e.name_any(), "reconciled");
@@ -213,9 +252,13 @@ async fn watches_of_either_api_see_writes_through_the_other() {
         }
         other => panic!("expected ADDED, got {other:?}"),
     }
-    assert!(matches!(next(&mut events_watch).await, WatchEvent::Added(e) if e.name_any() == "reconciled"));
+    assert!(
+        matches!(next(&mut events_watch).await, WatchEvent::Added(e) if e.name_any() == "reconciled")
+    );
     // The selected watches saw only the Event about `app`, first.
-    assert!(matches!(next(&mut about_app).await, WatchEvent::Added(e) if e.name_any() == "reconciled"));
+    assert!(
+        matches!(next(&mut about_app).await, WatchEvent::Added(e) if e.name_any() == "reconciled")
+    );
     assert!(
         matches!(next(&mut core_about_app).await, WatchEvent::Added(e) if e.name_any() == "reconciled")
     );
@@ -229,20 +272,35 @@ async fn watches_of_either_api_see_writes_through_the_other() {
         WatchEvent::Modified(e) => assert_eq!(e.note.as_deref(), Some("Started again")),
         other => panic!("expected MODIFIED, got {other:?}"),
     }
-    events.delete("reconciled", &DeleteParams::default()).await.unwrap();
-    assert!(matches!(next(&mut core_watch).await, WatchEvent::Modified(e) if e.name_any() == "started"));
+    events
+        .delete("reconciled", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert!(
+        matches!(next(&mut core_watch).await, WatchEvent::Modified(e) if e.name_any() == "started")
+    );
     match next(&mut core_watch).await {
         WatchEvent::Deleted(e) => assert_eq!(e.involved_object.name.as_deref(), Some("app")),
         other => panic!("expected DELETED, got {other:?}"),
     }
-    assert!(matches!(next(&mut about_app).await, WatchEvent::Deleted(e) if e.name_any() == "reconciled"));
+    assert!(
+        matches!(next(&mut about_app).await, WatchEvent::Deleted(e) if e.name_any() == "reconciled")
+    );
 
     // A watch from "now" starts with every Event, in its API's form.
-    let mut fresh = events.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    let mut fresh = events
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap()
+        .boxed();
     match next(&mut fresh).await {
         WatchEvent::Added(e) => {
             let v = serde_json::to_value(&e).unwrap();
-            assert_eq!(v.pointer("/note"), Some(&Value::from("Started again")), "{v}");
+            assert_eq!(
+                v.pointer("/note"),
+                Some(&Value::from("Started again")),
+                "{v}"
+            );
             assert_eq!(v.pointer("/deprecatedCount"), Some(&Value::from(2)), "{v}");
         }
         other => panic!("expected ADDED, got {other:?}"),
