@@ -41,6 +41,9 @@ pub struct Cloud {
     pub metrics: Option<AwsMetrics>,
     /// WAFv2 / WAF Classic / Shield, those whose `--enable-*` flag is on.
     pub addons: aws::AddonClients,
+    /// Resource Groups Tagging API, which the deployers use under gate `EnableRGTAPI` (`None`:
+    /// never, as in a dry run, whose pretended resources only the recorder's ELBv2 reads show).
+    pub tagging: Option<Arc<dyn aws::ResourceTagging>>,
 }
 
 /// Resolves region, VPC and clients, retrying with capped backoff until it works or `shutdown`.
@@ -80,6 +83,13 @@ pub async fn resolve_aws(
             .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
             let acm =
                 aws::build_acm(&AwsConfig::from(cfg), &resolved.region, metrics.clone()).await;
+            let tagging = aws::build_tagging(
+                &AwsConfig::from(cfg),
+                &resolved.region,
+                metrics.clone(),
+                fence.clone(),
+            )
+            .await;
             Ok::<_, aws::AwsError>(Cloud {
                 elbv2,
                 ec2,
@@ -89,6 +99,7 @@ pub async fn resolve_aws(
                 vpc_cidrs,
                 metrics: metrics.clone(),
                 addons,
+                tagging: Some(tagging),
             })
         };
         tokio::select! {
@@ -353,6 +364,7 @@ async fn run_leading(
             metrics: cloud.metrics.clone(),
             controller_metrics: metrics.clone(),
             addons: cloud.addons.clone(),
+            tagging: cloud.tagging.clone(),
             cert_discovery: Some(cert_discovery(&cfg, cloud.acm.clone())),
             ..IngressConfig::from(&*cfg)
         },
@@ -362,6 +374,7 @@ async fn run_leading(
         vpc_cidrs: cloud.vpc_cidrs.iter().map(ToString::to_string).collect(),
         metrics: cloud.metrics.clone(),
         controller_metrics: metrics.clone(),
+        tagging: cloud.tagging.clone(),
         ..ServiceConfig::from(&*cfg)
     };
     // Feature gate `EnableServiceController` (default on), as upstream's main.go.
@@ -412,6 +425,7 @@ async fn run_leading(
                     service_references: warm.gateway_class.get().map(|c| c.service_references()),
                     cert_discovery: Some(gw_discovery.clone()),
                     addons: cloud.addons.clone(),
+                    tagging: cloud.tagging.clone(),
                     vpc_cidrs: cloud.vpc_cidrs.iter().map(ToString::to_string).collect(),
                     ..GatewayControllerConfig::from_flags(&cfg, lb)
                 };
@@ -458,6 +472,9 @@ pub async fn run(
             crate::diff::Recorder::shadow(cloud.elbv2, cloud.ec2).with_addons(cloud.addons.clone()),
         );
         cloud.addons = recorder.addons_view(&cloud.addons);
+        // The tagging index knows nothing of what the recorder pretends to create: lookups go
+        // through the recorder's ELBv2 reads, which do (they find the same resources).
+        cloud.tagging = None;
         cloud.elbv2 = recorder.clone();
         cloud.ec2 = recorder;
         // Cross-account bindings' clients too: their writes are noted, never sent.

@@ -109,6 +109,7 @@ pub fn endpoint_for(endpoints: &BTreeMap<String, String>, service: Service) -> O
         Service::WafRegional => &["wafregional"],
         Service::Shield => &["shield"],
         Service::Acm => &["acm"],
+        Service::Tagging => &["tagging", "resourcegroupstaggingapi", "resourcegroupstagging"],
     };
     endpoints
         .iter()
@@ -279,6 +280,12 @@ mod tests {
         assert_eq!(endpoint_for(&m, Service::ElbV2), Some("http://x"));
         assert_eq!(endpoint_for(&m, Service::Ec2), None);
         assert!(parse_api_endpoints("").unwrap().is_empty());
+        // The tagging client's: upstream's key is the SDK service id.
+        for key in ["Resource Groups Tagging API", "tagging"] {
+            let m = parse_api_endpoints(&format!("{key}=http://rgt")).unwrap();
+            assert_eq!(endpoint_for(&m, Service::Tagging), Some("http://rgt"));
+            assert_eq!(endpoint_for(&m, Service::ElbV2), None);
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The AWS boundary: ELBv2 and EC2 (and the add-on services WAFv2, WAF Regional, Shield) behind
-//! narrow traits (SDK implementation and in-memory fake).
+//! The AWS boundary: ELBv2 and EC2 (and the add-on services WAFv2, WAF Regional, Shield, and the
+//! Resource Groups Tagging API) behind narrow traits (SDK implementation and in-memory fake).
 //!
 //! Callers hold `Arc<dyn ElbV2>` / `Arc<dyn Ec2>` and never see SDK types. Both implementations
 //! send every request through [`caller::Caller`], so throttling, retries and metrics behave the
@@ -23,6 +23,8 @@ mod sdk_elbv2;
 mod sdk_elbv2_convert;
 mod sdk_elbv2_rules;
 pub mod sdk_sts;
+mod sdk_tagging;
+pub mod tagging;
 pub mod throttle;
 pub mod types;
 
@@ -42,6 +44,10 @@ pub use fence::Fence;
 pub use metrics::AwsMetrics;
 pub use sdk_acm::{build_acm, SdkAcm};
 pub use sdk_addons::build_addons;
+pub use sdk_tagging::build_tagging;
+pub use tagging::{
+    ResourceTagging, TaggedResource, RESOURCE_TYPE_LOAD_BALANCER, RESOURCE_TYPE_TARGET_GROUP,
+};
 pub use types::*;
 
 /// Most targets AWS accepts in one RegisterTargets/DeregisterTargets request.

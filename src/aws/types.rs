@@ -23,6 +23,8 @@ pub enum Service {
     WafRegional,
     Shield,
     Acm,
+    /// Resource Groups Tagging API (`GetResources`, gate `EnableRGTAPI`).
+    Tagging,
 }
 
 impl Service {
@@ -34,6 +36,7 @@ impl Service {
             Service::WafRegional => "WAF Regional",
             Service::Shield => "Shield",
             Service::Acm => "ACM",
+            Service::Tagging => "Resource Groups Tagging API",
         }
     }
 }

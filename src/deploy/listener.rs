@@ -1,6 +1,10 @@
 //! Listeners of the load balancer, paired by port: created, modified when protocol, port, SSL
 //! policy, default certificate or (normalised) default actions differ, extra certificates and
 //! tags reconciled. Listeners on ports the stack no longer has are deleted in the cleanup phase.
+//!
+//! An ALPN policy or mutual authentication the model does not set is left as it is on the
+//! listener, as upstream does by default; under feature gate `EnhancedDefaultBehavior` (always on
+//! for Gateways, as upstream) one still on the listener is reset to AWS's default instead.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,19 +52,52 @@ fn alpn(v: &[String]) -> Vec<&String> {
 }
 
 /// True when ModifyListener is needed (extra certificates are handled separately). An ALPN
-/// policy the model does not set is left as it is, as upstream does.
-pub fn listener_differs(want: &ListenerSpec, have: &aws::Listener) -> bool {
+/// policy or mTLS setting the model does not set is left as it is, as upstream does, unless
+/// `enhanced` (gate `EnhancedDefaultBehavior`): then one still on the listener is a difference.
+pub fn listener_differs(want: &ListenerSpec, have: &aws::Listener, enhanced: bool) -> bool {
     want.port != have.port
         || !want.protocol.eq_ignore_ascii_case(&have.protocol)
         || (want.ssl_policy.is_some() && want.ssl_policy != have.ssl_policy)
         || want.certificates.first() != have.certificates.first()
-        || (!want.alpn_policy.is_empty() && alpn(&want.alpn_policy) != alpn(&have.alpn_policy))
+        || alpn_differs(want, have, enhanced)
         || normalize::norm_actions(&want.default_actions)
             != normalize::norm_actions(&have.default_actions)
         || super::mtls::differs(
             want.mutual_authentication.as_ref(),
             have.mutual_authentication.as_ref(),
         )
+        || (enhanced && mtls_to_reset(want, have))
+}
+
+/// Without `enhanced` an unset policy is no difference; with it, unset and `None` both mean
+/// "no policy" and anything else on the listener differs.
+fn alpn_differs(want: &ListenerSpec, have: &aws::Listener, enhanced: bool) -> bool {
+    let differ = alpn(&want.alpn_policy) != alpn(&have.alpn_policy);
+    differ && (enhanced || !want.alpn_policy.is_empty())
+}
+
+/// The model sets no ALPN policy while the listener has one.
+fn alpn_to_reset(want: &ListenerSpec, have: &aws::Listener) -> bool {
+    want.alpn_policy.is_empty() && !alpn(&have.alpn_policy).is_empty()
+}
+
+/// The model sets no mutual authentication while the listener has it on.
+fn mtls_to_reset(want: &ListenerSpec, have: &aws::Listener) -> bool {
+    want.mutual_authentication.is_none() && super::mtls::is_on(have.mutual_authentication.as_ref())
+}
+
+/// The ModifyListener request for `want`. ModifyListener leaves what it is not sent as it is,
+/// so with `enhanced` (gate `EnhancedDefaultBehavior`) an ALPN policy and mutual
+/// authentication the model no longer sets are sent as AWS's defaults, `None` and mode `off`.
+pub fn modify_request(want: &ListenerSpec, have: &aws::Listener, enhanced: bool) -> ListenerSpec {
+    let mut req = want.clone();
+    if enhanced && alpn_to_reset(want, have) {
+        req.alpn_policy = vec!["None".into()];
+    }
+    if enhanced && mtls_to_reset(want, have) {
+        req.mutual_authentication = Some(super::mtls::off());
+    }
+    req
 }
 
 /// (to add, to remove) among the extra (SNI) certificates, compared as sets. The default
@@ -134,9 +171,10 @@ impl Deployer {
             let arn = match pos {
                 Some(i) => {
                     let h = have.remove(i);
-                    if listener_differs(&s, &h) {
+                    if listener_differs(&s, &h, self.enhanced_defaults) {
+                        let req = modify_request(&default_only, &h, self.enhanced_defaults);
                         self.elbv2
-                            .modify_listener(&h.arn, &default_only)
+                            .modify_listener(&h.arn, &req)
                             .await
                             .ctx(|| format!("modify listener {}", s.port))?;
                     }
@@ -245,10 +283,11 @@ mod tests {
         };
         assert!(!listener_differs(
             &want,
-            &have(80, want.default_actions.clone())
+            &have(80, want.default_actions.clone()),
+            false
         ));
         let other = vec![aws::Action::fixed("503", Some("text/plain"), None)];
-        assert!(listener_differs(&want, &have(80, other)));
+        assert!(listener_differs(&want, &have(80, other), false));
     }
 
     #[test]
@@ -261,14 +300,62 @@ mod tests {
             protocol: "TLS".into(),
             ..Default::default()
         };
-        assert!(!listener_differs(&want, &have), "unset: left alone");
+        assert!(!listener_differs(&want, &have, false), "unset: left alone");
         want.alpn_policy = vec!["HTTP2Preferred".into()];
-        assert!(!listener_differs(&want, &have));
+        assert!(!listener_differs(&want, &have, false));
         want.alpn_policy = vec!["HTTP1Only".into()];
-        assert!(listener_differs(&want, &have));
+        assert!(listener_differs(&want, &have, false));
         want.alpn_policy = vec!["None".into()];
         have.alpn_policy = vec![];
-        assert!(!listener_differs(&want, &have), "None = no policy");
+        assert!(!listener_differs(&want, &have, false), "None = no policy");
+    }
+
+    #[test]
+    fn enhanced_defaults_reset_an_alpn_policy_and_mtls_the_model_dropped() {
+        let mut tls = have(443, vec![]);
+        tls.protocol = "TLS".into();
+        tls.alpn_policy = vec!["HTTP2Preferred".into()];
+        let want = ListenerSpec {
+            port: 443,
+            protocol: "TLS".into(),
+            ..Default::default()
+        };
+        assert!(!listener_differs(&want, &tls, false), "gate off: left alone");
+        assert!(listener_differs(&want, &tls, true));
+        assert_eq!(modify_request(&want, &tls, false).alpn_policy, Vec::<String>::new());
+        assert_eq!(modify_request(&want, &tls, true).alpn_policy, vec!["None"]);
+        // Already without a policy (`None` or absent): nothing to reset.
+        for none in [vec!["None".to_string()], vec![]] {
+            tls.alpn_policy = none;
+            assert!(!listener_differs(&want, &tls, true));
+            assert!(modify_request(&want, &tls, true).alpn_policy.is_empty());
+        }
+
+        let mut https = have(443, vec![]);
+        https.protocol = "HTTPS".into();
+        https.mutual_authentication = Some(aws::MutualAuthentication {
+            mode: "verify".into(),
+            trust_store_arn: Some("arn:ts".into()),
+            ..Default::default()
+        });
+        let want = ListenerSpec {
+            port: 443,
+            protocol: "HTTPS".into(),
+            ..Default::default()
+        };
+        assert!(!listener_differs(&want, &https, false), "gate off: left alone");
+        assert!(listener_differs(&want, &https, true));
+        assert_eq!(modify_request(&want, &https, false).mutual_authentication, None);
+        assert_eq!(
+            modify_request(&want, &https, true)
+                .mutual_authentication
+                .map(|m| m.mode),
+            Some("off".to_string())
+        );
+        https.mutual_authentication = Some(crate::deploy::mtls::off());
+        assert!(!listener_differs(&want, &https, true), "already off");
+        https.mutual_authentication = None;
+        assert!(!listener_differs(&want, &https, true), "never set");
     }
 
     fn cert(arn: &str, is_default: bool) -> aws::ListenerCertificate {

@@ -1,7 +1,8 @@
-//! The load balancer: found among the VPC's load balancers by stack tags, paired by resource
-//! id, created or updated in place (security groups, subnets, IP address type, attributes,
-//! tags). Scheme or type changes cannot be made in place: the old one is deleted first (as
-//! upstream does) and a new one created.
+//! The load balancer: found among the VPC's load balancers by stack tags (through the tagging
+//! API under gate `EnableRGTAPI`, see `tagged`), paired by resource id, created or updated in
+//! place (security groups, subnets, IP address type, attributes, tags). Scheme or type changes
+//! cannot be made in place: the old one is deleted first (as upstream does) and a new one
+//! created.
 
 use super::error::{Context, Error, Result};
 use super::lb_subnets::{is_network, prefix_nat, same_set, subnet_mappings, subnets_of};
@@ -43,6 +44,9 @@ impl Deployer {
         kind: StackKind,
         stack_id: &str,
     ) -> Result<Vec<(aws::LoadBalancer, Tags)>> {
+        if let Some(found) = self.tagged_lbs(kind, stack_id).await? {
+            return Ok(found);
+        }
         let all = self
             .elbv2
             .describe_load_balancers(&LoadBalancerQuery::default())

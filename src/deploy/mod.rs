@@ -30,6 +30,7 @@ pub mod rule;
 pub mod security_group;
 pub mod sg_resolver;
 pub mod shield;
+mod tagged;
 pub mod tags;
 pub mod target_group;
 pub(crate) mod tgb;
@@ -45,7 +46,7 @@ pub use error::{Error, Result};
 pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
 
-use crate::aws::{AwsError, Ec2, ElbV2};
+use crate::aws::{AwsError, Ec2, ElbV2, ResourceTagging};
 use crate::model::{self, Stack, StackKind, Token};
 use error::Context;
 use normalize::Resolved;
@@ -59,6 +60,12 @@ pub struct Deployer {
     vpc_id: String,
     external_managed_tags: Vec<String>,
     listener_rules_tagging: bool,
+    /// Feature gate `EnhancedDefaultBehavior`: an ALPN policy or mTLS setting the model no
+    /// longer has is reset on the listener instead of left as it is.
+    enhanced_defaults: bool,
+    /// Feature gate `EnableRGTAPI`: the stack's load balancers and target groups are found
+    /// through the Resource Groups Tagging API (see [`tagged`]).
+    tagging: Option<Arc<dyn ResourceTagging>>,
     delete_interval: Duration,
     delete_timeout: Duration,
     tag_cache: tags::TagCache,
@@ -129,6 +136,8 @@ impl Deployer {
             vpc_id: vpc_id.into(),
             external_managed_tags: vec![],
             listener_rules_tagging: true,
+            enhanced_defaults: false,
+            tagging: None,
             delete_interval: Duration::from_secs(2),
             delete_timeout: Duration::from_secs(120),
             tag_cache: tags::TagCache::default(),
@@ -169,6 +178,22 @@ impl Deployer {
     /// Feature gate `ListenerRulesTagging` (default on).
     pub fn with_listener_rules_tagging(mut self, on: bool) -> Self {
         self.listener_rules_tagging = on;
+        self
+    }
+
+    /// Feature gate `EnhancedDefaultBehavior` (default off; upstream's Gateway controllers
+    /// always have it on): a listener whose ALPN policy or mutual authentication the model no
+    /// longer sets gets AWS's default back (`None`, mode `off`) instead of keeping it.
+    pub fn with_enhanced_default_behavior(mut self, on: bool) -> Self {
+        self.enhanced_defaults = on;
+        self
+    }
+
+    /// Feature gate `EnableRGTAPI` (default off): with a client, the stack's load balancers and
+    /// target groups are looked up with `GetResources` by their stack tags instead of listing
+    /// every one of the VPC and reading its tags; `None` keeps the ELBv2 lookups.
+    pub fn with_resource_tagging(mut self, client: Option<Arc<dyn ResourceTagging>>) -> Self {
+        self.tagging = client;
         self
     }
 

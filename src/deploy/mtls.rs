@@ -2,7 +2,8 @@
 //! are resolved to ARNs with one DescribeTrustStores before any write (upstream's messages when
 //! one is missing); the listener's setting is compared after filling AWS's defaults, and a
 //! listener the model says nothing about keeps what it has (upstream turns mTLS off only when
-//! asked with `mode: off`).
+//! asked with `mode: off`), unless gate `EnhancedDefaultBehavior` is on: then it is turned off
+//! (see `listener::modify_request`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -96,6 +97,20 @@ fn norm(m: Option<&aws::MutualAuthentication>) -> aws::MutualAuthentication {
                 .unwrap_or_else(|| "off".into()),
         ),
     }
+}
+
+/// AWS's default: mutual authentication off.
+pub fn off() -> aws::MutualAuthentication {
+    aws::MutualAuthentication {
+        mode: "off".into(),
+        ..Default::default()
+    }
+}
+
+/// Whether the listener has mutual authentication on (a mode other than `off`; no mode is
+/// off, as upstream reads it).
+pub fn is_on(have: Option<&aws::MutualAuthentication>) -> bool {
+    !matches!(norm(have).mode.as_str(), "off" | "")
 }
 
 /// True when the listener must be modified for mTLS; nothing wanted means leave it alone.

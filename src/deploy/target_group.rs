@@ -114,12 +114,16 @@ impl Deployer {
         Ok(have.arn)
     }
 
-    /// Target groups in the VPC carrying this stack's ownership tags, with their tags.
+    /// Target groups in the VPC carrying this stack's ownership tags, with their tags (found by
+    /// tag under gate `EnableRGTAPI`).
     pub(crate) async fn find_owned_tgs(
         &self,
         kind: StackKind,
         stack_id: &str,
     ) -> Result<Vec<(aws::TargetGroup, Tags)>> {
+        if let Some(found) = self.tagged_tgs(kind, stack_id).await? {
+            return Ok(found);
+        }
         let all = self
             .elbv2
             .describe_target_groups(&TargetGroupQuery::default())

@@ -178,10 +178,15 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
             std::time::Duration::from_millis(1),
         )
     };
-    let deployer = deployer_with(crate::reconcilers::cert_discovery(cfg, acm.clone()));
+    // Gate `EnableRGTAPI` is left out: the tagging index does not know what the recorder
+    // pretends to create, and the ELBv2 lookups through it find the same resources.
+    let deployer = deployer_with(crate::reconcilers::cert_discovery(cfg, acm.clone()))
+        .with_enhanced_default_behavior(icfg.model.gate("EnhancedDefaultBehavior"));
     // The Gateway controllers' own ACM discovery, as the controller builds it (it never leaves
-    // out the certificates `EnableCertificateManagement` made).
-    let gw_deployer = deployer_with(crate::reconcilers::gateway_cert_discovery(cfg, acm.clone()));
+    // out the certificates `EnableCertificateManagement` made); upstream's Gateway deployers
+    // always reset dropped listener settings, whatever `EnhancedDefaultBehavior` says.
+    let gw_deployer = deployer_with(crate::reconcilers::gateway_cert_discovery(cfg, acm.clone()))
+        .with_enhanced_default_behavior(true);
     let mut notes = Vec::new();
     let mut gw_gates = cfg.gateway.clone();
     let (objs, client, gw_stores) = if files.is_empty() {
@@ -293,6 +298,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
             vpc_cidrs,
             metrics: None,
             addons,
+            tagging: None,
         };
         bindings::diff_bindings(cfg, planned, recorder.clone(), &cloud, sink).await?;
     }

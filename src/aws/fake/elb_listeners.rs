@@ -307,7 +307,12 @@ impl State {
         rec.listener.protocol = spec.protocol.clone();
         rec.listener.ssl_policy = spec.ssl_policy.clone().or(rec.listener.ssl_policy.clone());
         rec.listener.certificates = spec.certificates.iter().take(1).cloned().collect();
-        rec.listener.alpn_policy = spec.alpn_policy.clone();
+        // AWS keeps an ALPN policy ModifyListener does not send (only TLS listeners have one).
+        if !spec.alpn_policy.is_empty() {
+            rec.listener.alpn_policy = spec.alpn_policy.clone();
+        } else if spec.protocol != "TLS" {
+            rec.listener.alpn_policy.clear();
+        }
         rec.listener.default_actions = actions.clone();
         if let Some(m) = &spec.mutual_authentication {
             rec.listener.mutual_authentication = Some(m.clone());

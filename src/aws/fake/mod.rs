@@ -17,6 +17,7 @@ mod elb_tg;
 mod filter;
 mod roles;
 mod state;
+mod tagging;
 
 pub use acm::{FakeAcm, FakeCertificate};
 pub use roles::FakeRoles;
@@ -251,6 +252,14 @@ impl FakeAws {
             let arn = st.elb_arn(&format!("truststore/{name}/0123456789abcdef"));
             st.trust_stores.insert(name.to_string(), arn.clone());
             arn
+        })
+    }
+
+    /// Makes GetResources go on listing `arn` with `tags` though no such resource exists (the
+    /// tagging index lags behind deletions).
+    pub fn add_stale_tagging_entry(&self, arn: &str, tags: Tags) {
+        self.with_state(|st| {
+            st.tagging_stale.insert(arn.to_string(), tags);
         })
     }
 

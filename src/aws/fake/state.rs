@@ -83,6 +83,9 @@ pub(crate) struct State {
     pub trust_stores: BTreeMap<String, String>,
     /// WAFv2, WAF Classic regional and Shield.
     pub(crate) addons: super::addons::AddonState,
+    /// Entries the Resource Groups Tagging index still lists for resources already deleted
+    /// (ARN → tags), as its lag behind AWS shows.
+    pub tagging_stale: BTreeMap<String, Tags>,
 }
 
 /// `n` random lowercase hex digits.
@@ -136,6 +139,7 @@ impl State {
             drain_on_deregister: false,
             trust_stores: BTreeMap::new(),
             addons: Default::default(),
+            tagging_stale: BTreeMap::new(),
         }
     }
 

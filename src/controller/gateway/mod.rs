@@ -72,6 +72,8 @@ pub struct GatewayControllerConfig {
     /// WAFv2 / Shield clients (`--enable-wafv2`, `--enable-shield`) for the configurations'
     /// `wafV2` and `shieldConfiguration`.
     pub addons: crate::aws::AddonClients,
+    /// Resource Groups Tagging API client, which the deployer uses under gate `EnableRGTAPI`.
+    pub tagging: Option<Arc<dyn crate::aws::ResourceTagging>>,
     /// The VPC's CIDRs: what an internal NLB without security groups lets reach its targets.
     pub vpc_cidrs: Vec<String>,
     /// `--lb-stabilization-monitor-interval`: the requeue while the load balancer provisions
@@ -96,6 +98,7 @@ impl GatewayControllerConfig {
             cert_discovery: None,
             vpc_cidrs: Vec::new(),
             addons: Default::default(),
+            tagging: None,
             lb_stabilization_interval: crate::deploy::DEFAULT_LB_STABILIZATION_INTERVAL,
         }
     }
@@ -351,6 +354,10 @@ pub async fn lead(
     )
     .with_external_managed_tags(cfg.model.external_managed_tags.clone())
     .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
+    // Upstream's Gateway deployers always reset listener settings a configuration dropped,
+    // whatever `EnhancedDefaultBehavior` says.
+    .with_enhanced_default_behavior(true)
+    .with_resource_tagging(cfg.tagging.clone().filter(|_| cfg.model.gate("EnableRGTAPI")))
     .with_addons(cfg.addons.clone())
     .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
     if let Some(d) = &cfg.cert_discovery {

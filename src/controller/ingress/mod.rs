@@ -73,6 +73,8 @@ pub struct IngressConfig {
     pub delete_retry: Option<(Duration, Duration)>,
     /// WAFv2 / WAF Classic / Shield clients of the deployer (those enabled by the flags).
     pub addons: crate::aws::AddonClients,
+    /// Resource Groups Tagging API client, which the deployer uses under gate `EnableRGTAPI`.
+    pub tagging: Option<Arc<dyn crate::aws::ResourceTagging>>,
     /// ACM certificate discovery for HTTPS listeners without `certificate-arn` (`None`: such a
     /// group fails to build, no ACM client being there to ask).
     pub cert_discovery: Option<Arc<CertDiscovery>>,
@@ -95,6 +97,7 @@ impl Default for IngressConfig {
             controller_metrics: ControllerMetrics::default(),
             delete_retry: None,
             addons: Default::default(),
+            tagging: None,
             cert_discovery: None,
             lb_stabilization_interval: crate::deploy::DEFAULT_LB_STABILIZATION_INTERVAL,
         }
@@ -198,6 +201,8 @@ pub async fn lead(
     let mut deployer = Deployer::new(elbv2, ec2, cfg.model.cluster_name.clone(), vpc_id)
         .with_external_managed_tags(cfg.model.external_managed_tags.clone())
         .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
+        .with_enhanced_default_behavior(cfg.model.gate("EnhancedDefaultBehavior"))
+        .with_resource_tagging(cfg.tagging.clone().filter(|_| cfg.model.gate("EnableRGTAPI")))
         .with_addons(cfg.addons.clone())
         .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
     if let Some((interval, timeout)) = cfg.delete_retry {

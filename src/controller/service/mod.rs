@@ -58,6 +58,8 @@ pub struct ServiceConfig {
     /// `--lb-stabilization-monitor-interval`: the requeue while the NLB provisions before its
     /// capacity reservation.
     pub lb_stabilization_interval: Duration,
+    /// Resource Groups Tagging API client, which the deployer uses under gate `EnableRGTAPI`.
+    pub tagging: Option<Arc<dyn crate::aws::ResourceTagging>>,
 }
 
 impl Default for ServiceConfig {
@@ -74,6 +76,7 @@ impl Default for ServiceConfig {
             metrics: None,
             controller_metrics: ControllerMetrics::default(),
             lb_stabilization_interval: crate::deploy::DEFAULT_LB_STABILIZATION_INTERVAL,
+            tagging: None,
         }
     }
 }
@@ -205,6 +208,8 @@ pub async fn lead(
     )
     .with_external_managed_tags(cfg.model.external_managed_tags.clone())
     .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
+    .with_enhanced_default_behavior(cfg.model.gate("EnhancedDefaultBehavior"))
+    .with_resource_tagging(cfg.tagging.clone().filter(|_| cfg.model.gate("EnableRGTAPI")))
     .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
     let env = EnvReader::new(
         ec2,

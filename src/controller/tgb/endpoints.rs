@@ -42,17 +42,20 @@ pub fn find_service_port<'a>(
 ///
 /// Ready (or readiness unknown) endpoints are wanted. A not-ready endpoint is wanted when its
 /// pod is ContainersReady on a node whose Ready condition is True: that pod only waits on the
-/// readiness gates, which need the pod registered to turn True.
+/// readiness gates, which need the pod registered to turn True. When that leaves none and
+/// `fail_open` (gate `EndpointsFailOpen`), the not-ready endpoints of ContainersReady pods on
+/// nodes whose Ready condition is Unknown are taken instead (the node may only have lost touch
+/// with the API server).
 pub fn select_pod_endpoints<'a>(
     svc_port: &ServicePortInfo,
     slices: impl IntoIterator<Item = &'a SliceInfo>,
     ipv6: bool,
+    fail_open: bool,
     pod: impl Fn(&str) -> Option<&'a PodInfo>,
     node: impl Fn(&str) -> Option<&'a NodeInfo>,
 ) -> Vec<PodEndpoint> {
     let family = if ipv6 { "IPv6" } else { "IPv4" };
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
+    let (mut ready, mut unknown) = (Candidates::default(), Candidates::default());
     for slice in slices.into_iter().filter(|s| s.address_type == family) {
         for (name, port) in &slice.ports {
             if !svc_port.name.is_empty() && *name != svc_port.name {
@@ -69,28 +72,47 @@ pub fn select_pod_endpoints<'a>(
                 if p.deleting || ep.terminating == Some(true) {
                     continue;
                 }
-                let wanted = match ep.ready {
-                    None | Some(true) => true,
-                    Some(false) => {
+                let into = match ep.ready {
+                    None | Some(true) => Some(&mut ready),
+                    Some(false) if p.containers_ready => {
                         let node_name = ep.node.as_deref().or(p.node.as_deref());
-                        let node_ready = node_name
-                            .and_then(&node)
-                            .is_some_and(|n| n.ready == Tri::True);
-                        p.containers_ready && node_ready
+                        match node_name.and_then(&node).map(|n| n.ready) {
+                            Some(Tri::True) => Some(&mut ready),
+                            Some(Tri::Unknown) => Some(&mut unknown),
+                            _ => None,
+                        }
                     }
+                    Some(false) => None,
                 };
-                if wanted && seen.insert((ep.address.clone(), port)) {
-                    out.push(PodEndpoint {
-                        ip: ep.address.clone(),
-                        port,
-                        pod: pod_name.to_string(),
-                    });
+                if let Some(c) = into {
+                    c.add(&ep.address, port, pod_name);
                 }
             }
         }
     }
+    let mut out = if ready.0.is_empty() && fail_open {
+        unknown.0
+    } else {
+        ready.0
+    };
     out.sort();
     out
+}
+
+/// Endpoints chosen so far, each address and port once.
+#[derive(Default)]
+struct Candidates(Vec<PodEndpoint>, HashSet<(String, u16)>);
+
+impl Candidates {
+    fn add(&mut self, ip: &str, port: u16, pod: &str) {
+        if self.1.insert((ip.to_string(), port)) {
+            self.0.push(PodEndpoint {
+                ip: ip.to_string(),
+                port,
+                pod: pod.to_string(),
+            });
+        }
+    }
 }
 
 /// Why a node cannot be a target.

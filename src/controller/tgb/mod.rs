@@ -78,7 +78,9 @@ pub struct TgbConfig {
     /// CIDRs of the cluster VPC; pod IPs outside them register with `AvailabilityZone: all`.
     /// Empty: never set a zone.
     pub vpc_cidrs: Vec<IpNet>,
-    /// Use Ready=Unknown nodes when no node is Ready (upstream's `EndpointsFailOpen`).
+    /// Feature gate `EndpointsFailOpen` (default on): when no target is ready, register those
+    /// whose node's Ready condition is Unknown (instance mode: such nodes; ip mode: not-ready
+    /// endpoints of ContainersReady pods on such nodes) rather than none.
     pub fail_open: bool,
     /// Reporting controller of the events.
     pub controller_name: String,
@@ -120,6 +122,7 @@ impl From<&crate::config::Config> for TgbConfig {
             service_target_eni_sg_tags: cfg.service_target_eni_sg_tags.clone(),
             disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
             namespaces: cfg.watch_namespaces.clone(),
+            fail_open: cfg.gate("EndpointsFailOpen"),
             ..Self::default()
         }
     }

@@ -204,6 +204,7 @@ async fn reconcile_ip(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, Tg
             port,
             &slices,
             ipv6,
+            ctx.cfg.fail_open,
             |p| pods.get(&(ns.clone(), p.to_string())),
             |n| nodes.get(&(String::new(), n.to_string())),
         )

@@ -62,7 +62,7 @@ fn select(
     port: &ServicePortInfo,
     v6: bool,
 ) -> Vec<(String, u16)> {
-    select_pod_endpoints(port, slices, v6, |p| pods.get(p), |_| Some(n))
+    select_pod_endpoints(port, slices, v6, true, |p| pods.get(p), |_| Some(n))
         .into_iter()
         .map(|e| (e.ip, e.port))
         .collect()
@@ -114,6 +114,81 @@ fn ready_and_gated_endpoints_are_wanted_terminating_and_deleting_are_not() {
         );
         assert!(!got.iter().any(|(ip, _)| ip == "10.0.0.3"), "{state:?}");
     }
+}
+
+/// Gate `EndpointsFailOpen`: with no ready endpoint, the not-ready endpoints of ContainersReady
+/// pods on nodes whose readiness is Unknown are registered (on) or nothing is (off); a ready
+/// endpoint anywhere keeps them out either way.
+#[test]
+fn fail_open_takes_endpoints_on_unknown_nodes_only_when_none_is_ready() {
+    let on_node = |addr: &str, pod: &str, node: &str| EndpointInfo {
+        node: Some(node.into()),
+        ..ep(addr, pod, Some(false), None)
+    };
+    let s = slice(
+        "IPv4",
+        &[("", 8080)],
+        vec![
+            on_node("10.0.0.1", "lost", "unknown"),
+            on_node("10.0.0.2", "starting", "unknown"),
+            on_node("10.0.0.3", "down", "not-ready"),
+        ],
+    );
+    let pods: HashMap<&str, PodInfo> = [
+        ("lost", pod(true, false)),
+        ("starting", pod(false, false)),
+        ("down", pod(true, false)),
+        ("ready", pod(true, false)),
+    ]
+    .into();
+    let nodes: HashMap<&str, NodeInfo> = [
+        ("unknown", node(Tri::Unknown)),
+        ("not-ready", node(Tri::False)),
+        ("n1", node(Tri::True)),
+    ]
+    .into();
+    let pick = |slices: &[SliceInfo], fail_open: bool| -> Vec<String> {
+        select_pod_endpoints(
+            &svc_port(""),
+            slices,
+            false,
+            fail_open,
+            |p| pods.get(p),
+            |n| nodes.get(n),
+        )
+        .into_iter()
+        .map(|e| e.ip)
+        .collect()
+    };
+    let alone = std::slice::from_ref(&s);
+    assert_eq!(pick(alone, true), vec!["10.0.0.1"]);
+    assert!(pick(alone, false).is_empty(), "gate off: nothing registered");
+
+    let with_ready = [
+        s.clone(),
+        slice(
+            "IPv4",
+            &[("", 8080)],
+            vec![ep("10.0.0.9", "ready", Some(true), None)],
+        ),
+    ];
+    for fail_open in [true, false] {
+        assert_eq!(pick(&with_ready, fail_open), vec!["10.0.0.9"], "{fail_open}");
+    }
+}
+
+#[test]
+fn endpoints_fail_open_follows_its_gate() {
+    use crate::args::Cli;
+    use clap::Parser;
+    let cfg = |gates: &[&str]| {
+        let mut argv = vec!["aws-load-balancer-controller", "--cluster-name=demo"];
+        argv.extend_from_slice(gates);
+        let cli = Cli::try_parse_from(argv).unwrap();
+        super::TgbConfig::from(&crate::config::Config::from_args(&cli.controller).unwrap())
+    };
+    assert!(cfg(&[]).fail_open, "EndpointsFailOpen defaults on");
+    assert!(!cfg(&["--feature-gates=EndpointsFailOpen=false"]).fail_open);
 }
 
 #[test]

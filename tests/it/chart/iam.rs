@@ -107,6 +107,18 @@ fn policy_allows_every_operation_the_sdk_clients_call() {
     );
     // Associating a web ACL with an ALB also needs ELB's permission, as upstream grants it.
     assert!(allowed.contains("elasticloadbalancing:SetWebAcl"));
+    // The tagging client (gate EnableRGTAPI): one read, which upstream documents as needing
+    // `tag:GetResources`.
+    let tagging_ops = sdk_operations("src/aws/sdk_tagging.rs");
+    assert_eq!(
+        tagging_ops,
+        BTreeSet::from(["GetResources".to_string()]),
+        "a tagging call without a policy check"
+    );
+    assert!(
+        allowed.contains("tag:GetResources"),
+        "iam_policy.json does not allow tag:GetResources"
+    );
 }
 
 #[test]

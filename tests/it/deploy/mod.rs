@@ -8,6 +8,7 @@ pub mod addons_moto;
 mod faults;
 mod frontend_nlb;
 mod functional;
+mod gates;
 mod ip_pools;
 mod jwt;
 mod listener_certs;

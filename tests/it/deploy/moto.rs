@@ -140,6 +140,64 @@ async fn moto_resources_left_by_upstream_are_adopted_without_creates_or_deletes(
     assert_upstream_shape(&inv, &stack);
 }
 
+/// Gate `EnableRGTAPI` through the SDK: moto's Resource Groups Tagging API lists the stack's
+/// target groups by its tags, and a deploy and a deletion find the stack with GetResources and
+/// never DescribeTags (moto's request log).
+#[tokio::test]
+async fn moto_enable_rgt_api_finds_the_stack_with_get_resources() {
+    use aws_load_balancer_controller::aws::{
+        build_tagging, parse_api_endpoints, AwsConfig, Fence, RESOURCE_TYPE_TARGET_GROUP,
+    };
+    let c = cloud().await;
+    let stack = build_one(DEMO, &c.vpc);
+    deployer(&c).deploy(&stack).await.unwrap();
+    let cfg = AwsConfig {
+        region: Some("us-west-2".into()),
+        api_endpoints: parse_api_endpoints(&format!("tagging={}", c.moto.endpoint)).unwrap(),
+        ..Default::default()
+    };
+    let tagging = build_tagging(&cfg, "us-west-2", None, Fence::default()).await;
+    let stack_tags = tags(&[
+        ("elbv2.k8s.aws/cluster", CLUSTER),
+        ("ingress.k8s.aws/stack", "demo/app"),
+    ]);
+    let tgs = tagging
+        .get_resources(RESOURCE_TYPE_TARGET_GROUP, &stack_tags)
+        .await
+        .unwrap();
+    assert_eq!(tgs.len(), 2, "{tgs:?}");
+    assert!(tgs.iter().all(|t| t.tags.get("ingress.k8s.aws/stack").map(String::as_str) == Some("demo/app")));
+
+    // Without listener and rule tagging, the only ELBv2 tags to read are the stack's.
+    let rgt = || {
+        deployer(&c)
+            .with_listener_rules_tagging(false)
+            .with_resource_tagging(Some(tagging.clone()))
+    };
+    c.moto.start_recording().await;
+    let before = calls_by_op(&c.registry);
+    rgt().deploy(&stack).await.unwrap();
+    let after = calls_by_op(&c.registry);
+    let delta: std::collections::BTreeMap<String, f64> = after
+        .iter()
+        .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
+        .collect();
+    assert_eq!(writes(&delta), Vec::<String>::new(), "found, nothing to change");
+    let actions = c.moto.recorded_actions();
+    assert!(
+        actions.iter().any(|a| a == "tagging:GetResources"),
+        "{actions:?}"
+    );
+    assert!(
+        !actions.iter().any(|a| a == "elasticloadbalancing:DescribeTags"),
+        "{actions:?}"
+    );
+
+    rgt().delete_stack("demo/app").await.unwrap();
+    let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await;
+    assert!(inv.lbs.is_empty() && inv.tgs.is_empty() && inv.sgs.is_empty());
+}
+
 /// A security group tagged `Name=<name>` in `vpc` whose GroupName is something else.
 async fn tagged_sg(c: &Cloud, group_name: &str, name_tag: &str) -> String {
     let raw = crate::support::moto_cloud::raw_ec2(&c.moto.endpoint);

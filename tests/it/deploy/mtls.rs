@@ -10,7 +10,7 @@ use super::*;
 
 const HTTPS: &str = "\n    alb.ingress.kubernetes.io/listen-ports: '[{\"HTTPS\": 443}]'\n    alb.ingress.kubernetes.io/certificate-arn: arn:aws:acm:us-west-2:111122223333:certificate/c";
 
-fn shop(mtls: Option<&str>) -> String {
+pub(super) fn shop(mtls: Option<&str>) -> String {
     let extra = mtls
         .map(|m| format!("\n    alb.ingress.kubernetes.io/mutual-authentication: '{m}'"))
         .unwrap_or_default();
@@ -20,9 +20,9 @@ fn shop(mtls: Option<&str>) -> String {
     )
 }
 
-const VERIFY: &str = r#"[{"port":443,"mode":"verify","trustStore":"corp-ca"}]"#;
+pub(super) const VERIFY: &str = r#"[{"port":443,"mode":"verify","trustStore":"corp-ca"}]"#;
 
-async fn https_mtls(fake: &FakeAws) -> Option<MutualAuthentication> {
+pub(super) async fn https_mtls(fake: &FakeAws) -> Option<MutualAuthentication> {
     let inv = inventory(fake, fake, "shop").await;
     inv.listeners
         .iter()
