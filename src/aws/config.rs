@@ -109,7 +109,11 @@ pub fn endpoint_for(endpoints: &BTreeMap<String, String>, service: Service) -> O
         Service::WafRegional => &["wafregional"],
         Service::Shield => &["shield"],
         Service::Acm => &["acm"],
-        Service::Tagging => &["tagging", "resourcegroupstaggingapi", "resourcegroupstagging"],
+        Service::Tagging => &[
+            "tagging",
+            "resourcegroupstaggingapi",
+            "resourcegroupstagging",
+        ],
     };
     endpoints
         .iter()

@@ -80,7 +80,11 @@ impl ResourceTagging for SdkTagging {
                     .send()
             })
             .await?;
-            let items = out.resource_tag_mapping_list().iter().filter_map(tagged).collect();
+            let items = out
+                .resource_tag_mapping_list()
+                .iter()
+                .filter_map(tagged)
+                .collect();
             Ok((items, out.pagination_token().map(str::to_string)))
         })
         .await

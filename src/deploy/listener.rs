@@ -320,9 +320,15 @@ mod tests {
             protocol: "TLS".into(),
             ..Default::default()
         };
-        assert!(!listener_differs(&want, &tls, false), "gate off: left alone");
+        assert!(
+            !listener_differs(&want, &tls, false),
+            "gate off: left alone"
+        );
         assert!(listener_differs(&want, &tls, true));
-        assert_eq!(modify_request(&want, &tls, false).alpn_policy, Vec::<String>::new());
+        assert_eq!(
+            modify_request(&want, &tls, false).alpn_policy,
+            Vec::<String>::new()
+        );
         assert_eq!(modify_request(&want, &tls, true).alpn_policy, vec!["None"]);
         // Already without a policy (`None` or absent): nothing to reset.
         for none in [vec!["None".to_string()], vec![]] {
@@ -343,9 +349,15 @@ mod tests {
             protocol: "HTTPS".into(),
             ..Default::default()
         };
-        assert!(!listener_differs(&want, &https, false), "gate off: left alone");
+        assert!(
+            !listener_differs(&want, &https, false),
+            "gate off: left alone"
+        );
         assert!(listener_differs(&want, &https, true));
-        assert_eq!(modify_request(&want, &https, false).mutual_authentication, None);
+        assert_eq!(
+            modify_request(&want, &https, false).mutual_authentication,
+            None
+        );
         assert_eq!(
             modify_request(&want, &https, true)
                 .mutual_authentication

@@ -24,7 +24,11 @@ fn resource_type(arn: &str) -> Option<&'static str> {
 
 #[async_trait]
 impl ResourceTagging for FakeAws {
-    async fn get_resources(&self, resource_type_filter: &str, tags: &Tags) -> Result<Vec<TaggedResource>> {
+    async fn get_resources(
+        &self,
+        resource_type_filter: &str,
+        tags: &Tags,
+    ) -> Result<Vec<TaggedResource>> {
         self.run(Service::Tagging, "GetResources", |st| {
             if resource_type_filter != RESOURCE_TYPE_LOAD_BALANCER
                 && resource_type_filter != RESOURCE_TYPE_TARGET_GROUP

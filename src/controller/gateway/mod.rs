@@ -357,7 +357,11 @@ pub async fn lead(
     // Upstream's Gateway deployers always reset listener settings a configuration dropped,
     // whatever `EnhancedDefaultBehavior` says.
     .with_enhanced_default_behavior(true)
-    .with_resource_tagging(cfg.tagging.clone().filter(|_| cfg.model.gate("EnableRGTAPI")))
+    .with_resource_tagging(
+        cfg.tagging
+            .clone()
+            .filter(|_| cfg.model.gate("EnableRGTAPI")),
+    )
     .with_addons(cfg.addons.clone())
     .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
     if let Some(d) = &cfg.cert_discovery {

@@ -209,7 +209,11 @@ pub async fn lead(
     .with_external_managed_tags(cfg.model.external_managed_tags.clone())
     .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
     .with_enhanced_default_behavior(cfg.model.gate("EnhancedDefaultBehavior"))
-    .with_resource_tagging(cfg.tagging.clone().filter(|_| cfg.model.gate("EnableRGTAPI")))
+    .with_resource_tagging(
+        cfg.tagging
+            .clone()
+            .filter(|_| cfg.model.gate("EnableRGTAPI")),
+    )
     .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
     let env = EnvReader::new(
         ec2,

@@ -162,7 +162,10 @@ fn fail_open_takes_endpoints_on_unknown_nodes_only_when_none_is_ready() {
     };
     let alone = std::slice::from_ref(&s);
     assert_eq!(pick(alone, true), vec!["10.0.0.1"]);
-    assert!(pick(alone, false).is_empty(), "gate off: nothing registered");
+    assert!(
+        pick(alone, false).is_empty(),
+        "gate off: nothing registered"
+    );
 
     let with_ready = [
         s.clone(),
@@ -173,7 +176,11 @@ fn fail_open_takes_endpoints_on_unknown_nodes_only_when_none_is_ready() {
         ),
     ];
     for fail_open in [true, false] {
-        assert_eq!(pick(&with_ready, fail_open), vec!["10.0.0.9"], "{fail_open}");
+        assert_eq!(
+            pick(&with_ready, fail_open),
+            vec!["10.0.0.9"],
+            "{fail_open}"
+        );
     }
 }
 

@@ -41,7 +41,11 @@ async fn enhanced_default_behavior_turns_off_mtls_the_annotation_no_longer_sets(
         // Either way the next deploy has nothing left to do.
         fake.clear_calls();
         d.deploy(&dropped).await.unwrap();
-        assert_eq!(write_ops(&fake), Vec::<String>::new(), "enhanced={enhanced}");
+        assert_eq!(
+            write_ops(&fake),
+            Vec::<String>::new(),
+            "enhanced={enhanced}"
+        );
     }
 }
 
@@ -83,7 +87,10 @@ async fn enhanced_default_behavior_resets_an_alpn_policy_the_annotation_no_longe
         let d = deployer(&fake, &vpc).with_enhanced_default_behavior(enhanced);
         let with = service_stack(&fake, &vpc, &svc(TLS), &cfg).await;
         d.deploy(&with).await.unwrap();
-        assert_eq!(tls_alpn(&fake, &with.stack_id).await, vec!["HTTP2Preferred"]);
+        assert_eq!(
+            tls_alpn(&fake, &with.stack_id).await,
+            vec!["HTTP2Preferred"]
+        );
 
         let without = service_stack(&fake, &vpc, &svc(&without_alpn), &cfg).await;
         fake.clear_calls();
@@ -99,7 +106,11 @@ async fn enhanced_default_behavior_resets_an_alpn_policy_the_annotation_no_longe
         }
         fake.clear_calls();
         d.deploy(&without).await.unwrap();
-        assert_eq!(write_ops(&fake), Vec::<String>::new(), "enhanced={enhanced}");
+        assert_eq!(
+            write_ops(&fake),
+            Vec::<String>::new(),
+            "enhanced={enhanced}"
+        );
     }
 }
 
@@ -128,7 +139,10 @@ async fn enable_rgt_api_finds_the_stack_with_get_resources_instead_of_describe_t
             assert_eq!(described, 0, "the tags came with GetResources");
         } else {
             assert_eq!(listed, 0);
-            assert!(described > 0, "the ELBv2 lookups read tags with DescribeTags");
+            assert!(
+                described > 0,
+                "the ELBv2 lookups read tags with DescribeTags"
+            );
         }
 
         if rgt {

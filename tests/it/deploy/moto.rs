@@ -166,7 +166,9 @@ async fn moto_enable_rgt_api_finds_the_stack_with_get_resources() {
         .await
         .unwrap();
     assert_eq!(tgs.len(), 2, "{tgs:?}");
-    assert!(tgs.iter().all(|t| t.tags.get("ingress.k8s.aws/stack").map(String::as_str) == Some("demo/app")));
+    assert!(tgs
+        .iter()
+        .all(|t| t.tags.get("ingress.k8s.aws/stack").map(String::as_str) == Some("demo/app")));
 
     // Without listener and rule tagging, the only ELBv2 tags to read are the stack's.
     let rgt = || {
@@ -182,14 +184,20 @@ async fn moto_enable_rgt_api_finds_the_stack_with_get_resources() {
         .iter()
         .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
         .collect();
-    assert_eq!(writes(&delta), Vec::<String>::new(), "found, nothing to change");
+    assert_eq!(
+        writes(&delta),
+        Vec::<String>::new(),
+        "found, nothing to change"
+    );
     let actions = c.moto.recorded_actions();
     assert!(
         actions.iter().any(|a| a == "tagging:GetResources"),
         "{actions:?}"
     );
     assert!(
-        !actions.iter().any(|a| a == "elasticloadbalancing:DescribeTags"),
+        !actions
+            .iter()
+            .any(|a| a == "elasticloadbalancing:DescribeTags"),
         "{actions:?}"
     );
 
