@@ -1,6 +1,7 @@
 //! Orchestration, in upstream's order: scheme → IP address type → subnets → load balancer
 //! (security groups, attributes, tags, subnet mappings, name) → one listener per port, each
-//! with its target group and TargetGroupBinding.
+//! with its target group and TargetGroupBinding (and those of the backends its weighted
+//! `actions.*` annotation names).
 
 use k8s_openapi::api::core::v1::{Service, ServicePort};
 
