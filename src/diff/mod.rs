@@ -265,7 +265,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
             vpc_cidr_texts.clone(),
             icfg.model.gate("SubnetDiscoveryByReachability"),
         );
-        services::diff_services(&env, &reader, &planned_services, sink).await?;
+        services::diff_services(&env, &reader, &objs, &planned_services, sink).await?;
     }
     if let Some(stores) = gw_stores.as_ref().filter(|_| !planned_gateways.is_empty()) {
         let reader = crate::controller::service::EnvReader::new(

@@ -31,6 +31,7 @@ pub fn plan<'o>(env: &Env<'_>, objs: &'o ClusterObjects) -> Vec<&'o Service> {
 pub async fn diff_services(
     env: &Env<'_>,
     reader: &EnvReader,
+    objs: &ClusterObjects,
     services: &[&Service],
     sink: &mut Sink<'_>,
 ) -> std::io::Result<()> {
@@ -41,7 +42,7 @@ pub async fn diff_services(
             writes: Vec::new(),
             error: None,
         };
-        if let Err(e) = one_service(env, reader, svc, &mut d.writes).await {
+        if let Err(e) = one_service(env, reader, objs, svc, &mut d.writes).await {
             let mut aws = env.recorder.take();
             d.writes.append(&mut aws);
             d.error = Some(e);
@@ -107,6 +108,7 @@ fn status_text(svc: &Service) -> Option<String> {
 async fn one_service(
     env: &Env<'_>,
     reader: &EnvReader,
+    objs: &ClusterObjects,
     svc: &Service,
     writes: &mut Vec<Write>,
 ) -> Result<(), String> {
@@ -116,6 +118,7 @@ async fn one_service(
             .read(env.deployer, &key)
             .await
             .map_err(|e| format!("Failed build model due to {e}"))?
+            .with_backends_of(svc, |ns, name| objs.service(ns, name).cloned())
     } else {
         ServiceEnv::default()
     };

@@ -5,7 +5,8 @@
 //! releases the finalizer. An ip-target Service with TCP_UDP, UDP and TLS ports gets those
 //! listeners and its pod registered. A Service upstream left (finalizer, NLB, target groups,
 //! listeners, security groups and bindings with upstream's names and tags) is adopted without a
-//! create or delete call, and deleting it then removes everything.
+//! create or delete call, and deleting it then removes everything; so is a weighted one (its
+//! listener forwarding to three target groups by weight), without a ModifyListener either.
 
 use std::time::Duration;
 
@@ -376,6 +377,149 @@ async fn service_left_by_upstream_is_adopted_without_creates_then_deleted() {
     .await;
     let gone = inv(&c, "demo/web").await;
     assert!(gone.is_empty(), "{gone:#?}");
+    drop(ctl);
+    k8s.server.stop().await;
+}
+
+/// Upstream's weighted instance Service (`actions.TCP-80`: itself 1, `target-svc1:81` 2,
+/// `target-svc2:82` 3, stickiness on) with its two NodePort backends, holding upstream's
+/// finalizer.
+const WEIGHTED: &str = r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: target-svc1
+  namespace: demo
+spec:
+  type: NodePort
+  selector: {app: web}
+  ports:
+  - {port: 81, targetPort: 8081, nodePort: 30081, protocol: TCP}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: target-svc2
+  namespace: demo
+spec:
+  type: NodePort
+  selector: {app: web}
+  ports:
+  - {port: 82, targetPort: 8082, nodePort: 30082, protocol: TCP}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: demo
+  finalizers: [service.k8s.aws/resources]
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-type: external
+    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: instance
+    service.beta.kubernetes.io/aws-load-balancer-scheme: internet-facing
+    service.beta.kubernetes.io/actions.TCP-80: '{"type":"forward","forwardConfig":{"baseServiceWeight":1,"targetGroups":[{"serviceName":"target-svc1","servicePort":81,"weight":2},{"serviceName":"target-svc2","servicePort":82,"weight":3}],"targetGroupStickinessConfig":{"enabled":true}}}'
+spec:
+  type: LoadBalancer
+  selector: {app: web}
+  ports:
+  - {name: http, port: 80, targetPort: 8080, nodePort: 30080, protocol: TCP}
+"#;
+
+/// A weighted Service upstream made (its NLB whose listener forwards to the Service's own and
+/// the two backends' target groups with weights and stickiness, as upstream's deployer writes
+/// it; three target groups with upstream's names; three bindings) is adopted without creating,
+/// deleting or modifying a listener or target group, and its weights stay as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weighted_service_left_by_upstream_is_adopted_without_writes() {
+    let c = cloud().await;
+    let k8s = Cluster::start().await;
+    apply(&k8s, NS);
+    apply(&k8s, WEIGHTED);
+    let services: Api<Service> = Api::namespaced(k8s.client.clone(), "demo");
+    let svc = services.get("web").await.unwrap();
+    let mut backends = Vec::new();
+    for name in ["target-svc1", "target-svc2"] {
+        backends.push(services.get(name).await.unwrap());
+    }
+    let cfg = ModelConfig {
+        cluster_name: "e2e".into(),
+        vpc_id: Some(c.vpc.clone()),
+        ..Default::default()
+    };
+    let env = ServiceEnv::default().with_backends_of(&svc, |_, name| {
+        backends
+            .iter()
+            .find(|b| b.metadata.name.as_deref() == Some(name))
+            .cloned()
+    });
+    let stack = build_service_stack(&svc, &cfg, &env).unwrap();
+    assert_eq!(stack.target_groups.len(), 3, "{stack:#?}");
+    let (tg_arns, _) = seed_as_upstream(&c, &stack).await;
+    for b in &stack.target_group_bindings {
+        let Token::TargetGroupArn(id) = &b.spec.target_group_arn else {
+            panic!("{:?}", b.spec.target_group_arn)
+        };
+        let tgb = json!({
+            "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
+            "metadata": {"name": b.name, "namespace": b.namespace, "labels": b.labels},
+            "spec": {"targetGroupARN": tg_arns[id], "targetType": b.spec.target_type,
+                     "serviceRef": {"name": b.spec.service_name, "port": b.spec.service_port},
+                     "ipAddressType": "ipv4", "vpcID": c.vpc}
+        });
+        apply(&k8s, &serde_json::to_string(&tgb).unwrap());
+    }
+    let before = inv(&c, "demo/web").await;
+    assert_eq!(before.tgs.len(), 3, "{before:#?}");
+    let weights = |i: &Inventory| {
+        let mut v: Vec<(String, Option<i32>)> = match &i.listeners[0].default_actions[..] {
+            [Action::Forward(f)] => f
+                .target_groups
+                .iter()
+                .map(|t| (t.arn.clone(), t.weight))
+                .collect(),
+            other => panic!("{other:?}"),
+        };
+        v.sort();
+        v
+    };
+    let mut want: Vec<(String, Option<i32>)> = [
+        ("demo/web:80", 1),
+        ("demo/target-svc1:81", 2),
+        ("demo/target-svc2:82", 3),
+    ]
+    .iter()
+    .map(|(id, w)| (tg_arns[*id].clone(), Some(*w)))
+    .collect();
+    want.sort();
+    assert_eq!(weights(&before), want, "seeded as upstream writes it");
+
+    c.moto.start_recording().await;
+    let ctl = start(&c, &k8s);
+    eventually("the adopted Service gets its hostname", WAIT, || async {
+        hostname(&services, "web").await.is_some()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let writes: Vec<String> = c
+        .moto
+        .recorded_actions()
+        .into_iter()
+        .filter(|a| {
+            let op = a.split(':').nth(1).unwrap_or(a);
+            op.starts_with("Create")
+                || op.starts_with("Delete")
+                || op == "ModifyListener"
+                || op == "ModifyTargetGroup"
+        })
+        .collect();
+    assert!(writes.is_empty(), "adoption wrote: {writes:?}");
+    let after = inv(&c, "demo/web").await;
+    assert_eq!(weights(&after), want);
+    let sticky = match &after.listeners[0].default_actions[..] {
+        [Action::Forward(f)] => f.stickiness.as_ref().is_some_and(|s| s.enabled),
+        _ => false,
+    };
+    assert!(sticky, "{:?}", after.listeners[0].default_actions);
     drop(ctl);
     k8s.server.stop().await;
 }

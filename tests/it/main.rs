@@ -34,6 +34,7 @@ mod plan_cli;
 mod process;
 mod route_status;
 mod service_controller;
+mod service_weighted;
 mod support;
 mod takeover;
 mod tgb;

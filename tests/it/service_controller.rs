@@ -22,19 +22,20 @@ use crate::support::inventory::inventory_of;
 
 const FINALIZER: &str = "service.k8s.aws/resources";
 
-struct Running {
-    h: Harness,
-    fake: Arc<FakeAws>,
+/// The Service controller running in-process (also used by `service_weighted`).
+pub(crate) struct Running {
+    pub(crate) h: Harness,
+    pub(crate) fake: Arc<FakeAws>,
     token: CancellationToken,
 }
 
 impl Running {
-    async fn start() -> Running {
+    pub(crate) async fn start() -> Running {
         Self::start_with(|_| {}).await
     }
 
     /// Started with the test settings, then `tweak`.
-    async fn start_with(tweak: impl FnOnce(&mut ServiceConfig)) -> Running {
+    pub(crate) async fn start_with(tweak: impl FnOnce(&mut ServiceConfig)) -> Running {
         let fake = Arc::new(FakeAws::new());
         let vpc = network(&fake);
         let h = Harness::new(fake.clone(), fake.clone(), &vpc, Default::default()).await;
@@ -61,11 +62,11 @@ impl Running {
         Running { h, fake, token }
     }
 
-    fn services(&self) -> Api<Service> {
+    pub(crate) fn services(&self) -> Api<Service> {
         Api::namespaced(self.h.client.clone(), "demo")
     }
 
-    async fn hostname(&self, name: &str) -> Option<String> {
+    pub(crate) async fn hostname(&self, name: &str) -> Option<String> {
         let svc = self.services().get_opt(name).await.ok()??;
         svc.status?
             .load_balancer?

@@ -473,6 +473,7 @@ fn service_plans(
         subnets: env.subnets.clone(),
         existing_load_balancer: None,
         vpc_cidrs,
+        backend_services: Default::default(),
     };
     let mut plans: Vec<ServicePlan> = objs
         .services
@@ -480,6 +481,10 @@ fn service_plans(
         .filter_map(|s| cluster::reconciled(s, cfg))
         .map(|(s, taken_apart)| {
             let key = service::service_key(&s);
+            // The backends of weighted actions, from the manifests.
+            let senv = senv
+                .clone()
+                .with_backends_of(&s, |ns, name| objs.service(ns, name).cloned());
             let (stack, error) = match service::build_service_stack(&s, cfg, &senv) {
                 Ok(stack) => (Some(stack), None),
                 Err(e) => (None, Some(e.to_string())),

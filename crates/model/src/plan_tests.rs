@@ -408,6 +408,85 @@ spec:
     assert!(services[0].get("error").is_none(), "{}", services[0]);
 }
 
+/// A weighted Service: its listener's forward (weights, the backend's target group, an ARN as
+/// written), the backend's target group and binding, all from the manifests; a backend missing
+/// from them is upstream's lookup error.
+#[test]
+fn plan_shows_weighted_target_groups_with_backends_from_the_manifests() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("svc.yaml");
+    let arn = "arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/other/0123456789abcdef";
+    let manifests = format!(
+        r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: shop
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip
+    service.beta.kubernetes.io/actions.TCP-80: '{{"type":"forward","forwardConfig":{{"baseServiceWeight":20,"targetGroups":[{{"serviceName":"canary","servicePort":81,"weight":60}},{{"targetGroupARN":"{arn}","weight":40}}]}}}}'
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  ports: [{{port: 80, targetPort: 8080}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: canary, namespace: shop}}
+spec:
+  type: ClusterIP
+  ports: [{{port: 81, targetPort: 9090}}]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: lost
+  namespace: shop
+  annotations:
+    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: ip
+    service.beta.kubernetes.io/actions.TCP-80: '{{"type":"forward","forwardConfig":{{"targetGroups":[{{"serviceName":"nowhere","servicePort":81}}]}}}}'
+spec:
+  type: LoadBalancer
+  loadBalancerClass: service.k8s.aws/nlb
+  ports: [{{port: 80}}]
+"#
+    );
+    std::fs::write(&f, manifests).unwrap();
+    let mut out = Vec::new();
+    assert_eq!(run(args(vec![f], &[]), &mut out).unwrap(), EXIT_FAILED);
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let services = v["services"].as_array().unwrap();
+    assert_eq!(services[0]["service"], "shop/lost");
+    assert_eq!(services[0]["error"], "Service \"nowhere\" not found");
+    let web = &services[1]["stack"];
+    assert_eq!(
+        web["listeners"][0]["defaultActions"][0],
+        serde_json::json!({
+            "type": "forward",
+            "forwardConfig": {"targetGroups": [
+                {"targetGroupArn": {"targetGroupArn": "shop/web:80"}, "weight": 20},
+                {"targetGroupArn": {"targetGroupArn": "shop/canary:81"}, "weight": 60},
+                {"targetGroupArn": {"literal": arn}, "weight": 40},
+            ]}
+        })
+    );
+    let ids: Vec<&str> = web["targetGroups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["shop/canary:81", "shop/web:80"]);
+    assert_eq!(web["targetGroups"][0]["port"], 9090, "the backend's target port");
+    let binding = &web["targetGroupBindings"][0];
+    assert_eq!(binding["spec"]["serviceName"], "canary");
+    assert_eq!(
+        binding["labels"]["service.k8s.aws/stack-name"], "web",
+        "the weighted Service's stack"
+    );
+}
+
 #[test]
 fn local_traffic_policy_gets_a_placeholder_health_check_node_port() {
     let dir = tempfile::tempdir().unwrap();

@@ -56,6 +56,8 @@ impl EnvReader {
             subnets: Some(self.subnets().await?.as_ref().clone()),
             existing_load_balancer: deployer.existing_nlb(stack_id).await?,
             vpc_cidrs: Some(self.vpc_cidrs.clone()),
+            // Cluster objects, not AWS facts: the caller adds them (`with_backends_of`).
+            backend_services: Default::default(),
         })
     }
 

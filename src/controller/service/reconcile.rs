@@ -59,7 +59,14 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Service
         .rec
         .staged("build_model", async {
             let env = if supported {
-                ctx.env.read(&ctx.deployer, key).await?
+                // Weighted backends from the Service cache, as upstream's cached client reads
+                // them (they are not watched: changing one queues nothing).
+                ctx.env
+                    .read(&ctx.deployer, key)
+                    .await?
+                    .with_backends_of(&svc, |ns, name| {
+                        ctx.feed.get(&format!("{ns}/{name}")).map(|s| (*s).clone())
+                    })
             } else {
                 ServiceEnv::default()
             };

@@ -187,6 +187,7 @@ pub async fn service_stack_in(ec2: &dyn Ec2, vpc: &str, svc: &Service, cfg: &Mod
         subnets: Some(subnet_infos(ec2, vpc).await),
         existing_load_balancer: None,
         vpc_cidrs: Some(vec!["10.0.0.0/8".into()]),
+        ..Default::default()
     };
     let stack = build_service_stack(svc, cfg, &env).unwrap();
     assert_eq!(stack.kind, StackKind::Service);

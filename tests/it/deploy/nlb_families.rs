@@ -261,6 +261,7 @@ async fn the_existing_nlb_the_model_needs_comes_from_the_deployer() {
         subnets: Some(subnet_infos(fake.as_ref(), &vpc).await),
         existing_load_balancer: Some(existing),
         vpc_cidrs: None,
+        ..Default::default()
     };
     let stack =
         aws_load_balancer_controller::model::service::build_service_stack(&svc(&yaml), &cfg, &env)

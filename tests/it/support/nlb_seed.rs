@@ -103,13 +103,34 @@ pub async fn seed_as_upstream(c: &Cloud, stack: &Stack) -> (BTreeMap<String, Str
         let Some(model::Action::Forward { config }) = l.default_actions.first() else {
             panic!("NLB listeners forward");
         };
-        let Token::TargetGroupArn(tg_id) = &config.target_groups[0].target_group_arn else {
-            panic!("forward to a target group of the stack");
-        };
+        // As upstream's deployer writes a forward: every tuple with its weight, stickiness only
+        // when the model sets it (`enabled` alone on a Service).
+        let target_groups = config
+            .target_groups
+            .iter()
+            .map(|t| WeightedTargetGroup {
+                arn: match &t.target_group_arn {
+                    Token::TargetGroupArn(id) => tg_arns[id].clone(),
+                    Token::Literal(arn) => arn.clone(),
+                    other => panic!("forward to {other:?}"),
+                },
+                weight: t.weight,
+            })
+            .collect();
+        let stickiness = config
+            .target_group_stickiness_config
+            .as_ref()
+            .map(|s| Stickiness {
+                enabled: s.enabled.unwrap_or(false),
+                duration_seconds: s.duration_seconds,
+            });
         let spec = ListenerSpec {
             port: l.port as u16,
             protocol: text(json!(l.protocol)),
-            default_actions: vec![Action::forward(tg_arns[tg_id].clone())],
+            default_actions: vec![Action::Forward(ForwardConfig {
+                target_groups,
+                stickiness,
+            })],
             tags: l.tags.clone(),
             ..Default::default()
         };

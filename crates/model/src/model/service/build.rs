@@ -1,10 +1,11 @@
 //! Orchestration, in upstream's order: scheme → IP address type → subnets → load balancer
 //! (security groups, attributes, tags, subnet mappings, name) → one listener per port, each
-//! with its target group and TargetGroupBinding.
+//! with its target group and TargetGroupBinding (and those of the backends its weighted
+//! `actions.*` annotation names).
 
 use k8s_openapi::api::core::v1::{Service, ServicePort};
 
-use super::annotations::{key, sfx, SvcAnnotations, PREFIX};
+use super::annotations::{key, sfx, SvcAnnotations};
 use super::security_groups::SgDecision;
 use super::{listeners, load_balancer, qualify, security_groups, ServiceEnv};
 use crate::annotations::{self as ann, AnnotationMap};
@@ -37,7 +38,7 @@ pub(super) struct Task<'a> {
     pub uid: &'a str,
 }
 
-impl Task<'_> {
+impl<'a> Task<'a> {
     /// `ns/name`.
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
@@ -49,6 +50,30 @@ impl Task<'_> {
             .as_ref()
             .and_then(|s| s.ports.as_deref())
             .unwrap_or(&[])
+    }
+
+    /// The same build seen from `backend`, a Service of this namespace a weighted action names:
+    /// its spec, name and UID, with this Service's annotations, settings and stack (upstream
+    /// builds the target groups of weighted backends from the base Service's annotations).
+    pub fn for_backend(&self, backend: &'a Service) -> Task<'a> {
+        Task {
+            svc: backend,
+            a: self.a,
+            cfg: self.cfg,
+            env: self.env,
+            tags: TagContext {
+                cfg: self.tags.cfg,
+                group: self.tags.group,
+                prefix: self.tags.prefix,
+            },
+            namespace: self.namespace,
+            name: backend.metadata.name.as_deref().unwrap_or(""),
+            uid: backend
+                .metadata
+                .uid
+                .as_deref()
+                .unwrap_or(PLACEHOLDER_SERVICE_UID),
+        }
     }
 
     /// `--default-tags` merged with `aws-load-balancer-additional-resource-tags` (user tags of
@@ -115,7 +140,6 @@ pub fn build_service_stack(
 }
 
 fn build(t: &Task<'_>, stack: &mut Stack) -> Result<(), Fail> {
-    refuse_unsupported(t)?;
     let scheme = load_balancer::scheme(t)?;
     let ip_type = load_balancer::ip_address_type(t)?;
     let subnets = load_balancer::subnets(t, scheme, ip_type)?;
@@ -133,19 +157,6 @@ fn build(t: &Task<'_>, stack: &mut Stack) -> Result<(), Fail> {
     stack.listeners.sort_by_key(|l| l.port);
     stack.target_groups.sort_by(|a, b| a.id.cmp(&b.id));
     stack.target_group_bindings.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(())
-}
-
-/// Upstream features this model does not build yet: refused with a clear message rather than
-/// accepted and ignored.
-fn refuse_unsupported(t: &Task<'_>) -> Result<(), Fail> {
-    let actions = format!("{PREFIX}/{}.", sfx::ACTIONS_PREFIX);
-    if let Some(k) = t.a.0.keys().find(|k| k.starts_with(&actions)) {
-        return Err(Fail::at(
-            k.clone(),
-            format!("weighted target groups ({k}) are not supported yet"),
-        ));
-    }
     Ok(())
 }
 

@@ -120,6 +120,7 @@ fn env(settings: &Value) -> ServiceEnv {
         vpc_cidrs: settings
             .get("vpcCidrs")
             .map(|v| serde_json::from_value(v.clone()).unwrap()),
+        ..Default::default()
     }
 }
 

@@ -247,15 +247,6 @@ fn a_service_that_stops_qualifying_gets_an_empty_stack_unless_protected() {
 }
 
 #[test]
-fn weighted_actions_are_refused_not_ignored() {
-    let s = svc(&[("actions.TCP-80", "forward")], WEB_PORTS);
-    assert_eq!(
-        err(&s, &cfg()),
-        "weighted target groups (service.beta.kubernetes.io/actions.TCP-80) are not supported yet"
-    );
-}
-
-#[test]
 fn existing_nlb_keeps_its_scheme_and_its_lack_of_security_groups() {
     let env = ServiceEnv {
         existing_load_balancer: Some(ExistingNlb {

@@ -1,6 +1,7 @@
 //! One listener per Service port: protocol (TCP / UDP, TCP_UDP merging, TLS via `ssl-cert` +
 //! `ssl-ports`, QUIC), certificates, SSL policy, ALPN, listener attributes and the forward
-//! action to the port's target group (upstream's `model_build_listener.go`).
+//! action to the port's target group, or the weighted forward of its `actions.*` annotation
+//! (upstream's `model_build_listener.go`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,7 +9,7 @@ use k8s_openapi::api::core::v1::ServicePort;
 
 use super::annotations::{key, sfx};
 use super::build::{LbFacts, Task};
-use super::target_groups;
+use super::weighted;
 use crate::model::error::Fail;
 use crate::model::types::*;
 
@@ -228,30 +229,33 @@ fn listener_ports<'p>(
     Ok((out, tcp_udp))
 }
 
-/// Builds every listener with its target group and TargetGroupBinding into `stack`.
+/// Builds every listener with its target groups and TargetGroupBindings into `stack`.
 pub(super) fn build_all(t: &Task<'_>, facts: &LbFacts, stack: &mut Stack) -> Result<(), Fail> {
     let mut warnings = Vec::new();
     let (ports, tcp_udp) = listener_ports(t, &mut warnings)?;
     let cfg = config(t, tcp_udp)?;
     let user_tags = t.annotation_tags()?;
+    let mut used_actions = BTreeSet::new();
+    let mut names = Vec::new();
     for p in ports {
         let (listener_proto, tg_proto) = protocols(&cfg, p)?;
-        let (tg, tgb) = target_groups::build(t, p, tg_proto, facts, &mut warnings)?;
+        let action = weighted::default_action(
+            t,
+            facts,
+            p,
+            listener_proto,
+            tg_proto,
+            stack,
+            &mut warnings,
+            &mut used_actions,
+        )?;
         let tls = listener_proto == Protocol::Tls;
         stack.listeners.push(Listener {
             id: p.port.to_string(),
             load_balancer_arn: Token::LoadBalancerArn,
             port: p.port,
             protocol: listener_proto,
-            default_actions: vec![Action::Forward {
-                config: ForwardConfig {
-                    target_groups: vec![TargetGroupTuple {
-                        target_group_arn: Token::TargetGroupArn(tg.id.clone()),
-                        weight: None,
-                    }],
-                    target_group_stickiness_config: None,
-                },
-            }],
+            default_actions: vec![action],
             certificates: if tls {
                 cfg.certificates.clone()
             } else {
@@ -264,9 +268,9 @@ pub(super) fn build_all(t: &Task<'_>, facts: &LbFacts, stack: &mut Stack) -> Res
             attributes: attributes(t, listener_proto, p.port, &mut warnings)?,
             tags: t.tags.listener_tags(&p.port.to_string(), user_tags.clone()),
         });
-        stack.target_groups.push(tg);
-        stack.target_group_bindings.push(tgb);
+        names.push(format!("{}-{}", listener_proto.as_str(), p.port));
     }
+    warnings.extend(weighted::unread(t, &used_actions, &names));
     stack.warnings.extend(warnings);
     Ok(())
 }

@@ -18,6 +18,7 @@ mod subnet_mappings;
 mod target_groups;
 mod tg_attributes;
 mod tgb;
+mod weighted;
 
 #[cfg(test)]
 mod feature_tests;
@@ -28,10 +29,13 @@ mod lb_tests;
 #[cfg(test)]
 mod test_support;
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::core::v1::Service;
 
 pub use build::{build_service_stack, SERVICE_DELETION_PROTECTED};
 pub use qualify::{is_pending_finalization, is_service_supported, SERVICE_FINALIZER};
+pub use weighted::weighted_backend_names;
 
 use super::subnets::SubnetInfo;
 use super::types::LoadBalancerScheme;
@@ -47,6 +51,27 @@ pub struct ServiceEnv {
     /// The VPC's associated CIDR blocks (IPv4 and IPv6): the default sources of node rules for
     /// an internal NLB without security groups.
     pub vpc_cidrs: Option<Vec<String>>,
+    /// The Services of the Service's namespace its weighted `actions.*` annotations name
+    /// ([`weighted_backend_names`]), by name, as the cluster shows them; a name the build uses
+    /// but this map lacks fails as upstream's lookup does (`Service "<name>" not found`).
+    pub backend_services: BTreeMap<String, Service>,
+}
+
+impl ServiceEnv {
+    /// Fills `backend_services` with the Services `svc`'s weighted actions name, each looked up
+    /// by `lookup(namespace, name)` (the controller's Service cache, or the manifests).
+    pub fn with_backends_of<F>(mut self, svc: &Service, lookup: F) -> Self
+    where
+        F: Fn(&str, &str) -> Option<Service>,
+    {
+        let ns = svc.metadata.namespace.as_deref().unwrap_or("default");
+        for name in weighted_backend_names(svc) {
+            if let Some(found) = lookup(ns, &name) {
+                self.backend_services.insert(name, found);
+            }
+        }
+        self
+    }
 }
 
 /// What the model needs to know about an existing NLB of the stack.

@@ -1,6 +1,7 @@
 //! One target group per Service port: target type, port (NodePort or pod port), IP address
 //! type, health check, attributes, tags and upstream's hashed name
-//! (`model_build_target_group.go`).
+//! (`model_build_target_group.go`); the same for each port of a backend Service a weighted
+//! action names, built once per resource id as upstream memoises them.
 
 use k8s_openapi::api::core::v1::ServicePort;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -70,22 +71,52 @@ fn ip_address_type(t: &Task<'_>, lb_ip: IpAddressType) -> Result<&'static str, F
     }
 }
 
-/// The target group of Service port `p` and its TargetGroupBinding.
-pub(super) fn build(
+/// Resource id of the target group of port `p` of `t`'s Service: `<ns>/<name>:<port>`.
+fn resource_id(t: &Task<'_>, p: &ServicePort) -> String {
+    format!("{}:{}", t.key(), p.port)
+}
+
+/// The id of the target group of port `p` of `t`'s Service, added with its binding to `stack`
+/// unless a target group of that id is there already (upstream builds each resource id once
+/// per Service: a backend named twice, or the Service naming itself, shares it, whatever
+/// protocol the second use would give it). `base_uid` is the UID of the Service owning the NLB
+/// when `t` is a weighted backend's view (it is hashed into the name, so two NLBs sharing a
+/// backend get target groups of their own).
+pub(super) fn ensure(
     t: &Task<'_>,
     p: &ServicePort,
     protocol: Protocol,
     facts: &LbFacts,
+    base_uid: Option<&str>,
+    stack: &mut Stack,
+    warnings: &mut Vec<Warning>,
+) -> Result<String, Fail> {
+    let id = resource_id(t, p);
+    if !stack.target_groups.iter().any(|g| g.id == id) {
+        let (tg, binding) = build(t, p, protocol, facts, base_uid, warnings)?;
+        stack.target_groups.push(tg);
+        stack.target_group_bindings.push(binding);
+    }
+    Ok(id)
+}
+
+/// The target group of Service port `p` and its TargetGroupBinding.
+fn build(
+    t: &Task<'_>,
+    p: &ServicePort,
+    protocol: Protocol,
+    facts: &LbFacts,
+    base_uid: Option<&str>,
     warnings: &mut Vec<Warning>,
 ) -> Result<(TargetGroup, TargetGroupBindingResource), Fail> {
-    let id = format!("{}:{}", t.key(), p.port);
+    let id = resource_id(t, p);
     let tt = target_type(t, p)?;
     let (hc, hc_port) = health_check::build(t, tt)?;
     let attributes = tg_attributes::build(t, p.port)?;
     let tg_port = port(tt, p);
     let name = naming::service_target_group_name(&ServiceTargetGroupNameInputs {
         cluster: &t.cfg.cluster_name,
-        base_service_uid: None,
+        base_service_uid: base_uid,
         service_namespace: t.namespace,
         service_name: t.name,
         service_uid: t.uid,

@@ -1,0 +1,309 @@
+//! Weighted NLB target groups: upstream's `service.beta.kubernetes.io/actions.<PROTOCOL>-<port>`
+//! annotation (`pkg/service/config_types.go`, `model_build_listener.go`), decoded as Go's
+//! `encoding/json` does and validated with upstream's texts, turned into the listener's forward
+//! to the Service's own target group (weight `baseServiceWeight`) plus one target group per
+//! entry: a `targetGroupARN` as written (never ours to change), or the target group of a port
+//! of another Service of the namespace, built with this Service's annotations.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::core::v1::{Service, ServicePort};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde::Deserialize;
+
+use super::annotations::{key, sfx, PREFIX};
+use super::build::{LbFacts, Task};
+use super::target_groups;
+use crate::annotations::go_json;
+use crate::model::error::Fail;
+use crate::model::target_group::lookup_service_port;
+use crate::model::types::*;
+
+/// Upstream's feature gate: off, a forward to more than one target group is refused.
+const GATE: &str = "WeightedTargetGroups";
+
+/// One `forwardConfig.targetGroups` entry as users write it.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct TupleInput {
+    #[serde(rename = "targetGroupARN")]
+    target_group_arn: Option<String>,
+    service_name: Option<String>,
+    service_port: Option<IntOrString>,
+    /// On a TLS listener: the backend's target group takes TCP instead of TLS.
+    decrypt: Option<bool>,
+    weight: Option<i32>,
+}
+
+/// Upstream's Service stickiness has `enabled` only (no duration).
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct StickinessInput {
+    enabled: Option<bool>,
+}
+
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct ForwardInput {
+    base_service_weight: Option<i32>,
+    #[serde(default)]
+    target_groups: Vec<TupleInput>,
+    target_group_stickiness_config: Option<StickinessInput>,
+}
+
+/// An `actions.<PROTOCOL>-<port>` annotation as users write it.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct ActionInput {
+    #[serde(rename = "type", default)]
+    action_type: String,
+    forward_config: Option<ForwardInput>,
+}
+
+impl TupleInput {
+    fn validate(&self) -> Result<(), &'static str> {
+        if self.target_group_arn.is_some() == self.service_name.is_some() {
+            return Err("precisely one of targetGroupARN and serviceName can be specified");
+        }
+        if self.service_name.is_some() && self.service_port.is_none() {
+            return Err("missing servicePort");
+        }
+        if self.weight.is_some_and(|w| !(0..=999).contains(&w)) {
+            return Err("target group weight must be between 0 and 999");
+        }
+        Ok(())
+    }
+}
+
+impl ForwardInput {
+    fn validate(&self) -> Result<(), String> {
+        for t in &self.target_groups {
+            t.validate()
+                .map_err(|e| format!("invalid TargetGroupTuple: {e}"))?;
+        }
+        // Upstream checks the entries only: `baseServiceWeight` may stay unset.
+        if self.target_groups.len() > 1 && self.target_groups.iter().any(|t| t.weight.is_none()) {
+            return Err("weight must be set when routing to multiple target groups".into());
+        }
+        Ok(())
+    }
+}
+
+impl ActionInput {
+    /// Upstream's `Action.validate` texts.
+    fn validate(&self) -> Result<(), String> {
+        match self.action_type.as_str() {
+            "forward" => match &self.forward_config {
+                Some(fc) => fc.validate().map_err(|e| format!("invalid ForwardConfig: {e}")),
+                None => Ok(()),
+            },
+            other => Err(format!("unknown action type: {other}")),
+        }
+    }
+}
+
+/// Full key of the weighted action of the listener `<protocol>-<port>` (its final protocol:
+/// `TLS-443`, `TCP_UDP-53`, `QUIC-443`).
+fn action_key(listener: Protocol, port: i32) -> String {
+    key(&format!(
+        "{}.{}-{port}",
+        sfx::ACTIONS_PREFIX,
+        listener.as_str()
+    ))
+}
+
+/// The annotation of listener `<protocol>-<port>`, decoded and validated; `None` when absent.
+fn parse(t: &Task<'_>, k: &str) -> Result<Option<ActionInput>, Fail> {
+    let Some(raw) = t.a.0.get(k) else {
+        return Ok(None);
+    };
+    let action: ActionInput = go_json::from_str(raw)
+        .map_err(|e| Fail::at(k, format!("failed to parse json annotation, {k}: {raw}: {e}")))?;
+    action.validate().map_err(|e| Fail::at(k, e))?;
+    Ok(Some(action))
+}
+
+/// The Services `svc`'s weighted actions name (`serviceName`, in its namespace), read leniently:
+/// what callers fetch for [`super::ServiceEnv::backend_services`] before the build, which
+/// reports any malformed annotation.
+pub fn weighted_backend_names(svc: &Service) -> BTreeSet<String> {
+    let prefix = format!("{PREFIX}/{}.", sfx::ACTIONS_PREFIX);
+    svc.metadata
+        .annotations
+        .iter()
+        .flatten()
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .filter_map(|(_, v)| go_json::from_str::<ActionInput>(v).ok())
+        .filter_map(|a| a.forward_config)
+        .flat_map(|fc| fc.target_groups)
+        .filter_map(|t| t.service_name)
+        .collect()
+}
+
+/// The default action of the listener on Service port `p`: a forward to the port's target
+/// group, or the weighted forward its `actions.*` annotation asks for. Target groups (and
+/// their bindings) are added to `stack`; `used` collects the annotation keys read.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn default_action(
+    t: &Task<'_>,
+    facts: &LbFacts,
+    p: &ServicePort,
+    listener: Protocol,
+    tg_protocol: Protocol,
+    stack: &mut Stack,
+    warnings: &mut Vec<Warning>,
+    used: &mut BTreeSet<String>,
+) -> Result<Action, Fail> {
+    let k = action_key(listener, p.port);
+    let Some(action) = parse(t, &k)? else {
+        let own = target_groups::ensure(t, p, tg_protocol, facts, None, stack, warnings)?;
+        return Ok(forward_to(own));
+    };
+    used.insert(k.clone());
+    // Upstream reads `forwardConfig.targetGroups` without a check (a Go nil dereference):
+    // refused here instead.
+    let fc = action
+        .forward_config
+        .as_ref()
+        .ok_or_else(|| Fail::at(&k, "missing ForwardConfig"))?;
+    // Upstream loads every named Service before building any target group; the lookup is its
+    // cached client's, whose NotFound names the kind.
+    let env = t.env;
+    for name in fc.target_groups.iter().filter_map(|e| e.service_name.as_ref()) {
+        if !env.backend_services.contains_key(name) {
+            return Err(Fail::at(&k, format!("Service \"{name}\" not found")));
+        }
+    }
+    let own = target_groups::ensure(t, p, tg_protocol, facts, None, stack, warnings)?;
+    let mut tuples = vec![TargetGroupTuple {
+        target_group_arn: Token::TargetGroupArn(own),
+        weight: fc.base_service_weight,
+    }];
+    for entry in &fc.target_groups {
+        let arn = match (&entry.target_group_arn, &entry.service_name, &entry.service_port) {
+            (Some(arn), _, _) => Token::Literal(arn.clone()),
+            (None, Some(name), Some(port)) => {
+                let Some(backend) = env.backend_services.get(name) else {
+                    return Err(Fail::at(&k, format!("Service \"{name}\" not found")));
+                };
+                let bt = t.for_backend(backend);
+                let bp = lookup_service_port(backend, port).map_err(|f| Fail::at(&k, f.message))?;
+                let decrypt = entry.decrypt == Some(true);
+                if decrypt && listener != Protocol::Tls {
+                    warnings.push(Warning {
+                        ingress: None,
+                        annotation: Some(k.clone()),
+                        message: format!(
+                            "decrypt applies to TLS listeners only: the target group of {name}:{} takes the listener's protocol {}",
+                            bp.port,
+                            listener.as_str()
+                        ),
+                    });
+                }
+                // A backend's target group takes the listener's protocol (upstream: not the
+                // `backend-protocol` rule of the Service's own), TCP for a decrypting TLS one.
+                let protocol = if listener == Protocol::Tls && decrypt {
+                    Protocol::Tcp
+                } else {
+                    listener
+                };
+                let id = target_groups::ensure(
+                    &bt,
+                    bp,
+                    protocol,
+                    facts,
+                    Some(t.uid),
+                    stack,
+                    warnings,
+                )?;
+                Token::TargetGroupArn(id)
+            }
+            // `validate` leaves no other shape.
+            _ => {
+                return Err(Fail::at(
+                    &k,
+                    "invalid ForwardConfig: invalid TargetGroupTuple: precisely one of targetGroupARN and serviceName can be specified",
+                ))
+            }
+        };
+        tuples.push(TargetGroupTuple {
+            target_group_arn: arn,
+            weight: entry.weight,
+        });
+    }
+    let stickiness = fc
+        .target_group_stickiness_config
+        .as_ref()
+        .map(|s| StickinessConfig {
+            enabled: s.enabled,
+            duration_seconds: None,
+        });
+    if !t.cfg.gate(GATE) {
+        // Upstream's deployer refuses a forward to several target groups with the gate off, and
+        // sends a lone one as the action's TargetGroupArn: no weight, no stickiness.
+        if tuples.len() > 1 {
+            return Err(Fail::at(&k, "weighted target groups feature is disabled"));
+        }
+        if stickiness.is_some() {
+            warnings.push(Warning {
+                ingress: None,
+                annotation: Some(k.clone()),
+                message: format!(
+                    "targetGroupStickinessConfig is not applied while the feature gate {GATE} is off"
+                ),
+            });
+        }
+        let lone = tuples.remove(0).target_group_arn;
+        return Ok(Action::Forward {
+            config: ForwardConfig {
+                target_groups: vec![TargetGroupTuple {
+                    target_group_arn: lone,
+                    weight: None,
+                }],
+                target_group_stickiness_config: None,
+            },
+        });
+    }
+    Ok(Action::Forward {
+        config: ForwardConfig {
+            target_groups: tuples,
+            target_group_stickiness_config: stickiness,
+        },
+    })
+}
+
+/// A plain forward to target group `id` (no weight, as upstream's single-tuple action).
+fn forward_to(id: String) -> Action {
+    Action::Forward {
+        config: ForwardConfig {
+            target_groups: vec![TargetGroupTuple {
+                target_group_arn: Token::TargetGroupArn(id),
+                weight: None,
+            }],
+            target_group_stickiness_config: None,
+        },
+    }
+}
+
+/// Warnings for `actions.*` annotations no listener read: upstream ignores them silently
+/// (most often a listener whose final protocol differs, `TCP-443` on a TLS listener).
+pub(super) fn unread(t: &Task<'_>, used: &BTreeSet<String>, listeners: &[String]) -> Vec<Warning> {
+    let prefix = key(&format!("{}.", sfx::ACTIONS_PREFIX));
+    t.a.0
+        .keys()
+        .filter(|k| k.starts_with(&prefix) && !used.contains(*k))
+        .map(|k| Warning {
+            ingress: None,
+            annotation: Some(k.clone()),
+            message: format!(
+                "no listener of this Service is {}: the action applies to the listener of that final protocol and port (listeners: {})",
+                &k[prefix.len()..],
+                listeners.join(", ")
+            ),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "weighted_tests.rs"]
+mod tests;
