@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use aws_load_balancer_controller::aws::{self, Action};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
-use kube::api::{Api, ListParams, Patch, PatchParams};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::ResourceExt;
 use serde_json::json;
 
@@ -96,7 +96,12 @@ async fn inv(r: &Running, name: &str) -> Inventory {
 fn by_id(inv: &Inventory) -> BTreeMap<String, aws::TargetGroup> {
     inv.tgs
         .iter()
-        .map(|(g, tags)| (tags.get(RESOURCE_TAG).cloned().unwrap_or_default(), g.clone()))
+        .map(|(g, tags)| {
+            (
+                tags.get(RESOURCE_TAG).cloned().unwrap_or_default(),
+                g.clone(),
+            )
+        })
         .collect()
 }
 
@@ -156,7 +161,11 @@ async fn check_weighted(r: &Running, name: &str, t: Targets, w: [i32; 3]) -> Vec
         ("demo/target-svc1:81", "81", ports[1], w[1]),
         ("demo/target-svc2:82", "82", ports[2], w[2]),
     ];
-    assert_eq!(tgs.len(), 3, "the Service's own and one per backend: {inv:#?}");
+    assert_eq!(
+        tgs.len(),
+        3,
+        "the Service's own and one per backend: {inv:#?}"
+    );
     let (forwarded, sticky) = forward(&inv);
     let bound = bindings(r, name).await;
     assert_eq!(bound.len(), 3, "{bound:?}");
@@ -167,8 +176,16 @@ async fn check_weighted(r: &Running, name: &str, t: Targets, w: [i32; 3]) -> Vec
         assert_eq!(g.target_type, tt, "{id}");
         assert_eq!(g.port, Some(port as u16), "{id}");
         assert_eq!(g.protocol.as_deref(), Some("TCP"), "{id}");
-        assert_eq!(g.load_balancer_arns, vec![lb.arn.clone()], "{id}: this NLB's only");
-        assert_eq!(forwarded.get(&g.arn), Some(&Some(weight)), "{id}: {forwarded:?}");
+        assert_eq!(
+            g.load_balancer_arns,
+            vec![lb.arn.clone()],
+            "{id}: this NLB's only"
+        );
+        assert_eq!(
+            forwarded.get(&g.arn),
+            Some(&Some(weight)),
+            "{id}: {forwarded:?}"
+        );
         let service = id.trim_start_matches("demo/").split(':').next().unwrap();
         assert_eq!(
             bound.get(&g.arn),
@@ -177,7 +194,11 @@ async fn check_weighted(r: &Running, name: &str, t: Targets, w: [i32; 3]) -> Vec
         );
     }
     assert_eq!(forwarded.len(), 3, "{forwarded:?}");
-    assert_eq!(sticky, t == Targets::Instance, "stickiness as the action says");
+    assert_eq!(
+        sticky,
+        t == Targets::Instance,
+        "stickiness as the action says"
+    );
     let mut arns: Vec<String> = tgs.values().map(|g| g.arn.clone()).collect();
     arns.sort();
     arns
@@ -324,11 +345,15 @@ async fn the_gate_off_refuses_weighted_target_groups_before_any_write() {
     r.h.apply(&backend("target-svc2", 82)).await;
     r.h.apply(&weighted("my-nlb", Targets::Ip)).await;
     eventually("FailedBuildModel", WAIT, || async {
-        r.h.events("demo", "my-nlb").await.iter().any(|(kind, reason, note)| {
-            kind == "Warning"
-                && reason == "FailedBuildModel"
-                && note == "Failed build model due to weighted target groups feature is disabled"
-        })
+        r.h.events("demo", "my-nlb")
+            .await
+            .iter()
+            .any(|(kind, reason, note)| {
+                kind == "Warning"
+                    && reason == "FailedBuildModel"
+                    && note
+                        == "Failed build model due to weighted target groups feature is disabled"
+            })
     })
     .await;
     assert!(

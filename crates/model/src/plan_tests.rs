@@ -415,7 +415,8 @@ spec:
 fn plan_shows_weighted_target_groups_with_backends_from_the_manifests() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("svc.yaml");
-    let arn = "arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/other/0123456789abcdef";
+    let arn =
+        "arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/other/0123456789abcdef";
     let manifests = format!(
         r#"
 apiVersion: v1
@@ -478,7 +479,10 @@ spec:
         .map(|t| t["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, vec!["shop/canary:81", "shop/web:80"]);
-    assert_eq!(web["targetGroups"][0]["port"], 9090, "the backend's target port");
+    assert_eq!(
+        web["targetGroups"][0]["port"], 9090,
+        "the backend's target port"
+    );
     let binding = &web["targetGroupBindings"][0];
     assert_eq!(binding["spec"]["serviceName"], "canary");
     assert_eq!(

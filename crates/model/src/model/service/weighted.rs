@@ -94,7 +94,9 @@ impl ActionInput {
     fn validate(&self) -> Result<(), String> {
         match self.action_type.as_str() {
             "forward" => match &self.forward_config {
-                Some(fc) => fc.validate().map_err(|e| format!("invalid ForwardConfig: {e}")),
+                Some(fc) => fc
+                    .validate()
+                    .map_err(|e| format!("invalid ForwardConfig: {e}")),
                 None => Ok(()),
             },
             other => Err(format!("unknown action type: {other}")),
@@ -117,8 +119,12 @@ fn parse(t: &Task<'_>, k: &str) -> Result<Option<ActionInput>, Fail> {
     let Some(raw) = t.a.0.get(k) else {
         return Ok(None);
     };
-    let action: ActionInput = go_json::from_str(raw)
-        .map_err(|e| Fail::at(k, format!("failed to parse json annotation, {k}: {raw}: {e}")))?;
+    let action: ActionInput = go_json::from_str(raw).map_err(|e| {
+        Fail::at(
+            k,
+            format!("failed to parse json annotation, {k}: {raw}: {e}"),
+        )
+    })?;
     action.validate().map_err(|e| Fail::at(k, e))?;
     Ok(Some(action))
 }
@@ -169,7 +175,11 @@ pub(super) fn default_action(
     // Upstream loads every named Service before building any target group; the lookup is its
     // cached client's, whose NotFound names the kind.
     let env = t.env;
-    for name in fc.target_groups.iter().filter_map(|e| e.service_name.as_ref()) {
+    for name in fc
+        .target_groups
+        .iter()
+        .filter_map(|e| e.service_name.as_ref())
+    {
         if !env.backend_services.contains_key(name) {
             return Err(Fail::at(&k, format!("Service \"{name}\" not found")));
         }

@@ -48,8 +48,18 @@ fn backend(name: &str, uid: &str, port: i32, node_port: i32) -> Service {
 
 fn backends() -> Vec<Service> {
     vec![
-        backend("target-svc1", "aaaaaaaa-0000-0000-0000-000000000001", 81, 30081),
-        backend("target-svc2", "aaaaaaaa-0000-0000-0000-000000000002", 82, 30082),
+        backend(
+            "target-svc1",
+            "aaaaaaaa-0000-0000-0000-000000000001",
+            81,
+            30081,
+        ),
+        backend(
+            "target-svc2",
+            "aaaaaaaa-0000-0000-0000-000000000002",
+            82,
+            30082,
+        ),
     ]
 }
 
@@ -144,9 +154,15 @@ fn ip_targets_forward_to_the_service_and_its_backends_by_weight() {
         ("default/target-svc2:82", &b[1], 82),
     ] {
         let g = tg(&stack, id);
-        assert_eq!(g.name, backend_tg_name(BASE_UID, backend, port, TargetType::Ip));
+        assert_eq!(
+            g.name,
+            backend_tg_name(BASE_UID, backend, port, TargetType::Ip)
+        );
         assert!(g.name.starts_with("k8s-default-targetsv-"), "{}", g.name);
-        assert_eq!((g.target_type, g.port, g.protocol), (TargetType::Ip, port, Protocol::Tcp));
+        assert_eq!(
+            (g.target_type, g.port, g.protocol),
+            (TargetType::Ip, port, Protocol::Tcp)
+        );
         assert_eq!(g.health_check.port, "traffic-port");
         assert_eq!(g.service_uid, backend.metadata.uid.clone().unwrap());
     }
@@ -168,14 +184,26 @@ fn ip_targets_forward_to_the_service_and_its_backends_by_weight() {
         bound,
         vec![
             ("default/svc:80", "svc", IntOrString::Int(80)),
-            ("default/target-svc1:81", "target-svc1", IntOrString::Int(81)),
-            ("default/target-svc2:82", "target-svc2", IntOrString::Int(82)),
+            (
+                "default/target-svc1:81",
+                "target-svc1",
+                IntOrString::Int(81)
+            ),
+            (
+                "default/target-svc2:82",
+                "target-svc2",
+                IntOrString::Int(82)
+            ),
         ]
     );
     for b in &stack.target_group_bindings {
         assert_eq!(b.namespace, "default");
         assert_eq!(b.labels, stack.target_group_bindings[0].labels);
-        assert_eq!(b.name, tg(&stack, &b.id).name, "named after its target group");
+        assert_eq!(
+            b.name,
+            tg(&stack, &b.id).name,
+            "named after its target group"
+        );
         assert_eq!(b.spec.target_group_arn, tg_ref(&b.id));
     }
 }
@@ -189,7 +217,10 @@ fn instance_targets_use_the_backends_node_ports_and_stickiness() {
     let s = with(
         svc(&[], PORT_80),
         &[
-            ("service.beta.kubernetes.io/aws-load-balancer-type", "external"),
+            (
+                "service.beta.kubernetes.io/aws-load-balancer-type",
+                "external",
+            ),
             (
                 "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type",
                 "instance",
@@ -211,7 +242,10 @@ fn instance_targets_use_the_backends_node_ports_and_stickiness() {
     let b = backends();
     let g = tg(&stack, "default/target-svc1:81");
     assert_eq!((g.target_type, g.port), (TargetType::Instance, 30081));
-    assert_eq!(g.name, backend_tg_name(BASE_UID, &b[0], 30081, TargetType::Instance));
+    assert_eq!(
+        g.name,
+        backend_tg_name(BASE_UID, &b[0], 30081, TargetType::Instance)
+    );
     assert_eq!(tg(&stack, "default/target-svc2:82").port, 30082);
     assert_eq!(tg(&stack, "default/svc:80").port, 30080);
 }
@@ -227,18 +261,19 @@ fn two_nlbs_sharing_backends_get_target_groups_of_their_own() {
     for id in ["default/target-svc1:81", "default/target-svc2:82"] {
         assert_ne!(tg(&a, id).name, tg(&b, id).name, "{id}");
     }
-    let names = |s: &Stack| -> Vec<String> { s.target_groups.iter().map(|t| t.name.clone()).collect() };
+    let names =
+        |s: &Stack| -> Vec<String> { s.target_groups.iter().map(|t| t.name.clone()).collect() };
     assert!(names(&a).iter().all(|n| !names(&b).contains(n)));
     assert_ne!(
-        a.target_group_bindings[0].labels,
-        b.target_group_bindings[0].labels,
+        a.target_group_bindings[0].labels, b.target_group_bindings[0].labels,
         "each stack's bindings carry its own labels"
     );
 }
 
 #[test]
 fn target_group_arns_are_forwarded_to_as_written_and_never_built() {
-    let arn = "arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/other/0123456789abcdef";
+    let arn =
+        "arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/other/0123456789abcdef";
     let action = format!(
         r#"{{"type":"forward","forwardConfig":{{"baseServiceWeight":3,"targetGroups":[{{"targetGroupARN":"{arn}","weight":1}}]}}}}"#
     );
@@ -284,13 +319,23 @@ fn the_key_is_the_listeners_final_protocol_and_decrypt_picks_tcp() {
             r#"{{"type":"forward","forwardConfig":{{"baseServiceWeight":1,"targetGroups":[{{"serviceName":"target-svc1","servicePort":81,"weight":1,"decrypt":{decrypt}}}]}}}}"#
         );
         with(
-            svc(&[("aws-load-balancer-ssl-cert", "arn:aws:acm:us-west-2:1:certificate/x")], ports),
+            svc(
+                &[(
+                    "aws-load-balancer-ssl-cert",
+                    "arn:aws:acm:us-west-2:1:certificate/x",
+                )],
+                ports,
+            ),
             &[(key, action.as_str())],
         )
     };
     let k = "service.beta.kubernetes.io/actions.TLS-443";
     let stack = build_with(&tls(k, false), &cfg(), &backends()).unwrap();
-    assert_eq!(tg(&stack, "default/svc:443").protocol, Protocol::Tcp, "backend-protocol unset");
+    assert_eq!(
+        tg(&stack, "default/svc:443").protocol,
+        Protocol::Tcp,
+        "backend-protocol unset"
+    );
     assert_eq!(
         tg(&stack, "default/target-svc1:81").protocol,
         Protocol::Tls,
@@ -303,7 +348,10 @@ fn the_key_is_the_listeners_final_protocol_and_decrypt_picks_tcp() {
     // annotation is reported, not silently dropped.
     let tcp = "service.beta.kubernetes.io/actions.TCP-443";
     let stack = build_with(&tls(tcp, false), &cfg(), &backends()).unwrap();
-    assert_eq!(tuples(forward(&stack, 443)), vec![(tg_ref("default/svc:443"), None)]);
+    assert_eq!(
+        tuples(forward(&stack, 443)),
+        vec![(tg_ref("default/svc:443"), None)]
+    );
     assert_eq!(stack.target_groups.len(), 1);
     assert_eq!(stack.warnings.len(), 1, "{:?}", stack.warnings);
     assert_eq!(stack.warnings[0].annotation.as_deref(), Some(tcp));
@@ -334,12 +382,19 @@ fn the_gate_off_refuses_several_target_groups_with_upstreams_message() {
     assert_eq!(stack.warnings.len(), 1, "the dropped stickiness is said");
     // With the gate on (its default), the same action keeps its weight and stickiness.
     let stack = build_with(&s, &cfg(), &[]).unwrap();
-    assert_eq!(tuples(forward(&stack, 80)), vec![(tg_ref("default/svc:80"), Some(7))]);
+    assert_eq!(
+        tuples(forward(&stack, 80)),
+        vec![(tg_ref("default/svc:80"), Some(7))]
+    );
 }
 
 #[test]
 fn invalid_actions_are_refused_with_upstreams_messages() {
-    let fwd = |tgs: &str| format!(r#"{{"type":"forward","forwardConfig":{{"baseServiceWeight":1,"targetGroups":[{tgs}]}}}}"#);
+    let fwd = |tgs: &str| {
+        format!(
+            r#"{{"type":"forward","forwardConfig":{{"baseServiceWeight":1,"targetGroups":[{tgs}]}}}}"#
+        )
+    };
     let arn = r#""targetGroupARN":"arn:aws:elasticloadbalancing:us-west-2:1:targetgroup/x/1""#;
     let cases: Vec<(String, &str)> = vec![
         (
@@ -387,7 +442,11 @@ fn invalid_actions_are_refused_with_upstreams_messages() {
     ];
     for (action, want) in cases {
         let s = with(svc(&[], PORT_80), &[(ACTIONS, action.as_str())]);
-        assert_eq!(build_with(&s, &cfg(), &backends()).unwrap_err(), want, "{action}");
+        assert_eq!(
+            build_with(&s, &cfg(), &backends()).unwrap_err(),
+            want,
+            "{action}"
+        );
     }
     // A lone entry needs no weight.
     let s = with(
@@ -409,7 +468,10 @@ fn invalid_actions_are_refused_with_upstreams_messages() {
     );
     let s = with(
         svc(&[], PORT_80),
-        &[(ACTIONS, r#"{"type":"forward","forwardConfig":{"targetGroups":[{"weight":"5"}]}}"#)],
+        &[(
+            ACTIONS,
+            r#"{"type":"forward","forwardConfig":{"targetGroups":[{"weight":"5"}]}}"#,
+        )],
     );
     let e = build_with(&s, &cfg(), &[]).unwrap_err();
     assert!(e.starts_with("failed to parse json annotation, "), "{e}");
@@ -425,7 +487,10 @@ fn an_instance_backend_needs_a_node_port_service() {
     let s = with(
         svc(&[], PORT_80),
         &[
-            ("service.beta.kubernetes.io/aws-load-balancer-type", "external"),
+            (
+                "service.beta.kubernetes.io/aws-load-balancer-type",
+                "external",
+            ),
             (
                 "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type",
                 "instance",
@@ -452,7 +517,10 @@ fn a_backend_named_twice_gets_one_target_group() {
     );
     let stack = build_with(&s, &cfg(), &backends()).unwrap();
     let ids: Vec<&str> = stack.target_groups.iter().map(|t| t.id.as_str()).collect();
-    assert_eq!(ids, vec!["default/svc:80", "default/svc:90", "default/target-svc1:81"]);
+    assert_eq!(
+        ids,
+        vec!["default/svc:80", "default/svc:90", "default/target-svc1:81"]
+    );
     assert_eq!(stack.target_group_bindings.len(), 3);
     assert_eq!(
         forward(&stack, 90).target_groups[1].target_group_arn,
@@ -483,5 +551,9 @@ fn backend_names_are_read_from_every_actions_annotation() {
             .cloned()
     });
     let found: Vec<&String> = env.backend_services.keys().collect();
-    assert_eq!(found, vec!["target-svc1", "target-svc2"], "dns does not exist");
+    assert_eq!(
+        found,
+        vec!["target-svc1", "target-svc2"],
+        "dns does not exist"
+    );
 }
