@@ -885,3 +885,85 @@ fn a_closed_pipe_ends_the_plan_quietly() {
     let err = run(args(Vec::new(), &[]), &mut Full).unwrap_err();
     assert!(err.to_string().contains("no space left"), "{err:#}");
 }
+
+/// Gate `WeightedTargetGroups` off refuses an Ingress group whose `actions.*` forward weighs
+/// several Services (upstream's deployer text, here before any AWS write); one Service alone
+/// is still a forward.
+#[test]
+fn an_ingress_weighted_forward_is_refused_with_the_gate_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("app.yaml");
+    let ingress = |name: &str, targets: &str| {
+        format!(
+            r#"
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: {name}
+  namespace: shop
+  annotations:
+    alb.ingress.kubernetes.io/target-type: ip
+    alb.ingress.kubernetes.io/actions.split: >
+      {{"type":"forward","forwardConfig":{{"targetGroups":[{targets}]}}}}
+spec:
+  ingressClassName: alb
+  rules: [{{http: {{paths: [{{path: /, pathType: Prefix, backend: {{service: {{name: split, port: {{name: use-annotation}}}}}}}}]}}}}]
+"#
+        )
+    };
+    let services = r#"
+apiVersion: v1
+kind: Service
+metadata: {name: blue, namespace: shop}
+spec: {ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: green, namespace: shop}
+spec: {ports: [{port: 80, targetPort: 8080}]}
+"#;
+    let two = r#"{"serviceName":"blue","servicePort":"80","weight":90},{"serviceName":"green","servicePort":"80","weight":10}"#;
+    let one = r#"{"serviceName":"blue","servicePort":"80"}"#;
+    std::fs::write(
+        &f,
+        format!(
+            "{services}{}{}",
+            ingress("weighted", two),
+            ingress("single", one)
+        ),
+    )
+    .unwrap();
+    let plan = |gates: &str| {
+        let args = PlanArgs::from_flags([
+            "-f",
+            f.to_str().unwrap(),
+            "-o=json",
+            "--cluster-name=c",
+            gates,
+        ])
+        .unwrap();
+        let mut out = Vec::new();
+        let code = run(args, &mut out).unwrap();
+        (code, serde_json::from_slice::<Value>(&out).unwrap())
+    };
+    let (code, on) = plan("--feature-gates=WeightedTargetGroups=true");
+    assert_eq!(code, 0, "{on}");
+    let (code, off) = plan("--feature-gates=WeightedTargetGroups=false");
+    assert_eq!(code, 1, "{off}");
+    let group = |p: &Value, name: &str| {
+        p["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["group"] == format!("shop/{name}"))
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        group(&off, "weighted")["error"],
+        crate::model::types::WEIGHTED_TARGET_GROUPS_DISABLED
+    );
+    assert!(group(&off, "single")["stack"].is_object(), "{off}");
+    assert!(group(&on, "weighted")["stack"].is_object(), "{on}");
+}

@@ -200,6 +200,9 @@ fn try_build(
         };
         stack.frontend_nlb = frontend_nlb::build(members, &inputs)?;
     }
+    if !cfg.gate("WeightedTargetGroups") && stack.forwards_to_several_target_groups() {
+        return Err(ModelError::Group(WEIGHTED_TARGET_GROUPS_DISABLED.into()));
+    }
     stack.warnings.sort();
     stack.warnings.dedup();
     Ok(stack)

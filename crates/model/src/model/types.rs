@@ -286,6 +286,24 @@ pub struct Stack {
     pub alb_target_groups: Vec<AlbTargetGroup>,
 }
 
+/// Upstream's refusal of a forward to several target groups with gate `WeightedTargetGroups`
+/// off (its deployer's text); checked here while building the model, before any AWS write.
+pub const WEIGHTED_TARGET_GROUPS_DISABLED: &str = "weighted target groups feature is disabled";
+
+impl Stack {
+    /// Whether a listener or a rule forwards to more than one target group (a weighted
+    /// forward), which gate `WeightedTargetGroups` off refuses for every kind of stack.
+    pub fn forwards_to_several_target_groups(&self) -> bool {
+        let several =
+            |a: &Action| matches!(a, Action::Forward { config } if config.target_groups.len() > 1);
+        self.listeners
+            .iter()
+            .flat_map(|l| &l.default_actions)
+            .chain(self.listener_rules.iter().flat_map(|r| &r.actions))
+            .any(several)
+    }
+}
+
 pub use super::backend::{
     Action, AuthenticateCognitoConfig, AuthenticateOidcConfig, FixedResponseConfig, ForwardConfig,
     JwtValidationConfig, Redacted, RedirectConfig, RuleCondition, StickinessConfig,

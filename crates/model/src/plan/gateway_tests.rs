@@ -444,3 +444,50 @@ spec:
         "{scoped:#}"
     );
 }
+
+/// Gate `WeightedTargetGroups` off refuses a route that weighs several backends while the
+/// Gateway is built (upstream's deployer text), never half-way through a deploy; on, it is a
+/// weighted forward.
+#[test]
+fn weighted_backends_are_refused_with_the_gate_off() {
+    let manifests = format!(
+        r#"{CLASSES}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {{name: web, namespace: web}}
+spec:
+  gatewayClassName: alb
+  listeners: [{{name: http, port: 80, protocol: HTTP}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {{name: shop, namespace: web}}
+spec:
+  parentRefs: [{{name: web}}]
+  rules: [{{backendRefs: [{{name: blue, port: 80, weight: 90}}, {{name: green, port: 80, weight: 10}}]}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: blue, namespace: web}}
+spec: {{type: NodePort, ports: [{{port: 80, targetPort: 8080, nodePort: 30080}}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: green, namespace: web}}
+spec: {{type: NodePort, ports: [{{port: 80, targetPort: 8080, nodePort: 30081}}]}}
+"#
+    );
+    let on = plan(&manifests);
+    let forward = &on["gateways"][0]["stack"]["listenerRules"][0]["actions"][0]["forwardConfig"];
+    assert_eq!(forward["targetGroups"].as_array().unwrap().len(), 2, "{on}");
+
+    let off = plan_with(&manifests, &["--feature-gates=WeightedTargetGroups=false"]);
+    let gw = &off["gateways"][0];
+    assert_eq!(
+        gw["error"],
+        crate::model::types::WEIGHTED_TARGET_GROUPS_DISABLED,
+        "{gw}"
+    );
+    assert!(gw.get("stack").is_none_or(|s| s.is_null()), "{gw}");
+}

@@ -388,6 +388,9 @@ fn build_gateway_stack(
         .zip(set_validations)
         .map(|(set, validation)| SetBuild { set, validation })
         .collect();
+    if !cfg.gate("WeightedTargetGroups") && stack.forwards_to_several_target_groups() {
+        return Err(err(WEIGHTED_TARGET_GROUPS_DISABLED.into()));
+    }
     Ok(GatewayBuild {
         stack,
         listeners: validation,

@@ -252,7 +252,7 @@ pub(super) fn default_action(
         // Upstream's deployer refuses a forward to several target groups with the gate off, and
         // sends a lone one as the action's TargetGroupArn: no weight, no stickiness.
         if tuples.len() > 1 {
-            return Err(Fail::at(&k, "weighted target groups feature is disabled"));
+            return Err(Fail::at(&k, WEIGHTED_TARGET_GROUPS_DISABLED));
         }
         if stickiness.is_some() {
             warnings.push(Warning {
