@@ -156,9 +156,6 @@ impl Deployer {
                     .ctx(|| format!("modify attributes of {}", lb.name))?;
             }
         }
-        if let Some(units) = want.minimum_capacity_units {
-            self.sync_capacity(&lb, units).await?;
-        }
         Ok(LbOutcome {
             lb: Some(lb),
             leftovers,
@@ -208,7 +205,10 @@ impl Deployer {
     /// `ModifyCapacityReservation` once the load balancer is no longer provisioning (upstream
     /// requeues until then, every `--lb-stabilization-monitor-interval`); `0` resets the
     /// reservation.
-    async fn sync_capacity(&self, lb: &aws::LoadBalancer, units: i32) -> Result<()> {
+    /// The capacity reservation, last in a deploy as upstream's post-synthesis step: a load
+    /// balancer still provisioning asks for another pass after the stabilization interval
+    /// ([`Error::NotReady`]) once its listeners, rules and add-ons are already in place.
+    pub(crate) async fn sync_capacity(&self, lb: &aws::LoadBalancer, units: i32) -> Result<()> {
         if lb.state == "provisioning" {
             return Err(Error::NotReady {
                 reason: format!("monitor provisioning state for load balancer: {}", lb.name),

@@ -396,6 +396,14 @@ impl Deployer {
                 .await?;
         }
 
+        // 7. Capacity reservation, after everything else: the load balancer serves meanwhile.
+        let units = stack
+            .load_balancer
+            .as_ref()
+            .and_then(|w| w.minimum_capacity_units);
+        if let (Some(lb), Some(units)) = (&lb, units) {
+            self.sync_capacity(lb, units).await?;
+        }
         let target_group_bindings = stack
             .target_group_bindings
             .iter()

@@ -314,6 +314,12 @@ async fn a_provisioning_nlb_is_retried_after_the_stabilization_interval() {
         .await;
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert_eq!(reserved().await, Some(100), "not while provisioning");
+        // The wait is the deploy's last step, as upstream's: the pass still synced listeners.
+        assert!(
+            r.fake.count("DescribeListeners") > 0,
+            "listeners synced before the capacity step waits: {:?}",
+            r.fake.calls()
+        );
         r.fake.set_load_balancer_state(&arn, "active");
         if applied {
             eventually("the reservation once the NLB is active", WAIT, || async {

@@ -344,21 +344,26 @@ fn inert_flags_set_are_refused_or_warned_about() {
     );
 }
 
-/// `--default-pca-arn` names what upstream does with it and why this build refuses it.
+/// `--default-pca-arn` names what upstream does with it and why this build does not: warned
+/// about, never refused (upstream reads it only with certificate creation on).
 #[test]
-fn default_pca_arn_is_refused_naming_acm_certificate_creation() {
-    assert!(parse(&["--cluster-name=a", "--default-pca-arn="]).is_ok());
-    let err = parse(&[
+fn default_pca_arn_is_warned_about_naming_acm_certificate_creation() {
+    assert!(parse(&["--cluster-name=a", "--default-pca-arn="])
+        .unwrap()
+        .inert_warnings
+        .is_empty());
+    let c = parse(&[
         "--cluster-name=a",
         "--default-pca-arn=arn:aws:acm-pca:us-west-2:1:certificate-authority/x",
     ])
-    .unwrap_err();
+    .unwrap();
+    assert_eq!(c.inert_warnings.len(), 1, "{:?}", c.inert_warnings);
+    assert_eq!(c.inert_warnings[0].flag, "default-pca-arn");
+    let message = &c.inert_warnings[0].message;
     assert!(
-        err.starts_with(
-            "--default-pca-arn=\"arn:aws:acm-pca:us-west-2:1:certificate-authority/x\" is refused by this build"
-        ) && err.contains("create-acm-cert")
-            && err.contains("this build does not create ACM certificates"),
-        "{err}"
+        message.contains("create-acm-cert")
+            && message.contains("this build does not create ACM certificates"),
+        "{message}"
     );
 }
 

@@ -51,18 +51,22 @@ pub(super) async fn deploy(
     }
     let deployed = ctx
         .rec
-        .staged("deploy_model", async {
-            let deployed = ctx.deployer.deploy(stack).await?;
-            sync_bindings(
-                &ctx.client,
-                &binding_labels(ctx, gw),
-                &deployed.target_group_bindings,
-                &ctx.cfg.namespaces,
-                ctx.cfg.metrics.as_ref(),
-            )
-            .await?;
-            Ok::<_, GatewayError>(deployed)
-        })
+        .staged_unless(
+            "deploy_model",
+            async {
+                let deployed = ctx.deployer.deploy(stack).await?;
+                sync_bindings(
+                    &ctx.client,
+                    &binding_labels(ctx, gw),
+                    &deployed.target_group_bindings,
+                    &ctx.cfg.namespaces,
+                    ctx.cfg.metrics.as_ref(),
+                )
+                .await?;
+                Ok::<_, GatewayError>(deployed)
+            },
+            |e| matches!(e, GatewayError::Deploy(DeployError::NotReady { .. })),
+        )
         .await;
     let deployed = match deployed {
         Ok(d) => d,

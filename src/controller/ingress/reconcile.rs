@@ -218,7 +218,7 @@ async fn deploy_group(
     tracing::debug!(group = %group.id.as_string(), "built model");
     plan_annotation::publish(ctx, &members, stack).await;
     // 3. AWS, 4. TargetGroupBinding objects.
-    let deployed = staged(ctx, "deploy_model", async {
+    let deploy = async {
         let deployed = ctx.deployer.deploy(stack).await?;
         bindings::sync(
             &ctx.client,
@@ -229,8 +229,13 @@ async fn deploy_group(
         )
         .await?;
         Ok::<_, IngressError>(deployed)
-    })
-    .await;
+    };
+    let deployed = ctx
+        .rec
+        .staged_unless("deploy_model", deploy, |e| {
+            matches!(e, IngressError::Deploy(DeployError::NotReady { .. }))
+        })
+        .await;
     // A load balancer still provisioning before its capacity reservation (or an ALB not yet
     // registrable behind its frontend NLB) is waited for as upstream's `RequeueNeededAfter`:
     // queued again after the step's delay, no Warning.

@@ -256,8 +256,19 @@ impl Reconciles {
         stage: &str,
         work: impl std::future::Future<Output = Result<T, E>>,
     ) -> Result<T, E> {
+        self.staged_unless(stage, work, |_| false).await
+    }
+
+    /// As [`Reconciles::staged`], except that an error `requeue` says is a wait (a load
+    /// balancer still provisioning: upstream's `RequeueNeededAfter`) is not counted as one.
+    pub async fn staged_unless<T, E>(
+        &self,
+        stage: &str,
+        work: impl std::future::Future<Output = Result<T, E>>,
+        requeue: impl Fn(&E) -> bool,
+    ) -> Result<T, E> {
         let out = self.stage(stage, work).await;
-        if out.is_err() {
+        if out.as_ref().is_err_and(|e| !requeue(e)) {
             self.error(&format!("{stage}_error"));
         }
         out

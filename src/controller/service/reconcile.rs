@@ -130,18 +130,27 @@ async fn deploy(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceEr
     }
     let deployed = ctx
         .rec
-        .staged("deploy_model", async {
-            let deployed = ctx.deployer.deploy(stack).await?;
-            sync_bindings(
-                &ctx.client,
-                &binding_labels(ctx, svc),
-                &deployed.target_group_bindings,
-                &[svc.namespace().unwrap_or_else(|| "default".into())],
-                ctx.cfg.metrics.as_ref(),
-            )
-            .await?;
-            Ok::<_, ServiceError>(deployed)
-        })
+        .staged_unless(
+            "deploy_model",
+            async {
+                let deployed = ctx.deployer.deploy(stack).await?;
+                sync_bindings(
+                    &ctx.client,
+                    &binding_labels(ctx, svc),
+                    &deployed.target_group_bindings,
+                    &[svc.namespace().unwrap_or_else(|| "default".into())],
+                    ctx.cfg.metrics.as_ref(),
+                )
+                .await?;
+                Ok::<_, ServiceError>(deployed)
+            },
+            |e| {
+                matches!(
+                    e,
+                    ServiceError::Deploy(crate::deploy::Error::NotReady { .. })
+                )
+            },
+        )
         .await;
     let deployed = match deployed {
         Ok(d) => d,

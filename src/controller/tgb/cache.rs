@@ -90,9 +90,39 @@ pub struct Caches {
     /// these types do not know, e.g. from a newer CRD), with the decode error: they count as
     /// present, never as gone, and their reconciles say so in a Warning event.
     pub undecodable: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
+    /// The decode error each of those bindings was last warned about: one Warning per error,
+    /// not one per reconcile (a binding reconciles on every endpoint change).
+    pub undecodable_warned: std::sync::Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 impl Caches {
+    /// The decode error of binding `key` when it has not been warned about yet (then
+    /// remembered as warned); a binding that decodes again is forgotten, so a later failure is
+    /// said again.
+    pub fn undecodable_news(&self, key: &str) -> Option<String> {
+        let error = self
+            .undecodable
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned();
+        let mut warned = self
+            .undecodable_warned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match error {
+            None => {
+                warned.remove(key);
+                None
+            }
+            Some(e) if warned.get(key) == Some(&e) => None,
+            Some(e) => {
+                warned.insert(key.to_string(), e.clone());
+                Some(e)
+            }
+        }
+    }
+
     pub fn all_synced(&self) -> bool {
         self.pods.is_synced()
             && self.nodes.is_synced()
@@ -291,4 +321,41 @@ pub fn project_endpoints(
     e: &k8s_openapi::api::core::v1::Endpoints,
 ) -> Option<(String, Vec<SliceInfo>)> {
     Some((e.name_any(), SliceInfo::from_endpoints(e)))
+}
+
+#[cfg(test)]
+mod undecodable_tests {
+    use super::*;
+
+    #[test]
+    fn a_decode_error_is_news_once_until_it_changes_or_the_binding_decodes_again() {
+        let c = Caches::default();
+        let set = |e: Option<&str>| {
+            let mut u = c.undecodable.lock().unwrap();
+            match e {
+                Some(e) => u.insert("ns/web".into(), e.into()),
+                None => u.remove("ns/web"),
+            };
+        };
+        assert_eq!(c.undecodable_news("ns/web"), None);
+        set(Some("unknown variant `a`"));
+        assert_eq!(
+            c.undecodable_news("ns/web").as_deref(),
+            Some("unknown variant `a`")
+        );
+        assert_eq!(c.undecodable_news("ns/web"), None, "said once");
+        set(Some("unknown variant `b`"));
+        assert_eq!(
+            c.undecodable_news("ns/web").as_deref(),
+            Some("unknown variant `b`")
+        );
+        set(None);
+        assert_eq!(c.undecodable_news("ns/web"), None);
+        set(Some("unknown variant `b`"));
+        assert_eq!(
+            c.undecodable_news("ns/web").as_deref(),
+            Some("unknown variant `b`"),
+            "said again after decoding in between"
+        );
+    }
 }

@@ -37,15 +37,15 @@ pub fn find_service_port<'a>(
 }
 
 /// Pod endpoints of the Service port, chosen the way upstream does, with one improvement:
-/// endpoints that are terminating or whose pod is being deleted are never wanted, so they are
-/// deregistered at once (drain first).
+/// endpoints that are terminating or whose pod is being deleted are not wanted, so they are
+/// deregistered at once (drain first) — except as the fail-open fallback below.
 ///
 /// Ready (or readiness unknown) endpoints are wanted. A not-ready endpoint is wanted when its
 /// pod is ContainersReady on a node whose Ready condition is True: that pod only waits on the
 /// readiness gates, which need the pod registered to turn True. When that leaves none and
 /// `fail_open` (gate `EndpointsFailOpen`), the not-ready endpoints of ContainersReady pods on
-/// nodes whose Ready condition is Unknown are taken instead (the node may only have lost touch
-/// with the API server).
+/// nodes whose Ready condition is Unknown are taken instead, terminating or not (the node may
+/// only have lost touch with the API server).
 pub fn select_pod_endpoints<'a>(
     svc_port: &ServicePortInfo,
     slices: impl IntoIterator<Item = &'a SliceInfo>,
@@ -69,20 +69,21 @@ pub fn select_pod_endpoints<'a>(
                     continue;
                 };
                 let Some(p) = pod(pod_name) else { continue };
-                if p.deleting || ep.terminating == Some(true) {
-                    continue;
-                }
+                let leaving = p.deleting || ep.terminating == Some(true);
                 let into = match ep.ready {
-                    None | Some(true) => Some(&mut ready),
+                    None | Some(true) if !leaving => Some(&mut ready),
                     Some(false) if p.containers_ready => {
                         let node_name = ep.node.as_deref().or(p.node.as_deref());
                         match node_name.and_then(&node).map(|n| n.ready) {
-                            Some(Tri::True) => Some(&mut ready),
+                            Some(Tri::True) if !leaving => Some(&mut ready),
+                            // Kept even while leaving, as upstream: a node out of touch gets
+                            // its pods evicted after a while, and failing open must still
+                            // hold then, when they are all that is left.
                             Some(Tri::Unknown) => Some(&mut unknown),
                             _ => None,
                         }
                     }
-                    Some(false) => None,
+                    _ => None,
                 };
                 if let Some(c) = into {
                     c.add(&ep.address, port, pod_name);

@@ -42,14 +42,7 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
     let api: Api<TargetGroupBinding> = Api::namespaced(ctx.client.clone(), &ns);
     let oref = tgb.object_ref(&());
     let key = format!("{ns}/{name}");
-    let undecodable = ctx
-        .caches
-        .undecodable
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&key)
-        .cloned();
-    if let Some(error) = undecodable {
+    if let Some(error) = ctx.caches.undecodable_news(&key) {
         // Never silent: the binding as written is not what is reconciled.
         let note = format!("{UNDECODABLE}: {error}");
         ctx.events.warning(&oref, "UnsupportedValue", note).await;

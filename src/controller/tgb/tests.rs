@@ -466,3 +466,36 @@ fn endpoints_objects_become_one_slice_per_subset_and_family() {
         "non-pod targets carry no pod"
     );
 }
+
+/// Failing open holds while the pods of a node out of touch are evicted (terminating, being
+/// deleted), as upstream keeps them; on a healthy node a leaving pod is never taken.
+#[test]
+fn fail_open_keeps_leaving_pods_on_unknown_nodes_only() {
+    let on_node = |addr: &str, pod: &str, node: &str| EndpointInfo {
+        node: Some(node.into()),
+        ..ep(addr, pod, Some(false), Some(true))
+    };
+    let pods: HashMap<&str, PodInfo> =
+        [("evicted", pod(true, true)), ("draining", pod(true, true))].into();
+    let nodes: HashMap<&str, NodeInfo> =
+        [("unknown", node(Tri::Unknown)), ("n1", node(Tri::True))].into();
+    let pick = |eps: Vec<EndpointInfo>, fail_open: bool| -> Vec<String> {
+        select_pod_endpoints(
+            &svc_port(""),
+            &[slice("IPv4", &[("", 8080)], eps)],
+            false,
+            fail_open,
+            |p| pods.get(p),
+            |n| nodes.get(n),
+        )
+        .into_iter()
+        .map(|e| e.ip)
+        .collect()
+    };
+    assert_eq!(
+        pick(vec![on_node("10.0.0.1", "evicted", "unknown")], true),
+        ["10.0.0.1"]
+    );
+    assert!(pick(vec![on_node("10.0.0.1", "evicted", "unknown")], false).is_empty());
+    assert!(pick(vec![on_node("10.0.0.2", "draining", "n1")], true).is_empty());
+}

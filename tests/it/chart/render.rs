@@ -294,9 +294,9 @@ fn every_rendered_flag_is_accepted_by_the_controller_binary() {
 }
 
 /// `certManagement.defaultPCAARN` reaches `--default-pca-arn` as in upstream's chart, and the
-/// controller refuses it at start (this build creates no ACM certificates), naming the flag.
+/// controller starts with it, warning that it creates no ACM certificates.
 #[test]
-fn default_pca_arn_value_sets_the_flag_the_controller_refuses() {
+fn default_pca_arn_value_sets_the_flag_the_controller_warns_about() {
     use aws_load_balancer_controller::args::Cli;
     use aws_load_balancer_controller::config::Config;
     use clap::Parser;
@@ -311,11 +311,15 @@ fn default_pca_arn_value_sets_the_flag_the_controller_refuses() {
     let cli =
         Cli::try_parse_from(std::iter::once("aws-load-balancer-controller".to_owned()).chain(args))
             .unwrap();
-    let err = Config::from_args(&cli.controller).unwrap_err().to_string();
+    let cfg = Config::from_args(&cli.controller).unwrap();
+    let warned: Vec<_> = cfg.inert_warnings.iter().map(|w| w.flag).collect();
+    assert_eq!(warned, ["default-pca-arn"]);
     assert!(
-        err.starts_with("--default-pca-arn=")
-            && err.contains("this build does not create ACM certificates"),
-        "{err}"
+        cfg.inert_warnings[0]
+            .message
+            .contains("this build does not create ACM certificates"),
+        "{:?}",
+        cfg.inert_warnings
     );
     // Unset, the chart passes nothing.
     let plain = container_args(&docs(&helm_template(&["--set", "clusterName=it"]).unwrap()));

@@ -70,7 +70,9 @@ pub const INERT_FLAGS: &[InertFlag] = &[
             "upstream issues the ACM certificates it creates for Ingresses (create-acm-cert, gate \
               EnableCertificateManagement) from this private CA; this build does not create ACM \
               certificates",
-        when_set: WhenSet::Refuse,
+        // Warned, not refused: upstream reads it only with that gate on (off by default, and
+        // refused here), so a chart carrying a CA must still start after the switch.
+        when_set: WhenSet::Warn,
         syntax: any_text,
     },
     InertFlag {
