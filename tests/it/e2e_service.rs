@@ -27,11 +27,11 @@ use crate::support::nlb_seed::seed_as_upstream;
 use crate::support::process::Controller;
 use crate::tgb::{eventually, targets};
 
-const WAIT: Duration = Duration::from_secs(45);
+pub(crate) const WAIT: Duration = Duration::from_secs(45);
 const STACK_TAG: &str = "service.k8s.aws/stack";
 const FINALIZER: &str = "service.k8s.aws/resources";
 
-fn start(c: &Cloud, k8s: &Cluster) -> Controller {
+pub(crate) fn start(c: &Cloud, k8s: &Cluster) -> Controller {
     let ctl = k8s.controller(&[
         "--cluster-name=e2e".into(),
         "--aws-region=us-west-2".into(),
@@ -45,16 +45,16 @@ fn start(c: &Cloud, k8s: &Cluster) -> Controller {
     ctl
 }
 
-fn apply(k8s: &Cluster, yaml: &str) {
+pub(crate) fn apply(k8s: &Cluster, yaml: &str) {
     let (ok, out) = kubectl(&k8s.kubeconfig, &["apply", "-f", "-"], Some(yaml));
     assert!(ok, "{out}");
 }
 
-async fn inv(c: &Cloud, stack: &str) -> Inventory {
+pub(crate) async fn inv(c: &Cloud, stack: &str) -> Inventory {
     inventory_of(c.elb.as_ref(), c.ec2.as_ref(), STACK_TAG, stack).await
 }
 
-async fn hostname(api: &Api<Service>, name: &str) -> Option<String> {
+pub(crate) async fn hostname(api: &Api<Service>, name: &str) -> Option<String> {
     let svc = api.get_opt(name).await.ok()??;
     svc.status?
         .load_balancer?
@@ -104,7 +104,7 @@ spec:
     )
 }
 
-const NS: &str = "apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n";
+pub(crate) const NS: &str = "apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn service_to_nlb_in_moto_through_the_binary_then_change_a_port_then_delete() {

@@ -19,6 +19,7 @@ mod e2e_oidc;
 mod e2e_pod_gates;
 mod e2e_rbac_enforced;
 mod e2e_service;
+mod e2e_service_weighted;
 mod e2e_switch;
 mod e2e_tgb;
 mod gateway_addons;

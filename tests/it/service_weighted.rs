@@ -23,16 +23,16 @@ use crate::support::inventory::{inventory_of, Inventory};
 
 const STACK_TAG: &str = "service.k8s.aws/stack";
 const RESOURCE_TAG: &str = "service.k8s.aws/resource";
-const ACTIONS: &str = "service.beta.kubernetes.io/actions.TCP-80";
+pub(crate) const ACTIONS: &str = "service.beta.kubernetes.io/actions.TCP-80";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Targets {
+pub(crate) enum Targets {
     Ip,
     Instance,
 }
 
 /// The weights of upstream's e2e action: (the Service, target-svc1:81, target-svc2:82).
-fn weights(t: Targets) -> [i32; 3] {
+pub(crate) fn weights(t: Targets) -> [i32; 3] {
     match t {
         Targets::Ip => [20, 60, 40],
         Targets::Instance => [1, 2, 3],
@@ -41,7 +41,7 @@ fn weights(t: Targets) -> [i32; 3] {
 
 /// Upstream's action (the ip one with its unknown `tcpEnabled` key, the instance one with
 /// stickiness on).
-fn action(t: Targets, w: [i32; 3]) -> String {
+pub(crate) fn action(t: Targets, w: [i32; 3]) -> String {
     let extra = match t {
         Targets::Ip => (r#","tcpEnabled":true"#, ""),
         Targets::Instance => ("", r#","targetGroupStickinessConfig":{"enabled":true}"#),
@@ -53,7 +53,7 @@ fn action(t: Targets, w: [i32; 3]) -> String {
 }
 
 /// A NodePort Service the weighted action names (upstream's `target-svc1`, `target-svc2`).
-fn backend(name: &str, port: i32) -> String {
+pub(crate) fn backend(name: &str, port: i32) -> String {
     format!(
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: demo\nspec:\n  type: NodePort\n  selector: {{app: multi-port}}\n  ports:\n  - {{port: {port}, targetPort: {port}, nodePort: {}, protocol: TCP}}\n",
         30000 + port
@@ -61,7 +61,7 @@ fn backend(name: &str, port: i32) -> String {
 }
 
 /// Node port of the weighted Service `name`'s port 80.
-fn node_port(name: &str) -> i32 {
+pub(crate) fn node_port(name: &str) -> i32 {
     if name == "my-nlb" {
         30080
     } else {
@@ -70,7 +70,7 @@ fn node_port(name: &str) -> i32 {
 }
 
 /// Upstream's weighted LoadBalancer Service (`my-nlb`, or `my-another-nlb` sharing backends).
-fn weighted(name: &str, t: Targets) -> String {
+pub(crate) fn weighted(name: &str, t: Targets) -> String {
     let kind = match t {
         Targets::Ip => "    service.beta.kubernetes.io/aws-load-balancer-type: nlb-ip\n",
         Targets::Instance => "    service.beta.kubernetes.io/aws-load-balancer-type: external\n    service.beta.kubernetes.io/aws-load-balancer-nlb-target-type: instance\n",
@@ -93,7 +93,7 @@ async fn inv(r: &Running, name: &str) -> Inventory {
 }
 
 /// The stack's target groups by resource id.
-fn by_id(inv: &Inventory) -> BTreeMap<String, aws::TargetGroup> {
+pub(crate) fn by_id(inv: &Inventory) -> BTreeMap<String, aws::TargetGroup> {
     inv.tgs
         .iter()
         .map(|(g, tags)| {
@@ -106,7 +106,7 @@ fn by_id(inv: &Inventory) -> BTreeMap<String, aws::TargetGroup> {
 }
 
 /// The listener's forward as (target group ARN → weight), and whether stickiness is on.
-fn forward(inv: &Inventory) -> (BTreeMap<String, Option<i32>>, bool) {
+pub(crate) fn forward(inv: &Inventory) -> (BTreeMap<String, Option<i32>>, bool) {
     assert_eq!(inv.listeners.len(), 1, "{inv:#?}");
     let l = &inv.listeners[0];
     assert_eq!((l.port, l.protocol.as_str()), (80, "TCP"));
@@ -123,7 +123,15 @@ fn forward(inv: &Inventory) -> (BTreeMap<String, Option<i32>>, bool) {
 
 /// The bindings of stack `name` as (target group ARN → (Service, port, binding name)).
 async fn bindings(r: &Running, name: &str) -> BTreeMap<String, (String, String, String)> {
-    let api: Api<TargetGroupBinding> = Api::namespaced(r.h.client.clone(), "demo");
+    bindings_in(&r.h.client, name).await
+}
+
+/// [`bindings`] through any client (the e2e tests' cluster).
+pub(crate) async fn bindings_in(
+    client: &kube::Client,
+    name: &str,
+) -> BTreeMap<String, (String, String, String)> {
+    let api: Api<TargetGroupBinding> = Api::namespaced(client.clone(), "demo");
     let ours = ListParams::default().labels(&format!(
         "service.k8s.aws/stack-namespace=demo,service.k8s.aws/stack-name={name}"
     ));
@@ -147,10 +155,22 @@ async fn bindings(r: &Running, name: &str) -> BTreeMap<String, (String, String, 
 /// returns its target group ARNs.
 async fn check_weighted(r: &Running, name: &str, t: Targets, w: [i32; 3]) -> Vec<String> {
     let inv = inv(r, name).await;
+    let bound = bindings(r, name).await;
+    check_weighted_stack(&inv, &bound, name, t, w)
+}
+
+/// [`check_weighted`] on a stack already read: `inv` from AWS, `bound` from [`bindings_in`].
+pub(crate) fn check_weighted_stack(
+    inv: &Inventory,
+    bound: &BTreeMap<String, (String, String, String)>,
+    name: &str,
+    t: Targets,
+    w: [i32; 3],
+) -> Vec<String> {
     assert_eq!(inv.lbs.len(), 1, "{inv:#?}");
     let lb = &inv.lbs[0].0;
     assert_eq!(lb.lb_type, "network");
-    let tgs = by_id(&inv);
+    let tgs = by_id(inv);
     let own = format!("demo/{name}:80");
     let (tt, ports) = match t {
         Targets::Ip => ("ip", [80, 81, 82]),
@@ -166,8 +186,7 @@ async fn check_weighted(r: &Running, name: &str, t: Targets, w: [i32; 3]) -> Vec
         3,
         "the Service's own and one per backend: {inv:#?}"
     );
-    let (forwarded, sticky) = forward(&inv);
-    let bound = bindings(r, name).await;
+    let (forwarded, sticky) = forward(inv);
     assert_eq!(bound.len(), 3, "{bound:?}");
     for (id, svc_port, port, weight) in expected {
         let g = tgs
