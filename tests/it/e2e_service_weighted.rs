@@ -162,7 +162,10 @@ async fn run_context(target_type: &str, shared: bool) {
     if shared {
         let other = check(&c, &k8s, &services, "my-another-nlb", t, weights(t)).await;
         assert_eq!(other.lb, stacks[1].lb);
-        assert_eq!(other.tgs, stacks[1].tgs, "the shared backends' other target groups stay");
+        assert_eq!(
+            other.tgs, stacks[1].tgs,
+            "the shared backends' other target groups stay"
+        );
         delete(&c, &k8s, &services, "my-another-nlb").await;
     }
     // Nothing at all is left in this test's private moto, tagged or not.
