@@ -13,7 +13,7 @@ use std::sync::Arc;
 use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::{Gateway, GatewayStatus};
 use k8s_openapi::api::core::v1::Secret;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 
 use super::groups::{bindings_labeled, kube_write, one, Env};
 use super::{Sink, StackDiff, Write};
@@ -323,16 +323,11 @@ async fn read_secrets(
 ) -> Result<Vec<Secret>, String> {
     let mut out = Vec::new();
     for (ns, name) in crate::controller::gateway::secrets::refs_of(owned) {
-        let got = Api::<Secret>::namespaced(client.clone(), &ns)
-            .get_opt(&name)
-            .await
-            .map_err(|e| format!("Failed build model due to {e}"))?;
-        out.extend(
-            got.filter(|s| {
-                crate::config::secret_label::admits(required, s.metadata.labels.as_ref())
-            })
-            .map(|s| crate::model::oidc::needed_part(&s)),
-        );
+        let got =
+            crate::controller::ingress::secrets::get_oidc_secret(client, &ns, &name, required)
+                .await
+                .map_err(|e| format!("Failed build model due to {e}"))?;
+        out.extend(got);
     }
     Ok(out)
 }

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Context;
-use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
+use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass, IngressStatus};
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
@@ -15,7 +15,8 @@ use serde::de::DeserializeOwned;
 
 use super::{Change, Recorder, Sink, StackDiff, Write};
 use crate::annotations::DRY_RUN_PLAN;
-use crate::config::{secret_label, Config};
+use crate::config::Config;
+use crate::controller::ingress::secrets::get_oidc_secret;
 use crate::controller::ingress::{
     binding_needs_update, desired_status, planned_annotation, stack_labels, status_is_current,
     with_frontend_nlb, IngressConfig, PLAN_GATE,
@@ -85,16 +86,12 @@ pub async fn list_objects(client: &kube::Client, cfg: &Config) -> anyhow::Result
     let metas = objs.ingresses.iter().map(|i| &i.metadata);
     let refs = model::oidc::secret_refs(metas.chain(objs.services.iter().map(|s| &s.metadata)));
     for (ns, name) in refs {
-        let got = Api::<Secret>::namespaced(client.clone(), &ns)
-            .get_opt(&name)
+        // As the controller reads it.
+        let required = cfg.required_secrets_label.as_ref();
+        let got = get_oidc_secret(client, &ns, &name, required)
             .await
             .with_context(|| format!("reading Secret {ns}/{name} (auth-idp-oidc)"))?;
-        // As the controller: one without `--required-secrets-label` reads as not found.
-        let required = cfg.required_secrets_label.as_ref();
-        objs.secrets.extend(
-            got.filter(|s| secret_label::admits(required, s.metadata.labels.as_ref()))
-                .map(|s| model::oidc::needed_part(&s)),
-        );
+        objs.secrets.extend(got);
     }
     Ok(objs)
 }

@@ -10,11 +10,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::core::v1::Secret;
-use kube::Api;
 
 use super::feed::Feed;
 use super::inputs::Owned;
 use crate::config::{secret_label, RequiredLabel};
+use crate::controller::ingress::secrets::get_oidc_secret;
 use crate::model::gateway::load::{RULE_CONFIG_GROUP, RULE_CONFIG_KIND};
 use crate::model::gateway::routes::{grpc_route, http_route, RouteView};
 use crate::model::oidc;
@@ -137,14 +137,8 @@ impl Monitor {
                 out.push(s);
                 continue;
             }
-            let api: Api<Secret> = Api::namespaced(client.clone(), &r.0);
-            match api.get_opt(&r.1).await? {
-                Some(s) if self.admits(&s) => out.push(oidc::needed_part(&s)),
-                Some(_) => {
-                    tracing::debug!(namespace = %r.0, secret = %r.1, "secret lacks --required-secrets-label: read as not found")
-                }
-                None => {}
-            }
+            let required = self.required.as_ref();
+            out.extend(get_oidc_secret(client, &r.0, &r.1, required).await?);
         }
         Ok(out)
     }

@@ -19,7 +19,7 @@ mod last_good;
 mod objects;
 pub(crate) mod queue;
 mod reconcile;
-mod secrets;
+pub(crate) mod secrets;
 mod status;
 mod warm;
 

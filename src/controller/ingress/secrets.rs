@@ -89,6 +89,28 @@ pub fn refs_of(objs: &ClusterObjects) -> BTreeSet<Ref> {
     )
 }
 
+/// An OIDC Secret read by GET as the model takes it (only the keys OIDC reads), or None when
+/// it does not exist or lacks `required` (`--required-secrets-label`: read as not found, as
+/// upstream's labelled watch would not see it). The one read the controllers and `diff` share.
+pub async fn get_oidc_secret(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    required: Option<&RequiredLabel>,
+) -> Result<Option<Secret>, kube::Error> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    Ok(match api.get_opt(name).await? {
+        Some(s) if secret_label::admits(required, s.metadata.labels.as_ref()) => {
+            Some(oidc::needed_part(&s))
+        }
+        Some(_) => {
+            tracing::debug!(%namespace, secret = %name, "secret lacks --required-secrets-label: read as not found");
+            None
+        }
+        None => None,
+    })
+}
+
 /// The model's Secret input for `objs`: from the store, else by GET (NotFound, or without the
 /// required label: left out).
 pub async fn inputs(
@@ -102,14 +124,7 @@ pub async fn inputs(
             out.push((*s).clone());
             continue;
         }
-        let api: Api<Secret> = Api::namespaced(client.clone(), &ns);
-        match api.get_opt(&name).await? {
-            Some(s) if store.admits(&s) => out.push(oidc::needed_part(&s)),
-            Some(_) => {
-                tracing::debug!(namespace = %ns, secret = %name, "secret lacks --required-secrets-label: read as not found")
-            }
-            None => {}
-        }
+        out.extend(get_oidc_secret(client, &ns, &name, store.required.as_ref()).await?);
     }
     Ok(out)
 }
