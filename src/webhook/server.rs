@@ -250,12 +250,32 @@ pub const BAD_BURST: f64 = 50.0;
 
 /// A token bucket per peer address, drained by connections that end badly; shared by the
 /// accept loop, which consults it, and the connections, which report how they ended.
+///
+/// A peer with a record pays for each new connection when it is accepted, and gets the token
+/// back when the connection proves good (a request answered, or a clean close): charging only
+/// when a connection ends let a peer that opens a thousand at once through on the tokens of
+/// one second, as none of them had ended yet.
 #[derive(Default)]
 struct Conduct {
     buckets: Mutex<std::collections::HashMap<IpAddr, (f64, Instant)>>,
 }
 
+/// What [`Conduct::admit`] decided for a new connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Admit {
+    /// The peer has no record: served, and charged only if the connection ends badly.
+    Free,
+    /// The peer has a record: served on a token it gets back if the connection proves good.
+    Charged,
+    /// The peer's tokens are spent: closed before the handshake.
+    Refused,
+}
+
 impl Conduct {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<IpAddr, (f64, Instant)>> {
+        self.buckets.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The refilled bucket of `peer` at `now`.
     fn tokens(
         buckets: &mut std::collections::HashMap<IpAddr, (f64, Instant)>,
@@ -269,18 +289,33 @@ impl Conduct {
         tokens
     }
 
-    /// Whether a new connection from `peer` may be served at `now`.
-    fn admit(&self, peer: IpAddr, now: Instant) -> bool {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        match buckets.get(&peer) {
-            None => true,
-            Some(_) => *Self::tokens(&mut buckets, peer, now) >= 1.0,
+    /// Whether a new connection from `peer` may be served at `now`, and on what terms.
+    fn admit(&self, peer: IpAddr, now: Instant) -> Admit {
+        let mut buckets = self.lock();
+        if !buckets.contains_key(&peer) {
+            return Admit::Free;
+        }
+        let tokens = Self::tokens(&mut buckets, peer, now);
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            Admit::Charged
+        } else {
+            Admit::Refused
         }
     }
 
-    /// A connection of `peer` ended badly at `now`.
+    /// A connection charged on admission proved good: its token comes back.
+    fn refund(&self, peer: IpAddr, now: Instant) {
+        let mut buckets = self.lock();
+        if buckets.contains_key(&peer) {
+            let tokens = Self::tokens(&mut buckets, peer, now);
+            *tokens = (*tokens + 1.0).min(BAD_BURST);
+        }
+    }
+
+    /// A connection of `peer` that was not charged on admission ended badly at `now`.
     fn misbehaved(&self, peer: IpAddr, now: Instant) {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let mut buckets = self.lock();
         if buckets.len() >= 4096 && !buckets.contains_key(&peer) {
             // Forget peers whose bucket has refilled: they are no different from new ones.
             buckets.retain(|_, (tokens, at)| {
@@ -290,6 +325,101 @@ impl Conduct {
         }
         let tokens = Self::tokens(&mut buckets, peer, now);
         *tokens = (*tokens - 1.0).max(0.0);
+    }
+}
+
+/// A connection's account with [`Conduct`]: settled once, as good (a request answered, or a
+/// clean end) or bad; a charge still held when the connection ends is refunded.
+struct Account {
+    conduct: Arc<Conduct>,
+    peer: IpAddr,
+    /// A token taken on admission and not yet settled.
+    held: std::sync::atomic::AtomicBool,
+}
+
+impl Account {
+    fn new(conduct: Arc<Conduct>, peer: IpAddr, admit: Admit) -> Self {
+        Account {
+            conduct,
+            peer,
+            held: std::sync::atomic::AtomicBool::new(admit == Admit::Charged),
+        }
+    }
+
+    /// The connection proved good: a token taken on admission comes back.
+    fn good(&self) {
+        if self.held.swap(false, Ordering::SeqCst) {
+            self.conduct.refund(self.peer, Instant::now());
+        }
+    }
+
+    /// The connection ended badly: a token taken on admission stays spent, else one is taken.
+    fn bad(&self) {
+        if !self.held.swap(false, Ordering::SeqCst) {
+            self.conduct.misbehaved(self.peer, Instant::now());
+        }
+    }
+}
+
+impl Drop for Account {
+    fn drop(&mut self) {
+        self.good();
+    }
+}
+
+/// TLS handshakes one peer address may have in progress at once; its further connections wait
+/// their turn (within the handshake timeout). A handshake is the costly part of a connection,
+/// and the threads run them in arrival order: without a turn per peer, a peer that opened
+/// thousands of connections at once put an API server's new connection behind all of them.
+pub const HANDSHAKES_PER_PEER: usize = 8;
+
+/// The handshake turns of each peer address (see [`HANDSHAKES_PER_PEER`]).
+#[derive(Default)]
+struct Handshakes {
+    peers: Mutex<std::collections::HashMap<IpAddr, Arc<Semaphore>>>,
+}
+
+/// A peer's turn to handshake; its entry goes when the last turn of the peer ends.
+struct Turn<'a> {
+    handshakes: &'a Handshakes,
+    peer: IpAddr,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Handshakes {
+    async fn turn(&self, peer: IpAddr) -> Turn<'_> {
+        let gate = {
+            let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+            peers
+                .entry(peer)
+                .or_insert_with(|| Arc::new(Semaphore::new(HANDSHAKES_PER_PEER)))
+                .clone()
+        };
+        let mut turn = Turn {
+            handshakes: self,
+            peer,
+            permit: None,
+        };
+        turn.permit = gate.acquire_owned().await.ok();
+        turn
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        drop(self.permit.take());
+        let mut peers = self
+            .handshakes
+            .peers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        // Only the map holds it: no turn is held or awaited.
+        if peers
+            .get(&self.peer)
+            .is_some_and(|gate| Arc::strong_count(gate) == 1)
+        {
+            peers.remove(&self.peer);
+        }
     }
 }
 
@@ -398,6 +528,7 @@ async fn serve(
     let base = Instant::now();
     let mut warned_full: Option<Instant> = None;
     let conduct = Arc::new(Conduct::default());
+    let handshakes = Arc::new(Handshakes::default());
     loop {
         let free = slots.clone().try_acquire_owned().ok();
         let (tcp, peer) = tokio::select! {
@@ -413,10 +544,12 @@ async fn serve(
             },
         };
         // Closed before its TLS handshake, the costly part of a connection.
-        if !conduct.admit(peer.ip(), Instant::now()) {
+        let admit = conduct.admit(peer.ip(), Instant::now());
+        if admit == Admit::Refused {
             tracing::debug!(%peer, "webhook connection refused: its peer's connections end badly more than {BAD_PER_SECOND}/s");
             continue;
         }
+        let account = Arc::new(Account::new(conduct.clone(), peer.ip(), admit));
         // At the cap, a client has arrived: make room by closing the idlest connection, or wait
         // for one to finish when all are busy (holding just this one socket meanwhile).
         // Slots may have freed while accept waited.
@@ -498,8 +631,11 @@ async fn serve(
             },
         );
         let registry = registry.clone();
-        let conduct = conduct.clone();
-        let misbehaved = move || conduct.misbehaved(peer.ip(), Instant::now());
+        let handshakes = handshakes.clone();
+        let misbehaved = {
+            let account = account.clone();
+            move || account.bad()
+        };
         let connection = async move {
             // Released when the task ends, unless handed to a newcomer on eviction.
             let _slot = slot;
@@ -513,7 +649,17 @@ async fn serve(
                     }
                 },
             };
-            let handshake = tokio::time::timeout(limits.handshake_timeout, acceptor.accept(tcp));
+            // The wait for the peer's turn counts in the handshake timeout, but a connection
+            // that times out waiting has done nothing wrong.
+            let deadline = tokio::time::Instant::now() + limits.handshake_timeout;
+            let turn = tokio::select! {
+                _ = stop.cancelled() => return,
+                turn = tokio::time::timeout_at(deadline, handshakes.turn(peer.ip())) => match turn {
+                    Ok(turn) => turn,
+                    Err(_) => return tracing::debug!(%peer, "TLS handshake not started in time"),
+                },
+            };
+            let handshake = tokio::time::timeout_at(deadline, acceptor.accept(tcp));
             let stream = tokio::select! {
                 _ = stop.cancelled() => return,
                 done = handshake => match done {
@@ -528,6 +674,7 @@ async fn serve(
                     }
                 },
             };
+            drop(turn);
             let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
                 activity.started();
                 let guard = Busy(activity.clone());
@@ -536,9 +683,12 @@ async fn serve(
                     activity: Some(activity.clone()),
                 };
                 let router = router.clone();
+                let account = account.clone();
                 async move {
                     let _guard = guard;
-                    Ok::<_, std::convert::Infallible>(router.handle_from(request, &caller).await)
+                    let response = router.handle_from(request, &caller).await;
+                    account.good();
+                    Ok::<_, std::convert::Infallible>(response)
                 }
             });
             let conn = hyper::server::conn::http1::Builder::new()
@@ -596,26 +746,95 @@ mod tests {
     #[test]
     fn only_a_peer_whose_connections_end_badly_is_held_back() {
         let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
-        let conduct = Conduct::default();
+        let conduct = Arc::new(Conduct::default());
         let t0 = Instant::now();
         assert!(
-            (0..10_000).all(|_| conduct.admit(a, t0)),
-            "clean peers pass"
+            (0..10_000).all(|_| conduct.admit(a, t0) == Admit::Free),
+            "clean peers pass, uncharged"
         );
         let mut bad = 0;
-        while conduct.admit(a, t0) {
-            conduct.misbehaved(a, t0);
+        loop {
+            let admit = conduct.admit(a, t0);
+            if admit == Admit::Refused {
+                break;
+            }
+            Account::new(conduct.clone(), a, admit).bad();
             bad += 1;
         }
         assert_eq!(bad, BAD_BURST as usize);
-        assert!(conduct.admit(b, t0), "another peer is not held back");
+        assert_eq!(
+            conduct.admit(b, t0),
+            Admit::Free,
+            "another peer is not held back"
+        );
         // Half a second later, half a second's worth of bad endings more.
         let later = t0 + Duration::from_millis(500);
         let mut more = 0;
-        while conduct.admit(a, later) {
-            conduct.misbehaved(a, later);
+        while conduct.admit(a, later) != Admit::Refused {
             more += 1;
         }
         assert_eq!(more, (BAD_PER_SECOND / 2.0) as usize);
+    }
+
+    #[test]
+    fn a_burst_of_connections_from_a_peer_with_a_record_is_held_to_its_tokens() {
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let conduct = Arc::new(Conduct::default());
+        let t0 = Instant::now();
+        Account::new(conduct.clone(), a, conduct.admit(a, t0)).bad();
+        // A thousand connections arrive before any of them has ended: only the tokens the
+        // peer has left are served.
+        let accounts: Vec<Account> = (0..1000)
+            .map(|_| conduct.admit(a, t0))
+            .filter(|admit| *admit != Admit::Refused)
+            .map(|admit| Account::new(conduct.clone(), a, admit))
+            .collect();
+        assert_eq!(accounts.len(), BAD_BURST as usize - 1);
+        assert!(accounts.iter().all(|acc| acc.held.load(Ordering::SeqCst)));
+        // Connections that prove good give their tokens back (answered, or simply closed).
+        let mut accounts = accounts.into_iter();
+        accounts.next().unwrap().good();
+        drop(accounts.next());
+        // Ones that end badly do not, and are not charged twice.
+        for acc in accounts {
+            acc.bad();
+        }
+        let mut served = 0;
+        while conduct.admit(a, t0) != Admit::Refused {
+            served += 1;
+        }
+        assert_eq!(served, 2);
+    }
+
+    #[tokio::test]
+    async fn a_peer_waits_for_its_own_handshake_turns_only() {
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let handshakes = Handshakes::default();
+        let mut held = Vec::new();
+        for _ in 0..HANDSHAKES_PER_PEER {
+            held.push(handshakes.turn(a).await);
+        }
+        let short = Duration::from_millis(50);
+        assert!(
+            tokio::time::timeout(short, handshakes.turn(a))
+                .await
+                .is_err(),
+            "a peer's next handshake waits while all its turns are taken"
+        );
+        assert!(
+            tokio::time::timeout(short, handshakes.turn(b))
+                .await
+                .is_ok(),
+            "another peer's handshake does not wait behind it"
+        );
+        held.pop();
+        assert!(tokio::time::timeout(short, handshakes.turn(a))
+            .await
+            .is_ok());
+        drop(held);
+        assert!(
+            handshakes.peers.lock().unwrap().is_empty(),
+            "a peer with no handshake in progress leaves nothing behind"
+        );
     }
 }
