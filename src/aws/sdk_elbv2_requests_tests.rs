@@ -1188,6 +1188,30 @@ fn modify_rule_sends_every_field_it_changes() {
 }
 
 #[test]
+fn every_table_entry_names_its_parameter_or_its_reason() {
+    let tables = [
+        ("CreateListener", CREATE_LISTENER),
+        ("ModifyListener", MODIFY_LISTENER),
+        ("CreateRule", CREATE_RULE),
+        ("ModifyRule", MODIFY_RULE),
+        ("actions", ACTION),
+        ("conditions", CONDITION),
+        ("transforms", TRANSFORM),
+        ("mutual authentication", MUTUAL_AUTHENTICATION),
+    ];
+    for (call, table) in tables {
+        for (field, to) in table {
+            let (kind, text) = match to {
+                To::Sdk(p) => ("->", *p),
+                To::Not(why) => ("not sent:", *why),
+            };
+            assert!(!text.is_empty(), "{call}.{field}");
+            println!("{call}: {field} {kind} {text}");
+        }
+    }
+}
+
+#[test]
 fn field_counts_per_call() {
     let counts = coverage();
     for (call, sent, not, nested) in &counts {
