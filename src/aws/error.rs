@@ -43,6 +43,10 @@ pub enum AwsError {
     /// leader Lease (see [`super::fence::Fence`]).
     #[error("{0}")]
     NotLeader(String),
+    /// A request refused before it was built: it names a model reference (`Token`) or trust
+    /// store the deployer had not resolved to an ARN (a deployer bug, never sent to AWS).
+    #[error("{0}")]
+    Unresolved(String),
 }
 
 impl AwsError {
@@ -79,7 +83,7 @@ impl AwsError {
             | Self::LimitExceeded { code, .. }
             | Self::AccessDenied { code, .. }
             | Self::Other { code, .. } => code,
-            Self::Config(_) | Self::NotLeader(_) => "",
+            Self::Config(_) | Self::NotLeader(_) | Self::Unresolved(_) => "",
         }
     }
 
@@ -95,7 +99,7 @@ impl AwsError {
             | Self::LimitExceeded { message, .. }
             | Self::AccessDenied { message, .. }
             | Self::Other { message, .. } => message,
-            Self::Config(m) | Self::NotLeader(m) => m,
+            Self::Config(m) | Self::NotLeader(m) | Self::Unresolved(m) => m,
         }
     }
 
@@ -106,7 +110,7 @@ impl AwsError {
             Self::NotFound { .. } => Some(400),
             Self::Throttled { .. } => Some(400),
             Self::AccessDenied { .. } => Some(403),
-            Self::Config(_) | Self::NotLeader(_) => None,
+            Self::Config(_) | Self::NotLeader(_) | Self::Unresolved(_) => None,
             _ => Some(400),
         }
     }

@@ -21,6 +21,7 @@ mod sdk_addons;
 mod sdk_ec2;
 mod sdk_elbv2;
 mod sdk_elbv2_convert;
+mod sdk_elbv2_requests;
 mod sdk_elbv2_rules;
 pub mod sdk_sts;
 mod sdk_tagging;
@@ -118,8 +119,15 @@ pub trait ElbV2: Send + Sync {
     async fn describe_listeners(&self, lb_arn: &str) -> Result<Vec<Listener>>;
     /// Trust stores with these names (those that exist).
     async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>>;
-    async fn create_listener(&self, lb_arn: &str, spec: &ListenerSpec) -> Result<Listener>;
-    async fn modify_listener(&self, arn: &str, spec: &ListenerSpec) -> Result<Listener>;
+    /// Creates the model's listener on its load balancer (`load_balancer_arn`, which must be
+    /// a literal ARN, as every target group its actions forward to); its attributes go
+    /// through [`Self::modify_listener_attributes`], extra certificates through
+    /// [`Self::add_listener_certificates`].
+    async fn create_listener(&self, listener: &crate::model::Listener) -> Result<Listener>;
+    /// ModifyListener: port, protocol, SSL policy, certificates, ALPN policy, default actions
+    /// and mutual authentication as given (ALPN and mTLS left as they are when `None`).
+    async fn modify_listener(&self, arn: &str, listener: &crate::model::Listener)
+        -> Result<Listener>;
     async fn delete_listener(&self, arn: &str) -> Result<()>;
     async fn describe_listener_certificates(&self, arn: &str) -> Result<Vec<ListenerCertificate>>;
     async fn add_listener_certificates(&self, arn: &str, cert_arns: &[String]) -> Result<()>;
@@ -130,15 +138,11 @@ pub trait ElbV2: Send + Sync {
         -> Result<Attributes>;
 
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>>;
-    async fn create_rule(&self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule>;
-    /// Replaces the conditions, actions and transforms of a rule (no transforms removes them).
-    async fn modify_rule(
-        &self,
-        arn: &str,
-        conditions: &[RuleCondition],
-        actions: &[Action],
-        transforms: &[RuleTransform],
-    ) -> Result<Rule>;
+    /// Creates the model's rule on its listener (`listener_arn`, a literal ARN).
+    async fn create_rule(&self, rule: &crate::model::ListenerRule) -> Result<Rule>;
+    /// Replaces the conditions, actions and transforms of a rule with the model rule's (no
+    /// transforms removes them); its priority moves with [`Self::set_rule_priorities`].
+    async fn modify_rule(&self, arn: &str, rule: &crate::model::ListenerRule) -> Result<Rule>;
     async fn delete_rule(&self, arn: &str) -> Result<()>;
     /// `(rule ARN, new priority)` pairs, applied in one request.
     async fn set_rule_priorities(&self, priorities: &[(String, u32)]) -> Result<()>;

@@ -1,5 +1,6 @@
 //! `ElbV2` over aws-sdk-elasticloadbalancingv2: requests, pagination and chunking. The type
-//! conversions live in `sdk_elbv2_convert.rs` and `sdk_elbv2_rules.rs`.
+//! conversions live in `sdk_elbv2_convert.rs` and `sdk_elbv2_rules.rs`, the listener and rule
+//! write requests in `sdk_elbv2_requests.rs`.
 
 use std::collections::BTreeMap;
 
@@ -9,9 +10,10 @@ use aws_sdk_elasticloadbalancingv2::types as et;
 use super::error::Result;
 use super::sdk::{all_pages, non_empty, s, send, SdkElbV2};
 use super::sdk_elbv2_convert::*;
-use super::sdk_elbv2_rules::*;
+use super::sdk_elbv2_requests as requests;
 use super::types::*;
 use super::{ElbV2, TAG_ARNS_PER_CALL, TARGETS_PER_CALL};
+use crate::model;
 
 const SVC: Service = Service::ElbV2;
 
@@ -415,20 +417,10 @@ impl ElbV2 for SdkElbV2 {
         .await
     }
 
-    async fn create_listener(&self, lb_arn: &str, spec: &ListenerSpec) -> Result<Listener> {
+    async fn create_listener(&self, listener: &model::Listener) -> Result<Listener> {
+        let input = requests::create_listener(listener)?;
         let out = send(&self.caller, SVC, "CreateListener", || {
-            self.client
-                .create_listener()
-                .load_balancer_arn(lb_arn)
-                .port(i32::from(spec.port))
-                .protocol(et::ProtocolEnum::from(spec.protocol.as_str()))
-                .set_ssl_policy(spec.ssl_policy.clone())
-                .set_certificates(certs_to(&spec.certificates))
-                .set_alpn_policy(non_empty(&spec.alpn_policy))
-                .set_default_actions(Some(actions_to(&spec.default_actions)))
-                .set_mutual_authentication(spec.mutual_authentication.as_ref().map(mtls_to))
-                .set_tags(tags_to(&spec.tags))
-                .send()
+            input.clone().send_with(&self.client)
         })
         .await?;
         Ok(out
@@ -438,19 +430,10 @@ impl ElbV2 for SdkElbV2 {
             .unwrap_or_default())
     }
 
-    async fn modify_listener(&self, arn: &str, spec: &ListenerSpec) -> Result<Listener> {
+    async fn modify_listener(&self, arn: &str, listener: &model::Listener) -> Result<Listener> {
+        let input = requests::modify_listener(arn, listener)?;
         let out = send(&self.caller, SVC, "ModifyListener", || {
-            self.client
-                .modify_listener()
-                .listener_arn(arn)
-                .port(i32::from(spec.port))
-                .protocol(et::ProtocolEnum::from(spec.protocol.as_str()))
-                .set_ssl_policy(spec.ssl_policy.clone())
-                .set_certificates(certs_to(&spec.certificates))
-                .set_alpn_policy(non_empty(&spec.alpn_policy))
-                .set_default_actions(Some(actions_to(&spec.default_actions)))
-                .set_mutual_authentication(spec.mutual_authentication.as_ref().map(mtls_to))
-                .send()
+            input.clone().send_with(&self.client)
         })
         .await?;
         Ok(out
@@ -588,45 +571,19 @@ impl ElbV2 for SdkElbV2 {
         .await
     }
 
-    async fn create_rule(&self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule> {
+    async fn create_rule(&self, rule: &model::ListenerRule) -> Result<Rule> {
+        let input = requests::create_rule(rule)?;
         let out = send(&self.caller, SVC, "CreateRule", || {
-            self.client
-                .create_rule()
-                .listener_arn(listener_arn)
-                .priority(spec.priority as i32)
-                .set_conditions(Some(spec.conditions.iter().map(cond_to).collect()))
-                .set_actions(Some(actions_to(&spec.actions)))
-                .set_transforms(
-                    (!spec.transforms.is_empty())
-                        .then(|| spec.transforms.iter().map(transform_to).collect()),
-                )
-                .set_tags(tags_to(&spec.tags))
-                .send()
+            input.clone().send_with(&self.client)
         })
         .await?;
         Ok(out.rules().first().map(rule_from).unwrap_or_default())
     }
 
-    async fn modify_rule(
-        &self,
-        arn: &str,
-        conditions: &[RuleCondition],
-        actions: &[Action],
-        transforms: &[RuleTransform],
-    ) -> Result<Rule> {
+    async fn modify_rule(&self, arn: &str, rule: &model::ListenerRule) -> Result<Rule> {
+        let input = requests::modify_rule(arn, rule)?;
         let out = send(&self.caller, SVC, "ModifyRule", || {
-            let b = self
-                .client
-                .modify_rule()
-                .rule_arn(arn)
-                .set_conditions(Some(conditions.iter().map(cond_to).collect()))
-                .set_actions(Some(actions_to(actions)));
-            if transforms.is_empty() {
-                b.reset_transforms(true)
-            } else {
-                b.set_transforms(Some(transforms.iter().map(transform_to).collect()))
-            }
-            .send()
+            input.clone().send_with(&self.client)
         })
         .await?;
         Ok(out.rules().first().map(rule_from).unwrap_or_default())

@@ -1,11 +1,13 @@
 //! Conversions between aws-sdk-elasticloadbalancingv2 types and ours: load balancers, target
-//! groups, listeners, tags and targets.
+//! groups, listeners (with the model's mutual authentication), tags and targets.
 
 use aws_sdk_elasticloadbalancingv2::types as et;
 
+use super::error::{AwsError, Result};
 use super::sdk::{os, s};
 use super::sdk_elbv2_rules::{actions_from, cond_from, transform_from};
 use super::types::*;
+use crate::model::MutualAuthentication;
 
 pub(super) fn tags_to(t: &Tags) -> Option<Vec<et::Tag>> {
     if t.is_empty() {
@@ -165,7 +167,7 @@ pub(super) fn listener_from(l: &et::Listener) -> Listener {
         default_actions: actions_from(l.default_actions()),
         mutual_authentication: l.mutual_authentication().map(|m| MutualAuthentication {
             mode: s(m.mode()),
-            trust_store_arn: os(m.trust_store_arn()),
+            trust_store: os(m.trust_store_arn()),
             ignore_client_certificate_expiry: m.ignore_client_certificate_expiry(),
             advertise_trust_store_ca_names: m
                 .advertise_trust_store_ca_names()
@@ -174,17 +176,24 @@ pub(super) fn listener_from(l: &et::Listener) -> Listener {
     }
 }
 
-pub(super) fn mtls_to(m: &MutualAuthentication) -> et::MutualAuthenticationAttributes {
-    et::MutualAuthenticationAttributes::builder()
+/// The listener's mutual authentication; its trust store must be an ARN by now (the deployer
+/// resolves names with DescribeTrustStores first), a name is refused rather than sent.
+pub(super) fn mtls_to(m: &MutualAuthentication) -> Result<et::MutualAuthenticationAttributes> {
+    if let Some(name) = m.trust_store.as_deref().filter(|t| !t.starts_with("arn:")) {
+        return Err(AwsError::Unresolved(format!(
+            "mutual authentication: trust store {name:?} was not resolved to an ARN before the call"
+        )));
+    }
+    Ok(et::MutualAuthenticationAttributes::builder()
         .mode(&m.mode)
-        .set_trust_store_arn(m.trust_store_arn.clone())
+        .set_trust_store_arn(m.trust_store.clone())
         .set_ignore_client_certificate_expiry(m.ignore_client_certificate_expiry)
         .set_advertise_trust_store_ca_names(
             m.advertise_trust_store_ca_names
                 .as_deref()
                 .map(et::AdvertiseTrustStoreCaNamesEnum::from),
         )
-        .build()
+        .build())
 }
 
 pub(super) fn rule_from(r: &et::Rule) -> Rule {

@@ -1,14 +1,27 @@
-//! Conversions of listener and rule actions and rule conditions between the SDK and our types
-//! (the largest part of the ELBv2 surface).
+//! The one conversion of the model's listener and rule actions, rule conditions and transforms
+//! to the SDK's types and back (the largest part of the ELBv2 surface). Towards AWS every
+//! target group must be a literal ARN (refused otherwise, never sent as a placeholder); from
+//! AWS every ARN comes back as a `Token::Literal`.
 
 use std::collections::BTreeMap;
 
 use aws_sdk_elasticloadbalancingv2::types as et;
 
+use super::error::Result;
 use super::sdk::{non_empty, os, s};
-use super::types::*;
+use super::types::literal;
+use crate::model::action::{
+    HttpHeaderConfig, JwtAdditionalClaim, ListConfig, QueryStringConfig, QueryStringPair,
+    Rewrite, RewriteConfigObject, ValuesConfig,
+};
+use crate::model::{
+    Action, AuthenticateCognitoConfig, AuthenticateOidcConfig, FixedResponseConfig, ForwardConfig,
+    JwtValidationConfig, Redacted, RedirectConfig, RuleCondition, StickinessConfig,
+    TargetGroupTuple, Token, Transform,
+};
 
-pub(super) fn actions_to(actions: &[Action]) -> Vec<et::Action> {
+/// `Order` is the position in the list, from 1.
+pub(super) fn actions_to(actions: &[Action]) -> Result<Vec<et::Action>> {
     actions
         .iter()
         .enumerate()
@@ -16,23 +29,23 @@ pub(super) fn actions_to(actions: &[Action]) -> Vec<et::Action> {
         .collect()
 }
 
-pub(super) fn action_to(a: &Action, order: i32) -> et::Action {
+pub(super) fn action_to(a: &Action, order: i32) -> Result<et::Action> {
     let b = et::Action::builder().order(order);
-    match a {
-        Action::Forward(f) => {
-            let tgs = f
-                .target_groups
-                .iter()
-                .map(|t| {
+    Ok(match a {
+        Action::Forward { config: f } => {
+            let mut tgs = Vec::with_capacity(f.target_groups.len());
+            for t in &f.target_groups {
+                tgs.push(
                     et::TargetGroupTuple::builder()
-                        .target_group_arn(&t.arn)
+                        .target_group_arn(literal(&t.target_group_arn, "forward action")?)
                         .set_weight(t.weight)
-                        .build()
-                })
-                .collect();
-            let stick = f.stickiness.as_ref().map(|st| {
+                        .build(),
+                );
+            }
+            // Sent with `Enabled` always set, as the deployer always did.
+            let stick = f.target_group_stickiness_config.as_ref().map(|st| {
                 et::TargetGroupStickinessConfig::builder()
-                    .enabled(st.enabled)
+                    .enabled(st.enabled.unwrap_or(false))
                     .set_duration_seconds(st.duration_seconds)
                     .build()
             });
@@ -45,7 +58,7 @@ pub(super) fn action_to(a: &Action, order: i32) -> et::Action {
                 )
                 .build()
         }
-        Action::Redirect(r) => b
+        Action::Redirect { config: r } => b
             .r#type(et::ActionTypeEnum::Redirect)
             .redirect_config(
                 et::RedirectActionConfig::builder()
@@ -60,7 +73,7 @@ pub(super) fn action_to(a: &Action, order: i32) -> et::Action {
                     .build(),
             )
             .build(),
-        Action::FixedResponse(f) => b
+        Action::FixedResponse { config: f } => b
             .r#type(et::ActionTypeEnum::FixedResponse)
             .fixed_response_config(
                 et::FixedResponseActionConfig::builder()
@@ -70,7 +83,9 @@ pub(super) fn action_to(a: &Action, order: i32) -> et::Action {
                     .build(),
             )
             .build(),
-        Action::AuthenticateOidc(o) => b
+        // The client secret is always sent, as upstream does (see `deploy::oidc_secrets` for
+        // how it is compared); `secret` names the Secret it was read from, not part of AWS's.
+        Action::AuthenticateOidc { config: o } => b
             .r#type(et::ActionTypeEnum::AuthenticateOidc)
             .authenticate_oidc_config(
                 et::AuthenticateOidcActionConfig::builder()
@@ -78,45 +93,45 @@ pub(super) fn action_to(a: &Action, order: i32) -> et::Action {
                     .authorization_endpoint(&o.authorization_endpoint)
                     .token_endpoint(&o.token_endpoint)
                     .user_info_endpoint(&o.user_info_endpoint)
-                    .client_id(&o.client_id)
-                    .set_client_secret(o.client_secret.clone())
-                    .set_session_cookie_name(o.session_cookie_name.clone())
-                    .set_scope(o.scope.clone())
-                    .set_session_timeout(o.session_timeout)
+                    .client_id(o.client_id.expose())
+                    .client_secret(o.client_secret.expose())
+                    .session_cookie_name(&o.session_cookie_name)
+                    .scope(&o.scope)
+                    .session_timeout(o.session_timeout)
                     .set_authentication_request_extra_params(non_empty_map(
                         &o.authentication_request_extra_params,
                     ))
-                    .set_on_unauthenticated_request(
-                        o.on_unauthenticated_request
-                            .as_deref()
-                            .map(et::AuthenticateOidcActionConditionalBehaviorEnum::from),
+                    .on_unauthenticated_request(
+                        et::AuthenticateOidcActionConditionalBehaviorEnum::from(
+                            o.on_unauthenticated_request.as_str(),
+                        ),
                     )
                     .set_use_existing_client_secret(o.use_existing_client_secret)
                     .build(),
             )
             .build(),
-        Action::AuthenticateCognito(c) => b
+        Action::AuthenticateCognito { config: c } => b
             .r#type(et::ActionTypeEnum::AuthenticateCognito)
             .authenticate_cognito_config(
                 et::AuthenticateCognitoActionConfig::builder()
                     .user_pool_arn(&c.user_pool_arn)
                     .user_pool_client_id(&c.user_pool_client_id)
                     .user_pool_domain(&c.user_pool_domain)
-                    .set_session_cookie_name(c.session_cookie_name.clone())
-                    .set_scope(c.scope.clone())
-                    .set_session_timeout(c.session_timeout)
+                    .session_cookie_name(&c.session_cookie_name)
+                    .scope(&c.scope)
+                    .session_timeout(c.session_timeout)
                     .set_authentication_request_extra_params(non_empty_map(
                         &c.authentication_request_extra_params,
                     ))
-                    .set_on_unauthenticated_request(
-                        c.on_unauthenticated_request
-                            .as_deref()
-                            .map(et::AuthenticateCognitoActionConditionalBehaviorEnum::from),
+                    .on_unauthenticated_request(
+                        et::AuthenticateCognitoActionConditionalBehaviorEnum::from(
+                            c.on_unauthenticated_request.as_str(),
+                        ),
                     )
                     .build(),
             )
             .build(),
-        Action::JwtValidation(j) => b
+        Action::JwtValidation { config: j } => b
             .r#type(et::ActionTypeEnum::JwtValidation)
             .jwt_validation_config(
                 et::JwtValidationActionConfig::builder()
@@ -139,7 +154,7 @@ pub(super) fn action_to(a: &Action, order: i32) -> et::Action {
                     .build(),
             )
             .build(),
-    }
+    })
 }
 
 pub(super) fn non_empty_map(
@@ -169,106 +184,120 @@ pub(super) fn action_from(a: &et::Action) -> Option<Action> {
     Some(match a.r#type()? {
         et::ActionTypeEnum::Forward => {
             let f = a.forward_config();
-            let mut tgs: Vec<WeightedTargetGroup> = f
+            let mut tgs: Vec<TargetGroupTuple> = f
                 .map(|f| {
                     f.target_groups()
                         .iter()
-                        .map(|t| WeightedTargetGroup {
-                            arn: s(t.target_group_arn()),
+                        .map(|t| TargetGroupTuple {
+                            target_group_arn: Token::Literal(s(t.target_group_arn())),
                             weight: t.weight(),
                         })
                         .collect()
                 })
                 .unwrap_or_default();
             if tgs.is_empty() {
-                tgs.push(WeightedTargetGroup {
-                    arn: s(a.target_group_arn()),
+                tgs.push(TargetGroupTuple {
+                    target_group_arn: Token::Literal(s(a.target_group_arn())),
                     weight: None,
                 });
             }
             let stickiness = f
                 .and_then(|f| f.target_group_stickiness_config())
-                .map(|st| Stickiness {
-                    enabled: st.enabled().unwrap_or(false),
+                .map(|st| StickinessConfig {
+                    enabled: Some(st.enabled().unwrap_or(false)),
                     duration_seconds: st.duration_seconds(),
                 });
-            Action::Forward(ForwardConfig {
-                target_groups: tgs,
-                stickiness,
-            })
+            Action::Forward {
+                config: ForwardConfig {
+                    target_groups: tgs,
+                    target_group_stickiness_config: stickiness,
+                },
+            }
         }
         et::ActionTypeEnum::Redirect => {
             let r = a.redirect_config()?;
-            Action::Redirect(RedirectConfig {
-                protocol: os(r.protocol()),
-                port: os(r.port()),
-                host: os(r.host()),
-                path: os(r.path()),
-                query: os(r.query()),
-                status_code: s(r.status_code().map(|c| c.as_str())),
-            })
+            Action::Redirect {
+                config: RedirectConfig {
+                    protocol: os(r.protocol()),
+                    port: os(r.port()),
+                    host: os(r.host()),
+                    path: os(r.path()),
+                    query: os(r.query()),
+                    status_code: s(r.status_code().map(|c| c.as_str())),
+                },
+            }
         }
         et::ActionTypeEnum::FixedResponse => {
             let f = a.fixed_response_config()?;
-            Action::FixedResponse(FixedResponseConfig {
-                status_code: s(f.status_code()),
-                content_type: os(f.content_type()),
-                message_body: os(f.message_body()),
-            })
+            Action::FixedResponse {
+                config: FixedResponseConfig {
+                    status_code: s(f.status_code()),
+                    content_type: os(f.content_type()),
+                    message_body: os(f.message_body()),
+                },
+            }
         }
         et::ActionTypeEnum::AuthenticateOidc => {
             let o = a.authenticate_oidc_config()?;
-            Action::AuthenticateOidc(AuthenticateOidcConfig {
-                issuer: s(o.issuer()),
-                authorization_endpoint: s(o.authorization_endpoint()),
-                token_endpoint: s(o.token_endpoint()),
-                user_info_endpoint: s(o.user_info_endpoint()),
-                client_id: s(o.client_id()),
-                client_secret: os(o.client_secret()),
-                session_cookie_name: os(o.session_cookie_name()),
-                scope: os(o.scope()),
-                session_timeout: o.session_timeout(),
-                authentication_request_extra_params: sorted_map(
-                    o.authentication_request_extra_params(),
-                ),
-                on_unauthenticated_request: o
-                    .on_unauthenticated_request()
-                    .map(|v| v.as_str().to_string()),
-                use_existing_client_secret: o.use_existing_client_secret(),
-            })
+            Action::AuthenticateOidc {
+                config: AuthenticateOidcConfig {
+                    issuer: s(o.issuer()),
+                    authorization_endpoint: s(o.authorization_endpoint()),
+                    token_endpoint: s(o.token_endpoint()),
+                    user_info_endpoint: s(o.user_info_endpoint()),
+                    // AWS knows no Secret; the secret itself is described empty (moto echoes it).
+                    secret: String::new(),
+                    client_id: Redacted::new(s(o.client_id())),
+                    client_secret: Redacted::new(s(o.client_secret())),
+                    session_cookie_name: s(o.session_cookie_name()),
+                    scope: s(o.scope()),
+                    session_timeout: o.session_timeout().unwrap_or_default(),
+                    authentication_request_extra_params: sorted_map(
+                        o.authentication_request_extra_params(),
+                    ),
+                    on_unauthenticated_request: s(o
+                        .on_unauthenticated_request()
+                        .map(|v| v.as_str())),
+                    use_existing_client_secret: o.use_existing_client_secret(),
+                },
+            }
         }
         et::ActionTypeEnum::AuthenticateCognito => {
             let c = a.authenticate_cognito_config()?;
-            Action::AuthenticateCognito(AuthenticateCognitoConfig {
-                user_pool_arn: s(c.user_pool_arn()),
-                user_pool_client_id: s(c.user_pool_client_id()),
-                user_pool_domain: s(c.user_pool_domain()),
-                session_cookie_name: os(c.session_cookie_name()),
-                scope: os(c.scope()),
-                session_timeout: c.session_timeout(),
-                authentication_request_extra_params: sorted_map(
-                    c.authentication_request_extra_params(),
-                ),
-                on_unauthenticated_request: c
-                    .on_unauthenticated_request()
-                    .map(|v| v.as_str().to_string()),
-            })
+            Action::AuthenticateCognito {
+                config: AuthenticateCognitoConfig {
+                    user_pool_arn: s(c.user_pool_arn()),
+                    user_pool_client_id: s(c.user_pool_client_id()),
+                    user_pool_domain: s(c.user_pool_domain()),
+                    session_cookie_name: s(c.session_cookie_name()),
+                    scope: s(c.scope()),
+                    session_timeout: c.session_timeout().unwrap_or_default(),
+                    authentication_request_extra_params: sorted_map(
+                        c.authentication_request_extra_params(),
+                    ),
+                    on_unauthenticated_request: s(c
+                        .on_unauthenticated_request()
+                        .map(|v| v.as_str())),
+                },
+            }
         }
         et::ActionTypeEnum::JwtValidation => {
             let j = a.jwt_validation_config()?;
-            Action::JwtValidation(JwtValidationConfig {
-                jwks_endpoint: s(j.jwks_endpoint()),
-                issuer: s(j.issuer()),
-                additional_claims: j
-                    .additional_claims()
-                    .iter()
-                    .map(|c| JwtClaim {
-                        format: s(c.format().map(|f| f.as_str())),
-                        name: s(c.name()),
-                        values: c.values().to_vec(),
-                    })
-                    .collect(),
-            })
+            Action::JwtValidation {
+                config: JwtValidationConfig {
+                    jwks_endpoint: s(j.jwks_endpoint()),
+                    issuer: s(j.issuer()),
+                    additional_claims: j
+                        .additional_claims()
+                        .iter()
+                        .map(|c| JwtAdditionalClaim {
+                            format: s(c.format().map(|f| f.as_str())),
+                            name: s(c.name()),
+                            values: c.values().to_vec(),
+                        })
+                        .collect(),
+                },
+            }
         }
         _ => return None,
     })
@@ -277,53 +306,44 @@ pub(super) fn action_from(a: &et::Action) -> Option<Action> {
 pub(super) fn cond_to(c: &RuleCondition) -> et::RuleCondition {
     let b = et::RuleCondition::builder().field(c.field());
     match c {
-        RuleCondition::HostHeader {
-            values,
-            regex_values,
-        } => b
+        RuleCondition::HostHeader { config } => b
             .host_header_config(
                 et::HostHeaderConditionConfig::builder()
-                    .set_values(non_empty(values))
-                    .set_regex_values(non_empty(regex_values))
+                    .set_values(non_empty(&config.values))
+                    .set_regex_values(non_empty(&config.regex_values))
                     .build(),
             )
             .build(),
-        RuleCondition::PathPattern {
-            values,
-            regex_values,
-        } => b
+        RuleCondition::PathPattern { config } => b
             .path_pattern_config(
                 et::PathPatternConditionConfig::builder()
-                    .set_values(non_empty(values))
-                    .set_regex_values(non_empty(regex_values))
+                    .set_values(non_empty(&config.values))
+                    .set_regex_values(non_empty(&config.regex_values))
                     .build(),
             )
             .build(),
-        RuleCondition::HttpHeader {
-            name,
-            values,
-            regex_values,
-        } => b
+        RuleCondition::HttpHeader { config } => b
             .http_header_config(
                 et::HttpHeaderConditionConfig::builder()
-                    .http_header_name(name)
-                    .set_values(non_empty(values))
-                    .set_regex_values(non_empty(regex_values))
+                    .http_header_name(&config.http_header_name)
+                    .set_values(non_empty(&config.values))
+                    .set_regex_values(non_empty(&config.regex_values))
                     .build(),
             )
             .build(),
-        RuleCondition::HttpRequestMethod { values } => b
+        RuleCondition::HttpRequestMethod { config } => b
             .http_request_method_config(
                 et::HttpRequestMethodConditionConfig::builder()
-                    .set_values(Some(values.clone()))
+                    .set_values(Some(config.values.clone()))
                     .build(),
             )
             .build(),
-        RuleCondition::QueryString { values } => b
+        RuleCondition::QueryString { config } => b
             .query_string_config(
                 et::QueryStringConditionConfig::builder()
                     .set_values(Some(
-                        values
+                        config
+                            .values
                             .iter()
                             .map(|p| {
                                 et::QueryStringKeyValuePair::builder()
@@ -336,10 +356,10 @@ pub(super) fn cond_to(c: &RuleCondition) -> et::RuleCondition {
                     .build(),
             )
             .build(),
-        RuleCondition::SourceIp { values } => b
+        RuleCondition::SourceIp { config } => b
             .source_ip_config(
                 et::SourceIpConditionConfig::builder()
-                    .set_values(Some(values.clone()))
+                    .set_values(Some(config.values.clone()))
                     .build(),
             )
             .build(),
@@ -360,92 +380,107 @@ pub(super) fn cond_from(c: &et::RuleCondition) -> Option<RuleCondition> {
         "host-header" => {
             let cfg = c.host_header_config();
             RuleCondition::HostHeader {
-                values: pick(cfg.map(|x| x.values()).unwrap_or_default()),
-                regex_values: cfg.map(|x| x.regex_values().to_vec()).unwrap_or_default(),
+                config: ValuesConfig {
+                    values: pick(cfg.map(|x| x.values()).unwrap_or_default()),
+                    regex_values: cfg.map(|x| x.regex_values().to_vec()).unwrap_or_default(),
+                },
             }
         }
         "path-pattern" => {
             let cfg = c.path_pattern_config();
             RuleCondition::PathPattern {
-                values: pick(cfg.map(|x| x.values()).unwrap_or_default()),
-                regex_values: cfg.map(|x| x.regex_values().to_vec()).unwrap_or_default(),
+                config: ValuesConfig {
+                    values: pick(cfg.map(|x| x.values()).unwrap_or_default()),
+                    regex_values: cfg.map(|x| x.regex_values().to_vec()).unwrap_or_default(),
+                },
             }
         }
         "http-header" => {
             let cfg = c.http_header_config()?;
             RuleCondition::HttpHeader {
-                name: s(cfg.http_header_name()),
-                values: cfg.values().to_vec(),
-                regex_values: cfg.regex_values().to_vec(),
+                config: HttpHeaderConfig {
+                    http_header_name: s(cfg.http_header_name()),
+                    values: cfg.values().to_vec(),
+                    regex_values: cfg.regex_values().to_vec(),
+                },
             }
         }
         "http-request-method" => RuleCondition::HttpRequestMethod {
-            values: pick(
-                c.http_request_method_config()
-                    .map(|x| x.values())
-                    .unwrap_or_default(),
-            ),
+            config: ListConfig {
+                values: pick(
+                    c.http_request_method_config()
+                        .map(|x| x.values())
+                        .unwrap_or_default(),
+                ),
+            },
         },
         "query-string" => RuleCondition::QueryString {
-            values: c
-                .query_string_config()
-                .map(|q| {
-                    q.values()
-                        .iter()
-                        .map(|p| QueryStringPair {
-                            key: os(p.key()),
-                            value: s(p.value()),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
+            config: QueryStringConfig {
+                values: c
+                    .query_string_config()
+                    .map(|q| {
+                        q.values()
+                            .iter()
+                            .map(|p| QueryStringPair {
+                                key: os(p.key()),
+                                value: s(p.value()),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            },
         },
         "source-ip" => RuleCondition::SourceIp {
-            values: pick(c.source_ip_config().map(|x| x.values()).unwrap_or_default()),
+            config: ListConfig {
+                values: pick(c.source_ip_config().map(|x| x.values()).unwrap_or_default()),
+            },
         },
         _ => return None,
     })
 }
 
-pub(super) fn transform_to(t: &RuleTransform) -> et::RuleTransform {
-    let rewrites: Vec<et::RewriteConfig> = t
-        .rewrites
-        .iter()
-        .map(|(regex, replace)| {
-            et::RewriteConfig::builder()
-                .regex(regex)
-                .replace(replace)
-                .build()
-        })
-        .collect();
-    let b =
-        et::RuleTransform::builder().r#type(et::TransformTypeEnum::from(t.transform_type.as_str()));
-    match t.transform_type.as_str() {
-        "host-header-rewrite" => b.host_header_rewrite_config(
+/// Each rewrite config the transform carries, as upstream sends it (the model checked that the
+/// one its type needs is there).
+pub(super) fn transform_to(t: &Transform) -> et::RuleTransform {
+    let rewrites = |c: &RewriteConfigObject| -> Vec<et::RewriteConfig> {
+        c.rewrites
+            .iter()
+            .map(|r| {
+                et::RewriteConfig::builder()
+                    .regex(&r.regex)
+                    .replace(&r.replace)
+                    .build()
+            })
+            .collect()
+    };
+    et::RuleTransform::builder()
+        .r#type(et::TransformTypeEnum::from(t.transform_type.as_str()))
+        .set_host_header_rewrite_config(t.host_header_rewrite_config.as_ref().map(|c| {
             et::HostHeaderRewriteConfig::builder()
-                .set_rewrites(Some(rewrites))
-                .build(),
-        ),
-        _ => b.url_rewrite_config(
+                .set_rewrites(Some(rewrites(c)))
+                .build()
+        }))
+        .set_url_rewrite_config(t.url_rewrite_config.as_ref().map(|c| {
             et::UrlRewriteConfig::builder()
-                .set_rewrites(Some(rewrites))
-                .build(),
-        ),
-    }
-    .build()
+                .set_rewrites(Some(rewrites(c)))
+                .build()
+        }))
+        .build()
 }
 
-pub(super) fn transform_from(t: &et::RuleTransform) -> RuleTransform {
-    let rewrites = t
-        .host_header_rewrite_config()
-        .map(|c| c.rewrites())
-        .or_else(|| t.url_rewrite_config().map(|c| c.rewrites()))
-        .unwrap_or_default()
-        .iter()
-        .map(|r| (s(r.regex()), s(r.replace())))
-        .collect();
-    RuleTransform {
+pub(super) fn transform_from(t: &et::RuleTransform) -> Transform {
+    let rewrites = |list: &[et::RewriteConfig]| RewriteConfigObject {
+        rewrites: list
+            .iter()
+            .map(|r| Rewrite {
+                regex: s(r.regex()),
+                replace: s(r.replace()),
+            })
+            .collect(),
+    };
+    Transform {
         transform_type: s(t.r#type().map(|v| v.as_str())),
-        rewrites,
+        host_header_rewrite_config: t.host_header_rewrite_config().map(|c| rewrites(c.rewrites())),
+        url_rewrite_config: t.url_rewrite_config().map(|c| rewrites(c.rewrites())),
     }
 }

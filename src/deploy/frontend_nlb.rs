@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::error::{Context, Error, Result};
-use super::normalize::Resolved;
+use super::resolve::Resolved;
 use super::target_group::health_check;
 use super::{tags, Deployer};
 use crate::aws::{self, Tags, TargetDescription, TargetHealthState};

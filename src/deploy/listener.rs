@@ -8,14 +8,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::compare;
 use super::error::{Context, Error, Result};
-use super::normalize::{self, Resolved};
+use super::resolve::Resolved;
 use super::target_group::attribute_changes;
 use super::Deployer;
-use crate::aws::{self, ListenerSpec};
-use crate::model;
+use crate::aws;
+use crate::model::{self, Protocol, Token};
 
-pub fn spec(l: &model::Listener, r: &Resolved) -> Result<ListenerSpec> {
+/// The model's listener as it goes to AWS: on `lb_arn`, its default actions' target groups
+/// as ARNs, mutual authentication (HTTPS only) with its trust store's ARN.
+pub fn resolve(l: &model::Listener, lb_arn: &str, r: &Resolved) -> Result<model::Listener> {
     // `Deployer::resolve_certificates` runs before any write; never deploy explicit ones only.
     if !l.certificate_discovery.is_empty() {
         return Err(Error::Invalid(format!(
@@ -23,26 +26,22 @@ pub fn spec(l: &model::Listener, r: &Resolved) -> Result<ListenerSpec> {
             l.port
         )));
     }
-    let port = u16::try_from(l.port)
-        .ok()
-        .filter(|p| *p > 0)
-        .ok_or_else(|| {
-            Error::Invalid(format!("listen port must be within [1, 65535]: {}", l.port))
-        })?;
-    Ok(ListenerSpec {
-        port,
-        protocol: l.protocol.as_str().into(),
-        ssl_policy: l.ssl_policy.clone(),
-        certificates: l.certificates.clone(),
-        alpn_policy: l.alpn_policy.iter().cloned().collect(),
-        default_actions: normalize::actions(&l.default_actions, r)?,
-        tags: l.tags.clone(),
+    if !(1..=65535).contains(&l.port) {
+        return Err(Error::Invalid(format!(
+            "listen port must be within [1, 65535]: {}",
+            l.port
+        )));
+    }
+    Ok(model::Listener {
+        load_balancer_arn: Token::Literal(lb_arn.to_string()),
+        default_actions: r.actions(&l.default_actions)?,
         mutual_authentication: match &l.mutual_authentication {
-            Some(m) if l.protocol == model::Protocol::Https => {
+            Some(m) if l.protocol == Protocol::Https => {
                 Some(super::mtls::desired(m, &r.trust_store_arns)?)
             }
             _ => None,
         },
+        ..l.clone()
     })
 }
 
@@ -51,17 +50,22 @@ fn alpn(v: &[String]) -> Vec<&String> {
     v.iter().filter(|p| p.as_str() != "None").collect()
 }
 
+/// The model's ALPN policy as the list AWS describes.
+fn want_alpn(want: &model::Listener) -> Vec<String> {
+    want.alpn_policy.iter().cloned().collect()
+}
+
 /// True when ModifyListener is needed (extra certificates are handled separately). An ALPN
 /// policy or mTLS setting the model does not set is left as it is, as upstream does, unless
 /// `enhanced` (gate `EnhancedDefaultBehavior`): then one still on the listener is a difference.
-pub fn listener_differs(want: &ListenerSpec, have: &aws::Listener, enhanced: bool) -> bool {
-    want.port != have.port
-        || !want.protocol.eq_ignore_ascii_case(&have.protocol)
+pub fn listener_differs(want: &model::Listener, have: &aws::Listener, enhanced: bool) -> bool {
+    want.port != i32::from(have.port)
+        || !want.protocol.as_str().eq_ignore_ascii_case(&have.protocol)
         || (want.ssl_policy.is_some() && want.ssl_policy != have.ssl_policy)
         || want.certificates.first() != have.certificates.first()
         || alpn_differs(want, have, enhanced)
-        || normalize::norm_actions(&want.default_actions)
-            != normalize::norm_actions(&have.default_actions)
+        || compare::norm_actions(&want.default_actions)
+            != compare::norm_actions(&have.default_actions)
         || super::mtls::differs(
             want.mutual_authentication.as_ref(),
             have.mutual_authentication.as_ref(),
@@ -71,28 +75,32 @@ pub fn listener_differs(want: &ListenerSpec, have: &aws::Listener, enhanced: boo
 
 /// Without `enhanced` an unset policy is no difference; with it, unset and `None` both mean
 /// "no policy" and anything else on the listener differs.
-fn alpn_differs(want: &ListenerSpec, have: &aws::Listener, enhanced: bool) -> bool {
-    let differ = alpn(&want.alpn_policy) != alpn(&have.alpn_policy);
-    differ && (enhanced || !want.alpn_policy.is_empty())
+fn alpn_differs(want: &model::Listener, have: &aws::Listener, enhanced: bool) -> bool {
+    let differ = alpn(&want_alpn(want)) != alpn(&have.alpn_policy);
+    differ && (enhanced || want.alpn_policy.is_some())
 }
 
 /// The model sets no ALPN policy while the listener has one.
-fn alpn_to_reset(want: &ListenerSpec, have: &aws::Listener) -> bool {
-    want.alpn_policy.is_empty() && !alpn(&have.alpn_policy).is_empty()
+fn alpn_to_reset(want: &model::Listener, have: &aws::Listener) -> bool {
+    want.alpn_policy.is_none() && !alpn(&have.alpn_policy).is_empty()
 }
 
 /// The model sets no mutual authentication while the listener has it on.
-fn mtls_to_reset(want: &ListenerSpec, have: &aws::Listener) -> bool {
+fn mtls_to_reset(want: &model::Listener, have: &aws::Listener) -> bool {
     want.mutual_authentication.is_none() && super::mtls::is_on(have.mutual_authentication.as_ref())
 }
 
 /// The ModifyListener request for `want`. ModifyListener leaves what it is not sent as it is,
 /// so with `enhanced` (gate `EnhancedDefaultBehavior`) an ALPN policy and mutual
 /// authentication the model no longer sets are sent as AWS's defaults, `None` and mode `off`.
-pub fn modify_request(want: &ListenerSpec, have: &aws::Listener, enhanced: bool) -> ListenerSpec {
+pub fn modify_request(
+    want: &model::Listener,
+    have: &aws::Listener,
+    enhanced: bool,
+) -> model::Listener {
     let mut req = want.clone();
     if enhanced && alpn_to_reset(want, have) {
-        req.alpn_policy = vec!["None".into()];
+        req.alpn_policy = Some("None".into());
     }
     if enhanced && mtls_to_reset(want, have) {
         req.mutual_authentication = Some(super::mtls::off());
@@ -162,12 +170,13 @@ impl Deployer {
         };
         let mut out = ListenerOutcome::default();
         for l in want {
-            let s = spec(l, r)?;
-            let default_only = ListenerSpec {
+            let s = resolve(l, lb_arn, r)?;
+            // Create/ModifyListener set the default certificate; the others are extras.
+            let default_only = model::Listener {
                 certificates: s.certificates.iter().take(1).cloned().collect(),
                 ..s.clone()
             };
-            let pos = have.iter().position(|h| h.port == s.port);
+            let pos = have.iter().position(|h| i32::from(h.port) == s.port);
             let arn = match pos {
                 Some(i) => {
                     let h = have.remove(i);
@@ -191,14 +200,14 @@ impl Deployer {
                     }
                     let c = self
                         .elbv2
-                        .create_listener(lb_arn, &create)
+                        .create_listener(&create)
                         .await
                         .ctx(|| format!("create listener {}", s.port))?;
                     self.tag_cache.put(&c.arn, create.tags.clone());
                     c.arn
                 }
             };
-            if s.protocol == "HTTPS" || s.protocol == "TLS" {
+            if matches!(s.protocol, Protocol::Https | Protocol::Tls) {
                 let certs = self
                     .elbv2
                     .describe_listener_certificates(&arn)
@@ -219,7 +228,7 @@ impl Deployer {
                 }
             }
             // AWS takes no attributes on TLS listeners (upstream skips them; so does the model).
-            if !l.attributes.is_empty() && s.protocol != "TLS" {
+            if !l.attributes.is_empty() && s.protocol != Protocol::Tls {
                 self.sync_listener_attributes(&arn, &l.attributes, s.port)
                     .await?;
             }
@@ -237,7 +246,7 @@ impl Deployer {
         &self,
         arn: &str,
         want: &BTreeMap<String, String>,
-        port: u16,
+        port: i32,
     ) -> Result<()> {
         let have = self
             .elbv2
@@ -259,7 +268,7 @@ impl Deployer {
 mod tests {
     use super::*;
 
-    fn have(port: u16, actions: Vec<aws::Action>) -> aws::Listener {
+    fn have(port: u16, actions: Vec<model::Action>) -> aws::Listener {
         aws::Listener {
             arn: "arn:l".into(),
             load_balancer_arn: "arn:lb".into(),
@@ -273,21 +282,70 @@ mod tests {
         }
     }
 
+    fn want(port: i32, protocol: Protocol) -> model::Listener {
+        model::Listener {
+            load_balancer_arn: Token::Literal("arn:lb".into()),
+            ..model::Listener::new(port, protocol, vec![])
+        }
+    }
+
     #[test]
     fn echoed_default_action_is_not_a_change() {
-        let want = ListenerSpec {
-            port: 80,
-            protocol: "HTTP".into(),
-            default_actions: vec![aws::Action::fixed("404", Some("text/plain"), None)],
-            ..Default::default()
+        let want = model::Listener {
+            default_actions: vec![model::Action::fixed("404", None)],
+            ..want(80, Protocol::Http)
         };
         assert!(!listener_differs(
             &want,
             &have(80, want.default_actions.clone()),
             false
         ));
-        let other = vec![aws::Action::fixed("503", Some("text/plain"), None)];
+        let other = vec![model::Action::fixed("503", None)];
         assert!(listener_differs(&want, &have(80, other), false));
+    }
+
+    #[test]
+    fn resolve_places_the_load_balancer_and_target_group_arns_and_drops_mtls_off_https() {
+        let mut r = Resolved::default();
+        r.target_group_arns.insert("tg".into(), "arn:tg".into());
+        let forward = |t: Token| model::Action::Forward {
+            config: model::ForwardConfig {
+                target_groups: vec![model::TargetGroupTuple {
+                    target_group_arn: t,
+                    weight: None,
+                }],
+                target_group_stickiness_config: None,
+            },
+        };
+        let mtls = model::MutualAuthentication {
+            mode: "passthrough".into(),
+            ..Default::default()
+        };
+        let l = model::Listener {
+            mutual_authentication: Some(mtls.clone()),
+            ..model::Listener::new(
+                443,
+                Protocol::Https,
+                vec![forward(Token::TargetGroupArn("tg".into()))],
+            )
+        };
+        let got = resolve(&l, "arn:lb", &r).unwrap();
+        assert_eq!(got.load_balancer_arn, Token::Literal("arn:lb".into()));
+        assert_eq!(
+            got.default_actions,
+            vec![forward(Token::Literal("arn:tg".into()))]
+        );
+        assert_eq!(got.mutual_authentication, Some(mtls.clone()));
+        let tls = model::Listener {
+            protocol: Protocol::Tls,
+            ..l.clone()
+        };
+        assert_eq!(resolve(&tls, "arn:lb", &r).unwrap().mutual_authentication, None);
+        let far = model::Listener { port: 0, ..l };
+        assert_eq!(
+            resolve(&far, "arn:lb", &r).unwrap_err().to_string(),
+            "listen port must be within [1, 65535]: 0"
+        );
     }
 
     #[test]
@@ -295,17 +353,13 @@ mod tests {
         let mut have = have(443, vec![]);
         have.protocol = "TLS".into();
         have.alpn_policy = vec!["HTTP2Preferred".into()];
-        let mut want = ListenerSpec {
-            port: 443,
-            protocol: "TLS".into(),
-            ..Default::default()
-        };
+        let mut want = want(443, Protocol::Tls);
         assert!(!listener_differs(&want, &have, false), "unset: left alone");
-        want.alpn_policy = vec!["HTTP2Preferred".into()];
+        want.alpn_policy = Some("HTTP2Preferred".into());
         assert!(!listener_differs(&want, &have, false));
-        want.alpn_policy = vec!["HTTP1Only".into()];
+        want.alpn_policy = Some("HTTP1Only".into());
         assert!(listener_differs(&want, &have, false));
-        want.alpn_policy = vec!["None".into()];
+        want.alpn_policy = Some("None".into());
         have.alpn_policy = vec![];
         assert!(!listener_differs(&want, &have, false), "None = no policy");
     }
@@ -315,40 +369,32 @@ mod tests {
         let mut tls = have(443, vec![]);
         tls.protocol = "TLS".into();
         tls.alpn_policy = vec!["HTTP2Preferred".into()];
-        let want = ListenerSpec {
-            port: 443,
-            protocol: "TLS".into(),
-            ..Default::default()
-        };
+        let want_tls = want(443, Protocol::Tls);
         assert!(
-            !listener_differs(&want, &tls, false),
+            !listener_differs(&want_tls, &tls, false),
             "gate off: left alone"
         );
-        assert!(listener_differs(&want, &tls, true));
+        assert!(listener_differs(&want_tls, &tls, true));
+        assert_eq!(modify_request(&want_tls, &tls, false).alpn_policy, None);
         assert_eq!(
-            modify_request(&want, &tls, false).alpn_policy,
-            Vec::<String>::new()
+            modify_request(&want_tls, &tls, true).alpn_policy.as_deref(),
+            Some("None")
         );
-        assert_eq!(modify_request(&want, &tls, true).alpn_policy, vec!["None"]);
         // Already without a policy (`None` or absent): nothing to reset.
         for none in [vec!["None".to_string()], vec![]] {
             tls.alpn_policy = none;
-            assert!(!listener_differs(&want, &tls, true));
-            assert!(modify_request(&want, &tls, true).alpn_policy.is_empty());
+            assert!(!listener_differs(&want_tls, &tls, true));
+            assert_eq!(modify_request(&want_tls, &tls, true).alpn_policy, None);
         }
 
         let mut https = have(443, vec![]);
         https.protocol = "HTTPS".into();
-        https.mutual_authentication = Some(aws::MutualAuthentication {
+        https.mutual_authentication = Some(model::MutualAuthentication {
             mode: "verify".into(),
-            trust_store_arn: Some("arn:ts".into()),
+            trust_store: Some("arn:ts".into()),
             ..Default::default()
         });
-        let want = ListenerSpec {
-            port: 443,
-            protocol: "HTTPS".into(),
-            ..Default::default()
-        };
+        let want = want(443, Protocol::Https);
         assert!(
             !listener_differs(&want, &https, false),
             "gate off: left alone"

@@ -6,7 +6,7 @@
 
 use super::error::{Context, Error, Result};
 use super::lb_subnets::{is_network, prefix_nat, same_set, subnet_mappings, subnets_of};
-use super::normalize::Resolved;
+use super::resolve::Resolved;
 use super::resolve_security_groups;
 use super::tags;
 use super::target_group::attribute_changes;

@@ -16,6 +16,7 @@
 
 pub mod addons;
 pub mod cert_discovery;
+pub mod compare;
 mod error;
 pub mod frontend_nlb;
 pub mod ip_pools;
@@ -23,9 +24,9 @@ pub mod lb_subnets;
 pub mod listener;
 pub mod load_balancer;
 pub mod mtls;
-pub mod normalize;
 pub mod oidc_secrets;
 pub mod preflight;
+pub mod resolve;
 pub mod rule;
 pub mod security_group;
 pub mod sg_resolver;
@@ -49,7 +50,7 @@ pub use tgb::ResolvedTargetGroupBinding;
 use crate::aws::{AwsError, Ec2, ElbV2, ResourceTagging};
 use crate::model::{self, Stack, StackKind, Token};
 use error::Context;
-use normalize::Resolved;
+use resolve::Resolved;
 
 /// Deploys stacks of one cluster in one VPC. Cheap to share (`Arc<Deployer>`); concurrent
 /// deploys of different stacks are safe (the shared backend SG is found/created once).

@@ -9,8 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::{Context, Error, Result};
 use super::Deployer;
-use crate::aws;
-use crate::model::{self, Stack};
+use crate::model::{MutualAuthentication, Stack};
 
 impl Deployer {
     /// ARNs of the trust stores the stack names (values not starting with `arn:`).
@@ -49,47 +48,41 @@ impl Deployer {
     }
 }
 
-/// The model's setting as ELBv2 takes it, trust store names replaced by their ARNs.
+/// The model's setting as ELBv2 takes it: a trust store name replaced by its ARN, an empty
+/// one (the model carries it for modes that take none) left out.
 pub fn desired(
-    m: &model::MutualAuthentication,
+    m: &MutualAuthentication,
     arns: &BTreeMap<String, String>,
-) -> Result<aws::MutualAuthentication> {
-    // The model carries an empty trust store for modes that take none.
-    let trust_store_arn =
-        match m.trust_store.as_ref().filter(|t| !t.is_empty()) {
-            Some(t) if t.starts_with("arn:") => Some(t.clone()),
-            Some(name) => Some(arns.get(name).cloned().ok_or_else(|| {
-                Error::Invalid(format!("couldn't find TrustStore with name {name}"))
-            })?),
-            None => None,
-        };
-    Ok(aws::MutualAuthentication {
-        mode: m.mode.clone(),
-        trust_store_arn,
-        ignore_client_certificate_expiry: m.ignore_client_certificate_expiry,
-        advertise_trust_store_ca_names: m.advertise_trust_store_ca_names.clone(),
+) -> Result<MutualAuthentication> {
+    let trust_store = match m.trust_store.as_ref().filter(|t| !t.is_empty()) {
+        Some(t) if t.starts_with("arn:") => Some(t.clone()),
+        Some(name) => Some(arns.get(name).cloned().ok_or_else(|| {
+            Error::Invalid(format!("couldn't find TrustStore with name {name}"))
+        })?),
+        None => None,
+    };
+    Ok(MutualAuthentication {
+        trust_store,
+        ..m.clone()
     })
 }
 
 /// With AWS's defaults filled in: `verify` ignores no expiry and advertises no CA names unless
 /// told; the other modes carry nothing else.
-fn norm(m: Option<&aws::MutualAuthentication>) -> aws::MutualAuthentication {
+fn norm(m: Option<&MutualAuthentication>) -> MutualAuthentication {
     let Some(m) = m else {
-        return aws::MutualAuthentication {
-            mode: "off".into(),
-            ..Default::default()
-        };
+        return off();
     };
     let mode = m.mode.to_ascii_lowercase();
     if mode != "verify" {
-        return aws::MutualAuthentication {
+        return MutualAuthentication {
             mode,
             ..Default::default()
         };
     }
-    aws::MutualAuthentication {
+    MutualAuthentication {
         mode,
-        trust_store_arn: m.trust_store_arn.clone(),
+        trust_store: m.trust_store.clone(),
         ignore_client_certificate_expiry: Some(m.ignore_client_certificate_expiry.unwrap_or(false)),
         advertise_trust_store_ca_names: Some(
             m.advertise_trust_store_ca_names
@@ -100,8 +93,8 @@ fn norm(m: Option<&aws::MutualAuthentication>) -> aws::MutualAuthentication {
 }
 
 /// AWS's default: mutual authentication off.
-pub fn off() -> aws::MutualAuthentication {
-    aws::MutualAuthentication {
+pub fn off() -> MutualAuthentication {
+    MutualAuthentication {
         mode: "off".into(),
         ..Default::default()
     }
@@ -109,15 +102,12 @@ pub fn off() -> aws::MutualAuthentication {
 
 /// Whether the listener has mutual authentication on (a mode other than `off`; no mode is
 /// off, as upstream reads it).
-pub fn is_on(have: Option<&aws::MutualAuthentication>) -> bool {
+pub fn is_on(have: Option<&MutualAuthentication>) -> bool {
     !matches!(norm(have).mode.as_str(), "off" | "")
 }
 
 /// True when the listener must be modified for mTLS; nothing wanted means leave it alone.
-pub fn differs(
-    want: Option<&aws::MutualAuthentication>,
-    have: Option<&aws::MutualAuthentication>,
-) -> bool {
+pub fn differs(want: Option<&MutualAuthentication>, have: Option<&MutualAuthentication>) -> bool {
     want.is_some_and(|w| norm(Some(w)) != norm(have))
 }
 
@@ -125,17 +115,17 @@ pub fn differs(
 mod tests {
     use super::*;
 
-    fn ma(mode: &str, ts: Option<&str>) -> aws::MutualAuthentication {
-        aws::MutualAuthentication {
+    fn ma(mode: &str, ts: Option<&str>) -> MutualAuthentication {
+        MutualAuthentication {
             mode: mode.into(),
-            trust_store_arn: ts.map(String::from),
+            trust_store: ts.map(String::from),
             ..Default::default()
         }
     }
 
     #[test]
     fn aws_defaults_are_not_changes_and_absent_means_leave_alone() {
-        let echoed = aws::MutualAuthentication {
+        let echoed = MutualAuthentication {
             ignore_client_certificate_expiry: Some(false),
             advertise_trust_store_ca_names: Some("off".into()),
             ..ma("verify", Some("arn:ts"))
@@ -156,23 +146,20 @@ mod tests {
     #[test]
     fn names_become_arns_and_a_missing_one_is_upstreams_error() {
         let arns = BTreeMap::from([("ca".to_string(), "arn:ts/ca".to_string())]);
-        let m = |ts: &str| model::MutualAuthentication {
+        let m = |ts: &str| MutualAuthentication {
             mode: "verify".into(),
             trust_store: Some(ts.into()),
-            ignore_client_certificate_expiry: None,
+            ignore_client_certificate_expiry: Some(true),
             advertise_trust_store_ca_names: None,
         };
+        let resolved = desired(&m("ca"), &arns).unwrap();
+        assert_eq!(resolved.trust_store.as_deref(), Some("arn:ts/ca"));
+        assert_eq!(resolved.ignore_client_certificate_expiry, Some(true));
         assert_eq!(
-            desired(&m("ca"), &arns).unwrap().trust_store_arn.as_deref(),
-            Some("arn:ts/ca")
-        );
-        assert_eq!(
-            desired(&m("arn:x"), &arns)
-                .unwrap()
-                .trust_store_arn
-                .as_deref(),
+            desired(&m("arn:x"), &arns).unwrap().trust_store.as_deref(),
             Some("arn:x")
         );
+        assert_eq!(desired(&m(""), &arns).unwrap().trust_store, None);
         assert_eq!(
             desired(&m("nope"), &arns).unwrap_err().to_string(),
             "couldn't find TrustStore with name nope"

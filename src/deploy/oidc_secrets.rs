@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::aws::types::Action;
+use crate::model::{Action, Redacted};
 
 /// Secret last sent, by listener/rule ARN and action position. `Debug` shows no values.
 #[derive(Default)]
@@ -31,9 +31,11 @@ impl SentSecrets {
         let map = self.map();
         let Some(sent) = map.get(arn) else { return };
         for (i, a) in actions.iter_mut().enumerate() {
-            if let Action::AuthenticateOidc(c) = a {
-                if c.client_secret.is_none() {
-                    c.client_secret = sent.iter().find(|(p, _)| *p == i).map(|(_, s)| s.clone());
+            if let Action::AuthenticateOidc { config: c } = a {
+                if c.client_secret.expose().is_empty() {
+                    if let Some((_, s)) = sent.iter().find(|(p, _)| *p == i) {
+                        c.client_secret = Redacted::new(s.clone());
+                    }
                 }
             }
         }
@@ -45,7 +47,9 @@ impl SentSecrets {
             .iter()
             .enumerate()
             .filter_map(|(i, a)| match a {
-                Action::AuthenticateOidc(c) => c.client_secret.clone().map(|s| (i, s)),
+                Action::AuthenticateOidc { config: c } if !c.client_secret.expose().is_empty() => {
+                    Some((i, c.client_secret.expose().to_string()))
+                }
                 _ => None,
             })
             .collect();
@@ -66,21 +70,23 @@ impl SentSecrets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aws::types::AuthenticateOidcConfig;
+    use crate::model::AuthenticateOidcConfig;
 
     fn oidc(secret: Option<&str>) -> Action {
-        Action::AuthenticateOidc(AuthenticateOidcConfig {
-            client_id: "id".into(),
-            client_secret: secret.map(Into::into),
-            ..Default::default()
-        })
+        Action::AuthenticateOidc {
+            config: AuthenticateOidcConfig {
+                client_id: Redacted::new("id"),
+                client_secret: Redacted::new(secret.unwrap_or_default()),
+                ..Default::default()
+            },
+        }
     }
 
     #[test]
     fn described_actions_get_the_secret_last_sent_to_that_resource_only() {
         let s = SentSecrets::default();
-        s.record("rule-a", &[oidc(Some("one")), Action::forward("tg")]);
-        let mut described = vec![oidc(None), Action::forward("tg")];
+        s.record("rule-a", &[oidc(Some("one")), Action::forward_arn("tg")]);
+        let mut described = vec![oidc(None), Action::forward_arn("tg")];
         s.fill("rule-b", &mut described);
         assert_eq!(described[0], oidc(None));
         s.fill("rule-a", &mut described);

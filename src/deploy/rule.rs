@@ -7,22 +7,20 @@
 
 use std::collections::BTreeSet;
 
+use super::compare;
 use super::error::{Context, Error, Result};
-use super::normalize::{self, Resolved};
+use super::resolve::Resolved;
 use super::tags;
 use super::Deployer;
-use crate::aws::{self, RuleSpec, Tags};
-use crate::model::{self, StackKind};
+use crate::aws;
+use crate::model::{self, StackKind, Token};
 
-/// A model rule with its references resolved.
+/// A model rule as it goes to AWS (on its listener's ARN, target groups as ARNs), with its
+/// priority checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WantRule {
-    pub id: String,
     pub priority: u32,
-    pub conditions: Vec<aws::RuleCondition>,
-    pub actions: Vec<aws::Action>,
-    pub transforms: Vec<aws::RuleTransform>,
-    pub tags: Tags,
+    pub rule: model::ListenerRule,
 }
 
 /// A described (non-default) rule with its resource-id tag, if any.
@@ -63,13 +61,11 @@ pub fn plan(want: &[WantRule], have: &[HaveRule]) -> RulePlan {
             }
         }
     };
-    let same = |w: &WantRule, h: &HaveRule| {
-        normalize::same_rule(&w.conditions, &w.actions, &w.transforms, &h.rule)
-    };
+    let same = |w: &WantRule, h: &HaveRule| compare::same_rule(&w.rule, &h.rule);
     claim(&mut pair, &|w, h| same(w, h) && w.priority == h.priority);
     claim(&mut pair, &|w, h| same(w, h));
     claim(&mut pair, &|w, h| {
-        h.resource_id.as_deref() == Some(w.id.as_str())
+        h.resource_id.as_deref() == Some(w.rule.id.as_str())
     });
     claim(&mut pair, &|w, h| h.priority == w.priority);
     claim(&mut pair, &|_, _| true);
@@ -108,16 +104,17 @@ pub fn plan(want: &[WantRule], have: &[HaveRule]) -> RulePlan {
     p
 }
 
-pub fn want_rule(r: &model::ListenerRule, res: &Resolved) -> Result<WantRule> {
+/// The model rule on `listener_arn`, its actions' target groups as ARNs.
+pub fn want_rule(r: &model::ListenerRule, listener_arn: &str, res: &Resolved) -> Result<WantRule> {
     let priority = u32::try_from(r.priority)
         .map_err(|_| Error::Invalid(format!("invalid priority {} of rule {}", r.priority, r.id)))?;
     Ok(WantRule {
-        id: r.id.clone(),
         priority,
-        conditions: r.conditions.iter().map(normalize::condition).collect(),
-        actions: normalize::actions(&r.actions, res)?,
-        transforms: r.transforms.iter().map(normalize::transform).collect(),
-        tags: r.tags.clone(),
+        rule: model::ListenerRule {
+            listener_arn: Token::Literal(listener_arn.to_string()),
+            actions: res.actions(&r.actions)?,
+            ..r.clone()
+        },
     })
 }
 
@@ -132,7 +129,7 @@ impl Deployer {
     ) -> Result<Vec<String>> {
         let want: Vec<WantRule> = want
             .iter()
-            .map(|r| want_rule(r, res))
+            .map(|r| want_rule(r, listener_arn, res))
             .collect::<Result<_>>()?;
         let described = self
             .elbv2
@@ -162,9 +159,9 @@ impl Deployer {
             .collect();
         let p = plan(&want, &have);
         for (wi, arn) in &p.modify {
-            let w = &want[*wi];
+            let w = &want[*wi].rule;
             self.elbv2
-                .modify_rule(arn, &w.conditions, &w.actions, &w.transforms)
+                .modify_rule(arn, w)
                 .await
                 .ctx(|| format!("modify rule {}", w.id))?;
         }
@@ -178,34 +175,26 @@ impl Deployer {
                 .ctx(|| format!("set rule priorities on {listener_arn}"))?;
         }
         for wi in &p.create {
-            let w = &want[*wi];
-            let spec = RuleSpec {
-                priority: w.priority,
-                conditions: w.conditions.clone(),
-                actions: w.actions.clone(),
-                transforms: w.transforms.clone(),
-                tags: if self.listener_rules_tagging {
-                    w.tags.clone()
-                } else {
-                    Tags::new()
-                },
-            };
+            let mut rule = want[*wi].rule.clone();
+            if !self.listener_rules_tagging {
+                rule.tags.clear();
+            }
             let created = self
                 .elbv2
-                .create_rule(listener_arn, &spec)
+                .create_rule(&rule)
                 .await
-                .ctx(|| format!("create rule {}", w.id))?;
-            self.oidc_secrets.record(&created.arn, &w.actions);
-            self.tag_cache.put(&created.arn, spec.tags);
+                .ctx(|| format!("create rule {}", rule.id))?;
+            self.oidc_secrets.record(&created.arn, &rule.actions);
+            self.tag_cache.put(&created.arn, rule.tags);
         }
         // Modified or found equal: each paired rule now carries the wanted actions.
         for (wi, arn) in &p.paired {
-            self.oidc_secrets.record(arn, &want[*wi].actions);
+            self.oidc_secrets.record(arn, &want[*wi].rule.actions);
         }
         if self.listener_rules_tagging {
             for (wi, arn) in &p.paired {
                 let actual = tag_map.remove(arn).unwrap_or_default();
-                self.reconcile_elb_tags(arn, &want[*wi].tags, &actual)
+                self.reconcile_elb_tags(arn, &want[*wi].rule.tags, &actual)
                     .await?;
             }
         }

@@ -2,21 +2,27 @@
 
 use super::*;
 
-fn path(p: &str) -> Vec<aws::RuleCondition> {
-    vec![aws::RuleCondition::PathPattern {
-        values: vec![p.into()],
-        regex_values: vec![],
+fn path(p: &str) -> Vec<model::RuleCondition> {
+    vec![model::RuleCondition::PathPattern {
+        config: model::action::ValuesConfig {
+            values: vec![p.into()],
+            regex_values: vec![],
+        },
     }]
 }
 
 fn want(prio: u32, p: &str, tg: &str) -> WantRule {
     WantRule {
-        id: format!("80:{prio}"),
         priority: prio,
-        conditions: path(p),
-        actions: vec![aws::Action::forward(tg)],
-        transforms: vec![],
-        tags: Tags::new(),
+        rule: model::ListenerRule {
+            id: format!("80:{prio}"),
+            ..model::ListenerRule::new(
+                Token::Literal("arn:l".into()),
+                prio as i32,
+                path(p),
+                vec![model::Action::forward_arn(tg)],
+            )
+        },
     }
 }
 
@@ -28,13 +34,18 @@ fn have(arn: &str, prio: u32, p: &str, tg: &str) -> HaveRule {
             is_default: false,
             conditions: path(p),
             // As AWS echoes it: explicit weight and stickiness.
-            actions: vec![aws::Action::Forward(aws::ForwardConfig {
-                target_groups: vec![aws::WeightedTargetGroup {
-                    arn: tg.into(),
-                    weight: Some(1),
-                }],
-                stickiness: Some(aws::Stickiness::default()),
-            })],
+            actions: vec![model::Action::Forward {
+                config: model::ForwardConfig {
+                    target_groups: vec![model::TargetGroupTuple {
+                        target_group_arn: Token::Literal(tg.into()),
+                        weight: Some(1),
+                    }],
+                    target_group_stickiness_config: Some(model::StickinessConfig {
+                        enabled: Some(false),
+                        duration_seconds: None,
+                    }),
+                },
+            }],
             transforms: vec![],
         },
         priority: prio,
@@ -115,4 +126,48 @@ fn changed_rules_reuse_existing_rules_in_place() {
     let p = plan(&w, &h);
     assert_eq!(p.modify, vec![(0, "r1".into()), (1, "r2".into())]);
     assert!(p.create.is_empty() && p.delete_first.is_empty() && p.delete_later.is_empty());
+}
+
+#[test]
+fn want_rule_is_the_model_rule_on_its_listener_with_arns() {
+    let mut res = Resolved::default();
+    res.target_group_arns.insert("tg".into(), "arn:tg".into());
+    let r = model::ListenerRule {
+        id: "80:3".into(),
+        tags: [("team".to_string(), "a".to_string())].into(),
+        ..model::ListenerRule::new(
+            Token::ListenerArn(80),
+            3,
+            path("/a"),
+            vec![model::Action::Forward {
+                config: model::ForwardConfig {
+                    target_groups: vec![model::TargetGroupTuple {
+                        target_group_arn: Token::TargetGroupArn("tg".into()),
+                        weight: Some(2),
+                    }],
+                    target_group_stickiness_config: None,
+                },
+            }],
+        )
+    };
+    let w = want_rule(&r, "arn:listener", &res).unwrap();
+    assert_eq!(w.priority, 3);
+    assert_eq!(w.rule.listener_arn, Token::Literal("arn:listener".into()));
+    let model::Action::Forward { config } = &w.rule.actions[0] else {
+        panic!("{:?}", w.rule.actions)
+    };
+    assert_eq!(
+        config.target_groups[0].target_group_arn,
+        Token::Literal("arn:tg".into())
+    );
+    assert_eq!(config.target_groups[0].weight, Some(2));
+    // Everything else is the model rule's own.
+    assert_eq!((&w.rule.conditions, &w.rule.tags), (&r.conditions, &r.tags));
+    let negative = model::ListenerRule { priority: -1, ..r };
+    assert_eq!(
+        want_rule(&negative, "arn:listener", &res)
+            .unwrap_err()
+            .to_string(),
+        "invalid priority -1 of rule 80:3"
+    );
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::error::Result;
-use super::normalize::Resolved;
+use super::resolve::Resolved;
 use crate::crd::target_group_binding::{
     NetworkingIngressRule, NetworkingProtocol, ServiceReference, TargetGroupBindingSpec,
     TargetGroupIpAddressType,

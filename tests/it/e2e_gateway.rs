@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use aws_load_balancer_controller::aws::{Action, RuleCondition};
+use aws_load_balancer_controller::model::{Action, RuleCondition};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;
@@ -61,7 +61,7 @@ fn paths(conds: &[RuleCondition]) -> Vec<String> {
     conds
         .iter()
         .filter_map(|c| match c {
-            RuleCondition::PathPattern { values, .. } => Some(values.clone()),
+            RuleCondition::PathPattern { config } => Some(config.values.clone()),
             _ => None,
         })
         .flatten()
@@ -72,9 +72,13 @@ fn weights(actions: &[Action]) -> Vec<Option<i32>> {
     actions
         .iter()
         .filter_map(|a| match a {
-            Action::Forward(f) => {
-                Some(f.target_groups.iter().map(|t| t.weight).collect::<Vec<_>>())
-            }
+            Action::Forward { config } => Some(
+                config
+                    .target_groups
+                    .iter()
+                    .map(|t| t.weight)
+                    .collect::<Vec<_>>(),
+            ),
             _ => None,
         })
         .flatten()
@@ -241,7 +245,7 @@ async fn gateways_to_alb_and_nlb_in_moto_then_detach_a_route_then_delete() {
     assert_eq!(paths(&first.conditions), vec!["/api", "/api/*"]);
     assert_eq!(paths(&second.conditions), vec!["/*"]);
     assert!(second.conditions.iter().any(|c| matches!(c,
-        RuleCondition::HttpHeader { name, values, .. } if name == "x-canary" && values == &["yes".to_string()])));
+        RuleCondition::HttpHeader { config } if config.http_header_name == "x-canary" && config.values == ["yes".to_string()])));
     assert_eq!(weights(&second.actions), vec![Some(80), Some(20)]);
     assert_eq!(alb.tgs.len(), 3, "one target group per backend");
     let tgbs: Api<TargetGroupBinding> = Api::namespaced(k8s.client.clone(), "demo");

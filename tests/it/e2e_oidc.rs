@@ -14,7 +14,8 @@ use crate::ingress::{events_of, inventory, WAIT};
 use crate::support::e2e::Cluster;
 use crate::support::moto_cloud::cloud;
 use crate::tgb::eventually;
-use aws_load_balancer_controller::aws::{Action, ElbV2};
+use aws_load_balancer_controller::aws::ElbV2;
+use aws_load_balancer_controller::model::Action;
 
 const STACK: &str = "demo/app";
 
@@ -85,9 +86,9 @@ async fn oidc_actions(
         .iter()
         .flat_map(|(r, _)| r.actions.iter())
         .filter_map(|a| match a {
-            Action::AuthenticateOidc(c) => Some((
-                c.client_id.clone(),
-                c.client_secret.clone().unwrap_or_default(),
+            Action::AuthenticateOidc { config } => Some((
+                config.client_id.expose().to_string(),
+                config.client_secret.expose().to_string(),
             )),
             _ => None,
         })
@@ -148,7 +149,7 @@ async fn oidc_action_follows_its_secret_through_the_binary() {
     assert_eq!(inv.listeners[0].port, 443);
     assert!(matches!(
         inv.rules[0].0.actions.as_slice(),
-        [Action::AuthenticateOidc(_), Action::Forward(_)]
+        [Action::AuthenticateOidc { .. }, Action::Forward { .. }]
     ));
 
     // A reconcile of the unchanged stack writes nothing.

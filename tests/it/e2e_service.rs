@@ -13,7 +13,7 @@ use std::time::Duration;
 use aws_load_balancer_controller::aws::{self, *};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use aws_load_balancer_controller::model::service::{build_service_stack, ServiceEnv};
-use aws_load_balancer_controller::model::{ModelConfig, Token};
+use aws_load_balancer_controller::model::{Action, ModelConfig, Token};
 use k8s_openapi::api::core::v1::Service;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::ResourceExt;
@@ -472,10 +472,10 @@ async fn weighted_service_left_by_upstream_is_adopted_without_writes() {
     assert_eq!(before.tgs.len(), 3, "{before:#?}");
     let weights = |i: &Inventory| {
         let mut v: Vec<(String, Option<i32>)> = match &i.listeners[0].default_actions[..] {
-            [Action::Forward(f)] => f
+            [Action::Forward { config }] => config
                 .target_groups
                 .iter()
-                .map(|t| (t.arn.clone(), t.weight))
+                .map(|t| (t.target_group_arn.literal().unwrap().to_string(), t.weight))
                 .collect(),
             other => panic!("{other:?}"),
         };
@@ -516,7 +516,10 @@ async fn weighted_service_left_by_upstream_is_adopted_without_writes() {
     let after = inv(&c, "demo/web").await;
     assert_eq!(weights(&after), want);
     let sticky = match &after.listeners[0].default_actions[..] {
-        [Action::Forward(f)] => f.stickiness.as_ref().is_some_and(|s| s.enabled),
+        [Action::Forward { config }] => config
+            .target_group_stickiness_config
+            .as_ref()
+            .is_some_and(|s| s.enabled == Some(true)),
         _ => false,
     };
     assert!(sticky, "{:?}", after.listeners[0].default_actions);

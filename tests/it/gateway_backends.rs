@@ -14,10 +14,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_load_balancer_controller::aws::fake::FakeAws;
-use aws_load_balancer_controller::aws::{Action, CreateTargetGroup, ElbV2, TargetGroup};
+use aws_load_balancer_controller::aws::{CreateTargetGroup, ElbV2, TargetGroup};
 use aws_load_balancer_controller::controller::gateway::{self, GatewayControllerConfig};
 use aws_load_balancer_controller::model::gateway::listeners::LbKind;
-use aws_load_balancer_controller::model::ModelConfig;
+use aws_load_balancer_controller::model::{Action, ModelConfig};
 use gateway_api::apis::standard::gateways::Gateway;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use tokio_util::sync::CancellationToken;
@@ -186,7 +186,12 @@ fn forwarded_to(actions: &[Action]) -> Vec<String> {
     actions
         .iter()
         .filter_map(|a| match a {
-            Action::Forward(f) => Some(f.target_groups.iter().map(|t| t.arn.clone())),
+            Action::Forward { config } => Some(
+                config
+                    .target_groups
+                    .iter()
+                    .filter_map(|t| t.target_group_arn.literal().map(String::from)),
+            ),
             _ => None,
         })
         .flatten()

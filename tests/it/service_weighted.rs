@@ -10,7 +10,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use aws_load_balancer_controller::aws::{self, Action};
+use aws_load_balancer_controller::aws;
+use aws_load_balancer_controller::model::Action;
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, ListParams, Patch, PatchParams};
@@ -110,15 +111,19 @@ pub(crate) fn forward(inv: &Inventory) -> (BTreeMap<String, Option<i32>>, bool) 
     assert_eq!(inv.listeners.len(), 1, "{inv:#?}");
     let l = &inv.listeners[0];
     assert_eq!((l.port, l.protocol.as_str()), (80, "TCP"));
-    let [Action::Forward(f)] = &l.default_actions[..] else {
+    let [Action::Forward { config: f }] = &l.default_actions[..] else {
         panic!("{:?}", l.default_actions)
     };
     let tgs = f
         .target_groups
         .iter()
-        .map(|t| (t.arn.clone(), t.weight))
+        .map(|t| (t.target_group_arn.literal().unwrap().to_string(), t.weight))
         .collect();
-    (tgs, f.stickiness.as_ref().is_some_and(|s| s.enabled))
+    let sticky = f
+        .target_group_stickiness_config
+        .as_ref()
+        .is_some_and(|s| s.enabled == Some(true));
+    (tgs, sticky)
 }
 
 /// The bindings of stack `name` as (target group ARN → (Service, port, binding name)).

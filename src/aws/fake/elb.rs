@@ -83,41 +83,6 @@ fn cidr_contains(cidr: &str, ip: &str) -> bool {
     }
 }
 
-/// Actions as ELBv2 describes them: never with an OIDC client secret.
-pub(super) fn described(actions: &[Action]) -> Vec<Action> {
-    actions
-        .iter()
-        .map(|a| match a {
-            Action::AuthenticateOidc(c) => Action::AuthenticateOidc(AuthenticateOidcConfig {
-                client_secret: None,
-                use_existing_client_secret: None,
-                ..c.clone()
-            }),
-            other => other.clone(),
-        })
-        .collect()
-}
-
-pub(super) fn normalise(actions: &[Action]) -> Vec<Action> {
-    actions
-        .iter()
-        .map(|a| match a {
-            Action::Forward(f) => Action::Forward(ForwardConfig {
-                target_groups: f
-                    .target_groups
-                    .iter()
-                    .map(|t| WeightedTargetGroup {
-                        arn: t.arn.clone(),
-                        weight: Some(t.weight.unwrap_or(1)),
-                    })
-                    .collect(),
-                stickiness: Some(f.stickiness.clone().unwrap_or_default()),
-            }),
-            other => other.clone(),
-        })
-        .collect()
-}
-
 impl State {
     pub(crate) fn check_subnets(
         &self,

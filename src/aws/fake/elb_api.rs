@@ -8,8 +8,10 @@ use super::elb::invalid;
 use super::state::{lb_not_found, not_found, tg_not_found};
 use super::FakeAws;
 use crate::aws::error::{AwsError, Result};
+use crate::aws::sdk_elbv2_requests as requests;
 use crate::aws::types::*;
 use crate::aws::{ElbV2, TAG_ARNS_PER_CALL, TARGETS_PER_CALL};
+use crate::model;
 
 const SVC: Service = Service::ElbV2;
 
@@ -286,13 +288,17 @@ impl ElbV2 for FakeAws {
             .await
     }
 
-    async fn create_listener(&self, lb_arn: &str, spec: &ListenerSpec) -> Result<Listener> {
-        self.run(SVC, "CreateListener", |st| st.create_listener(lb_arn, spec))
+    // The listener and rule writes are refused as the SDK implementation refuses them
+    // (unresolved references) by building the same request first, before the call is made.
+    async fn create_listener(&self, listener: &model::Listener) -> Result<Listener> {
+        let _ = requests::create_listener(listener)?;
+        self.run(SVC, "CreateListener", |st| st.create_listener(listener))
             .await
     }
 
-    async fn modify_listener(&self, arn: &str, spec: &ListenerSpec) -> Result<Listener> {
-        self.run(SVC, "ModifyListener", |st| st.modify_listener(arn, spec))
+    async fn modify_listener(&self, arn: &str, listener: &model::Listener) -> Result<Listener> {
+        let _ = requests::modify_listener(arn, listener)?;
+        self.run(SVC, "ModifyListener", |st| st.modify_listener(arn, listener))
             .await
     }
 
@@ -360,22 +366,15 @@ impl ElbV2 for FakeAws {
             .await
     }
 
-    async fn create_rule(&self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule> {
-        self.run(SVC, "CreateRule", |st| st.create_rule(listener_arn, spec))
-            .await
+    async fn create_rule(&self, rule: &model::ListenerRule) -> Result<Rule> {
+        let _ = requests::create_rule(rule)?;
+        self.run(SVC, "CreateRule", |st| st.create_rule(rule)).await
     }
 
-    async fn modify_rule(
-        &self,
-        arn: &str,
-        conditions: &[RuleCondition],
-        actions: &[Action],
-        transforms: &[RuleTransform],
-    ) -> Result<Rule> {
-        self.run(SVC, "ModifyRule", |st| {
-            st.modify_rule(arn, conditions, actions, transforms)
-        })
-        .await
+    async fn modify_rule(&self, arn: &str, rule: &model::ListenerRule) -> Result<Rule> {
+        let _ = requests::modify_rule(arn, rule)?;
+        self.run(SVC, "ModifyRule", |st| st.modify_rule(arn, rule))
+            .await
     }
 
     async fn delete_rule(&self, arn: &str) -> Result<()> {

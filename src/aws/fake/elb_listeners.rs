@@ -1,9 +1,11 @@
 //! The fake's listeners and listener certificates (rules and tags: `elb_rules.rs`).
 
-use super::elb::{invalid, normalise};
+use super::elb::invalid;
+use super::elb_rules::{described, normalise};
 use super::state::{hex, lb_not_found, not_found, tg_not_found, ListenerRec, RuleRec, State};
 use crate::aws::error::{AwsError, Result};
 use crate::aws::types::*;
+use crate::model::{self, Action, MutualAuthentication};
 
 pub(super) fn listener_not_found(arn: &str) -> AwsError {
     not_found(
@@ -44,7 +46,7 @@ impl State {
             ));
         }
         for a in actions {
-            if let Action::Forward(f) = a {
+            if let Action::Forward { config: f } = a {
                 if f.target_groups.is_empty() {
                     return Err(AwsError::validation(
                         "A forward action must have at least one target group",
@@ -57,8 +59,9 @@ impl State {
                     ));
                 }
                 for t in &f.target_groups {
-                    if !self.tgs.contains_key(&t.arn) {
-                        return Err(tg_not_found(&t.arn));
+                    let arn = literal(&t.target_group_arn, "forward action")?;
+                    if !self.tgs.contains_key(arn) {
+                        return Err(tg_not_found(arn));
                     }
                 }
             }
@@ -66,40 +69,41 @@ impl State {
         Ok(())
     }
 
-    fn check_listener_spec(&self, lb_arn: &str, lb_type: &str, spec: &ListenerSpec) -> Result<()> {
-        if spec.port == 0 {
-            return Err(AwsError::validation(
-                "Listener port must be between 1 and 65535",
-            ));
-        }
+    /// The listener's port as AWS takes it (1 to 65535).
+    fn listener_port(l: &model::Listener) -> Result<u16> {
+        u16::try_from(l.port)
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| AwsError::validation("Listener port must be between 1 and 65535"))
+    }
+
+    fn check_listener_spec(&self, lb_arn: &str, lb_type: &str, l: &model::Listener) -> Result<()> {
+        Self::listener_port(l)?;
+        let protocol = l.protocol.as_str();
         let allowed: &[&str] = if lb_type == "application" {
             &["HTTP", "HTTPS"]
         } else {
             &["TCP", "TLS", "UDP", "TCP_UDP", "QUIC", "TCP_QUIC"]
         };
-        if !allowed.contains(&spec.protocol.as_str()) {
+        if !allowed.contains(&protocol) {
             return Err(invalid(
                 "IncompatibleProtocols",
-                format!(
-                    "Listener protocol '{}' is not supported by this load balancer",
-                    spec.protocol
-                ),
+                format!("Listener protocol '{protocol}' is not supported by this load balancer"),
             ));
         }
-        if (spec.protocol == "HTTPS" || spec.protocol == "TLS") && spec.certificates.is_empty() {
+        if (protocol == "HTTPS" || protocol == "TLS") && l.certificates.is_empty() {
             return Err(AwsError::validation(format!(
-                "A certificate must be specified for {} listeners",
-                spec.protocol
+                "A certificate must be specified for {protocol} listeners"
             )));
         }
-        if !spec.alpn_policy.is_empty() && spec.protocol != "TLS" {
+        if l.alpn_policy.is_some() && protocol != "TLS" {
             return Err(AwsError::validation(
                 "An ALPN policy can only be specified for TLS listeners",
             ));
         }
-        self.check_actions(&spec.default_actions)?;
+        self.check_actions(&l.default_actions)?;
         if lb_type == "network" {
-            self.check_nlb_forward(lb_arn, &spec.protocol, &spec.default_actions)?;
+            self.check_nlb_forward(lb_arn, protocol, &l.default_actions)?;
         }
         Ok(())
     }
@@ -113,9 +117,12 @@ impl State {
         actions: &[Action],
     ) -> Result<()> {
         for a in actions {
-            let Action::Forward(f) = a else { continue };
+            let Action::Forward { config: f } = a else {
+                continue;
+            };
             for t in &f.target_groups {
-                let rec = self.tgs.get(&t.arn);
+                let arn = literal(&t.target_group_arn, "forward action")?;
+                let rec = self.tgs.get(arn);
                 if let Some(other) = rec.and_then(|r| {
                     r.tg.load_balancer_arns
                         .iter()
@@ -123,7 +130,7 @@ impl State {
                 }) {
                     return Err(invalid(
                         "TargetGroupAssociationLimit",
-                        format!("The following target groups cannot be associated with more than one load balancer: '{}' (in use by '{other}')", t.arn),
+                        format!("The following target groups cannot be associated with more than one load balancer: '{arn}' (in use by '{other}')"),
                     ));
                 }
                 let tg = rec.and_then(|r| r.tg.protocol.clone()).unwrap_or_default();
@@ -178,7 +185,7 @@ impl State {
             .values()
             .filter(|l| l.listener.load_balancer_arn == lb_arn)
             .map(|l| Listener {
-                default_actions: super::elb::described(&l.listener.default_actions),
+                default_actions: described(&l.listener.default_actions),
                 ..l.listener.clone()
             })
             .collect();
@@ -186,21 +193,20 @@ impl State {
         Ok(v)
     }
 
-    pub(crate) fn create_listener(
-        &mut self,
-        lb_arn: &str,
-        spec: &ListenerSpec,
-    ) -> Result<Listener> {
+    pub(crate) fn create_listener(&mut self, spec: &model::Listener) -> Result<Listener> {
+        let lb_arn = literal(&spec.load_balancer_arn, "listener's load balancer")?;
+        let protocol = spec.protocol.as_str();
         let lb = self
             .lbs
             .get(lb_arn)
             .ok_or_else(|| lb_not_found(lb_arn))?
             .lb
             .clone();
+        let port = Self::listener_port(spec)?;
         if self
             .listeners
             .values()
-            .any(|l| l.listener.load_balancer_arn == lb_arn && l.listener.port == spec.port)
+            .any(|l| l.listener.load_balancer_arn == lb_arn && l.listener.port == port)
         {
             return Err(invalid(
                 "DuplicateListener",
@@ -219,18 +225,17 @@ impl State {
         let listener = Listener {
             arn: arn.clone(),
             load_balancer_arn: lb_arn.into(),
-            port: spec.port,
-            protocol: spec.protocol.clone(),
+            port,
+            protocol: protocol.into(),
             ssl_policy: spec.ssl_policy.clone().or_else(|| {
-                matches!(spec.protocol.as_str(), "HTTPS" | "TLS")
-                    .then(|| "ELBSecurityPolicy-2016-08".into())
+                matches!(protocol, "HTTPS" | "TLS").then(|| "ELBSecurityPolicy-2016-08".into())
             }),
             certificates: spec.certificates.iter().take(1).cloned().collect(),
-            alpn_policy: spec.alpn_policy.clone(),
+            alpn_policy: spec.alpn_policy.iter().cloned().collect(),
             default_actions: normalise(&spec.default_actions),
             // AWS reports `off` on HTTPS listeners created without it.
             mutual_authentication: spec.mutual_authentication.clone().or_else(|| {
-                (spec.protocol == "HTTPS").then(|| MutualAuthentication {
+                (protocol == "HTTPS").then(|| MutualAuthentication {
                     mode: "off".into(),
                     ..Default::default()
                 })
@@ -242,7 +247,7 @@ impl State {
             ListenerRec {
                 listener: listener.clone(),
                 extra_certs,
-                attrs: default_listener_attrs(&spec.protocol),
+                attrs: default_listener_attrs(protocol),
             },
         );
         let l_part = arn
@@ -271,22 +276,27 @@ impl State {
         Ok(listener)
     }
 
-    pub(crate) fn modify_listener(&mut self, arn: &str, spec: &ListenerSpec) -> Result<Listener> {
+    pub(crate) fn modify_listener(
+        &mut self,
+        arn: &str,
+        spec: &model::Listener,
+    ) -> Result<Listener> {
+        let protocol = spec.protocol.as_str();
         let current = self
             .listeners
             .get(arn)
             .ok_or_else(|| listener_not_found(arn))?
             .listener
             .clone();
+        let port = Self::listener_port(spec)?;
         let lb_type = self
             .lbs
             .get(&current.load_balancer_arn)
             .map(|r| r.lb.lb_type.clone())
             .unwrap_or_default();
-        if spec.port != current.port
+        if port != current.port
             && self.listeners.values().any(|l| {
-                l.listener.load_balancer_arn == current.load_balancer_arn
-                    && l.listener.port == spec.port
+                l.listener.load_balancer_arn == current.load_balancer_arn && l.listener.port == port
             })
         {
             return Err(invalid(
@@ -303,14 +313,14 @@ impl State {
             .listeners
             .get_mut(arn)
             .ok_or_else(|| listener_not_found(arn))?;
-        rec.listener.port = spec.port;
-        rec.listener.protocol = spec.protocol.clone();
+        rec.listener.port = port;
+        rec.listener.protocol = protocol.into();
         rec.listener.ssl_policy = spec.ssl_policy.clone().or(rec.listener.ssl_policy.clone());
         rec.listener.certificates = spec.certificates.iter().take(1).cloned().collect();
         // AWS keeps an ALPN policy ModifyListener does not send (only TLS listeners have one).
-        if !spec.alpn_policy.is_empty() {
-            rec.listener.alpn_policy = spec.alpn_policy.clone();
-        } else if spec.protocol != "TLS" {
+        if let Some(policy) = &spec.alpn_policy {
+            rec.listener.alpn_policy = vec![policy.clone()];
+        } else if protocol != "TLS" {
             rec.listener.alpn_policy.clear();
         }
         rec.listener.default_actions = actions.clone();

@@ -1,13 +1,71 @@
-//! The fake's listener rules (priorities, conditions, atomic SetRulePriorities) and ELBv2 tags.
+//! The fake's listener rules (priorities, conditions, atomic SetRulePriorities), actions as
+//! ELBv2 stores and describes them, and ELBv2 tags.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::elb::{described, invalid, normalise};
+use super::elb::invalid;
 use super::elb_listeners::{listener_not_found, priority_key, rule_not_found};
 use super::state::{hex, lb_not_found, tg_not_found, RuleRec, State};
 use crate::aws::error::{AwsError, Result};
 use crate::aws::types::*;
 use crate::aws::TAG_ARNS_PER_CALL;
+use crate::model::{
+    self, Action, AuthenticateOidcConfig, ForwardConfig, Redacted, RuleCondition,
+    StickinessConfig, TargetGroupTuple,
+};
+
+/// Actions as ELBv2 describes them: never with an OIDC client secret.
+pub(super) fn described(actions: &[Action]) -> Vec<Action> {
+    actions
+        .iter()
+        .map(|a| match a {
+            Action::AuthenticateOidc { config } => Action::AuthenticateOidc {
+                config: AuthenticateOidcConfig {
+                    client_secret: Redacted::default(),
+                    use_existing_client_secret: None,
+                    ..config.clone()
+                },
+            },
+            other => other.clone(),
+        })
+        .collect()
+}
+
+/// Actions as ELBv2 keeps them: forwards with each weight (1 when not given) and stickiness
+/// (off when not given) filled in; OIDC without the name of the Secret, which AWS never sees.
+pub(super) fn normalise(actions: &[Action]) -> Vec<Action> {
+    actions
+        .iter()
+        .map(|a| match a {
+            Action::Forward { config: f } => {
+                let st = f.target_group_stickiness_config.clone().unwrap_or_default();
+                Action::Forward {
+                    config: ForwardConfig {
+                        target_groups: f
+                            .target_groups
+                            .iter()
+                            .map(|t| TargetGroupTuple {
+                                target_group_arn: t.target_group_arn.clone(),
+                                weight: Some(t.weight.unwrap_or(1)),
+                            })
+                            .collect(),
+                        target_group_stickiness_config: Some(StickinessConfig {
+                            enabled: Some(st.enabled.unwrap_or(false)),
+                            duration_seconds: st.duration_seconds,
+                        }),
+                    },
+                }
+            }
+            Action::AuthenticateOidc { config } => Action::AuthenticateOidc {
+                config: AuthenticateOidcConfig {
+                    secret: String::new(),
+                    ..config.clone()
+                },
+            },
+            other => other.clone(),
+        })
+        .collect()
+}
 
 impl State {
     pub(crate) fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>> {
@@ -56,11 +114,14 @@ impl State {
         Ok(())
     }
 
-    pub(crate) fn create_rule(&mut self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule> {
+    pub(crate) fn create_rule(&mut self, spec: &model::ListenerRule) -> Result<Rule> {
+        let listener_arn = literal(&spec.listener_arn, "rule's listener")?;
         if !self.listeners.contains_key(listener_arn) {
             return Err(listener_not_found(listener_arn));
         }
-        self.check_priority(listener_arn, spec.priority, "")?;
+        // A negative priority is out of range as AWS words it.
+        let priority = u32::try_from(spec.priority).unwrap_or(0);
+        self.check_priority(listener_arn, priority, "")?;
         Self::check_conditions(&spec.conditions)?;
         self.check_actions(&spec.actions)?;
         let l_part = listener_arn
@@ -71,7 +132,7 @@ impl State {
         let arn = self.elb_arn(&format!("listener-rule/{l_part}/{}", hex(16)));
         let rule = Rule {
             arn: arn.clone(),
-            priority: spec.priority.to_string(),
+            priority: priority.to_string(),
             is_default: false,
             conditions: spec.conditions.clone(),
             actions: normalise(&spec.actions),
@@ -89,13 +150,8 @@ impl State {
         Ok(rule)
     }
 
-    pub(crate) fn modify_rule(
-        &mut self,
-        arn: &str,
-        conditions: &[RuleCondition],
-        actions: &[Action],
-        transforms: &[RuleTransform],
-    ) -> Result<Rule> {
+    pub(crate) fn modify_rule(&mut self, arn: &str, spec: &model::ListenerRule) -> Result<Rule> {
+        let (conditions, actions, transforms) = (&spec.conditions, &spec.actions, &spec.transforms);
         let rec = self
             .rules
             .get(arn)
@@ -118,9 +174,9 @@ impl State {
             }
         }
         let r = self.rules.get_mut(arn).ok_or_else(|| rule_not_found(arn))?;
-        r.rule.conditions = conditions.to_vec();
+        r.rule.conditions = conditions.clone();
         r.rule.actions = actions;
-        r.rule.transforms = transforms.to_vec();
+        r.rule.transforms = transforms.clone();
         let out = r.rule.clone();
         self.recompute_tg_usage();
         Ok(out)

@@ -188,11 +188,7 @@ impl State {
     }
 
     pub(crate) fn tg_referenced(&self, arn: &str) -> bool {
-        let uses = |acts: &[Action]| {
-            acts.iter().any(
-                |a| matches!(a, Action::Forward(f) if f.target_groups.iter().any(|t| t.arn == arn)),
-            )
-        };
+        let uses = |acts: &[crate::model::Action]| forward_arns(acts).any(|t| t == arn);
         self.listeners
             .values()
             .any(|l| uses(&l.listener.default_actions))
@@ -203,15 +199,11 @@ impl State {
     /// targets in groups no load balancer uses (AWS: `Target.NotInUse`).
     pub(crate) fn recompute_tg_usage(&mut self) {
         let mut usage: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut add = |acts: &[Action], lb: &str| {
-            for a in acts {
-                if let Action::Forward(f) = a {
-                    for t in &f.target_groups {
-                        let v = usage.entry(t.arn.clone()).or_default();
-                        if !v.iter().any(|x| x == lb) {
-                            v.push(lb.to_string());
-                        }
-                    }
+        let mut add = |acts: &[crate::model::Action], lb: &str| {
+            for t in forward_arns(acts) {
+                let v = usage.entry(t.to_string()).or_default();
+                if !v.iter().any(|x| x == lb) {
+                    v.push(lb.to_string());
                 }
             }
         };

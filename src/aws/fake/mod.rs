@@ -116,11 +116,14 @@ impl FakeAws {
     /// DescribeRules never show, as on AWS), by ARN.
     pub fn oidc_client_secrets(&self) -> Vec<(String, String)> {
         let st = lock(&self.state);
-        let secrets = |arn: &String, actions: &[Action]| {
+        let secrets = |arn: &String, actions: &[crate::model::Action]| {
             actions
                 .iter()
                 .filter_map(|a| match a {
-                    Action::AuthenticateOidc(c) => c.client_secret.clone(),
+                    crate::model::Action::AuthenticateOidc { config } => {
+                        Some(config.client_secret.expose().to_string())
+                            .filter(|s| !s.is_empty())
+                    }
                     _ => None,
                 })
                 .map(|s| (arn.clone(), s))

@@ -286,7 +286,7 @@ spec:
         )
         .unwrap();
         let b = &stack.target_group_bindings[0];
-        let mut r = crate::deploy::normalize::Resolved {
+        let mut r = crate::deploy::resolve::Resolved {
             backend_sg: Some("sg-backend".into()),
             ..Default::default()
         };

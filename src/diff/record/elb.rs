@@ -265,14 +265,18 @@ impl ElbV2 for Recorder {
     async fn describe_listeners(&self, lb_arn: &str) -> Result<Vec<Listener>> {
         self.listeners_described(lb_arn).await
     }
-    async fn create_listener(&self, lb_arn: &str, spec: &ListenerSpec) -> Result<Listener> {
-        Ok(self.listener_created(lb_arn, spec))
+    async fn create_listener(&self, listener: &crate::model::Listener) -> Result<Listener> {
+        self.listener_created(listener)
     }
     async fn describe_trust_stores(&self, names: &[String]) -> Result<Vec<TrustStore>> {
         self.elbv2.describe_trust_stores(names).await
     }
-    async fn modify_listener(&self, arn: &str, spec: &ListenerSpec) -> Result<Listener> {
-        Ok(self.listener_modified(arn, spec))
+    async fn modify_listener(
+        &self,
+        arn: &str,
+        listener: &crate::model::Listener,
+    ) -> Result<Listener> {
+        Ok(self.listener_modified(arn, listener))
     }
     async fn delete_listener(&self, arn: &str) -> Result<()> {
         self.elb("DeleteListener", arn, vec![]);
@@ -331,17 +335,11 @@ impl ElbV2 for Recorder {
     async fn describe_rules(&self, listener_arn: &str) -> Result<Vec<Rule>> {
         self.rules_described(listener_arn).await
     }
-    async fn create_rule(&self, listener_arn: &str, spec: &RuleSpec) -> Result<Rule> {
-        Ok(self.rule_created(listener_arn, spec))
+    async fn create_rule(&self, rule: &crate::model::ListenerRule) -> Result<Rule> {
+        self.rule_created(rule)
     }
-    async fn modify_rule(
-        &self,
-        arn: &str,
-        conditions: &[RuleCondition],
-        actions: &[Action],
-        transforms: &[RuleTransform],
-    ) -> Result<Rule> {
-        Ok(self.rule_modified(arn, conditions, actions, transforms))
+    async fn modify_rule(&self, arn: &str, rule: &crate::model::ListenerRule) -> Result<Rule> {
+        Ok(self.rule_modified(arn, rule))
     }
     async fn delete_rule(&self, arn: &str) -> Result<()> {
         self.elb("DeleteRule", arn, vec![]);

@@ -22,20 +22,22 @@ impl Recorder {
         Ok(out)
     }
 
-    pub(super) fn listener_created(&self, lb_arn: &str, spec: &ListenerSpec) -> Listener {
+    pub(super) fn listener_created(&self, spec: &crate::model::Listener) -> Result<Listener> {
+        let lb_arn = literal(&spec.load_balancer_arn, "listener's load balancer")?;
         let arn = self.placeholder(&format!(
             "arn:aws:elasticloadbalancing:::listener/app/{}/{}/",
             lb_arn.rsplit('/').nth(1).unwrap_or(""),
             spec.port
         ));
+        let alpn_policy: Vec<String> = spec.alpn_policy.iter().cloned().collect();
         let mut changes = created(&[("port", &spec.port)]);
         changes.extend(created(&[
-            ("protocol", &Some(spec.protocol.clone())),
+            ("protocol", &Some(spec.protocol.as_str().to_string())),
             ("sslPolicy", &spec.ssl_policy),
         ]));
         changes.extend(created(&[
             ("certificates", &spec.certificates),
-            ("alpnPolicy", &spec.alpn_policy),
+            ("alpnPolicy", &alpn_policy),
         ]));
         changes.extend(created(&[("defaultActions", &spec.default_actions)]));
         changes.extend(created(&[("loadBalancer", &lb_arn)]));
@@ -43,30 +45,28 @@ impl Recorder {
         let l = Listener {
             arn: arn.clone(),
             load_balancer_arn: lb_arn.to_string(),
-            port: spec.port,
-            protocol: spec.protocol.clone(),
+            port: u16::try_from(spec.port).unwrap_or_default(),
+            protocol: spec.protocol.as_str().to_string(),
             ssl_policy: spec.ssl_policy.clone(),
             certificates: spec.certificates.clone(),
-            alpn_policy: spec.alpn_policy.clone(),
+            alpn_policy,
             default_actions: spec.default_actions.clone(),
             mutual_authentication: spec.mutual_authentication.clone(),
         };
         let mut s = self.seen();
         s.listeners.insert(arn.clone(), l.clone());
         s.tags.insert(arn, spec.tags.clone());
-        l
+        Ok(l)
     }
 
-    pub(super) fn listener_modified(&self, arn: &str, spec: &ListenerSpec) -> Listener {
+    pub(super) fn listener_modified(&self, arn: &str, spec: &crate::model::Listener) -> Listener {
+        let protocol = spec.protocol.as_str().to_string();
+        let alpn_policy: Vec<String> = spec.alpn_policy.iter().cloned().collect();
         let mut s = self.seen();
         let l = s.listeners.entry(arn.to_string()).or_default();
         let changes: Vec<Change> = [
             change("port", Some(show(&l.port)), Some(show(&spec.port))),
-            change(
-                "protocol",
-                Some(l.protocol.clone()),
-                Some(spec.protocol.clone()),
-            ),
+            change("protocol", Some(l.protocol.clone()), Some(protocol.clone())),
             change("sslPolicy", l.ssl_policy.clone(), spec.ssl_policy.clone()),
             change(
                 "certificates",
@@ -76,7 +76,7 @@ impl Recorder {
             change(
                 "alpnPolicy",
                 Some(show(&l.alpn_policy)),
-                Some(show(&spec.alpn_policy)),
+                Some(show(&alpn_policy)),
             ),
             change(
                 "defaultActions",
@@ -87,11 +87,11 @@ impl Recorder {
         .into_iter()
         .flatten()
         .collect();
-        l.port = spec.port;
-        l.protocol = spec.protocol.clone();
+        l.port = u16::try_from(spec.port).unwrap_or_default();
+        l.protocol = protocol;
         l.ssl_policy = spec.ssl_policy.clone();
         l.certificates = spec.certificates.clone();
-        l.alpn_policy = spec.alpn_policy.clone();
+        l.alpn_policy = alpn_policy;
         l.default_actions = spec.default_actions.clone();
         let l = l.clone();
         drop(s);
@@ -118,7 +118,8 @@ impl Recorder {
         Ok(out)
     }
 
-    pub(super) fn rule_created(&self, listener_arn: &str, spec: &RuleSpec) -> Rule {
+    pub(super) fn rule_created(&self, spec: &crate::model::ListenerRule) -> Result<Rule> {
+        let listener_arn = literal(&spec.listener_arn, "rule's listener")?;
         let arn = self.placeholder(&format!(
             "arn:aws:elasticloadbalancing:::listener-rule/{}/",
             spec.priority
@@ -146,37 +147,35 @@ impl Recorder {
             .or_default()
             .push(arn.clone());
         s.tags.insert(arn, spec.tags.clone());
-        r
+        Ok(r)
     }
 
-    pub(super) fn rule_modified(
-        &self,
-        arn: &str,
-        conditions: &[RuleCondition],
-        actions: &[Action],
-        transforms: &[RuleTransform],
-    ) -> Rule {
+    pub(super) fn rule_modified(&self, arn: &str, spec: &crate::model::ListenerRule) -> Rule {
         let mut s = self.seen();
         let r = s.rules.entry(arn.to_string()).or_default();
         let changes: Vec<Change> = [
             change(
                 "conditions",
                 Some(show(&r.conditions)),
-                Some(show(&conditions)),
+                Some(show(&spec.conditions)),
             ),
-            change("actions", Some(show(&r.actions)), Some(show(&actions))),
+            change(
+                "actions",
+                Some(show(&r.actions)),
+                Some(show(&spec.actions)),
+            ),
             change(
                 "transforms",
                 Some(show(&r.transforms)),
-                Some(show(&transforms)),
+                Some(show(&spec.transforms)),
             ),
         ]
         .into_iter()
         .flatten()
         .collect();
-        r.conditions = conditions.to_vec();
-        r.actions = actions.to_vec();
-        r.transforms = transforms.to_vec();
+        r.conditions = spec.conditions.clone();
+        r.actions = spec.actions.clone();
+        r.transforms = spec.transforms.clone();
         let r = r.clone();
         drop(s);
         self.elb("ModifyRule", arn, changes);

@@ -3,6 +3,12 @@
 //! asserted on the fake only, and the difference is named at the assertion.
 
 use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::action::{
+    HttpHeaderConfig, ListConfig, QueryStringConfig, QueryStringPair, ValuesConfig,
+};
+use aws_load_balancer_controller::model::{
+    self, ForwardConfig, Protocol, RedirectConfig, RuleCondition, TargetGroupTuple, Token,
+};
 
 use super::env::{tags, Env, REGION};
 
@@ -517,18 +523,41 @@ pub async fn target_groups_and_targets(env: &Env) {
     assert!(err.is_not_found(), "{err:?}");
 }
 
+fn values(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
 fn host(h: &str) -> RuleCondition {
     RuleCondition::HostHeader {
-        values: vec![h.into()],
-        regex_values: vec![],
+        config: ValuesConfig {
+            values: values(&[h]),
+            regex_values: vec![],
+        },
     }
 }
 
 fn path(p: &str) -> RuleCondition {
     RuleCondition::PathPattern {
-        values: vec![p.into()],
-        regex_values: vec![],
+        config: ValuesConfig {
+            values: values(&[p]),
+            regex_values: vec![],
+        },
     }
+}
+
+/// A rule of the listener `listener_arn` at `priority`.
+fn rule(
+    listener_arn: &str,
+    priority: i32,
+    conditions: Vec<RuleCondition>,
+    actions: Vec<model::Action>,
+) -> model::ListenerRule {
+    model::ListenerRule::new(
+        Token::Literal(listener_arn.into()),
+        priority,
+        conditions,
+        actions,
+    )
 }
 
 pub async fn listeners_and_rules(env: &Env) {
@@ -536,88 +565,91 @@ pub async fn listeners_and_rules(env: &Env) {
     let lb = alb(env, "k8s-rules", &subnets[..2], &[]).await;
     let tg1 = ip_tg(env, "tg-one", &vpc, 80).await;
     let tg2 = ip_tg(env, "tg-two", &vpc, 81).await;
-    let weighted = Action::Forward(ForwardConfig {
-        target_groups: vec![
-            WeightedTargetGroup {
-                arn: tg1.arn.clone(),
-                weight: Some(80),
-            },
-            WeightedTargetGroup {
-                arn: tg2.arn.clone(),
-                weight: Some(20),
-            },
-        ],
-        stickiness: None,
-    });
-    let spec = ListenerSpec {
-        port: 80,
-        protocol: "HTTP".into(),
-        default_actions: vec![weighted],
-        ..Default::default()
+    let weighted = model::Action::Forward {
+        config: ForwardConfig {
+            target_groups: vec![
+                TargetGroupTuple {
+                    target_group_arn: Token::Literal(tg1.arn.clone()),
+                    weight: Some(80),
+                },
+                TargetGroupTuple {
+                    target_group_arn: Token::Literal(tg2.arn.clone()),
+                    weight: Some(20),
+                },
+            ],
+            target_group_stickiness_config: None,
+        },
     };
-    let l = env.elb.create_listener(&lb.arn, &spec).await.unwrap();
+    let spec = model::Listener {
+        load_balancer_arn: Token::Literal(lb.arn.clone()),
+        ..model::Listener::new(80, Protocol::Http, vec![weighted])
+    };
+    let l = env.elb.create_listener(&spec).await.unwrap();
     assert_eq!(l.port, 80);
     assert!(l.arn.contains(":listener/app/k8s-rules/"), "{}", l.arn);
     let listeners = env.elb.describe_listeners(&lb.arn).await.unwrap();
     assert_eq!(listeners.len(), 1);
-    let Action::Forward(f) = &listeners[0].default_actions[0] else {
+    let model::Action::Forward { config: f } = &listeners[0].default_actions[0] else {
         panic!("not a forward: {:?}", listeners[0].default_actions)
     };
-    let mut w: Vec<(String, Option<i32>)> = f
+    let mut w: Vec<(Token, Option<i32>)> = f
         .target_groups
         .iter()
-        .map(|t| (t.arn.clone(), t.weight))
+        .map(|t| (t.target_group_arn.clone(), t.weight))
         .collect();
     w.sort();
-    let mut want = vec![(tg1.arn.clone(), Some(80)), (tg2.arn.clone(), Some(20))];
+    let mut want = vec![
+        (Token::Literal(tg1.arn.clone()), Some(80)),
+        (Token::Literal(tg2.arn.clone()), Some(20)),
+    ];
     want.sort();
     assert_eq!(w, want);
 
     let r1 = env
         .elb
-        .create_rule(
+        .create_rule(&rule(
             &l.arn,
-            &RuleSpec {
-                priority: 1,
-                conditions: vec![host("a.example.com"), path("/api/*")],
-                actions: vec![Action::forward(&tg1.arn)],
-                transforms: vec![],
-                tags: Tags::new(),
-            },
-        )
+            1,
+            vec![host("a.example.com"), path("/api/*")],
+            vec![model::Action::forward_arn(&tg1.arn)],
+        ))
         .await
         .unwrap();
     let conds = vec![
         RuleCondition::HttpHeader {
-            name: "X-Env".into(),
-            values: vec!["canary".into()],
-            regex_values: vec![],
+            config: HttpHeaderConfig {
+                http_header_name: "X-Env".into(),
+                values: values(&["canary"]),
+                regex_values: vec![],
+            },
         },
         RuleCondition::HttpRequestMethod {
-            values: vec!["GET".into(), "HEAD".into()],
+            config: ListConfig {
+                values: values(&["GET", "HEAD"]),
+            },
         },
         RuleCondition::QueryString {
-            values: vec![QueryStringPair {
-                key: Some("v".into()),
-                value: "2".into(),
-            }],
+            config: QueryStringConfig {
+                values: vec![QueryStringPair {
+                    key: Some("v".into()),
+                    value: "2".into(),
+                }],
+            },
         },
         RuleCondition::SourceIp {
-            values: vec!["10.0.0.0/8".into()],
+            config: ListConfig {
+                values: values(&["10.0.0.0/8"]),
+            },
         },
     ];
     let r2 = env
         .elb
-        .create_rule(
+        .create_rule(&rule(
             &l.arn,
-            &RuleSpec {
-                priority: 2,
-                conditions: conds.clone(),
-                actions: vec![Action::fixed("404", Some("text/plain"), Some("nope"))],
-                transforms: vec![],
-                tags: Tags::new(),
-            },
-        )
+            2,
+            conds.clone(),
+            vec![model::Action::fixed("404", Some("nope"))],
+        ))
         .await
         .unwrap();
     let rules = env.elb.describe_rules(&l.arn).await.unwrap();
@@ -631,32 +663,32 @@ pub async fn listeners_and_rules(env: &Env) {
     assert_eq!(get(&r2.arn).conditions, conds);
     assert_eq!(
         get(&r2.arn).actions,
-        vec![Action::fixed("404", Some("text/plain"), Some("nope"))]
+        vec![model::Action::fixed("404", Some("nope"))]
     );
     assert!(rules
         .iter()
         .any(|r| r.is_default && r.priority == "default"));
 
-    let redirect = Action::Redirect(RedirectConfig {
-        protocol: Some("HTTPS".into()),
-        port: Some("443".into()),
-        status_code: "HTTP_301".into(),
-        ..Default::default()
-    });
+    let redirect = model::Action::Redirect {
+        config: RedirectConfig {
+            protocol: Some("HTTPS".into()),
+            port: Some("443".into()),
+            status_code: "HTTP_301".into(),
+            ..Default::default()
+        },
+    };
     let m = env
         .elb
         .modify_rule(
             &r1.arn,
-            &[host("b.example.com")],
-            std::slice::from_ref(&redirect),
-            &[],
+            &rule(&l.arn, 1, vec![host("b.example.com")], vec![redirect]),
         )
         .await
         .unwrap();
     assert_eq!(m.conditions, vec![host("b.example.com")]);
     let rules = env.elb.describe_rules(&l.arn).await.unwrap();
     let got = rules.iter().find(|r| r.arn == r1.arn).unwrap();
-    let Action::Redirect(rc) = &got.actions[0] else {
+    let model::Action::Redirect { config: rc } = &got.actions[0] else {
         panic!("{:?}", got.actions)
     };
     assert_eq!(rc.status_code, "HTTP_301");
@@ -680,11 +712,24 @@ pub async fn listeners_and_rules(env: &Env) {
     env.elb.delete_rule(&r2.arn).await.unwrap();
     assert_eq!(env.elb.describe_rules(&l.arn).await.unwrap().len(), 2);
 
-    let spec2 = ListenerSpec {
-        port: 8080,
-        protocol: "HTTP".into(),
-        default_actions: vec![Action::forward(&tg1.arn)],
-        ..Default::default()
+    // A reference the deployer did not resolve is refused before any request, on both.
+    let unresolved = model::ListenerRule::new(
+        Token::ListenerArn(80),
+        3,
+        vec![path("/x")],
+        vec![model::Action::forward_arn(&tg1.arn)],
+    );
+    let err = env.elb.create_rule(&unresolved).await.unwrap_err();
+    assert!(matches!(err, AwsError::Unresolved(_)), "{err:?}");
+    assert_eq!(env.elb.describe_rules(&l.arn).await.unwrap().len(), 2);
+
+    let spec2 = model::Listener {
+        load_balancer_arn: Token::Literal(lb.arn.clone()),
+        ..model::Listener::new(
+            8080,
+            Protocol::Http,
+            vec![model::Action::forward_arn(&tg1.arn)],
+        )
     };
     let l2 = env.elb.modify_listener(&l.arn, &spec2).await.unwrap();
     assert_eq!(l2.port, 8080);

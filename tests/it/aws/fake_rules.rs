@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use aws_load_balancer_controller::aws::fake::FakeAws;
 use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::action::ValuesConfig;
+use aws_load_balancer_controller::model::{self, Protocol, RuleCondition, StickinessConfig, Token};
 use regex::Regex;
 
 use super::env::{tags, Env};
@@ -278,13 +280,11 @@ async fn target_health_is_settable() {
         })
         .await
         .unwrap();
-    let spec = ListenerSpec {
-        port: 80,
-        protocol: "HTTP".into(),
-        default_actions: vec![Action::forward(&tg.arn)],
-        ..Default::default()
+    let spec = model::Listener {
+        load_balancer_arn: Token::Literal(lb.arn.clone()),
+        ..model::Listener::new(80, Protocol::Http, vec![model::Action::forward_arn(&tg.arn)])
     };
-    env.elb.create_listener(&lb.arn, &spec).await.unwrap();
+    env.elb.create_listener(&spec).await.unwrap();
     let t = TargetDescription::new("10.0.1.5", 80);
     env.elb
         .register_targets(&tg.arn, std::slice::from_ref(&t))
@@ -352,58 +352,55 @@ async fn rule_rules_moto_does_not_enforce() {
         })
         .await
         .unwrap();
-    let spec = ListenerSpec {
-        port: 80,
-        protocol: "HTTP".into(),
-        default_actions: vec![Action::forward(&tg.arn)],
-        ..Default::default()
+    let spec = model::Listener {
+        load_balancer_arn: Token::Literal(lb.arn.clone()),
+        ..model::Listener::new(80, Protocol::Http, vec![model::Action::forward_arn(&tg.arn)])
     };
-    let l = env.elb.create_listener(&lb.arn, &spec).await.unwrap();
+    let l = env.elb.create_listener(&spec).await.unwrap();
     // AWS echoes a single forward with weight 1 and stickiness off.
-    let Action::Forward(f) = &l.default_actions[0] else {
+    let model::Action::Forward { config: f } = &l.default_actions[0] else {
         panic!()
     };
     assert_eq!(f.target_groups[0].weight, Some(1));
     assert_eq!(
-        f.stickiness,
-        Some(Stickiness {
-            enabled: false,
+        f.target_group_stickiness_config,
+        Some(StickinessConfig {
+            enabled: Some(false),
             duration_seconds: None
         })
     );
 
     assert_eq!(
-        env.elb
-            .create_listener(&lb.arn, &spec)
-            .await
-            .unwrap_err()
-            .code(),
+        env.elb.create_listener(&spec).await.unwrap_err().code(),
         "DuplicateListener"
     );
-    let https = ListenerSpec {
+    let https = model::Listener {
         port: 443,
-        protocol: "HTTPS".into(),
+        protocol: Protocol::Https,
         ..spec.clone()
     };
     assert!(matches!(
-        env.elb.create_listener(&lb.arn, &https).await.unwrap_err(),
+        env.elb.create_listener(&https).await.unwrap_err(),
         AwsError::Validation { .. }
     ));
 
     let cond = vec![RuleCondition::PathPattern {
-        values: vec!["/a".into()],
-        regex_values: vec![],
+        config: ValuesConfig {
+            values: vec!["/a".into()],
+            regex_values: vec![],
+        },
     }];
-    let rule = |p| RuleSpec {
-        priority: p,
-        conditions: cond.clone(),
-        actions: vec![Action::forward(&tg.arn)],
-        transforms: vec![],
-        tags: Tags::new(),
+    let rule = |p| {
+        model::ListenerRule::new(
+            Token::Literal(l.arn.clone()),
+            p,
+            cond.clone(),
+            vec![model::Action::forward_arn(&tg.arn)],
+        )
     };
-    let a = env.elb.create_rule(&l.arn, &rule(1)).await.unwrap();
-    let b = env.elb.create_rule(&l.arn, &rule(2)).await.unwrap();
-    let err = env.elb.create_rule(&l.arn, &rule(2)).await.unwrap_err();
+    let a = env.elb.create_rule(&rule(1)).await.unwrap();
+    let b = env.elb.create_rule(&rule(2)).await.unwrap();
+    let err = env.elb.create_rule(&rule(2)).await.unwrap_err();
     assert_eq!(err.code(), "PriorityInUse");
     assert!(matches!(err, AwsError::Duplicate { .. }));
     // Swapping two priorities in one request works in AWS (not in moto).

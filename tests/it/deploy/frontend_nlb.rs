@@ -5,7 +5,7 @@
 //! never deleted while the group asks for it.
 
 use aws_load_balancer_controller::aws::*;
-use aws_load_balancer_controller::model::{FrontendNlb, Stack};
+use aws_load_balancer_controller::model::{self, FrontendNlb, Protocol, Stack, Token};
 
 use super::functional::{deployer, inventory, Inventory};
 use super::*;
@@ -61,10 +61,13 @@ async fn frontend_nlb_is_created_in_upstreams_order_then_zero_writes() {
         .find(|l| l.load_balancer_arn == nlb.arn)
         .expect("NLB listener");
     assert_eq!((listener.port, listener.protocol.as_str()), (80, "TCP"));
-    let Action::Forward(fwd) = &listener.default_actions[0] else {
+    let model::Action::Forward { config: fwd } = &listener.default_actions[0] else {
         panic!("{:?}", listener.default_actions)
     };
-    assert_eq!(fwd.target_groups[0].arn, alb_tgs[0].arn);
+    assert_eq!(
+        fwd.target_groups[0].target_group_arn,
+        Token::Literal(alb_tgs[0].arn.clone())
+    );
     let targets = fake
         .describe_target_health(&alb_tgs[0].arn, &[])
         .await
@@ -257,16 +260,11 @@ async fn upstream_frontend_nlb(
         })
         .await
         .unwrap();
-    fake.create_listener(
-        &nlb.arn,
-        &ListenerSpec {
-            port: 80,
-            protocol: "TCP".into(),
-            default_actions: vec![Action::forward(tg.arn.clone())],
-            tags: f.listeners[0].tags.clone(),
-            ..Default::default()
-        },
-    )
+    fake.create_listener(&model::Listener {
+        load_balancer_arn: Token::Literal(nlb.arn.clone()),
+        tags: f.listeners[0].tags.clone(),
+        ..model::Listener::new(80, Protocol::Tcp, vec![model::Action::forward_arn(&tg.arn)])
+    })
     .await
     .unwrap();
     fake.register_targets(&tg.arn, &[TargetDescription::new(alb_arn, 80)])

@@ -2,6 +2,8 @@
 //! token first, then forwards; an unchanged deploy writes nothing, removing it modifies the rules.
 
 use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::action::JwtAdditionalClaim;
+use aws_load_balancer_controller::model::{Action, JwtValidationConfig};
 
 use super::functional::{deployer, inventory};
 use super::*;
@@ -28,7 +30,7 @@ async fn jwt_validation_runs_before_the_forward_and_is_kept_true() {
     let want = JwtValidationConfig {
         jwks_endpoint: "https://idp.example.com/jwks".into(),
         issuer: "https://idp.example.com".into(),
-        additional_claims: vec![JwtClaim {
+        additional_claims: vec![JwtAdditionalClaim {
             format: "single-string".into(),
             name: "aud".into(),
             values: vec!["shop".into()],
@@ -38,12 +40,14 @@ async fn jwt_validation_runs_before_the_forward_and_is_kept_true() {
         .rules
         .iter()
         .map(|(r, _)| r)
-        .filter(|r| matches!(r.actions.first(), Some(Action::JwtValidation(j)) if *j == want))
+        .filter(|r| {
+            matches!(r.actions.first(), Some(Action::JwtValidation { config }) if *config == want)
+        })
         .collect();
     assert_eq!(with_jwt.len(), 2, "both paths of api: {:?}", inv.rules);
     assert!(with_jwt
         .iter()
-        .all(|r| matches!(r.actions.get(1), Some(Action::Forward(_)))));
+        .all(|r| matches!(r.actions.get(1), Some(Action::Forward { .. }))));
     fake.clear_calls();
     d.deploy(&stack).await.unwrap();
     assert_eq!(write_ops(&fake), Vec::<String>::new());
@@ -58,5 +62,5 @@ async fn jwt_validation_runs_before_the_forward_and_is_kept_true() {
     assert!(inv
         .rules
         .iter()
-        .all(|(r, _)| !matches!(r.actions.first(), Some(Action::JwtValidation(_)))));
+        .all(|(r, _)| !matches!(r.actions.first(), Some(Action::JwtValidation { .. }))));
 }

@@ -4,6 +4,7 @@
 //! longer mentions keeps what it has (upstream: `mode: off` turns it off).
 
 use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::MutualAuthentication;
 
 use super::functional::{deployer, inventory};
 use super::*;
@@ -55,7 +56,7 @@ async fn verify_with_a_named_trust_store_is_applied_and_kept_true() {
     d.deploy(&stack).await.unwrap();
     let m = https_mtls(&fake).await.unwrap();
     assert_eq!(m.mode, "verify");
-    assert_eq!(m.trust_store_arn.as_deref(), Some(arn.as_str()));
+    assert_eq!(m.trust_store.as_deref(), Some(arn.as_str()));
     fake.clear_calls();
     d.deploy(&stack).await.unwrap();
     assert_eq!(write_ops(&fake), Vec::<String>::new());

@@ -2,6 +2,8 @@
 //! (CreateRule / ModifyRule), an unchanged deploy writes nothing, removing them resets them.
 
 use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::action::{Rewrite, RewriteConfigObject};
+use aws_load_balancer_controller::model::Transform;
 
 use super::functional::{deployer, inventory};
 use super::*;
@@ -22,9 +24,15 @@ async fn transforms_are_applied_to_the_rules_and_kept_true() {
     let d = deployer(&fake, &vpc);
     let stack = build_one(&shop(REWRITE), &vpc);
     d.deploy(&stack).await.unwrap();
-    let want = RuleTransform {
+    let want = Transform {
         transform_type: "url-rewrite".into(),
-        rewrites: vec![("^/api/v1/(.*)$".into(), "/$1".into())],
+        host_header_rewrite_config: None,
+        url_rewrite_config: Some(RewriteConfigObject {
+            rewrites: vec![Rewrite {
+                regex: "^/api/v1/(.*)$".into(),
+                replace: "/$1".into(),
+            }],
+        }),
     };
     let inv = inventory(fake.as_ref(), fake.as_ref(), "shop").await;
     let rewritten = inv

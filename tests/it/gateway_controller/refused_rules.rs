@@ -5,7 +5,8 @@
 //! 500, never served without the filter — with the Gateway API's condition on the route and a
 //! Warning, while the other routes' rules and target groups stay as they were.
 
-use aws_load_balancer_controller::aws::{Action, Rule, RuleCondition};
+use aws_load_balancer_controller::aws::Rule;
+use aws_load_balancer_controller::model::{Action, RuleCondition};
 use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::{json, Value};
 
@@ -47,7 +48,7 @@ async fn load_balancer(r: &Running) -> (Vec<Rule>, Vec<String>) {
 /// Whether the rule matches path prefix `prefix`.
 fn on_path(rule: &Rule, prefix: &str) -> bool {
     rule.conditions.iter().any(|c| {
-        matches!(c, RuleCondition::PathPattern { values, .. } if values.iter().any(|v| v.starts_with(prefix)))
+        matches!(c, RuleCondition::PathPattern { config } if config.values.iter().any(|v| v.starts_with(prefix)))
     })
 }
 
@@ -79,7 +80,7 @@ async fn an_external_auth_filter_refuses_its_rule_and_keeps_the_other_routes_rul
     let kept: Vec<&Rule> = before.iter().filter(|rule| on_path(rule, "/api")).collect();
     assert_eq!(kept.len(), 1, "the other route's rule: {before:#?}");
     assert!(
-        matches!(kept[0].actions.as_slice(), [Action::Forward(_)]),
+        matches!(kept[0].actions.as_slice(), [Action::Forward { .. }]),
         "{kept:#?}"
     );
 
@@ -150,7 +151,7 @@ async fn an_external_auth_filter_refuses_its_rule_and_keeps_the_other_routes_rul
     assert_eq!(tgs_after, tgs_before, "no target group added or removed");
     let app: Vec<&Rule> = after.iter().filter(|rule| on_path(rule, "/app")).collect();
     assert!(
-        matches!(app.as_slice(), [a] if matches!(a.actions.as_slice(), [Action::Forward(_)])),
+        matches!(app.as_slice(), [a] if matches!(a.actions.as_slice(), [Action::Forward { .. }])),
         "the route's other rule is still served: {after:#?}"
     );
     let admin: Vec<&Rule> = after
@@ -158,7 +159,7 @@ async fn an_external_auth_filter_refuses_its_rule_and_keeps_the_other_routes_rul
         .filter(|rule| on_path(rule, "/admin"))
         .collect();
     assert!(
-        matches!(admin.as_slice(), [a] if matches!(a.actions.as_slice(), [Action::FixedResponse(f)] if f.status_code == "500")),
+        matches!(admin.as_slice(), [a] if matches!(a.actions.as_slice(), [Action::FixedResponse { config }] if config.status_code == "500")),
         "never served without its filter: {after:#?}"
     );
 

@@ -247,7 +247,9 @@ pub fn paths(r: &Rule) -> Vec<String> {
     r.conditions
         .iter()
         .filter_map(|c| match c {
-            RuleCondition::PathPattern { values, .. } => Some(values.clone()),
+            aws_load_balancer_controller::model::RuleCondition::PathPattern { config } => {
+                Some(config.values.clone())
+            }
             _ => None,
         })
         .flatten()

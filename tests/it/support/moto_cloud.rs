@@ -219,14 +219,16 @@ pub async fn create_as_upstream(c: &Cloud, stack: &Stack) {
         ..Default::default()
     };
     let created = c.elb.create_load_balancer(&req).await.unwrap();
-    let spec = ListenerSpec {
-        port: 80,
-        protocol: "HTTP".into(),
-        default_actions: vec![Action::fixed("404", Some("text/plain"), None)],
+    let spec = model::Listener {
+        load_balancer_arn: Token::Literal(created.arn.clone()),
         tags: stack.listeners[0].tags.clone(),
-        ..Default::default()
+        ..model::Listener::new(
+            80,
+            model::Protocol::Http,
+            vec![model::Action::fixed("404", None)],
+        )
     };
-    let listener = c.elb.create_listener(&created.arn, &spec).await.unwrap();
+    let listener = c.elb.create_listener(&spec).await.unwrap();
     for r in &stack.listener_rules {
         let tg = match &r.actions[0] {
             model::Action::Forward { config } => match &config.target_groups[0].target_group_arn {
@@ -239,16 +241,20 @@ pub async fn create_as_upstream(c: &Cloud, stack: &Stack) {
             model::RuleCondition::PathPattern { config } => config.values.clone(),
             other => panic!("{other:?}"),
         };
-        let spec = RuleSpec {
-            priority: r.priority as u32,
-            conditions: vec![RuleCondition::PathPattern {
-                values,
-                regex_values: vec![],
-            }],
-            actions: vec![Action::forward(tg)],
-            transforms: vec![],
+        let spec = model::ListenerRule {
             tags: r.tags.clone(),
+            ..model::ListenerRule::new(
+                Token::Literal(listener.arn.clone()),
+                r.priority,
+                vec![model::RuleCondition::PathPattern {
+                    config: model::action::ValuesConfig {
+                        values,
+                        regex_values: vec![],
+                    },
+                }],
+                vec![model::Action::forward_arn(tg)],
+            )
         };
-        c.elb.create_rule(&listener.arn, &spec).await.unwrap();
+        c.elb.create_rule(&spec).await.unwrap();
     }
 }

@@ -108,33 +108,27 @@ pub async fn seed_as_upstream(c: &Cloud, stack: &Stack) -> (BTreeMap<String, Str
         let target_groups = config
             .target_groups
             .iter()
-            .map(|t| WeightedTargetGroup {
-                arn: match &t.target_group_arn {
-                    Token::TargetGroupArn(id) => tg_arns[id].clone(),
-                    Token::Literal(arn) => arn.clone(),
+            .map(|t| model::TargetGroupTuple {
+                target_group_arn: match &t.target_group_arn {
+                    Token::TargetGroupArn(id) => Token::Literal(tg_arns[id].clone()),
+                    Token::Literal(arn) => Token::Literal(arn.clone()),
                     other => panic!("forward to {other:?}"),
                 },
                 weight: t.weight,
             })
             .collect();
-        let stickiness = config
-            .target_group_stickiness_config
-            .as_ref()
-            .map(|s| Stickiness {
-                enabled: s.enabled.unwrap_or(false),
-                duration_seconds: s.duration_seconds,
-            });
-        let spec = ListenerSpec {
-            port: l.port as u16,
-            protocol: text(json!(l.protocol)),
-            default_actions: vec![Action::Forward(ForwardConfig {
+        let forward = model::Action::Forward {
+            config: model::ForwardConfig {
                 target_groups,
-                stickiness,
-            })],
-            tags: l.tags.clone(),
-            ..Default::default()
+                target_group_stickiness_config: config.target_group_stickiness_config.clone(),
+            },
         };
-        c.elb.create_listener(&created.arn, &spec).await.unwrap();
+        let spec = model::Listener {
+            load_balancer_arn: Token::Literal(created.arn.clone()),
+            tags: l.tags.clone(),
+            ..model::Listener::new(l.port, l.protocol, vec![forward])
+        };
+        c.elb.create_listener(&spec).await.unwrap();
     }
     (tg_arns, backend)
 }

@@ -6,6 +6,8 @@
 //! CIDR, TGB networking one rule per port.
 
 use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::action::ValuesConfig;
+use aws_load_balancer_controller::model::RuleCondition;
 use serde_json::{json, Value};
 
 use super::seed::{Act, Ls, Rl, Sgs, Shape, Tg};
@@ -91,15 +93,19 @@ pub fn not_found() -> Act {
 
 pub fn path(v: &[&str]) -> RuleCondition {
     RuleCondition::PathPattern {
-        values: v.iter().map(|s| s.to_string()).collect(),
-        regex_values: vec![],
+        config: ValuesConfig {
+            values: v.iter().map(|s| s.to_string()).collect(),
+            regex_values: vec![],
+        },
     }
 }
 
 pub fn host(v: &[&str]) -> RuleCondition {
     RuleCondition::HostHeader {
-        values: v.iter().map(|s| s.to_string()).collect(),
-        regex_values: vec![],
+        config: ValuesConfig {
+            values: v.iter().map(|s| s.to_string()).collect(),
+            regex_values: vec![],
+        },
     }
 }
 

@@ -6,7 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use aws_load_balancer_controller::aws::{self, *};
+use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::{
+    self, FixedResponseConfig, ForwardConfig, Protocol, RedirectConfig, RuleCondition,
+    TargetGroupTuple, Token,
+};
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::{Api, Patch, PatchParams};
@@ -161,21 +165,34 @@ pub async fn backend_sg(c: &Cloud) -> String {
         .unwrap()
 }
 
-fn action(a: &Act, tgs: &BTreeMap<&str, String>) -> aws::Action {
+fn action(a: &Act, tgs: &BTreeMap<&str, String>) -> model::Action {
     match a {
-        Act::Fixed(s, t, b) => aws::Action::fixed(s, *t, *b),
-        Act::Redirect(r) => aws::Action::Redirect(r.clone()),
-        Act::Forward(to) => aws::Action::Forward(ForwardConfig {
-            target_groups: to
-                .iter()
-                .map(|(id, w)| WeightedTargetGroup {
-                    arn: tgs[id].clone(),
-                    weight: *w,
-                })
-                .collect(),
-            stickiness: None,
-        }),
+        Act::Fixed(s, t, b) => model::Action::FixedResponse {
+            config: FixedResponseConfig {
+                content_type: t.map(String::from),
+                message_body: b.map(String::from),
+                status_code: s.to_string(),
+            },
+        },
+        Act::Redirect(r) => model::Action::Redirect { config: r.clone() },
+        Act::Forward(to) => model::Action::Forward {
+            config: ForwardConfig {
+                target_groups: to
+                    .iter()
+                    .map(|(id, w)| TargetGroupTuple {
+                        target_group_arn: Token::Literal(tgs[id].clone()),
+                        weight: *w,
+                    })
+                    .collect(),
+                target_group_stickiness_config: None,
+            },
+        },
     }
+}
+
+/// A listener protocol as upstream writes it (`HTTP`, `HTTPS`).
+fn protocol(p: &str) -> Protocol {
+    serde_json::from_value(json!(p)).unwrap_or_else(|e| panic!("protocol {p}: {e}"))
 }
 
 /// Creates the user's objects of `s` (and the SG a `security-groups` annotation names); returns
@@ -308,16 +325,18 @@ pub async fn seed(
         .unwrap();
     let mut listeners = BTreeMap::new();
     for l in &s.listeners {
-        let spec = ListenerSpec {
-            port: l.port,
-            protocol: l.protocol.into(),
+        let spec = model::Listener {
+            load_balancer_arn: Token::Literal(lb.arn.clone()),
             ssl_policy: l.ssl_policy.map(Into::into),
             certificates: l.certs.first().map(|c| fill(c)).into_iter().collect(),
-            default_actions: vec![action(&l.default, &arns)],
             tags: s.tags(&l.port.to_string()),
-            ..Default::default()
+            ..model::Listener::new(
+                i32::from(l.port),
+                protocol(l.protocol),
+                vec![action(&l.default, &arns)],
+            )
         };
-        let created = c.elb.create_listener(&lb.arn, &spec).await.unwrap();
+        let created = c.elb.create_listener(&spec).await.unwrap();
         if l.certs.len() > 1 {
             let extra: Vec<String> = l.certs[1..].iter().map(|c| fill(c)).collect();
             c.elb
@@ -328,17 +347,16 @@ pub async fn seed(
         listeners.insert(l.port, created.arn);
     }
     for r in &s.rules {
-        let spec = RuleSpec {
-            priority: r.priority,
-            conditions: r.conditions.clone(),
-            actions: r.actions.iter().map(|a| action(a, &arns)).collect(),
-            transforms: vec![],
+        let spec = model::ListenerRule {
             tags: s.tags(&format!("{}:{}", r.listener, r.priority)),
+            ..model::ListenerRule::new(
+                Token::Literal(listeners[&r.listener].clone()),
+                r.priority as i32,
+                r.conditions.clone(),
+                r.actions.iter().map(|a| action(a, &arns)).collect(),
+            )
         };
-        c.elb
-            .create_rule(&listeners[&r.listener], &spec)
-            .await
-            .unwrap();
+        c.elb.create_rule(&spec).await.unwrap();
     }
     // Ingress status, as upstream patches it: ports without a protocol.
     let ports: Vec<Value> = s

@@ -1,6 +1,7 @@
 //! The Ingress shapes of the takeover test, each with what upstream v3.5 leaves for it.
 
 use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::RedirectConfig;
 use serde_json::json;
 
 use super::kit::*;

@@ -2,6 +2,10 @@
 //! a default backend with a weighted forward.
 
 use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::action::{
+    HttpHeaderConfig, ListConfig, QueryStringConfig, QueryStringPair,
+};
+use aws_load_balancer_controller::model::{RedirectConfig, RuleCondition};
 use serde_json::json;
 
 use super::kit::*;
@@ -62,9 +66,9 @@ pub fn more() -> Vec<Shape> {
             tgs: vec![tg("s14/web-web:http", "web", "web", "http", 30014, "instance")],
             // Upstream: annotation conditions first, then host-header, then path-pattern.
             rules: vec![rule(80, 1, vec![
-                RuleCondition::HttpHeader { name: "X-Env".into(), values: vec!["canary".into()], regex_values: vec![] },
-                RuleCondition::QueryString { values: vec![QueryStringPair { key: Some("v".into()), value: "2".into() }] },
-                RuleCondition::SourceIp { values: vec!["10.0.0.0/8".into()] },
+                RuleCondition::HttpHeader { config: HttpHeaderConfig { http_header_name: "X-Env".into(), values: vec!["canary".into()], regex_values: vec![] } },
+                RuleCondition::QueryString { config: QueryStringConfig { values: vec![QueryStringPair { key: Some("v".into()), value: "2".into() }] } },
+                RuleCondition::SourceIp { config: ListConfig { values: vec!["10.0.0.0/8".into()] } },
                 host(&["canary.example.com"]),
                 path(&["/web", "/web/*"]),
             ], fwd("s14/web-web:http"))],

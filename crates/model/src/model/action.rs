@@ -57,7 +57,7 @@ pub struct TargetGroupTuple {
 }
 
 /// Forward action in the model.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ForwardConfig {
     pub target_groups: Vec<TargetGroupTuple>,
@@ -65,8 +65,8 @@ pub struct ForwardConfig {
     pub target_group_stickiness_config: Option<StickinessConfig>,
 }
 
-/// Cognito authentication (carried; unsupported for deploy so far).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// Cognito authentication.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthenticateCognitoConfig {
     pub user_pool_arn: String,
@@ -117,8 +117,10 @@ impl<'de> Deserialize<'de> for Redacted {
 }
 
 /// OIDC authentication. `secret` (`ns/name`) names the Secret the client id and secret were
-/// read from while building the model (upstream's keys `clientID`/`clientId`, `clientSecret`).
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// read from while building the model (upstream's keys `clientID`/`clientId`, `clientSecret`);
+/// it is not part of the ELBv2 action (AWS never knows it, so an action described by AWS has
+/// it empty, and no client secret either: DescribeListeners/DescribeRules never return one).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthenticateOidcConfig {
     pub issuer: String,
@@ -136,6 +138,10 @@ pub struct AuthenticateOidcConfig {
     pub scope: String,
     pub session_cookie_name: String,
     pub session_timeout: i64,
+    /// ELBv2's `UseExistingClientSecret`: the model never sets it (upstream always sends the
+    /// secret); it is sent when set and kept on an action as AWS describes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_existing_client_secret: Option<bool>,
 }
 
 /// JWT validation (input and model).
@@ -192,6 +198,19 @@ pub enum Action {
 }
 
 impl Action {
+    /// A forward to one target group known by its ARN (as AWS describes a simple forward).
+    pub fn forward_arn(arn: impl Into<String>) -> Action {
+        Action::Forward {
+            config: ForwardConfig {
+                target_groups: vec![TargetGroupTuple {
+                    target_group_arn: Token::Literal(arn.into()),
+                    weight: None,
+                }],
+                target_group_stickiness_config: None,
+            },
+        }
+    }
+
     /// Fixed response with `text/plain` (404 default action, 503 for missing backends).
     pub fn fixed(status: &str, body: Option<&str>) -> Action {
         Action::FixedResponse {
@@ -273,6 +292,20 @@ pub enum RuleCondition {
         #[serde(rename = "sourceIPConfig", alias = "sourceIpConfig")]
         config: ListConfig,
     },
+}
+
+impl RuleCondition {
+    /// The ELBv2 `Field` of the condition.
+    pub fn field(&self) -> &'static str {
+        match self {
+            Self::HostHeader { .. } => "host-header",
+            Self::PathPattern { .. } => "path-pattern",
+            Self::HttpHeader { .. } => "http-header",
+            Self::HttpRequestMethod { .. } => "http-request-method",
+            Self::QueryString { .. } => "query-string",
+            Self::SourceIp { .. } => "source-ip",
+        }
+    }
 }
 
 /// Header / URL rewrite (input and model).

@@ -184,6 +184,7 @@ pub(super) fn auth_action(a: &AnnotationMap, namespace: &str) -> Result<Option<A
                     scope,
                     session_cookie_name: cookie,
                     session_timeout: timeout,
+                    use_existing_client_secret: None,
                 },
             }))
         }

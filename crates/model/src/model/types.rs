@@ -138,6 +138,17 @@ pub enum Token {
     FrontendNlbArn,
 }
 
+impl Token {
+    /// The value of a `Literal`: what the deployer turns every other token into before it
+    /// hands a resource to the AWS layer (which refuses anything else).
+    pub fn literal(&self) -> Option<&str> {
+        match self {
+            Token::Literal(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
 /// Which IngressGroup this is: explicit (`group.name`) or implicit (one Ingress).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct GroupId {

@@ -162,6 +162,7 @@ fn go_field_names_where_upstream_has_no_json_tags_and_secrets_redacted() {
             scope: "openid".into(),
             session_cookie_name: "AWSELBAuthSessionCookie".into(),
             session_timeout: 604800,
+            use_existing_client_secret: None,
         },
     }];
     let v = render(&s, &PlanFacts::default());

@@ -289,6 +289,7 @@ fn pre_routing(a: &CrdAction, r: &RuleInputs<'_>) -> Result<Action, String> {
                     .clone()
                     .unwrap_or_else(|| COOKIE.into()),
                 session_timeout: c.session_timeout.unwrap_or(604800),
+                use_existing_client_secret: None,
             },
         });
     }

@@ -35,6 +35,27 @@ pub struct Listener {
     pub tags: BTreeMap<String, String>,
 }
 
+impl Listener {
+    /// A listener of the stack's load balancer with these default actions and nothing else
+    /// (no id, certificates, policies, mTLS, attributes or tags).
+    pub fn new(port: i32, protocol: Protocol, default_actions: Vec<Action>) -> Listener {
+        Listener {
+            id: String::new(),
+            load_balancer_arn: Token::LoadBalancerArn,
+            port,
+            protocol,
+            default_actions,
+            certificates: Vec::new(),
+            certificate_discovery: Vec::new(),
+            ssl_policy: None,
+            mutual_authentication: None,
+            alpn_policy: None,
+            attributes: BTreeMap::new(),
+            tags: BTreeMap::new(),
+        }
+    }
+}
+
 /// One member's certificates on an HTTPS listener whose certificates ACM discovery completes.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -74,8 +95,10 @@ pub fn merge_member_certificates(per_member: &[&[String]]) -> Vec<String> {
     out
 }
 
-/// Listener mTLS settings.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// Listener mTLS settings (`mode`: `off`, `passthrough` or `verify`). `trust_store` is a trust
+/// store's name or ARN in the model; the deployer resolves names to ARNs before the listener
+/// goes to AWS, and a listener AWS describes carries the ARN.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct MutualAuthentication {
     pub mode: String,
@@ -101,4 +124,26 @@ pub struct ListenerRule {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transforms: Vec<Transform>,
     pub tags: BTreeMap<String, String>,
+}
+
+impl ListenerRule {
+    /// A rule of the listener `listener_arn` with these conditions and actions and nothing
+    /// else (no id, Ingress, transforms or tags).
+    pub fn new(
+        listener_arn: Token,
+        priority: i32,
+        conditions: Vec<RuleCondition>,
+        actions: Vec<Action>,
+    ) -> ListenerRule {
+        ListenerRule {
+            id: String::new(),
+            listener_arn,
+            priority,
+            ingress: String::new(),
+            conditions,
+            actions,
+            transforms: Vec::new(),
+            tags: BTreeMap::new(),
+        }
+    }
 }
