@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
+use aws_load_balancer_controller::aws::fake::{spec, FakeAws};
 use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model;
 use regex::Regex;
 
 use super::env::{tags, Env};
@@ -16,13 +17,12 @@ async fn setup() -> (Env, Arc<FakeAws>, String, Vec<String>) {
     (env, fake, vpc, subnets)
 }
 
-fn lb_req(name: &str, subnets: &[String], scheme: &str) -> CreateLoadBalancer {
-    CreateLoadBalancer {
-        name: name.into(),
-        scheme: scheme.into(),
-        subnet_mappings: subnets.iter().map(SubnetMapping::subnet).collect(),
-        ..Default::default()
-    }
+fn lb_req(name: &str, subnets: &[String], scheme: &str) -> model::LoadBalancer {
+    let scheme = match scheme {
+        "internal" => model::LoadBalancerScheme::Internal,
+        _ => model::LoadBalancerScheme::InternetFacing,
+    };
+    spec::load_balancer(name, "application", scheme, subnets, &[])
 }
 
 #[tokio::test]
@@ -100,14 +100,7 @@ async fn names_formats_and_duplicates() {
 
     let tg = env
         .elb
-        .create_target_group(&CreateTargetGroup {
-            name: "tg".into(),
-            protocol: Some("HTTP".into()),
-            port: Some(80),
-            vpc_id: Some(vpc.clone()),
-            target_type: "ip".into(),
-            ..Default::default()
-        })
+        .create_target_group((&spec::ip_target_group("tg", 80)).into(), &vpc)
         .await
         .unwrap();
     let re =
@@ -167,7 +160,7 @@ async fn security_group_in_use() {
         .await
         .unwrap();
     let mut req = lb_req("with-sg", &subnets[..2], "");
-    req.security_groups = vec![sg.clone()];
+    req.security_groups = vec![model::Token::Literal(sg.clone())];
     let lb = env.elb.create_load_balancer(&req).await.unwrap();
     let err = env.ec2.delete_security_group(&sg).await.unwrap_err();
     assert!(matches!(err, AwsError::InUse { .. }), "{err:?}");
@@ -268,14 +261,7 @@ async fn target_health_is_settable() {
         .unwrap();
     let tg = env
         .elb
-        .create_target_group(&CreateTargetGroup {
-            name: "tg".into(),
-            protocol: Some("HTTP".into()),
-            port: Some(80),
-            vpc_id: Some(vpc),
-            target_type: "ip".into(),
-            ..Default::default()
-        })
+        .create_target_group((&spec::ip_target_group("tg", 80)).into(), &vpc)
         .await
         .unwrap();
     let spec = ListenerSpec {
@@ -342,14 +328,7 @@ async fn rule_rules_moto_does_not_enforce() {
         .unwrap();
     let tg = env
         .elb
-        .create_target_group(&CreateTargetGroup {
-            name: "tg".into(),
-            protocol: Some("HTTP".into()),
-            port: Some(80),
-            vpc_id: Some(vpc),
-            target_type: "ip".into(),
-            ..Default::default()
-        })
+        .create_target_group((&spec::ip_target_group("tg", 80)).into(), &vpc)
         .await
         .unwrap();
     let spec = ListenerSpec {
