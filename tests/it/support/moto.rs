@@ -137,6 +137,7 @@ impl Moto {
     }
 
     /// Every recorded request, in order: the recorder's JSON line and the request body.
+    #[allow(dead_code)]
     fn recorded(&self) -> Vec<(serde_json::Value, String)> {
         use base64::Engine;
         let text = std::fs::read_to_string(&self.recording).unwrap_or_default();
@@ -235,6 +236,7 @@ impl Moto {
 }
 
 /// `application/x-www-form-urlencoded` decoding: `+` is a space, `%XX` a byte.
+#[allow(dead_code)]
 fn form_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
