@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
+use aws_load_balancer_controller::aws::fake::{spec, FakeAws};
 use aws_load_balancer_controller::aws::*;
 
 fn report(what: &str, n: usize, secs: f64) {
@@ -39,14 +39,7 @@ pub fn run() {
         report("describe_vpcs", n, start.elapsed().as_secs_f64());
 
         let tg = elb
-            .create_target_group(&CreateTargetGroup {
-                name: "bench".into(),
-                protocol: Some("HTTP".into()),
-                port: Some(80),
-                vpc_id: Some(vpc.clone()),
-                target_type: "ip".into(),
-                ..Default::default()
-            })
+            .create_target_group((&spec::ip_target_group("bench", 80)).into(), &vpc)
             .await
             .expect("tg");
         let targets: Vec<TargetDescription> = (0..10_000u32)
@@ -80,14 +73,7 @@ pub fn run() {
         let mut arns = Vec::new();
         for i in 0..200 {
             let t = elb
-                .create_target_group(&CreateTargetGroup {
-                    name: format!("tg-{i}"),
-                    protocol: Some("HTTP".into()),
-                    port: Some(80),
-                    vpc_id: Some(vpc.clone()),
-                    target_type: "ip".into(),
-                    ..Default::default()
-                })
+                .create_target_group((&spec::ip_target_group(&format!("tg-{i}"), 80)).into(), &vpc)
                 .await
                 .expect("tg");
             arns.push(t.arn);

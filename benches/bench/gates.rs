@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use aws_load_balancer_controller::aws::fake::FakeAws;
-use aws_load_balancer_controller::aws::{CreateTargetGroup, ElbV2, Tags, TargetHealthState};
+use aws_load_balancer_controller::aws::fake::spec;
+use aws_load_balancer_controller::aws::{ElbV2, Tags, TargetHealthState};
 use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use futures::{stream, StreamExt};
@@ -198,14 +199,7 @@ async fn rollout(gated: bool) -> Rollout {
     let fake = Arc::new(FakeAws::new());
     let vpc = fake.add_vpc("10.0.0.0/8", Tags::new());
     let arn = fake
-        .create_target_group(&CreateTargetGroup {
-            name: "tg-web".into(),
-            protocol: Some("HTTP".into()),
-            port: Some(80),
-            vpc_id: Some(vpc),
-            target_type: "ip".into(),
-            ..Default::default()
-        })
+        .create_target_group((&spec::ip_target_group("tg-web", 80)).into(), &vpc)
         .await
         .expect("tg")
         .arn;

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aws_load_balancer_controller::aws::fake::FakeAws;
-use aws_load_balancer_controller::aws::{CreateTargetGroup, ElbV2, Tags};
+use aws_load_balancer_controller::aws::fake::spec;
+use aws_load_balancer_controller::aws::{ElbV2, Tags};
 use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
 use aws_load_balancer_controller::crd::{all_crds, TargetGroupBinding};
 use futures::{stream, StreamExt};
@@ -138,14 +139,7 @@ pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str) -> Vec<Stri
     let mut arns = Vec::new();
     for b in 0..BINDINGS {
         let tg = elb
-            .create_target_group(&CreateTargetGroup {
-                name: format!("tg-{b}"),
-                protocol: Some("HTTP".into()),
-                port: Some(80),
-                vpc_id: Some(vpc.to_string()),
-                target_type: "ip".into(),
-                ..Default::default()
-            })
+            .create_target_group((&spec::ip_target_group(&format!("tg-{b}"), 80)).into(), vpc)
             .await
             .expect("tg");
         arns.push(tg.arn);

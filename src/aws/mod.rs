@@ -60,7 +60,11 @@ pub const TAG_ARNS_PER_CALL: usize = 20;
 #[async_trait]
 pub trait ElbV2: Send + Sync {
     async fn describe_load_balancers(&self, q: &LoadBalancerQuery) -> Result<Vec<LoadBalancer>>;
-    async fn create_load_balancer(&self, req: &CreateLoadBalancer) -> Result<LoadBalancer>;
+    /// Creates the model's load balancer as it is, with its tags. Its subnets must be chosen
+    /// (`Subnets::Resolved`, each with the model's mapping for it) and its security groups
+    /// literal ids (the deployer resolves both first); PrivateLink enforcement, attributes and
+    /// capacity are other calls.
+    async fn create_load_balancer(&self, lb: &crate::model::LoadBalancer) -> Result<LoadBalancer>;
     async fn delete_load_balancer(&self, arn: &str) -> Result<()>;
     async fn describe_load_balancer_attributes(&self, arn: &str) -> Result<Attributes>;
     /// Changes the given attributes; returns all attributes afterwards.
@@ -93,12 +97,18 @@ pub trait ElbV2: Send + Sync {
     async fn modify_ip_pools(&self, arn: &str, ipv4_ipam_pool_id: Option<&str>) -> Result<()>;
 
     async fn describe_target_groups(&self, q: &TargetGroupQuery) -> Result<Vec<TargetGroup>>;
-    async fn create_target_group(&self, req: &CreateTargetGroup) -> Result<TargetGroup>;
-    /// Changes the health check settings given (`None` fields are left alone).
+    /// Creates the model's target group as it is (health check, target-control port, tags) in
+    /// `vpc_id`; its attributes are another call.
+    async fn create_target_group(
+        &self,
+        tg: NewTargetGroup<'_>,
+        vpc_id: &str,
+    ) -> Result<TargetGroup>;
+    /// Sets the target group's health check to the model's (every setting it has).
     async fn modify_target_group(
         &self,
         arn: &str,
-        health_check: &HealthCheck,
+        health_check: &crate::model::HealthCheck,
     ) -> Result<TargetGroup>;
     async fn delete_target_group(&self, arn: &str) -> Result<()>;
     async fn describe_target_group_attributes(&self, arn: &str) -> Result<Attributes>;

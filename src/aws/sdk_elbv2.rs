@@ -36,37 +36,10 @@ impl ElbV2 for SdkElbV2 {
         .await
     }
 
-    async fn create_load_balancer(&self, req: &CreateLoadBalancer) -> Result<LoadBalancer> {
-        let mappings: Vec<et::SubnetMapping> = req.subnet_mappings.iter().map(mapping_to).collect();
+    async fn create_load_balancer(&self, lb: &crate::model::LoadBalancer) -> Result<LoadBalancer> {
+        let input = super::sdk_elbv2_requests::create_load_balancer(lb)?;
         let out = send(&self.caller, SVC, "CreateLoadBalancer", || {
-            let mut b = self
-                .client
-                .create_load_balancer()
-                .name(&req.name)
-                .set_subnet_mappings(non_empty(&mappings))
-                .set_security_groups(non_empty(&req.security_groups))
-                .set_enable_prefix_for_ipv6_source_nat(
-                    req.enable_prefix_for_ipv6_source_nat
-                        .as_deref()
-                        .map(et::EnablePrefixForIpv6SourceNatEnum::from),
-                )
-                .set_tags(tags_to(&req.tags));
-            if !req.scheme.is_empty() {
-                b = b.scheme(et::LoadBalancerSchemeEnum::from(req.scheme.as_str()));
-            }
-            if !req.lb_type.is_empty() {
-                b = b.r#type(et::LoadBalancerTypeEnum::from(req.lb_type.as_str()));
-            }
-            if !req.ip_address_type.is_empty() {
-                b = b.ip_address_type(et::IpAddressType::from(req.ip_address_type.as_str()));
-            }
-            b.set_customer_owned_ipv4_pool(req.customer_owned_ipv4_pool.clone())
-                .set_ipam_pools(
-                    req.ipv4_ipam_pool_id
-                        .as_ref()
-                        .map(|id| et::IpamPools::builder().ipv4_ipam_pool_id(id).build()),
-                )
-                .send()
+            input.clone().send_with(&self.client)
         })
         .await?;
         Ok(out
@@ -245,56 +218,27 @@ impl ElbV2 for SdkElbV2 {
         .await
     }
 
-    async fn create_target_group(&self, req: &CreateTargetGroup) -> Result<TargetGroup> {
-        let hc = &req.health_check;
+    async fn create_target_group(
+        &self,
+        tg: NewTargetGroup<'_>,
+        vpc_id: &str,
+    ) -> Result<TargetGroup> {
+        let input = super::sdk_elbv2_requests::create_target_group(tg, vpc_id)?;
         let out = send(&self.caller, SVC, "CreateTargetGroup", || {
-            let mut b = self
-                .client
-                .create_target_group()
-                .name(&req.name)
-                .set_protocol(req.protocol.as_deref().map(et::ProtocolEnum::from))
-                .set_protocol_version(req.protocol_version.clone())
-                .set_port(req.port.map(i32::from))
-                .set_vpc_id(req.vpc_id.clone())
-                .set_ip_address_type(
-                    req.ip_address_type
-                        .as_deref()
-                        .map(et::TargetGroupIpAddressTypeEnum::from),
-                )
-                .set_health_check_enabled(hc.enabled)
-                .set_health_check_protocol(hc.protocol.as_deref().map(et::ProtocolEnum::from))
-                .set_health_check_port(hc.port.clone())
-                .set_health_check_path(hc.path.clone())
-                .set_health_check_interval_seconds(hc.interval_seconds)
-                .set_health_check_timeout_seconds(hc.timeout_seconds)
-                .set_healthy_threshold_count(hc.healthy_threshold)
-                .set_unhealthy_threshold_count(hc.unhealthy_threshold)
-                .set_matcher(matcher_to(hc))
-                .set_tags(tags_to(&req.tags));
-            if !req.target_type.is_empty() {
-                b = b.target_type(et::TargetTypeEnum::from(req.target_type.as_str()));
-            }
-            b.send()
+            input.clone().send_with(&self.client)
         })
         .await?;
         Ok(out.target_groups().first().map(tg_from).unwrap_or_default())
     }
 
-    async fn modify_target_group(&self, arn: &str, hc: &HealthCheck) -> Result<TargetGroup> {
+    async fn modify_target_group(
+        &self,
+        arn: &str,
+        hc: &crate::model::HealthCheck,
+    ) -> Result<TargetGroup> {
+        let input = super::sdk_elbv2_requests::modify_target_group(arn, hc)?;
         let out = send(&self.caller, SVC, "ModifyTargetGroup", || {
-            self.client
-                .modify_target_group()
-                .target_group_arn(arn)
-                .set_health_check_enabled(hc.enabled)
-                .set_health_check_protocol(hc.protocol.as_deref().map(et::ProtocolEnum::from))
-                .set_health_check_port(hc.port.clone())
-                .set_health_check_path(hc.path.clone())
-                .set_health_check_interval_seconds(hc.interval_seconds)
-                .set_health_check_timeout_seconds(hc.timeout_seconds)
-                .set_healthy_threshold_count(hc.healthy_threshold)
-                .set_unhealthy_threshold_count(hc.unhealthy_threshold)
-                .set_matcher(matcher_to(hc))
-                .send()
+            input.clone().send_with(&self.client)
         })
         .await?;
         Ok(out.target_groups().first().map(tg_from).unwrap_or_default())

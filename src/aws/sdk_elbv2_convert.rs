@@ -49,18 +49,6 @@ pub(super) fn target_to(t: &TargetDescription) -> et::TargetDescription {
         .build()
 }
 
-pub(super) fn matcher_to(hc: &HealthCheck) -> Option<et::Matcher> {
-    if hc.matcher_http_code.is_none() && hc.matcher_grpc_code.is_none() {
-        return None;
-    }
-    Some(
-        et::Matcher::builder()
-            .set_http_code(hc.matcher_http_code.clone())
-            .set_grpc_code(hc.matcher_grpc_code.clone())
-            .build(),
-    )
-}
-
 pub(super) fn lb_from(l: &et::LoadBalancer) -> LoadBalancer {
     LoadBalancer {
         arn: s(l.load_balancer_arn()),
@@ -111,7 +99,7 @@ pub(super) fn tg_from(t: &et::TargetGroup) -> TargetGroup {
         vpc_id: os(t.vpc_id()),
         target_type: s(t.target_type().map(|v| v.as_str())),
         ip_address_type: t.ip_address_type().map(|v| v.as_str().to_string()),
-        health_check: HealthCheck {
+        health_check: DescribedHealthCheck {
             enabled: t.health_check_enabled(),
             protocol: t.health_check_protocol().map(|p| p.as_str().to_string()),
             port: os(t.health_check_port()),
@@ -123,6 +111,7 @@ pub(super) fn tg_from(t: &et::TargetGroup) -> TargetGroup {
             matcher_http_code: os(t.matcher().and_then(|m| m.http_code())),
             matcher_grpc_code: os(t.matcher().and_then(|m| m.grpc_code())),
         },
+        target_control_port: t.target_control_port(),
         load_balancer_arns: t.load_balancer_arns().to_vec(),
     }
 }

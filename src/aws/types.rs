@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 
 mod ec2;
 mod listener;
+mod model_input;
 pub use ec2::*;
 pub use listener::*;
+pub use model_input::*;
 
 /// Resource tags, sorted by key.
 pub type Tags = BTreeMap<String, String>;
@@ -97,30 +99,12 @@ pub struct LoadBalancerQuery {
 /// The model's subnet mapping is what the ELBv2 calls take: one type, no conversion.
 pub use crate::model::SubnetMapping;
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct CreateLoadBalancer {
-    pub name: String,
-    /// `application` (default when empty) or `network`.
-    pub lb_type: String,
-    /// `internal` or `internet-facing` (default when empty).
-    pub scheme: String,
-    /// empty means `ipv4`.
-    pub ip_address_type: String,
-    pub subnet_mappings: Vec<SubnetMapping>,
-    pub security_groups: Vec<String>,
-    pub tags: Tags,
-    /// NLB: `on` / `off`; not sent when `None`.
-    pub enable_prefix_for_ipv6_source_nat: Option<String>,
-    /// Not sent when `None`.
-    pub customer_owned_ipv4_pool: Option<String>,
-    /// `IpamPools.Ipv4IpamPoolId`; not sent when `None`.
-    pub ipv4_ipam_pool_id: Option<String>,
-}
-
 // ------------------------------------------------------------------ target groups
 
+/// A target group's health check as AWS describes it (what the model asks for is
+/// [`crate::model::HealthCheck`]); fields AWS leaves out are `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct HealthCheck {
+pub struct DescribedHealthCheck {
     pub enabled: Option<bool>,
     pub protocol: Option<String>,
     /// A port number or `traffic-port`.
@@ -145,7 +129,9 @@ pub struct TargetGroup {
     /// `instance`, `ip`, `lambda` or `alb`.
     pub target_type: String,
     pub ip_address_type: Option<String>,
-    pub health_check: HealthCheck,
+    pub health_check: DescribedHealthCheck,
+    /// The port the target-control agent listens on (`TargetControlPort`), set at creation only.
+    pub target_control_port: Option<i32>,
     pub load_balancer_arns: Vec<String>,
 }
 
@@ -155,19 +141,6 @@ pub struct TargetGroupQuery {
     pub arns: Vec<String>,
     pub names: Vec<String>,
     pub load_balancer_arn: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct CreateTargetGroup {
-    pub name: String,
-    pub protocol: Option<String>,
-    pub protocol_version: Option<String>,
-    pub port: Option<u16>,
-    pub vpc_id: Option<String>,
-    pub target_type: String,
-    pub ip_address_type: Option<String>,
-    pub health_check: HealthCheck,
-    pub tags: Tags,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]

@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 
 use super::error::{Context, Error, Result};
 use super::resolve::Resolved;
-use super::target_group::health_check;
 use super::{tags, Deployer};
 use crate::aws::{self, Tags, TargetDescription, TargetHealthState};
 use crate::model::frontend_nlb::{eip_count_mismatch, pair_eips};
@@ -64,34 +63,19 @@ pub(crate) fn split(
     }
 }
 
-/// AWS cannot change these in place; the target group is replaced.
+/// AWS cannot change these in place; the target group is replaced. An `alb`-type target
+/// group has no target-control port: one described is a change (upstream's rule).
 fn needs_replacement(have: &aws::TargetGroup, want: &AlbTargetGroup) -> bool {
     have.target_type != "alb"
         || !have
             .protocol
             .as_deref()
             .is_some_and(|p| p.eq_ignore_ascii_case(want.protocol.as_str()))
+        || have.target_control_port.is_some()
 }
 
 fn matches(kind: StackKind, have: &(aws::TargetGroup, Tags), want: &AlbTargetGroup) -> bool {
     tags::resource_id(&have.1, kind) == Some(want.id.as_str()) && !needs_replacement(&have.0, want)
-}
-
-fn health(tg: &AlbTargetGroup) -> aws::HealthCheck {
-    health_check(&model::TargetGroup {
-        id: tg.id.clone(),
-        name: tg.name.clone(),
-        target_type: model::TargetType::Ip,
-        port: tg.port,
-        protocol: tg.protocol,
-        protocol_version: None,
-        ip_address_type: tg.ip_address_type.clone(),
-        health_check: tg.health_check.clone(),
-        target_control_port: None,
-        attributes: BTreeMap::new(),
-        tags: tg.tags.clone(),
-        service_uid: String::new(),
-    })
 }
 
 /// The NLB as it is to be created or updated: EIPs paired with the (sorted) subnets.
@@ -163,28 +147,16 @@ impl Deployer {
     ) -> Result<BTreeMap<String, String>> {
         let mut arns = BTreeMap::new();
         for tg in want {
-            let hc = health(tg);
             let arn = match existing.iter().position(|h| matches(kind, h, tg)) {
                 Some(i) => {
                     let (have, have_tags) = existing.remove(i);
-                    self.keep_target_group(have, &have_tags, &hc, &tg.tags)
+                    self.keep_target_group(have, &have_tags, &tg.health_check, &tg.tags)
                         .await?
                 }
                 None => {
-                    let req = aws::CreateTargetGroup {
-                        name: tg.name.clone(),
-                        protocol: Some(tg.protocol.as_str().to_string()),
-                        protocol_version: None,
-                        port: u16::try_from(tg.port).ok(),
-                        vpc_id: Some(self.vpc_id.clone()),
-                        target_type: "alb".into(),
-                        ip_address_type: Some(tg.ip_address_type.clone()),
-                        health_check: hc,
-                        tags: tg.tags.clone(),
-                    };
                     let created = self
                         .elbv2
-                        .create_target_group(&req)
+                        .create_target_group(tg.into(), &self.vpc_id)
                         .await
                         .ctx(|| format!("create target group {}", tg.name))?;
                     self.tag_cache.put(&created.arn, tg.tags.clone());

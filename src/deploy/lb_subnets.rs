@@ -79,15 +79,7 @@ pub(crate) fn prefix_nat(want: &model::LoadBalancer) -> Option<String> {
 /// One mapping per subnet: the model's (EIP, private IPv4 / IPv6 address, source-NAT prefix)
 /// where it has one for that subnet, else the bare subnet.
 pub fn subnet_mappings(want: &model::LoadBalancer, subnets: &[String]) -> Vec<SubnetMapping> {
-    subnets
-        .iter()
-        .map(
-            |id| match want.subnet_mappings.iter().find(|m| &m.subnet_id == id) {
-                Some(m) => m.clone(),
-                None => SubnetMapping::subnet(id.clone()),
-            },
-        )
-        .collect()
+    want.subnet_mappings_for(subnets)
 }
 
 impl Deployer {

@@ -13,17 +13,13 @@ use super::target_group::attribute_changes;
 use super::Deployer;
 use crate::aws::{self, AwsError, LoadBalancerQuery, Tags};
 use crate::model::service::ExistingNlb;
-use crate::model::{self, IpAddressType, LoadBalancerScheme, StackKind};
+use crate::model::{self, IpAddressType, LoadBalancerScheme, StackKind, Subnets, Token};
 
 /// The load-balancer attribute a user sets to protect it; this controller never clears it.
 pub const DELETION_PROTECTION: &str = "deletion_protection.enabled";
 
 pub fn ip_type(t: IpAddressType) -> &'static str {
-    match t {
-        IpAddressType::Ipv4 => "ipv4",
-        IpAddressType::DualStack => "dualstack",
-        IpAddressType::DualStackWithoutPublicIpv4 => "dualstack-without-public-ipv4",
-    }
+    t.as_str()
 }
 
 /// AWS cannot change scheme or type of a load balancer.
@@ -169,21 +165,16 @@ impl Deployer {
         subnets: Option<Vec<String>>,
     ) -> Result<aws::LoadBalancer> {
         let nlb = is_network(want);
-        let req = aws::CreateLoadBalancer {
-            name: want.name.clone(),
-            lb_type: want.lb_type.clone(),
-            scheme: want.scheme.as_str().into(),
-            ip_address_type: ip_type(want.ip_address_type).into(),
-            subnet_mappings: subnet_mappings(want, &subnets.unwrap_or_default()),
-            security_groups: sgs.clone(),
-            tags: want.tags.clone(),
-            enable_prefix_for_ipv6_source_nat: prefix_nat(want),
-            customer_owned_ipv4_pool: want.customer_owned_ipv4_pool.clone(),
-            ipv4_ipam_pool_id: want.ipv4_ipam_pool_id.clone(),
-        };
+        // The model's load balancer with what only the deploy knows filled in: the chosen
+        // subnets, the security groups resolved to ids, the source-NAT setting where it applies.
+        let mut resolved = want.clone();
+        resolved.subnets = Subnets::Resolved(subnets.unwrap_or_default());
+        resolved.security_groups = sgs.iter().cloned().map(Token::Literal).collect();
+        resolved.security_group_names_or_ids.clear();
+        resolved.enable_prefix_for_ipv6_source_nat = prefix_nat(want);
         let lb = self
             .elbv2
-            .create_load_balancer(&req)
+            .create_load_balancer(&resolved)
             .await
             .ctx(|| format!("create load balancer {}", want.name))?;
         self.tag_cache.put(&lb.arn, want.tags.clone());

@@ -34,16 +34,28 @@ fn ports(proto: &str, from: Option<i32>, to: Option<i32>) -> (Option<i32>, Optio
     }
 }
 
-/// The model's permissions as single-source keys.
+/// The model's permissions as single-source keys. The model's permission (one rule the stack
+/// asks for) and AWS's (`aws::IpPermission`: sources of four kinds merged per protocol and
+/// ports, with descriptions, also what TargetGroupBinding networking writes) are two concepts;
+/// this is the one place the first becomes the second, and it takes the model's apart without
+/// `..` so a field added there is a compile error here until it is sent.
 pub fn desired_perms(perms: &[model::IpPermission]) -> BTreeSet<PermKey> {
     let mut out = BTreeSet::new();
     for p in perms {
-        let pr = proto(&p.ip_protocol);
-        let (from, to) = ports(&pr, Some(p.from_port), Some(p.to_port));
+        let model::IpPermission {
+            ip_protocol,
+            from_port,
+            to_port,
+            cidr_ipv4,
+            cidr_ipv6,
+            prefix_list_id,
+        } = p;
+        let pr = proto(ip_protocol);
+        let (from, to) = ports(&pr, Some(*from_port), Some(*to_port));
         let sources = [
-            (SourceKind::Ipv4Cidr, &p.cidr_ipv4),
-            (SourceKind::Ipv6Cidr, &p.cidr_ipv6),
-            (SourceKind::PrefixList, &p.prefix_list_id),
+            (SourceKind::Ipv4Cidr, cidr_ipv4),
+            (SourceKind::Ipv6Cidr, cidr_ipv6),
+            (SourceKind::PrefixList, prefix_list_id),
         ];
         for (kind, src) in sources {
             if let Some(s) = src {
@@ -327,6 +339,33 @@ mod tests {
         ];
         let (add, remove) = perm_diff(&want, &actual_perms(&described));
         assert!(add.is_empty() && remove.is_empty(), "{add:?} {remove:?}");
+    }
+
+    /// Every field of the model's permission reaches AuthorizeSecurityGroupIngress: protocol,
+    /// ports and each of the three sources (6 fields), one single-source permission each.
+    #[test]
+    fn every_permission_field_reaches_the_authorize_request() {
+        let p = model::IpPermission {
+            ip_protocol: "udp".into(),
+            from_port: 1000,
+            to_port: 2000,
+            cidr_ipv4: Some("10.0.0.0/8".into()),
+            cidr_ipv6: Some("2600::/64".into()),
+            prefix_list_id: Some("pl-1".into()),
+        };
+        let (add, _) = perm_diff(&desired_perms(std::slice::from_ref(&p)), &BTreeSet::new());
+        assert_eq!(add.len(), 3, "{add:?}");
+        for a in &add {
+            assert_eq!(a.ip_protocol, "udp");
+            assert_eq!((a.from_port, a.to_port), (Some(1000), Some(2000)));
+        }
+        let sources: Vec<(SourceKind, &str)> = add
+            .iter()
+            .flat_map(|a| a.sources().map(|(k, r)| (k, r.value.as_str())))
+            .collect();
+        assert!(sources.contains(&(SourceKind::Ipv4Cidr, "10.0.0.0/8")));
+        assert!(sources.contains(&(SourceKind::Ipv6Cidr, "2600::/64")));
+        assert!(sources.contains(&(SourceKind::PrefixList, "pl-1")));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Target groups: found by stack tags among the VPC's target groups, paired by resource id,
 //! created, health check / attributes / tags reconciled, and replaced (new one created, old one
-//! deleted in the cleanup phase) only when AWS cannot change it in place: target type, protocol
-//! or protocol version differ (upstream's rule; port and name changes are not replacements).
+//! deleted in the cleanup phase) only when AWS cannot change it in place: target type,
+//! protocol, protocol version or target-control port differ (upstream's rule; port and name
+//! changes are not replacements). The model's target group is what the AWS layer creates.
 
 use std::collections::BTreeMap;
 
@@ -11,38 +12,9 @@ use super::Deployer;
 use crate::aws::{self, Attributes, Tags, TargetGroupQuery};
 use crate::model::{self, StackKind};
 
-pub fn health_check(tg: &model::TargetGroup) -> aws::HealthCheck {
-    let h = &tg.health_check;
-    aws::HealthCheck {
-        enabled: None,
-        protocol: Some(h.protocol.as_str().to_string()),
-        port: Some(h.port.clone()),
-        // TCP health checks (NLB) have no path and no matcher: AWS refuses them.
-        path: (!h.path.is_empty()).then(|| h.path.clone()),
-        interval_seconds: Some(h.interval_seconds),
-        timeout_seconds: Some(h.timeout_seconds),
-        healthy_threshold: Some(h.healthy_threshold_count),
-        unhealthy_threshold: Some(h.unhealthy_threshold_count),
-        matcher_http_code: h.matcher.get("httpCode").cloned(),
-        matcher_grpc_code: h.matcher.get("grpcCode").cloned(),
-    }
-}
-
-pub fn create_request(tg: &model::TargetGroup, vpc_id: &str) -> aws::CreateTargetGroup {
-    aws::CreateTargetGroup {
-        name: tg.name.clone(),
-        protocol: Some(tg.protocol.as_str().to_string()),
-        protocol_version: tg.protocol_version.map(|v| v.as_str().to_string()),
-        port: u16::try_from(tg.port).ok(),
-        vpc_id: Some(vpc_id.to_string()),
-        target_type: tg.target_type.as_str().to_string(),
-        ip_address_type: Some(tg.ip_address_type.clone()),
-        health_check: health_check(tg),
-        tags: tg.tags.clone(),
-    }
-}
-
-/// AWS cannot change these in place; upstream replaces the target group.
+/// AWS cannot change these in place; upstream replaces the target group. The target-control
+/// port is compared as upstream does: one side without a port and the other with one is a
+/// change too.
 pub fn needs_replacement(have: &aws::TargetGroup, want: &model::TargetGroup) -> bool {
     let proto_version = have.protocol_version.as_deref().unwrap_or("HTTP1");
     have.target_type != want.target_type.as_str()
@@ -53,29 +25,35 @@ pub fn needs_replacement(have: &aws::TargetGroup, want: &model::TargetGroup) -> 
         || want
             .protocol_version
             .is_some_and(|v| !proto_version.eq_ignore_ascii_case(v.as_str()))
+        || have.target_control_port != want.target_control_port
 }
 
-/// True when a field the model sets differs from what AWS describes.
-pub fn health_check_differs(want: &aws::HealthCheck, have: &aws::HealthCheck) -> bool {
-    fn ne<T: PartialEq>(w: &Option<T>, h: &Option<T>) -> bool {
-        w.is_some() && w != h
-    }
-    let ci = |w: &Option<String>, h: &Option<String>| match (w, h) {
-        (Some(w), Some(h)) => !w.eq_ignore_ascii_case(h),
-        (Some(_), None) => true,
-        _ => false,
-    };
-    let port_h = have.port.clone().or_else(|| Some("traffic-port".into()));
-    ci(&want.protocol, &have.protocol)
-        || ne(&want.port, &port_h)
-        || ne(&want.path, &have.path)
-        || ne(&want.interval_seconds, &have.interval_seconds)
-        || ne(&want.timeout_seconds, &have.timeout_seconds)
-        || ne(&want.healthy_threshold, &have.healthy_threshold)
-        || ne(&want.unhealthy_threshold, &have.unhealthy_threshold)
-        || ne(&want.matcher_http_code, &have.matcher_http_code)
-        || ne(&want.matcher_grpc_code, &have.matcher_grpc_code)
-        || ne(&want.enabled, &have.enabled)
+/// True when a health-check setting of the model differs from what AWS describes (upstream's
+/// drift check: the path and matcher only when the model has them).
+pub fn health_check_differs(want: &model::HealthCheck, have: &aws::DescribedHealthCheck) -> bool {
+    let model::HealthCheck {
+        port,
+        protocol,
+        path,
+        matcher,
+        interval_seconds,
+        timeout_seconds,
+        healthy_threshold_count,
+        unhealthy_threshold_count,
+    } = want;
+    let have_port = have.port.as_deref().unwrap_or("traffic-port");
+    let have_protocol = have.protocol.as_deref().unwrap_or_default();
+    let matcher_differs = !matcher.is_empty()
+        && (matcher.get("httpCode") != have.matcher_http_code.as_ref()
+            || matcher.get("grpcCode") != have.matcher_grpc_code.as_ref());
+    port != have_port
+        || !protocol.as_str().eq_ignore_ascii_case(have_protocol)
+        || (!path.is_empty() && have.path.as_deref() != Some(path.as_str()))
+        || matcher_differs
+        || have.interval_seconds != Some(*interval_seconds)
+        || have.timeout_seconds != Some(*timeout_seconds)
+        || have.healthy_threshold != Some(*healthy_threshold_count)
+        || have.unhealthy_threshold != Some(*unhealthy_threshold_count)
 }
 
 /// The desired attributes whose described value differs (keys not in the model are left alone).
@@ -101,7 +79,7 @@ impl Deployer {
         &self,
         have: aws::TargetGroup,
         have_tags: &Tags,
-        hc: &aws::HealthCheck,
+        hc: &model::HealthCheck,
         tags: &Tags,
     ) -> Result<String> {
         if health_check_differs(hc, &have.health_check) {
@@ -158,13 +136,13 @@ impl Deployer {
             let arn = match pos {
                 Some(i) => {
                     let (have, have_tags) = existing.remove(i);
-                    self.keep_target_group(have, &have_tags, &health_check(tg), &tg.tags)
+                    self.keep_target_group(have, &have_tags, &tg.health_check, &tg.tags)
                         .await?
                 }
                 None => {
                     let created = self
                         .elbv2
-                        .create_target_group(&create_request(tg, &self.vpc_id))
+                        .create_target_group(tg.into(), &self.vpc_id)
                         .await
                         .ctx(|| format!("create target group {}", tg.name))?;
                     self.tag_cache.put(&created.arn, tg.tags.clone());
@@ -231,6 +209,7 @@ mod tests {
     }
 
     fn described(want: &model::TargetGroup) -> aws::TargetGroup {
+        let h = &want.health_check;
         aws::TargetGroup {
             arn: "arn".into(),
             name: want.name.clone(),
@@ -240,16 +219,25 @@ mod tests {
             vpc_id: Some("vpc-1".into()),
             target_type: "instance".into(),
             ip_address_type: Some("ipv4".into()),
-            health_check: aws::HealthCheck {
+            health_check: aws::DescribedHealthCheck {
                 enabled: Some(true),
-                ..health_check(want)
+                protocol: Some(h.protocol.as_str().into()),
+                port: Some(h.port.clone()),
+                path: Some(h.path.clone()),
+                interval_seconds: Some(h.interval_seconds),
+                timeout_seconds: Some(h.timeout_seconds),
+                healthy_threshold: Some(h.healthy_threshold_count),
+                unhealthy_threshold: Some(h.unhealthy_threshold_count),
+                matcher_http_code: h.matcher.get("httpCode").cloned(),
+                matcher_grpc_code: None,
             },
+            target_control_port: None,
             load_balancer_arns: vec![],
         }
     }
 
     #[test]
-    fn replacement_only_for_type_protocol_and_version() {
+    fn replacement_only_for_type_protocol_version_and_control_port() {
         let want = model_tg();
         let have = described(&want);
         assert!(!needs_replacement(&have, &want));
@@ -270,30 +258,45 @@ mod tests {
     }
 
     #[test]
-    fn health_check_compares_only_what_the_model_sets() {
-        let want = model_tg();
-        let mut have = described(&want).health_check;
-        have.protocol = Some("http".into());
-        assert!(!health_check_differs(&health_check(&want), &have));
-        have.interval_seconds = Some(30);
-        assert!(health_check_differs(&health_check(&want), &have));
+    fn a_changed_target_control_port_replaces_the_target_group() {
+        let mut want = model_tg();
+        want.target_control_port = Some(3000);
+        let mut have = described(&want);
+        // Upstream: a port on one side only is a change, as is another port.
+        assert!(needs_replacement(&have, &want), "none described, one wanted");
+        have.target_control_port = Some(3000);
+        assert!(!needs_replacement(&have, &want));
+        want.target_control_port = Some(3001);
+        assert!(needs_replacement(&have, &want));
+        want.target_control_port = None;
+        assert!(needs_replacement(&have, &want), "one described, none wanted");
     }
 
     #[test]
-    fn tcp_health_checks_send_no_path_and_no_matcher() {
-        let mut tg = model_tg();
-        tg.protocol = Protocol::Tcp;
-        tg.health_check.protocol = Protocol::Tcp;
-        tg.health_check.path = String::new();
-        tg.health_check.matcher.clear();
-        let hc = health_check(&tg);
-        assert_eq!(hc.path, None);
-        assert_eq!(hc.matcher_http_code, None);
-        assert_eq!(hc.protocol.as_deref(), Some("TCP"));
-        // An HTTP health check keeps both.
-        let hc = health_check(&model_tg());
-        assert_eq!(hc.path.as_deref(), Some("/"));
-        assert_eq!(hc.matcher_http_code.as_deref(), Some("200"));
+    fn health_check_compares_what_the_model_sets() {
+        let want = model_tg();
+        let mut have = described(&want).health_check;
+        have.protocol = Some("http".into());
+        assert!(!health_check_differs(&want.health_check, &have));
+        have.interval_seconds = Some(30);
+        assert!(health_check_differs(&want.health_check, &have));
+        let mut have = described(&want).health_check;
+        have.port = None;
+        assert!(
+            !health_check_differs(&want.health_check, &have),
+            "no port described is the traffic port"
+        );
+        have.matcher_http_code = Some("200-299".into());
+        assert!(health_check_differs(&want.health_check, &have));
+        // A TCP health check has no path or matcher to compare.
+        let mut tcp = want.health_check.clone();
+        tcp.protocol = Protocol::Tcp;
+        tcp.path.clear();
+        tcp.matcher.clear();
+        let mut have = described(&want).health_check;
+        have.protocol = Some("TCP".into());
+        have.path = Some("/elsewhere".into());
+        assert!(!health_check_differs(&tcp, &have));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::tg_cache::{TgCache, DEFAULT_TTL};
 use super::{AdmissionRequest, Decision, Operation};
 use crate::aws::fake::{FakeAws, FakeRoles};
-use crate::aws::{CreateTargetGroup, ElbV2, Tags, TargetGroup};
+use crate::aws::{Tags, TargetGroup};
 
 pub struct World {
     pub aws: Arc<FakeAws>,
@@ -46,20 +46,20 @@ impl World {
 
     /// An `ip` target group in the other account.
     pub async fn other_tg(&self, name: &str) -> TargetGroup {
-        self.other
-            .create_target_group(&CreateTargetGroup {
-                name: name.into(),
-                protocol: Some("HTTP".into()),
-                port: Some(80),
-                vpc_id: Some(self.other_vpc.clone()),
-                target_type: "ip".into(),
-                ..Default::default()
-            })
-            .await
-            .expect("create target group")
+        let tg = TargetGroup {
+            name: name.into(),
+            protocol: Some("HTTP".into()),
+            port: Some(80),
+            vpc_id: Some(self.other_vpc.clone()),
+            target_type: "ip".into(),
+            ip_address_type: Some("ipv4".into()),
+            ..Default::default()
+        };
+        self.other.add_target_group(tg, Tags::new())
     }
 
-    /// Creates a target group in the VPC (`lambda` ones have no protocol, port or VPC).
+    /// A target group in the VPC as AWS describes it, of any shape (`lambda` ones have no
+    /// protocol, port or VPC; `alb` and odd IP address types included).
     pub async fn tg(
         &self,
         name: &str,
@@ -68,21 +68,16 @@ impl World {
         proto: &str,
     ) -> TargetGroup {
         let lambda = target_type == "lambda";
-        let tg = self
-            .aws
-            .create_target_group(&CreateTargetGroup {
-                name: name.into(),
-                protocol: (!lambda).then(|| proto.to_string()),
-                port: (!lambda).then_some(80),
-                vpc_id: (!lambda).then(|| self.vpc.clone()),
-                target_type: target_type.into(),
-                ip_address_type: ip.map(String::from),
-                ..Default::default()
-            })
-            .await
-            .expect("create target group");
-        self.aws.clear_calls();
-        tg
+        let tg = TargetGroup {
+            name: name.into(),
+            protocol: (!lambda).then(|| proto.to_string()),
+            port: (!lambda).then_some(80),
+            vpc_id: (!lambda).then(|| self.vpc.clone()),
+            target_type: target_type.into(),
+            ip_address_type: Some(ip.unwrap_or("ipv4").to_string()),
+            ..Default::default()
+        };
+        self.aws.add_target_group(tg, Tags::new())
     }
 
     pub fn describes(&self) -> usize {

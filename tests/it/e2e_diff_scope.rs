@@ -11,7 +11,9 @@
 //! to a terminal: piped stderr carries none of it.
 
 use aws_load_balancer_controller::args::{Cli, Command};
-use aws_load_balancer_controller::aws::{Attributes, CreateLoadBalancer, SubnetMapping, Tags};
+use aws_load_balancer_controller::aws::fake::spec;
+use aws_load_balancer_controller::aws::{Attributes, Tags};
+use aws_load_balancer_controller::model::LoadBalancerScheme;
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use aws_load_balancer_controller::diff::{self, Progress};
 use clap::Parser;
@@ -89,21 +91,15 @@ async fn protected_lb(c: &Cloud, name: &str, lb_type: &str, tag: &str, stack: &s
     ]);
     let lb = c
         .elb
-        .create_load_balancer(&CreateLoadBalancer {
-            name: name.into(),
-            lb_type: lb_type.into(),
-            scheme: "internal".into(),
-            subnet_mappings: c
-                .subnets
-                .iter()
-                .take(2)
-                .map(|s| SubnetMapping {
-                    subnet_id: s.clone(),
-                    ..Default::default()
-                })
-                .collect(),
+        .create_load_balancer(&aws_load_balancer_controller::model::LoadBalancer {
             tags,
-            ..Default::default()
+            ..spec::load_balancer(
+                name,
+                lb_type,
+                LoadBalancerScheme::Internal,
+                &c.subnets[..2],
+                &[],
+            )
         })
         .await
         .unwrap();

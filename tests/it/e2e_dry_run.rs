@@ -7,7 +7,6 @@
 
 use std::net::SocketAddr;
 
-use aws_load_balancer_controller::aws::HealthCheck;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::Api;
@@ -16,6 +15,7 @@ use crate::e2e_pod_gates::kubectl;
 use crate::ingress::{inventory, DEMO, WAIT};
 use crate::support::client::get_plain;
 use crate::support::e2e::Cluster;
+use crate::support::health_check::with_interval;
 use crate::support::moto_cloud::{cloud, endpoints_flag};
 use crate::support::process::Controller;
 use crate::support::rbac::grants_for;
@@ -97,10 +97,7 @@ async fn shadow_gauge_follows_drift_and_the_shadow_writes_nothing() {
     let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), STACK).await;
     let tg = &inv.tgs[0].0;
     let interval = tg.health_check.interval_seconds.unwrap();
-    let drift = HealthCheck {
-        interval_seconds: Some(interval + 7),
-        ..Default::default()
-    };
+    let drift = with_interval(tg, interval + 7);
     c.elb.modify_target_group(&tg.arn, &drift).await.unwrap();
     eventually("the shadow's gauge rises", WAIT, || async {
         pending(metrics).await.0 >= 1.0

@@ -11,7 +11,6 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use aws_load_balancer_controller::aws::HealthCheck;
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::httproutes::HttpRoute;
@@ -25,6 +24,7 @@ use crate::support::e2e::Cluster;
 use crate::support::gateway::{
     accept_class, create_all, install_gateway_api, install_gateway_api_except,
 };
+use crate::support::health_check::with_interval;
 use crate::support::inventory::inventory_of;
 use crate::support::moto_cloud::{cloud, endpoints_flag, Cloud};
 use crate::support::process::Controller;
@@ -143,10 +143,7 @@ async fn diff_shows_nothing_for_a_gateway_the_controller_deployed_then_exactly_t
     // 2. One target group's health-check interval changed out of band: exactly its repair.
     let tg = inv.tgs[0].0.clone();
     let interval = tg.health_check.interval_seconds.unwrap();
-    let drifted = HealthCheck {
-        interval_seconds: Some(interval + 7),
-        ..Default::default()
-    };
+    let drifted = with_interval(&tg, interval + 7);
     c.elb.modify_target_group(&tg.arn, &drifted).await.unwrap();
     c.moto.start_recording().await;
     let (code, report, stderr) = run_diff(&c, &k8s.kubeconfig).await;
@@ -401,10 +398,7 @@ async fn shadow_mode_plans_the_repair_of_a_gateway_stack_and_sends_nothing() {
     let inv = inventory_of(c.elb.as_ref(), c.ec2.as_ref(), ALB_STACK, "demo/gw").await;
     let tg = inv.tgs[0].0.clone();
     let interval = tg.health_check.interval_seconds.unwrap();
-    let drifted = HealthCheck {
-        interval_seconds: Some(interval + 7),
-        ..Default::default()
-    };
+    let drifted = with_interval(&tg, interval + 7);
     c.elb.modify_target_group(&tg.arn, &drifted).await.unwrap();
     eventually("the shadow's gauge rises", WAIT, || async {
         pending(metrics).await.0 >= 1.0

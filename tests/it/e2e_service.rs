@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use aws_load_balancer_controller::aws::{self, *};
+use aws_load_balancer_controller::aws;
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use aws_load_balancer_controller::model::service::{build_service_stack, ServiceEnv};
 use aws_load_balancer_controller::model::{Action, ModelConfig, Token};
@@ -682,10 +682,7 @@ async fn diff_shows_nothing_for_a_service_upstream_made_then_exactly_the_drift()
     // 2. One target group's health-check interval changed out of band.
     let tg80 = tg(&seeded, "demo/web:80").clone();
     let interval = tg80.health_check.interval_seconds.unwrap();
-    let drifted = HealthCheck {
-        interval_seconds: Some(interval + 7),
-        ..Default::default()
-    };
+    let drifted = crate::support::health_check::with_interval(&tg80, interval + 7);
     c.elb
         .modify_target_group(&tg80.arn, &drifted)
         .await

@@ -13,8 +13,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
-use aws_load_balancer_controller::aws::{CreateTargetGroup, ElbV2, TargetGroup};
+use aws_load_balancer_controller::aws::fake::{spec, FakeAws};
+use aws_load_balancer_controller::aws::{ElbV2, TargetGroup};
 use aws_load_balancer_controller::controller::gateway::{self, GatewayControllerConfig};
 use aws_load_balancer_controller::model::gateway::listeners::LbKind;
 use aws_load_balancer_controller::model::{Action, ModelConfig};
@@ -301,14 +301,16 @@ async fn a_target_group_name_backend_forwards_to_the_existing_group_untouched() 
     let r = Running::start().await;
     let existing = r
         .fake
-        .create_target_group(&CreateTargetGroup {
-            name: "existing".into(),
-            protocol: Some("TCP".into()),
-            port: Some(80),
-            vpc_id: Some(r.vpc.clone()),
-            target_type: "ip".into(),
-            ..Default::default()
-        })
+        .create_target_group(
+            (&spec::target_group(
+                "existing",
+                aws_load_balancer_controller::model::TargetType::Ip,
+                aws_load_balancer_controller::model::Protocol::Tcp,
+                80,
+            ))
+                .into(),
+            &r.vpc,
+        )
         .await
         .unwrap();
     create_all(

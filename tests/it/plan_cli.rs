@@ -256,3 +256,19 @@ spec: {type: LoadBalancer, loadBalancerClass: service.k8s.aws/nlb, ports: [{port
         "{v:#}"
     );
 }
+
+/// An Ingress backend's target-control port (`target-control-port.<svc>.<port>`, IP targets)
+/// is in the planned target group under upstream's model key, `targetControlPort`.
+#[test]
+fn plan_shows_the_target_control_port_of_a_target_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let annotations = "alb.ingress.kubernetes.io/target-type: ip\n    \
+        alb.ingress.kubernetes.io/target-control-port.web.80: \"3000\"";
+    let f = manifests(dir.path(), &[ingress("web", annotations)]);
+    let out = plan(&["-f", &f, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tg = &v["groups"][0]["stack"]["targetGroups"][0];
+    assert_eq!(tg["targetControlPort"], 3000, "{v:#}");
+    assert_eq!(tg["targetType"], "ip", "{v:#}");
+}

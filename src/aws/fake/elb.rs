@@ -199,19 +199,15 @@ impl State {
         Ok(())
     }
 
-    pub(crate) fn create_lb(&mut self, req: &CreateLoadBalancer) -> Result<LoadBalancer> {
-        check_name("Load balancer", &req.name)?;
-        let lb_type = if req.lb_type.is_empty() {
-            "application"
-        } else {
-            req.lb_type.as_str()
-        };
-        let scheme = if req.scheme.is_empty() {
-            "internet-facing"
-        } else {
-            req.scheme.as_str()
-        };
-        if let Some(existing) = self.lbs.values().find(|r| r.lb.name == req.name) {
+    /// CreateLoadBalancer of the model's load balancer, read as the SDK conversion reads it.
+    pub(crate) fn create_lb(&mut self, want: &crate::model::LoadBalancer) -> Result<LoadBalancer> {
+        check_name("Load balancer", &want.name)?;
+        let mappings = lb_subnet_mappings(want)?;
+        let security_groups = lb_security_groups(want)?;
+        let lb_type = want.lb_type.as_str();
+        let scheme = want.scheme.as_str();
+        let ip_address_type = want.ip_address_type.as_str();
+        if let Some(existing) = self.lbs.values().find(|r| r.lb.name == want.name) {
             if existing.lb.lb_type == lb_type && existing.lb.scheme == scheme {
                 return Ok(existing.lb.clone());
             }
@@ -219,18 +215,18 @@ impl State {
                 "DuplicateLoadBalancerName",
                 format!(
                     "A load balancer with the same name '{}' exists, but with different settings",
-                    req.name
+                    want.name
                 ),
             ));
         }
-        let vpc_id = self.check_subnets(&req.subnet_mappings, lb_type)?;
-        self.check_nlb_mappings(&req.subnet_mappings, lb_type, scheme, &req.ip_address_type)?;
-        self.check_sgs(&req.security_groups)?;
-        if req.tags.len() > MAX_TAGS {
+        let vpc_id = self.check_subnets(&mappings, lb_type)?;
+        self.check_nlb_mappings(&mappings, lb_type, scheme, ip_address_type)?;
+        self.check_sgs(&security_groups)?;
+        if want.tags.len() > MAX_TAGS {
             return Err(invalid("TooManyTags", "The quota for the number of tags that can be assigned to a load balancer has been reached"));
         }
         let short = if lb_type == "network" { "net" } else { "app" };
-        let arn = self.elb_arn(&format!("loadbalancer/{short}/{}/{}", req.name, hex(16)));
+        let arn = self.elb_arn(&format!("loadbalancer/{short}/{}/{}", want.name, hex(16)));
         let prefix = if scheme == "internal" {
             "internal-"
         } else {
@@ -239,44 +235,43 @@ impl State {
         let dns_name = if lb_type == "network" {
             format!(
                 "{prefix}{}-{}.elb.{}.amazonaws.com",
-                req.name,
+                want.name,
                 hex(16),
                 self.region
             )
         } else {
             format!(
                 "{prefix}{}-{}.{}.elb.amazonaws.com",
-                req.name,
+                want.name,
                 digits(10),
                 self.region
             )
         };
         let lb = LoadBalancer {
             arn: arn.clone(),
-            name: req.name.clone(),
+            name: want.name.clone(),
             dns_name,
             canonical_hosted_zone_id: hosted_zone(&self.region, lb_type),
             scheme: scheme.into(),
             lb_type: lb_type.into(),
-            ip_address_type: if req.ip_address_type.is_empty() {
-                "ipv4".into()
-            } else {
-                req.ip_address_type.clone()
-            },
+            ip_address_type: ip_address_type.into(),
             vpc_id,
             state: "active".into(),
-            security_groups: req.security_groups.clone(),
-            availability_zones: self.zones_of(&req.subnet_mappings),
+            availability_zones: self.zones_of(&mappings),
             enable_prefix_for_ipv6_source_nat: (lb_type == "network").then(|| {
-                req.enable_prefix_for_ipv6_source_nat
+                want.enable_prefix_for_ipv6_source_nat
                     .clone()
                     .unwrap_or_else(|| "off".into())
             }),
             enforce_private_link_inbound_rules: (lb_type == "network"
-                && !req.security_groups.is_empty())
+                && !security_groups.is_empty())
             .then(|| "on".into()),
-            customer_owned_ipv4_pool: req.customer_owned_ipv4_pool.clone(),
-            ipv4_ipam_pool_id: req.ipv4_ipam_pool_id.clone(),
+            customer_owned_ipv4_pool: want.customer_owned_ipv4_pool.clone(),
+            ipv4_ipam_pool_id: want
+                .ipv4_ipam_pool_id
+                .clone()
+                .filter(|id| !id.is_empty()),
+            security_groups,
         };
         self.lbs.insert(
             arn.clone(),
@@ -286,7 +281,7 @@ impl State {
                 capacity: None,
             },
         );
-        self.elb_tags.insert(arn, req.tags.clone());
+        self.elb_tags.insert(arn, want.tags.clone());
         Ok(lb)
     }
 

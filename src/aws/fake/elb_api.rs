@@ -42,8 +42,8 @@ impl ElbV2 for FakeAws {
         .await
     }
 
-    async fn create_load_balancer(&self, req: &CreateLoadBalancer) -> Result<LoadBalancer> {
-        self.run(SVC, "CreateLoadBalancer", |st| st.create_lb(req))
+    async fn create_load_balancer(&self, lb: &crate::model::LoadBalancer) -> Result<LoadBalancer> {
+        self.run(SVC, "CreateLoadBalancer", |st| st.create_lb(lb))
             .await
     }
 
@@ -208,15 +208,19 @@ impl ElbV2 for FakeAws {
         .await
     }
 
-    async fn create_target_group(&self, req: &CreateTargetGroup) -> Result<TargetGroup> {
-        self.run(SVC, "CreateTargetGroup", |st| st.create_tg(req))
+    async fn create_target_group(
+        &self,
+        tg: NewTargetGroup<'_>,
+        vpc_id: &str,
+    ) -> Result<TargetGroup> {
+        self.run(SVC, "CreateTargetGroup", |st| st.create_tg(tg, vpc_id))
             .await
     }
 
     async fn modify_target_group(
         &self,
         arn: &str,
-        health_check: &HealthCheck,
+        health_check: &crate::model::HealthCheck,
     ) -> Result<TargetGroup> {
         self.run(SVC, "ModifyTargetGroup", |st| {
             st.modify_tg(arn, health_check)

@@ -34,18 +34,17 @@ fn default_tg_attrs(protocol: Option<&str>) -> Attributes {
 }
 
 /// AWS refuses a path or a matcher in a TCP (or other non-HTTP) health check.
-fn check_health_check_fields(effective: &HealthCheck, req: &HealthCheck) -> Result<()> {
-    let http = matches!(effective.protocol.as_deref(), Some("HTTP") | Some("HTTPS"));
-    if http {
+fn check_health_check_fields(hc: &crate::model::HealthCheck) -> Result<()> {
+    let proto = hc.protocol.as_str();
+    if matches!(proto, "HTTP" | "HTTPS") {
         return Ok(());
     }
-    let proto = effective.protocol.clone().unwrap_or_default();
-    if req.path.is_some() {
+    if health_check_path(hc).is_some() {
         return Err(AwsError::validation(format!(
             "Health check path is not supported for health check protocol '{proto}'"
         )));
     }
-    if req.matcher_http_code.is_some() || req.matcher_grpc_code.is_some() {
+    if !hc.matcher.is_empty() {
         return Err(AwsError::validation(format!(
             "Health check matcher is not supported for health check protocol '{proto}'"
         )));
@@ -53,22 +52,40 @@ fn check_health_check_fields(effective: &HealthCheck, req: &HealthCheck) -> Resu
     Ok(())
 }
 
+/// The health check as the fake keeps it after a create or modify sending `hc` (every field
+/// is sent; the SDK conversion and the fake read it alike).
+fn described(hc: &crate::model::HealthCheck) -> Result<DescribedHealthCheck> {
+    let (http, grpc) = matcher_codes(hc)?;
+    Ok(DescribedHealthCheck {
+        enabled: Some(true),
+        protocol: Some(hc.protocol.as_str().to_string()),
+        port: Some(hc.port.clone()),
+        path: health_check_path(hc),
+        interval_seconds: Some(hc.interval_seconds),
+        timeout_seconds: Some(hc.timeout_seconds),
+        healthy_threshold: Some(hc.healthy_threshold_count),
+        unhealthy_threshold: Some(hc.unhealthy_threshold_count),
+        matcher_http_code: http,
+        matcher_grpc_code: grpc,
+    })
+}
+
 // AWS echoes forward actions with explicit weights and stickiness; so does the fake, so a
 // caller comparing desired and actual state meets the same normalisation as in AWS.
 
 impl State {
-    pub(crate) fn create_tg(&mut self, req: &CreateTargetGroup) -> Result<TargetGroup> {
-        check_name("Target group", &req.name)?;
-        let target_type = if req.target_type.is_empty() {
-            "instance"
-        } else {
-            req.target_type.as_str()
-        };
-        if let Some(existing) = self.tgs.values().find(|r| r.tg.name == req.name) {
+    /// CreateTargetGroup of the model's target group in `vpc_id`.
+    pub(crate) fn create_tg(&mut self, want: NewTargetGroup<'_>, vpc_id: &str) -> Result<TargetGroup> {
+        let name = want.name();
+        check_name("Target group", name)?;
+        let protocol = Some(want.protocol().as_str().to_string());
+        let port = u16::try_from(want.port()).ok();
+        let target_type = want.target_type();
+        if let Some(existing) = self.tgs.values().find(|r| r.tg.name == name) {
             let t = &existing.tg;
-            if t.protocol == req.protocol
-                && t.port == req.port
-                && t.vpc_id == req.vpc_id
+            if t.protocol == protocol
+                && t.port == port
+                && t.vpc_id.as_deref() == Some(vpc_id)
                 && t.target_type == target_type
             {
                 return Ok(t.clone());
@@ -76,87 +93,92 @@ impl State {
             return Err(invalid(
                 "DuplicateTargetGroupName",
                 format!(
-                    "A target group with the same name '{}' exists, but with different settings",
-                    req.name
+                    "A target group with the same name '{name}' exists, but with different settings"
                 ),
             ));
         }
-        if target_type != "lambda" {
-            if req.protocol.is_none() || req.port.is_none() || req.vpc_id.is_none() {
-                return Err(AwsError::validation("A protocol, port and VPC ID must be specified for target groups of this target type"));
-            }
-            let vpc = req.vpc_id.as_deref().unwrap_or_default();
-            if !self.vpcs.contains_key(vpc) {
-                return Err(AwsError::validation(format!(
-                    "The VPC ID '{vpc}' is not found"
-                )));
-            }
+        if port.is_none() {
+            return Err(AwsError::validation(format!(
+                "Port {} is not valid for a target group",
+                want.port()
+            )));
         }
-        if req.tags.len() > MAX_TAGS {
+        if !self.vpcs.contains_key(vpc_id) {
+            return Err(AwsError::validation(format!(
+                "The VPC ID '{vpc_id}' is not found"
+            )));
+        }
+        if want.tags().len() > MAX_TAGS {
             return Err(invalid("TooManyTags", "The quota for the number of tags that can be assigned to a target group has been reached"));
         }
-        let http = matches!(req.protocol.as_deref(), Some("HTTP") | Some("HTTPS"));
-        let h = &req.health_check;
-        let health_check = HealthCheck {
-            enabled: Some(h.enabled.unwrap_or(true)),
-            protocol: h.protocol.clone().or_else(|| {
-                req.protocol
-                    .clone()
-                    .map(|p| if http { p } else { "TCP".into() })
-            }),
-            port: Some(h.port.clone().unwrap_or_else(|| "traffic-port".into())),
-            path: h.path.clone().or_else(|| http.then(|| "/".into())),
-            interval_seconds: Some(h.interval_seconds.unwrap_or(30)),
-            timeout_seconds: Some(h.timeout_seconds.unwrap_or(if http { 5 } else { 10 })),
-            healthy_threshold: Some(h.healthy_threshold.unwrap_or(5)),
-            unhealthy_threshold: Some(h.unhealthy_threshold.unwrap_or(2)),
-            matcher_http_code: h
-                .matcher_http_code
-                .clone()
-                .or_else(|| (http && h.matcher_grpc_code.is_none()).then(|| "200".into())),
-            matcher_grpc_code: h.matcher_grpc_code.clone(),
-        };
-        check_health_check_fields(&health_check, h)?;
-        let arn = self.elb_arn(&format!("targetgroup/{}/{}", req.name, hex(16)));
+        let hc = want.health_check();
+        check_health_check_fields(hc)?;
+        let health_check = described(hc)?;
+        let http = matches!(protocol.as_deref(), Some("HTTP") | Some("HTTPS"));
+        let arn = self.elb_arn(&format!("targetgroup/{name}/{}", hex(16)));
         let tg = TargetGroup {
             arn: arn.clone(),
-            name: req.name.clone(),
-            protocol: req.protocol.clone(),
-            protocol_version: req
-                .protocol_version
-                .clone()
+            name: name.to_string(),
+            protocol: protocol.clone(),
+            protocol_version: want
+                .protocol_version()
+                .map(|v| v.as_str().to_string())
                 .or_else(|| http.then(|| "HTTP1".into())),
-            port: req.port,
-            vpc_id: req.vpc_id.clone(),
+            port,
+            vpc_id: Some(vpc_id.to_string()),
             target_type: target_type.into(),
-            ip_address_type: Some(req.ip_address_type.clone().unwrap_or_else(|| "ipv4".into())),
+            ip_address_type: Some(
+                tg_ip_address_type(want.ip_address_type())
+                    .unwrap_or("ipv4")
+                    .to_string(),
+            ),
             health_check,
+            target_control_port: want.target_control_port(),
             load_balancer_arns: vec![],
         };
         self.tgs.insert(
             arn.clone(),
             TgRec {
                 tg: tg.clone(),
-                attrs: default_tg_attrs(req.protocol.as_deref()),
+                attrs: default_tg_attrs(protocol.as_deref()),
                 targets: BTreeMap::new(),
             },
         );
-        self.elb_tags.insert(arn, req.tags.clone());
+        self.elb_tags.insert(arn, want.tags().clone());
         Ok(tg)
+    }
+
+    /// A target group the controller never creates (a `lambda` one, one in another VPC...),
+    /// put in place for a test as AWS would describe it; its ARN is made up from its name.
+    pub(crate) fn seed_tg(&mut self, mut tg: TargetGroup, tags: Tags) -> TargetGroup {
+        tg.arn = self.elb_arn(&format!("targetgroup/{}/{}", tg.name, hex(16)));
+        self.tgs.insert(
+            tg.arn.clone(),
+            TgRec {
+                tg: tg.clone(),
+                attrs: default_tg_attrs(tg.protocol.as_deref()),
+                targets: BTreeMap::new(),
+            },
+        );
+        self.elb_tags.insert(tg.arn.clone(), tags);
+        tg
     }
 
     pub(crate) fn tg_mut(&mut self, arn: &str) -> Result<&mut TgRec> {
         self.tgs.get_mut(arn).ok_or_else(|| tg_not_found(arn))
     }
 
-    pub(crate) fn modify_tg(&mut self, arn: &str, h: &HealthCheck) -> Result<TargetGroup> {
-        let mut after = self.tg_mut(arn)?.tg.health_check.clone();
-        if h.protocol.is_some() {
-            after.protocol.clone_from(&h.protocol);
-        }
-        check_health_check_fields(&after, h)?;
-        let hc = &mut self.tg_mut(arn)?.tg.health_check;
-        macro_rules! set { ($($f:ident),*) => { $( if h.$f.is_some() { hc.$f = h.$f.clone(); } )* } }
+    pub(crate) fn modify_tg(
+        &mut self,
+        arn: &str,
+        hc: &crate::model::HealthCheck,
+    ) -> Result<TargetGroup> {
+        self.tg_mut(arn)?;
+        check_health_check_fields(hc)?;
+        let sent = described(hc)?;
+        let have = &mut self.tg_mut(arn)?.tg.health_check;
+        // What the request leaves out (a TCP check's path and matcher) stays as it is.
+        macro_rules! set { ($($f:ident),*) => { $( if sent.$f.is_some() { have.$f = sent.$f.clone(); } )* } }
         set!(
             enabled,
             protocol,

@@ -16,6 +16,7 @@ mod elb_rules;
 mod elb_tg;
 mod filter;
 mod roles;
+pub mod spec;
 mod state;
 mod tagging;
 
@@ -189,6 +190,13 @@ impl FakeAws {
     /// Adds a subnet (8 + 243 free addresses unless `available_ips` is set later).
     pub fn add_subnet(&self, vpc_id: &str, cidr: &str, az: &str, tags: Tags) -> Result<String> {
         self.with_state(|st| st.add_subnet(vpc_id, cidr, az, tags))
+    }
+
+    /// Puts in place a target group the controller never creates (`lambda`, another VPC, no
+    /// health check...), as AWS would describe `tg`; its ARN is made up. CreateTargetGroup
+    /// takes the model's target groups only.
+    pub fn add_target_group(&self, tg: TargetGroup, tags: Tags) -> TargetGroup {
+        self.with_state(|st| st.seed_tg(tg, tags))
     }
 
     /// Sets a load balancer's state (`provisioning`, `active`...), as AWS moves it.

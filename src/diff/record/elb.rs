@@ -27,43 +27,41 @@ impl ElbV2 for Recorder {
         out.extend(fake.iter().filter_map(|a| s.lbs.get(a).cloned()));
         Ok(out)
     }
-    async fn create_load_balancer(&self, req: &CreateLoadBalancer) -> Result<LoadBalancer> {
+    async fn create_load_balancer(&self, lb: &crate::model::LoadBalancer) -> Result<LoadBalancer> {
+        // Refused as the AWS layer refuses it: an unfinished model value never reaches AWS.
+        let mappings = lb_subnet_mappings(lb)?;
+        let security_groups = lb_security_groups(lb)?;
         let arn = self.placeholder(&format!(
             "arn:aws:elasticloadbalancing:::loadbalancer/app/{}/",
-            req.name
+            lb.name
         ));
-        let subnets: Vec<&str> = req
-            .subnet_mappings
-            .iter()
-            .map(|m| m.subnet_id.as_str())
-            .collect();
-        let mut changes = created(&[
-            ("name", &req.name),
-            ("type", &req.lb_type),
-            ("scheme", &req.scheme),
-            ("ipAddressType", &req.ip_address_type),
-        ]);
+        let subnets: Vec<&str> = mappings.iter().map(|m| m.subnet_id.as_str()).collect();
+        let mut changes = created(&[("name", &lb.name), ("type", &lb.lb_type)]);
+        changes.extend(created(&[
+            ("scheme", &lb.scheme.as_str()),
+            ("ipAddressType", &lb.ip_address_type.as_str()),
+        ]));
         changes.extend(created(&[("subnets", &subnets)]));
         changes.extend(created(&[
-            ("securityGroups", &req.security_groups),
-            ("tags", &req.tags.iter().collect::<Vec<_>>()),
+            ("securityGroups", &security_groups),
+            ("tags", &lb.tags.iter().collect::<Vec<_>>()),
         ]));
         self.elb("CreateLoadBalancer", &arn, changes);
-        let lb = LoadBalancer {
+        let described = LoadBalancer {
             arn: arn.clone(),
-            name: req.name.clone(),
-            dns_name: format!("{}.pending", req.name),
-            scheme: req.scheme.clone(),
-            lb_type: req.lb_type.clone(),
-            ip_address_type: req.ip_address_type.clone(),
+            name: lb.name.clone(),
+            dns_name: format!("{}.pending", lb.name),
+            scheme: lb.scheme.as_str().into(),
+            lb_type: lb.lb_type.clone(),
+            ip_address_type: lb.ip_address_type.as_str().into(),
             state: "provisioning".into(),
-            security_groups: req.security_groups.clone(),
+            security_groups,
             ..Default::default()
         };
         let mut s = self.seen();
-        s.lbs.insert(arn.clone(), lb.clone());
-        s.tags.insert(arn, req.tags.clone());
-        Ok(lb)
+        s.lbs.insert(arn.clone(), described.clone());
+        s.tags.insert(arn, lb.tags.clone());
+        Ok(described)
     }
     async fn delete_load_balancer(&self, arn: &str) -> Result<()> {
         self.elb("DeleteLoadBalancer", arn, vec![]);
@@ -201,15 +199,19 @@ impl ElbV2 for Recorder {
         out.extend(fake.iter().filter_map(|a| s.tgs.get(a).cloned()));
         Ok(out)
     }
-    async fn create_target_group(&self, req: &CreateTargetGroup) -> Result<TargetGroup> {
-        Ok(self.target_group_created(req))
+    async fn create_target_group(
+        &self,
+        tg: NewTargetGroup<'_>,
+        vpc_id: &str,
+    ) -> Result<TargetGroup> {
+        self.target_group_created(tg, vpc_id)
     }
     async fn modify_target_group(
         &self,
         arn: &str,
-        health_check: &HealthCheck,
+        health_check: &crate::model::HealthCheck,
     ) -> Result<TargetGroup> {
-        Ok(self.target_group_modified(arn, health_check))
+        self.target_group_modified(arn, health_check)
     }
     async fn delete_target_group(&self, arn: &str) -> Result<()> {
         self.elb("DeleteTargetGroup", arn, vec![]);

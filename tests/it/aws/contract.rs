@@ -2,6 +2,7 @@
 //! implementation. Where moto differs from AWS (see test-peers.md) the AWS behaviour is
 //! asserted on the fake only, and the difference is named at the assertion.
 
+use aws_load_balancer_controller::aws::fake::spec;
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::action::{
     HttpHeaderConfig, ListConfig, QueryStringConfig, QueryStringPair, ValuesConfig,
@@ -17,36 +18,20 @@ fn arns(v: &[TargetGroup]) -> Vec<String> {
 }
 
 async fn alb(env: &Env, name: &str, subnets: &[String], sgs: &[String]) -> LoadBalancer {
-    env.elb
-        .create_load_balancer(&CreateLoadBalancer {
-            name: name.into(),
-            scheme: "internet-facing".into(),
-            subnet_mappings: subnets.iter().map(SubnetMapping::subnet).collect(),
-            security_groups: sgs.to_vec(),
-            tags: tags(&[("elbv2.k8s.aws/cluster", "c1")]),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
+    let lb = model::LoadBalancer {
+        tags: tags(&[("elbv2.k8s.aws/cluster", "c1")]),
+        ..spec::alb(name, subnets, sgs)
+    };
+    env.elb.create_load_balancer(&lb).await.unwrap()
 }
 
+/// An HTTP `ip` target group on `/healthz` with a target-control port (3000).
 async fn ip_tg(env: &Env, name: &str, vpc: &str, port: u16) -> TargetGroup {
-    env.elb
-        .create_target_group(&CreateTargetGroup {
-            name: name.into(),
-            protocol: Some("HTTP".into()),
-            port: Some(port),
-            vpc_id: Some(vpc.into()),
-            target_type: "ip".into(),
-            health_check: HealthCheck {
-                path: Some("/healthz".into()),
-                ..Default::default()
-            },
-            tags: tags(&[("service.k8s.aws/stack", "ns/svc")]),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
+    let mut tg = spec::ip_target_group(name, i32::from(port));
+    tg.health_check.path = "/healthz".into();
+    tg.target_control_port = Some(3000);
+    tg.tags = tags(&[("service.k8s.aws/stack", "ns/svc")]);
+    env.elb.create_target_group((&tg).into(), vpc).await.unwrap()
 }
 
 pub async fn subnet_and_vpc_discovery(env: &Env) {
@@ -414,6 +399,8 @@ pub async fn target_groups_and_targets(env: &Env) {
     assert_eq!(tg.target_type, "ip");
     assert_eq!(tg.port, Some(8080));
     assert_eq!(tg.health_check.path.as_deref(), Some("/healthz"));
+    // Set at creation and described back (moto is extended to keep it, see support/moto).
+    assert_eq!(tg.target_control_port, Some(3000));
 
     let found = env
         .elb
@@ -424,19 +411,12 @@ pub async fn target_groups_and_targets(env: &Env) {
         .await
         .unwrap();
     assert_eq!(arns(&found), vec![tg.arn.clone()]);
+    assert_eq!(found[0].target_control_port, Some(3000));
 
-    let modified = env
-        .elb
-        .modify_target_group(
-            &tg.arn,
-            &HealthCheck {
-                interval_seconds: Some(10),
-                path: Some("/ready".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let mut hc = spec::health_check(model::Protocol::Http);
+    hc.interval_seconds = 10;
+    hc.path = "/ready".into();
+    let modified = env.elb.modify_target_group(&tg.arn, &hc).await.unwrap();
     assert_eq!(modified.health_check.interval_seconds, Some(10));
     assert_eq!(modified.health_check.path.as_deref(), Some("/ready"));
 

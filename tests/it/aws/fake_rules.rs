@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
+use aws_load_balancer_controller::aws::fake::{spec, FakeAws};
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::action::ValuesConfig;
 use aws_load_balancer_controller::model::{self, Protocol, RuleCondition, StickinessConfig, Token};
@@ -18,13 +18,12 @@ async fn setup() -> (Env, Arc<FakeAws>, String, Vec<String>) {
     (env, fake, vpc, subnets)
 }
 
-fn lb_req(name: &str, subnets: &[String], scheme: &str) -> CreateLoadBalancer {
-    CreateLoadBalancer {
-        name: name.into(),
-        scheme: scheme.into(),
-        subnet_mappings: subnets.iter().map(SubnetMapping::subnet).collect(),
-        ..Default::default()
-    }
+fn lb_req(name: &str, subnets: &[String], scheme: &str) -> model::LoadBalancer {
+    let scheme = match scheme {
+        "internal" => model::LoadBalancerScheme::Internal,
+        _ => model::LoadBalancerScheme::InternetFacing,
+    };
+    spec::load_balancer(name, "application", scheme, subnets, &[])
 }
 
 #[tokio::test]
@@ -102,14 +101,7 @@ async fn names_formats_and_duplicates() {
 
     let tg = env
         .elb
-        .create_target_group(&CreateTargetGroup {
-            name: "tg".into(),
-            protocol: Some("HTTP".into()),
-            port: Some(80),
-            vpc_id: Some(vpc.clone()),
-            target_type: "ip".into(),
-            ..Default::default()
-        })
+        .create_target_group((&spec::ip_target_group("tg", 80)).into(), &vpc)
         .await
         .unwrap();
     let re =
@@ -169,7 +161,7 @@ async fn security_group_in_use() {
         .await
         .unwrap();
     let mut req = lb_req("with-sg", &subnets[..2], "");
-    req.security_groups = vec![sg.clone()];
+    req.security_groups = vec![model::Token::Literal(sg.clone())];
     let lb = env.elb.create_load_balancer(&req).await.unwrap();
     let err = env.ec2.delete_security_group(&sg).await.unwrap_err();
     assert!(matches!(err, AwsError::InUse { .. }), "{err:?}");
@@ -270,14 +262,7 @@ async fn target_health_is_settable() {
         .unwrap();
     let tg = env
         .elb
-        .create_target_group(&CreateTargetGroup {
-            name: "tg".into(),
-            protocol: Some("HTTP".into()),
-            port: Some(80),
-            vpc_id: Some(vpc),
-            target_type: "ip".into(),
-            ..Default::default()
-        })
+        .create_target_group((&spec::ip_target_group("tg", 80)).into(), &vpc)
         .await
         .unwrap();
     let spec = model::Listener {
@@ -342,14 +327,7 @@ async fn rule_rules_moto_does_not_enforce() {
         .unwrap();
     let tg = env
         .elb
-        .create_target_group(&CreateTargetGroup {
-            name: "tg".into(),
-            protocol: Some("HTTP".into()),
-            port: Some(80),
-            vpc_id: Some(vpc),
-            target_type: "ip".into(),
-            ..Default::default()
-        })
+        .create_target_group((&spec::ip_target_group("tg", 80)).into(), &vpc)
         .await
         .unwrap();
     let spec = model::Listener {

@@ -317,14 +317,8 @@ async fn default_register_targets_limit() {
     let vpc = fake.add_vpc("10.0.0.0/16", Tags::new());
     let tg = ElbV2::create_target_group(
         fake.as_ref(),
-        &CreateTargetGroup {
-            name: "t".into(),
-            protocol: Some("HTTP".into()),
-            port: Some(80),
-            vpc_id: Some(vpc),
-            target_type: "ip".into(),
-            ..Default::default()
-        },
+        (&aws_load_balancer_controller::aws::fake::spec::ip_target_group("t", 80)).into(),
+        &vpc,
     )
     .await
     .unwrap();

@@ -137,19 +137,14 @@ async fn assumed_role_clients_act_in_the_roles_account_and_are_cached() {
         .unwrap();
     let role = "arn:aws:iam::999999999999:role/lbc";
     let theirs = roles.elbv2_as(role, "ext-7").await.unwrap();
-    let tg = theirs
-        .create_target_group(&CreateTargetGroup {
-            name: "shared".into(),
-            target_type: "lambda".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    assert!(tg.arn.contains(":999999999999:"), "{}", tg.arn);
+    let arn = lambda_tg_as(&moto.endpoint, role, "ext-7", "shared").await;
+    assert!(arn.contains(":999999999999:"), "{arn}");
     let by_arn = TargetGroupQuery {
-        arns: vec![tg.arn.clone()],
+        arns: vec![arn.clone()],
         ..Default::default()
     };
+    let seen = theirs.describe_target_groups(&by_arn).await.unwrap();
+    assert_eq!(seen.len(), 1, "the role's client sees the role's account");
     let err = own.describe_target_groups(&by_arn).await.unwrap_err();
     assert!(err.is_not_found(), "{err}");
     let again = roles.elbv2_as(role, "ext-7").await.unwrap();
@@ -163,4 +158,38 @@ async fn assumed_role_clients_act_in_the_roles_account_and_are_cached() {
         !Arc::ptr_eq(&theirs, &other_id),
         "sessions are per external id"
     );
+}
+
+/// A `lambda` target group made in `role`'s account with the role's own credentials: a shape
+/// the controller never creates (its AWS layer takes the model's target groups only), and one
+/// that needs no VPC in that account.
+async fn lambda_tg_as(endpoint: &str, role: &str, external_id: &str, name: &str) -> String {
+    let base = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-west-2"))
+        .endpoint_url(endpoint)
+        .credentials_provider(aws_sdk_elasticloadbalancingv2::config::Credentials::new(
+            "testing", "testing", None, None, "test",
+        ))
+        .load()
+        .await;
+    let assumed = aws_config::sts::AssumeRoleProvider::builder(role)
+        .session_name("it-seed")
+        .external_id(external_id)
+        .configure(&base)
+        .build()
+        .await;
+    let conf = aws_sdk_elasticloadbalancingv2::config::Builder::from(&base)
+        .credentials_provider(assumed)
+        .build();
+    let out = aws_sdk_elasticloadbalancingv2::Client::from_conf(conf)
+        .create_target_group()
+        .name(name)
+        .target_type(aws_sdk_elasticloadbalancingv2::types::TargetTypeEnum::Lambda)
+        .send()
+        .await
+        .expect("create a lambda target group as the role");
+    out.target_groups()[0]
+        .target_group_arn()
+        .expect("an ARN")
+        .to_string()
 }

@@ -6,6 +6,7 @@
 
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::{self, FrontendNlb, Protocol, Stack, Token};
+use aws_load_balancer_controller::aws::fake::spec;
 
 use super::functional::{deployer, inventory, Inventory};
 use super::*;
@@ -206,13 +207,13 @@ async fn upstream_frontend_nlb(
 ) -> (String, String) {
     let f = fe(stack);
     let want_tg = &f.target_groups[0];
-    let subnets: Vec<SubnetMapping> = fake
+    let subnets: Vec<String> = fake
         .describe_subnets(&Default::default())
         .await
         .unwrap()
         .into_iter()
         .filter(|s| s.vpc_id == vpc)
-        .map(|s| SubnetMapping::subnet(s.id))
+        .map(|s| s.id)
         .collect();
     let alb = fake
         .describe_load_balancers(&Default::default())
@@ -221,43 +222,36 @@ async fn upstream_frontend_nlb(
         .into_iter()
         .find(|l| l.arn == alb_arn)
         .unwrap();
-    let nlb = fake
-        .create_load_balancer(&CreateLoadBalancer {
-            name: f.load_balancer.name.clone(),
-            lb_type: "network".into(),
-            scheme: "internet-facing".into(),
-            ip_address_type: "ipv4".into(),
-            subnet_mappings: subnets,
-            security_groups: alb.security_groups.clone(),
-            tags: f.load_balancer.tags.clone(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let nlb = model::LoadBalancer {
+        tags: f.load_balancer.tags.clone(),
+        ..spec::load_balancer(
+            &f.load_balancer.name,
+            "network",
+            model::LoadBalancerScheme::InternetFacing,
+            &subnets,
+            &alb.security_groups,
+        )
+    };
+    let nlb = fake.create_load_balancer(&nlb).await.unwrap();
     let h = &want_tg.health_check;
+    let upstream_tg = model::AlbTargetGroup {
+        port: 80,
+        protocol: model::Protocol::Tcp,
+        ip_address_type: "ipv4".into(),
+        health_check: model::HealthCheck {
+            port: "traffic-port".into(),
+            protocol: model::Protocol::Http,
+            path: "/".into(),
+            matcher: [("httpCode".to_string(), "200".to_string())].into(),
+            interval_seconds: h.interval_seconds,
+            timeout_seconds: h.timeout_seconds,
+            healthy_threshold_count: 2,
+            unhealthy_threshold_count: 2,
+        },
+        ..want_tg.clone()
+    };
     let tg = fake
-        .create_target_group(&CreateTargetGroup {
-            name: want_tg.name.clone(),
-            protocol: Some("TCP".into()),
-            port: Some(80),
-            vpc_id: Some(vpc.into()),
-            target_type: "alb".into(),
-            ip_address_type: Some("ipv4".into()),
-            health_check: HealthCheck {
-                enabled: None,
-                protocol: Some("HTTP".into()),
-                port: Some("traffic-port".into()),
-                path: Some("/".into()),
-                interval_seconds: Some(h.interval_seconds),
-                timeout_seconds: Some(h.timeout_seconds),
-                healthy_threshold: Some(2),
-                unhealthy_threshold: Some(2),
-                matcher_http_code: Some("200".into()),
-                matcher_grpc_code: None,
-            },
-            tags: want_tg.tags.clone(),
-            ..Default::default()
-        })
+        .create_target_group((&upstream_tg).into(), vpc)
         .await
         .unwrap();
     fake.create_listener(&model::Listener {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
+use aws_load_balancer_controller::aws::fake::{spec, FakeAws};
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::deploy::Deployer;
 
@@ -187,20 +187,16 @@ async fn empty_stack_deletes_everything_of_that_stack_only() {
         d.deploy(&s).await.unwrap();
     }
     // A target group of another cluster carrying the same stack tag must survive.
+    let foreign = aws_load_balancer_controller::model::TargetGroup {
+        tags: tags(&[
+            ("elbv2.k8s.aws/cluster", "other"),
+            ("ingress.k8s.aws/stack", "shop"),
+            ("ingress.k8s.aws/resource", "shop/api-api:80"),
+        ]),
+        ..spec::ip_target_group("someone-elses", 80)
+    };
     let foreign = fake
-        .create_target_group(&CreateTargetGroup {
-            name: "someone-elses".into(),
-            protocol: Some("HTTP".into()),
-            port: Some(80),
-            vpc_id: Some(vpc.clone()),
-            target_type: "ip".into(),
-            tags: tags(&[
-                ("elbv2.k8s.aws/cluster", "other"),
-                ("ingress.k8s.aws/stack", "shop"),
-                ("ingress.k8s.aws/resource", "shop/api-api:80"),
-            ]),
-            ..Default::default()
-        })
+        .create_target_group((&foreign).into(), &vpc)
         .await
         .unwrap();
 
@@ -238,21 +234,16 @@ async fn security_group_deletion_waits_for_dependency_then_times_out() {
     let out = d.deploy(&build_one(SHOP, &vpc)).await.unwrap();
     // Another load balancer (not ours) still uses the managed SG: deletion stays blocked.
     let sg = out.managed_security_group.clone().unwrap();
-    let subnets: Vec<SubnetMapping> = fake
+    let subnets: Vec<String> = fake
         .describe_subnets(&Ec2Query::default())
         .await
         .unwrap()
         .iter()
-        .map(|s| SubnetMapping::subnet(s.id.clone()))
+        .map(|s| s.id.clone())
         .collect();
-    fake.create_load_balancer(&CreateLoadBalancer {
-        name: "not-ours".into(),
-        subnet_mappings: subnets,
-        security_groups: vec![sg.clone()],
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    fake.create_load_balancer(&spec::alb("not-ours", &subnets, std::slice::from_ref(&sg)))
+        .await
+        .unwrap();
     let started = std::time::Instant::now();
     let err = d.delete_stack("shop").await.unwrap_err();
     assert!(

@@ -21,6 +21,7 @@ mod nlb_faults;
 mod nlb_moto;
 mod oidc;
 mod refusals;
+mod target_control;
 mod transforms;
 
 use std::path::Path;

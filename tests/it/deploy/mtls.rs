@@ -3,7 +3,6 @@
 //! message and nothing written), the setting is kept true, and a listener the annotation no
 //! longer mentions keeps what it has (upstream: `mode: off` turns it off).
 
-use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::MutualAuthentication;
 
 use super::functional::{deployer, inventory};

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
+use aws_load_balancer_controller::aws::fake::{spec, FakeAws};
 use aws_load_balancer_controller::aws::retry::RetryPolicy;
 use aws_load_balancer_controller::aws::throttle::Throttler;
 use aws_load_balancer_controller::aws::*;
@@ -94,19 +94,21 @@ async fn deleting_an_nlb_stack_leaves_nothing_of_it_and_touches_nothing_else() {
     let d = deployer(&fake, &vpc);
     d.deploy(&stack).await.unwrap();
     let lb_name = stack.load_balancer.as_ref().unwrap().name.clone();
-    let subnets: Vec<SubnetMapping> = subnet_infos(fake.as_ref(), &vpc)
+    let subnets: Vec<String> = subnet_infos(fake.as_ref(), &vpc)
         .await
         .into_iter()
-        .map(|s| SubnetMapping::subnet(s.id))
+        .map(|s| s.id)
         .collect();
     // A user's untagged NLB, and the Ingress group `net/dns` (same id, the other kind).
-    let foreign = |name: &str, t: Tags| CreateLoadBalancer {
-        name: name.into(),
-        lb_type: "network".into(),
-        scheme: "internal".into(),
-        subnet_mappings: subnets.clone(),
+    let foreign = |name: &str, t: Tags| aws_load_balancer_controller::model::LoadBalancer {
         tags: t,
-        ..Default::default()
+        ..spec::load_balancer(
+            name,
+            "network",
+            aws_load_balancer_controller::model::LoadBalancerScheme::Internal,
+            &subnets,
+            &[],
+        )
     };
     let user = fake
         .create_load_balancer(&foreign("users-own", Tags::new()))

@@ -1,7 +1,6 @@
 //! `transforms.<service>` reaches AWS: the rules forwarding to that Service carry the rewrites
 //! (CreateRule / ModifyRule), an unchanged deploy writes nothing, removing them resets them.
 
-use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::action::{Rewrite, RewriteConfigObject};
 use aws_load_balancer_controller::model::Transform;
 

@@ -5,6 +5,7 @@ pub mod e2e;
 pub mod freeze_proxy;
 pub mod gateway;
 pub mod gateway_crds;
+pub mod health_check;
 pub mod inventory;
 pub mod moto;
 pub mod moto_cloud;

@@ -1,6 +1,9 @@
 //! Starts a private `moto_server` on 127.0.0.1 for one test and stops it on drop.
 //! The executable comes from `$MOTO_SERVER`, else `~/.cache/albc-venv/bin/moto_server`, else
-//! `moto_server` on PATH; without one the test fails with instructions.
+//! `moto_server` on PATH; without one the test fails with instructions. It is started through
+//! `moto_launcher.py` (beside this file), run by the Python of that moto_server, which keeps
+//! the ELBv2 fields moto 5.2 drops (a target group's `TargetControlPort`, a target's
+//! `QuicServerId`).
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -38,6 +41,31 @@ fn find_executable() -> PathBuf {
     );
 }
 
+/// Keeps the ELBv2 fields moto drops; see the file.
+const LAUNCHER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/it/support/moto_launcher.py"
+);
+
+/// The Python that runs `moto_server`: its script's `#!` interpreter, else the `python3` beside
+/// it (a pyenv shim directory), else `python3` on PATH.
+fn python_of(moto_server: &std::path::Path) -> PathBuf {
+    let text = std::fs::read(moto_server).unwrap_or_default();
+    let first = text.split(|b| *b == b'\n').next().unwrap_or_default();
+    let first = String::from_utf8_lossy(first);
+    if let Some(interp) = first.strip_prefix("#!") {
+        let interp = interp.trim();
+        if interp.contains("python") && !interp.contains(' ') {
+            return PathBuf::from(interp);
+        }
+    }
+    let beside = moto_server.with_file_name("python3");
+    if beside.exists() {
+        return beside;
+    }
+    PathBuf::from("python3")
+}
+
 /// A loopback port nothing listens on (yet).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -55,10 +83,10 @@ impl Moto {
     /// Starts a fresh server on `port` (from [`free_port`], for a test that points the
     /// controller at AWS before AWS answers) and waits until it answers.
     pub fn start_on(port: u16) -> Moto {
-        let exe = find_executable();
+        let exe = python_of(&find_executable());
         let recording = std::env::temp_dir().join(format!("moto-recording-{port}.jsonl"));
         let child = Command::new(&exe)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .args([LAUNCHER, "-H", "127.0.0.1", "-p", &port.to_string()])
             .env("MOTO_RECORDER_FILEPATH", &recording)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -108,23 +136,52 @@ impl Moto {
             .collect()
     }
 
+    /// Every recorded request, in order: the recorder's JSON line and the request body.
+    #[allow(dead_code)]
+    fn recorded(&self) -> Vec<(serde_json::Value, String)> {
+        use base64::Engine;
+        let text = std::fs::read_to_string(&self.recording).unwrap_or_default();
+        text.lines()
+            .map(|line| {
+                let v: serde_json::Value = serde_json::from_str(line).expect("recording line");
+                let body = v["body"].as_str().unwrap_or("");
+                let body = if v["body_encoded"] == true {
+                    let raw = base64::engine::general_purpose::STANDARD
+                        .decode(body)
+                        .expect("base64 body");
+                    String::from_utf8_lossy(&raw).into_owned()
+                } else {
+                    body.to_string()
+                };
+                (v, body)
+            })
+            .collect()
+    }
+
+    /// The parameters of every recorded query-protocol request of `action` (ELBv2, EC2:
+    /// `CreateTargetGroup`...), in order: form body and URL query decoded, e.g.
+    /// `TargetControlPort` → `3000`, `Targets.member.1.Id` → `10.0.0.5`.
+    #[allow(dead_code)]
+    pub fn recorded_params(&self, action: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+        self.recorded()
+            .into_iter()
+            .map(|(line, body)| {
+                let query = line["url"].as_str().unwrap_or("").split('?').nth(1).unwrap_or("");
+                body.split('&')
+                    .chain(query.split('&'))
+                    .filter_map(|kv| kv.split_once('='))
+                    .map(|(k, v)| (form_decode(k), form_decode(v)))
+                    .collect::<std::collections::BTreeMap<String, String>>()
+            })
+            .filter(|p| p.get("Action").map(String::as_str) == Some(action))
+            .collect()
+    }
+
     /// `(access key id, service:Action)` of every recorded request, in order.
     #[allow(dead_code)]
     pub fn recorded_requests(&self) -> Vec<(String, String)> {
-        use base64::Engine;
-        let text = std::fs::read_to_string(&self.recording).unwrap_or_default();
         let mut out = Vec::new();
-        for line in text.lines() {
-            let v: serde_json::Value = serde_json::from_str(line).expect("recording line");
-            let body = v["body"].as_str().unwrap_or("");
-            let body = if v["body_encoded"] == true {
-                let raw = base64::engine::general_purpose::STANDARD
-                    .decode(body)
-                    .expect("base64 body");
-                String::from_utf8_lossy(&raw).into_owned()
-            } else {
-                body.to_string()
-            };
+        for (v, body) in self.recorded() {
             let query = v["url"]
                 .as_str()
                 .unwrap_or("")
@@ -176,6 +233,30 @@ impl Moto {
             "{out}"
         );
     }
+}
+
+/// `application/x-www-form-urlencoded` decoding: `+` is a space, `%XX` a byte.
+#[allow(dead_code)]
+fn form_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'+', _) => out.push(b' '),
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 2;
+            }
+            (b, _) => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Drop for Moto {

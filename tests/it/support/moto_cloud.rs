@@ -177,46 +177,40 @@ pub async fn create_as_upstream(c: &Cloud, stack: &Stack) {
         .unwrap();
     let mut tg_arns = BTreeMap::new();
     for tg in &stack.target_groups {
-        let hc = HealthCheck {
-            protocol: Some("HTTP".into()),
-            port: Some("traffic-port".into()),
-            path: Some("/".into()),
-            interval_seconds: Some(15),
-            timeout_seconds: Some(5),
-            healthy_threshold: Some(2),
-            unhealthy_threshold: Some(2),
-            matcher_http_code: Some("200".into()),
-            ..Default::default()
+        // Upstream's defaults, written out rather than taken from our model.
+        let hc = model::HealthCheck {
+            protocol: model::Protocol::Http,
+            port: "traffic-port".into(),
+            path: "/".into(),
+            matcher: [("httpCode".to_string(), "200".to_string())].into(),
+            interval_seconds: 15,
+            timeout_seconds: 5,
+            healthy_threshold_count: 2,
+            unhealthy_threshold_count: 2,
         };
-        let req = CreateTargetGroup {
+        let req = model::TargetGroup {
             name: tg.name.clone(),
-            protocol: Some("HTTP".into()),
-            protocol_version: Some("HTTP1".into()),
-            port: Some(tg.port as u16),
-            vpc_id: Some(c.vpc.clone()),
-            target_type: "instance".into(),
-            ip_address_type: Some("ipv4".into()),
+            protocol_version: Some(model::ProtocolVersion::HTTP1),
             health_check: hc,
             tags: tg.tags.clone(),
+            ..fake::spec::target_group(
+                &tg.id,
+                model::TargetType::Instance,
+                model::Protocol::Http,
+                tg.port,
+            )
         };
-        let created = c.elb.create_target_group(&req).await.unwrap();
+        let created = c
+            .elb
+            .create_target_group((&req).into(), &c.vpc)
+            .await
+            .unwrap();
         tg_arns.insert(tg.id.clone(), created.arn);
     }
     let lb = stack.load_balancer.as_ref().unwrap();
-    let req = CreateLoadBalancer {
-        name: lb.name.clone(),
-        lb_type: "application".into(),
-        scheme: "internet-facing".into(),
-        ip_address_type: "ipv4".into(),
-        subnet_mappings: c
-            .subnets
-            .iter()
-            .cloned()
-            .map(SubnetMapping::subnet)
-            .collect(),
-        security_groups: vec![sg, backend],
+    let req = model::LoadBalancer {
         tags: lb.tags.clone(),
-        ..Default::default()
+        ..fake::spec::alb(&lb.name, &c.subnets, &[sg, backend])
     };
     let created = c.elb.create_load_balancer(&req).await.unwrap();
     let spec = model::Listener {

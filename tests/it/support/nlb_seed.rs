@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::{self, Stack, Token};
-use serde_json::json;
 
 use super::moto_cloud::Cloud;
 
@@ -48,30 +47,10 @@ pub async fn seed_as_upstream(c: &Cloud, stack: &Stack) -> (BTreeMap<String, Str
         })
         .await
         .unwrap();
-    let text = |v: serde_json::Value| v.as_str().unwrap().to_string();
     let mut tg_arns = BTreeMap::new();
     for tg in &stack.target_groups {
-        let hc = &tg.health_check;
-        let req = CreateTargetGroup {
-            name: tg.name.clone(),
-            protocol: Some(text(json!(tg.protocol))),
-            protocol_version: None,
-            port: Some(tg.port as u16),
-            vpc_id: Some(c.vpc.clone()),
-            target_type: text(json!(tg.target_type)),
-            ip_address_type: Some(tg.ip_address_type.clone()),
-            health_check: HealthCheck {
-                protocol: Some(text(json!(hc.protocol))),
-                port: Some(hc.port.clone()),
-                interval_seconds: Some(hc.interval_seconds),
-                timeout_seconds: Some(hc.timeout_seconds),
-                healthy_threshold: Some(hc.healthy_threshold_count),
-                unhealthy_threshold: Some(hc.unhealthy_threshold_count),
-                ..Default::default()
-            },
-            tags: tg.tags.clone(),
-        };
-        let created = c.elb.create_target_group(&req).await.unwrap();
+        // The model's target group is what upstream's CreateTargetGroup sends.
+        let created = c.elb.create_target_group(tg.into(), &c.vpc).await.unwrap();
         // Upstream reconciles the attributes after creating (AWS already shows NLB defaults
         // such as `proxy_protocol_v2.enabled=false`; moto does not until they are set).
         if !tg.attributes.is_empty() {
@@ -83,20 +62,15 @@ pub async fn seed_as_upstream(c: &Cloud, stack: &Stack) -> (BTreeMap<String, Str
         tg_arns.insert(tg.id.clone(), created.arn);
     }
     let lb = stack.load_balancer.as_ref().unwrap();
-    let req = CreateLoadBalancer {
-        name: lb.name.clone(),
-        lb_type: "network".into(),
-        scheme: lb.scheme.as_str().into(),
-        ip_address_type: "ipv4".into(),
-        subnet_mappings: c
-            .subnets
-            .iter()
-            .cloned()
-            .map(SubnetMapping::subnet)
-            .collect(),
-        security_groups: vec![sg, backend.clone()],
+    let req = model::LoadBalancer {
         tags: lb.tags.clone(),
-        ..Default::default()
+        ..fake::spec::load_balancer(
+            &lb.name,
+            "network",
+            lb.scheme,
+            &c.subnets,
+            &[sg, backend.clone()],
+        )
     };
     let created = c.elb.create_load_balancer(&req).await.unwrap();
     for l in &stack.listeners {

@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use aws_load_balancer_controller::aws::HealthCheck;
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use kube_test_apiserver::RequestRecord;
 use serde_json::Value;
@@ -15,6 +14,7 @@ use serde_json::Value;
 use super::{seed, setup, shapes, versions, CLUSTER};
 use crate::chart::iam_readonly::readonly_actions;
 use crate::ingress::inventory;
+use crate::support::health_check::with_interval;
 use crate::support::moto_cloud::{endpoints_flag, Cloud};
 use crate::support::process::BIN;
 use crate::support::rbac::{allowed, rules_of};
@@ -169,10 +169,7 @@ async fn diff_shows_nothing_for_upstreams_state_then_exactly_the_drift() {
     let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), &first.group().id()).await;
     let (tg, _) = &inv.tgs[0];
     let interval = tg.health_check.interval_seconds.unwrap();
-    let drifted = HealthCheck {
-        interval_seconds: Some(interval + 7),
-        ..Default::default()
-    };
+    let drifted = with_interval(tg, interval + 7);
     c.elb.modify_target_group(&tg.arn, &drifted).await.unwrap();
     let (rule, _) = &inv.rules[0];
     c.elb.delete_rule(&rule.arn).await.unwrap();

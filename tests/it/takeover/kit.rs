@@ -8,21 +8,21 @@
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::action::ValuesConfig;
 use aws_load_balancer_controller::model::RuleCondition;
+use aws_load_balancer_controller::model::{HealthCheck, Protocol};
 use serde_json::{json, Value};
 
 use super::seed::{Act, Ls, Rl, Sgs, Shape, Tg};
 
 pub fn hc() -> HealthCheck {
     HealthCheck {
-        protocol: Some("HTTP".into()),
-        port: Some("traffic-port".into()),
-        path: Some("/".into()),
-        interval_seconds: Some(15),
-        timeout_seconds: Some(5),
-        healthy_threshold: Some(2),
-        unhealthy_threshold: Some(2),
-        matcher_http_code: Some("200".into()),
-        ..Default::default()
+        protocol: Protocol::Http,
+        port: "traffic-port".into(),
+        path: "/".into(),
+        interval_seconds: 15,
+        timeout_seconds: 5,
+        healthy_threshold_count: 2,
+        unhealthy_threshold_count: 2,
+        matcher: [("httpCode".to_string(), "200".to_string())].into(),
     }
 }
 

@@ -6,11 +6,13 @@
 
 use std::collections::BTreeMap;
 
-use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::{
     self, FixedResponseConfig, ForwardConfig, Protocol, RedirectConfig, RuleCondition,
     TargetGroupTuple, Token,
 };
+use aws_load_balancer_controller::aws::fake::spec;
+use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::HealthCheck;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::{Api, Patch, PatchParams};
@@ -289,40 +291,37 @@ pub async fn seed(
     let mut tg_names: BTreeMap<&str, String> = BTreeMap::new();
     for tg in &s.tgs {
         let name = tg_name(client, s, tg).await;
-        let req = CreateTargetGroup {
+        let req = model::TargetGroup {
+            id: tg.id.into(),
             name: name.clone(),
-            protocol: Some(tg.protocol.into()),
-            protocol_version: Some(tg.version.into()),
-            port: Some(tg.tg_port as u16),
-            vpc_id: Some(c.vpc.clone()),
-            target_type: tg.target_type.into(),
-            ip_address_type: Some(tg.ip_type.into()),
+            target_type: wire(tg.target_type),
+            port: tg.tg_port,
+            protocol: wire(tg.protocol),
+            protocol_version: Some(wire(tg.version)),
+            ip_address_type: tg.ip_type.into(),
             health_check: tg.hc.clone(),
+            target_control_port: None,
+            attributes: BTreeMap::new(),
             tags: s.tags(tg.id),
+            service_uid: String::new(),
         };
-        arns.insert(tg.id, c.elb.create_target_group(&req).await.unwrap().arn);
+        let created = c.elb.create_target_group((&req).into(), &c.vpc).await;
+        arns.insert(tg.id, created.unwrap().arn);
         tg_names.insert(tg.id, name);
     }
     // Load balancer, listeners, rules.
-    let lb = c
-        .elb
-        .create_load_balancer(&CreateLoadBalancer {
-            name: names::load_balancer(CLUSTER, &g, s.scheme),
-            lb_type: "application".into(),
-            scheme: s.scheme.into(),
-            ip_address_type: s.ip_type.into(),
-            subnet_mappings: c
-                .subnets
-                .iter()
-                .cloned()
-                .map(SubnetMapping::subnet)
-                .collect(),
-            security_groups: lb_sgs,
-            tags: s.tags("LoadBalancer"),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let want_lb = model::LoadBalancer {
+        ip_address_type: wire(s.ip_type),
+        tags: s.tags("LoadBalancer"),
+        ..spec::load_balancer(
+            &names::load_balancer(CLUSTER, &g, s.scheme),
+            "application",
+            wire(s.scheme),
+            &c.subnets,
+            &lb_sgs,
+        )
+    };
+    let lb = c.elb.create_load_balancer(&want_lb).await.unwrap();
     let mut listeners = BTreeMap::new();
     for l in &s.listeners {
         let spec = model::Listener {
@@ -381,4 +380,9 @@ pub async fn seed(
         let b = bindings::upstream(s, tg, &tg_names[tg.id], &arns[tg.id], backend, &c.vpc);
         bindings::create_as_upstream(client, b).await;
     }
+}
+
+/// A value as AWS spells it (`HTTP`, `ip`, `internal`, `dualstack`...) in the model's type.
+fn wire<T: serde::de::DeserializeOwned>(s: &str) -> T {
+    serde_json::from_value(json!(s)).unwrap_or_else(|e| panic!("{s}: {e}"))
 }

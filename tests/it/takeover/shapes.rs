@@ -1,7 +1,7 @@
 //! The Ingress shapes of the takeover test, each with what upstream v3.5 leaves for it.
 
-use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::RedirectConfig;
+use aws_load_balancer_controller::model::{HealthCheck, Protocol};
 use serde_json::json;
 
 use super::kit::*;
@@ -34,15 +34,14 @@ spec:
     let svc3 = Tg {
         protocol: "HTTPS",
         hc: HealthCheck {
-            protocol: Some("HTTPS".into()),
-            port: Some("9090".into()),
-            path: Some("/health-check".into()),
-            interval_seconds: Some(20),
-            timeout_seconds: Some(10),
-            healthy_threshold: Some(7),
-            unhealthy_threshold: Some(5),
-            matcher_http_code: Some("200-300".into()),
-            ..Default::default()
+            protocol: Protocol::Https,
+            port: "9090".into(),
+            path: "/health-check".into(),
+            interval_seconds: 20,
+            timeout_seconds: 10,
+            healthy_threshold_count: 7,
+            unhealthy_threshold_count: 5,
+            matcher: [("httpCode".to_string(), "200-300".to_string())].into(),
         },
         tgb_ports: vec![json!(8443), json!(9090)],
         ..tg(

@@ -1,11 +1,11 @@
 //! More takeover shapes: target settings, annotation actions and conditions, CIDRs and tags,
 //! a default backend with a weighted forward.
 
-use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::action::{
     HttpHeaderConfig, ListConfig, QueryStringConfig, QueryStringPair,
 };
 use aws_load_balancer_controller::model::{RedirectConfig, RuleCondition};
+use aws_load_balancer_controller::model::HealthCheck;
 use serde_json::json;
 
 use super::kit::*;
@@ -17,7 +17,7 @@ pub fn more() -> Vec<Shape> {
     vec![
         Shape {
             tgs: vec![Tg {
-                hc: HealthCheck { port: Some("9090".into()), ..hc() },
+                hc: HealthCheck { port: "9090".into(), ..hc() },
                 tgb_ports: vec![json!("web"), json!(9090)],
                 ..tg("s10/api-api:http", "api", "api", "http", 1, "ip")
             }],

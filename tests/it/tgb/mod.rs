@@ -12,8 +12,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
-use aws_load_balancer_controller::aws::{CreateTargetGroup, Ec2, ElbV2, TargetDescription};
+use aws_load_balancer_controller::aws::fake::{spec, FakeAws};
+use aws_load_balancer_controller::aws::{Ec2, ElbV2, TargetDescription};
 use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
 use aws_load_balancer_controller::crd::{all_crds, TargetGroupBinding};
 use k8s_openapi::api::core::v1::{ConfigMap, Node, Pod, Service};
@@ -238,17 +238,21 @@ impl Harness {
 }
 
 pub async fn ip_tg(elb: &dyn ElbV2, name: &str, vpc: &str, target_type: &str) -> String {
-    elb.create_target_group(&CreateTargetGroup {
-        name: name.into(),
-        protocol: Some("HTTP".into()),
-        port: Some(80),
-        vpc_id: Some(vpc.into()),
-        target_type: target_type.into(),
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-    .arn
+    let target_type = match target_type {
+        "ip" => aws_load_balancer_controller::model::TargetType::Ip,
+        "instance" => aws_load_balancer_controller::model::TargetType::Instance,
+        other => panic!("no {other} target groups here"),
+    };
+    let tg = spec::target_group(
+        name,
+        target_type,
+        aws_load_balancer_controller::model::Protocol::Http,
+        80,
+    );
+    elb.create_target_group((&tg).into(), vpc)
+        .await
+        .unwrap()
+        .arn
 }
 
 /// Registered target `id:port`s of the group, sorted.

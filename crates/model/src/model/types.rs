@@ -36,6 +36,15 @@ pub enum IpAddressType {
 }
 
 impl IpAddressType {
+    /// The wire value (`ipv4`, `dualstack`, `dualstack-without-public-ipv4`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            IpAddressType::Ipv4 => "ipv4",
+            IpAddressType::DualStack => "dualstack",
+            IpAddressType::DualStackWithoutPublicIpv4 => "dualstack-without-public-ipv4",
+        }
+    }
+
     pub fn is_dual_stack(&self) -> bool {
         !matches!(self, IpAddressType::Ipv4)
     }

@@ -76,6 +76,23 @@ pub struct LoadBalancer {
     pub security_groups_inbound_rules_on_private_link: Option<String>,
 }
 
+impl LoadBalancer {
+    /// One mapping per subnet: the model's (EIP, private IPv4 / IPv6 address, source-NAT
+    /// prefix) where it has one for that subnet, else the bare subnet. CreateLoadBalancer and
+    /// SetSubnets both send these.
+    pub fn subnet_mappings_for(&self, subnet_ids: &[String]) -> Vec<SubnetMapping> {
+        subnet_ids
+            .iter()
+            .map(
+                |id| match self.subnet_mappings.iter().find(|m| &m.subnet_id == id) {
+                    Some(m) => m.clone(),
+                    None => SubnetMapping::subnet(id.clone()),
+                },
+            )
+            .collect()
+    }
+}
+
 /// An NLB subnet mapping (`SubnetMapping` of CreateLoadBalancer / SetSubnets).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 #[serde(rename_all = "camelCase")]

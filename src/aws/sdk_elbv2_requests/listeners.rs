@@ -14,11 +14,11 @@ use aws_sdk_elasticloadbalancingv2::operation::modify_rule::builders::ModifyRule
 use aws_sdk_elasticloadbalancingv2::operation::modify_rule::ModifyRuleInput;
 use aws_sdk_elasticloadbalancingv2::types as et;
 
-use super::error::{AwsError, Result};
-use super::sdk::non_empty;
-use super::sdk_elbv2_convert::{certs_to, mtls_to, tags_to};
-use super::sdk_elbv2_rules::{actions_to, cond_to, transform_to};
-use super::types::literal;
+use crate::aws::error::{AwsError, Result};
+use crate::aws::sdk::non_empty;
+use crate::aws::sdk_elbv2_convert::{certs_to, mtls_to, tags_to};
+use crate::aws::sdk_elbv2_rules::{actions_to, cond_to, transform_to};
+use crate::aws::types::literal;
 use crate::model::{Listener, ListenerRule, Transform};
 
 /// A listener whose certificates ACM has still to complete is never sent with a part of them.
@@ -145,5 +145,5 @@ pub(crate) fn modify_rule(arn: &str, r: &ListenerRule) -> Result<ModifyRuleInput
 }
 
 #[cfg(test)]
-#[path = "sdk_elbv2_requests_tests.rs"]
+#[path = "listeners_tests.rs"]
 mod tests;
