@@ -12,6 +12,7 @@ mod ec2_sg;
 mod elb;
 mod elb_api;
 mod elb_listeners;
+mod elb_quic;
 mod elb_rules;
 mod elb_tg;
 mod filter;

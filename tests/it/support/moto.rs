@@ -2,6 +2,7 @@
 //! The executable comes from `$MOTO_SERVER`, else `~/.cache/albc-venv/bin/moto_server`, else
 //! `moto_server` on PATH; without one the test fails with instructions.
 
+use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -108,9 +109,9 @@ impl Moto {
             .collect()
     }
 
-    /// `(access key id, service:Action)` of every recorded request, in order.
+    /// Every recorded request with its body (decoded) and URL query, in order.
     #[allow(dead_code)]
-    pub fn recorded_requests(&self) -> Vec<(String, String)> {
+    fn recorded(&self) -> Vec<(serde_json::Value, String, String)> {
         use base64::Engine;
         let text = std::fs::read_to_string(&self.recording).unwrap_or_default();
         let mut out = Vec::new();
@@ -130,7 +131,39 @@ impl Moto {
                 .unwrap_or("")
                 .split('?')
                 .nth(1)
-                .unwrap_or("");
+                .unwrap_or("")
+                .to_string();
+            out.push((v, body, query));
+        }
+        out
+    }
+
+    /// The decoded form parameters of every recorded Query-protocol request of `action`
+    /// (`Action=` in the body or URL), in order: what the SDK sent, including fields moto
+    /// drops (e.g. `Targets.member.1.QuicServerId`).
+    #[allow(dead_code)]
+    pub fn recorded_params(&self, action: &str) -> Vec<BTreeMap<String, String>> {
+        self.recorded()
+            .into_iter()
+            .map(|(_, body, query)| {
+                body.split('&')
+                    .chain(query.split('&'))
+                    .filter(|kv| !kv.is_empty())
+                    .map(|kv| {
+                        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                        (form_decode(k), form_decode(v))
+                    })
+                    .collect::<BTreeMap<String, String>>()
+            })
+            .filter(|p| p.get("Action").map(String::as_str) == Some(action))
+            .collect()
+    }
+
+    /// `(access key id, service:Action)` of every recorded request, in order.
+    #[allow(dead_code)]
+    pub fn recorded_requests(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (v, body, query) in self.recorded() {
             // Query protocol: `Action=` in the body or URL; JSON protocol (ACM): the
             // `X-Amz-Target` header, `Service.Action`.
             let target = v["headers"]["X-Amz-Target"]
@@ -176,6 +209,30 @@ impl Moto {
             "{out}"
         );
     }
+}
+
+/// `application/x-www-form-urlencoded` decoding: `+` is a space, `%XX` a byte.
+#[allow(dead_code)]
+fn form_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b[i], hex) {
+            (b'+', _) => out.push(b' '),
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 2;
+            }
+            (c, _) => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Drop for Moto {
