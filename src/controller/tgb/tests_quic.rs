@@ -44,7 +44,7 @@ fn container(name: &str, ports: &[i32], env: &[(&str, &str)]) -> Value {
 
 #[test]
 fn the_id_is_the_base64_value_in_hex_after_0x() {
-    let raw = [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef];
+    let raw: [u8; 8] = [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef];
     assert_eq!(elb_form(&b64(&raw)).as_deref(), Some("0x0123456789abcdef"));
     assert_eq!(elb_form("not base64!"), None, "undecodable: no id, as upstream");
     assert_eq!(elb_form(&b64(&raw[..7])), None, "AWS takes exactly 8 bytes");
@@ -85,12 +85,12 @@ fn the_webhooks_id_reads_back_as_the_same_64_bits() {
 
 #[test]
 fn ids_per_container_port_with_the_first_as_default() {
-    let (a, b) = (b64(&[1; 8]), b64(&[2; 8]));
+    let (a, b) = (b64(&[1u8; 8]), b64(&[2u8; 8]));
     let (a, b) = (a.as_str(), b.as_str());
     let p = quic_pod(json!([
         container("app", &[8443, 8444], &[("OTHER", "x"), (DEFAULT_ENV_NAME, a)]),
         container("side", &[9443], &[(DEFAULT_ENV_NAME, b)]),
-        container("plain", &[7000], &[]),
+        container("plain", &[7000], &[])
     ]));
     let info = PodInfo::from_pod(&p, DEFAULT_ENV_NAME);
     assert_eq!(info.quic_server_id(8443), Some("0x0101010101010101"));
@@ -105,7 +105,7 @@ fn ids_per_container_port_with_the_first_as_default() {
     // A port two id-carrying containers declare: the later container's id (upstream's map).
     let p = quic_pod(json!([
         container("app", &[8443], &[(DEFAULT_ENV_NAME, a)]),
-        container("side", &[8443], &[(DEFAULT_ENV_NAME, b)]),
+        container("side", &[8443], &[(DEFAULT_ENV_NAME, b)])
     ]));
     let info = PodInfo::from_pod(&p, DEFAULT_ENV_NAME);
     assert_eq!(info.quic_server_id(8443), Some("0x0202020202020202"));
@@ -113,7 +113,7 @@ fn ids_per_container_port_with_the_first_as_default() {
 
 #[test]
 fn no_id_without_the_annotation_or_a_usable_value_and_the_flag_names_the_variable() {
-    let a = b64(&[0xab; 8]);
+    let a = b64(&[0xabu8; 8]);
     let a = a.as_str();
     // The annotation is required (its value is not: upstream checks the key only).
     let bare = pod(json!({
@@ -148,7 +148,7 @@ fn no_id_without_the_annotation_or_a_usable_value_and_the_flag_names_the_variabl
 
 #[test]
 fn sidecars_count_and_plain_init_containers_do_not() {
-    let (a, b) = (b64(&[3; 8]), b64(&[4; 8]));
+    let (a, b) = (b64(&[3u8; 8]), b64(&[4u8; 8]));
     let p = pod(json!({
         "metadata": { "name": "p", "annotations": { ANNOTATION: "side,init" } },
         "spec": {

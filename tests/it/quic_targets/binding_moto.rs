@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use aws_load_balancer_controller::aws::{Ec2Query, ElbV2};
-use aws_load_balancer_controller::controller::tgb::quic::REASON_MISSING;
+use aws_load_balancer_controller::controller::tgb::quic::{DEFAULT_ENV_NAME, REASON_MISSING};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use kube::api::{DeleteParams, PostParams};
 use serde_json::json;
@@ -34,9 +34,9 @@ async fn a_quic_binding_sends_server_ids_on_register_and_deregister() {
     )
     .await;
     let (ip1, ip2, ip3) = ("172.31.9.1", "172.31.9.2", "172.31.9.3");
-    let id1 = quic_pod(&h.client, NS, "web-1", ip1, true).await.unwrap();
-    let id2 = quic_pod(&h.client, NS, "web-2", ip2, true).await.unwrap();
-    assert_eq!(quic_pod(&h.client, NS, "web-3", ip3, false).await, None);
+    let id1 = quic_pod(&h.client, NS, "web-1", ip1, Some(DEFAULT_ENV_NAME)).await.unwrap();
+    let id2 = quic_pod(&h.client, NS, "web-2", ip2, Some(DEFAULT_ENV_NAME)).await.unwrap();
+    assert_eq!(quic_pod(&h.client, NS, "web-3", ip3, None).await, None);
     slice(
         &h.client,
         NS,

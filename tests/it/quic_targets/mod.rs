@@ -4,11 +4,12 @@
 //! controllers; on moto, which drops the field, the SDK's requests as moto recorded them.
 
 mod binding_moto;
+mod e2e_binary;
 mod fake_rules;
 mod service_fake;
 
 use aws_load_balancer_controller::aws::ElbV2;
-use aws_load_balancer_controller::controller::tgb::quic::{elb_form, ANNOTATION, DEFAULT_ENV_NAME};
+use aws_load_balancer_controller::controller::tgb::quic::{elb_form, ANNOTATION};
 use aws_load_balancer_controller::webhook::quic_server_id::QuicServerIdInjector;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -18,15 +19,16 @@ use serde_json::{json, Value};
 use crate::support::moto::Moto;
 
 /// Creates the running, ready pod `name` (`app: web`, IP `ip`) whose container `app` serves
-/// UDP 8443 and is named by the QUIC annotation. With `webhook` the pod first goes through our
-/// pod webhook's server-id injection, as in a namespace labelled for it; returns the id it
-/// got, in AWS's form. Without, it has the annotation but no id (the webhook did not see it).
+/// UDP 8443 and is named by the QUIC annotation. With `webhook_env`, the pod first goes
+/// through our pod webhook's server-id injection configured with that variable name, as in a
+/// namespace labelled for it; returns the id it got, in AWS's form. Without, it has the
+/// annotation but no id (the webhook did not see it).
 pub async fn quic_pod(
     client: &kube::Client,
     ns: &str,
     name: &str,
     ip: &str,
-    webhook: bool,
+    webhook_env: Option<&str>,
 ) -> Option<String> {
     let mut doc = json!({
         "apiVersion": "v1", "kind": "Pod",
@@ -37,10 +39,8 @@ pub async fn quic_pod(
             "ports": [{ "containerPort": 8443, "protocol": "UDP" }]
         }] }
     });
-    if webhook {
-        let ops = QuicServerIdInjector::new(DEFAULT_ENV_NAME)
-            .patch(&doc)
-            .unwrap();
+    if let Some(env) = webhook_env {
+        let ops = QuicServerIdInjector::new(env).patch(&doc).unwrap();
         json_patch::patch(&mut doc, &ops).unwrap();
     }
     let id = doc

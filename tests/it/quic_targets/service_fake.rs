@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use aws_load_balancer_controller::controller::tgb::quic::REASON_MISSING;
+use aws_load_balancer_controller::controller::tgb::quic::{DEFAULT_ENV_NAME, REASON_MISSING};
 use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
 use aws_load_balancer_controller::crd::target_group_binding::TargetGroupProtocol;
 use aws_load_balancer_controller::crd::TargetGroupBinding;
@@ -81,10 +81,10 @@ async fn a_quic_service_registers_pods_with_their_server_ids_and_warns_about_one
     let (binding, arn) = quic_binding(&client).await;
 
     let (ip1, ip2, ip3) = ("10.0.1.11", "10.0.1.12", "10.0.1.13");
-    let id1 = quic_pod(&client, "demo", "web-1", ip1, true).await.unwrap();
-    let id2 = quic_pod(&client, "demo", "web-2", ip2, true).await.unwrap();
+    let id1 = quic_pod(&client, "demo", "web-1", ip1, Some(DEFAULT_ENV_NAME)).await.unwrap();
+    let id2 = quic_pod(&client, "demo", "web-2", ip2, Some(DEFAULT_ENV_NAME)).await.unwrap();
     assert_ne!(id1, id2);
-    assert_eq!(quic_pod(&client, "demo", "web-3", ip3, false).await, None);
+    assert_eq!(quic_pod(&client, "demo", "web-3", ip3, None).await, None);
     slice(
         &client,
         "demo",
