@@ -259,7 +259,7 @@ where
     V: Clone + PartialEq + Send + Sync,
 {
     fn apply(&self, obj: &Arc<K>) {
-        self.set(obj, (self.project)(obj));
+        self.set(obj, (self.project)(obj.as_ref()));
     }
 
     fn delete(&self, obj: &Arc<K>) {
@@ -269,7 +269,7 @@ where
     fn reset(&self, objs: &[Arc<K>]) {
         let fresh = objs
             .iter()
-            .filter_map(|o| (self.project)(o).map(|v| (key_of(o.as_ref()), v)))
+            .filter_map(|o| (self.project)(o.as_ref()).map(|v| (key_of(o.as_ref()), v)))
             .collect();
         self.replace_all(fresh);
     }
@@ -288,7 +288,7 @@ where
     }
 
     fn relist_apply(&self, obj: &Arc<K>) {
-        if let Some(v) = (self.project)(obj) {
+        if let Some(v) = (self.project)(obj.as_ref()) {
             self.relisting
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
