@@ -319,7 +319,11 @@ impl Controllers {
     pub fn register(watches: &Watches, cfg: &Config) -> Arc<Controllers> {
         Arc::new(Controllers {
             ingress: ingress::Warm::register(watches, &cfg.ingress_class),
-            tgb: tgb::Warm::register(watches, cfg.enable_endpoint_slices),
+            tgb: tgb::Warm::register(
+                watches,
+                cfg.enable_endpoint_slices,
+                &cfg.quic_environment_variable_name,
+            ),
             service: service::Warm::register(watches, &crate::model::ModelConfig::from(cfg)),
             gateway: std::sync::OnceLock::new(),
             gateway_class: std::sync::OnceLock::new(),

@@ -73,7 +73,10 @@ pub fn run() {
         let mut arns = Vec::new();
         for i in 0..200 {
             let t = elb
-                .create_target_group((&spec::ip_target_group(&format!("tg-{i}"), 80)).into(), &vpc)
+                .create_target_group(
+                    (&spec::ip_target_group(&format!("tg-{i}"), 80)).into(),
+                    &vpc,
+                )
                 .await
                 .expect("tg");
             arns.push(t.arn);

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
 use aws_load_balancer_controller::aws::fake::spec;
+use aws_load_balancer_controller::aws::fake::FakeAws;
 use aws_load_balancer_controller::aws::{ElbV2, Tags, TargetHealthState};
 use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
 use aws_load_balancer_controller::crd::TargetGroupBinding;

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aws_load_balancer_controller::aws::fake::FakeAws;
 use aws_load_balancer_controller::aws::fake::spec;
+use aws_load_balancer_controller::aws::fake::FakeAws;
 use aws_load_balancer_controller::aws::{ElbV2, Tags};
 use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
 use aws_load_balancer_controller::crd::{all_crds, TargetGroupBinding};

@@ -136,8 +136,11 @@ pub trait ElbV2: Send + Sync {
     async fn create_listener(&self, listener: &crate::model::Listener) -> Result<Listener>;
     /// ModifyListener: port, protocol, SSL policy, certificates, ALPN policy, default actions
     /// and mutual authentication as given (ALPN and mTLS left as they are when `None`).
-    async fn modify_listener(&self, arn: &str, listener: &crate::model::Listener)
-        -> Result<Listener>;
+    async fn modify_listener(
+        &self,
+        arn: &str,
+        listener: &crate::model::Listener,
+    ) -> Result<Listener>;
     async fn delete_listener(&self, arn: &str) -> Result<()>;
     async fn describe_listener_certificates(&self, arn: &str) -> Result<Vec<ListenerCertificate>>;
     async fn add_listener_certificates(&self, arn: &str, cert_arns: &[String]) -> Result<()>;

@@ -46,6 +46,7 @@ pub(super) fn target_to(t: &TargetDescription) -> et::TargetDescription {
         .id(&t.id)
         .set_port(t.port.map(i32::from))
         .set_availability_zone(t.availability_zone.clone())
+        .set_quic_server_id(t.quic_server_id.clone())
         .build()
 }
 
@@ -124,6 +125,7 @@ pub(super) fn health_from(h: &et::TargetHealthDescription) -> TargetHealthDescri
             id: s(t.and_then(|t| t.id())),
             port: t.and_then(|t| t.port()).and_then(|p| u16::try_from(p).ok()),
             availability_zone: os(t.and_then(|t| t.availability_zone())),
+            quic_server_id: os(t.and_then(|t| t.quic_server_id())),
         },
         health_check_port: os(h.health_check_port()),
         health: TargetHealth {

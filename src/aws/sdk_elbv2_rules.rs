@@ -11,8 +11,8 @@ use super::error::Result;
 use super::sdk::{non_empty, os, s};
 use super::types::literal;
 use crate::model::action::{
-    HttpHeaderConfig, JwtAdditionalClaim, ListConfig, QueryStringConfig, QueryStringPair,
-    Rewrite, RewriteConfigObject, ValuesConfig,
+    HttpHeaderConfig, JwtAdditionalClaim, ListConfig, QueryStringConfig, QueryStringPair, Rewrite,
+    RewriteConfigObject, ValuesConfig,
 };
 use crate::model::{
     Action, AuthenticateCognitoConfig, AuthenticateOidcConfig, FixedResponseConfig, ForwardConfig,
@@ -480,7 +480,9 @@ pub(super) fn transform_from(t: &et::RuleTransform) -> Transform {
     };
     Transform {
         transform_type: s(t.r#type().map(|v| v.as_str())),
-        host_header_rewrite_config: t.host_header_rewrite_config().map(|c| rewrites(c.rewrites())),
+        host_header_rewrite_config: t
+            .host_header_rewrite_config()
+            .map(|c| rewrites(c.rewrites())),
         url_rewrite_config: t.url_rewrite_config().map(|c| rewrites(c.rewrites())),
     }
 }

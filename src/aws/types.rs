@@ -148,6 +148,9 @@ pub struct TargetDescription {
     pub id: String,
     pub port: Option<u16>,
     pub availability_zone: Option<String>,
+    /// `QuicServerId`: `0x` and 16 lowercase hex digits. AWS requires it on every target of a
+    /// QUIC or TCP_QUIC target group (register and deregister) and refuses it on any other.
+    pub quic_server_id: Option<String>,
 }
 
 impl TargetDescription {
@@ -156,8 +159,14 @@ impl TargetDescription {
             id: id.into(),
             port: Some(port),
             availability_zone: None,
+            quic_server_id: None,
         }
     }
+}
+
+/// Whether targets of a target group of this protocol carry a `QuicServerId`.
+pub fn protocol_takes_quic_server_id(protocol: &str) -> bool {
+    matches!(protocol, "QUIC" | "TCP_QUIC")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

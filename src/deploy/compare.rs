@@ -104,7 +104,13 @@ pub fn norm_condition(c: &RuleCondition) -> RuleCondition {
             config.regex_values = sorted(std::mem::take(&mut config.regex_values));
         }
         RuleCondition::HttpRequestMethod { config } => {
-            config.values = sorted(config.values.iter().map(|v| v.to_ascii_uppercase()).collect());
+            config.values = sorted(
+                config
+                    .values
+                    .iter()
+                    .map(|v| v.to_ascii_uppercase())
+                    .collect(),
+            );
         }
         RuleCondition::QueryString { config } => {
             config

@@ -340,7 +340,10 @@ mod tests {
             protocol: Protocol::Tls,
             ..l.clone()
         };
-        assert_eq!(resolve(&tls, "arn:lb", &r).unwrap().mutual_authentication, None);
+        assert_eq!(
+            resolve(&tls, "arn:lb", &r).unwrap().mutual_authentication,
+            None
+        );
         let far = model::Listener { port: 0, ..l };
         assert_eq!(
             resolve(&far, "arn:lb", &r).unwrap_err().to_string(),

@@ -54,13 +54,14 @@ pub fn desired(
     m: &MutualAuthentication,
     arns: &BTreeMap<String, String>,
 ) -> Result<MutualAuthentication> {
-    let trust_store = match m.trust_store.as_ref().filter(|t| !t.is_empty()) {
-        Some(t) if t.starts_with("arn:") => Some(t.clone()),
-        Some(name) => Some(arns.get(name).cloned().ok_or_else(|| {
-            Error::Invalid(format!("couldn't find TrustStore with name {name}"))
-        })?),
-        None => None,
-    };
+    let trust_store =
+        match m.trust_store.as_ref().filter(|t| !t.is_empty()) {
+            Some(t) if t.starts_with("arn:") => Some(t.clone()),
+            Some(name) => Some(arns.get(name).cloned().ok_or_else(|| {
+                Error::Invalid(format!("couldn't find TrustStore with name {name}"))
+            })?),
+            None => None,
+        };
     Ok(MutualAuthentication {
         trust_store,
         ..m.clone()

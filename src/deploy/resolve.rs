@@ -109,7 +109,10 @@ mod tests {
         let err = r
             .action(&forward(Token::TargetGroupArn("ns/other:80".into())))
             .unwrap_err();
-        assert_eq!(err.to_string(), "unresolved reference to target group ns/other:80");
+        assert_eq!(
+            err.to_string(),
+            "unresolved reference to target group ns/other:80"
+        );
         let err = r.token(&Token::ListenerArn(443)).unwrap_err();
         assert_eq!(err.to_string(), "unresolved reference to listener 443");
     }

@@ -263,13 +263,19 @@ mod tests {
         want.target_control_port = Some(3000);
         let mut have = described(&want);
         // Upstream: a port on one side only is a change, as is another port.
-        assert!(needs_replacement(&have, &want), "none described, one wanted");
+        assert!(
+            needs_replacement(&have, &want),
+            "none described, one wanted"
+        );
         have.target_control_port = Some(3000);
         assert!(!needs_replacement(&have, &want));
         want.target_control_port = Some(3001);
         assert!(needs_replacement(&have, &want));
         want.target_control_port = None;
-        assert!(needs_replacement(&have, &want), "one described, none wanted");
+        assert!(
+            needs_replacement(&have, &want),
+            "one described, none wanted"
+        );
     }
 
     #[test]

@@ -13,9 +13,9 @@
 use aws_load_balancer_controller::args::{Cli, Command};
 use aws_load_balancer_controller::aws::fake::spec;
 use aws_load_balancer_controller::aws::{Attributes, Tags};
-use aws_load_balancer_controller::model::LoadBalancerScheme;
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use aws_load_balancer_controller::diff::{self, Progress};
+use aws_load_balancer_controller::model::LoadBalancerScheme;
 use clap::Parser;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::Ingress;

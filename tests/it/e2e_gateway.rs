@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use aws_load_balancer_controller::model::{Action, RuleCondition};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
+use aws_load_balancer_controller::model::{Action, RuleCondition};
 use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;
 use gateway_api::apis::standard::httproutes::HttpRoute;

@@ -123,10 +123,7 @@ async fn a_changed_target_control_port_replaces_the_target_group() {
         Some("3000"),
         "{created:#?}"
     );
-    assert_eq!(
-        created[0].get("TargetType").map(String::as_str),
-        Some("ip")
-    );
+    assert_eq!(created[0].get("TargetType").map(String::as_str), Some("ip"));
     let (old_arn, port, forwards) = only_target_group(&c).await.expect("one target group");
     assert_eq!(port, Some(3000));
     assert!(forwards, "the rule forwards to the target group");
@@ -149,9 +146,12 @@ async fn a_changed_target_control_port_replaces_the_target_group() {
     );
     assert!(create < modify && modify < delete, "{report:#}");
     assert!(
-        w[create].2.iter().any(|ch| ch["field"] == "targetControlPort"
-            && ch["after"] == "3001"
-            && ch.get("before").is_none()),
+        w[create]
+            .2
+            .iter()
+            .any(|ch| ch["field"] == "targetControlPort"
+                && ch["after"] == "3001"
+                && ch.get("before").is_none()),
         "{report:#}"
     );
     assert_eq!(w[delete].1, old_arn, "{report:#}");

@@ -34,6 +34,7 @@ mod ingress;
 mod leader;
 mod plan_cli;
 mod process;
+mod quic_targets;
 mod route_status;
 mod service_controller;
 mod service_weighted;

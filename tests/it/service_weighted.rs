@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aws_load_balancer_controller::aws;
-use aws_load_balancer_controller::model::Action;
 use aws_load_balancer_controller::crd::TargetGroupBinding;
+use aws_load_balancer_controller::model::Action;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::ResourceExt;

@@ -267,10 +267,7 @@ impl State {
                 && !security_groups.is_empty())
             .then(|| "on".into()),
             customer_owned_ipv4_pool: want.customer_owned_ipv4_pool.clone(),
-            ipv4_ipam_pool_id: want
-                .ipv4_ipam_pool_id
-                .clone()
-                .filter(|id| !id.is_empty()),
+            ipv4_ipam_pool_id: want.ipv4_ipam_pool_id.clone().filter(|id| !id.is_empty()),
             security_groups,
         };
         self.lbs.insert(

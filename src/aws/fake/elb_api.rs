@@ -302,8 +302,10 @@ impl ElbV2 for FakeAws {
 
     async fn modify_listener(&self, arn: &str, listener: &model::Listener) -> Result<Listener> {
         let _ = requests::modify_listener(arn, listener)?;
-        self.run(SVC, "ModifyListener", |st| st.modify_listener(arn, listener))
-            .await
+        self.run(SVC, "ModifyListener", |st| {
+            st.modify_listener(arn, listener)
+        })
+        .await
     }
 
     async fn delete_listener(&self, arn: &str) -> Result<()> {

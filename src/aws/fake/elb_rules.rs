@@ -10,8 +10,8 @@ use crate::aws::error::{AwsError, Result};
 use crate::aws::types::*;
 use crate::aws::TAG_ARNS_PER_CALL;
 use crate::model::{
-    self, Action, AuthenticateOidcConfig, ForwardConfig, Redacted, RuleCondition,
-    StickinessConfig, TargetGroupTuple,
+    self, Action, AuthenticateOidcConfig, ForwardConfig, Redacted, RuleCondition, StickinessConfig,
+    TargetGroupTuple,
 };
 
 /// Actions as ELBv2 describes them: never with an OIDC client secret.

@@ -75,7 +75,11 @@ fn described(hc: &crate::model::HealthCheck) -> Result<DescribedHealthCheck> {
 
 impl State {
     /// CreateTargetGroup of the model's target group in `vpc_id`.
-    pub(crate) fn create_tg(&mut self, want: NewTargetGroup<'_>, vpc_id: &str) -> Result<TargetGroup> {
+    pub(crate) fn create_tg(
+        &mut self,
+        want: NewTargetGroup<'_>,
+        vpc_id: &str,
+    ) -> Result<TargetGroup> {
         let name = want.name();
         check_name("Target group", name)?;
         let protocol = Some(want.protocol().as_str().to_string());
@@ -279,6 +283,12 @@ impl State {
                 }
                 _ => {}
             }
+            // A draining target may come back with a new QUIC server id; a live one may not.
+            let live = rec
+                .targets
+                .get(&(t.id.clone(), t.port.or(rec.tg.port)))
+                .filter(|x| x.health.state != TargetHealthState::Draining);
+            super::elb_quic::check_target(&rec.tg, t, live.map(|x| &x.target))?;
         }
         let used = !rec.tg.load_balancer_arns.is_empty();
         for t in targets {
@@ -289,6 +299,7 @@ impl State {
                     id: t.id.clone(),
                     port,
                     availability_zone: t.availability_zone.clone(),
+                    quic_server_id: t.quic_server_id.clone(),
                 },
                 health: if used {
                     TargetHealth {
@@ -311,6 +322,10 @@ impl State {
     pub(crate) fn deregister(&mut self, arn: &str, targets: &[TargetDescription]) -> Result<()> {
         let drain = self.drain_on_deregister;
         let rec = self.tg_mut(arn)?;
+        for t in targets {
+            let held = rec.targets.get(&(t.id.clone(), t.port.or(rec.tg.port)));
+            super::elb_quic::check_target(&rec.tg, t, held.map(|x| &x.target))?;
+        }
         for t in targets {
             let key = (t.id.clone(), t.port.or(rec.tg.port));
             if drain {
@@ -357,6 +372,7 @@ impl State {
                             id: t.id.clone(),
                             port,
                             availability_zone: t.availability_zone.clone(),
+                            quic_server_id: t.quic_server_id.clone(),
                         },
                         health_check_port: hc_port(port),
                         health: TargetHealth {

@@ -12,6 +12,7 @@ mod ec2_sg;
 mod elb;
 mod elb_api;
 mod elb_listeners;
+mod elb_quic;
 mod elb_rules;
 mod elb_tg;
 mod filter;
@@ -122,8 +123,7 @@ impl FakeAws {
                 .iter()
                 .filter_map(|a| match a {
                     crate::model::Action::AuthenticateOidc { config } => {
-                        Some(config.client_secret.expose().to_string())
-                            .filter(|s| !s.is_empty())
+                        Some(config.client_secret.expose().to_string()).filter(|s| !s.is_empty())
                     }
                     _ => None,
                 })

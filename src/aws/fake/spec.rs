@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use crate::model::{
-    HealthCheck, IpAddressType, LoadBalancer, LoadBalancerScheme, Protocol, Subnets,
-    TargetGroup, TargetType, Token,
+    HealthCheck, IpAddressType, LoadBalancer, LoadBalancerScheme, Protocol, Subnets, TargetGroup,
+    TargetType, Token,
 };
 
 /// AWS's default health check for a target group of `protocol`: HTTP(S) ones on `/` with

@@ -28,7 +28,7 @@ macro_rules! with_health_check {
         let model::HealthCheck {
             port,
             protocol,
-            path: _, // below: none for TCP health checks
+            path: _,    // below: none for TCP health checks
             matcher: _, // below: `HttpCode` / `GrpcCode`
             interval_seconds,
             timeout_seconds,
@@ -63,8 +63,8 @@ pub(crate) fn create_load_balancer(
         lb_type,
         scheme,
         ip_address_type,
-        subnets: _, // with `subnet_mappings`: below
-        security_groups: _, // literal ids: below
+        subnets: _,                     // with `subnet_mappings`: below
+        security_groups: _,             // literal ids: below
         security_group_names_or_ids: _, // looked up by the deployer; refused below if left
         customer_owned_ipv4_pool,
         ipv4_ipam_pool_id,
@@ -75,8 +75,7 @@ pub(crate) fn create_load_balancer(
         enable_prefix_for_ipv6_source_nat,
         security_groups_inbound_rules_on_private_link: _, // SetSecurityGroups after the create
     } = lb;
-    let mappings: Vec<et::SubnetMapping> =
-        lb_subnet_mappings(lb)?.iter().map(mapping_to).collect();
+    let mappings: Vec<et::SubnetMapping> = lb_subnet_mappings(lb)?.iter().map(mapping_to).collect();
     let security_groups = lb_security_groups(lb)?;
     let ipam = ipv4_ipam_pool_id
         .as_ref()
@@ -117,7 +116,7 @@ pub(crate) fn create_target_group(
                 ip_address_type,
                 health_check,
                 target_control_port,
-                attributes: _,  // ModifyTargetGroupAttributes, after the create
+                attributes: _, // ModifyTargetGroupAttributes, after the create
                 tags,
                 service_uid: _, // hashed into `name`
             } = t;
@@ -129,8 +128,7 @@ pub(crate) fn create_target_group(
                 .set_protocol_version(protocol_version.map(|v| v.as_str().to_string()))
                 .set_target_control_port(*target_control_port)
                 .set_ip_address_type(
-                    tg_ip_address_type(ip_address_type)
-                        .map(et::TargetGroupIpAddressTypeEnum::from),
+                    tg_ip_address_type(ip_address_type).map(et::TargetGroupIpAddressTypeEnum::from),
                 )
                 .set_tags(tags_to(tags));
             with_health_check!(b, health_check)
@@ -154,8 +152,7 @@ pub(crate) fn create_target_group(
                 .port(*port)
                 .protocol(et::ProtocolEnum::from(protocol.as_str()))
                 .set_ip_address_type(
-                    tg_ip_address_type(ip_address_type)
-                        .map(et::TargetGroupIpAddressTypeEnum::from),
+                    tg_ip_address_type(ip_address_type).map(et::TargetGroupIpAddressTypeEnum::from),
                 )
                 .set_tags(tags_to(tags));
             with_health_check!(b, health_check)
@@ -200,8 +197,8 @@ mod tests {
 
     use super::*;
     use crate::model::{
-        AlbTargetGroup, HealthCheck, IpAddressType, LoadBalancerScheme, Protocol,
-        ProtocolVersion, SubnetMapping, Subnets, TargetGroup, TargetType, Token,
+        AlbTargetGroup, HealthCheck, IpAddressType, LoadBalancerScheme, Protocol, ProtocolVersion,
+        SubnetMapping, Subnets, TargetGroup, TargetType, Token,
     };
 
     fn tag_pairs(tags: &Option<Vec<et::Tag>>) -> Vec<(String, String)> {
@@ -254,9 +251,18 @@ mod tests {
             let m = b.get_matcher().as_ref().expect("matcher");
             assert_eq!(m.grpc_code(), matcher.get("grpcCode").map(String::as_str));
             assert_eq!(m.http_code(), matcher.get("httpCode").map(String::as_str));
-            assert_eq!(b.get_health_check_interval_seconds(), &Some(*interval_seconds));
-            assert_eq!(b.get_health_check_timeout_seconds(), &Some(*timeout_seconds));
-            assert_eq!(b.get_healthy_threshold_count(), &Some(*healthy_threshold_count));
+            assert_eq!(
+                b.get_health_check_interval_seconds(),
+                &Some(*interval_seconds)
+            );
+            assert_eq!(
+                b.get_health_check_timeout_seconds(),
+                &Some(*timeout_seconds)
+            );
+            assert_eq!(
+                b.get_healthy_threshold_count(),
+                &Some(*healthy_threshold_count)
+            );
             assert_eq!(
                 b.get_unhealthy_threshold_count(),
                 &Some(*unhealthy_threshold_count)
@@ -279,8 +285,11 @@ mod tests {
             customer_owned_ipv4_pool: Some("ipv4pool-coip-1".into()),
             ipv4_ipam_pool_id: Some("ipam-pool-1".into()),
             minimum_capacity_units: Some(100),
-            attributes: [("deletion_protection.enabled".to_string(), "true".to_string())]
-                .into(),
+            attributes: [(
+                "deletion_protection.enabled".to_string(),
+                "true".to_string(),
+            )]
+            .into(),
             tags: [("team".to_string(), "web".to_string())].into(),
             subnet_mappings: vec![SubnetMapping {
                 subnet_id: "subnet-a".into(),
@@ -343,7 +352,8 @@ mod tests {
             "subnetMappings",
         );
         check(
-            b.get_security_groups().as_deref() == Some(&["sg-1".to_string(), "sg-2".to_string()][..]),
+            b.get_security_groups().as_deref()
+                == Some(&["sg-1".to_string(), "sg-2".to_string()][..]),
             "securityGroups",
         );
         check(
@@ -444,8 +454,7 @@ mod tests {
             "targetControlPort",
         );
         check(
-            b.get_ip_address_type().as_ref().map(|t| t.as_str())
-                == Some(ip_address_type.as_str()),
+            b.get_ip_address_type().as_ref().map(|t| t.as_str()) == Some(ip_address_type.as_str()),
             "ipAddressType",
         );
         let want_tags: Vec<(String, String)> =

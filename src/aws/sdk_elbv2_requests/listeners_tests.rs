@@ -12,8 +12,8 @@ use aws_sdk_elasticloadbalancingv2::types as et;
 
 use super::*;
 use crate::model::action::{
-    HttpHeaderConfig, JwtAdditionalClaim, ListConfig, QueryStringConfig, QueryStringPair,
-    Rewrite, RewriteConfigObject, ValuesConfig,
+    HttpHeaderConfig, JwtAdditionalClaim, ListConfig, QueryStringConfig, QueryStringPair, Rewrite,
+    RewriteConfigObject, ValuesConfig,
 };
 use crate::model::{
     Action, AuthenticateCognitoConfig, AuthenticateOidcConfig, FixedResponseConfig, ForwardConfig,
@@ -31,7 +31,10 @@ enum To {
 }
 
 const CREATE_LISTENER: &[(&str, To)] = &[
-    ("id", To::Not("the model's resource id: the resource tag carries it")),
+    (
+        "id",
+        To::Not("the model's resource id: the resource tag carries it"),
+    ),
     ("load_balancer_arn", To::Sdk("LoadBalancerArn")),
     ("port", To::Sdk("Port")),
     ("protocol", To::Sdk("Protocol")),
@@ -49,8 +52,14 @@ const CREATE_LISTENER: &[(&str, To)] = &[
 ];
 
 const MODIFY_LISTENER: &[(&str, To)] = &[
-    ("id", To::Not("the model's resource id: the resource tag carries it")),
-    ("load_balancer_arn", To::Not("a listener does not move: ListenerArn names it")),
+    (
+        "id",
+        To::Not("the model's resource id: the resource tag carries it"),
+    ),
+    (
+        "load_balancer_arn",
+        To::Not("a listener does not move: ListenerArn names it"),
+    ),
     ("port", To::Sdk("Port")),
     ("protocol", To::Sdk("Protocol")),
     ("default_actions", To::Sdk("DefaultActions")),
@@ -67,7 +76,10 @@ const MODIFY_LISTENER: &[(&str, To)] = &[
 ];
 
 const CREATE_RULE: &[(&str, To)] = &[
-    ("id", To::Not("the model's resource id: the resource tag carries it")),
+    (
+        "id",
+        To::Not("the model's resource id: the resource tag carries it"),
+    ),
     ("listener_arn", To::Sdk("ListenerArn")),
     ("priority", To::Sdk("Priority")),
     ("ingress", To::Not("the Ingress the rule comes from")),
@@ -78,13 +90,22 @@ const CREATE_RULE: &[(&str, To)] = &[
 ];
 
 const MODIFY_RULE: &[(&str, To)] = &[
-    ("id", To::Not("the model's resource id: the resource tag carries it")),
-    ("listener_arn", To::Not("a rule does not move: RuleArn names it")),
+    (
+        "id",
+        To::Not("the model's resource id: the resource tag carries it"),
+    ),
+    (
+        "listener_arn",
+        To::Not("a rule does not move: RuleArn names it"),
+    ),
     ("priority", To::Not("SetRulePriorities")),
     ("ingress", To::Not("the Ingress the rule comes from")),
     ("conditions", To::Sdk("Conditions")),
     ("actions", To::Sdk("Actions")),
-    ("transforms", To::Sdk("Transforms (ResetTransforms when none)")),
+    (
+        "transforms",
+        To::Sdk("Transforms (ResetTransforms when none)"),
+    ),
     ("tags", To::Not("AddTags / RemoveTags")),
 ];
 
@@ -193,7 +214,10 @@ const ACTION: &[(&str, To)] = &[
         "authenticate_oidc.on_unauthenticated_request",
         To::Sdk("AuthenticateOidcConfig.OnUnauthenticatedRequest"),
     ),
-    ("authenticate_oidc.scope", To::Sdk("AuthenticateOidcConfig.Scope")),
+    (
+        "authenticate_oidc.scope",
+        To::Sdk("AuthenticateOidcConfig.Scope"),
+    ),
     (
         "authenticate_oidc.session_cookie_name",
         To::Sdk("AuthenticateOidcConfig.SessionCookieName"),
@@ -210,7 +234,10 @@ const ACTION: &[(&str, To)] = &[
         "jwt_validation.jwks_endpoint",
         To::Sdk("JwtValidationConfig.JwksEndpoint"),
     ),
-    ("jwt_validation.issuer", To::Sdk("JwtValidationConfig.Issuer")),
+    (
+        "jwt_validation.issuer",
+        To::Sdk("JwtValidationConfig.Issuer"),
+    ),
     (
         "jwt_validation.additional_claims[].format",
         To::Sdk("JwtValidationConfig.AdditionalClaims[].Format"),
@@ -617,10 +644,7 @@ fn check_actions(want: &[Action], got: &[et::Action], c: &mut Checked) {
                 c.sent("fixed_response.status_code");
             }
             Action::AuthenticateCognito { config } => {
-                assert_eq!(
-                    g.r#type(),
-                    Some(&et::ActionTypeEnum::AuthenticateCognito)
-                );
+                assert_eq!(g.r#type(), Some(&et::ActionTypeEnum::AuthenticateCognito));
                 let a = g
                     .authenticate_cognito_config()
                     .expect("AuthenticateCognitoConfig");
@@ -659,7 +683,9 @@ fn check_actions(want: &[Action], got: &[et::Action], c: &mut Checked) {
             }
             Action::AuthenticateOidc { config } => {
                 assert_eq!(g.r#type(), Some(&et::ActionTypeEnum::AuthenticateOidc));
-                let o = g.authenticate_oidc_config().expect("AuthenticateOidcConfig");
+                let o = g
+                    .authenticate_oidc_config()
+                    .expect("AuthenticateOidcConfig");
                 let AuthenticateOidcConfig {
                     issuer,
                     authorization_endpoint,
@@ -971,7 +997,9 @@ fn check_listener(
     assert_eq!(p.ssl_policy, ssl_policy);
     c.sent("ssl_policy");
     check_mtls(
-        mutual_authentication.as_ref().expect("full listener has mTLS"),
+        mutual_authentication
+            .as_ref()
+            .expect("full listener has mTLS"),
         p.mutual_authentication.as_ref(),
         mtls,
     );
@@ -1021,7 +1049,8 @@ fn coverage() -> Vec<(&'static str, usize, usize, usize)> {
 fn create_listener_sends_every_field() {
     let l = full_listener();
     let b = create_listener(&l).unwrap();
-    let (mut c, mut actions, mut mtls) = (Checked::default(), Checked::default(), Checked::default());
+    let (mut c, mut actions, mut mtls) =
+        (Checked::default(), Checked::default(), Checked::default());
     check_listener(
         &l,
         ListenerParams {
@@ -1059,7 +1088,8 @@ fn modify_listener_sends_every_field_it_changes() {
     let l = full_listener();
     let b = modify_listener("arn:listener/1", &l).unwrap();
     assert_eq!(b.get_listener_arn().as_deref(), Some("arn:listener/1"));
-    let (mut c, mut actions, mut mtls) = (Checked::default(), Checked::default(), Checked::default());
+    let (mut c, mut actions, mut mtls) =
+        (Checked::default(), Checked::default(), Checked::default());
     check_listener(
         &l,
         ListenerParams {
@@ -1215,7 +1245,9 @@ fn every_table_entry_names_its_parameter_or_its_reason() {
 fn field_counts_per_call() {
     let counts = coverage();
     for (call, sent, not, nested) in &counts {
-        println!("{call}: {sent} fields sent, {not} not part of the call, {nested} nested fields sent");
+        println!(
+            "{call}: {sent} fields sent, {not} not part of the call, {nested} nested fields sent"
+        );
     }
     let get = |name: &str| *counts.iter().find(|c| c.0 == name).unwrap();
     // Tables name every field of the model struct the call takes.
@@ -1223,10 +1255,7 @@ fn field_counts_per_call() {
     assert_eq!(get("ModifyListener").1 + get("ModifyListener").2, 12);
     assert_eq!(get("CreateRule").1 + get("CreateRule").2, 8);
     assert_eq!(get("ModifyRule").1 + get("ModifyRule").2, 8);
-    assert_eq!(
-        (get("CreateListener").1, get("ModifyListener").1),
-        (9, 7)
-    );
+    assert_eq!((get("CreateListener").1, get("ModifyListener").1), (9, 7));
     assert_eq!((get("CreateRule").1, get("ModifyRule").1), (6, 3));
     assert_eq!(get("CreateListener").3, 38 + 4);
     assert_eq!(get("CreateRule").3, 38 + 11 + 5);

@@ -198,7 +198,7 @@ impl PodIndex {
 pub struct Feed<K, V> {
     caches: Arc<Caches>,
     pick: fn(&Caches) -> &Projected<V>,
-    project: fn(&K) -> Option<V>,
+    project: Project<K, V>,
     on_change: OnChange<V>,
     /// The projections of a relist in progress, swapped in whole when it completes.
     relisting: Mutex<HashMap<ObjKey, V>>,
@@ -206,6 +206,10 @@ pub struct Feed<K, V> {
 
 /// What a cache change triggers.
 pub type OnChange<V> = Box<dyn Fn(&ObjKey, Option<&V>, Option<&V>) + Send + Sync>;
+
+/// The projection of an object (`None`: not kept); a closure, since the pod projection depends
+/// on a flag (`--quic-environment-variable-name`).
+pub type Project<K, V> = Box<dyn Fn(&K) -> Option<V> + Send + Sync>;
 
 fn key_of<K: Resource>(o: &K) -> ObjKey {
     (o.namespace().unwrap_or_default(), o.name_any())
@@ -219,13 +223,13 @@ where
     pub fn new(
         caches: Arc<Caches>,
         pick: fn(&Caches) -> &Projected<V>,
-        project: fn(&K) -> Option<V>,
+        project: impl Fn(&K) -> Option<V> + Send + Sync + 'static,
         on_change: OnChange<V>,
     ) -> Self {
         Self {
             caches,
             pick,
-            project,
+            project: Box::new(project),
             on_change,
             relisting: Mutex::new(HashMap::new()),
         }
@@ -255,7 +259,7 @@ where
     V: Clone + PartialEq + Send + Sync,
 {
     fn apply(&self, obj: &Arc<K>) {
-        self.set(obj, (self.project)(obj));
+        self.set(obj, (self.project)(obj.as_ref()));
     }
 
     fn delete(&self, obj: &Arc<K>) {
@@ -265,7 +269,7 @@ where
     fn reset(&self, objs: &[Arc<K>]) {
         let fresh = objs
             .iter()
-            .filter_map(|o| (self.project)(o).map(|v| (key_of(o.as_ref()), v)))
+            .filter_map(|o| (self.project)(o.as_ref()).map(|v| (key_of(o.as_ref()), v)))
             .collect();
         self.replace_all(fresh);
     }
@@ -284,7 +288,7 @@ where
     }
 
     fn relist_apply(&self, obj: &Arc<K>) {
-        if let Some(v) = (self.project)(obj) {
+        if let Some(v) = (self.project)(obj.as_ref()) {
             self.relisting
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -298,8 +302,11 @@ where
     }
 }
 
-pub fn project_pod(p: &k8s_openapi::api::core::v1::Pod) -> Option<PodInfo> {
-    Some(PodInfo::from_pod(p))
+/// The pod projection; `quic_env` is `--quic-environment-variable-name`.
+pub fn project_pod(
+    quic_env: String,
+) -> impl Fn(&k8s_openapi::api::core::v1::Pod) -> Option<PodInfo> + Send + Sync + 'static {
+    move |p: &k8s_openapi::api::core::v1::Pod| Some(PodInfo::from_pod(p, &quic_env))
 }
 
 pub fn project_node(n: &k8s_openapi::api::core::v1::Node) -> Option<NodeInfo> {

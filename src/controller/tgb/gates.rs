@@ -37,6 +37,15 @@ impl Desired {
             message: MESSAGE_BINDING_DELETED.into(),
         }
     }
+
+    /// The condition of a pod a QUIC binding cannot register: it has no server id.
+    pub fn quic_server_id_missing() -> Desired {
+        Desired {
+            status: "False",
+            reason: super::quic::REASON_MISSING.into(),
+            message: super::quic::GATE_MESSAGE_MISSING.into(),
+        }
+    }
 }
 
 /// The condition for a target: registered by this very reconcile ⇒ False/RegistrationInProgress;

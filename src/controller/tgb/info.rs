@@ -7,6 +7,8 @@ use k8s_openapi::api::core::v1::{Endpoints, Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::ResourceExt;
 
+use super::quic::QuicIds;
+
 /// Condition-type prefixes of the target-health readiness gates (current and legacy).
 pub use crate::crd::names::GATE_PREFIXES;
 
@@ -39,6 +41,8 @@ pub struct PodInfo {
     pub container_ports: Box<[(String, i32)]>,
     /// The branch ENI holding the pod IP, from the `vpc.amazonaws.com/pod-eni` annotation.
     pub branch_eni: Option<Box<str>>,
+    /// QUIC server ids, for pods that carry one (one pointer for all the others).
+    pub quic: Option<Box<QuicIds>>,
 }
 
 /// Annotation listing a pod's branch ENIs (security groups for pods).
@@ -85,7 +89,8 @@ fn named_container_ports(p: &Pod) -> Vec<(String, i32)> {
 }
 
 impl PodInfo {
-    pub fn from_pod(p: &Pod) -> PodInfo {
+    /// The projection; `quic_env` is `--quic-environment-variable-name`.
+    pub fn from_pod(p: &Pod, quic_env: &str) -> PodInfo {
         let gates: Vec<String> = p
             .spec
             .iter()
@@ -123,11 +128,17 @@ impl PodInfo {
             conditions,
             container_ports: named_container_ports(p).into(),
             branch_eni: branch_eni(p).map(Into::into),
+            quic: QuicIds::from_pod(p, quic_env).map(Box::new),
         }
     }
 
     pub fn condition(&self, type_: &str) -> Option<&GateCondition> {
         self.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// The QUIC server id of this pod's target on `port`, if the pod has one.
+    pub fn quic_server_id(&self, port: u16) -> Option<&str> {
+        self.quic.as_deref().map(|q| q.for_port(i32::from(port)))
     }
 }
 

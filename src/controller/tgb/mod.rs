@@ -17,6 +17,7 @@ pub mod gates;
 pub mod info;
 pub mod networking;
 mod polls;
+pub mod quic;
 mod reconcile;
 pub mod selector;
 pub mod sg_rules;
@@ -34,6 +35,8 @@ mod tests_gates;
 mod tests_networking;
 #[cfg(test)]
 mod tests_networking_sync;
+#[cfg(test)]
+mod tests_quic;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -103,6 +106,8 @@ pub struct TgbConfig {
     pub namespaces: Vec<String>,
     /// Where the reconciles, stages, queue and readiness-gate latency are reported.
     pub controller_metrics: ControllerMetrics,
+    /// `--quic-environment-variable-name`: the pod variable holding its QUIC server id.
+    pub quic_env: String,
 }
 
 /// The settings the flags give; what AWS resolves (VPC, CIDRs, role clients) is added by the
@@ -123,6 +128,7 @@ impl From<&crate::config::Config> for TgbConfig {
             disable_restricted_sg_rules: cfg.disable_restricted_sg_rules,
             namespaces: cfg.watch_namespaces.clone(),
             fail_open: cfg.gate("EndpointsFailOpen"),
+            quic_env: cfg.quic_environment_variable_name.clone(),
             ..Self::default()
         }
     }
@@ -147,6 +153,7 @@ impl Default for TgbConfig {
             roles: None,
             namespaces: Vec::new(),
             controller_metrics: ControllerMetrics::default(),
+            quic_env: quic::DEFAULT_ENV_NAME.into(),
         }
     }
 }
@@ -203,6 +210,11 @@ pub struct Ctx {
     polls: polls::Polls,
     /// Multi-cluster records by `ns/name`, so the ConfigMap is read once.
     tracked: Mutex<HashMap<String, BTreeSet<String>>>,
+    /// The last QUIC missing-server-id Warning of each binding (`ns/name`), so it is sent when
+    /// the pods it names change, not on every pass.
+    quic_warned: Mutex<HashMap<String, String>>,
+    /// The server ids of the QUIC targets this process registered.
+    quic_ids: quic::RegisteredIds,
     /// Upstream's stage durations, reconcile errors and gate latency of this controller.
     rec: Reconciles,
 }
@@ -260,6 +272,26 @@ impl Ctx {
         let key = format!("{}/{}", tgb.namespace().unwrap_or_default(), tgb.name_any());
         let mut g = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
         g.remove(&key);
+        drop(g);
+        self.quic_news(&key, None);
+        self.quic_ids.forget(&key);
+    }
+
+    /// Whether the missing-server-id Warning `note` (`None`: no pod is missing one) of binding
+    /// `key` is news, i.e. differs from the last one sent; remembers it.
+    fn quic_news(&self, key: &str, note: Option<&str>) -> bool {
+        let mut g = self.quic_warned.lock().unwrap_or_else(|p| p.into_inner());
+        match note {
+            None => {
+                g.remove(key);
+                false
+            }
+            Some(n) if g.get(key).map(String::as_str) == Some(n) => false,
+            Some(n) => {
+                g.insert(key.to_string(), n.to_string());
+                true
+            }
+        }
     }
 }
 
@@ -274,7 +306,7 @@ pub async fn run(
     shutdown: CancellationToken,
 ) {
     let watches = Arc::new(Watches::default());
-    let warm = Warm::register(&watches, cfg.endpoint_slices);
+    let warm = Warm::register(&watches, cfg.endpoint_slices, &cfg.quic_env);
     let namespaces = cfg.namespaces.clone();
     tokio::select! {
         _ = watches.run(client.clone(), namespaces) => {}
@@ -332,6 +364,8 @@ pub async fn lead(
         cfg,
         caches: warm.caches.clone(),
         tracked: Mutex::new(HashMap::new()),
+        quic_warned: Mutex::new(HashMap::new()),
+        quic_ids: quic::RegisteredIds::default(),
         rec,
     });
     let q = queue.clone();

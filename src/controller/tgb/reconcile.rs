@@ -13,8 +13,9 @@ use super::endpoints::{
 };
 use super::eni::PodTarget;
 use super::networking::NetError;
+use super::quic::{binding_is_quic, missing_note, REASON_MISSING};
 use super::sync::{cleanup, sync_targets, update_gates};
-use super::targets::{availability_zone_for, target_key};
+use super::targets::ip_targets;
 use super::{Ctx, TgbError, FINALIZER};
 use crate::aws::TargetDescription;
 use crate::controller::{add_finalizer, remove_finalizer};
@@ -211,21 +212,22 @@ async fn reconcile_ip(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, Tg
     referenced.dedup();
     ctx.caches.index.set(&ns, &name, referenced);
 
-    let wanted: Vec<TargetDescription> = endpoints
-        .iter()
-        .map(|e| TargetDescription {
-            id: e.ip.clone(),
-            port: Some(e.port),
-            availability_zone: availability_zone_for(&e.ip, &ctx.cfg.vpc_cidrs),
+    let wanted = {
+        let pods = ctx.caches.pods.read();
+        ip_targets(&endpoints, binding_is_quic(tgb), &ctx.cfg.vpc_cidrs, |p| {
+            pods.get(&(ns.clone(), p.to_string()))
         })
-        .collect();
+    };
+    warn_missing_quic_ids(ctx, tgb, &wanted.missing_quic_id).await;
+    // Rules for every endpoint, registered or not, as upstream.
     let net_failed = !net_pods(ctx, tgb, &endpoints).await;
-    let sync = sync_targets(ctx, tgb, &wanted).await?;
-    let pairs: Vec<(String, String)> = endpoints
+    let sync = sync_targets(ctx, tgb, &wanted.targets).await?;
+    let no_id: Vec<String> = wanted
+        .missing_quic_id
         .iter()
-        .map(|e| (e.pod.clone(), target_key(&e.ip, Some(e.port))))
+        .map(|e| e.pod.clone())
         .collect();
-    let pending = update_gates(ctx, tgb, &pairs, &sync).await?;
+    let pending = update_gates(ctx, tgb, &wanted.pairs, &no_id, &sync).await?;
     Ok(Outcome {
         changed: sync.changed,
         pending,
@@ -281,6 +283,23 @@ async fn reconcile_instance(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outco
         pending: false,
         net_failed,
     })
+}
+
+/// The Warning for the pods a QUIC binding leaves unregistered for want of a server id: sent
+/// when the pods it names change (not on every pass), forgotten once none is missing.
+async fn warn_missing_quic_ids(ctx: &Ctx, tgb: &TargetGroupBinding, missing: &[PodEndpoint]) {
+    let key = binding_key(tgb);
+    if missing.is_empty() {
+        ctx.quic_news(&key, None);
+        return;
+    }
+    let note = missing_note(missing, &ctx.cfg.quic_env);
+    if ctx.quic_news(&key, Some(&note)) {
+        tracing::warn!(binding = %key, targets = missing.len(), "Dropping registration request for QUIC enabled target with no server ID");
+        ctx.events
+            .warning(&tgb.object_ref(&()), REASON_MISSING, note)
+            .await;
+    }
 }
 
 fn binding_key(tgb: &TargetGroupBinding) -> String {

@@ -9,8 +9,9 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 
 use super::gates::{condition_type, desired_condition, next_condition, status_patch, Desired};
+use super::quic::binding_is_quic;
 use super::targets::{
-    cap_registrations, diff_targets, is_draining, target_key, tracked_from_csv, tracked_to_csv,
+    cap_registrations, diff_targets, is_draining, key_of, tracked_from_csv, tracked_to_csv,
 };
 use super::{Ctx, TgbError};
 use crate::aws::{TargetDescription, TargetHealth};
@@ -25,7 +26,7 @@ const PATCH_CONCURRENCY: usize = 16;
 /// What one target sync did and saw.
 #[derive(Debug, Default)]
 pub struct SyncResult {
-    /// Keys (`id:port`) registered by this sync.
+    /// Keys ([`key_of`]: `id:port`, and the QUIC server id) registered by this sync.
     pub registered: HashSet<String>,
     /// Health of every non-draining target the group held before the sync.
     pub health: HashMap<String, TargetHealth>,
@@ -45,7 +46,13 @@ pub async fn sync_targets(
 ) -> Result<SyncResult, TgbError> {
     let arn = &tgb.spec.target_group_arn;
     let elbv2 = ctx.elbv2_of(tgb).await?;
-    let current = elbv2.describe_target_health(arn, &[]).await?;
+    let mut current = elbv2.describe_target_health(arn, &[]).await?;
+    let quic = binding_is_quic(tgb);
+    let (ns, name) = ns_name(tgb);
+    let key = format!("{ns}/{name}");
+    if quic {
+        ctx.quic_ids.fill(&key, &mut current);
+    }
     let mc = tgb.spec.multi_cluster_target_group;
     let tracked = if mc {
         Some(load_tracked(ctx, tgb).await?)
@@ -63,37 +70,42 @@ pub async fn sync_targets(
     }
     if !diff.deregister.is_empty() {
         elbv2.deregister_targets(arn, &diff.deregister).await?;
+        if quic {
+            ctx.quic_ids.deregistered(&key, &diff.deregister);
+        }
     }
     if mc {
-        let keys: BTreeSet<String> = wanted.iter().map(|t| target_key(&t.id, t.port)).collect();
+        let keys: BTreeSet<String> = wanted.iter().map(key_of).collect();
         if tracked.as_ref().and_then(Option::as_ref) != Some(&keys) {
             save_tracked(ctx, tgb, keys).await?;
         }
     }
     if !diff.register.is_empty() {
         elbv2.register_targets(arn, &diff.register).await?;
+        if quic {
+            ctx.quic_ids.registered(&key, &diff.register);
+        }
     }
     Ok(SyncResult {
-        registered: diff
-            .register
-            .iter()
-            .map(|t| target_key(&t.id, t.port))
-            .collect(),
+        registered: diff.register.iter().map(key_of).collect(),
         health: current
             .into_iter()
             .filter(|t| !is_draining(t.health.state))
-            .map(|t| (target_key(&t.target.id, t.target.port), t.health))
+            .map(|t| (key_of(&t.target), t.health))
             .collect(),
         changed: !diff.is_empty(),
     })
 }
 
 /// Sets each gated pod's condition from its target's health; returns whether any is not True.
-/// `targets` are `(pod name, target key)`.
+/// `targets` are `(pod name, target key)`; `no_quic_id` names the pods a QUIC binding cannot
+/// register for want of a server id: their gate is False saying so, and is not polled (a pod's
+/// environment never changes; a new pod brings its own watch event).
 pub async fn update_gates(
     ctx: &Ctx,
     tgb: &TargetGroupBinding,
     targets: &[(String, String)],
+    no_quic_id: &[String],
     sync: &SyncResult,
 ) -> Result<bool, TgbError> {
     let (ns, name) = ns_name(tgb);
@@ -114,6 +126,19 @@ pub async fn update_gates(
             pending |= !desired.is_true();
             if let Some(c) = next_condition(&gate, info.condition(&gate), &desired, &now()) {
                 flips.extend(super::gates::ready_flip_seconds(info.condition(&gate), &c));
+                writes.push((pod.clone(), status_patch(&info.uid, &c)));
+            }
+        }
+        let desired = Desired::quic_server_id_missing();
+        let mut seen = HashSet::new();
+        for pod in no_quic_id.iter().filter(|p| seen.insert(p.as_str())) {
+            let Some(info) = pods.get(&(ns.clone(), pod.clone())) else {
+                continue;
+            };
+            if !info.gates.contains(&gate) {
+                continue;
+            }
+            if let Some(c) = next_condition(&gate, info.condition(&gate), &desired, &now()) {
                 writes.push((pod.clone(), status_patch(&info.uid, &c)));
             }
         }
@@ -187,10 +212,14 @@ pub async fn cleanup(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<(), TgbError
     let arn = &tgb.spec.target_group_arn;
     if !arn.is_empty() {
         let elbv2 = ctx.elbv2_of(tgb).await?;
-        let current = match elbv2.describe_target_health(arn, &[]).await {
+        let mut current = match elbv2.describe_target_health(arn, &[]).await {
             Err(e) if e.is_not_found() => Vec::new(),
             other => other?,
         };
+        if binding_is_quic(tgb) {
+            let (ns, name) = ns_name(tgb);
+            ctx.quic_ids.fill(&format!("{ns}/{name}"), &mut current);
+        }
         let tracked = if tgb.spec.multi_cluster_target_group {
             Some(load_tracked(ctx, tgb).await?)
         } else {

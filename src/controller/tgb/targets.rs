@@ -1,11 +1,14 @@
 //! Target diffing: what to deregister and register, given what the target group holds.
-//! Pure; the multi-cluster filter and the "outside the VPC" zone are decided here too.
+//! Pure; the multi-cluster filter, the "outside the VPC" zone and the QUIC server ids of the
+//! wanted pod targets are decided here too.
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::IpAddr;
 
 use ipnet::IpNet;
 
+use super::endpoints::PodEndpoint;
+use super::info::PodInfo;
 use crate::aws::{TargetDescription, TargetHealthDescription, TargetHealthState};
 
 /// Identifier of a target as upstream writes it in the multi-cluster ConfigMap: `id:port`.
@@ -13,6 +16,17 @@ pub fn target_key(id: &str, port: Option<u16>) -> String {
     match port {
         Some(p) => format!("{id}:{p}"),
         None => id.to_string(),
+    }
+}
+
+/// Identity of a target, as upstream matches targets and records them: `id:port`, and
+/// `:quicServerId` when it has one. A pod back on the same address and port with another
+/// server id is another target: the old one is deregistered with its id, the new registered.
+pub fn key_of(t: &TargetDescription) -> String {
+    let key = target_key(&t.id, t.port);
+    match &t.quic_server_id {
+        Some(id) => format!("{key}:{id}"),
+        None => key,
     }
 }
 
@@ -50,9 +64,9 @@ pub fn diff_targets(
     let live: HashMap<String, &TargetDescription> = current
         .iter()
         .filter(|t| !is_draining(t.health.state))
-        .map(|t| (target_key(&t.target.id, t.target.port), &t.target))
+        .map(|t| (key_of(&t.target), &t.target))
         .collect();
-    let wanted_keys: BTreeSet<String> = wanted.iter().map(|t| target_key(&t.id, t.port)).collect();
+    let wanted_keys: BTreeSet<String> = wanted.iter().map(key_of).collect();
     let mut deregister: Vec<TargetDescription> = live
         .iter()
         .filter(|(k, _)| !wanted_keys.contains(*k))
@@ -61,16 +75,18 @@ pub fn diff_targets(
             Some(None) => false,
             Some(Some(set)) => set.contains(*k),
         })
+        // Deregistered with the QUIC server id it was registered with, as AWS requires.
         .map(|(_, t)| TargetDescription {
             id: t.id.clone(),
             port: t.port,
             availability_zone: None,
+            quic_server_id: t.quic_server_id.clone(),
         })
         .collect();
     deregister.sort();
     let mut register: Vec<TargetDescription> = wanted
         .iter()
-        .filter(|t| !live.contains_key(&target_key(&t.id, t.port)))
+        .filter(|t| !live.contains_key(&key_of(t)))
         .cloned()
         .collect();
     register.sort();
@@ -79,6 +95,50 @@ pub fn diff_targets(
         register,
         deregister,
     }
+}
+
+/// The pod targets a binding wants, with the pod each stands for.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct IpTargets {
+    pub targets: Vec<TargetDescription>,
+    /// `(pod, key_of(target))`, for the readiness gates.
+    pub pairs: Vec<(String, String)>,
+    /// Endpoints left out: the binding is QUIC and their pod has no server id.
+    pub missing_quic_id: Vec<PodEndpoint>,
+}
+
+/// Targets for `endpoints`: zone `all` outside the VPC and, when `quic`, the pod's server id
+/// for the endpoint's port; an endpoint whose pod has none is not a target (AWS refuses a QUIC
+/// target without one) and is listed in `missing_quic_id`. Non-QUIC targets never carry an id.
+pub fn ip_targets<'a>(
+    endpoints: &[PodEndpoint],
+    quic: bool,
+    vpc_cidrs: &[IpNet],
+    pod: impl Fn(&str) -> Option<&'a PodInfo>,
+) -> IpTargets {
+    let mut out = IpTargets::default();
+    for e in endpoints {
+        let quic_server_id = if quic {
+            match pod(&e.pod).and_then(|p| p.quic_server_id(e.port)) {
+                Some(id) => Some(id.to_string()),
+                None => {
+                    out.missing_quic_id.push(e.clone());
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
+        let t = TargetDescription {
+            id: e.ip.clone(),
+            port: Some(e.port),
+            availability_zone: availability_zone_for(&e.ip, vpc_cidrs),
+            quic_server_id,
+        };
+        out.pairs.push((e.pod.clone(), key_of(&t)));
+        out.targets.push(t);
+    }
+    out
 }
 
 /// Applies `--max-targets-per-target-group` (0 = unlimited): registrations beyond what keeps

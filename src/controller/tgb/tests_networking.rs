@@ -261,7 +261,7 @@ fn pod_projection_keeps_named_ports_and_the_branch_eni() {
         "status": { "podIP": "10.0.0.5" }
     }))
     .unwrap();
-    let info = PodInfo::from_pod(&pod);
+    let info = PodInfo::from_pod(&pod, super::quic::DEFAULT_ENV_NAME);
     assert_eq!(
         info.container_ports.to_vec(),
         vec![("http".to_string(), 8080), ("proxy".to_string(), 15001)]
@@ -274,5 +274,8 @@ fn pod_projection_keeps_named_ports_and_the_branch_eni() {
         .as_mut()
         .unwrap()
         .insert("vpc.amazonaws.com/pod-eni".into(), "{".into());
-    assert_eq!(PodInfo::from_pod(&broken).branch_eni, None);
+    assert_eq!(
+        PodInfo::from_pod(&broken, super::quic::DEFAULT_ENV_NAME).branch_eni,
+        None
+    );
 }

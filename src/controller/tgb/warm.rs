@@ -179,8 +179,9 @@ pub struct Warm {
 
 impl Warm {
     /// Registers the controller's indexes with `watches` (before they start). `endpoint_slices`:
-    /// read EndpointSlices, else core/v1 Endpoints.
-    pub fn register(watches: &Watches, endpoint_slices: bool) -> Warm {
+    /// read EndpointSlices, else core/v1 Endpoints; `quic_env`: the variable holding a pod's
+    /// QUIC server id (`--quic-environment-variable-name`).
+    pub fn register(watches: &Watches, endpoint_slices: bool, quic_env: &str) -> Warm {
         let caches = Arc::new(Caches::default());
         let (reader, writer) = reflector::store();
         let trig = Triggers {
@@ -253,7 +254,7 @@ impl Warm {
         watches.pods.register(Arc::new(Feed::<Pod, _>::new(
             caches.clone(),
             |c| &c.pods,
-            cache::project_pod,
+            cache::project_pod(quic_env.to_string()),
             on_pod,
         )));
         let t = trig.clone();
@@ -299,7 +300,7 @@ mod tests {
     #[tokio::test]
     async fn a_binding_that_does_not_decode_is_skipped_and_the_others_are_kept() {
         let watches = Watches::default();
-        let warm = Warm::register(&watches, true);
+        let warm = Warm::register(&watches, true, super::super::quic::DEFAULT_ENV_NAME);
         let good = dynamic(json!({
             "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
             "metadata": {"name": "good", "namespace": "ns"},
@@ -346,7 +347,7 @@ mod tests {
     #[tokio::test]
     async fn a_binding_that_stops_decoding_is_kept_and_deleted_by_key() {
         let watches = Watches::default();
-        let warm = Warm::register(&watches, true);
+        let warm = Warm::register(&watches, true, super::super::quic::DEFAULT_ENV_NAME);
         let (store, writer) = reflector::store();
         let trig = Triggers {
             store: store.clone(),

@@ -159,11 +159,7 @@ impl Recorder {
                 Some(show(&r.conditions)),
                 Some(show(&spec.conditions)),
             ),
-            change(
-                "actions",
-                Some(show(&r.actions)),
-                Some(show(&spec.actions)),
-            ),
+            change("actions", Some(show(&r.actions)), Some(show(&spec.actions))),
             change(
                 "transforms",
                 Some(show(&r.transforms)),

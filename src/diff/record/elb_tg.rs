@@ -18,7 +18,10 @@ fn health_check_fields(hc: &DescribedHealthCheck) -> Vec<(&'static str, Option<S
             "healthCheckTimeoutSeconds",
             hc.timeout_seconds.as_ref().map(show),
         ),
-        ("healthyThresholdCount", hc.healthy_threshold.as_ref().map(show)),
+        (
+            "healthyThresholdCount",
+            hc.healthy_threshold.as_ref().map(show),
+        ),
         (
             "unhealthyThresholdCount",
             hc.unhealthy_threshold.as_ref().map(show),

@@ -31,7 +31,10 @@ async fn ip_tg(env: &Env, name: &str, vpc: &str, port: u16) -> TargetGroup {
     tg.health_check.path = "/healthz".into();
     tg.target_control_port = Some(3000);
     tg.tags = tags(&[("service.k8s.aws/stack", "ns/svc")]);
-    env.elb.create_target_group((&tg).into(), vpc).await.unwrap()
+    env.elb
+        .create_target_group((&tg).into(), vpc)
+        .await
+        .unwrap()
 }
 
 pub async fn subnet_and_vpc_discovery(env: &Env) {

@@ -267,7 +267,11 @@ async fn target_health_is_settable() {
         .unwrap();
     let spec = model::Listener {
         load_balancer_arn: Token::Literal(lb.arn.clone()),
-        ..model::Listener::new(80, Protocol::Http, vec![model::Action::forward_arn(&tg.arn)])
+        ..model::Listener::new(
+            80,
+            Protocol::Http,
+            vec![model::Action::forward_arn(&tg.arn)],
+        )
     };
     env.elb.create_listener(&spec).await.unwrap();
     let t = TargetDescription::new("10.0.1.5", 80);
@@ -332,7 +336,11 @@ async fn rule_rules_moto_does_not_enforce() {
         .unwrap();
     let spec = model::Listener {
         load_balancer_arn: Token::Literal(lb.arn.clone()),
-        ..model::Listener::new(80, Protocol::Http, vec![model::Action::forward_arn(&tg.arn)])
+        ..model::Listener::new(
+            80,
+            Protocol::Http,
+            vec![model::Action::forward_arn(&tg.arn)],
+        )
     };
     let l = env.elb.create_listener(&spec).await.unwrap();
     // AWS echoes a single forward with weight 1 and stickiness off.

@@ -4,9 +4,9 @@
 //! frontend NLB's resources, and an upstream-made frontend NLB adopted with zero writes and
 //! never deleted while the group asks for it.
 
+use aws_load_balancer_controller::aws::fake::spec;
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::{self, FrontendNlb, Protocol, Stack, Token};
-use aws_load_balancer_controller::aws::fake::spec;
 
 use super::functional::{deployer, inventory, Inventory};
 use super::*;

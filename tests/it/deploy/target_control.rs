@@ -26,7 +26,9 @@ async fn web_tg(fake: &FakeAws) -> TargetGroup {
     let found: Vec<&TargetGroup> = inv
         .tgs
         .iter()
-        .filter(|(_, t)| t.get("ingress.k8s.aws/resource").map(String::as_str) == Some("shop/web-web:80"))
+        .filter(|(_, t)| {
+            t.get("ingress.k8s.aws/resource").map(String::as_str) == Some("shop/web-web:80")
+        })
         .map(|(tg, _)| tg)
         .collect();
     assert_eq!(found.len(), 1, "{inv:#?}");
@@ -44,7 +46,11 @@ async fn a_changed_target_control_port_replaces_the_target_group_on_the_fake() {
         .iter()
         .find(|t| t.id == "shop/web-web:80")
         .expect("the web target group");
-    assert_eq!(want.target_control_port, Some(3000), "the model has the port");
+    assert_eq!(
+        want.target_control_port,
+        Some(3000),
+        "the model has the port"
+    );
     d.deploy(&first).await.unwrap();
     let old = web_tg(&fake).await;
     assert_eq!(old.target_control_port, Some(3000));
@@ -66,7 +72,11 @@ async fn a_changed_target_control_port_replaces_the_target_group_on_the_fake() {
     };
     assert!(at("CreateTargetGroup") < at("ModifyRule"), "{ops:?}");
     assert!(at("ModifyRule") < at("DeleteTargetGroup"), "{ops:?}");
-    assert_eq!(ops.iter().filter(|o| *o == "CreateTargetGroup").count(), 1, "{ops:?}");
+    assert_eq!(
+        ops.iter().filter(|o| *o == "CreateTargetGroup").count(),
+        1,
+        "{ops:?}"
+    );
     let new = web_tg(&fake).await;
     assert_ne!(new.arn, old.arn);
     assert_eq!(new.target_control_port, Some(3001));

@@ -166,7 +166,12 @@ impl Moto {
         self.recorded()
             .into_iter()
             .map(|(line, body)| {
-                let query = line["url"].as_str().unwrap_or("").split('?').nth(1).unwrap_or("");
+                let query = line["url"]
+                    .as_str()
+                    .unwrap_or("")
+                    .split('?')
+                    .nth(1)
+                    .unwrap_or("");
                 body.split('&')
                     .chain(query.split('&'))
                     .filter_map(|kv| kv.split_once('='))

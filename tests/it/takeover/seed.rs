@@ -6,13 +6,13 @@
 
 use std::collections::BTreeMap;
 
+use aws_load_balancer_controller::aws::fake::spec;
+use aws_load_balancer_controller::aws::*;
+use aws_load_balancer_controller::model::HealthCheck;
 use aws_load_balancer_controller::model::{
     self, FixedResponseConfig, ForwardConfig, Protocol, RedirectConfig, RuleCondition,
     TargetGroupTuple, Token,
 };
-use aws_load_balancer_controller::aws::fake::spec;
-use aws_load_balancer_controller::aws::*;
-use aws_load_balancer_controller::model::HealthCheck;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::{Api, Patch, PatchParams};

@@ -4,8 +4,8 @@
 use aws_load_balancer_controller::model::action::{
     HttpHeaderConfig, ListConfig, QueryStringConfig, QueryStringPair,
 };
-use aws_load_balancer_controller::model::{RedirectConfig, RuleCondition};
 use aws_load_balancer_controller::model::HealthCheck;
+use aws_load_balancer_controller::model::{RedirectConfig, RuleCondition};
 use serde_json::json;
 
 use super::kit::*;
