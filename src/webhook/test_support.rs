@@ -77,7 +77,10 @@ impl World {
             ip_address_type: Some(ip.unwrap_or("ipv4").to_string()),
             ..Default::default()
         };
-        self.aws.add_target_group(tg, Tags::new())
+        let tg = self.aws.add_target_group(tg, Tags::new());
+        // Tests count the lookups made after this one.
+        self.aws.clear_calls();
+        tg
     }
 
     pub fn describes(&self) -> usize {
