@@ -105,7 +105,10 @@ mod tests {
             forward(Token::Literal("arn:tg".into()))
         );
         let fixed = model::Action::fixed("404", None);
-        assert_eq!(r.actions(std::slice::from_ref(&fixed)).unwrap(), vec![fixed]);
+        assert_eq!(
+            r.actions(std::slice::from_ref(&fixed)).unwrap(),
+            vec![fixed]
+        );
         let err = r
             .action(&forward(Token::TargetGroupArn("ns/other:80".into())))
             .unwrap_err();
