@@ -620,7 +620,7 @@ async fn serve(
             closing,
             cut,
         }
-        .serve();
+        .run();
         match threads {
             None => drop(tokio::spawn(connection)),
             Some(threads) => threads.spawn(connection),
@@ -700,7 +700,7 @@ impl Connection {
     /// The connection's task: its TLS handshake (in its peer's turn, within the handshake
     /// timeout), then HTTP/1.1 requests until the client leaves, or eviction or shutdown closes
     /// it.
-    async fn serve(self) {
+    async fn run(self) {
         let Connection {
             tcp,
             peer,
