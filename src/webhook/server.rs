@@ -153,7 +153,7 @@ struct Entry {
     slot: SlotCell,
     stop: CancellationToken,
     /// Cancelled on eviction and on shutdown (a child of the server's token), so a served
-    /// connection waits on one token: see [`serve`].
+    /// connection waits on one token: see [`Connection::run`].
     closing: CancellationToken,
     /// Cancelled when the connection is cut without waiting for its request.
     cut: CancellationToken,
