@@ -1,7 +1,7 @@
 //! Process wiring: servers, Kubernetes connection and shutdown. The only place `anyhow` meets the
 //! layers below; read top to bottom to see what runs.
 
-use crate::certs_manager::{CertManager, CertManagerConfig};
+use crate::certs::{CertManager, CertManagerConfig};
 use crate::config::{Config, ManagedCertConfig};
 use crate::controller::leader::Leadership;
 use crate::controller::metrics::{CacheObjects, ControllerMetrics};

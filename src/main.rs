@@ -1,7 +1,7 @@
 //! Entry point: parse flags, then hand over to the subcommand or the controller.
 
 use aws_load_balancer_controller::args::{CertsCommand, Cli, Command};
-use aws_load_balancer_controller::{app, build_info, certs_cmd, config::Config, telemetry};
+use aws_load_balancer_controller::{app, build_info, certs, config::Config, telemetry};
 use clap::Parser;
 use std::process::ExitCode;
 
@@ -25,7 +25,7 @@ fn main() -> ExitCode {
         return aws_load_balancer_controller::plan::command(*args);
     }
     let result = match cli.command {
-        Some(Command::Certs(CertsCommand::Generate(args))) => certs_cmd::run(&args),
+        Some(Command::Certs(CertsCommand::Generate(args))) => certs::generate::run(&args),
         Some(Command::Version) => {
             println!("{}", build_info::version_line());
             Ok(())

@@ -15,6 +15,7 @@
 //! request, to see what extra server CPU does to latency on this machine.
 
 use crate::admission_client::{self as client, Client};
+use aws_load_balancer_controller::certs::tls;
 use aws_load_balancer_controller::config::{LogFormat, LogLevel, TlsMinVersion};
 use aws_load_balancer_controller::metrics::{new_registry, WebhookMetrics};
 use aws_load_balancer_controller::watch::{self, Watches};
@@ -22,7 +23,7 @@ use aws_load_balancer_controller::webhook::indexes::{IngressClassIndex, TgbIndex
 use aws_load_balancer_controller::webhook::pod_index::PodGateIndex;
 use aws_load_balancer_controller::webhook::pod_readiness::{self, PodReadinessGateInjector};
 use aws_load_balancer_controller::webhook::threads::ServerThreads;
-use aws_load_balancer_controller::webhook::{self, pod_index_feed, server, tls, Limits};
+use aws_load_balancer_controller::webhook::{self, pod_index_feed, server, Limits};
 use aws_load_balancer_controller::{app, telemetry};
 use futures::channel::mpsc::{unbounded, UnboundedSender};
 use futures::StreamExt;

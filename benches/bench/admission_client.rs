@@ -3,8 +3,8 @@
 //! static endpoint on the same TLS stack (rustls 1.3, hyper HTTP/1.1, the same certificate) and
 //! the same kind of server threads answering a fixed 200 JSON body.
 
+use aws_load_balancer_controller::certs::tls;
 use aws_load_balancer_controller::webhook::threads::ServerThreads;
-use aws_load_balancer_controller::webhook::tls;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;

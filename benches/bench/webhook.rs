@@ -1,12 +1,13 @@
 //! Admission over real TLS: the envelope on a no-op route, then `/mutate-v1-pod` with a large
 //! index; latency at 1,000 req/s, then peak rate with keep-alive.
 
+use aws_load_balancer_controller::certs::tls;
 use aws_load_balancer_controller::config::TlsMinVersion;
 use aws_load_balancer_controller::metrics::{new_registry, WebhookMetrics};
 use aws_load_balancer_controller::webhook::pod_index::{BindingEntry, PodGateIndex};
 use aws_load_balancer_controller::webhook::pod_readiness::{self, PodReadinessGateInjector};
 use aws_load_balancer_controller::webhook::{
-    self, server, tls, AdmissionRequest, Decision, Handler, Limits,
+    self, server, AdmissionRequest, Decision, Handler, Limits,
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};

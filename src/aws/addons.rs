@@ -1,6 +1,6 @@
 //! The load balancer add-on services behind narrow traits: WAFv2 and WAF Classic regional web
 //! ACL associations and Shield Advanced protections — only the calls the deployer makes.
-//! Implemented over the SDK (`sdk_addons.rs`) and by the fake (`fake/addons.rs`).
+//! Implemented over the SDK (`sdk/addons/`) and by the fake (`fake/addons.rs`).
 
 use std::sync::Arc;
 

@@ -5,6 +5,10 @@
 //! send every request through [`caller::Caller`], so throttling, retries and metrics behave the
 //! same against AWS and against the fake. Pagination and chunking (RegisterTargets in 200s,
 //! DescribeTags in 20s) are folded in: one trait call may be several AWS requests.
+//!
+//! Both implementations are laid out alike, one module per AWS service: `sdk/` (`elbv2/`,
+//! `ec2/`, `acm.rs`, `addons/`, `sts.rs`, `tagging.rs`) and `fake/` (`elb*.rs`, `ec2*.rs`,
+//! `acm.rs`, `addons.rs`, `roles.rs`, `tagging.rs`).
 
 pub mod acm;
 pub mod addons;
@@ -16,15 +20,6 @@ pub mod fence;
 pub mod metrics;
 pub mod retry;
 pub mod sdk;
-mod sdk_acm;
-mod sdk_addons;
-mod sdk_ec2;
-mod sdk_elbv2;
-mod sdk_elbv2_convert;
-mod sdk_elbv2_requests;
-mod sdk_elbv2_rules;
-pub mod sdk_sts;
-mod sdk_tagging;
 pub mod tagging;
 pub mod throttle;
 pub mod types;
@@ -43,9 +38,7 @@ pub use config::{
 pub use error::{AwsError, Result};
 pub use fence::Fence;
 pub use metrics::AwsMetrics;
-pub use sdk_acm::{build_acm, SdkAcm};
-pub use sdk_addons::build_addons;
-pub use sdk_tagging::build_tagging;
+pub use sdk::{build_acm, build_addons, build_tagging, SdkAcm};
 pub use tagging::{
     ResourceTagging, TaggedResource, RESOURCE_TYPE_LOAD_BALANCER, RESOURCE_TYPE_TARGET_GROUP,
 };

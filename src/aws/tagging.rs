@@ -1,7 +1,7 @@
 //! The Resource Groups Tagging API behind a narrow trait: `GetResources` only, which the deployer
 //! calls under feature gate `EnableRGTAPI` to find a stack's load balancers and target groups by
 //! their tags (upstream's RGT lookups) instead of listing every one of the VPC and reading its
-//! tags. Implemented over the SDK (`sdk_tagging.rs`) and by the fake (`fake/tagging.rs`).
+//! tags. Implemented over the SDK (`sdk/tagging.rs`) and by the fake (`fake/tagging.rs`).
 
 use async_trait::async_trait;
 

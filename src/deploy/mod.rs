@@ -31,6 +31,7 @@ pub mod rule;
 pub mod security_group;
 pub mod sg_resolver;
 pub mod shield;
+mod steps;
 mod tagged;
 pub mod tags;
 pub mod target_group;
@@ -48,8 +49,7 @@ pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
 
 use crate::aws::{AwsError, Ec2, ElbV2, ResourceTagging};
-use crate::model::{self, Stack, StackKind, Token};
-use error::Context;
+use crate::model::{self, Stack, StackKind};
 use resolve::Resolved;
 
 /// Deploys stacks of one cluster in one VPC. Cheap to share (`Arc<Deployer>`); concurrent
@@ -242,23 +242,10 @@ impl Deployer {
         }
     }
 
+    /// One deploy, step by step (see the module docs); the steps live in [`steps`].
     async fn deploy_once(&self, stack: &Stack) -> Result<DeployResult> {
+        steps::check(stack)?;
         let sid = stack.stack_id.as_str();
-        if sid.is_empty() {
-            return Err(Error::Invalid("stack id is empty".into()));
-        }
-        for r in &stack.listener_rules {
-            let ok = matches!(&r.listener_arn, Token::ListenerArn(p)
-                if stack.listeners.iter().any(|l| l.port == *p));
-            if !ok {
-                return Err(Error::Invalid(format!(
-                    "rule {} refers to a listener the stack does not have",
-                    r.id
-                )));
-            }
-        }
-        // Refused whole before the first call: never a half-built stack.
-        preflight::check(stack)?;
         // Add-on names and the Shield subscription resolved before the first write too.
         let addon_plan = self.prepare_addons(stack).await?;
         // Certificates found in ACM (reads only) before the first write: a host without one
@@ -268,19 +255,14 @@ impl Deployer {
         // Names resolved before the first write: a missing trust store leaves nothing half-built.
         let trust_store_arns = self.resolve_trust_stores(stack).await?;
         let kind = stack.kind;
-        let mut owned_sgs = self.find_owned_sgs(kind, sid).await?;
-        let mut owned_tgs = self.find_owned_tgs(kind, sid).await?;
-        let mut owned_lbs = self.find_owned_lbs(kind, sid).await?;
-        // The frontend NLB's resources are synced on their own (a stack deletion takes them
-        // with everything else, the ALB targets released first).
-        let fe_owned = frontend_nlb::split(stack, &mut owned_lbs, &mut owned_tgs);
+        let mut owned = self.find_owned(stack, sid).await?;
         let fe_want = stack.frontend_nlb.as_ref();
         let fe_planned = match fe_want {
-            Some(f) => Some(self.plan_frontend_nlb(f, &fe_owned).await?),
+            Some(f) => Some(self.plan_frontend_nlb(f, &owned.frontend).await?),
             None => None,
         };
         if stack.load_balancer.is_none() {
-            self.release_alb_targets(&owned_tgs).await?;
+            self.release_alb_targets(&owned.tgs).await?;
         }
         let mut res = Resolved {
             trust_store_arns,
@@ -289,7 +271,7 @@ impl Deployer {
 
         // 1. Security groups.
         if let Some(sg) = &stack.managed_security_group {
-            res.managed_sg = Some(self.sync_managed_sg(kind, sg, &mut owned_sgs).await?);
+            res.managed_sg = Some(self.sync_managed_sg(kind, sg, &mut owned.sgs).await?);
         }
         if let Some(b) = &stack.backend_security_group {
             res.backend_sg = Some(self.backend_sg(b).await?);
@@ -300,100 +282,53 @@ impl Deployer {
         if stack.load_balancer.is_some() {
             let want: Vec<&model::AlbTargetGroup> =
                 fe_tgs.iter().chain(&stack.alb_target_groups).collect();
-            let have: Vec<_> = fe_owned.tgs.iter().chain(&owned_tgs).collect();
+            let have: Vec<_> = owned.frontend.tgs.iter().chain(&owned.tgs).collect();
             self.release_unwanted_alb_targets(kind, &want, &have)
                 .await?;
         }
-        // 2. Target groups: the stack's `alb`-type ones first (taken out of the owned ones),
-        // then the others, then the frontend NLB's.
-        let gw_alb_arns = self
-            .sync_alb_target_groups(kind, &stack.alb_target_groups, &mut owned_tgs)
+        // 2. Target groups: the stack's `alb`-type ones first, then the others, then the
+        // frontend NLB's.
+        let tgs = self
+            .sync_stack_target_groups(stack, fe_tgs, owned.tgs, owned.frontend.tgs, &mut res)
             .await?;
-        let mut tgs = self
-            .sync_target_groups(kind, &stack.target_groups, owned_tgs)
-            .await?;
-        res.target_group_arns = tgs.arns.clone();
-        res.target_group_arns.extend(gw_alb_arns.clone());
-        let mut fe_owned_tgs = fe_owned.tgs;
-        let fe_tg_arns = self
-            .sync_alb_target_groups(StackKind::Ingress, fe_tgs, &mut fe_owned_tgs)
-            .await?;
-        res.target_group_arns.extend(fe_tg_arns.clone());
-        tgs.leftovers
-            .extend(fe_owned_tgs.into_iter().map(|(t, _)| t.arn));
         // 3. Load balancers: the ALB, then the frontend NLB with its listeners.
-        let (lb, mut lb_leftovers) = match &stack.load_balancer {
-            Some(want) => {
-                let o = self.sync_load_balancer(kind, want, owned_lbs, &res).await?;
-                (o.lb, o.leftovers)
-            }
-            None => (None, owned_lbs.into_iter().map(|(l, _)| l.arn).collect()),
-        };
-        let mut listener_leftovers = Vec::new();
-        let fe_nlb = match (fe_want, &fe_planned) {
-            (Some(f), Some(p)) => {
-                let (nlb, ls) = self.sync_frontend_nlb(f, p, fe_owned.lbs, &res).await?;
-                res.frontend_nlb_arn = Some(nlb.arn.clone());
-                listener_leftovers = ls;
-                Some(nlb)
-            }
-            // Not modelled: the stack's own frontend NLB goes (listeners with it).
-            _ => {
-                lb_leftovers.extend(fe_owned.lbs.into_iter().map(|(l, _)| l.arn));
-                None
-            }
-        };
-        // 4. Listeners, 5. rules.
+        let lbs = self
+            .sync_stack_load_balancers(
+                stack,
+                owned.lbs,
+                owned.frontend.lbs,
+                fe_planned.as_ref(),
+                &mut res,
+            )
+            .await?;
+        let lb = lbs.lb;
+        // 4. Listeners, 5. rules, 6. WAFv2, WAF Classic, Shield.
+        let mut listener_leftovers = lbs.listener_leftovers;
         let mut rule_leftovers = Vec::new();
         if let Some(lb) = &lb {
-            res.load_balancer_arn = Some(lb.arn.clone());
-            let ls = self.sync_listeners(&lb.arn, &stack.listeners, &res).await?;
-            res.listener_arns = ls.arns.clone();
-            listener_leftovers.extend(ls.leftovers);
-            for (port, arn) in &ls.arns {
-                let rules: Vec<_> = stack
-                    .listener_rules
-                    .iter()
-                    .filter(|r| r.listener_arn == Token::ListenerArn(*port))
-                    .cloned()
-                    .collect();
-                rule_leftovers.extend(self.sync_rules(kind, arn, &rules, &res).await?);
-            }
-            // 6. WAFv2, WAF Classic, Shield (upstream's order, after the rules).
-            self.sync_addons(&addon_plan, &lb.arn).await?;
+            let (listeners, rules) = self
+                .sync_listeners_and_rules(stack, &lb.arn, &addon_plan, &mut res)
+                .await?;
+            listener_leftovers.extend(listeners);
+            rule_leftovers = rules;
         }
         // Cleanup, in reverse order.
-        for arn in &rule_leftovers {
-            self.delete_rule(arn).await?;
-        }
-        for arn in &listener_leftovers {
-            match self.elbv2.delete_listener(arn).await {
-                Err(e) if !e.is_not_found() => {
-                    return Err(e).ctx(|| format!("delete listener {arn}"));
-                }
-                _ => {
-                    self.tag_cache.forget(arn);
-                    self.oidc_secrets.forget(arn);
-                }
-            }
-        }
-        for arn in &lb_leftovers {
-            self.delete_lb(arn).await?;
-        }
-        for arn in &tgs.leftovers {
-            self.delete_tg(arn).await?;
-        }
-        for g in &owned_sgs {
-            self.delete_sg(&g.id).await?;
-        }
+        self.delete_leftovers(steps::Leftovers {
+            rules: &rule_leftovers,
+            listeners: &listener_leftovers,
+            lbs: &lbs.leftovers,
+            tgs: &tgs.leftovers,
+            sgs: &owned.sgs,
+        })
+        .await?;
         // 6. The ALB registered behind the frontend NLB, now that its listeners exist; the
         // other Gateways' ALBs in the target groups of an NLB Gateway's Gateway backends.
         if let (Some(f), Some(lb)) = (fe_want, &lb) {
-            self.register_alb(&f.target_groups, &fe_tg_arns, &lb.arn)
+            self.register_alb(&f.target_groups, &tgs.fe_arns, &lb.arn)
                 .await?;
         }
         if let Some(lb) = &lb {
-            self.register_alb(&stack.alb_target_groups, &gw_alb_arns, &lb.arn)
+            self.register_alb(&stack.alb_target_groups, &tgs.gw_alb_arns, &lb.arn)
                 .await?;
         }
 
@@ -412,7 +347,7 @@ impl Deployer {
             .collect::<Result<_>>()?;
         Ok(DeployResult {
             load_balancer: lb.map(DeployedLoadBalancer::from),
-            frontend_nlb: fe_nlb.map(DeployedLoadBalancer::from),
+            frontend_nlb: lbs.frontend_nlb.map(DeployedLoadBalancer::from),
             listener_ports: res.listener_arns.keys().copied().collect(),
             target_group_arns: res.target_group_arns,
             target_group_bindings,

@@ -27,7 +27,9 @@ pub mod tgb_mutator;
 pub mod tgb_validator;
 pub mod tgb_view;
 pub mod threads;
-pub mod tls;
+/// The server's TLS (with the certificate reload) lives with the certificates; re-exported under
+/// its old path for the wiring that names it.
+pub use crate::certs::tls;
 
 use crate::metrics::{RouteMetrics, WebhookMetrics};
 use axum::body::{Body, Bytes};

@@ -153,7 +153,7 @@ struct Entry {
     slot: SlotCell,
     stop: CancellationToken,
     /// Cancelled on eviction and on shutdown (a child of the server's token), so a served
-    /// connection waits on one token: see [`serve`].
+    /// connection waits on one token: see [`Connection::run`].
     closing: CancellationToken,
     /// Cancelled when the connection is cut without waiting for its request.
     cut: CancellationToken,
@@ -556,33 +556,9 @@ async fn serve(
         let slot = match free.or_else(|| slots.clone().try_acquire_owned().ok()) {
             Some(slot) => slot,
             None => {
-                let waited = loop {
-                    let room = registry.evict_for(peer.ip(), max, millis(base));
-                    let wait = matches!(room, Room::Wait);
-                    match room {
-                        Room::Refuse => break Err(()),
-                        Room::Made(Some(slot)) => break Ok(Some(slot)),
-                        Room::Made(None) => {}
-                        Room::Wait => {
-                            if warned_full.is_none_or(|at| at.elapsed() > Duration::from_secs(60)) {
-                                tracing::warn!(
-                                    max,
-                                    "webhook connection limit reached with no idle or stalled connection; new connections wait (--webhook-max-connections)"
-                                );
-                                warned_full = Some(Instant::now());
-                            }
-                        }
-                    }
-                    // Without an eviction, look again shortly: a connection may turn idle.
-                    tokio::select! {
-                        _ = shutdown.cancelled() => break Ok(None),
-                        slot = slots.clone().acquire_owned() => {
-                            break Ok(Some(slot.expect("the semaphore is never closed")))
-                        }
-                        _ = tokio::time::sleep(Duration::from_millis(250)), if wait => {}
-                    }
-                };
-                match waited {
+                let ip = peer.ip();
+                let room = make_room(&registry, &slots, ip, max, base, &mut warned_full, &shutdown);
+                match room.await {
                     Ok(Some(slot)) => slot,
                     Ok(None) => break,
                     // Closed at once: waiting would keep every other peer's newcomer out of
@@ -606,8 +582,6 @@ async fn serve(
                 }
             },
         };
-        let acceptor = acceptor.clone();
-        let router = Arc::new(router.clone());
         // On eviction or shutdown a connection closes right after its current request (at once
         // when idle); only an eviction cuts a handshake short, so the drain still serves
         // connections that were handshaking when shutdown began.
@@ -630,100 +604,23 @@ async fn serve(
                 cut: cut.clone(),
             },
         );
-        let registry = registry.clone();
-        let handshakes = handshakes.clone();
-        let misbehaved = {
-            let account = account.clone();
-            move || account.bad()
-        };
-        let connection = async move {
-            // Released when the task ends, unless handed to a newcomer on eviction.
-            let _slot = slot;
-            let _registered = Registered(&registry, id);
-            let tcp = match tcp {
-                Placed::Here(tcp) => tcp,
-                Placed::Moved(tcp) => match tokio::net::TcpStream::from_std(tcp) {
-                    Ok(tcp) => tcp,
-                    Err(error) => {
-                        return tracing::debug!(%peer, %error, "cannot take over a webhook connection")
-                    }
-                },
-            };
-            // The wait for the peer's turn counts in the handshake timeout, but a connection
-            // that times out waiting has done nothing wrong.
-            let deadline = tokio::time::Instant::now() + limits.handshake_timeout;
-            let turn = tokio::select! {
-                _ = stop.cancelled() => return,
-                turn = tokio::time::timeout_at(deadline, handshakes.turn(peer.ip())) => match turn {
-                    Ok(turn) => turn,
-                    Err(_) => return tracing::debug!(%peer, "TLS handshake not started in time"),
-                },
-            };
-            let handshake = tokio::time::timeout_at(deadline, acceptor.accept(tcp));
-            let stream = tokio::select! {
-                _ = stop.cancelled() => return,
-                done = handshake => match done {
-                    Ok(Ok(stream)) => stream,
-                    Ok(Err(error)) => {
-                        misbehaved();
-                        return tracing::debug!(%peer, %error, "TLS handshake failed");
-                    }
-                    Err(_) => {
-                        misbehaved();
-                        return tracing::debug!(%peer, "TLS handshake timed out");
-                    }
-                },
-            };
-            drop(turn);
-            let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-                activity.started();
-                let guard = Busy(activity.clone());
-                let caller = super::Caller {
-                    peer: Some(peer.ip()),
-                    activity: Some(activity.clone()),
-                };
-                let router = router.clone();
-                let account = account.clone();
-                async move {
-                    let _guard = guard;
-                    let response = router.handle_from(request, &caller).await;
-                    account.good();
-                    Ok::<_, std::convert::Infallible>(response)
-                }
-            });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_timeout)
-                .max_buf_size(MAX_BUF)
-                .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            // Biased: the connection first, as it is what wakes the task, and no random draw per poll.
-            let result = tokio::select! {
-                biased;
-                result = conn.as_mut() => result,
-                _ = closing.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    // A stalled or over-share connection is cut, not left to finish its request.
-                    tokio::select! {
-                        biased;
-                        result = conn.as_mut() => result,
-                        _ = cut.cancelled() => {
-                            misbehaved();
-                            return tracing::debug!(%peer, "webhook connection cut");
-                        }
-                    }
-                }
-            };
-            if let Err(error) = result {
-                // A head that does not parse or is too long; not a client that went away or
-                // a kept-alive connection that timed out between requests.
-                if error.is_parse() || error.is_parse_too_large() {
-                    misbehaved();
-                }
-                tracing::debug!(%peer, %error, "webhook connection ended with an error");
-            }
-        };
+        let connection = Connection {
+            tcp,
+            peer,
+            id,
+            slot,
+            registry: registry.clone(),
+            handshakes: handshakes.clone(),
+            acceptor: acceptor.clone(),
+            router: Arc::new(router.clone()),
+            activity,
+            account,
+            limits,
+            stop,
+            closing,
+            cut,
+        }
+        .run();
         match threads {
             None => drop(tokio::spawn(connection)),
             Some(threads) => threads.spawn(connection),
@@ -736,6 +633,180 @@ async fn serve(
         .is_err()
     {
         tracing::warn!("webhook server drain timed out; closing remaining connections");
+    }
+}
+
+/// Waits at the cap for room for a newcomer from `peer` (see [`Registry::evict_for`]): the slot
+/// of a connection closed for it, or the first to free; `Ok(None)` when `shutdown` fires
+/// meanwhile, `Err` when the newcomer is refused (its peer holds more than its share).
+async fn make_room(
+    registry: &Registry,
+    slots: &Arc<Semaphore>,
+    peer: IpAddr,
+    max: usize,
+    base: Instant,
+    warned_full: &mut Option<Instant>,
+    shutdown: &CancellationToken,
+) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, ()> {
+    loop {
+        let room = registry.evict_for(peer, max, millis(base));
+        let wait = matches!(room, Room::Wait);
+        match room {
+            Room::Refuse => return Err(()),
+            Room::Made(Some(slot)) => return Ok(Some(slot)),
+            Room::Made(None) => {}
+            Room::Wait => {
+                if warned_full.is_none_or(|at| at.elapsed() > Duration::from_secs(60)) {
+                    tracing::warn!(
+                        max,
+                        "webhook connection limit reached with no idle or stalled connection; new connections wait (--webhook-max-connections)"
+                    );
+                    *warned_full = Some(Instant::now());
+                }
+            }
+        }
+        // Without an eviction, look again shortly: a connection may turn idle.
+        tokio::select! {
+            _ = shutdown.cancelled() => return Ok(None),
+            slot = slots.clone().acquire_owned() => {
+                return Ok(Some(slot.expect("the semaphore is never closed")))
+            }
+            _ = tokio::time::sleep(Duration::from_millis(250)), if wait => {}
+        }
+    }
+}
+
+/// An accepted connection, registered under the cap: what its task needs to serve it.
+struct Connection {
+    tcp: Placed,
+    peer: std::net::SocketAddr,
+    /// Its key in the registry, whose entry goes when the task ends.
+    id: u64,
+    slot: SlotCell,
+    registry: Arc<Registry>,
+    handshakes: Arc<Handshakes>,
+    acceptor: TlsAcceptor,
+    router: Arc<Admission>,
+    activity: Arc<Activity>,
+    account: Arc<Account>,
+    limits: ConnLimits,
+    /// See [`Entry`]: eviction; eviction or shutdown; cut without waiting for the request.
+    stop: CancellationToken,
+    closing: CancellationToken,
+    cut: CancellationToken,
+}
+
+impl Connection {
+    /// The connection's task: its TLS handshake (in its peer's turn, within the handshake
+    /// timeout), then HTTP/1.1 requests until the client leaves, or eviction or shutdown closes
+    /// it.
+    async fn run(self) {
+        let Connection {
+            tcp,
+            peer,
+            id,
+            slot,
+            registry,
+            handshakes,
+            acceptor,
+            router,
+            activity,
+            account,
+            limits,
+            stop,
+            closing,
+            cut,
+        } = self;
+        let misbehaved = {
+            let account = account.clone();
+            move || account.bad()
+        };
+        // Released when the task ends, unless handed to a newcomer on eviction.
+        let _slot = slot;
+        let _registered = Registered(&registry, id);
+        let tcp = match tcp {
+            Placed::Here(tcp) => tcp,
+            Placed::Moved(tcp) => match tokio::net::TcpStream::from_std(tcp) {
+                Ok(tcp) => tcp,
+                Err(error) => {
+                    return tracing::debug!(%peer, %error, "cannot take over a webhook connection")
+                }
+            },
+        };
+        // The wait for the peer's turn counts in the handshake timeout, but a connection
+        // that times out waiting has done nothing wrong.
+        let deadline = tokio::time::Instant::now() + limits.handshake_timeout;
+        let turn = tokio::select! {
+            _ = stop.cancelled() => return,
+            turn = tokio::time::timeout_at(deadline, handshakes.turn(peer.ip())) => match turn {
+                Ok(turn) => turn,
+                Err(_) => return tracing::debug!(%peer, "TLS handshake not started in time"),
+            },
+        };
+        let handshake = tokio::time::timeout_at(deadline, acceptor.accept(tcp));
+        let stream = tokio::select! {
+            _ = stop.cancelled() => return,
+            done = handshake => match done {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(error)) => {
+                    misbehaved();
+                    return tracing::debug!(%peer, %error, "TLS handshake failed");
+                }
+                Err(_) => {
+                    misbehaved();
+                    return tracing::debug!(%peer, "TLS handshake timed out");
+                }
+            },
+        };
+        drop(turn);
+        let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+            activity.started();
+            let guard = Busy(activity.clone());
+            let caller = super::Caller {
+                peer: Some(peer.ip()),
+                activity: Some(activity.clone()),
+            };
+            let router = router.clone();
+            let account = account.clone();
+            async move {
+                let _guard = guard;
+                let response = router.handle_from(request, &caller).await;
+                account.good();
+                Ok::<_, std::convert::Infallible>(response)
+            }
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_timeout)
+            .max_buf_size(MAX_BUF)
+            .keep_alive(true)
+            .serve_connection(TokioIo::new(stream), service);
+        let mut conn = std::pin::pin!(conn);
+        // Biased: the connection first, as it is what wakes the task, and no random draw per poll.
+        let result = tokio::select! {
+            biased;
+            result = conn.as_mut() => result,
+            _ = closing.cancelled() => {
+                conn.as_mut().graceful_shutdown();
+                // A stalled or over-share connection is cut, not left to finish its request.
+                tokio::select! {
+                    biased;
+                    result = conn.as_mut() => result,
+                    _ = cut.cancelled() => {
+                        misbehaved();
+                        return tracing::debug!(%peer, "webhook connection cut");
+                    }
+                }
+            }
+        };
+        if let Err(error) = result {
+            // A head that does not parse or is too long; not a client that went away or
+            // a kept-alive connection that timed out between requests.
+            if error.is_parse() || error.is_parse_too_large() {
+                misbehaved();
+            }
+            tracing::debug!(%peer, %error, "webhook connection ended with an error");
+        }
     }
 }
 

@@ -2,10 +2,11 @@
 
 use crate::support::client::{self, connect, read_response, tls_config, write_post};
 use crate::support::{service_review, test_bundle, write_pair_atomic, write_pair_torn};
+use aws_load_balancer_controller::certs::tls;
 use aws_load_balancer_controller::config::TlsMinVersion;
 use aws_load_balancer_controller::metrics::{new_registry, WebhookMetrics};
 use aws_load_balancer_controller::webhook::service_mutator::{ServiceMutator, PATH};
-use aws_load_balancer_controller::webhook::{self, server, tls, Handler, Limits};
+use aws_load_balancer_controller::webhook::{self, server, Handler, Limits};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -8,7 +8,7 @@ use super::elb::invalid;
 use super::state::{lb_not_found, not_found, tg_not_found};
 use super::FakeAws;
 use crate::aws::error::{AwsError, Result};
-use crate::aws::sdk_elbv2_requests as requests;
+use crate::aws::sdk::elbv2::requests;
 use crate::aws::types::*;
 use crate::aws::{ElbV2, TAG_ARNS_PER_CALL, TARGETS_PER_CALL};
 use crate::model;

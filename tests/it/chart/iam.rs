@@ -21,9 +21,34 @@ fn actions(st: &Json) -> Vec<String> {
     }
 }
 
-/// `self.client.describe_target_groups()` -> `DescribeTargetGroups`, for every call in `file`.
-fn sdk_operations(file: &str) -> BTreeSet<String> {
-    let src = std::fs::read_to_string(repo().join(file)).expect(file);
+/// The text of `path` under the repository: a file, or every `.rs` file below a folder (a
+/// service's SDK module may be split into several files).
+fn source(path: &str) -> String {
+    fn read(dir: &std::path::Path, out: &mut String) {
+        if dir.is_file() {
+            out.push_str(&std::fs::read_to_string(dir).expect("source file"));
+            return;
+        }
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.expect("dir entry").path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() || p.extension().is_some_and(|x| x == "rs") {
+                read(&p, out);
+            }
+        }
+    }
+    let mut out = String::new();
+    read(&repo().join(path), &mut out);
+    out
+}
+
+/// `self.client.describe_target_groups()` -> `DescribeTargetGroups`, for every call in `path`
+/// (a file or a folder).
+fn sdk_operations(path: &str) -> BTreeSet<String> {
+    let src = source(path);
     let flat: String = src.split_whitespace().collect::<Vec<_>>().join("");
     let mut ops = BTreeSet::new();
     for piece in flat.split(".client.").skip(1) {
@@ -55,9 +80,9 @@ fn policy_allows_every_operation_the_sdk_clients_call() {
         .collect();
     let mut checked = 0;
     for (file, service) in [
-        ("src/aws/sdk_elbv2.rs", "elasticloadbalancing"),
-        ("src/aws/sdk_ec2.rs", "ec2"),
-        ("src/aws/sdk_acm.rs", "acm"),
+        ("src/aws/sdk/elbv2", "elasticloadbalancing"),
+        ("src/aws/sdk/ec2", "ec2"),
+        ("src/aws/sdk/acm.rs", "acm"),
     ] {
         let ops = sdk_operations(file);
         assert!(ops.len() >= 2, "found too few SDK calls in {file}: {ops:?}");
@@ -76,40 +101,55 @@ fn policy_allows_every_operation_the_sdk_clients_call() {
         }
     }
     assert!(checked > 30, "only {checked} operations checked");
-    // The add-on clients (one file, three services): each call under its service's prefix.
-    let addon_ops = sdk_operations("src/aws/sdk_addons.rs");
-    for (op, service) in [
-        ("GetWebAclForResource", "wafv2:GetWebACLForResource"),
-        ("AssociateWebAcl", "wafv2:AssociateWebACL"),
-        ("DisassociateWebAcl", "wafv2:DisassociateWebACL"),
-        ("ListWebAcls", "wafv2:ListWebACLs"),
-        ("GetWebAclForResource", "waf-regional:GetWebACLForResource"),
-        ("AssociateWebAcl", "waf-regional:AssociateWebACL"),
-        ("DisassociateWebAcl", "waf-regional:DisassociateWebACL"),
-        ("GetSubscriptionState", "shield:GetSubscriptionState"),
-        ("DescribeProtection", "shield:DescribeProtection"),
-        ("CreateProtection", "shield:CreateProtection"),
-        ("DeleteProtection", "shield:DeleteProtection"),
+    // The add-on clients (one module per service): each call under its service's prefix, and
+    // no call of a module left without a policy check.
+    for (file, prefix, calls) in [
+        (
+            "src/aws/sdk/addons/wafv2.rs",
+            "wafv2",
+            &[
+                ("GetWebAclForResource", "GetWebACLForResource"),
+                ("AssociateWebAcl", "AssociateWebACL"),
+                ("DisassociateWebAcl", "DisassociateWebACL"),
+                ("ListWebAcls", "ListWebACLs"),
+            ][..],
+        ),
+        (
+            "src/aws/sdk/addons/waf_regional.rs",
+            "waf-regional",
+            &[
+                ("GetWebAclForResource", "GetWebACLForResource"),
+                ("AssociateWebAcl", "AssociateWebACL"),
+                ("DisassociateWebAcl", "DisassociateWebACL"),
+            ][..],
+        ),
+        (
+            "src/aws/sdk/addons/shield.rs",
+            "shield",
+            &[
+                ("GetSubscriptionState", "GetSubscriptionState"),
+                ("DescribeProtection", "DescribeProtection"),
+                ("CreateProtection", "CreateProtection"),
+                ("DeleteProtection", "DeleteProtection"),
+            ][..],
+        ),
     ] {
-        assert!(
-            addon_ops.contains(op),
-            "{op} not called in sdk_addons.rs: {addon_ops:?}"
-        );
-        assert!(
-            allowed.contains(service),
-            "iam_policy.json does not allow {service}"
-        );
+        let ops = sdk_operations(file);
+        let covered: BTreeSet<String> = calls.iter().map(|(op, _)| op.to_string()).collect();
+        assert_eq!(ops, covered, "an add-on call in {file} without a policy check");
+        for (_, action) in calls {
+            let action = format!("{prefix}:{action}");
+            assert!(
+                allowed.contains(&action),
+                "iam_policy.json does not allow {action}"
+            );
+        }
     }
-    assert_eq!(
-        addon_ops.len(),
-        8,
-        "an add-on call without a policy check: {addon_ops:?}"
-    );
     // Associating a web ACL with an ALB also needs ELB's permission, as upstream grants it.
     assert!(allowed.contains("elasticloadbalancing:SetWebAcl"));
     // The tagging client (gate EnableRGTAPI): one read, which upstream documents as needing
     // `tag:GetResources`.
-    let tagging_ops = sdk_operations("src/aws/sdk_tagging.rs");
+    let tagging_ops = sdk_operations("src/aws/sdk/tagging.rs");
     assert_eq!(
         tagging_ops,
         BTreeSet::from(["GetResources".to_string()]),

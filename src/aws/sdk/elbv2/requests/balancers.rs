@@ -14,8 +14,8 @@ use aws_sdk_elasticloadbalancingv2::operation::modify_target_group::ModifyTarget
 use aws_sdk_elasticloadbalancingv2::types as et;
 
 use crate::aws::error::Result;
+use crate::aws::sdk::elbv2::convert::{mapping_to, tags_to};
 use crate::aws::sdk::non_empty;
-use crate::aws::sdk_elbv2_convert::{mapping_to, tags_to};
 use crate::aws::types::*;
 use crate::model;
 

@@ -3,10 +3,10 @@
 
 use aws_sdk_elasticloadbalancingv2::types as et;
 
-use super::error::{AwsError, Result};
-use super::sdk::{os, s};
-use super::sdk_elbv2_rules::{actions_from, cond_from, transform_from};
-use super::types::*;
+use super::rules::{actions_from, cond_from, transform_from};
+use crate::aws::error::{AwsError, Result};
+use crate::aws::sdk::{os, s};
+use crate::aws::types::*;
 use crate::model::MutualAuthentication;
 
 pub(super) fn tags_to(t: &Tags) -> Option<Vec<et::Tag>> {

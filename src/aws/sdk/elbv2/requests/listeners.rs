@@ -2,7 +2,7 @@
 //! `ListenerRule` by one pure function (no client, no network): CreateListener, ModifyListener,
 //! CreateRule, ModifyRule. Each destructures its model struct whole, so a field added to the
 //! model does not compile until it is sent here or named as not part of the call; the tests
-//! (`sdk_elbv2_requests_tests.rs`) read every sent field back from the built input.
+//! (`listeners_tests.rs`) read every sent field back from the built input.
 
 use aws_sdk_elasticloadbalancingv2::operation::create_listener::builders::CreateListenerInputBuilder;
 use aws_sdk_elasticloadbalancingv2::operation::create_listener::CreateListenerInput;
@@ -15,9 +15,9 @@ use aws_sdk_elasticloadbalancingv2::operation::modify_rule::ModifyRuleInput;
 use aws_sdk_elasticloadbalancingv2::types as et;
 
 use crate::aws::error::{AwsError, Result};
+use crate::aws::sdk::elbv2::convert::{certs_to, mtls_to, tags_to};
+use crate::aws::sdk::elbv2::rules::{actions_to, cond_to, transform_to};
 use crate::aws::sdk::non_empty;
-use crate::aws::sdk_elbv2_convert::{certs_to, mtls_to, tags_to};
-use crate::aws::sdk_elbv2_rules::{actions_to, cond_to, transform_to};
 use crate::aws::types::literal;
 use crate::model::{Listener, ListenerRule, Transform};
 

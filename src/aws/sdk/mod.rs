@@ -1,5 +1,20 @@
-//! The real AWS implementation: SDK clients (retries off; ours run in [`Caller`]) and the
-//! translation of SDK errors into [`AwsError`]. Trait impls live in `sdk_elbv2.rs`/`sdk_ec2.rs`.
+//! The real AWS implementation, one module per AWS service (mirroring `fake/`): ELBv2, EC2,
+//! ACM, the add-ons (WAFv2, WAF Regional, Shield), STS roles and the Resource Groups Tagging
+//! API. Shared here: SDK clients run with retries off (ours run in [`Caller`]), SDK errors
+//! become [`AwsError`], and the pagination and parameter helpers every service uses.
+
+mod acm;
+mod addons;
+mod ec2;
+pub(crate) mod elbv2;
+pub mod sts;
+mod tagging;
+
+pub use acm::{build_acm, SdkAcm};
+pub use addons::build_addons;
+pub use ec2::SdkEc2;
+pub use elbv2::SdkElbV2;
+pub use tagging::build_tagging;
 
 use std::error::Error as StdError;
 use std::future::Future;
@@ -12,32 +27,6 @@ use aws_smithy_types::error::metadata::ProvideErrorMetadata;
 use super::caller::Caller;
 use super::error::{AwsError, Result};
 use super::types::Service;
-
-/// ELBv2 over the AWS SDK.
-#[derive(Debug, Clone)]
-pub struct SdkElbV2 {
-    pub(crate) client: aws_sdk_elasticloadbalancingv2::Client,
-    pub(crate) caller: Caller,
-}
-
-/// EC2 over the AWS SDK.
-#[derive(Debug, Clone)]
-pub struct SdkEc2 {
-    pub(crate) client: aws_sdk_ec2::Client,
-    pub(crate) caller: Caller,
-}
-
-impl SdkElbV2 {
-    pub fn new(client: aws_sdk_elasticloadbalancingv2::Client, caller: Caller) -> Self {
-        Self { client, caller }
-    }
-}
-
-impl SdkEc2 {
-    pub fn new(client: aws_sdk_ec2::Client, caller: Caller) -> Self {
-        Self { client, caller }
-    }
-}
 
 /// Turns an SDK error into ours, keeping the AWS code, message and HTTP status.
 pub(crate) fn from_sdk<E>(err: SdkError<E, HttpResponse>) -> AwsError

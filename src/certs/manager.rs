@@ -14,8 +14,8 @@
 //! The Secret carries the Helm ownership of the webhook configurations, so `helm upgrade` (ours or
 //! upstream's chart, which renders a Secret of that name) adopts it instead of refusing it.
 
-use crate::ca_bundle::{Configs, Mode};
-use crate::webhook::tls::ReloadingCert;
+use super::ca_bundle::{Configs, Mode};
+use super::tls::ReloadingCert;
 use anyhow::Context;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
@@ -173,7 +173,7 @@ fn missing_ownership(
 }
 
 fn due(pem: &str, renew_before: Duration, now: OffsetDateTime) -> bool {
-    match crate::ca_bundle::validity(pem) {
+    match super::ca_bundle::validity(pem) {
         Some((_, end)) => {
             end - now < time::Duration::try_from(renew_before).unwrap_or(time::Duration::MAX)
         }

@@ -3,13 +3,27 @@
 use async_trait::async_trait;
 use aws_sdk_ec2::types as ec;
 
-use super::error::Result;
-use super::sdk::{non_empty, os, s, send, SdkEc2};
-use super::types::*;
-use super::Ec2;
+use super::{non_empty, os, s, send};
+use crate::aws::caller::Caller;
+use crate::aws::error::Result;
+use crate::aws::types::*;
+use crate::aws::Ec2;
 
 mod convert;
 use convert::{instance_from, perm_from, perm_to, tags_from, tags_to};
+
+/// EC2 over the AWS SDK.
+#[derive(Debug, Clone)]
+pub struct SdkEc2 {
+    pub(crate) client: aws_sdk_ec2::Client,
+    pub(crate) caller: Caller,
+}
+
+impl SdkEc2 {
+    pub fn new(client: aws_sdk_ec2::Client, caller: Caller) -> Self {
+        Self { client, caller }
+    }
+}
 
 const SVC: Service = Service::Ec2;
 

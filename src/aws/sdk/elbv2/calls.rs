@@ -1,18 +1,18 @@
-//! `ElbV2` over aws-sdk-elasticloadbalancingv2: requests, pagination and chunking. The type
-//! conversions live in `sdk_elbv2_convert.rs` and `sdk_elbv2_rules.rs`, the listener and rule
-//! write requests in `sdk_elbv2_requests.rs`.
+//! `ElbV2` over aws-sdk-elasticloadbalancingv2: the calls, with pagination and chunking. The
+//! type conversions live in `convert.rs` and `rules.rs`, the write requests in `requests/`.
 
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use aws_sdk_elasticloadbalancingv2::types as et;
 
-use super::error::Result;
-use super::sdk::{all_pages, non_empty, s, send, SdkElbV2};
-use super::sdk_elbv2_convert::*;
-use super::sdk_elbv2_requests as requests;
-use super::types::*;
-use super::{ElbV2, TAG_ARNS_PER_CALL, TARGETS_PER_CALL};
+use super::convert::*;
+use super::requests;
+use super::SdkElbV2;
+use crate::aws::error::Result;
+use crate::aws::sdk::{all_pages, non_empty, s, send};
+use crate::aws::types::*;
+use crate::aws::{ElbV2, TAG_ARNS_PER_CALL, TARGETS_PER_CALL};
 use crate::model;
 
 const SVC: Service = Service::ElbV2;
@@ -37,7 +37,7 @@ impl ElbV2 for SdkElbV2 {
     }
 
     async fn create_load_balancer(&self, lb: &crate::model::LoadBalancer) -> Result<LoadBalancer> {
-        let input = super::sdk_elbv2_requests::create_load_balancer(lb)?;
+        let input = requests::create_load_balancer(lb)?;
         let out = send(&self.caller, SVC, "CreateLoadBalancer", || {
             input.clone().send_with(&self.client)
         })
@@ -223,7 +223,7 @@ impl ElbV2 for SdkElbV2 {
         tg: NewTargetGroup<'_>,
         vpc_id: &str,
     ) -> Result<TargetGroup> {
-        let input = super::sdk_elbv2_requests::create_target_group(tg, vpc_id)?;
+        let input = requests::create_target_group(tg, vpc_id)?;
         let out = send(&self.caller, SVC, "CreateTargetGroup", || {
             input.clone().send_with(&self.client)
         })
@@ -236,7 +236,7 @@ impl ElbV2 for SdkElbV2 {
         arn: &str,
         hc: &crate::model::HealthCheck,
     ) -> Result<TargetGroup> {
-        let input = super::sdk_elbv2_requests::modify_target_group(arn, hc)?;
+        let input = requests::modify_target_group(arn, hc)?;
         let out = send(&self.caller, SVC, "ModifyTargetGroup", || {
             input.clone().send_with(&self.client)
         })

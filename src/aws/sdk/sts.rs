@@ -18,10 +18,10 @@ use aws_config::SdkConfig;
 use aws_sdk_elasticloadbalancingv2::config::ProvideCredentials;
 use aws_smithy_types::error::display::DisplayErrorContext;
 
-use super::caller::Caller;
-use super::error::{AwsError, Result};
-use super::sdk::SdkElbV2;
-use super::{AssumeRole, ElbV2};
+use super::SdkElbV2;
+use crate::aws::caller::Caller;
+use crate::aws::error::{AwsError, Result};
+use crate::aws::{AssumeRole, ElbV2};
 
 /// Sessions are renewed this long before their credentials expire (upstream's buffer).
 const RENEW_BEFORE_EXPIRY: Duration = Duration::from_secs(30);

@@ -9,13 +9,13 @@ use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_acm::types::{CertificateStatus, Filters, KeyAlgorithm};
 
-use super::acm::{Acm, CertificateDetail, CertificateQuery, CertificateSummary};
-use super::caller::Caller;
-use super::config::{endpoint_for, AwsConfig};
-use super::error::Result;
-use super::metrics::AwsMetrics;
-use super::sdk::{os, s, send};
-use super::types::{Service, Tags};
+use super::{os, s, send};
+use crate::aws::acm::{Acm, CertificateDetail, CertificateQuery, CertificateSummary};
+use crate::aws::caller::Caller;
+use crate::aws::config::{endpoint_for, AwsConfig};
+use crate::aws::error::Result;
+use crate::aws::metrics::AwsMetrics;
+use crate::aws::types::{Service, Tags};
 
 const SVC: Service = Service::Acm;
 
@@ -144,7 +144,7 @@ impl Acm for SdkAcm {
 
 #[cfg(test)]
 mod tests {
-    use super::super::acm::KEY_ALGORITHMS;
+    use crate::aws::acm::KEY_ALGORITHMS;
 
     /// Upstream passes every value of the SDK's key algorithm enum; ours is the same list.
     #[test]

@@ -10,14 +10,14 @@ use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, Region};
 use aws_sdk_resourcegroupstagging::types::{ResourceTagMapping, TagFilter};
 
-use super::caller::Caller;
-use super::config::{endpoint_for, AwsConfig};
-use super::error::Result;
-use super::fence::Fence;
-use super::metrics::AwsMetrics;
-use super::sdk::{all_pages, send};
-use super::tagging::{ResourceTagging, TaggedResource};
-use super::types::{Service, Tags};
+use super::{all_pages, send};
+use crate::aws::caller::Caller;
+use crate::aws::config::{endpoint_for, AwsConfig};
+use crate::aws::error::Result;
+use crate::aws::fence::Fence;
+use crate::aws::metrics::AwsMetrics;
+use crate::aws::tagging::{ResourceTagging, TaggedResource};
+use crate::aws::types::{Service, Tags};
 
 #[derive(Debug, Clone)]
 pub struct SdkTagging {

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use aws_sdk_elasticloadbalancingv2::types as et;
 
-use super::error::Result;
-use super::sdk::{non_empty, os, s};
-use super::types::literal;
+use crate::aws::error::Result;
+use crate::aws::sdk::{non_empty, os, s};
+use crate::aws::types::literal;
 use crate::model::action::{
     HttpHeaderConfig, JwtAdditionalClaim, ListConfig, QueryStringConfig, QueryStringPair, Rewrite,
     RewriteConfigObject, ValuesConfig,
