@@ -1,7 +1,7 @@
-//! A QUIC binding on moto through the real SDK clients. moto 5.2.1 refuses QUIC target
-//! groups and drops `QuicServerId`; the controller decides from the binding's
-//! `targetGroupProtocol` (as upstream), so the group is an ordinary one, the binding says
-//! QUIC, and the ids are read from the requests moto recorded.
+//! A QUIC binding on moto through the real SDK clients. The controller decides from the
+//! binding's `targetGroupProtocol` (as upstream), not from the group's protocol, so the group
+//! is an ordinary one (a QUIC group through the Service controller: `service_moto`), the
+//! binding says QUIC, and the ids are read from the requests moto recorded.
 
 use std::sync::Arc;
 
@@ -88,7 +88,7 @@ async fn a_quic_binding_sends_server_ids_on_register_and_deregister() {
     assert_eq!(
         registered,
         vec![sent(ip1, id1.as_str()), sent(ip2, id2.as_str())],
-        "each pod registered once, with its server id (moto lists them without: no churn); web-3 never"
+        "each pod registered once, with its server id; web-3 never"
     );
 
     // web-2 leaves: deregistered with its id, and nothing else moves.

@@ -1,19 +1,26 @@
 //! QUIC target groups end to end: pods carrying server ids (as our pod webhook writes them)
 //! are registered with `QuicServerId` and deregistered with it; a pod without one is left out
-//! with a Warning. On the fake, a QUIC Service through the Service and TargetGroupBinding
-//! controllers; on moto, which drops the field, the SDK's requests as moto recorded them.
+//! with a Warning. A QUIC Service through the Service and TargetGroupBinding controllers, on
+//! the fake and (the real binary) on moto, whose launcher lets it create QUIC target groups
+//! and listeners; on moto, the ids as the SDK sent them, read from moto's request log.
 
 mod binding_moto;
 mod e2e_binary;
 mod fake_rules;
 mod service_fake;
+mod service_moto;
+
+use std::time::{Duration, Instant};
 
 use aws_load_balancer_controller::aws::ElbV2;
 use aws_load_balancer_controller::controller::tgb::quic::{elb_form, ANNOTATION};
+use aws_load_balancer_controller::crd::target_group_binding::TargetGroupProtocol;
+use aws_load_balancer_controller::crd::TargetGroupBinding;
 use aws_load_balancer_controller::webhook::quic_server_id::QuicServerIdInjector;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::ResourceExt;
 use serde_json::{json, Value};
 
 use crate::support::moto::Moto;
@@ -121,4 +128,27 @@ pub fn sent_targets(moto: &Moto, action: &str) -> Vec<(String, String, Option<St
         }
     }
     out
+}
+
+/// `(name, target group ARN)` of the binding in `ns` that says QUIC (the one the Service
+/// controller made for the QUIC port), once it is there; panics after `wait`.
+pub async fn quic_binding(client: &kube::Client, ns: &str, wait: Duration) -> (String, String) {
+    let api: Api<TargetGroupBinding> = Api::namespaced(client.clone(), ns);
+    let deadline = Instant::now() + wait;
+    loop {
+        let list = api.list(&ListParams::default()).await.unwrap();
+        if let Some(b) = list
+            .items
+            .iter()
+            .find(|b| b.spec.target_group_protocol == Some(TargetGroupProtocol::Quic))
+        {
+            return (b.name_any(), b.spec.target_group_arn.clone());
+        }
+        let names: Vec<String> = list.items.iter().map(|b| b.name_any()).collect();
+        assert!(
+            Instant::now() < deadline,
+            "no QUIC binding for the Service; bindings: {names:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -3,21 +3,18 @@
 //! The fake refuses a QUIC target without its id, or deregistered without the id it was
 //! registered with, as AWS does; so a target that comes and goes proves the id was sent.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aws_load_balancer_controller::controller::tgb::quic::{DEFAULT_ENV_NAME, REASON_MISSING};
 use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
-use aws_load_balancer_controller::crd::target_group_binding::TargetGroupProtocol;
-use aws_load_balancer_controller::crd::TargetGroupBinding;
-use kube::api::{Api, ListParams};
-use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
 use crate::ingress::{events_of, eventually, CLUSTER, WAIT};
 use crate::service_controller::Running;
 
-const SERVICE: &str = r#"
+/// A QUIC Service: UDP 443 (to pods' 8443) upgraded by the QUIC annotation, ip targets.
+pub(super) const SERVICE: &str = r#"
 apiVersion: v1
 kind: Service
 metadata:
@@ -34,28 +31,6 @@ spec:
   ports:
   - {name: h3, port: 443, targetPort: 8443, protocol: UDP}
 "#;
-
-/// `(name, target group ARN)` of the Service's binding, once it is there and says QUIC.
-async fn quic_binding(client: &kube::Client) -> (String, String) {
-    let api: Api<TargetGroupBinding> = Api::namespaced(client.clone(), "demo");
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let list = api.list(&ListParams::default()).await.unwrap();
-        if let Some(b) = list
-            .items
-            .iter()
-            .find(|b| b.spec.target_group_protocol == Some(TargetGroupProtocol::Quic))
-        {
-            return (b.name_any(), b.spec.target_group_arn.clone());
-        }
-        let names: Vec<String> = list.items.iter().map(|b| b.name_any()).collect();
-        assert!(
-            Instant::now() < deadline,
-            "no QUIC binding for the Service; bindings: {names:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 #[tokio::test]
 async fn a_quic_service_registers_pods_with_their_server_ids_and_warns_about_one_without() {
@@ -78,7 +53,7 @@ async fn a_quic_service_registers_pods_with_their_server_ids_and_warns_about_one
         token.clone(),
     ));
     r.h.apply(SERVICE).await;
-    let (binding, arn) = quic_binding(&client).await;
+    let (binding, arn) = quic_binding(&client, "demo", WAIT).await;
 
     let (ip1, ip2, ip3) = ("10.0.1.11", "10.0.1.12", "10.0.1.13");
     let id1 = quic_pod(&client, "demo", "web-1", ip1, Some(DEFAULT_ENV_NAME))
