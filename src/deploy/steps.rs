@@ -132,7 +132,9 @@ impl Deployer {
     ) -> Result<LoadBalancers> {
         let (lb, mut leftovers) = match &stack.load_balancer {
             Some(want) => {
-                let o = self.sync_load_balancer(stack.kind, want, owned, res).await?;
+                let o = self
+                    .sync_load_balancer(stack.kind, want, owned, res)
+                    .await?;
                 (o.lb, o.leftovers)
             }
             None => (None, owned.into_iter().map(|(l, _)| l.arn).collect()),

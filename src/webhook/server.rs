@@ -557,7 +557,15 @@ async fn serve(
             Some(slot) => slot,
             None => {
                 let ip = peer.ip();
-                let room = make_room(&registry, &slots, ip, max, base, &mut warned_full, &shutdown);
+                let room = make_room(
+                    &registry,
+                    &slots,
+                    ip,
+                    max,
+                    base,
+                    &mut warned_full,
+                    &shutdown,
+                );
                 match room.await {
                     Ok(Some(slot)) => slot,
                     Ok(None) => break,

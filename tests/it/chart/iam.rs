@@ -136,7 +136,10 @@ fn policy_allows_every_operation_the_sdk_clients_call() {
     ] {
         let ops = sdk_operations(file);
         let covered: BTreeSet<String> = calls.iter().map(|(op, _)| op.to_string()).collect();
-        assert_eq!(ops, covered, "an add-on call in {file} without a policy check");
+        assert_eq!(
+            ops, covered,
+            "an add-on call in {file} without a policy check"
+        );
         for (_, action) in calls {
             let action = format!("{prefix}:{action}");
             assert!(
