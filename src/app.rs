@@ -134,7 +134,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let webhook_metrics = WebhookMetrics::register(&mut registry);
     let aws_metrics = crate::aws::AwsMetrics::register(&mut registry);
     if cfg.dry_run {
-        crate::diff::shadow::register(&mut registry);
+        crate::aws::shadow::register(&mut registry);
     }
     let controller_metrics = ControllerMetrics::register(&mut registry);
     let rest_metrics = RestClientMetrics::register(&mut registry);
@@ -181,7 +181,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     // certificate and never creates or rotates the Secret the owning controller uses.
     let throwaway_cert = cfg.dry_run && cfg.webhook.managed_cert.is_some();
     if throwaway_cert {
-        crate::diff::shadow::throwaway_cert(&managed_resolver, &cfg)?;
+        throwaway_cert(&managed_resolver, &cfg)?;
     }
     let managed_cert = cfg.webhook.managed_cert.as_ref().filter(|_| !cfg.dry_run);
     let early_client = match managed_cert {
@@ -347,6 +347,17 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Loads a self-signed serving certificate for the webhook server of a shadow (kept in memory).
+fn throwaway_cert(resolver: &webhook::tls::ReloadingCert, cfg: &Config) -> anyhow::Result<()> {
+    let Some(m) = &cfg.webhook.managed_cert else {
+        return Ok(());
+    };
+    let spec = webhook_certs::ServingSpec::new(&m.service_name, &m.namespace);
+    let bundle = webhook_certs::generate(&spec, 1)?;
+    resolver.set_pem(&bundle.cert_pem, &bundle.key_pem)?;
+    Ok(())
+}
+
 fn cert_manager_config(m: &ManagedCertConfig) -> CertManagerConfig {
     CertManagerConfig {
         namespace: m.namespace.clone(),
@@ -417,12 +428,12 @@ pub async fn connect_kube(cfg: &Config, rest: &RestClientMetrics) -> kube::Clien
                     // Its own `…-dry-run` Lease is the one object it writes.
                     let lease = cfg.enable_leader_election.then(|| {
                         let l = crate::controller::leader::LeaderConfig::from(cfg);
-                        crate::diff::shadow_kube::OwnLease {
+                        crate::aws::shadow::cluster::OwnLease {
                             namespace: l.namespace,
                             name: l.name,
                         }
                     });
-                    crate::diff::shadow_kube::client(kc, cfg.dry_run_events, lease)
+                    crate::aws::shadow::cluster::client(kc, cfg.dry_run_events, lease)
                 } else {
                     kube::client::ClientBuilder::try_from(kc)
                         .map(|b| b.with_layer(&rest.layer(&host)).build())

@@ -9,6 +9,7 @@
 pub mod acm;
 pub mod addons;
 pub mod caller;
+pub mod cloud;
 pub mod config;
 pub mod error;
 pub mod fake;
@@ -25,6 +26,7 @@ mod sdk_elbv2_requests;
 mod sdk_elbv2_rules;
 pub mod sdk_sts;
 mod sdk_tagging;
+pub mod shadow;
 pub mod tagging;
 pub mod throttle;
 pub mod types;
@@ -37,6 +39,7 @@ use async_trait::async_trait;
 pub use acm::Acm;
 pub use addons::{AddonClients, Protection, Shield, WafRegional, WafV2, WebAclSummary};
 pub use caller::Caller;
+pub use cloud::Cloud;
 pub use config::{
     build, build_fenced, build_with_roles, parse_api_endpoints, AwsConfig, ResolvedCloud,
 };

@@ -8,7 +8,6 @@ pub mod kube_fence;
 pub mod leader;
 pub mod metrics;
 pub mod route_status;
-pub mod scope;
 pub mod service;
 pub mod tgb;
 pub mod worker;

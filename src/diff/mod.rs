@@ -1,7 +1,7 @@
 //! `aws-load-balancer-controller diff`: a one-shot, read-only reconcile of every Ingress group the
 //! controller would handle, against the live AWS account and the live cluster (or `-f`
 //! manifests). The model is built as the controller builds it and deployed by the same deployer,
-//! through [`record::Recorder`]: reads are real, writes are recorded and printed instead of sent.
+//! through the AWS layer's [`Recorder`]: reads are real, writes are recorded and printed instead of sent.
 //! The Kubernetes writes (finalizers, TargetGroupBinding objects, status) are computed from the
 //! same comparisons the controller makes, with reads only.
 //!
@@ -21,11 +21,7 @@ pub mod gateways;
 pub mod groups;
 pub mod output;
 pub mod progress;
-pub mod record;
-pub mod roles;
 pub mod services;
-pub mod shadow;
-pub mod shadow_kube;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,11 +32,12 @@ use serde::Serialize;
 use crate::args::ControllerArgs;
 use crate::config::Config;
 use crate::controller::ingress::IngressConfig;
-use crate::deploy::Deployer;
+use crate::aws::shadow::RecordedRoles;
+use crate::deploy::{CertDiscovery, Deployer};
 use crate::model::ClusterObjects;
 pub use output::{Sink, Totals};
 pub use progress::Progress;
-pub use record::{Change, Recorder, Write};
+pub use crate::aws::shadow::{Change, Recorder, Write};
 
 /// `aws-load-balancer-controller diff`: the writes a reconcile would make now, without making them.
 #[derive(clap::Args, Debug)]
@@ -137,7 +134,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
     )
     .await
     .context("setting up the AWS clients")?;
-    let vpc_cidrs = crate::controller::tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id)
+    let vpc_cidrs = crate::aws::cloud::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id)
         .await
         .context("reading the VPC")?;
     let vpc_cidr_texts: Vec<String> = vpc_cidrs.iter().map(ToString::to_string).collect();
@@ -180,12 +177,12 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
     };
     // Gate `EnableRGTAPI` is left out: the tagging index does not know what the recorder
     // pretends to create, and the ELBv2 lookups through it find the same resources.
-    let deployer = deployer_with(crate::reconcilers::cert_discovery(cfg, acm.clone()))
+    let deployer = deployer_with(CertDiscovery::for_ingresses(cfg, acm.clone()))
         .with_enhanced_default_behavior(icfg.model.gate("EnhancedDefaultBehavior"));
     // The Gateway controllers' own ACM discovery, as the controller builds it (it never leaves
     // out the certificates `EnableCertificateManagement` made); upstream's Gateway deployers
     // always reset dropped listener settings, whatever `EnhancedDefaultBehavior` says.
-    let gw_deployer = deployer_with(crate::reconcilers::gateway_cert_discovery(cfg, acm.clone()))
+    let gw_deployer = deployer_with(CertDiscovery::for_gateways(cfg, acm.clone()))
         .with_enhanced_default_behavior(true);
     let mut notes = Vec::new();
     let mut gw_gates = cfg.gateway.clone();
@@ -289,10 +286,10 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         gateways::diff_gateways(&env, &genv, &planned_gateways, sink).await?;
     }
     if let Some(planned) = planned_bindings {
-        let cloud = crate::reconcilers::Cloud {
+        let cloud = crate::aws::Cloud {
             elbv2: recorder.clone(),
             ec2: recorder.clone(),
-            roles: Arc::new(roles::RecordedRoles::diff(roles, recorder.clone())),
+            roles: Arc::new(RecordedRoles::diff(roles, recorder.clone())),
             acm,
             resolved,
             vpc_cidrs,

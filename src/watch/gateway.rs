@@ -38,7 +38,7 @@ use crate::model::gateway::dropped::decode_noting_dropped;
 use super::driver::{drive, Kind};
 use super::registry::{cluster, namespaced, Driver};
 use super::Watches;
-use crate::controller::scope;
+use super::namespaces as scope;
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };

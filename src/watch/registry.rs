@@ -19,7 +19,7 @@ use super::driver::{drive, Kind};
 use super::gateway::GatewayKinds;
 use super::named::Named;
 use super::trim;
-use crate::controller::scope;
+use super::namespaces as scope;
 use crate::crd::{IngressClassParams, TargetGroupBinding};
 
 /// Every kind the process may watch.

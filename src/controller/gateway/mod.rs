@@ -419,7 +419,7 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<String>>) {
         let ctx = ctx.clone();
         async move {
             let pass = reconcile::reconcile(&ctx, &key);
-            crate::diff::shadow::scope(format!("gateway {key}"), pass).await
+            crate::aws::shadow::scope(format!("gateway {key}"), pass).await
         }
     })
     .await

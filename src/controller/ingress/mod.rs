@@ -253,7 +253,7 @@ async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
         let start = std::time::Instant::now();
         let span = crate::telemetry::reconcile_span("ingress", &key);
         ctx.rec.talked(&key);
-        let pass = Box::pin(crate::diff::shadow::scope(
+        let pass = Box::pin(crate::aws::shadow::scope(
             format!("ingress {key}"),
             reconcile::reconcile(&ctx, &id),
         ));

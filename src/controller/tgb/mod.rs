@@ -52,7 +52,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::metrics::{ControllerMetrics, Outcome, Reconciles, TriggerQueue};
-use crate::aws::{elbv2_for, AssumeRole, AwsError, Ec2, Ec2Query, ElbV2};
+use crate::aws::{elbv2_for, AssumeRole, AwsError, Ec2, ElbV2};
 use crate::crd::TargetGroupBinding;
 use crate::watch::Watches;
 use cache::Caches;
@@ -158,14 +158,16 @@ impl Default for TgbConfig {
     }
 }
 
-/// The CIDRs (IPv4 and IPv6) of a VPC, for [`TgbConfig::vpc_cidrs`].
-pub async fn vpc_cidrs(ec2: &dyn Ec2, vpc_id: &str) -> Result<Vec<IpNet>, AwsError> {
-    let vpcs = ec2.describe_vpcs(&Ec2Query::ids([vpc_id])).await?;
-    Ok(vpcs
-        .iter()
-        .flat_map(|v| v.cidr_blocks.iter().chain(&v.ipv6_cidr_blocks))
-        .filter_map(|c| c.parse().ok())
-        .collect())
+impl TgbConfig {
+    /// The flags' settings plus what AWS resolved: the VPC, its CIDRs and the role clients.
+    pub fn resolved(cfg: &crate::config::Config, cloud: &crate::aws::Cloud) -> Self {
+        TgbConfig {
+            vpc_cidrs: cloud.vpc_cidrs.clone(),
+            vpc_id: cloud.resolved.vpc_id.clone(),
+            roles: Some(cloud.roles.clone()),
+            ..TgbConfig::from(cfg)
+        }
+    }
 }
 
 /// Errors of one reconcile.
@@ -385,7 +387,7 @@ pub async fn lead(
                     tgb.metadata.namespace.as_deref().unwrap_or_default(),
                     tgb.metadata.name.as_deref().unwrap_or_default()
                 );
-                crate::diff::shadow::scope(key, timed_reconcile(tgb, ctx, queue.clone()))
+                crate::aws::shadow::scope(key, timed_reconcile(tgb, ctx, queue.clone()))
             },
             error_policy,
             ctx,
