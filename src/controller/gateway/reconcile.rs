@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use gateway_api::apis::standard::gateways::{Gateway, GatewayStatus};
 use kube::api::{Patch, PatchParams};
-use kube::{Api, Resource, ResourceExt};
+use kube::ResourceExt;
 
 use super::config::{self, Configs};
 use super::deploy::deploy;
@@ -28,7 +28,7 @@ use super::feed::controller_name;
 use super::inputs::Owned;
 use super::status;
 use super::{Ctx, GatewayError};
-use crate::controller::ingress::reason;
+use crate::controller::skeleton::{api_of, reason, Failed};
 use crate::model::gateway::addons::ActiveAddons;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::{
@@ -62,16 +62,14 @@ pub(crate) fn kind(lb: LbKind) -> Kind {
     }
 }
 
-pub(super) async fn warn(ctx: &Ctx, gw: &Gateway, reason: &str, note: String) {
-    ctx.events.warning(&gw.object_ref(&()), reason, note).await;
-}
+/// Upstream's Gateway controller names its finalizer in these notes.
+pub(super) const ADD_FINALIZER: Failed =
+    Failed::step(reason::FAILED_ADD_FINALIZER, "add gateway finalizer");
+pub(super) const REMOVE_FINALIZER: Failed =
+    Failed::step(reason::FAILED_REMOVE_FINALIZER, "remove gateway finalizer");
 
 pub(super) fn ns_of(gw: &Gateway) -> String {
     gw.namespace().unwrap_or_else(|| "default".into())
-}
-
-pub(super) fn api_of(ctx: &Ctx, gw: &Gateway) -> Api<Gateway> {
-    Api::namespaced(ctx.client.clone(), &ns_of(gw))
 }
 
 /// Labels of the stack's TargetGroupBindings (`gateway.k8s.aws.alb/stack-namespace`, `-name`).
@@ -139,13 +137,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             let e = format!(
                 "Unable to delete gateway {{Namespace:{ns} Name:{name}}} because deletion protection is enabled."
             );
-            warn(
-                ctx,
-                &gw,
-                reason::FAILED_BUILD_MODEL,
-                format!("Failed build model due to {e}"),
-            )
-            .await;
+            ctx.events.failed(gw.as_ref(), Failed::BUILD_MODEL, &e).await;
             fail_status(ctx, &gw, status::RECONCILE_ERROR).await;
             return Err(GatewayError::Config(e));
         }
@@ -218,13 +210,7 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
     let built = match built {
         Ok(b) => b,
         Err(e) => {
-            warn(
-                ctx,
-                &gw,
-                reason::FAILED_BUILD_MODEL,
-                format!("Failed build model due to {e}"),
-            )
-            .await;
+            ctx.events.failed(gw.as_ref(), Failed::BUILD_MODEL, &e).await;
             write_failure(ctx, &gw, status::build_failure(&gw, &e)).await;
             return Err(e);
         }
@@ -248,7 +234,8 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
             "{} not supported by this build yet: no listener, rule or target group is made for them",
             ignored.join(", ")
         );
-        warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note).await;
+        let r = reason::UNSUPPORTED_CONFIGURATION;
+        ctx.events.warn_on(gw.as_ref(), r, note).await;
     }
     // Newly enabled add-ons are recorded before the deploy makes them, removed ones after.
     let active = ActiveAddons::of(&gw);
@@ -305,7 +292,7 @@ async fn write_plan(ctx: &Ctx, gw: &Gateway, stack: &Stack) -> Result<(), Gatewa
         return Ok(());
     }
     let body = serde_json::json!({"metadata": {"annotations": {DRY_RUN_PLAN_ANNOTATION: plan}}});
-    api_of(ctx, gw)
+    api_of(&ctx.client, gw)
         .patch(
             &gw.name_any(),
             &PatchParams::default(),
@@ -317,7 +304,7 @@ async fn write_plan(ctx: &Ctx, gw: &Gateway, stack: &Stack) -> Result<(), Gatewa
 
 async fn clear_plan(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError> {
     let body = serde_json::json!({"metadata": {"annotations": {DRY_RUN_PLAN_ANNOTATION: null}}});
-    api_of(ctx, gw)
+    api_of(&ctx.client, gw)
         .patch(
             &gw.name_any(),
             &PatchParams::default(),
