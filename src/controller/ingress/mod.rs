@@ -41,7 +41,6 @@ pub use bindings::{
     BindingChanges,
 };
 pub(crate) use reconcile::plan_annotation::{wanted as planned_annotation, GATE as PLAN_GATE};
-pub use super::skeleton::reason;
 pub use status::{desired as desired_status, is_current as status_is_current, with_frontend_nlb};
 pub use warm::Warm;
 

@@ -30,7 +30,6 @@ use crate::watch::{Synced, Watches};
 
 pub use env::EnvReader;
 pub use feed::{meaningful_update, ServiceFeed};
-pub use super::skeleton::reason::FAILED_CLEANUP_STATUS;
 pub use status::{desired as desired_status, is_current as status_is_current};
 
 /// Settings of the Service controller.
