@@ -129,126 +129,223 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     }
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
-
-    let mut registry = metrics::new_registry();
-    let webhook_metrics = WebhookMetrics::register(&mut registry);
-    let aws_metrics = crate::aws::AwsMetrics::register(&mut registry);
-    if cfg.dry_run {
-        crate::diff::shadow::register(&mut registry);
-    }
-    let controller_metrics = ControllerMetrics::register(&mut registry);
-    let rest_metrics = RestClientMetrics::register(&mut registry);
-    // One watch per kind for the whole process: the webhook indexes and every controller's
-    // caches register here before anything is watched, on every replica.
-    let watches = Arc::new(crate::watch::Watches::with_required_secrets_label(
-        cfg.required_secrets_label.clone(),
-    ));
-    CacheObjects::register(&mut registry, &watches);
-    let registry = Arc::new(registry);
+    let reg = Registered::new(&cfg);
     let readiness = Readiness::default();
     readiness.add(READY_WEBHOOK);
     readiness.add(READY_KUBE);
     readiness.add(READY_CACHES);
     let indexes = Indexes::default();
     pod_index_feed::register(
-        &watches,
+        &reg.watches,
         &indexes.pod_gates,
         &indexes.ingress_classes,
         &indexes.bindings,
     );
-    let controllers = reconcilers::Controllers::register(&watches, &cfg);
+    let controllers = reconcilers::Controllers::register(&reg.watches, &cfg);
     let mut leadership = Leadership::new(cfg.enable_leader_election);
-    leadership.metrics = controller_metrics.clone();
+    leadership.metrics = reg.controllers.clone();
 
     let mut tasks = tokio::task::JoinSet::new();
     {
         // Upstream publishes its top talkers on every replica, leading or not.
-        let token = shutdown.clone();
+        let (token, metrics) = (shutdown.clone(), reg.controllers.clone());
         let every = crate::controller::metrics::top_talkers_interval();
         tasks.spawn(async move {
             tokio::select! {
                 _ = token.cancelled() => {}
-                _ = controller_metrics.run_top_talkers(every) => {}
+                _ = metrics.run_top_talkers(every) => {}
             }
         });
     }
-    // With a managed certificate the Secret and caBundle come first: nothing may serve a
-    // certificate the API servers do not trust yet.
     let managed_resolver = Arc::new(webhook::tls::ReloadingCert::in_memory(
         webhook::tls::provider(),
     ));
     // A --dry-run shadow has no webhook configuration pointing at it: it serves a throwaway
     // certificate and never creates or rotates the Secret the owning controller uses.
-    let throwaway_cert = cfg.dry_run && cfg.webhook.managed_cert.is_some();
-    if throwaway_cert {
-        crate::diff::shadow::throwaway_cert(&managed_resolver, &cfg)?;
+    let throwaway = cfg.dry_run && cfg.webhook.managed_cert.is_some();
+    if throwaway {
+        throwaway_cert(&managed_resolver, &cfg)?;
     }
-    let managed_cert = cfg.webhook.managed_cert.as_ref().filter(|_| !cfg.dry_run);
-    let early_client = match managed_cert {
-        None => None,
-        Some(m) => {
-            let client = tokio::select! {
-                _ = shutdown.cancelled() => return Ok(()),
-                client = connect_kube(&cfg, &rest_metrics) => client,
-            };
-            readiness.set(READY_KUBE, true);
-            let mut manager = CertManager::new(
-                client.clone(),
-                cert_manager_config(m),
-                managed_resolver.clone(),
-            );
-            let mut delay = Duration::from_millis(500);
-            while let Err(error) = manager.ensure().await {
-                tracing::error!(error = %format!("{error:#}"), retry_in = ?delay, "cannot set up the webhook certificate");
-                tokio::select! {
-                    _ = shutdown.cancelled() => return Ok(()),
-                    _ = tokio::time::sleep(delay) => {}
-                }
-                delay = (delay * 2).min(Duration::from_secs(30));
-            }
-            let token = shutdown.clone();
-            tasks.spawn(async move {
-                tokio::select! { _ = token.cancelled() => {}, _ = manager.run() => {} }
-            });
-            Some(client)
-        }
+    let Ok(early_client) = managed_certificate(
+        &cfg,
+        &reg.rest,
+        &readiness,
+        &managed_resolver,
+        &shutdown,
+        &mut tasks,
+    )
+    .await
+    else {
+        return Ok(());
     };
+    let in_memory = (early_client.is_some() || throwaway).then_some(managed_resolver);
+    let tls = webhook_tls(&cfg, in_memory)?;
+    let (routes, aws_webhooks) = routes(&cfg, &indexes);
+    let router = webhook::router(routes, reg.webhook, webhook::Limits::from(&cfg.webhook));
+    serve_webhooks(&cfg, tls, router, &shutdown, &mut tasks).await?;
+    readiness.set(READY_WEBHOOK, true);
+    serve_metrics_and_probes(
+        &cfg,
+        &reg.registry,
+        &readiness,
+        &leadership,
+        &shutdown,
+        &mut tasks,
+    )
+    .await?;
 
-    // Fail fast on an unreadable certificate (or `--kube-ca-pem-filepath`): a pod that cannot
-    // serve TLS must not look healthy.
+    let cluster = Kube {
+        cfg: cfg.clone(),
+        early_client,
+        rest: reg.rest,
+        readiness,
+        indexes,
+        watches: reg.watches,
+        controllers,
+        aws_metrics: reg.aws,
+        aws_webhooks,
+        leadership,
+    };
+    let kube_task = tokio::spawn(cluster.run(shutdown.clone()));
+
+    shutdown.cancelled().await;
+    tracing::info!("shutting down: draining in-flight requests");
+    while tasks.join_next().await.is_some() {}
+    let abort = kube_task.abort_handle();
+    if tokio::time::timeout(cfg.shutdown_grace_period, kube_task)
+        .await
+        .is_err()
+    {
+        tracing::warn!("reconcilers did not stop within the grace period");
+        abort.abort();
+    }
+    tracing::info!("shut down cleanly");
+    Ok(())
+}
+
+/// The metrics registry and what reports to it, and the process's watches (whose cache sizes
+/// it reports): one watch per kind for the whole process, the webhook indexes and every
+/// controller's caches registering there before anything is watched, on every replica.
+struct Registered {
+    registry: Arc<prometheus_client::registry::Registry>,
+    webhook: WebhookMetrics,
+    aws: crate::aws::AwsMetrics,
+    controllers: ControllerMetrics,
+    rest: RestClientMetrics,
+    watches: Arc<crate::watch::Watches>,
+}
+
+impl Registered {
+    fn new(cfg: &Config) -> Registered {
+        let mut registry = metrics::new_registry();
+        let webhook = WebhookMetrics::register(&mut registry);
+        let aws = crate::aws::AwsMetrics::register(&mut registry);
+        if cfg.dry_run {
+            crate::aws::shadow::register(&mut registry);
+        }
+        let controllers = ControllerMetrics::register(&mut registry);
+        let rest = RestClientMetrics::register(&mut registry);
+        let watches = Arc::new(crate::watch::Watches::with_required_secrets_label(
+            cfg.required_secrets_label.clone(),
+        ));
+        CacheObjects::register(&mut registry, &watches);
+        Registered {
+            registry: Arc::new(registry),
+            webhook,
+            aws,
+            controllers,
+            rest,
+            watches,
+        }
+    }
+}
+
+/// Shutdown came before the start was done.
+struct Stopped;
+
+/// With a managed certificate the Secret and caBundle come first: nothing may serve a
+/// certificate the API servers do not trust yet. Returns the client it connected with (`None`
+/// without a managed certificate, or in a `--dry-run` shadow), after starting the rotation.
+async fn managed_certificate(
+    cfg: &Config,
+    rest: &RestClientMetrics,
+    readiness: &Readiness,
+    resolver: &Arc<webhook::tls::ReloadingCert>,
+    shutdown: &CancellationToken,
+    tasks: &mut tokio::task::JoinSet<()>,
+) -> Result<Option<kube::Client>, Stopped> {
+    let Some(m) = cfg.webhook.managed_cert.as_ref().filter(|_| !cfg.dry_run) else {
+        return Ok(None);
+    };
+    let client = tokio::select! {
+        _ = shutdown.cancelled() => return Err(Stopped),
+        client = connect_kube(cfg, rest) => client,
+    };
+    readiness.set(READY_KUBE, true);
+    let mut manager = CertManager::new(client.clone(), cert_manager_config(m), resolver.clone());
+    let mut delay = Duration::from_millis(500);
+    while let Err(error) = manager.ensure().await {
+        tracing::error!(error = %format!("{error:#}"), retry_in = ?delay, "cannot set up the webhook certificate");
+        tokio::select! {
+            _ = shutdown.cancelled() => return Err(Stopped),
+            _ = tokio::time::sleep(delay) => {}
+        }
+        delay = (delay * 2).min(Duration::from_secs(30));
+    }
+    let token = shutdown.clone();
+    tasks.spawn(async move {
+        tokio::select! { _ = token.cancelled() => {}, _ = manager.run() => {} }
+    });
+    Ok(Some(client))
+}
+
+/// The webhook server's TLS: the in-memory certificate (managed, or a shadow's throwaway), else
+/// the files. Fails fast on an unreadable certificate (or `--kube-ca-pem-filepath`): a pod that
+/// cannot serve TLS must not look healthy.
+fn webhook_tls(
+    cfg: &Config,
+    in_memory: Option<Arc<webhook::tls::ReloadingCert>>,
+) -> anyhow::Result<Arc<rustls::ServerConfig>> {
     let clients = webhook::tls::client_verifier(cfg.webhook.client_ca_file.as_deref())
         .context("webhook client CA (--kube-ca-pem-filepath)")?;
     let min_version = cfg.webhook.tls_min_version;
-    let tls = match early_client {
-        Some(_) => webhook::tls::server_config_for(managed_resolver, min_version, clients)?,
-        None if throwaway_cert => {
-            webhook::tls::server_config_for(managed_resolver, min_version, clients)?
-        }
-        None => {
-            let files = webhook::tls::ReloadingCert::from_files(
+    let resolver = match in_memory {
+        Some(resolver) => resolver,
+        None => Arc::new(
+            webhook::tls::ReloadingCert::from_files(
                 cfg.webhook.cert_file.clone(),
                 cfg.webhook.key_file.clone(),
                 webhook::tls::provider(),
             )
-            .context("webhook serving certificate")?;
-            webhook::tls::server_config_for(Arc::new(files), min_version, clients)?
-        }
+            .context("webhook serving certificate")?,
+        ),
     };
-    let limits = webhook::Limits::from(&cfg.webhook);
-    let (routes, aws_webhooks) = routes(&cfg, &indexes);
-    let router = webhook::router(routes, webhook_metrics, limits);
+    Ok(webhook::tls::server_config_for(
+        resolver,
+        min_version,
+        clients,
+    )?)
+}
+
+/// The admission webhooks on their own threads.
+async fn serve_webhooks(
+    cfg: &Config,
+    tls: Arc<rustls::ServerConfig>,
+    router: webhook::Admission,
+    shutdown: &CancellationToken,
+    tasks: &mut tokio::task::JoinSet<()>,
+) -> anyhow::Result<()> {
     let conn_limits = server::ConnLimits {
         header_timeout: cfg.webhook.request_timeout,
         drain_timeout: cfg.shutdown_grace_period,
         max_connections: cfg.webhook.max_connections,
         ..Default::default()
     };
-
-    let webhook_listener = bind("the webhook server", cfg.webhook.bind).await?;
-    tracing::info!(addr = %webhook_listener.local_addr()?, "webhook server listening");
+    let listener = bind("the webhook server", cfg.webhook.bind).await?;
+    tracing::info!(addr = %listener.local_addr()?, "webhook server listening");
     tasks.spawn(
         server::serve_tls_on_threads(
-            webhook_listener,
+            listener,
             tls,
             router,
             conn_limits,
@@ -257,8 +354,18 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         )
         .context("cannot start the webhook server threads")?,
     );
-    readiness.set(READY_WEBHOOK, true);
+    Ok(())
+}
 
+/// The metrics (`--metrics-bind-addr`) and health probe (`--health-probe-bind-addr`) servers.
+async fn serve_metrics_and_probes(
+    cfg: &Config,
+    registry: &Arc<prometheus_client::registry::Registry>,
+    readiness: &Readiness,
+    leadership: &Leadership,
+    shutdown: &CancellationToken,
+    tasks: &mut tokio::task::JoinSet<()>,
+) -> anyhow::Result<()> {
     if let Some(addr) = cfg.metrics_bind {
         let listener = bind("metrics", addr).await?;
         tracing::info!(addr = %listener.local_addr()?, "metrics server listening");
@@ -284,66 +391,89 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             }
         });
     }
+    Ok(())
+}
 
-    let kube_task = {
-        let (cfg, readiness, indexes) = (cfg.clone(), readiness.clone(), indexes.clone());
-        let token = shutdown.clone();
-        tokio::spawn(async move {
-            let client = match early_client {
-                Some(client) => client,
-                None => tokio::select! {
-                    _ = token.cancelled() => return,
-                    client = connect_kube(&cfg, &rest_metrics) => client,
-                },
-            };
-            readiness.set(READY_KUBE, true);
-            // Gateway gates whose CRDs are missing turn off (upstream's detection), and the
-            // Gateway controllers that stay on register before anything is watched.
-            let mut cfg = cfg;
-            if !crate::controller::gateway::detect::apply(&client, &mut cfg.gateway, &token).await {
-                return;
-            }
-            controllers.register_gateway(&watches, &cfg);
-            let bindings = indexes.bindings.clone();
-            let watches = {
-                let (client, cfg, token) = (client.clone(), cfg.clone(), token.clone());
-                async move {
-                    let run = watches.run(client, cfg.watch_namespaces.clone());
-                    tokio::select! {
-                        _ = token.cancelled() => {}
-                        _ = futures::future::join(run, caches_ready(indexes, readiness)) => {}
-                    }
+/// The Kubernetes half of the process: connect, settle the Gateway gates, run the watches,
+/// then (once AWS resolves) the AWS-backed webhooks and the reconcilers.
+struct Kube {
+    cfg: Config,
+    early_client: Option<kube::Client>,
+    rest: RestClientMetrics,
+    readiness: Readiness,
+    indexes: Indexes,
+    watches: Arc<crate::watch::Watches>,
+    controllers: Arc<reconcilers::Controllers>,
+    aws_metrics: crate::aws::AwsMetrics,
+    aws_webhooks: AwsWebhooks,
+    leadership: Leadership,
+}
+
+impl Kube {
+    async fn run(self, token: CancellationToken) {
+        let Kube {
+            cfg,
+            early_client,
+            rest,
+            readiness,
+            indexes,
+            watches,
+            controllers,
+            aws_metrics,
+            aws_webhooks,
+            leadership,
+        } = self;
+        let client = match early_client {
+            Some(client) => client,
+            None => tokio::select! {
+                _ = token.cancelled() => return,
+                client = connect_kube(&cfg, &rest) => client,
+            },
+        };
+        readiness.set(READY_KUBE, true);
+        // Gateway gates whose CRDs are missing turn off (upstream's detection), and the
+        // Gateway controllers that stay on register before anything is watched.
+        let mut cfg = cfg;
+        if !crate::controller::gateway::detect::apply(&client, &mut cfg.gateway, &token).await {
+            return;
+        }
+        controllers.register_gateway(&watches, &cfg);
+        let bindings = indexes.bindings.clone();
+        let watches = {
+            let (client, cfg, token) = (client.clone(), cfg.clone(), token.clone());
+            async move {
+                let run = watches.run(client, cfg.watch_namespaces.clone());
+                tokio::select! {
+                    _ = token.cancelled() => {}
+                    _ = futures::future::join(run, caches_ready(indexes, readiness)) => {}
                 }
+            }
+        };
+        // Reconcilers handle `token` themselves: the leader releases its Lease on the way out.
+        let reconcile = async move {
+            let fence = &leadership.fence;
+            // The client is connected before AWS set-up starts: its failures can be events.
+            let events = reconcilers::AwsSetupEvents::new(Some(client.clone()));
+            let Some(cloud) =
+                reconcilers::resolve_aws(&cfg, Some(aws_metrics), fence, events, &token).await
+            else {
+                return;
             };
-            // Reconcilers handle `token` themselves: the leader releases its Lease on the way out.
-            let reconcile = async move {
-                let fence = &leadership.fence;
-                // The client is connected before AWS set-up starts: its failures can be events.
-                let events = reconcilers::AwsSetupEvents::new(Some(client.clone()));
-                let Some(cloud) =
-                    reconcilers::resolve_aws(&cfg, Some(aws_metrics), fence, events, &token).await
-                else {
-                    return;
-                };
-                aws_webhooks.install(&cloud, &bindings);
-                reconcilers::run(controllers, client, cloud, cfg, leadership, token).await;
-            };
-            futures::join!(watches, reconcile);
-        })
-    };
-
-    shutdown.cancelled().await;
-    tracing::info!("shutting down: draining in-flight requests");
-    while tasks.join_next().await.is_some() {}
-    let abort = kube_task.abort_handle();
-    if tokio::time::timeout(cfg.shutdown_grace_period, kube_task)
-        .await
-        .is_err()
-    {
-        tracing::warn!("reconcilers did not stop within the grace period");
-        abort.abort();
+            aws_webhooks.install(&cloud, &bindings);
+            reconcilers::run(controllers, client, cloud, cfg, leadership, token).await;
+        };
+        futures::join!(watches, reconcile);
     }
-    tracing::info!("shut down cleanly");
+}
+
+/// Loads a self-signed serving certificate for the webhook server of a shadow (kept in memory).
+fn throwaway_cert(resolver: &webhook::tls::ReloadingCert, cfg: &Config) -> anyhow::Result<()> {
+    let Some(m) = &cfg.webhook.managed_cert else {
+        return Ok(());
+    };
+    let spec = webhook_certs::ServingSpec::new(&m.service_name, &m.namespace);
+    let bundle = webhook_certs::generate(&spec, 1)?;
+    resolver.set_pem(&bundle.cert_pem, &bundle.key_pem)?;
     Ok(())
 }
 
@@ -417,12 +547,12 @@ pub async fn connect_kube(cfg: &Config, rest: &RestClientMetrics) -> kube::Clien
                     // Its own `…-dry-run` Lease is the one object it writes.
                     let lease = cfg.enable_leader_election.then(|| {
                         let l = crate::controller::leader::LeaderConfig::from(cfg);
-                        crate::diff::shadow_kube::OwnLease {
+                        crate::aws::shadow::cluster::OwnLease {
                             namespace: l.namespace,
                             name: l.name,
                         }
                     });
-                    crate::diff::shadow_kube::client(kc, cfg.dry_run_events, lease)
+                    crate::aws::shadow::cluster::client(kc, cfg.dry_run_events, lease)
                 } else {
                     kube::client::ClientBuilder::try_from(kc)
                         .map(|b| b.with_layer(&rest.layer(&host)).build())

@@ -8,7 +8,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use tokio_util::sync::CancellationToken;
 
-use crate::aws::{self, Acm, AssumeRole, AwsConfig, AwsMetrics, Ec2, ElbV2, ResolvedCloud};
+use crate::aws::{self, AwsMetrics, Cloud};
 use crate::config::Config;
 use crate::controller::gateway::{self, GatewayControllerConfig};
 use crate::controller::gateway_class::{self, GatewayClassConfig};
@@ -24,27 +24,6 @@ use crate::webhook::indexes::TgbIndex;
 use crate::webhook::late::LateSlot;
 use crate::webhook::tg_cache::{self, TgCache};
 use crate::webhook::{tgb_mutator::TgbMutator, tgb_validator::TgbValidator};
-
-/// The AWS side, once resolved.
-#[derive(Clone)]
-pub struct Cloud {
-    pub elbv2: Arc<dyn ElbV2>,
-    pub ec2: Arc<dyn Ec2>,
-    /// ELBv2 clients of cross-account TargetGroupBindings (`iamRoleArnToAssume`).
-    pub roles: Arc<dyn AssumeRole>,
-    /// ACM, for certificate discovery (reads only).
-    pub acm: Arc<dyn Acm>,
-    pub resolved: ResolvedCloud,
-    /// CIDRs of the VPC (pod IPs outside them register with `AvailabilityZone: all`).
-    pub vpc_cidrs: Vec<ipnet::IpNet>,
-    /// The AWS metrics (also `aws_target_group_info` of the Ingress controller's bindings).
-    pub metrics: Option<AwsMetrics>,
-    /// WAFv2 / WAF Classic / Shield, those whose `--enable-*` flag is on.
-    pub addons: aws::AddonClients,
-    /// Resource Groups Tagging API, which the deployers use under gate `EnableRGTAPI` (`None`:
-    /// never, as in a dry run, whose pretended resources only the recorder's ELBv2 reads show).
-    pub tagging: Option<Arc<dyn aws::ResourceTagging>>,
-}
 
 /// Resolves region, VPC and clients, retrying with capped backoff until it works or `shutdown`.
 /// Every AWS write of the clients passes `fence` (the leader's, under leader election).
@@ -64,44 +43,7 @@ pub async fn resolve_aws(
     }
     let mut delay = Duration::from_millis(500);
     loop {
-        let attempt = async {
-            let (elbv2, ec2, roles, resolved) = aws::build_with_roles(
-                &AwsConfig::from(cfg),
-                &cfg.cluster_name,
-                metrics.clone(),
-                fence.clone(),
-            )
-            .await?;
-            let vpc_cidrs = tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id).await?;
-            let addons = aws::build_addons(
-                &AwsConfig::from(cfg),
-                &resolved.region,
-                metrics.clone(),
-                fence.clone(),
-            )
-            .await
-            .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
-            let acm =
-                aws::build_acm(&AwsConfig::from(cfg), &resolved.region, metrics.clone()).await;
-            let tagging = aws::build_tagging(
-                &AwsConfig::from(cfg),
-                &resolved.region,
-                metrics.clone(),
-                fence.clone(),
-            )
-            .await;
-            Ok::<_, aws::AwsError>(Cloud {
-                elbv2,
-                ec2,
-                roles,
-                acm,
-                resolved,
-                vpc_cidrs,
-                metrics: metrics.clone(),
-                addons,
-                tagging: Some(tagging),
-            })
-        };
+        let attempt = Cloud::build(cfg, metrics.clone(), fence);
         tokio::select! {
             _ = shutdown.cancelled() => return None,
             result = attempt => match result {
@@ -244,26 +186,6 @@ async fn own_pod(client: &kube::Client) -> Option<ObjectReference> {
     })
 }
 
-/// ACM certificate discovery as the flags set it (`--allowed-certificate-authority-arns`, gate
-/// `EnableCertificateManagement`); also used by `diff`.
-pub fn cert_discovery(cfg: &Config, acm: Arc<dyn Acm>) -> Arc<CertDiscovery> {
-    Arc::new(
-        CertDiscovery::new(acm)
-            .with_allowed_ca_arns(cfg.allowed_certificate_authority_arns.clone())
-            .with_managed_excluded(cfg.gate("EnableCertificateManagement")),
-    )
-}
-
-/// The Gateway controllers' ACM certificate discovery: upstream's own instance for them, with
-/// `--allowed-certificate-authority-arns` but never leaving out controller-created certificates
-/// (`EnableCertificateManagement` is an Ingress feature).
-pub fn gateway_cert_discovery(cfg: &Config, acm: Arc<dyn Acm>) -> Arc<CertDiscovery> {
-    Arc::new(
-        CertDiscovery::new(acm)
-            .with_allowed_ca_arns(cfg.allowed_certificate_authority_arns.clone()),
-    )
-}
-
 /// The TargetGroupBinding webhooks' slots, filled once AWS is ready.
 pub struct AwsWebhooks {
     pub tgb_mutator: LateSlot,
@@ -287,17 +209,6 @@ impl AwsWebhooks {
             bindings.clone(),
             cloud.resolved.vpc_id.clone(),
         )));
-    }
-}
-
-/// The TargetGroupBinding reconciler's settings: the flags', plus what AWS resolved (also used
-/// by `diff`).
-pub fn tgb_config(cfg: &Config, cloud: &Cloud) -> TgbConfig {
-    TgbConfig {
-        vpc_cidrs: cloud.vpc_cidrs.clone(),
-        vpc_id: cloud.resolved.vpc_id.clone(),
-        roles: Some(cloud.roles.clone()),
-        ..TgbConfig::from(cfg)
     }
 }
 
@@ -369,7 +280,7 @@ async fn run_leading(
             controller_metrics: metrics.clone(),
             addons: cloud.addons.clone(),
             tagging: cloud.tagging.clone(),
-            cert_discovery: Some(cert_discovery(&cfg, cloud.acm.clone())),
+            cert_discovery: Some(CertDiscovery::for_ingresses(&cfg, cloud.acm.clone())),
             ..IngressConfig::from(&*cfg)
         },
         token.clone(),
@@ -413,7 +324,7 @@ async fn run_leading(
     };
     // Gates `ALBGatewayAPI` / `NLBGatewayAPI` (after CRD detection): one controller per kind,
     // both on one ACM discovery (and cache).
-    let gw_discovery = gateway_cert_discovery(&cfg, cloud.acm.clone());
+    let gw_discovery = CertDiscovery::for_gateways(&cfg, cloud.acm.clone());
     let gateways = futures::future::join_all(
         [LbKind::Alb, LbKind::Nlb]
             .into_iter()
@@ -451,7 +362,7 @@ async fn run_leading(
         cloud.ec2.clone(),
         TgbConfig {
             controller_metrics: metrics.clone(),
-            ..tgb_config(&cfg, &cloud)
+            ..TgbConfig::resolved(&cfg, &cloud)
         },
         token.clone(),
     );
@@ -471,21 +382,7 @@ pub async fn run(
     let cfg = Arc::new(cfg);
     let mut cloud = cloud;
     if cfg.dry_run {
-        // Shadow mode: real reads, every write noted (log + gauge) and never sent.
-        let recorder = Arc::new(
-            crate::diff::Recorder::shadow(cloud.elbv2, cloud.ec2).with_addons(cloud.addons.clone()),
-        );
-        cloud.addons = recorder.addons_view(&cloud.addons);
-        // The tagging index knows nothing of what the recorder pretends to create: lookups go
-        // through the recorder's ELBv2 reads, which do (they find the same resources).
-        cloud.tagging = None;
-        cloud.elbv2 = recorder.clone();
-        cloud.ec2 = recorder;
-        // Cross-account bindings' clients too: their writes are noted, never sent.
-        cloud.roles = Arc::new(crate::diff::roles::RecordedRoles::shadow(
-            cloud.roles,
-            cloud.ec2.clone(),
-        ));
+        cloud = cloud.shadowed();
         tracing::info!("dry run: no AWS or Kubernetes write will be sent");
     }
     if !cfg.enable_leader_election {

@@ -13,6 +13,7 @@
 pub mod acm;
 pub mod addons;
 pub mod caller;
+pub mod cloud;
 pub mod config;
 pub mod error;
 pub mod fake;
@@ -20,6 +21,7 @@ pub mod fence;
 pub mod metrics;
 pub mod retry;
 pub mod sdk;
+pub mod shadow;
 pub mod tagging;
 pub mod throttle;
 pub mod types;
@@ -32,6 +34,7 @@ use async_trait::async_trait;
 pub use acm::Acm;
 pub use addons::{AddonClients, Protection, Shield, WafRegional, WafV2, WebAclSummary};
 pub use caller::Caller;
+pub use cloud::Cloud;
 pub use config::{
     build, build_fenced, build_with_roles, parse_api_endpoints, AwsConfig, ResolvedCloud,
 };

@@ -24,7 +24,7 @@ mod cache_objects;
 mod reconciles;
 mod talkers;
 pub use cache_objects::CacheObjects;
-pub use reconciles::{Outcome, Panicked, Reconciles, TriggerQueue, Working};
+pub use reconciles::{Outcome, Panicked, Reconciles, Working};
 pub use talkers::{
     interval_from_env as top_talkers_interval, TOP_TALKERS_INTERVAL, TOP_TALKERS_INTERVAL_ENV,
 };

@@ -1,6 +1,9 @@
-//! Controllers that reconcile Kubernetes objects against AWS, and the plumbing they share:
-//! finalizer add/remove, best-effort event publishing and a capped per-object error backoff.
+//! Controllers that reconcile Kubernetes objects against AWS, each one folder filling in the
+//! [`skeleton`] (queue, term of leadership, pass wrapper, failed-step events), and the plumbing
+//! they share: finalizer add/remove, best-effort event publishing and a capped per-object error
+//! backoff.
 
+pub mod deployer;
 pub mod gateway;
 pub mod gateway_class;
 pub mod ingress;
@@ -8,10 +11,9 @@ pub mod kube_fence;
 pub mod leader;
 pub mod metrics;
 pub mod route_status;
-pub mod scope;
 pub mod service;
+pub mod skeleton;
 pub mod tgb;
-pub mod worker;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

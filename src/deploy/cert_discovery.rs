@@ -118,6 +118,25 @@ impl CertDiscovery {
         self
     }
 
+    /// The Ingress controller's discovery as the flags set it
+    /// (`--allowed-certificate-authority-arns`, gate `EnableCertificateManagement`).
+    pub fn for_ingresses(cfg: &crate::config::Config, acm: Arc<dyn Acm>) -> Arc<Self> {
+        Arc::new(
+            Self::new(acm)
+                .with_allowed_ca_arns(cfg.allowed_certificate_authority_arns.clone())
+                .with_managed_excluded(cfg.gate("EnableCertificateManagement")),
+        )
+    }
+
+    /// The Gateway controllers' discovery: upstream's own instance for them, with
+    /// `--allowed-certificate-authority-arns` but never leaving out controller-created
+    /// certificates (`EnableCertificateManagement` is an Ingress feature).
+    pub fn for_gateways(cfg: &crate::config::Config, acm: Arc<dyn Acm>) -> Arc<Self> {
+        Arc::new(
+            Self::new(acm).with_allowed_ca_arns(cfg.allowed_certificate_authority_arns.clone()),
+        )
+    }
+
     pub fn with_cache_ttls(mut self, ttls: CacheTtls) -> Self {
         self.ttls = ttls;
         self

@@ -10,10 +10,12 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{shadow, Recorder, Sink, StackDiff};
+use super::{Recorder, Sink, StackDiff};
+use crate::aws::shadow;
+use crate::aws::Cloud;
 use crate::config::Config;
+use crate::controller::tgb::TgbConfig;
 use crate::crd::TargetGroupBinding;
-use crate::reconcilers::{tgb_config, Cloud};
 
 /// How long `diff` waits for every binding's first reconcile.
 const WAIT: Duration = Duration::from_secs(120);
@@ -52,7 +54,7 @@ pub async fn plan(
     if want.is_empty() {
         return Ok(None);
     }
-    let client = super::shadow_kube::client(kc, false, None)?;
+    let client = shadow::cluster::client(kc, false, None)?;
     Ok(Some(Planned { want, client }))
 }
 
@@ -67,7 +69,7 @@ pub async fn diff_bindings(
 ) -> std::io::Result<()> {
     let Planned { want, client } = planned;
     shadow::collect();
-    let mut tcfg = tgb_config(cfg, cloud);
+    let mut tcfg = TgbConfig::resolved(cfg, cloud);
     // One at a time: the report lists each binding's writes on their own.
     tcfg.concurrency = 1;
     let token = CancellationToken::new();

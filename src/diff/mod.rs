@@ -1,7 +1,8 @@
 //! `aws-load-balancer-controller diff`: a one-shot, read-only reconcile of every Ingress group the
 //! controller would handle, against the live AWS account and the live cluster (or `-f`
 //! manifests). The model is built as the controller builds it and deployed by the same deployer,
-//! through [`record::Recorder`]: reads are real, writes are recorded and printed instead of sent.
+//! through the AWS layer's [`Recorder`]: reads are real, writes are recorded and printed instead
+//! of sent.
 //! The Kubernetes writes (finalizers, TargetGroupBinding objects, status) are computed from the
 //! same comparisons the controller makes, with reads only.
 //!
@@ -21,26 +22,27 @@ pub mod gateways;
 pub mod groups;
 pub mod output;
 pub mod progress;
-pub mod record;
-pub mod roles;
 pub mod services;
-pub mod shadow;
-pub mod shadow_kube;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
 
 use crate::args::ControllerArgs;
-use crate::config::Config;
+use crate::aws::shadow::RecordedRoles;
+pub use crate::aws::shadow::{Change, Recorder, Write};
+use crate::aws::{AwsConfig, Cloud, Fence};
+use crate::config::{Config, GatewayConfig};
+use crate::controller::deployer::{deployer, DeployerParts};
+use crate::controller::gateway::Stores;
 use crate::controller::ingress::IngressConfig;
-use crate::deploy::Deployer;
+use crate::deploy::{CertDiscovery, Deployer};
 use crate::model::ClusterObjects;
 pub use output::{Sink, Totals};
 pub use progress::Progress;
-pub use record::{Change, Recorder, Write};
 
 /// `aws-load-balancer-controller diff`: the writes a reconcile would make now, without making them.
 #[derive(clap::Args, Debug)]
@@ -129,90 +131,24 @@ pub fn run_with(
 /// every stack listed, then every stack producer in turn, each stack handed to `sink` as soon
 /// as it is computed.
 pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let (elbv2, ec2, roles, resolved) = crate::aws::build_with_roles(
-        &crate::aws::AwsConfig::from(cfg),
-        &cfg.cluster_name,
-        None,
-        crate::aws::Fence::default(),
-    )
-    .await
-    .context("setting up the AWS clients")?;
-    let vpc_cidrs = crate::controller::tgb::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id)
-        .await
-        .context("reading the VPC")?;
-    let vpc_cidr_texts: Vec<String> = vpc_cidrs.iter().map(ToString::to_string).collect();
-    let addons = crate::aws::build_addons(
-        &crate::aws::AwsConfig::from(cfg),
-        &resolved.region,
-        None,
-        crate::aws::Fence::default(),
-    )
-    .await
-    .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
-    let recorder = Arc::new(Recorder::new(elbv2, ec2).with_addons(addons.clone()));
-    let addons = recorder.addons_view(&addons);
+    let (recorder, cloud) = recorded_cloud(cfg).await?;
     let mut icfg = IngressConfig::from(cfg);
     // As every controller at start: the model's VPC is the resolved one (`--aws-vpc-tags` or
     // the instance's), not only `--aws-vpc-id`; the plan annotation shows it.
     if icfg.model.vpc_id.is_none() {
-        icfg.model.vpc_id = Some(resolved.vpc_id.clone());
+        icfg.model.vpc_id = Some(cloud.resolved.vpc_id.clone());
     }
-    // ACM is only read (certificate discovery): real calls, nothing to record.
-    let acm =
-        crate::aws::build_acm(&crate::aws::AwsConfig::from(cfg), &resolved.region, None).await;
-    let deployer_with = |discovery| {
-        Deployer::new(
-            recorder.clone(),
-            recorder.clone(),
-            icfg.model.cluster_name.clone(),
-            resolved.vpc_id.clone(),
-        )
-        .with_external_managed_tags(icfg.model.external_managed_tags.clone())
-        .with_listener_rules_tagging(icfg.model.gate("ListenerRulesTagging"))
-        .with_addons(addons.clone())
-        .with_cert_discovery(discovery)
-        .with_lb_stabilization_interval(cfg.lb_stabilization_monitor_interval)
-        // A pretended delete never frees anything, so waiting for it would only stall.
-        .with_delete_retry(
-            std::time::Duration::from_millis(1),
-            std::time::Duration::from_millis(1),
-        )
-    };
-    // Gate `EnableRGTAPI` is left out: the tagging index does not know what the recorder
-    // pretends to create, and the ELBv2 lookups through it find the same resources.
-    let deployer = deployer_with(crate::reconcilers::cert_discovery(cfg, acm.clone()))
-        .with_enhanced_default_behavior(icfg.model.gate("EnhancedDefaultBehavior"));
+    let deployer = recorded_deployer(cfg, &icfg, &cloud, CertDiscovery::for_ingresses);
     // The Gateway controllers' own ACM discovery, as the controller builds it (it never leaves
     // out the certificates `EnableCertificateManagement` made); upstream's Gateway deployers
     // always reset dropped listener settings, whatever `EnhancedDefaultBehavior` says.
-    let gw_deployer = deployer_with(crate::reconcilers::gateway_cert_discovery(cfg, acm.clone()))
+    let gw_deployer = recorded_deployer(cfg, &icfg, &cloud, CertDiscovery::for_gateways)
         .with_enhanced_default_behavior(true);
     let mut notes = Vec::new();
     let mut gw_gates = cfg.gateway.clone();
     let (objs, client, gw_stores) = if files.is_empty() {
-        let kc = kube_config(cfg).await?;
-        let client = kube::Client::try_from(kc.clone())?;
-        let objs = groups::list_objects(&client, cfg).await?;
-        // As the controller at start: a Gateway gate whose CRDs the cluster lacks is off.
-        if gw_gates.crd_detection_needed() {
-            let served = crate::controller::gateway::detect::served_kinds(&client)
-                .await
-                .context("discovering the Gateway API kinds")?;
-            for off in gw_gates.apply_crd_detection(&served) {
-                notes.push(format!("{} ({})", off.message, off.missing.join(", ")));
-            }
-        }
-        let stores = if gw_gates.alb.enabled || gw_gates.nlb.enabled {
-            let sets = gw_gates.listener_set.enabled;
-            let s = gateway_objects::list(&client, &cfg.watch_namespaces, &objs, sets).await?;
-            if s.is_none() {
-                notes.push("the cluster does not serve the Gateway API: no Gateways".into());
-            }
-            s
-        } else {
-            None
-        };
-        (objs, Some((client, kc)), stores)
+        let (objs, client, stores) = read_cluster(cfg, &mut gw_gates, &mut notes).await?;
+        (objs, Some(client), stores)
     } else {
         notes.push(
             "objects read from manifests: Kubernetes writes (finalizers, TargetGroupBindings, status) are not shown".into(),
@@ -258,23 +194,21 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
     ];
     sink.begin(notes, &counts)?;
     groups::diff_groups(&env, &objs, &planned_groups, sink).await?;
-    if !planned_services.is_empty() {
-        let reader = crate::controller::service::EnvReader::new(
-            recorder.clone(),
-            resolved.vpc_id.clone(),
-            vpc_cidr_texts.clone(),
+    // Subnets and VPC CIDRs, as the Service and Gateway controllers read them.
+    let reader = || {
+        crate::controller::service::EnvReader::new(
+            cloud.ec2.clone(),
+            cloud.resolved.vpc_id.clone(),
+            cloud.vpc_cidr_texts(),
             icfg.model.gate("SubnetDiscoveryByReachability"),
-        );
-        services::diff_services(&env, &reader, &objs, &planned_services, sink).await?;
+        )
+    };
+    if !planned_services.is_empty() {
+        services::diff_services(&env, &reader(), &objs, &planned_services, sink).await?;
     }
     if let Some(stores) = gw_stores.as_ref().filter(|_| !planned_gateways.is_empty()) {
-        let reader = crate::controller::service::EnvReader::new(
-            recorder.clone(),
-            resolved.vpc_id.clone(),
-            vpc_cidr_texts.clone(),
-            icfg.model.gate("SubnetDiscoveryByReachability"),
-        );
-        let target_groups = gateways::GatewayEnv::target_group_cache(recorder.clone());
+        let target_groups = gateways::GatewayEnv::target_group_cache(cloud.elbv2.clone());
+        let reader = reader();
         let genv = gateways::GatewayEnv {
             stores,
             reader: &reader,
@@ -289,20 +223,100 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         gateways::diff_gateways(&env, &genv, &planned_gateways, sink).await?;
     }
     if let Some(planned) = planned_bindings {
-        let cloud = crate::reconcilers::Cloud {
-            elbv2: recorder.clone(),
-            ec2: recorder.clone(),
-            roles: Arc::new(roles::RecordedRoles::diff(roles, recorder.clone())),
-            acm,
-            resolved,
-            vpc_cidrs,
-            metrics: None,
-            addons,
-            tagging: None,
-        };
         bindings::diff_bindings(cfg, planned, recorder.clone(), &cloud, sink).await?;
     }
     Ok(())
+}
+
+/// The AWS side of the report, as the controller resolves it, behind the recorder: real reads,
+/// every write kept for the report; cross-account bindings' clients refuse (the report would
+/// not show their writes).
+async fn recorded_cloud(cfg: &Config) -> anyhow::Result<(Arc<Recorder>, Cloud)> {
+    let aws = AwsConfig::from(cfg);
+    let (elbv2, ec2, roles, resolved) =
+        crate::aws::build_with_roles(&aws, &cfg.cluster_name, None, Fence::default())
+            .await
+            .context("setting up the AWS clients")?;
+    let vpc_cidrs = crate::aws::cloud::vpc_cidrs(ec2.as_ref(), &resolved.vpc_id)
+        .await
+        .context("reading the VPC")?;
+    let addons = crate::aws::build_addons(&aws, &resolved.region, None, Fence::default())
+        .await
+        .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
+    let recorder = Arc::new(Recorder::new(elbv2, ec2).with_addons(addons.clone()));
+    // ACM is only read (certificate discovery): real calls, nothing to record.
+    let acm = crate::aws::build_acm(&aws, &resolved.region, None).await;
+    let cloud = Cloud {
+        elbv2: recorder.clone(),
+        ec2: recorder.clone(),
+        roles: Arc::new(RecordedRoles::diff(roles, recorder.clone())),
+        acm,
+        resolved,
+        vpc_cidrs,
+        metrics: None,
+        addons: recorder.addons_view(&addons),
+        tagging: None,
+    };
+    Ok((recorder, cloud))
+}
+
+/// The deployer a controller builds, writing through the recorder, with the ACM discovery
+/// `discovery` makes. Gate `EnableRGTAPI` is left out: the tagging index does not know what the
+/// recorder pretends to create, and the ELBv2 lookups through it find the same resources.
+fn recorded_deployer(
+    cfg: &Config,
+    icfg: &IngressConfig,
+    cloud: &Cloud,
+    discovery: fn(&Config, Arc<dyn crate::aws::Acm>) -> Arc<CertDiscovery>,
+) -> Deployer {
+    let parts = DeployerParts {
+        tagging: None,
+        addons: cloud.addons.clone(),
+        lb_stabilization_interval: cfg.lb_stabilization_monitor_interval,
+        cert_discovery: Some(discovery(cfg, cloud.acm.clone())),
+    };
+    let vpc_id = &cloud.resolved.vpc_id;
+    deployer(
+        cloud.elbv2.clone(),
+        cloud.ec2.clone(),
+        vpc_id,
+        &icfg.model,
+        parts,
+    )
+    // A pretended delete never frees anything, so waiting for it would only stall.
+    .with_delete_retry(Duration::from_millis(1), Duration::from_millis(1))
+}
+
+/// The cluster's objects as the controller's watches see them, with the client the Kubernetes
+/// writes are computed through. As the controller at start, a Gateway gate whose CRDs the
+/// cluster lacks turns off (noted).
+async fn read_cluster(
+    cfg: &Config,
+    gw_gates: &mut GatewayConfig,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<(ClusterObjects, (kube::Client, kube::Config), Option<Stores>)> {
+    let kc = kube_config(cfg).await?;
+    let client = kube::Client::try_from(kc.clone())?;
+    let objs = groups::list_objects(&client, cfg).await?;
+    if gw_gates.crd_detection_needed() {
+        let served = crate::controller::gateway::detect::served_kinds(&client)
+            .await
+            .context("discovering the Gateway API kinds")?;
+        for off in gw_gates.apply_crd_detection(&served) {
+            notes.push(format!("{} ({})", off.message, off.missing.join(", ")));
+        }
+    }
+    let stores = if gw_gates.alb.enabled || gw_gates.nlb.enabled {
+        let sets = gw_gates.listener_set.enabled;
+        let s = gateway_objects::list(&client, &cfg.watch_namespaces, &objs, sets).await?;
+        if s.is_none() {
+            notes.push("the cluster does not serve the Gateway API: no Gateways".into());
+        }
+        s
+    } else {
+        None
+    };
+    Ok((objs, (client, kc), stores))
 }
 
 /// The objects of the manifests: the Gateway kinds in the Gateway controllers' stores, the

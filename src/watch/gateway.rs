@@ -36,9 +36,9 @@ use serde::Serialize;
 use crate::model::gateway::dropped::decode_noting_dropped;
 
 use super::driver::{drive, Kind};
+use super::namespaces as scope;
 use super::registry::{cluster, namespaced, Driver};
 use super::Watches;
-use crate::controller::scope;
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };

@@ -12,6 +12,7 @@ mod count;
 mod driver;
 pub mod gateway;
 mod named;
+pub mod namespaces;
 mod registry;
 mod store;
 pub mod trim;

@@ -18,8 +18,8 @@ use serde::de::DeserializeOwned;
 use super::driver::{drive, Kind};
 use super::gateway::GatewayKinds;
 use super::named::Named;
+use super::namespaces as scope;
 use super::trim;
-use crate::controller::scope;
 use crate::crd::{IngressClassParams, TargetGroupBinding};
 
 /// Every kind the process may watch.

@@ -8,8 +8,8 @@ use gateway_api::apis::standard::gateways::Gateway;
 use kube::api::{Patch, PatchParams};
 use kube::ResourceExt;
 
-use super::reconcile::api_of;
 use super::{Ctx, GatewayError};
+use crate::controller::skeleton::api_of;
 
 /// Sets each annotation of `keys` to `"true"` (`on`) or `"false"`; returns the Gateway as
 /// written, whose resourceVersion later precondition-checked writes (the finalizer) need.
@@ -24,7 +24,7 @@ pub(super) async fn record(
         keys.iter().map(|k| (k.to_string(), value.into())).collect();
     let body = serde_json::json!({"metadata": {"annotations": annotations}});
     tracing::info!(gateway = %gw.name_any(), addons = ?keys, value, "recording gateway add-ons");
-    let written = api_of(ctx, gw)
+    let written = api_of(&ctx.client, gw)
         .patch(
             &gw.name_any(),
             &PatchParams::default(),

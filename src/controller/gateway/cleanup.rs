@@ -9,9 +9,10 @@ use kube::ResourceExt;
 
 use super::config::Configs;
 use super::inputs::Owned;
-use super::reconcile::{api_of, binding_labels, kind, ns_of, warn};
+use super::reconcile::{binding_labels, kind, ns_of, REMOVE_FINALIZER};
 use super::{Ctx, GatewayError};
-use crate::controller::ingress::{reason, sync_bindings};
+use crate::controller::ingress::sync_bindings;
+use crate::controller::skeleton::{api_of, Failed};
 use crate::controller::{remove_finalizer, route_status};
 use crate::model::gateway::{ALB_GATEWAY_FINALIZER, NLB_GATEWAY_FINALIZER};
 use crate::model::Stack;
@@ -51,25 +52,15 @@ pub(super) async fn cleanup(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError>
         }
         Ok::<_, GatewayError>(())
     };
-    if let Err(e) = removed.await {
-        warn(
-            ctx,
-            gw,
-            reason::FAILED_DEPLOY_MODEL,
-            format!("Failed deploy model due to {e}"),
-        )
-        .await;
-        return Err(e);
-    }
+    ctx.events
+        .warned(&[gw], Failed::DEPLOY_MODEL, removed.await)
+        .await?;
     tracing::info!(gateway = %stack_id, "deleted the gateway's resources");
     // Before the finalizer goes: a crash in between re-runs this deletion, so the last Gateway
     // cannot leave the shared backend SG behind.
     release_backend_sg(ctx, &stack_id).await;
-    if let Err(e) = remove_finalizer(&api_of(ctx, gw), gw, k.finalizer).await {
-        let note = format!("Failed remove gateway finalizer due to {e}");
-        warn(ctx, gw, reason::FAILED_REMOVE_FINALIZER, note).await;
-        return Err(e.into());
-    }
+    let released = remove_finalizer(&api_of(&ctx.client, gw), gw, k.finalizer).await;
+    ctx.events.warned(&[gw], REMOVE_FINALIZER, released).await?;
     if let Some(refs) = &ctx.cfg.service_references {
         refs.forget(&stack_id);
     }
@@ -94,18 +85,11 @@ pub(super) async fn check_deletable(
     stack_id: &str,
 ) -> Result<(), GatewayError> {
     let k = kind(ctx.cfg.lb);
-    if let Err(e) = ctx.deployer.check_deletable_of(k.stack, stack_id).await {
-        let e = GatewayError::from(e);
-        warn(
-            ctx,
-            gw,
-            reason::FAILED_DEPLOY_MODEL,
-            format!("Failed deploy model due to {e}"),
-        )
-        .await;
-        return Err(e);
-    }
-    Ok(())
+    let checked = ctx.deployer.check_deletable_of(k.stack, stack_id).await;
+    let checked = checked.map_err(GatewayError::from);
+    ctx.events
+        .warned(&[gw], Failed::DEPLOY_MODEL, checked)
+        .await
 }
 
 /// The auto-created backend SG goes once Gateway `key` no longer uses it (deleted, or its stack

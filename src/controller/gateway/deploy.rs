@@ -10,12 +10,13 @@ use kube::ResourceExt;
 
 use super::listener_set_status;
 use super::reconcile::{
-    api_of, binding_labels, fail_status, kind, ns_of, warn, PROGRAMMED_REQUEUE,
+    binding_labels, fail_status, kind, ns_of, ADD_FINALIZER, PROGRAMMED_REQUEUE,
 };
 use super::status;
 use super::{Ctx, GatewayError};
 use crate::controller::gateway_class::services_of;
-use crate::controller::ingress::{reason, sync_bindings};
+use crate::controller::ingress::sync_bindings;
+use crate::controller::skeleton::{api_of, reason, Failed};
 use crate::controller::{add_finalizer, route_status};
 use crate::deploy::Error as DeployError;
 use crate::model::gateway::refused::{
@@ -33,15 +34,13 @@ pub(super) async fn deploy(
 ) -> Result<Option<Duration>, GatewayError> {
     let finalizer = kind(ctx.cfg.lb).finalizer;
     // Before any AWS write: from here on, deleting the Gateway cannot leak its load balancer.
-    if let Err(e) = add_finalizer(&api_of(ctx, gw), gw, finalizer).await {
-        let note = format!("Failed add gateway finalizer due to {e}");
-        warn(ctx, gw, reason::FAILED_ADD_FINALIZER, note).await;
-        return Err(e.into());
-    }
+    let added = add_finalizer(&api_of(&ctx.client, gw), gw, finalizer).await;
+    ctx.events.warned(&[gw], ADD_FINALIZER, added).await?;
     let stack = &built.stack;
     if !stack.warnings.is_empty() {
         let notes: Vec<&str> = stack.warnings.iter().map(|w| w.message.as_str()).collect();
-        warn(ctx, gw, reason::UNSUPPORTED_CONFIGURATION, notes.join("; ")).await;
+        let r = reason::UNSUPPORTED_CONFIGURATION;
+        ctx.events.warn_on(gw, r, notes.join("; ")).await;
     }
     // Said on the route too: its owner may not read the Gateway's events.
     for (route, note) in refused_rules(inputs, built) {
@@ -80,13 +79,7 @@ pub(super) async fn deploy(
             return Ok(Some(retry_after));
         }
         Err(e) => {
-            warn(
-                ctx,
-                gw,
-                reason::FAILED_DEPLOY_MODEL,
-                format!("Failed deploy model due to {e}"),
-            )
-            .await;
+            ctx.events.failed(gw, Failed::DEPLOY_MODEL, &e).await;
             fail_status(ctx, gw, status::RECONCILE_ERROR).await;
             return Err(e);
         }
@@ -111,12 +104,12 @@ pub(super) async fn deploy(
             .staged("update_status", status::patch(&ctx.client, gw, &st))
             .await
         {
-            let note = format!(
-                "Failed update status due to failed to update gw status: {}/{}: {e}",
+            let why = format!(
+                "failed to update gw status: {}/{}: {e}",
                 ns_of(gw),
                 gw.name_any()
             );
-            warn(ctx, gw, reason::FAILED_UPDATE_STATUS, note).await;
+            ctx.events.failed(gw, Failed::UPDATE_STATUS, &why).await;
             return Err(e.into());
         }
     }

@@ -30,7 +30,7 @@ use k8s_openapi::api::core::v1::{Namespace, Service};
 use kube::{Resource, ResourceExt};
 
 use super::refs::{route_refs, RouteRefs};
-use crate::controller::ingress::queue::{Priority, Queue};
+use crate::controller::skeleton::{Priority, QueueSlot, Source};
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };
@@ -113,7 +113,7 @@ impl Stores {
 pub struct Feed {
     pub lb: LbKind,
     pub stores: Stores,
-    queue: Mutex<Option<Arc<Queue<String>>>>,
+    queue: QueueSlot<String>,
 }
 
 impl Feed {
@@ -121,22 +121,15 @@ impl Feed {
         Self {
             lb,
             stores,
-            queue: Mutex::new(None),
+            queue: QueueSlot::default(),
         }
-    }
-
-    /// Starts (Some) or stops (None) queueing for a term of leadership.
-    pub fn attach(&self, queue: Option<Arc<Queue<String>>>) {
-        *self.queue.lock().unwrap_or_else(|p| p.into_inner()) = queue;
-    }
-
-    fn queue(&self) -> Option<Arc<Queue<String>>> {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Queues every Gateway of our classes (a term's first pass, at low priority).
     pub fn all(&self) {
-        let Some(queue) = self.queue() else { return };
+        let Some(queue) = self.queue.get() else {
+            return;
+        };
         for gw in self.stores.gateways.state() {
             if self.stores.is_ours(&gw, self.lb) {
                 queue.add_with(key_of(gw.as_ref()), Priority::Low);
@@ -147,7 +140,9 @@ impl Feed {
     /// Queues those of `keys` that are Gateways of our classes now (a trigger remembers keys
     /// unfiltered: a route seen before its Gateway or class still names it when it moves away).
     pub(super) fn enqueue(&self, keys: impl IntoIterator<Item = String>) {
-        let Some(queue) = self.queue() else { return };
+        let Some(queue) = self.queue.get() else {
+            return;
+        };
         for k in self.ours(keys) {
             queue.add(k);
         }
@@ -236,6 +231,16 @@ fn key_of<K: Resource>(o: &K) -> String {
         o.namespace().unwrap_or_else(|| "default".into()),
         o.name_any()
     )
+}
+
+impl Source<String> for Feed {
+    fn slot(&self) -> &QueueSlot<String> {
+        &self.queue
+    }
+
+    fn resync_all(&self) {
+        self.all();
+    }
 }
 
 /// What about an object counts for Gateways (changes of anything else queue nothing).

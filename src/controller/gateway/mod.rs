@@ -27,9 +27,10 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::ingress::queue::Queue;
+use super::deployer::{deployer, DeployerParts};
 use super::metrics::{ControllerMetrics, Reconciles};
 use super::service::EnvReader;
+use super::skeleton::{all_synced, Controller};
 use crate::aws::{AwsError, AwsMetrics, Ec2, ElbV2};
 use crate::deploy::{CertDiscovery, Deployer};
 use crate::model::gateway::listeners::LbKind;
@@ -155,7 +156,6 @@ pub(crate) struct Ctx {
     secrets: Option<Arc<secrets::Monitor>>,
     cfg: GatewayControllerConfig,
     events: super::Events,
-    backoff: super::Backoff,
     rec: Reconciles,
     /// ARNs of target groups named by `TargetGroupName` backends, by name.
     target_groups: TgCache,
@@ -330,99 +330,49 @@ pub async fn lead(
         LbKind::Alb => "albgateway",
         LbKind::Nlb => "nlbgateway",
     };
-    let rec = cfg
-        .controller_metrics
-        .controller(cfg.name())
-        .talkers(talker);
-    rec.start(cfg.concurrency.max(1));
-    let queue: Arc<Queue<String>> = Arc::new(Queue::default().with_metrics(rec.clone()));
-    let _detach = Detach(feed.clone());
-    let synced = futures::future::join_all(warm.synced.iter().map(|s| s.wait()));
-    tokio::select! {
-        _ = synced => {}
-        _ = shutdown.cancelled() => return,
-    }
-    feed.attach(Some(queue.clone()));
-    feed.all();
-    tracing::info!(controller = cfg.name(), "gateway controller caches synced");
-
-    let mut deployer = Deployer::new(
-        elbv2.clone(),
-        ec2.clone(),
-        cfg.model.cluster_name.clone(),
-        vpc_id.clone(),
-    )
-    .with_external_managed_tags(cfg.model.external_managed_tags.clone())
-    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
+    let controller = Controller::new(&cfg.controller_metrics, cfg.name())
+        .talkers(talker)
+        .titled("gateway controller")
+        .workers(cfg.concurrency)
+        .backoff(cfg.base_backoff, cfg.max_backoff)
+        .resync(cfg.sync_period)
+        .shadowed("gateway");
+    let parts = DeployerParts {
+        tagging: cfg.tagging.clone(),
+        addons: cfg.addons.clone(),
+        lb_stabilization_interval: cfg.lb_stabilization_interval,
+        cert_discovery: cfg.cert_discovery.clone(),
+    };
     // Upstream's Gateway deployers always reset listener settings a configuration dropped,
     // whatever `EnhancedDefaultBehavior` says.
-    .with_enhanced_default_behavior(true)
-    .with_resource_tagging(
-        cfg.tagging
-            .clone()
-            .filter(|_| cfg.model.gate("EnableRGTAPI")),
-    )
-    .with_addons(cfg.addons.clone())
-    .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
-    if let Some(d) = &cfg.cert_discovery {
-        deployer = deployer.with_cert_discovery(d.clone());
-    }
-    let env = EnvReader::new(
-        ec2,
-        vpc_id,
-        cfg.vpc_cidrs.clone(),
-        cfg.model.gate("SubnetDiscoveryByReachability"),
-    );
+    let deployer = deployer(elbv2.clone(), ec2.clone(), &vpc_id, &cfg.model, parts)
+        .with_enhanced_default_behavior(true);
+    let reachability = cfg.model.gate("SubnetDiscoveryByReachability");
+    let env = EnvReader::new(ec2, vpc_id, cfg.vpc_cidrs.clone(), reachability);
     let ctx = Arc::new(Ctx {
         target_groups: TgCache::new(elbv2, TARGET_GROUP_NAME_TTL),
         events: super::Events::new(client.clone(), cfg.name()),
-        backoff: super::Backoff::new(cfg.base_backoff, cfg.max_backoff),
+        rec: controller.metrics(),
         client,
         deployer,
         env,
-        feed,
+        feed: feed.clone(),
         secrets: match cfg.lb {
             LbKind::Alb => warm.alb_secrets.clone(),
             LbKind::Nlb => None,
         },
         cfg,
-        rec,
     });
-    let workers = futures::future::join_all(
-        (0..ctx.cfg.concurrency.max(1)).map(|_| worker(ctx.clone(), queue.clone())),
-    );
-    tokio::select! {
-        _ = workers => {}
-        _ = queue.run_timers() => {}
-        _ = shutdown.cancelled() => {}
-    }
-}
-
-/// Stops a term's queueing when the term ends, however it ends.
-struct Detach(Arc<Feed>);
-
-impl Drop for Detach {
-    fn drop(&mut self) {
-        self.0.attach(None);
-    }
-}
-
-async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<String>>) {
-    let w = super::worker::Worker {
-        queue: &queue,
-        rec: &ctx.rec,
-        backoff: &ctx.backoff,
-        sync_period: Some(ctx.cfg.sync_period),
-        controller: ctx.cfg.name(),
-    };
-    w.run(|key: String| {
-        let ctx = ctx.clone();
-        async move {
-            let pass = reconcile::reconcile(&ctx, &key);
-            crate::diff::shadow::scope(format!("gateway {key}"), pass).await
-        }
-    })
-    .await
+    let pass = |ctx: Arc<Ctx>, key: String| async move { reconcile::reconcile(&ctx, &key).await };
+    controller
+        .run(
+            feed.as_ref(),
+            all_synced(&warm.synced),
+            &shutdown,
+            ctx,
+            pass,
+        )
+        .await
 }
 
 #[cfg(test)]

@@ -16,11 +16,12 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use gateway_api::apis::standard::gateways::{Gateway, GatewayStatus};
 use kube::api::{Patch, PatchParams};
-use kube::{Api, Resource, ResourceExt};
+use kube::ResourceExt;
 
 use super::config::{self, Configs};
 use super::deploy::deploy;
@@ -28,12 +29,12 @@ use super::feed::controller_name;
 use super::inputs::Owned;
 use super::status;
 use super::{Ctx, GatewayError};
-use crate::controller::ingress::reason;
+use crate::controller::skeleton::{api_of, reason, Failed};
 use crate::model::gateway::addons::ActiveAddons;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::{
-    build_alb_gateway_stack, build_nlb_gateway_stack, GatewayInputs, ALB_GATEWAY_FINALIZER,
-    DRY_RUN_ANNOTATION, DRY_RUN_PLAN_ANNOTATION, NLB_GATEWAY_FINALIZER,
+    build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild, GatewayInputs,
+    ALB_GATEWAY_FINALIZER, DRY_RUN_ANNOTATION, DRY_RUN_PLAN_ANNOTATION, NLB_GATEWAY_FINALIZER,
 };
 use crate::model::tags::{TagContext, ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX};
 use crate::model::{GroupId, Stack, StackKind};
@@ -62,16 +63,14 @@ pub(crate) fn kind(lb: LbKind) -> Kind {
     }
 }
 
-pub(super) async fn warn(ctx: &Ctx, gw: &Gateway, reason: &str, note: String) {
-    ctx.events.warning(&gw.object_ref(&()), reason, note).await;
-}
+/// Upstream's Gateway controller names its finalizer in these notes.
+pub(super) const ADD_FINALIZER: Failed =
+    Failed::step(reason::FAILED_ADD_FINALIZER, "add gateway finalizer");
+pub(super) const REMOVE_FINALIZER: Failed =
+    Failed::step(reason::FAILED_REMOVE_FINALIZER, "remove gateway finalizer");
 
 pub(super) fn ns_of(gw: &Gateway) -> String {
     gw.namespace().unwrap_or_else(|| "default".into())
-}
-
-pub(super) fn api_of(ctx: &Ctx, gw: &Gateway) -> Api<Gateway> {
-    Api::namespaced(ctx.client.clone(), &ns_of(gw))
 }
 
 /// Labels of the stack's TargetGroupBindings (`gateway.k8s.aws.alb/stack-namespace`, `-name`).
@@ -108,6 +107,41 @@ async fn write_failure(ctx: &Ctx, gw: &Gateway, st: Option<GatewayStatus>) {
 
 /// Reconciles Gateway `key`; `Ok(Some(d))` asks for another pass after `d`.
 pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, GatewayError> {
+    let Some((gw, configs)) = ours(ctx, key).await? else {
+        return Ok(None);
+    };
+    if gw.metadata.deletion_timestamp.is_some() && deleted(ctx, &gw, &configs, key).await? {
+        return Ok(None);
+    }
+    let mut owned = Owned::gather(&ctx.feed.stores, ctx.cfg.lb, key);
+    let built = match build(ctx, &gw, &configs, &mut owned, key).await {
+        Ok(b) => b,
+        Err(e) => {
+            ctx.events
+                .failed(gw.as_ref(), Failed::BUILD_MODEL, &e)
+                .await;
+            write_failure(ctx, &gw, status::build_failure(&gw, &e)).await;
+            return Err(e);
+        }
+    };
+    if planned_only(ctx, &gw, &built.stack, key).await? {
+        return Ok(None);
+    }
+    let ignored = not_built(&owned, &built.stack);
+    if !ignored.is_empty() {
+        let note = format!(
+            "{} not supported by this build yet: no listener, rule or target group is made for them",
+            ignored.join(", ")
+        );
+        let r = reason::UNSUPPORTED_CONFIGURATION;
+        ctx.events.warn_on(gw.as_ref(), r, note).await;
+    }
+    deploy_recording_addons(ctx, &gw, &built, &owned, &configs).await
+}
+
+/// Gateway `key` when a controller of ours handles it, with its configurations resolved and
+/// held (a failure to resolve is Accepted False `Invalid` with the error, and a retry).
+async fn ours(ctx: &Ctx, key: &str) -> Result<Option<(Arc<Gateway>, Configs)>, GatewayError> {
     let stores = &ctx.feed.stores;
     let (ns, name) = key.split_once('/').unwrap_or(("default", key));
     let Some(gw) = stores.gateways.get(ns, name) else {
@@ -126,141 +160,152 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Gateway
         Ok(c) => config::hold(&ctx.client, &c).await.map(|_| c),
         Err(e) => Err(e),
     };
-    let configs = match resolved {
-        Ok(c) => c,
+    match resolved {
+        Ok(configs) => Ok(Some((gw, configs))),
         Err(message) => {
             fail_status(ctx, &gw, &message).await;
-            return Err(GatewayError::Config(message));
+            Err(GatewayError::Config(message))
         }
-    };
-    if gw.metadata.deletion_timestamp.is_some() {
-        let merged = crate::model::gateway::build::merged_config(&Configs::inputs(&configs, &gw));
-        if config::deletion_protected(&merged) {
-            let e = format!(
-                "Unable to delete gateway {{Namespace:{ns} Name:{name}}} because deletion protection is enabled."
-            );
-            warn(
-                ctx,
-                &gw,
-                reason::FAILED_BUILD_MODEL,
-                format!("Failed build model due to {e}"),
-            )
-            .await;
-            fail_status(ctx, &gw, status::RECONCILE_ERROR).await;
-            return Err(GatewayError::Config(e));
-        }
-        // Upstream: with add-ons still recorded active, one more pass deploys the stack without
-        // them (and records them off); the next pass, with none active, deletes the stack. With
-        // no load balancer left there is nothing to take them off: none is made for that.
-        let k = kind(ctx.cfg.lb);
-        let releasing = gw.finalizers().iter().any(|f| f == k.finalizer)
-            && ActiveAddons::of(&gw).any()
-            && ctx.deployer.has_load_balancer_of(k.stack, key).await?;
-        if !releasing {
-            forget_secrets(ctx, key);
-            ctx.rec
-                .staged("cleanup", super::cleanup::cleanup(ctx, &gw))
-                .await?;
-            return Ok(None);
-        }
-        // A protected load balancer stays whole, its web ACL and Shield protection included:
-        // checked before the add-ons come off, not only before the stack goes.
-        ctx.rec
-            .staged("cleanup", super::cleanup::check_deletable(ctx, &gw, key))
-            .await?;
-        tracing::info!(gateway = %key, "removing the gateway's add-ons before deleting its stack");
     }
-    let mut owned = Owned::gather(stores, ctx.cfg.lb, key);
-    // Watched from now on (upstream's MonitorSecrets), also when the build then fails on one:
-    // its creation or fix queues the Gateway.
-    let secret_refs = super::secrets::refs_of(&owned);
+}
+
+/// A deleted Gateway: refused while its configuration protects the load balancer; else its
+/// stack goes (`true`: the pass is done), unless add-ons are still recorded active (`false`:
+/// this pass deploys the stack without them first).
+async fn deleted(
+    ctx: &Ctx,
+    gw: &Gateway,
+    configs: &Configs,
+    key: &str,
+) -> Result<bool, GatewayError> {
+    let merged = crate::model::gateway::build::merged_config(&Configs::inputs(configs, gw));
+    if config::deletion_protected(&merged) {
+        let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+        let e = format!(
+            "Unable to delete gateway {{Namespace:{ns} Name:{name}}} because deletion protection is enabled."
+        );
+        ctx.events.failed(gw, Failed::BUILD_MODEL, &e).await;
+        fail_status(ctx, gw, status::RECONCILE_ERROR).await;
+        return Err(GatewayError::Config(e));
+    }
+    // Upstream: with add-ons still recorded active, one more pass deploys the stack without
+    // them (and records them off); the next pass, with none active, deletes the stack. With
+    // no load balancer left there is nothing to take them off: none is made for that.
+    let k = kind(ctx.cfg.lb);
+    let releasing = gw.finalizers().iter().any(|f| f == k.finalizer)
+        && ActiveAddons::of(gw).any()
+        && ctx.deployer.has_load_balancer_of(k.stack, key).await?;
+    if !releasing {
+        forget_secrets(ctx, key);
+        ctx.rec
+            .staged("cleanup", super::cleanup::cleanup(ctx, gw))
+            .await?;
+        return Ok(true);
+    }
+    // A protected load balancer stays whole, its web ACL and Shield protection included:
+    // checked before the add-ons come off, not only before the stack goes.
+    ctx.rec
+        .staged("cleanup", super::cleanup::check_deletable(ctx, gw, key))
+        .await?;
+    tracing::info!(gateway = %key, "removing the gateway's add-ons before deleting its stack");
+    Ok(false)
+}
+
+/// The model of `gw` (upstream's build: reads only, ACM certificate discovery included). The
+/// Secrets it reads are watched from now on (upstream's MonitorSecrets), also when the build
+/// then fails on one: its creation or fix queues the Gateway.
+async fn build(
+    ctx: &Ctx,
+    gw: &Gateway,
+    configs: &Configs,
+    owned: &mut Owned,
+    key: &str,
+) -> Result<GatewayBuild, GatewayError> {
+    let secret_refs = super::secrets::refs_of(owned);
     if let Some(m) = &ctx.secrets {
         m.monitor(key, secret_refs.clone());
     }
-    let built = ctx
-        .rec
-        .staged("build_model", async {
-            if let Some(m) = &ctx.secrets {
-                owned.secrets = m.read(&ctx.client, &secret_refs).await?;
-            }
-            owned.look_up_target_groups(&ctx.target_groups).await;
-            let subnets = ctx.env.subnets().await?;
-            // What AWS allows of its security groups is checked by the model, before any write.
-            let existing = match ctx.cfg.lb {
-                LbKind::Alb => None,
-                LbKind::Nlb => {
-                    let k = kind(ctx.cfg.lb).stack;
-                    ctx.deployer.existing_nlb_of(k, key).await?
-                }
-            };
-            let inputs = GatewayInputs {
-                vpc_cidrs: Some(ctx.env.vpc_cidrs.as_slice()),
-                existing_load_balancer: existing.as_ref(),
-                ..owned.inputs(&gw, &configs)
-            };
-            let mut b = match ctx.cfg.lb {
-                LbKind::Alb => {
-                    build_alb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
-                }
-                LbKind::Nlb => {
-                    build_nlb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
-                }
-            }?;
-            // ACM discovery is part of upstream's model build (reads only): a host without a
-            // certificate is a `FailedBuildModel` before any write, and a dry-run plan shows
-            // the certificates found.
-            if let Cow::Owned(s) = ctx.deployer.resolve_certificates(&b.stack).await? {
-                b.stack = s;
-            }
-            Ok::<_, GatewayError>(b)
-        })
-        .await;
-    let built = match built {
-        Ok(b) => b,
-        Err(e) => {
-            warn(
-                ctx,
-                &gw,
-                reason::FAILED_BUILD_MODEL,
-                format!("Failed build model due to {e}"),
-            )
-            .await;
-            write_failure(ctx, &gw, status::build_failure(&gw, &e)).await;
-            return Err(e);
+    let work = async {
+        if let Some(m) = &ctx.secrets {
+            owned.secrets = m.read(&ctx.client, &secret_refs).await?;
         }
+        owned.look_up_target_groups(&ctx.target_groups).await;
+        let subnets = ctx.env.subnets().await?;
+        // What AWS allows of its security groups is checked by the model, before any write.
+        let existing = match ctx.cfg.lb {
+            LbKind::Alb => None,
+            LbKind::Nlb => {
+                let k = kind(ctx.cfg.lb).stack;
+                ctx.deployer.existing_nlb_of(k, key).await?
+            }
+        };
+        let inputs = GatewayInputs {
+            vpc_cidrs: Some(ctx.env.vpc_cidrs.as_slice()),
+            existing_load_balancer: existing.as_ref(),
+            ..owned.inputs(gw, configs)
+        };
+        let mut b = match ctx.cfg.lb {
+            LbKind::Alb => {
+                build_alb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
+            }
+            LbKind::Nlb => {
+                build_nlb_gateway_stack(&inputs, &ctx.cfg.model, Some(subnets.as_slice()))
+            }
+        }?;
+        // ACM discovery is part of upstream's model build (reads only): a host without a
+        // certificate is a `FailedBuildModel` before any write, and a dry-run plan shows
+        // the certificates found.
+        if let Cow::Owned(s) = ctx.deployer.resolve_certificates(&b.stack).await? {
+            b.stack = s;
+        }
+        Ok::<_, GatewayError>(b)
     };
+    ctx.rec.staged("build_model", work).await
+}
+
+/// The dry-run annotation: a Gateway not provisioned yet gets the plan of `stack` written
+/// instead of a deploy (`true`: the pass is done); a plan left from before goes.
+async fn planned_only(
+    ctx: &Ctx,
+    gw: &Gateway,
+    stack: &Stack,
+    key: &str,
+) -> Result<bool, GatewayError> {
     let finalizer = kind(ctx.cfg.lb).finalizer;
     let dry_run = gw.annotations().get(DRY_RUN_ANNOTATION).map(String::as_str) == Some("true");
     if dry_run && gw.metadata.deletion_timestamp.is_none() {
         if !gw.finalizers().iter().any(|f| f == finalizer) {
-            write_plan(ctx, &gw, &built.stack).await?;
+            write_plan(ctx, gw, stack).await?;
             tracing::info!(gateway = %key, "dry-run plan generated");
-            return Ok(None);
+            return Ok(true);
         }
         tracing::info!(gateway = %key, "Ignoring dry-run annotation on already-provisioned Gateway");
     }
     if gw.annotations().contains_key(DRY_RUN_PLAN_ANNOTATION) {
-        clear_plan(ctx, &gw).await?;
+        clear_plan(ctx, gw).await?;
     }
-    let ignored = not_built(&owned, &built.stack);
-    if !ignored.is_empty() {
-        let note = format!(
-            "{} not supported by this build yet: no listener, rule or target group is made for them",
-            ignored.join(", ")
-        );
-        warn(ctx, &gw, reason::UNSUPPORTED_CONFIGURATION, note).await;
-    }
-    // Newly enabled add-ons are recorded before the deploy makes them, removed ones after.
-    let active = ActiveAddons::of(&gw);
+    Ok(false)
+}
+
+/// Deploys `built` with upstream's add-on record: newly enabled add-ons are recorded before
+/// the deploy makes them, removed ones after.
+async fn deploy_recording_addons(
+    ctx: &Ctx,
+    gw: &Gateway,
+    built: &GatewayBuild,
+    owned: &Owned,
+    configs: &Configs,
+) -> Result<Option<Duration>, GatewayError> {
+    let active = ActiveAddons::of(gw);
     let added = built.addons.keys_not_in(&active);
     let recorded;
     let gw: &Gateway = if added.is_empty() {
-        &gw
+        gw
     } else {
-        recorded = super::addons::record(ctx, &gw, &added, true).await?;
+        recorded = super::addons::record(ctx, gw, &added, true).await?;
         &recorded
     };
-    let requeue = deploy(ctx, gw, &built, &owned.inputs(gw, &configs)).await?;
+    let requeue = deploy(ctx, gw, built, &owned.inputs(gw, configs)).await?;
     let removed = active.keys_not_in(&built.addons);
     if !removed.is_empty() {
         super::addons::record(ctx, gw, &removed, false).await?;
@@ -305,7 +350,7 @@ async fn write_plan(ctx: &Ctx, gw: &Gateway, stack: &Stack) -> Result<(), Gatewa
         return Ok(());
     }
     let body = serde_json::json!({"metadata": {"annotations": {DRY_RUN_PLAN_ANNOTATION: plan}}});
-    api_of(ctx, gw)
+    api_of(&ctx.client, gw)
         .patch(
             &gw.name_any(),
             &PatchParams::default(),
@@ -317,7 +362,7 @@ async fn write_plan(ctx: &Ctx, gw: &Gateway, stack: &Stack) -> Result<(), Gatewa
 
 async fn clear_plan(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError> {
     let body = serde_json::json!({"metadata": {"annotations": {DRY_RUN_PLAN_ANNOTATION: null}}});
-    api_of(ctx, gw)
+    api_of(&ctx.client, gw)
         .patch(
             &gw.name_any(),
             &PatchParams::default(),

@@ -2,6 +2,7 @@
 
 use super::feed::*;
 use super::*;
+use crate::controller::skeleton::{Queue, Source};
 use crate::watch::Index;
 use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;

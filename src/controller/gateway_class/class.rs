@@ -17,7 +17,7 @@ use kube::{Api, Resource, ResourceExt};
 use serde_json::{json, Value};
 
 use super::{Ctx, GatewayClassError};
-use crate::controller::ingress::reason;
+use crate::controller::skeleton::reason;
 use crate::controller::{add_finalizer, remove_finalizer};
 use crate::crd::gateway::{
     foreign_parameters_ref, LoadBalancerConfiguration, TargetGroupConfiguration,

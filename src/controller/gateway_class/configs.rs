@@ -22,7 +22,7 @@ use serde_json::json;
 
 use super::in_use::{accepted_gateways, lbc_in_use, rule_config_refs};
 use super::{Ctx, GatewayClassError};
-use crate::controller::ingress::reason;
+use crate::controller::skeleton::reason;
 use crate::controller::{add_finalizer, remove_finalizer, Events};
 use crate::crd::gateway::listener_rule_configuration::ActionType;
 use crate::crd::gateway::{

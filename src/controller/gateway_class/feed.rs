@@ -5,7 +5,7 @@
 //! configuration object on its own events; and every object held back from deletion by our
 //! finalizer whenever something that may have been using it changes or goes.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use gateway_api::apis::standard::gatewayclasses::GatewayClass;
 use gateway_api::apis::standard::gateways::Gateway;
@@ -15,7 +15,7 @@ use kube::{Resource, ResourceExt};
 
 use super::in_use::classes_using;
 use super::references::ServiceReferences;
-use crate::controller::ingress::queue::{Priority, Queue};
+use crate::controller::skeleton::{Priority, QueueSlot, Source};
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };
@@ -60,7 +60,7 @@ pub struct Feed {
     pub references: Arc<ServiceReferences>,
     /// Controller names whose classes this process reconciles (ALB and/or NLB gate).
     controllers: Vec<&'static str>,
-    queue: Mutex<Option<Arc<Queue<Key>>>>,
+    queue: QueueSlot<Key>,
 }
 
 fn ns_name<K: Resource>(o: &K) -> (String, String) {
@@ -86,7 +86,7 @@ impl Feed {
             grpc_routes: Store::default(),
             references: Arc::default(),
             controllers,
-            queue: Mutex::new(None),
+            queue: QueueSlot::default(),
         }
     }
 
@@ -145,25 +145,14 @@ impl Feed {
         self.controllers.contains(&controller_name)
     }
 
-    /// Starts (Some) or stops (None) queueing for a term of leadership.
-    pub fn attach(&self, queue: Option<Arc<Queue<Key>>>) {
-        *self.queue.lock().unwrap_or_else(|p| p.into_inner()) = queue;
-    }
-
-    fn queue(&self) -> Option<Arc<Queue<Key>>> {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
     fn add(&self, key: Key) {
-        if let Some(q) = self.queue() {
-            q.add(key);
-        }
+        self.queue.add(key);
     }
 
     /// A term's first pass: every class of ours and every configuration object (upstream's
     /// initial list delivers each as a create event), at low priority.
     pub fn all(&self) {
-        let Some(q) = self.queue() else { return };
+        let Some(q) = self.queue.get() else { return };
         for c in self.classes.state() {
             if self.handles(&c.spec.controller_name) {
                 q.add_with(Key::Class(c.name_any()), Priority::Low);
@@ -245,7 +234,7 @@ impl Feed {
     /// Queues every object our finalizer holds back from deletion (few, and only while deleting),
     /// so its deletion proceeds as soon as its last user goes instead of at the next retry.
     fn requeue_held(&self) {
-        if self.queue().is_none() {
+        if self.queue.get().is_none() {
             return;
         }
         for c in self.classes.state() {
@@ -271,5 +260,22 @@ impl Feed {
                 self.add(Key::RuleConfig(ns, name));
             }
         }
+    }
+}
+
+impl Source<Key> for Feed {
+    fn slot(&self) -> &QueueSlot<Key> {
+        &self.queue
+    }
+
+    fn resync_all(&self) {
+        self.all();
+    }
+}
+
+impl crate::controller::skeleton::QueueKey for Key {
+    /// `GatewayClass <name>`, `LoadBalancerConfiguration <ns>/<name>`, ...
+    fn id(&self) -> String {
+        self.to_string()
     }
 }

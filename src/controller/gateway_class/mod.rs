@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::ingress::queue::Queue;
-use super::metrics::{ControllerMetrics, Reconciles};
+use super::metrics::ControllerMetrics;
+use super::skeleton::{all_synced, Controller};
 use crate::model::gateway::{ALB_CONTROLLER_NAME, NLB_CONTROLLER_NAME};
 use crate::watch::{Synced, Watches};
 
@@ -127,8 +127,6 @@ pub(crate) struct Ctx {
     client: kube::Client,
     feed: Arc<Feed>,
     events: ControllerEvents,
-    backoff: super::Backoff,
-    rec: Reconciles,
 }
 
 /// What the controllers keep between terms of leadership: stores and triggers fed from process
@@ -189,18 +187,11 @@ pub async fn lead(
     if !warm.cfg.enabled() {
         return;
     }
-    let rec = cfg.controller_metrics.controller(CLASS_CONTROLLER);
-    rec.start(cfg.concurrency.max(1));
-    let queue: Arc<Queue<Key>> = Arc::new(Queue::default().with_metrics(rec.clone()));
-    let _detach = Detach(&warm.feed);
-    let synced = futures::future::join_all(warm.synced.iter().map(|s| s.wait()));
-    tokio::select! {
-        _ = synced => {}
-        _ = shutdown.cancelled() => return,
-    }
-    warm.feed.attach(Some(queue.clone()));
-    warm.feed.all();
-    tracing::info!("gateway class controller caches synced");
+    let controller = Controller::new(&cfg.controller_metrics, CLASS_CONTROLLER)
+        .logged_as("gatewayclass")
+        .titled("gateway class controller")
+        .workers(cfg.concurrency)
+        .backoff(cfg.base_backoff, cfg.max_backoff);
     let events = |name: &str| super::Events::new(client.clone(), name);
     let ctx = Arc::new(Ctx {
         events: ControllerEvents {
@@ -209,28 +200,19 @@ pub async fn lead(
             tg_config: events(TG_CONFIG_CONTROLLER),
             rule_config: events(RULE_CONFIG_CONTROLLER),
         },
-        backoff: super::Backoff::new(cfg.base_backoff, cfg.max_backoff),
         client,
         feed: warm.feed.clone(),
-        rec,
     });
-    let workers = futures::future::join_all(
-        (0..cfg.concurrency.max(1)).map(|_| worker(ctx.clone(), queue.clone())),
-    );
-    tokio::select! {
-        _ = workers => {}
-        _ = queue.run_timers() => {}
-        _ = shutdown.cancelled() => {}
-    }
-}
-
-/// Stops a term's queueing when the term ends, however it ends.
-struct Detach<'a>(&'a Feed);
-
-impl Drop for Detach<'_> {
-    fn drop(&mut self) {
-        self.0.attach(None);
-    }
+    let pass = |ctx: Arc<Ctx>, key: Key| async move { reconcile(&ctx, &key).await };
+    controller
+        .run(
+            warm.feed.as_ref(),
+            all_synced(&warm.synced),
+            &shutdown,
+            ctx,
+            pass,
+        )
+        .await
 }
 
 /// Reconciles one object; `Ok(Some(d))` asks to look again after `d`.
@@ -245,21 +227,6 @@ async fn reconcile(ctx: &Ctx, key: &Key) -> Result<Option<Duration>, GatewayClas
             .map(|_| None),
         Key::RuleConfig(ns, name) => configs::rule_config(ctx, ns, name).await,
     }
-}
-
-async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<Key>>) {
-    let w = super::worker::Worker {
-        queue: &queue,
-        rec: &ctx.rec,
-        backoff: &ctx.backoff,
-        sync_period: None,
-        controller: "gatewayclass",
-    };
-    w.run(|key: Key| {
-        let ctx = ctx.clone();
-        async move { reconcile(&ctx, &key).await }
-    })
-    .await
 }
 
 #[cfg(test)]

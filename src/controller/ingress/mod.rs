@@ -17,7 +17,6 @@
 mod bindings;
 mod last_good;
 mod objects;
-pub(crate) mod queue;
 mod reconcile;
 pub(crate) mod secrets;
 mod status;
@@ -28,22 +27,20 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::metrics::{ControllerMetrics, Outcome, Reconciles};
+use super::deployer::{deployer, DeployerParts};
+use super::metrics::{ControllerMetrics, Reconciles};
+use super::skeleton::{all_synced, Controller, QueueKey};
 use crate::aws::{AwsMetrics, Ec2, ElbV2};
 use crate::deploy::{CertDiscovery, Deployer};
 use crate::model::{GroupId, ModelConfig, ModelError};
 use crate::watch::Watches;
 use objects::Stores;
-use queue::{Priority, Queue};
-use tracing::Instrument;
-use warm::Triggers;
 
 pub use bindings::{
     needs_update as binding_needs_update, stack_labels, sync_labeled as sync_bindings,
     BindingChanges,
 };
 pub(crate) use reconcile::plan_annotation::{wanted as planned_annotation, GATE as PLAN_GATE};
-pub use reconcile::reason;
 pub use status::{desired as desired_status, is_current as status_is_current, with_frontend_nlb};
 pub use warm::Warm;
 
@@ -137,7 +134,6 @@ pub(crate) struct Ctx {
     stores: Stores,
     cfg: IngressConfig,
     events: super::Events,
-    backoff: super::Backoff,
     last_good: last_good::LastGood,
     /// Upstream's stage durations and reconcile errors of this controller.
     rec: Reconciles,
@@ -178,118 +174,46 @@ pub async fn lead(
     if cfg.model.vpc_id.is_none() {
         cfg.model.vpc_id = Some(vpc_id.clone());
     }
-    // Upstream's controller and queue name.
-    let rec = cfg
-        .controller_metrics
-        .controller("ingress")
-        .talkers("ingress");
-    rec.start(cfg.concurrency.max(1));
-    let queue: Arc<Queue<GroupId>> = Arc::new(Queue::default().with_metrics(rec.clone()));
-    let _detach = Detach(&warm.trig);
-    for s in &warm.synced {
-        tokio::select! {
-            _ = s.wait() => {}
-            _ = shutdown.cancelled() => return,
-        }
-    }
-    warm.trig.attach(Some(queue.clone()));
-    // The initial resync waits at low priority: a user's change made during a cold start
-    // (a watch event, normal priority) is reconciled ahead of the backlog.
-    warm.trig.all(Priority::Low);
-    tracing::info!("ingress controller caches synced");
-
-    let mut deployer = Deployer::new(elbv2, ec2, cfg.model.cluster_name.clone(), vpc_id)
-        .with_external_managed_tags(cfg.model.external_managed_tags.clone())
-        .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
-        .with_enhanced_default_behavior(cfg.model.gate("EnhancedDefaultBehavior"))
-        .with_resource_tagging(
-            cfg.tagging
-                .clone()
-                .filter(|_| cfg.model.gate("EnableRGTAPI")),
-        )
-        .with_addons(cfg.addons.clone())
-        .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
+    // Upstream's controller, queue and top-talkers name.
+    let controller = Controller::new(&cfg.controller_metrics, "ingress")
+        .talkers("ingress")
+        .workers(cfg.concurrency)
+        .backoff(cfg.base_backoff, cfg.max_backoff)
+        .resync(cfg.sync_period)
+        .shadowed("ingress");
+    let parts = DeployerParts {
+        tagging: cfg.tagging.clone(),
+        addons: cfg.addons.clone(),
+        lb_stabilization_interval: cfg.lb_stabilization_interval,
+        cert_discovery: cfg.cert_discovery.clone(),
+    };
+    let mut deployer = deployer(elbv2, ec2, &vpc_id, &cfg.model, parts);
     if let Some((interval, timeout)) = cfg.delete_retry {
         deployer = deployer.with_delete_retry(interval, timeout);
     }
-    if let Some(d) = &cfg.cert_discovery {
-        deployer = deployer.with_cert_discovery(d.clone());
-    }
     let ctx = Arc::new(Ctx {
         events: super::Events::new(client.clone(), &cfg.controller_name),
-        backoff: super::Backoff::new(cfg.base_backoff, cfg.max_backoff),
+        rec: controller.metrics(),
         client,
         deployer,
         stores: warm.stores.clone(),
         cfg,
         last_good: Default::default(),
-        rec,
     });
-    let workers = futures::future::join_all(
-        (0..ctx.cfg.concurrency.max(1)).map(|_| worker(ctx.clone(), queue.clone())),
-    );
-
-    tokio::select! {
-        _ = workers => {}
-        _ = queue.run_timers() => {}
-        _ = shutdown.cancelled() => {}
-    }
+    let pass = |ctx: Arc<Ctx>, id: GroupId| async move { reconcile::reconcile(&ctx, &id).await };
+    controller
+        .run(
+            warm.trig.as_ref(),
+            all_synced(&warm.synced),
+            &shutdown,
+            ctx,
+            pass,
+        )
+        .await
 }
 
-/// Stops a term's triggers when the term ends, however it ends.
-struct Detach<'a>(&'a Triggers);
-
-impl Drop for Detach<'_> {
-    fn drop(&mut self) {
-        self.0.attach(None);
-    }
-}
-
-async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<GroupId>>) {
-    loop {
-        let (id, waited) = queue.next_timed().await;
-        let key = id.as_string();
-        let working = ctx.rec.working(waited);
-        let start = std::time::Instant::now();
-        let span = crate::telemetry::reconcile_span("ingress", &key);
-        ctx.rec.talked(&key);
-        let pass = Box::pin(crate::diff::shadow::scope(
-            format!("ingress {key}"),
-            reconcile::reconcile(&ctx, &id),
-        ));
-        // A pass that panics fails like any other (retried with backoff); the worker lives.
-        let passed = match ctx.rec.recovering(pass).instrument(span.clone()).await {
-            Ok(Ok(next)) => Ok(next),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(panicked) => Err(panicked.to_string()),
-        };
-        let outcome = match passed {
-            Ok(next) => {
-                ctx.backoff.succeeded(&key);
-                // The periodic resync is controller-runtime's SyncPeriod (low priority), not a
-                // requeue.
-                match next {
-                    Some(after) if after == ctx.cfg.sync_period => {
-                        queue.add_after_with(id.clone(), after, Priority::Low);
-                        Outcome::Success
-                    }
-                    Some(after) => {
-                        queue.add_after(id.clone(), after);
-                        Outcome::RequeueAfter
-                    }
-                    None => Outcome::Success,
-                }
-            }
-            Err(error) => {
-                let after = ctx.backoff.failed(&key);
-                span.in_scope(|| tracing::error!(%error, retry_in = ?after, "Reconciler error"));
-                queue.add_after(id.clone(), after);
-                ctx.rec.retried();
-                Outcome::Error
-            }
-        };
-        ctx.rec.reconciled(outcome, start.elapsed().as_secs_f64());
-        drop(working);
-        queue.done(&id);
+impl QueueKey for GroupId {
+    fn id(&self) -> String {
+        self.as_string()
     }
 }

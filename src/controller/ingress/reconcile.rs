@@ -17,69 +17,22 @@ use std::future::Future;
 use std::time::Duration;
 
 use k8s_openapi::api::networking::v1::Ingress;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, Resource};
 
 use super::{bindings, status, Ctx, IngressError};
+use crate::controller::skeleton::{self, reason, Failed};
 use crate::controller::{add_finalizer, remove_finalizer};
 use crate::deploy::Error as DeployError;
 use crate::model::group::key_of;
 use crate::model::{self, BuildEnv, ClusterObjects, GroupId, IngressGroup};
 
-/// Upstream's event reasons (`pkg/k8s/events.go`).
-pub mod reason {
-    pub const FAILED_ADD_FINALIZER: &str = "FailedAddFinalizer";
-    pub const FAILED_REMOVE_FINALIZER: &str = "FailedRemoveFinalizer";
-    pub const FAILED_UPDATE_STATUS: &str = "FailedUpdateStatus";
-    pub const FAILED_BUILD_MODEL: &str = "FailedBuildModel";
-    pub const FAILED_DEPLOY_MODEL: &str = "FailedDeployModel";
-    pub const SUCCESSFULLY_RECONCILED: &str = "SuccessfullyReconciled";
-    /// Ours: a setting the model carries but this build does not act on (the model's warnings).
-    pub const UNSUPPORTED_CONFIGURATION: &str = "UnsupportedConfiguration";
-}
-
 fn api_of(ctx: &Ctx, ing: &Ingress) -> Api<Ingress> {
-    let ns = ing.namespace().unwrap_or_else(|| "default".into());
-    Api::namespaced(ctx.client.clone(), &ns)
+    skeleton::api_of(&ctx.client, ing)
 }
 
 async fn warn_all(ctx: &Ctx, on: &[&Ingress], reason: &str, note: &str) {
     for ing in on {
-        ctx.events
-            .warning(&ing.object_ref(&()), reason, note.to_string())
-            .await;
-    }
-}
-
-/// A failed step of a reconcile, as upstream reports it: its event reason and the note's start.
-#[derive(Debug, Clone, Copy)]
-enum Failed {
-    AddFinalizer,
-    BuildModel,
-    DeployModel,
-    UpdateStatus,
-    RemoveFinalizer,
-}
-
-impl Failed {
-    fn reason(self) -> &'static str {
-        match self {
-            Failed::AddFinalizer => reason::FAILED_ADD_FINALIZER,
-            Failed::BuildModel => reason::FAILED_BUILD_MODEL,
-            Failed::DeployModel => reason::FAILED_DEPLOY_MODEL,
-            Failed::UpdateStatus => reason::FAILED_UPDATE_STATUS,
-            Failed::RemoveFinalizer => reason::FAILED_REMOVE_FINALIZER,
-        }
-    }
-
-    fn note(self, error: &dyn std::fmt::Display) -> String {
-        let what = match self {
-            Failed::AddFinalizer => "add finalizer",
-            Failed::BuildModel => "build model",
-            Failed::DeployModel => "deploy model",
-            Failed::UpdateStatus => "update status",
-            Failed::RemoveFinalizer => "remove finalizer",
-        };
-        format!("Failed {what} due to {error}")
+        ctx.events.warn_on(*ing, reason, note.to_string()).await;
     }
 }
 
@@ -91,10 +44,7 @@ async fn warned<T, E: std::fmt::Display>(
     step: Failed,
     result: Result<T, E>,
 ) -> Result<T, E> {
-    if let Err(e) = &result {
-        warn_all(ctx, on, step.reason(), &step.note(e)).await;
-    }
-    result
+    ctx.events.warned(on, step, result).await
 }
 
 fn find<'a>(objs: &'a ClusterObjects, key: &str) -> Option<&'a Ingress> {
@@ -130,7 +80,7 @@ pub async fn reconcile(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, Ingr
                 ctx,
                 &live,
                 reason::FAILED_BUILD_MODEL,
-                &Failed::BuildModel.note(&e),
+                &Failed::BUILD_MODEL.note(&e),
             )
             .await;
             return Err(e.into());
@@ -160,7 +110,7 @@ async fn deploy_group(
         Ok::<_, kube::Error>(())
     })
     .await;
-    warned(ctx, &members, Failed::AddFinalizer, added).await?;
+    warned(ctx, &members, Failed::ADD_FINALIZER, added).await?;
     // 2. Model; a member whose own edit fails keeps its last deployed configuration.
     // ACM certificate discovery belongs to upstream's model build (reads only): a host without
     // a certificate is a `FailedBuildModel` of the whole group, before any AWS write.
@@ -176,7 +126,7 @@ async fn deploy_group(
         Ok::<_, IngressError>(built)
     })
     .await;
-    let built = warned(ctx, &members, Failed::BuildModel, built).await?;
+    let built = warned(ctx, &members, Failed::BUILD_MODEL, built).await?;
     let stack = &built.stack;
     let mut reported = BTreeSet::new();
     for ex in built.failed.iter().chain(&stack.excluded_members) {
@@ -184,7 +134,7 @@ async fn deploy_group(
             continue;
         }
         if let Some(ing) = find(objs, &ex.ingress) {
-            let mut note = Failed::BuildModel.note(&ex.error);
+            let mut note = Failed::BUILD_MODEL.note(&ex.error);
             if built.held.contains(&ex.ingress) {
                 note.push_str("; its last deployed configuration stays in place");
             }
@@ -247,7 +197,7 @@ async fn deploy_group(
         tracing::info!(group = %group.id.as_string(), %reason, retry_in = ?retry_after, "requeue after");
         return Ok(Some(*retry_after));
     }
-    let deployed = warned(ctx, &members, Failed::DeployModel, deployed).await?;
+    let deployed = warned(ctx, &members, Failed::DEPLOY_MODEL, deployed).await?;
     // 5. Status on the members the stack serves.
     // (Members held on their last configuration may be outside `members`: a bad group.order.)
     let served: Vec<&Ingress> = stack.members.iter().filter_map(|k| find(objs, k)).collect();
@@ -262,7 +212,7 @@ async fn deploy_group(
             Ok::<_, kube::Error>(())
         })
         .await;
-        warned(ctx, &members, Failed::UpdateStatus, updated).await?;
+        warned(ctx, &members, Failed::UPDATE_STATUS, updated).await?;
     }
     ctx.last_good.record(&group.id, &served, &built.held);
     // 6. Former members let go only now that the stack no longer needs them.
@@ -301,7 +251,7 @@ async fn remove_finalizers(
         .await;
         let mut on: Vec<&Ingress> = report_on.to_vec();
         on.push(ing);
-        warned(ctx, &on, Failed::RemoveFinalizer, removed).await?;
+        warned(ctx, &on, Failed::REMOVE_FINALIZER, removed).await?;
     }
     Ok(())
 }
@@ -323,7 +273,7 @@ async fn delete_group(
             // once its class is fixed, so its load balancer stays.
             for ex in &g.excluded {
                 if let Some(ing) = find(objs, &ex.ingress) {
-                    let note = Failed::BuildModel.note(&ex.error);
+                    let note = Failed::BUILD_MODEL.note(&ex.error);
                     warn_all(ctx, &[ing], reason::FAILED_BUILD_MODEL, &note).await;
                 }
             }
@@ -334,7 +284,7 @@ async fn delete_group(
             model::build_stack(g, objs, &ctx.cfg.model, &BuildEnv::default())
         })
         .await;
-        warned(ctx, &inactive, Failed::BuildModel, built).await?;
+        warned(ctx, &inactive, Failed::BUILD_MODEL, built).await?;
     }
     // A protected load balancer stays serving: its bindings are kept too.
     if let Err(e) = ctx.deployer.check_deletable(&id.as_string()).await {
@@ -343,7 +293,7 @@ async fn delete_group(
             tracing::warn!(group = %id.as_string(), error = %e, "leaving the protected load balancer of a group without Ingresses");
             return Ok(None);
         }
-        let step = Failed::DeployModel;
+        let step = Failed::DEPLOY_MODEL;
         warn_all(ctx, &inactive, step.reason(), &step.note(&e)).await;
         return Err(e.into());
     }
@@ -355,14 +305,14 @@ async fn delete_group(
         ctx.cfg.metrics.as_ref(),
     )
     .await;
-    warned(ctx, &inactive, Failed::DeployModel, unbound).await?;
+    warned(ctx, &inactive, Failed::DEPLOY_MODEL, unbound).await?;
     let deleted = staged(
         ctx,
         "deploy_model",
         ctx.deployer.delete_stack(&id.as_string()),
     )
     .await;
-    warned(ctx, &inactive, Failed::DeployModel, deleted).await?;
+    warned(ctx, &inactive, Failed::DEPLOY_MODEL, deleted).await?;
     ctx.last_good.forget(id);
     // Before the finalizers go: a crash in between re-runs this deletion, so the shared
     // backend SG cannot be left behind by the last group.

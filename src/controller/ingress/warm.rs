@@ -3,9 +3,8 @@
 //! process start by the process's watches; groups are queued only while a term has attached its
 //! queue.
 
-use std::sync::{Arc, Mutex};
-
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
@@ -13,8 +12,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{Resource, ResourceExt};
 
 use super::objects::{self, Fingerprints, Stores};
-use super::queue::{Priority, Queue};
 use super::secrets::Tracker;
+use crate::controller::skeleton::{Priority, Queue, QueueSlot, Source};
 use crate::crd::IngressClassParams;
 use crate::model::group::key_of;
 use crate::model::{oidc, GroupId};
@@ -24,7 +23,7 @@ use crate::watch::{OnEvent, Synced, Watches};
 /// queued only while a term of leadership has attached its queue (after its full resync).
 pub(super) struct Triggers {
     stores: Stores,
-    queue: Mutex<Option<Arc<Queue<GroupId>>>>,
+    queue: QueueSlot<GroupId>,
     class: String,
     ingresses: Fingerprints,
     services: Fingerprints,
@@ -35,13 +34,19 @@ pub(super) struct Triggers {
     secret_refs: Tracker,
 }
 
-impl Triggers {
-    pub(super) fn attach(&self, queue: Option<Arc<Queue<GroupId>>>) {
-        *self.queue.lock().unwrap_or_else(|p| p.into_inner()) = queue;
+impl Source<GroupId> for Triggers {
+    fn slot(&self) -> &QueueSlot<GroupId> {
+        &self.queue
     }
 
+    fn resync_all(&self) {
+        self.all(Priority::Low);
+    }
+}
+
+impl Triggers {
     fn queue(&self) -> Option<Arc<Queue<GroupId>>> {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.queue.get()
     }
 
     fn live(&self) -> bool {
@@ -182,9 +187,9 @@ impl Triggers {
     /// Queues every group at `priority` (low for a term's initial resync, so users' changes
     /// made meanwhile go first).
     pub(super) fn all(&self, priority: Priority) {
-        let Some(queue) = self.queue() else { return };
-        for g in self.stores.all_groups(&self.class) {
-            queue.add_with(g, priority);
+        if self.live() {
+            self.queue
+                .add_all(self.stores.all_groups(&self.class), priority);
         }
     }
 }
@@ -212,7 +217,7 @@ impl Warm {
         };
         let trig = Arc::new(Triggers {
             stores: stores.clone(),
-            queue: Mutex::new(None),
+            queue: QueueSlot::default(),
             class: ingress_class.to_string(),
             ingresses: Fingerprints::default(),
             services: Fingerprints::default(),

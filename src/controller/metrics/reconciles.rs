@@ -1,13 +1,11 @@
 //! One controller's handles: reconcile results and times, upstream's stages and error
-//! categories, its queue's `workqueue_*` series (also for kube-runtime's internal queue), its
-//! top talkers, and the recovery of a pass that panics.
+//! categories, its queue's `workqueue_*` series, its top talkers, and the recovery of a pass
+//! that panics.
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
@@ -288,59 +286,5 @@ impl Reconciles {
                 error_category: category.into(),
             })
             .inc();
-    }
-}
-
-/// The queue of a kube-runtime controller (whose scheduler is internal), counted as
-/// controller-runtime's workqueue would: a key triggered while not already waiting is an add,
-/// the wait ends when a worker takes it; a scheduled requeue that fires goes straight to a worker
-/// (an add with no wait).
-#[derive(Debug)]
-pub struct TriggerQueue {
-    rec: Reconciles,
-    pending: Mutex<HashMap<String, Instant>>,
-}
-
-impl TriggerQueue {
-    pub fn new(rec: Reconciles) -> Self {
-        TriggerQueue {
-            rec,
-            pending: Mutex::default(),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// A watch event or trigger asked for `key`.
-    pub fn added(&self, key: String) {
-        let mut pending = self.lock();
-        if pending.contains_key(&key) {
-            return;
-        }
-        pending.insert(key, Instant::now());
-        let depth = pending.len();
-        drop(pending);
-        self.rec.added();
-        self.rec.set_depth(depth);
-    }
-
-    /// A worker took `key`; returns how long it waited.
-    pub fn taken(&self, key: &str) -> Duration {
-        let mut pending = self.lock();
-        match pending.remove(key) {
-            Some(at) => {
-                let depth = pending.len();
-                drop(pending);
-                self.rec.set_depth(depth);
-                at.elapsed()
-            }
-            None => {
-                drop(pending);
-                self.rec.added();
-                Duration::ZERO
-            }
-        }
     }
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::core::v1::Service;
 
-use crate::controller::ingress::queue::{Priority, Queue};
+use crate::controller::skeleton::{Priority, QueueSlot, Source};
 use crate::model::service::{is_pending_finalization, is_service_supported, service_key};
 use crate::model::ModelConfig;
 use crate::watch::Index;
@@ -21,7 +21,7 @@ use crate::watch::Index;
 pub struct ServiceFeed {
     cfg: ModelConfig,
     services: Mutex<HashMap<String, Arc<Service>>>,
-    queue: Mutex<Option<Arc<Queue<String>>>>,
+    queue: QueueSlot<String>,
 }
 
 impl ServiceFeed {
@@ -29,31 +29,7 @@ impl ServiceFeed {
         Self {
             cfg,
             services: Mutex::new(HashMap::new()),
-            queue: Mutex::new(None),
-        }
-    }
-
-    /// Starts (Some) or stops (None) queueing Services for a term of leadership.
-    pub fn attach(&self, queue: Option<Arc<Queue<String>>>) {
-        *self.queue.lock().unwrap_or_else(|p| p.into_inner()) = queue;
-    }
-
-    fn queue(&self) -> Option<Arc<Queue<String>>> {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).clone()
-    }
-
-    /// Queues every Service the controller handles or must still clean up (a term's resync, at
-    /// low priority: users' changes made meanwhile go first).
-    pub fn all(&self) {
-        let Some(queue) = self.queue() else { return };
-        let wanted: Vec<String> = self
-            .lock()
-            .iter()
-            .filter(|(_, s)| self.wanted(s))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in wanted {
-            queue.add_with(key, Priority::Low);
+            queue: QueueSlot::default(),
         }
     }
 
@@ -74,7 +50,7 @@ impl ServiceFeed {
     fn offer(&self, old: Option<&Arc<Service>>, new: &Arc<Service>) {
         let counts = old.is_none_or(|o| meaningful_update(o, new));
         if counts && self.wanted(new) {
-            if let Some(queue) = self.queue() {
+            if let Some(queue) = self.queue.get() {
                 // A re-list of an unchanged object is a resync, not a user's change.
                 let resync = old
                     .is_some_and(|o| o.metadata.resource_version == new.metadata.resource_version);
@@ -100,6 +76,26 @@ pub fn meaningful_update(old: &Service, new: &Service) -> bool {
         || old.metadata.deletion_timestamp.is_some() != new.metadata.deletion_timestamp.is_some()
 }
 
+impl Source<String> for ServiceFeed {
+    fn slot(&self) -> &QueueSlot<String> {
+        &self.queue
+    }
+
+    /// Every Service the controller handles or must still clean up.
+    fn resync_all(&self) {
+        if self.queue.get().is_none() {
+            return;
+        }
+        let wanted: Vec<String> = self
+            .lock()
+            .iter()
+            .filter(|(_, s)| self.wanted(s))
+            .map(|(k, _)| k.clone())
+            .collect();
+        self.queue.add_all(wanted, Priority::Low);
+    }
+}
+
 impl Index<Service> for ServiceFeed {
     fn apply(&self, obj: &Arc<Service>) {
         let old = self.lock().insert(service_key(obj), obj.clone());
@@ -123,6 +119,7 @@ impl Index<Service> for ServiceFeed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::skeleton::Queue;
     use serde_json::json;
 
     fn svc(rv: &str, extra: serde_json::Value) -> Arc<Service> {

@@ -20,8 +20,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::ingress::queue::Queue;
+use super::deployer::{deployer, DeployerParts};
 use super::metrics::{ControllerMetrics, Reconciles};
+use super::skeleton::Controller;
 use crate::aws::{AwsError, AwsMetrics, Ec2, ElbV2};
 use crate::deploy::Deployer;
 use crate::model::{ModelConfig, ModelError};
@@ -29,7 +30,6 @@ use crate::watch::{Synced, Watches};
 
 pub use env::EnvReader;
 pub use feed::{meaningful_update, ServiceFeed};
-pub use reconcile::FAILED_CLEANUP_STATUS;
 pub use status::{desired as desired_status, is_current as status_is_current};
 
 /// Settings of the Service controller.
@@ -127,7 +127,6 @@ pub(crate) struct Ctx {
     feed: Arc<ServiceFeed>,
     cfg: ServiceConfig,
     events: super::Events,
-    backoff: super::Backoff,
     rec: Reconciles,
 }
 
@@ -184,88 +183,35 @@ pub async fn lead(
     if cfg.model.vpc_id.is_none() {
         cfg.model.vpc_id = Some(vpc_id.clone());
     }
-    // Upstream's controller and queue name.
-    let rec = cfg
-        .controller_metrics
-        .controller("service")
-        .talkers("service");
-    rec.start(cfg.concurrency.max(1));
-    let queue: Arc<Queue<String>> = Arc::new(Queue::default().with_metrics(rec.clone()));
-    let _detach = Detach(&warm.feed);
-    tokio::select! {
-        _ = warm.synced.wait() => {}
-        _ = shutdown.cancelled() => return,
-    }
-    warm.feed.attach(Some(queue.clone()));
-    warm.feed.all();
-    tracing::info!("service controller caches synced");
-
-    let deployer = Deployer::new(
-        elbv2.clone(),
-        ec2.clone(),
-        cfg.model.cluster_name.clone(),
-        vpc_id.clone(),
-    )
-    .with_external_managed_tags(cfg.model.external_managed_tags.clone())
-    .with_listener_rules_tagging(cfg.model.gate("ListenerRulesTagging"))
-    .with_enhanced_default_behavior(cfg.model.gate("EnhancedDefaultBehavior"))
-    .with_resource_tagging(
-        cfg.tagging
-            .clone()
-            .filter(|_| cfg.model.gate("EnableRGTAPI")),
-    )
-    .with_lb_stabilization_interval(cfg.lb_stabilization_interval);
-    let env = EnvReader::new(
-        ec2,
-        vpc_id,
-        cfg.vpc_cidrs.clone(),
-        cfg.model.gate("SubnetDiscoveryByReachability"),
-    );
+    // Upstream's controller, queue and top-talkers name.
+    let controller = Controller::new(&cfg.controller_metrics, "service")
+        .talkers("service")
+        .workers(cfg.concurrency)
+        .backoff(cfg.base_backoff, cfg.max_backoff)
+        .resync(cfg.sync_period)
+        .shadowed("service");
+    let parts = DeployerParts {
+        tagging: cfg.tagging.clone(),
+        addons: Default::default(),
+        lb_stabilization_interval: cfg.lb_stabilization_interval,
+        cert_discovery: None,
+    };
+    let deployer = deployer(elbv2, ec2.clone(), &vpc_id, &cfg.model, parts);
+    let reachability = cfg.model.gate("SubnetDiscoveryByReachability");
+    let env = EnvReader::new(ec2, vpc_id, cfg.vpc_cidrs.clone(), reachability);
     let ctx = Arc::new(Ctx {
         events: super::Events::new(client.clone(), &cfg.controller_name),
-        backoff: super::Backoff::new(cfg.base_backoff, cfg.max_backoff),
+        rec: controller.metrics(),
         client,
         deployer,
         env,
         feed: warm.feed.clone(),
         cfg,
-        rec,
     });
-    let workers = futures::future::join_all(
-        (0..ctx.cfg.concurrency.max(1)).map(|_| worker(ctx.clone(), queue.clone())),
-    );
-    tokio::select! {
-        _ = workers => {}
-        _ = queue.run_timers() => {}
-        _ = shutdown.cancelled() => {}
-    }
-}
-
-/// Stops a term's queueing when the term ends, however it ends.
-struct Detach<'a>(&'a ServiceFeed);
-
-impl Drop for Detach<'_> {
-    fn drop(&mut self) {
-        self.0.attach(None);
-    }
-}
-
-async fn worker(ctx: Arc<Ctx>, queue: Arc<Queue<String>>) {
-    let w = super::worker::Worker {
-        queue: &queue,
-        rec: &ctx.rec,
-        backoff: &ctx.backoff,
-        sync_period: Some(ctx.cfg.sync_period),
-        controller: "service",
-    };
-    w.run(|key: String| {
-        let ctx = ctx.clone();
-        async move {
-            let pass = reconcile::reconcile(&ctx, &key);
-            crate::diff::shadow::scope(format!("service {key}"), pass).await
-        }
-    })
-    .await
+    let pass = |ctx: Arc<Ctx>, key: String| async move { reconcile::reconcile(&ctx, &key).await };
+    controller
+        .run(warm.feed.as_ref(), warm.synced.wait(), &shutdown, ctx, pass)
+        .await
 }
 
 #[cfg(test)]

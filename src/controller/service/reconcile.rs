@@ -10,10 +10,11 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Service;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 
 use super::{status, Ctx, ServiceError};
-use crate::controller::ingress::{reason, sync_bindings};
+use crate::controller::ingress::sync_bindings;
+use crate::controller::skeleton::{api_of, reason, Failed};
 use crate::controller::{add_finalizer, remove_finalizer};
 use crate::model::service::{
     build_service_stack, is_pending_finalization, is_service_supported, service_key, ServiceEnv,
@@ -21,18 +22,6 @@ use crate::model::service::{
 };
 use crate::model::tags::{TagContext, SERVICE_TAG_PREFIX};
 use crate::model::{GroupId, Stack};
-
-/// Upstream's reason of a failed status cleanup (`pkg/k8s/events.go`).
-pub const FAILED_CLEANUP_STATUS: &str = "FailedCleanupStatus";
-
-async fn warn(ctx: &Ctx, svc: &Service, reason: &str, note: String) {
-    ctx.events.warning(&svc.object_ref(&()), reason, note).await;
-}
-
-fn api_of(ctx: &Ctx, svc: &Service) -> Api<Service> {
-    let ns = svc.namespace().unwrap_or_else(|| "default".into());
-    Api::namespaced(ctx.client.clone(), &ns)
-}
 
 /// Labels of the stack's TargetGroupBindings (`service.k8s.aws/stack-namespace`, `-name`).
 fn binding_labels(ctx: &Ctx, svc: &Service) -> std::collections::BTreeMap<String, String> {
@@ -76,8 +65,9 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Service
     let stack = match built {
         Ok(s) => s,
         Err(e) => {
-            let note = format!("Failed build model due to {e}");
-            warn(ctx, &svc, reason::FAILED_BUILD_MODEL, note).await;
+            ctx.events
+                .failed(svc.as_ref(), Failed::BUILD_MODEL, &e)
+                .await;
             return Err(e);
         }
     };
@@ -104,18 +94,17 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Service
 async fn deploy(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceError> {
     tracing::debug!(service = %service_key(svc), "built model");
     // Before any AWS write: from here on, deleting the Service cannot leak its NLB.
+    let api = api_of(&ctx.client, svc);
     let added = ctx
         .rec
         .staged(
             "add_finalizers",
-            add_finalizer(&api_of(ctx, svc), svc, SERVICE_FINALIZER),
+            add_finalizer(&api, svc, SERVICE_FINALIZER),
         )
         .await;
-    if let Err(e) = added {
-        let note = format!("Failed add finalizer due to {e}");
-        warn(ctx, svc, reason::FAILED_ADD_FINALIZER, note).await;
-        return Err(e.into());
-    }
+    ctx.events
+        .warned(&[svc], Failed::ADD_FINALIZER, added)
+        .await?;
     if !stack.warnings.is_empty() {
         let notes: Vec<String> = stack
             .warnings
@@ -126,7 +115,8 @@ async fn deploy(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceEr
             })
             .collect();
         let note = notes.join("; ");
-        warn(ctx, svc, reason::UNSUPPORTED_CONFIGURATION, note).await;
+        let r = reason::UNSUPPORTED_CONFIGURATION;
+        ctx.events.warn_on(svc, r, note).await;
     }
     let deployed = ctx
         .rec
@@ -160,8 +150,7 @@ async fn deploy(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceEr
                 e,
                 ServiceError::Deploy(crate::deploy::Error::NotReady { .. })
             ) {
-                let note = format!("Failed deploy model due to {e}");
-                warn(ctx, svc, reason::FAILED_DEPLOY_MODEL, note).await;
+                ctx.events.failed(svc, Failed::DEPLOY_MODEL, &e).await;
             }
             return Err(e);
         }
@@ -176,11 +165,8 @@ async fn deploy(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceEr
             )
             .await;
         if let Err(e) = updated {
-            let note = format!(
-                "Failed update status due to failed to update service status: {}: {e}",
-                service_key(svc)
-            );
-            warn(ctx, svc, reason::FAILED_UPDATE_STATUS, note).await;
+            let why = format!("failed to update service status: {}: {e}", service_key(svc));
+            ctx.events.failed(svc, Failed::UPDATE_STATUS, &why).await;
             return Err(e.into());
         }
     }
@@ -218,22 +204,18 @@ async fn cleanup(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceE
         }
         Ok::<_, ServiceError>(())
     };
-    if let Err(e) = removed.await {
-        let note = format!("Failed deploy model due to {e}");
-        warn(ctx, svc, reason::FAILED_DEPLOY_MODEL, note).await;
-        return Err(e);
-    }
+    ctx.events
+        .warned(&[svc], Failed::DEPLOY_MODEL, removed.await)
+        .await?;
     tracing::info!(service = %key, "deleted the service's resources");
     if let Err(e) = status::clear(&ctx.client, svc).await {
-        let note =
-            format!("Failed update status due to failed to cleanup service status: {key}: {e}");
-        warn(ctx, svc, FAILED_CLEANUP_STATUS, note).await;
+        let why = format!("failed to cleanup service status: {key}: {e}");
+        ctx.events.failed(svc, Failed::CLEANUP_STATUS, &why).await;
         return Err(e.into());
     }
-    if let Err(e) = remove_finalizer(&api_of(ctx, svc), svc, SERVICE_FINALIZER).await {
-        let note = format!("Failed remove finalizer due to {e}");
-        warn(ctx, svc, reason::FAILED_REMOVE_FINALIZER, note).await;
-        return Err(e.into());
-    }
+    let removed = remove_finalizer(&api_of(&ctx.client, svc), svc, SERVICE_FINALIZER).await;
+    ctx.events
+        .warned(&[svc], Failed::REMOVE_FINALIZER, removed)
+        .await?;
     Ok(())
 }

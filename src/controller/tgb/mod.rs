@@ -42,17 +42,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::channel::mpsc::unbounded;
-use futures::StreamExt;
 use ipnet::IpNet;
-use kube::runtime::controller::{Action, Config, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::Store;
 use kube::ResourceExt;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
-use super::metrics::{ControllerMetrics, Outcome, Reconciles, TriggerQueue};
-use crate::aws::{elbv2_for, AssumeRole, AwsError, Ec2, Ec2Query, ElbV2};
+use super::metrics::{ControllerMetrics, Reconciles};
+use super::skeleton::Controller;
+use crate::aws::{elbv2_for, AssumeRole, AwsError, Ec2, ElbV2};
 use crate::crd::TargetGroupBinding;
 use crate::watch::Watches;
 use cache::Caches;
@@ -158,14 +155,16 @@ impl Default for TgbConfig {
     }
 }
 
-/// The CIDRs (IPv4 and IPv6) of a VPC, for [`TgbConfig::vpc_cidrs`].
-pub async fn vpc_cidrs(ec2: &dyn Ec2, vpc_id: &str) -> Result<Vec<IpNet>, AwsError> {
-    let vpcs = ec2.describe_vpcs(&Ec2Query::ids([vpc_id])).await?;
-    Ok(vpcs
-        .iter()
-        .flat_map(|v| v.cidr_blocks.iter().chain(&v.ipv6_cidr_blocks))
-        .filter_map(|c| c.parse().ok())
-        .collect())
+impl TgbConfig {
+    /// The flags' settings plus what AWS resolved: the VPC, its CIDRs and the role clients.
+    pub fn resolved(cfg: &crate::config::Config, cloud: &crate::aws::Cloud) -> Self {
+        TgbConfig {
+            vpc_cidrs: cloud.vpc_cidrs.clone(),
+            vpc_id: cloud.resolved.vpc_id.clone(),
+            roles: Some(cloud.roles.clone()),
+            ..TgbConfig::from(cfg)
+        }
+    }
 }
 
 /// Errors of one reconcile.
@@ -178,9 +177,6 @@ pub enum TgbError {
     /// The binding or its Service cannot work as specified.
     #[error("{0}")]
     Invalid(String),
-    /// The pass panicked (recovered; retried like any failure).
-    #[error(transparent)]
-    Panicked(#[from] super::metrics::Panicked),
 }
 
 impl From<NetError> for TgbError {
@@ -203,7 +199,6 @@ pub struct Ctx {
     /// The bindings as the controller sees them.
     bindings: Store<TargetGroupBinding>,
     events: super::Events,
-    backoff: super::Backoff,
     /// Target-health polls of bindings with waiting gates: 0.5 s after a registration, then
     /// doubling the wait up to `requeue` (a fixed `requeue` made every gated rollout wave wait
     /// up to 15 s after its targets were healthy).
@@ -325,25 +320,14 @@ pub async fn lead(
     cfg: TgbConfig,
     shutdown: CancellationToken,
 ) {
-    // Upstream's controller and queue name.
-    let rec = cfg
-        .controller_metrics
-        .controller("targetGroupBinding")
-        .talkers("targetgroupbinding");
-    rec.start(cfg.concurrency.max(1) as usize);
-    let queue = Arc::new(TriggerQueue::new(rec.clone()));
-    let (tx, rx) = unbounded();
-    warm.trig.attach(Some(tx));
-    let _detach = Detach(&warm.trig);
-    tokio::select! {
-        _ = warm.wait_synced() => {}
-        _ = shutdown.cancelled() => return,
-    }
-    warm.trig.all();
-    let controller = Controller::for_stream(futures::stream::pending(), warm.trig.store.clone())
-        .with_config(Config::default().concurrency(cfg.concurrency));
-
-    let events = super::Events::new(client.clone(), &cfg.controller_name);
+    // Upstream's controller, queue and top-talkers name.
+    let controller = Controller::new(&cfg.controller_metrics, "targetGroupBinding")
+        .talkers("targetgroupbinding")
+        .titled("targetgroupbinding controller")
+        .workers(cfg.concurrency as usize)
+        .backoff(Duration::from_millis(5), cfg.max_backoff)
+        .resync(cfg.resync)
+        .shadowed("targetgroupbinding");
     let net = Networking::new(
         ec2,
         NetConfig {
@@ -354,116 +338,26 @@ pub async fn lead(
         },
     );
     let ctx = Arc::new(Ctx {
+        events: super::Events::new(client.clone(), &cfg.controller_name),
         client,
         elbv2,
         net,
         bindings: warm.trig.store.clone(),
-        backoff: super::Backoff::new(Duration::from_millis(5), cfg.max_backoff),
         polls: polls::Polls::new(polls::FIRST_POLL, cfg.requeue),
-        events,
         cfg,
         caches: warm.caches.clone(),
         tracked: Mutex::new(HashMap::new()),
         quic_warned: Mutex::new(HashMap::new()),
         quic_ids: quic::RegisteredIds::default(),
-        rec,
+        rec: controller.metrics(),
     });
-    let q = queue.clone();
-    let triggers = rx.inspect(move |r: &ObjectRef<TargetGroupBinding>| {
-        q.added(format!(
-            "{}/{}",
-            r.namespace.as_deref().unwrap_or_default(),
-            r.name
-        ))
-    });
-    let fut = controller
-        .reconcile_on(triggers)
+    controller
         .run(
-            move |tgb, ctx| {
-                let key = format!(
-                    "targetgroupbinding {}/{}",
-                    tgb.metadata.namespace.as_deref().unwrap_or_default(),
-                    tgb.metadata.name.as_deref().unwrap_or_default()
-                );
-                crate::diff::shadow::scope(key, timed_reconcile(tgb, ctx, queue.clone()))
-            },
-            error_policy,
+            &warm.trig,
+            warm.wait_synced(),
+            &shutdown,
             ctx,
+            reconcile::reconcile,
         )
-        .for_each(|r| async move {
-            if let Err(e) = r {
-                tracing::debug!(error = %e, "targetgroupbinding controller");
-            }
-        });
-    tokio::select! {
-        _ = fut => {}
-        _ = shutdown.cancelled() => {}
-    }
-}
-
-/// Stops a term's triggers when the term ends, however it ends.
-struct Detach<'a>(&'a warm::Triggers);
-
-impl Drop for Detach<'_> {
-    fn drop(&mut self) {
-        self.0.attach(None);
-    }
-}
-
-fn key_of(tgb: &TargetGroupBinding) -> String {
-    format!("{}/{}", tgb.namespace().unwrap_or_default(), tgb.name_any())
-}
-
-/// One reconcile as controller-runtime reports it: queue wait, active worker, result and time.
-async fn timed_reconcile(
-    tgb: Arc<TargetGroupBinding>,
-    ctx: Arc<Ctx>,
-    queue: Arc<TriggerQueue>,
-) -> Result<Action, TgbError> {
-    let key = key_of(&tgb);
-    let waited = queue.taken(&key);
-    let working = ctx.rec.working(waited);
-    let start = std::time::Instant::now();
-    let span = crate::telemetry::reconcile_span("targetGroupBinding", &key);
-    ctx.rec.talked(&key);
-    // A pass that panics fails like any other (retried with backoff) instead of unwinding
-    // through kube-runtime's controller, which would end every binding's reconciles.
-    let out = match ctx
-        .rec
-        .recovering(Box::pin(reconcile::reconcile(tgb, ctx.clone())))
-        .instrument(span.clone())
         .await
-    {
-        Ok(out) => out,
-        Err(panicked) => Err(TgbError::from(panicked)),
-    };
-    if let Err(error) = &out {
-        // controller-runtime's line for a failed pass, with the pass's reconcileID.
-        span.in_scope(|| tracing::error!(%error, "Reconciler error"));
-    }
-    // The periodic resync is controller-runtime's SyncPeriod, not a requeue.
-    let outcome = match &out {
-        Ok(a) if *a == Action::requeue(ctx.cfg.resync) || *a == Action::await_change() => {
-            Outcome::Success
-        }
-        Ok(_) => Outcome::RequeueAfter,
-        Err(_) => Outcome::Error,
-    };
-    ctx.rec.reconciled(outcome, start.elapsed().as_secs_f64());
-    drop(working);
-    out
-}
-
-fn error_policy(tgb: Arc<TargetGroupBinding>, err: &TgbError, ctx: Arc<Ctx>) -> Action {
-    ctx.rec.retried();
-    let key = key_of(&tgb);
-    let delay = ctx.backoff.failed(&key);
-    if matches!(err, TgbError::Panicked(_)) {
-        // Upstream's event is sent by the reconcile that panicked, so never reaches the binding.
-        return Action::requeue(delay);
-    }
-    let note = format!("Failed reconcile due to {err}");
-    let oref = kube::Resource::object_ref(tgb.as_ref(), &());
-    tokio::spawn(async move { ctx.events.warning(&oref, "FailedReconcile", note).await });
-    Action::requeue(delay)
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Patch, PatchParams};
-use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Resource, ResourceExt};
 
 use super::endpoints::{
@@ -18,6 +18,7 @@ use super::sync::{cleanup, sync_targets, update_gates};
 use super::targets::ip_targets;
 use super::{Ctx, TgbError, FINALIZER};
 use crate::aws::TargetDescription;
+use crate::controller::skeleton::{reason, Failed, Next};
 use crate::controller::{add_finalizer, remove_finalizer};
 use crate::crd::target_group_binding::{TargetGroupIpAddressType, TargetType};
 use crate::crd::TargetGroupBinding;
@@ -36,11 +37,25 @@ struct Outcome {
 /// The Warning on a binding that does not decode; the decode error follows.
 pub const UNDECODABLE: &str = "spec has a value this controller does not know; the last version that decoded is reconciled and its security-group rules are never revoked until the binding decodes again";
 
-/// One pass over a binding; the caller wraps it in the pass's log span.
-pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Action, TgbError> {
+/// One pass over binding `key` (`ns/name`), wrapped by the skeleton in the pass's log span: a
+/// binding no longer stored is left alone, and a failed pass is also upstream's
+/// `FailedReconcile` Warning on the binding (on top of the failed step's own).
+pub async fn reconcile(ctx: Arc<Ctx>, key: String) -> Result<Next, TgbError> {
+    let (ns, name) = key.split_once('/').unwrap_or(("", key.as_str()));
+    let Some(tgb) = ctx.bindings.get(&ObjectRef::new(name).within(ns)) else {
+        return Ok(Next::Done);
+    };
+    let passed = reconcile_binding(tgb.clone(), ctx.clone()).await;
+    ctx.events
+        .warned(&[tgb.as_ref()], Failed::RECONCILE, passed)
+        .await
+}
+
+async fn reconcile_binding(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Next, TgbError> {
     let ns = tgb.namespace().unwrap_or_default();
     let name = tgb.name_any();
     let api: Api<TargetGroupBinding> = Api::namespaced(ctx.client.clone(), &ns);
+    let me: &TargetGroupBinding = tgb.as_ref();
     let oref = tgb.object_ref(&());
     let key = format!("{ns}/{name}");
     if let Some(error) = ctx.caches.undecodable_news(&key) {
@@ -51,29 +66,18 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
 
     if tgb.metadata.deletion_timestamp.is_some() {
         if !tgb.finalizers().iter().any(|f| f == FINALIZER) {
-            return Ok(Action::await_change());
+            return Ok(Next::Done);
         }
         ctx.caches.wait_synced().await;
-        if let Err(e) = cleanup(&ctx, &tgb).await {
-            ctx.events
-                .warning(&oref, "FailedCleanup", format!("Failed cleanup due to {e}"))
-                .await;
-            return Err(e);
-        }
-        if let Err(e) = remove_finalizer(&api, tgb.as_ref(), FINALIZER).await {
-            ctx.events
-                .warning(
-                    &oref,
-                    "FailedRemoveFinalizer",
-                    format!("Failed remove finalizer due to {e}"),
-                )
-                .await;
-            return Err(e.into());
-        }
+        let cleaned = cleanup(&ctx, &tgb).await;
+        ctx.events.warned(&[me], Failed::CLEANUP, cleaned).await?;
+        let released = remove_finalizer(&api, me, FINALIZER).await;
+        ctx.events
+            .warned(&[me], Failed::REMOVE_FINALIZER, released)
+            .await?;
         ctx.caches.index.set(&ns, &name, Vec::new());
-        ctx.backoff.succeeded(&key);
         ctx.polls.settled(&key);
-        return Ok(Action::await_change());
+        return Ok(Next::Done);
     }
 
     let rec = &ctx.rec;
@@ -83,16 +87,9 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
             add_finalizer(&api, tgb.as_ref(), FINALIZER),
         )
         .await;
-    if let Err(e) = added {
-        ctx.events
-            .warning(
-                &oref,
-                "FailedAddFinalizer",
-                format!("Failed add finalizer due to {e}"),
-            )
-            .await;
-        return Err(e.into());
-    }
+    ctx.events
+        .warned(&[me], Failed::ADD_FINALIZER, added)
+        .await?;
     ctx.caches.wait_synced().await;
 
     let outcome = rec
@@ -117,32 +114,25 @@ pub async fn reconcile(tgb: Arc<TargetGroupBinding>, ctx: Arc<Ctx>) -> Result<Ac
                 api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&body)),
             )
             .await;
-        if let Err(e) = patched {
-            ctx.events
-                .warning(
-                    &oref,
-                    "FailedUpdateStatus",
-                    format!("Failed update status due to {e}"),
-                )
-                .await;
-            return Err(e.into());
-        }
+        ctx.events
+            .warned(&[me], Failed::UPDATE_STATUS, patched)
+            .await?;
     }
     // Health polls re-run this often; an event per poll would only flood the API.
     if outcome.changed || observed != generation {
         ctx.events
             .normal(
                 &oref,
-                "SuccessfullyReconciled",
+                reason::SUCCESSFULLY_RECONCILED,
                 "Successfully reconciled".into(),
             )
             .await;
     }
     if outcome.net_failed {
-        return Ok(Action::requeue(ctx.backoff.failed(&key)));
+        // The targets are in step; the rules are retried after the binding's growing backoff.
+        return Ok(Next::Backoff);
     }
-    ctx.backoff.succeeded(&key);
-    Ok(Action::requeue(if outcome.pending {
+    Ok(Next::After(if outcome.pending {
         // Fresh registrations may turn healthy within seconds: their schedule starts over.
         ctx.polls
             .waiting(&key, outcome.changed, std::time::Instant::now())

@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use futures::channel::mpsc::UnboundedSender;
 use k8s_openapi::api::core::v1::{Endpoints, Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::DynamicObject;
@@ -15,6 +14,7 @@ use kube::ResourceExt;
 
 use super::cache::{self, Caches, Feed, ObjKey, OnChange};
 use super::info::{PodInfo, SliceInfo, GATE_PREFIXES};
+use crate::controller::skeleton::{Priority, QueueSlot, Source};
 use crate::crd::TargetGroupBinding;
 use crate::watch::{self, Synced, Watches};
 
@@ -23,19 +23,28 @@ use crate::watch::{self, Synced, Watches};
 #[derive(Clone)]
 pub(super) struct Triggers {
     pub(super) store: Store<TargetGroupBinding>,
-    tx: Arc<Mutex<Option<UnboundedSender<ObjectRef<TargetGroupBinding>>>>>,
+    queue: Arc<QueueSlot<String>>,
+}
+
+impl Source<String> for Triggers {
+    fn slot(&self) -> &QueueSlot<String> {
+        &self.queue
+    }
+
+    fn resync_all(&self) {
+        let keys: Vec<String> = self.store.state().iter().map(|b| binding_key(b)).collect();
+        self.queue.add_all(keys, Priority::Low);
+    }
+}
+
+/// A binding's queue key, `ns/name`.
+fn binding_key(b: &TargetGroupBinding) -> String {
+    format!("{}/{}", b.namespace().unwrap_or_default(), b.name_any())
 }
 
 impl Triggers {
-    /// Starts (`Some`) or stops (`None`) enqueueing.
-    pub(super) fn attach(&self, tx: Option<UnboundedSender<ObjectRef<TargetGroupBinding>>>) {
-        *self.tx.lock().unwrap_or_else(|p| p.into_inner()) = tx;
-    }
-
     pub(super) fn send(&self, ns: &str, name: &str) {
-        if let Some(tx) = &*self.tx.lock().unwrap_or_else(|p| p.into_inner()) {
-            let _ = tx.unbounded_send(ObjectRef::new(name).within(ns));
-        }
+        self.queue.add(format!("{ns}/{name}"));
     }
 
     fn by_service(&self, ns: &str, svc: &str) {
@@ -186,7 +195,7 @@ impl Warm {
         let (reader, writer) = reflector::store();
         let trig = Triggers {
             store: reader,
-            tx: Default::default(),
+            queue: Default::default(),
         };
         watches.bindings.register(Arc::new(Bindings {
             writer: Mutex::new(writer),
@@ -289,8 +298,8 @@ impl Warm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::skeleton::Queue;
     use crate::watch::Index;
-    use futures::StreamExt;
     use serde_json::json;
 
     fn dynamic(v: serde_json::Value) -> Arc<DynamicObject> {
@@ -314,10 +323,10 @@ mod tests {
         let (store, writer) = reflector::store();
         let trig = Triggers {
             store: store.clone(),
-            tx: Default::default(),
+            queue: Default::default(),
         };
-        let (tx, mut rx) = futures::channel::mpsc::unbounded();
-        trig.attach(Some(tx));
+        let queue = Arc::new(Queue::default());
+        trig.attach(Some(queue.clone()));
         let bindings = Bindings {
             writer: Mutex::new(writer),
             trig: trig.clone(),
@@ -326,8 +335,8 @@ mod tests {
         bindings.reset(&[good.clone(), bad.clone()]);
         bindings.apply(&bad);
         trig.attach(None);
-        let queued: Vec<String> = rx.by_ref().map(|r| r.name).collect().await;
-        assert_eq!(queued, ["good"]);
+        assert_eq!(queue.len(), 1, "only the binding that decodes is queued");
+        assert_eq!(queue.next().await, "ns/good");
         let kept: Vec<String> = store.state().iter().map(|b| b.name_any()).collect();
         assert_eq!(kept, ["good"]);
         let undecodable: Vec<String> = warm
@@ -351,7 +360,7 @@ mod tests {
         let (store, writer) = reflector::store();
         let trig = Triggers {
             store: store.clone(),
-            tx: Default::default(),
+            queue: Default::default(),
         };
         let bindings = Bindings {
             writer: Mutex::new(writer),

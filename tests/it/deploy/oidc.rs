@@ -84,8 +84,8 @@ async fn oidc_secret_is_sent_kept_and_pushed_only_when_it_changes() {
 /// never the secret itself: not on create, not when the Secret changed.
 #[tokio::test]
 async fn diff_output_never_shows_the_client_secret() {
+    use aws_load_balancer_controller::aws::shadow::Recorder;
     use aws_load_balancer_controller::deploy::Deployer;
-    use aws_load_balancer_controller::diff::Recorder;
     let fake = fake();
     let vpc = network(&fake);
     let dry = |fake: &std::sync::Arc<FakeAws>| {

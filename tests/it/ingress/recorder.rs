@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
+use aws_load_balancer_controller::aws::shadow::{is_placeholder, Recorder};
 use aws_load_balancer_controller::deploy::Deployer;
-use aws_load_balancer_controller::diff::{record::is_placeholder, Recorder};
 use aws_load_balancer_controller::model::{self, BuildEnv, ClusterObjects};
 
 use super::fake::fake_aws;
@@ -58,7 +58,7 @@ async fn recorder_shows_the_whole_chain_on_an_empty_account_then_nothing() {
         .iter()
         .find(|w| w.call.ends_with("CreateRule"))
         .unwrap();
-    let field = |w: &aws_load_balancer_controller::diff::Write, f: &str| {
+    let field = |w: &aws_load_balancer_controller::aws::shadow::Write, f: &str| {
         w.changes
             .iter()
             .find(|c| c.field == f)

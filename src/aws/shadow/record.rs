@@ -59,7 +59,7 @@ struct Seen {
 pub struct Recorder {
     elbv2: Arc<dyn ElbV2>,
     ec2: Arc<dyn Ec2>,
-    /// Shadow mode: writes go to [`super::shadow::note`] (log + gauge) instead of the list.
+    /// Shadow mode: writes go to [`super::note`] (log + gauge) instead of the list.
     shadow: bool,
     seen: Mutex<Seen>,
     writes: Mutex<Vec<Write>>,
@@ -139,10 +139,10 @@ impl Recorder {
             resource: resource.to_string(),
             changes,
         };
-        let kind = super::shadow::aws_kind(resource);
+        let kind = super::aws_kind(resource);
         if self.shadow {
-            super::shadow::note(kind, &write);
-        } else if !super::shadow::capture(kind, &write) {
+            super::note(kind, &write);
+        } else if !super::capture(kind, &write) {
             self.writes.lock().unwrap().push(write);
         }
     }

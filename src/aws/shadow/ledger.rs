@@ -1,9 +1,8 @@
-//! Shadow mode (`--dry-run`): the controller runs as usual beside the one that owns the cluster,
-//! but its AWS layer is a [`Recorder`](super::Recorder) and its Kubernetes client goes through
-//! [`super::shadow_kube::DryRunLayer`], so no write leaves the process. Each planned write is
-//! logged with the stack it belongs to, and `awslbc_dry_run_pending_writes{resource_kind,operation}`
-//! holds the writes the latest reconcile of every stack planned: a reconcile replaces its
-//! stack's share, so the gauge falls back to 0 once the owner has made AWS and the cluster match.
+//! The ledger of shadow mode (`--dry-run`) and of `diff`: which reconcile planned which write.
+//! Each planned write is logged with the stack it belongs to, and
+//! `awslbc_dry_run_pending_writes{resource_kind,operation}` holds the writes the latest reconcile
+//! of every stack planned: a reconcile replaces its stack's share, so the gauge falls back to 0
+//! once the owner has made AWS and the cluster match.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -195,18 +194,4 @@ pub fn aws_kind(resource: &str) -> &'static str {
     } else {
         "Other"
     }
-}
-
-/// Loads a self-signed serving certificate for the webhook server of a shadow (kept in memory).
-pub fn throwaway_cert(
-    resolver: &crate::webhook::tls::ReloadingCert,
-    cfg: &crate::config::Config,
-) -> anyhow::Result<()> {
-    let Some(m) = &cfg.webhook.managed_cert else {
-        return Ok(());
-    };
-    let spec = webhook_certs::ServingSpec::new(&m.service_name, &m.namespace);
-    let bundle = webhook_certs::generate(&spec, 1)?;
-    resolver.set_pem(&bundle.cert_pem, &bundle.key_pem)?;
-    Ok(())
 }

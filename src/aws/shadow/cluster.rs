@@ -163,7 +163,7 @@ async fn intercept(
             .into_iter()
             .collect(),
     };
-    super::shadow::note(&resource, &write);
+    super::note(&resource, &write);
     if m == Method::POST {
         return Ok(respond(StatusCode::CREATED, bytes));
     }

@@ -190,5 +190,5 @@ impl<K: Resource + Clone> Merge<K> {
 pub use crate::config::parse_namespaces;
 
 #[cfg(test)]
-#[path = "scope_tests.rs"]
+#[path = "namespaces_tests.rs"]
 mod tests;

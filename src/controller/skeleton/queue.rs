@@ -1,4 +1,4 @@
-//! The work queue of group reconciles: each key is queued at most once, never processed by two
+//! The work queue of every controller: each key is queued at most once, never processed by two
 //! workers at the same time (a change seen during its reconcile queues it again afterwards), and
 //! can be scheduled for later (error backoff, periodic resync) by one timer task.
 //!
