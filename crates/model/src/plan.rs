@@ -28,8 +28,8 @@ pub use yaml::first_tag;
 
 use crate::args::ControllerArgs;
 use crate::config::Config;
+use crate::model::cluster::PLACEHOLDER_SERVICE_UID;
 use crate::model::service::{self, ServiceEnv};
-use crate::model::target_group::PLACEHOLDER_SERVICE_UID;
 use crate::model::{
     self, BuildEnv, ClusterObjects, ExcludedMember, ModelConfig, Stack, SubnetInfo,
 };

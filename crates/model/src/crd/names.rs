@@ -19,7 +19,7 @@ pub const INGRESS_FINALIZER: &str = "ingress.k8s.aws/resources";
 /// `group.ingress.k8s.aws/<group name>`: held by a member of an explicit IngressGroup.
 pub const GROUP_FINALIZER_PREFIX: &str = "group.ingress.k8s.aws/";
 /// Held by a Service with an NLB until its stack is deleted.
-pub use crate::model::service::SERVICE_FINALIZER;
+pub const SERVICE_FINALIZER: &str = "service.k8s.aws/resources";
 
 /// Label of the TargetGroupBindings of an explicit IngressGroup's stack (value: group name).
 pub const INGRESS_STACK_LABEL: &str = "ingress.k8s.aws/stack";

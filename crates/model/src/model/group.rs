@@ -4,82 +4,16 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
-use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+use k8s_openapi::api::networking::v1::Ingress;
 
-pub use super::ingress_class::{classify, selector_matches, ClassError};
+pub use super::cluster::{key_of, ClusterObjects};
+pub use super::ingress_class::{
+    classify, selector_matches, ClassError, ClassifiedIngress, INGRESS_CLASS_CONTROLLER,
+};
 use super::types::{ExcludedMember, GroupId};
 use crate::annotations::{self as ann, suffix};
-use crate::crd::IngressClassParams;
 
-/// `spec.controller` of IngressClasses this controller serves.
-pub const INGRESS_CLASS_CONTROLLER: &str = "ingress.k8s.aws/alb";
 const MAX_GROUP_NAME_LEN: usize = 63;
-
-/// The Kubernetes objects the model reads (a cache snapshot, or manifests for `plan`).
-#[derive(Debug, Clone, Default)]
-pub struct ClusterObjects {
-    pub ingresses: Vec<Ingress>,
-    pub services: Vec<Service>,
-    pub ingress_classes: Vec<IngressClass>,
-    pub ingress_class_params: Vec<IngressClassParams>,
-    pub namespaces: Vec<Namespace>,
-    /// Secrets the OIDC actions read (a cache needs only the referenced ones and their
-    /// `clientID`/`clientId`/`clientSecret` keys; see [`super::oidc`]).
-    pub secrets: Vec<Secret>,
-}
-
-impl ClusterObjects {
-    pub fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
-        self.services.iter().find(|s| {
-            s.metadata.namespace.as_deref().unwrap_or("default") == namespace
-                && s.metadata.name.as_deref() == Some(name)
-        })
-    }
-
-    pub fn secret(&self, namespace: &str, name: &str) -> Option<&Secret> {
-        self.secrets.iter().find(|s| {
-            s.metadata.namespace.as_deref().unwrap_or("default") == namespace
-                && s.metadata.name.as_deref() == Some(name)
-        })
-    }
-}
-
-/// `ns/name` of an object.
-pub fn key_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or("default"),
-        meta.name.as_deref().unwrap_or("")
-    )
-}
-
-/// An Ingress this controller owns, with its IngressClassParams if any.
-#[derive(Debug, Clone, Copy)]
-pub struct ClassifiedIngress<'a> {
-    pub ingress: &'a Ingress,
-    pub params: Option<&'a IngressClassParams>,
-}
-
-impl ClassifiedIngress<'_> {
-    pub fn key(&self) -> String {
-        key_of(&self.ingress.metadata)
-    }
-    pub fn namespace(&self) -> &str {
-        self.ingress
-            .metadata
-            .namespace
-            .as_deref()
-            .unwrap_or("default")
-    }
-    pub fn name(&self) -> &str {
-        self.ingress.metadata.name.as_deref().unwrap_or("")
-    }
-    pub fn annotations(&self) -> &ann::AnnotationMap {
-        static EMPTY: ann::AnnotationMap = BTreeMap::new();
-        self.ingress.metadata.annotations.as_ref().unwrap_or(&EMPTY)
-    }
-}
 
 /// One IngressGroup: active members in priority order, and Ingresses that still hold the group's
 /// finalizer but left it (class or group changed, or being deleted).

@@ -1,6 +1,7 @@
 //! Classification, grouping, ordering and group-name validation tests.
 
 use super::*;
+use k8s_openapi::api::networking::v1::IngressClass;
 use serde_json::json;
 
 fn ing(v: serde_json::Value) -> Ingress {

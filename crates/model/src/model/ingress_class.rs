@@ -6,9 +6,39 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use super::group::{ClusterObjects, INGRESS_CLASS_CONTROLLER};
+use super::cluster::{key_of, ClusterObjects};
 use crate::annotations as ann;
 use crate::crd::IngressClassParams;
+
+/// `spec.controller` of IngressClasses this controller serves.
+pub const INGRESS_CLASS_CONTROLLER: &str = "ingress.k8s.aws/alb";
+
+/// An Ingress this controller owns, with its IngressClassParams if any.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassifiedIngress<'a> {
+    pub ingress: &'a Ingress,
+    pub params: Option<&'a IngressClassParams>,
+}
+
+impl ClassifiedIngress<'_> {
+    pub fn key(&self) -> String {
+        key_of(&self.ingress.metadata)
+    }
+    pub fn namespace(&self) -> &str {
+        self.ingress
+            .metadata
+            .namespace
+            .as_deref()
+            .unwrap_or("default")
+    }
+    pub fn name(&self) -> &str {
+        self.ingress.metadata.name.as_deref().unwrap_or("")
+    }
+    pub fn annotations(&self) -> &ann::AnnotationMap {
+        static EMPTY: ann::AnnotationMap = BTreeMap::new();
+        self.ingress.metadata.annotations.as_ref().unwrap_or(&EMPTY)
+    }
+}
 
 /// Classification outcome for one Ingress.
 #[derive(Debug, Clone, PartialEq)]

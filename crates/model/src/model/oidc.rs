@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::action::{AuthenticateOidcConfig, Redacted};
+use super::cluster::ClusterObjects;
 use super::error::Fail;
-use super::group::ClusterObjects;
+use super::types::{AuthenticateOidcConfig, Redacted};
 use crate::annotations::{self as ann, suffix, AnnotationMap};
 
 /// Upstream's key of the client id.

@@ -1,18 +1,13 @@
 //! Subnet selection as a pure function over a subnet list: explicit ids / `Name` tags, selector
 //! tags, or discovery by role tag with upstream's eligibility rules (cluster tag check, ≥ 8 free
-//! IPs, IPv6 CIDR for dualstack), one subnet per AZ, minimum counts and error texts; and which
-//! of those an Ingress group's load balancer uses.
+//! IPs, IPv6 CIDR for dualstack), one subnet per AZ, minimum counts and error texts. Each
+//! builder decides which of those its load balancer uses.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::agree::{ensure_same, go_list, group};
-use super::build::BuildEnv;
-use super::config::ModelConfig;
-use super::error::ModelError;
-use super::load_balancer::LbSettings;
-use super::types::{DiscoveryCriteria, IpAddressType, LoadBalancerScheme, Subnets};
+use super::types::{DiscoveryCriteria, IpAddressType, LoadBalancerScheme};
 
 pub const ROLE_TAG_PUBLIC: &str = "kubernetes.io/role/elb";
 pub const ROLE_TAG_INTERNAL: &str = "kubernetes.io/role/internal-elb";
@@ -271,84 +266,6 @@ fn validate_explicit(
     }
     chosen.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(chosen.iter().map(|s| s.id.clone()).collect())
-}
-
-/// Subnets from the class's selector, else the annotation, else the existing load balancer's
-/// (same scheme), else discovery; resolved when the VPC's subnets are known.
-pub(crate) fn for_load_balancer(
-    s: &LbSettings,
-    cfg: &ModelConfig,
-    env: &BuildEnv,
-) -> Result<Subnets, ModelError> {
-    let rules = SubnetRules {
-        cluster_name: &cfg.cluster_name,
-        scheme: s.scheme,
-        ip_address_type: s.ip_address_type,
-        cluster_tag_check: cfg.gate("SubnetsClusterTagCheck"),
-        alb_single_subnet: cfg.gate("ALBSingleSubnet"),
-        discover_by_reachability: cfg.gate("SubnetDiscoveryByReachability"),
-    };
-    if !s.subnets_from_params.is_empty() {
-        return subnets_from_params(s, &rules, env);
-    }
-    let listed = ensure_same(
-        s.subnets_from_annotation.iter().cloned().map(Unordered),
-        |a, b, _| format!("conflicting subnets: {} | {}", go_list(&a.0), go_list(&b.0)),
-    )?;
-    if let Some(Unordered(first)) = listed {
-        return Ok(match &env.subnets {
-            Some(list) => {
-                Subnets::Resolved(resolve_names_or_ids(list, &first, &rules).map_err(group)?)
-            }
-            None => Subnets::NamesOrIds(first),
-        });
-    }
-    Ok(match (&env.existing_load_balancer, &env.subnets) {
-        (Some((scheme, ids)), _) if *scheme == s.scheme => Subnets::Resolved(ids.clone()),
-        (_, Some(list)) => Subnets::Resolved(
-            discover(list, &rules)
-                .map_err(|e| group(format!("couldn't auto-discover subnets: {e}")))?,
-        ),
-        (_, None) => Subnets::Discover(rules.criteria()),
-    })
-}
-
-fn subnets_from_params(
-    s: &LbSettings,
-    rules: &SubnetRules<'_>,
-    env: &BuildEnv,
-) -> Result<Subnets, ModelError> {
-    if !s.subnets_from_annotation.is_empty() {
-        return Err(group(
-            "conflicting subnet specifications: IngressClassParams versus annotation".into(),
-        ));
-    }
-    let chosen = ensure_same(s.subnets_from_params.iter().cloned(), |_, _, _| {
-        "conflicting IngressClassParams subnet specifications".into()
-    })?
-    .unwrap_or_default();
-    Ok(match &env.subnets {
-        Some(list) => Subnets::Resolved(
-            resolve_selector(list, &chosen.ids, &chosen.tags, rules).map_err(group)?,
-        ),
-        None => Subnets::Selector {
-            ids: chosen.ids,
-            tags: chosen.tags,
-        },
-    })
-}
-
-/// A subnet list compared as a set (upstream compares `sets.Set`), kept in the user's order.
-#[derive(Clone)]
-struct Unordered(Vec<String>);
-
-impl PartialEq for Unordered {
-    fn eq(&self, other: &Self) -> bool {
-        fn set(v: &[String]) -> BTreeSet<&String> {
-            v.iter().collect()
-        }
-        set(&self.0) == set(&other.0)
-    }
 }
 
 #[cfg(test)]

@@ -11,17 +11,11 @@ use super::group::ClassifiedIngress;
 use super::types::GroupId;
 use crate::annotations::{self as ann, suffix, AnnotationMap};
 
-pub const TAG_CLUSTER: &str = "elbv2.k8s.aws/cluster";
-pub const TAG_STACK: &str = "ingress.k8s.aws/stack";
-pub const TAG_RESOURCE: &str = "ingress.k8s.aws/resource";
-/// Tag / label prefix of Ingress stacks.
-pub const INGRESS_TAG_PREFIX: &str = "ingress.k8s.aws";
-/// Tag / label prefix of Service (NLB) stacks.
-pub const SERVICE_TAG_PREFIX: &str = "service.k8s.aws";
-/// Tag / label prefix of ALB Gateway stacks.
-pub const ALB_GATEWAY_TAG_PREFIX: &str = "gateway.k8s.aws.alb";
-/// Tag / label prefix of NLB Gateway stacks.
-pub const NLB_GATEWAY_TAG_PREFIX: &str = "gateway.k8s.aws.nlb";
+// The tag keys themselves belong to the stack (`StackKind` reads them); kept reachable here.
+pub use super::types::{
+    ALB_GATEWAY_TAG_PREFIX, INGRESS_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX, SERVICE_TAG_PREFIX,
+    TAG_CLUSTER, TAG_RESOURCE, TAG_STACK,
+};
 
 type Tags = BTreeMap<String, String>;
 

@@ -9,11 +9,11 @@ use std::net::IpAddr;
 use gateway_api::apis::standard::gateways::{
     GatewayListeners, GatewayListenersAllowedRoutesNamespacesFrom as From,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::listener_sets::LISTENER_SET_KIND;
 use super::listeners::{allowed_kinds, ListenerValidation};
 use super::routes::{ParentRef, RouteKind, RouteView};
+use super::selectors::as_label_selector;
 use crate::model::ingress_class::selector_matches;
 
 /// A (route, parentRef) pair this Gateway refuses, with upstream's route status reason/message.
@@ -277,12 +277,4 @@ fn compatible(a: &str, b: &str) -> Option<String> {
         return Some(a.to_string());
     }
     None
-}
-
-/// A Gateway API namespace selector as a Kubernetes label selector (the schemas are field for
-/// field the same; each generated kind has its own Rust type).
-pub(super) fn as_label_selector<T: serde::Serialize>(s: &T) -> Option<LabelSelector> {
-    serde_json::to_value(s)
-        .and_then(serde_json::from_value)
-        .ok()
 }

@@ -9,9 +9,8 @@
 use k8s_openapi::api::core::v1::{Service, ServicePort};
 
 use super::grants::{reference_allowed, From, To, GATEWAY_API_GROUP, REFERENCE_GRANT_NOT_EXISTS};
-use super::load::{dropped, BackendProblem};
 use super::routes::{BackendRef, RouteView};
-use super::target_groups::{props_for, props_for_gateway};
+use super::tg_props::{props_for, props_for_gateway};
 use super::GatewayInputs;
 use crate::crd::gateway::target_group_configuration::TargetGroupProps;
 
@@ -19,6 +18,26 @@ use crate::crd::gateway::target_group_configuration::TargetGroupProps;
 pub const TARGET_GROUP_NAME_KIND: &str = "TargetGroupName";
 /// Backend kind of a Gateway (NLB → ALB chaining).
 pub const GATEWAY_KIND: &str = "Gateway";
+
+/// Why a backend produced no target group: upstream drops it (route status, reason `reason`)
+/// or fails the Gateway (`fatal`); `listeners_not_valid`: a fatal one upstream raises as a
+/// loader error, which sets the Gateway's `Accepted` False `ListenersNotValid` with `message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendProblem {
+    pub fatal: bool,
+    pub listeners_not_valid: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+fn dropped(reason: &'static str, message: impl Into<String>) -> BackendProblem {
+    BackendProblem {
+        fatal: false,
+        listeners_not_valid: false,
+        reason,
+        message: message.into(),
+    }
+}
 
 /// What a usable backend sends traffic to.
 #[derive(Debug, Clone)]

@@ -1,32 +1,38 @@
-//! The stack of one Gateway: load balancer (subnets by identifier, tag selector or discovery),
-//! security groups (`lb_security`: the managed one with a rule per Gateway listener, or the
-//! user's), the routes attached and loaded (`attach`, `load`), then the listeners of ports
-//! with attached routes — ALB (`alb`: rules in precedence order) or NLB (`l4`) — and the target
-//! groups of their backends, with what route status needs.
+//! The stack of one Gateway, step by step: the listeners it offers and the routes attached to
+//! them (`offered`), its load balancer with security groups and subnets (`load_balancer`), the
+//! Warnings for what its configuration sets that is not applied (`unread*`), what its target
+//! groups share (`tg_context`) and the backends the attached routes name (`load`), then the
+//! listeners and rules of the ports with attached routes — ALB (`alb`: rules in precedence
+//! order) or NLB (`l4`) — with the target groups of their backends, and what status writing
+//! needs.
 
 use std::collections::BTreeMap;
 
 use gateway_api::apis::standard::gateways::GatewayListeners;
 
 use super::addons::{apply_addons, ActiveAddons};
-use super::attach::{attach, Attachment, Parent};
+use super::alb::Alb;
+use super::attach::Attachment;
+use super::l4::L4;
 pub use super::lb_config::{default_target_group_config, merged_config};
-use super::listener_sets::{handshake, AcceptedSet, RejectedSet};
-use super::listeners::{self, LbKind, ListenerValidation};
-use super::load::{load, BackendProblem, RouteProblem};
-use super::names;
+use super::listener_sets::RejectedSet;
+use super::listeners::{LbKind, ListenerValidation};
+use super::load::{load, BackendProblem, Loaded, RouteProblem};
+use super::load_balancer;
+use super::offered::Offered;
+pub use super::offered::SetBuild;
 use super::routes::{grpc_route, http_route, tcp_route, tls_route, udp_route, RouteRef, RouteView};
 use super::target_groups::TgContext;
-use super::GatewayInputs;
-use crate::crd::gateway::load_balancer_configuration::{
-    LbIpAddressType, LoadBalancerConfigurationSpec, Scheme,
-};
+use super::{unread, unread_config, unread_rules, GatewayInputs};
+use crate::crd::gateway::load_balancer_configuration::LoadBalancerConfigurationSpec;
 use crate::model::action::Action;
 use crate::model::config::ModelConfig;
 use crate::model::error::ModelError;
-use crate::model::subnets::{SubnetInfo, SubnetRules};
+use crate::model::subnets::SubnetInfo;
 use crate::model::tags::{TagContext, ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX};
 use crate::model::types::*;
+
+type TgMap = BTreeMap<String, (TargetGroup, TargetGroupBindingResource)>;
 
 /// The stack plus what status writing needs.
 #[derive(Debug, Clone)]
@@ -52,20 +58,6 @@ pub struct GatewayBuild {
     /// The add-ons on once the stack is deployed (what the Gateway's add-on annotations are to
     /// say: newly on ones recorded before the deploy, newly off ones after).
     pub addons: ActiveAddons,
-}
-
-/// One accepted ListenerSet and the validation of its listeners.
-#[derive(Debug, Clone)]
-pub struct SetBuild {
-    pub set: AcceptedSet,
-    pub validation: BTreeMap<String, ListenerValidation>,
-}
-
-impl SetBuild {
-    /// `ns/name` of the set.
-    pub fn key(&self) -> String {
-        format!("{}/{}", self.set.namespace, self.set.name)
-    }
 }
 
 /// The routes a Gateway of `lb` loads, in the order whose indexes [`Attachment`] reports
@@ -118,197 +110,41 @@ fn build_gateway_stack(
         gateway: key.clone(),
         message,
     };
-    let (ns, name) = (inputs.gateway_namespace(), inputs.gateway_name());
-    let uid = inputs.gateway.metadata.uid.clone().unwrap_or_default();
     let lbc = merged_config(inputs);
-    let gw_listeners: &[GatewayListeners] = &inputs.gateway.spec.listeners;
     let routes = gateway_routes(inputs, lb);
     let default_tgc = default_target_group_config(inputs).map_err(err)?;
-
-    let labels = |n: &str| inputs.namespace_labels(n);
-    let sets = handshake(inputs.gateway, inputs.listener_sets, &labels);
-    let groups: Vec<&[GatewayListeners]> = std::iter::once(gw_listeners)
-        .chain(sets.accepted.iter().map(|s| s.listeners.as_slice()))
-        .collect();
-    let mut validations = listeners::validate_groups(&groups, lb).into_iter();
-    let validation = validations.next().unwrap_or_default();
-    let set_validations: Vec<_> = validations.collect();
-    let set_parents: Vec<Parent<'_>> = sets
-        .accepted
-        .iter()
-        .zip(&set_validations)
-        .map(|(s, v)| Parent {
-            namespace: &s.namespace,
-            name: &s.name,
-            listeners: &s.listeners,
-            validation: v,
-            sets: &[],
-        })
-        .collect();
-    let parent = Parent {
-        namespace: ns,
-        name,
-        listeners: gw_listeners,
-        validation: &validation,
-        sets: &set_parents,
-    };
-    let attachment = attach(&parent, &routes, &labels);
-    if let Some(message) = attachment.fatal.clone() {
-        return Err(ModelError::ListenersNotValid {
-            gateway: key.clone(),
-            message,
-        });
-    }
-    // Every listener considered (security group rules) and the valid ones (listener protocols).
-    let considered: Vec<GatewayListeners> = groups.iter().flat_map(|g| g.iter().cloned()).collect();
-    let valid: Vec<&GatewayListeners> = std::iter::once(gw_listeners)
-        .zip(std::iter::once(&validation))
-        .chain(
-            sets.accepted
-                .iter()
-                .map(|s| s.listeners.as_slice())
-                .zip(&set_validations),
-        )
-        .flat_map(|(ls, v)| {
-            ls.iter()
-                .filter(|l| v.get(&l.name).is_some_and(|r| r.valid))
-        })
-        .collect();
-
-    let group = GroupId::implicit(ns, name);
-    let (kind, prefix, lb_type) = match lb {
-        LbKind::Alb => (StackKind::AlbGateway, ALB_GATEWAY_TAG_PREFIX, "application"),
-        LbKind::Nlb => (StackKind::NlbGateway, NLB_GATEWAY_TAG_PREFIX, "network"),
+    // Listeners: the Gateway's and its ListenerSets', and the routes attached to them.
+    let offered = Offered::of(inputs, lb);
+    let attachment = offered.attach(inputs, &routes)?;
+    let considered = offered.considered(inputs.gateway);
+    let valid = offered.valid(inputs.gateway);
+    // The load balancer, and what the configuration sets that it does not apply.
+    let group = GroupId::implicit(inputs.gateway_namespace(), inputs.gateway_name());
+    let (kind, prefix) = match lb {
+        LbKind::Alb => (StackKind::AlbGateway, ALB_GATEWAY_TAG_PREFIX),
+        LbKind::Nlb => (StackKind::NlbGateway, NLB_GATEWAY_TAG_PREFIX),
     };
     let tags = TagContext {
         cfg,
         group: &group,
         prefix,
     };
-    let scheme = match lbc.scheme {
-        Some(Scheme::Internal) => LoadBalancerScheme::Internal,
-        Some(Scheme::InternetFacing) => LoadBalancerScheme::InternetFacing,
-        None => cfg.default_scheme,
-    };
-    let ip_type = match lbc.ip_address_type {
-        None | Some(LbIpAddressType::Ipv4) => IpAddressType::Ipv4,
-        Some(LbIpAddressType::Dualstack) => IpAddressType::DualStack,
-        Some(LbIpAddressType::DualstackWithoutPublicIpv4) => {
-            IpAddressType::DualStackWithoutPublicIpv4
-        }
-    };
-    let user_tags = lbc.tags.clone().unwrap_or_default();
-    if let Some(k) = user_tags
-        .keys()
-        .find(|k| cfg.external_managed_tags.contains(k))
-    {
-        return Err(err(format!(
-            "external managed tag key {k} cannot be specified"
-        )));
-    }
     let mut stack = Stack {
         stack_id: key.clone(),
         kind,
         members: routes.iter().map(|r| r.key()).collect(),
         ..Default::default()
     };
-    // A scheme change replaces the load balancer: the new one may have groups or none.
-    let existing = inputs.existing_load_balancer.filter(|e| e.scheme == scheme);
-    let sg = super::lb_security::choose(&lbc, lb, cfg, existing, &mut stack, || {
-        managed_sg(&lbc, &considered, ip_type, &tags, cfg, (ns, name, &uid))
-    })
-    .map_err(err)?;
-    let rules = SubnetRules {
-        cluster_name: &cfg.cluster_name,
-        scheme,
-        ip_address_type: ip_type,
-        cluster_tag_check: cfg.gate("SubnetsClusterTagCheck"),
-        // An NLB needs one subnet, as for Services; an ALB two unless `ALBSingleSubnet`.
-        alb_single_subnet: lb == LbKind::Nlb || cfg.gate("ALBSingleSubnet"),
-        discover_by_reachability: cfg.gate("SubnetDiscoveryByReachability"),
-    };
-    let source_nat = super::lb_subnets::validate(&lbc, lb, scheme, ip_type).map_err(err)?;
-    let chosen = super::lb_subnets::choose(&lbc, subnets, &rules).map_err(err)?;
-    let no_sgs = sg.none();
-    let subnet_mappings =
-        super::lb_subnets::mappings(&lbc, lb, chosen.resolved.as_deref()).map_err(err)?;
-    let per_kind = super::lb_config::per_kind(&lbc, lb, &mut stack.warnings);
-    stack.load_balancer = Some(LoadBalancer {
-        id: "LoadBalancer".into(),
-        name: lbc.load_balancer_name.clone().unwrap_or_else(|| {
-            names::load_balancer_name(&cfg.cluster_name, ns, name, &uid, scheme)
-        }),
-        lb_type: lb_type.into(),
-        scheme,
-        ip_address_type: ip_type,
-        subnets: chosen.subnets,
-        security_groups: sg.tokens,
-        security_group_names_or_ids: sg.names_or_ids,
-        customer_owned_ipv4_pool: per_kind.customer_owned_ipv4_pool,
-        ipv4_ipam_pool_id: per_kind.ipv4_ipam_pool_id,
-        minimum_capacity_units: None,
-        attributes: lbc
-            .load_balancer_attributes
-            .iter()
-            .map(|a| (a.key.clone(), a.value.clone()))
-            .collect(),
-        tags: tags.resource_tags("LoadBalancer", user_tags.clone()),
-        subnet_mappings,
-        // Upstream sets it on every NLB: on with source-NAT prefixes, else off.
-        enable_prefix_for_ipv6_source_nat: (lb == LbKind::Nlb)
-            .then(|| if source_nat { "on" } else { "off" }.to_string()),
-        security_groups_inbound_rules_on_private_link: per_kind.private_link,
-    });
-    let addons = apply_addons(
-        &lbc,
-        lb,
-        ActiveAddons::of(inputs.gateway),
-        inputs.gateway.metadata.deletion_timestamp.is_some(),
-        &mut stack,
-    );
-    if inputs.class_config.is_some() && inputs.gateway_config.is_some() {
-        warn_dropped_capacity(inputs, &mut stack);
-    }
-    super::unread::warn_unread_gateway_fields(inputs.gateway, &valid, &mut stack);
-    super::unread_config::warn_unused_listener_fields(&lbc, &valid, lb, &mut stack);
-    super::unread_config::warn_overridden_security_fields(&lbc, lb, &mut stack);
-    super::unread_config::warn_overridden_subnet_selector(&lbc, &mut stack);
-    super::unread_config::warn_gateway_merging_mode(inputs, &mut stack);
-
+    let built = load_balancer::build(inputs, &lbc, lb, &considered, &tags, subnets, &mut stack)
+        .map_err(err)?;
+    let deleting = inputs.gateway.metadata.deletion_timestamp.is_some();
+    let active = ActiveAddons::of(inputs.gateway);
+    let addons = apply_addons(&lbc, lb, active, deleting, &mut stack);
+    warn_unapplied(inputs, &lbc, &valid, lb, &mut stack);
+    // Target groups: what they share, and the backends the attached routes name.
     let source_ranges = lbc.source_ranges.clone().unwrap_or_default();
-    let cidr_sources = no_sgs.then(|| crate::model::tgb_cidrs::Sources {
-        subnets: chosen.resolved.as_deref(),
-        scheme,
-        source_ranges: &source_ranges,
-        vpc_cidrs: inputs.vpc_cidrs,
-    });
-    if no_sgs
-        && (chosen.resolved.is_none()
-            || (scheme == LoadBalancerScheme::Internal && inputs.vpc_cidrs.is_none()))
-    {
-        stack.warnings.push(Warning {
-            ingress: None,
-            annotation: None,
-            message: crate::model::tgb_cidrs::NEEDS_AWS.into(),
-        });
-    }
-    let infrastructure = inputs.gateway.spec.infrastructure.as_ref();
-    let ctx = TgContext {
-        tags: &tags,
-        gateway_namespace: ns,
-        gateway_name: name,
-        lb_ip_type: ip_type,
-        networking_source: sg.networking_source,
-        cidr_sources,
-        infrastructure_labels: infrastructure
-            .and_then(|i| i.labels.clone())
-            .unwrap_or_default(),
-        infrastructure_annotations: infrastructure
-            .and_then(|i| i.annotations.clone())
-            .unwrap_or_default(),
-    };
-    let mut target_groups: BTreeMap<String, (TargetGroup, TargetGroupBindingResource)> =
-        BTreeMap::new();
+    let ctx = TgContext::new(inputs, &tags, &built, &source_ranges);
+    ctx.warn_unknown_cidrs(&mut stack);
     let attached = attachment.routes_by_port.values().flatten().copied();
     let loaded = load(inputs, &routes, attached, default_tgc.as_ref()).map_err(|f| {
         if f.listeners_not_valid {
@@ -320,30 +156,112 @@ fn build_gateway_stack(
             err(f.message)
         }
     })?;
-    if lb == LbKind::Nlb {
-        let l4 = super::l4::L4 {
+    // Listeners and rules, and the target groups they forward to.
+    let listening = Listening {
+        inputs,
+        routes: &routes,
+        attachment: &attachment,
+        valid: &valid,
+        loaded: &loaded,
+        lbc: &lbc,
+        ctx: &ctx,
+        user_tags: &built.user_tags,
+    };
+    let target_groups = listening.build(lb, &mut stack).map_err(err)?;
+    let own = inputs.gateway_config.map(|c| &c.spec);
+    unread::warn_unmatched_listener_configurations(own, &valid, &mut stack);
+    assemble(&mut stack, &loaded, target_groups);
+    let secrets = oidc_secrets(&stack);
+    let (listeners, listener_sets, rejected_sets) = offered.into_results();
+    if !cfg.gate("WeightedTargetGroups") && stack.forwards_to_several_target_groups() {
+        return Err(err(WEIGHTED_TARGET_GROUPS_DISABLED.into()));
+    }
+    Ok(GatewayBuild {
+        stack,
+        listeners,
+        listener_sets,
+        rejected_sets,
+        attachment,
+        routes: routes.iter().map(RouteView::route_ref).collect(),
+        dropped_backends: loaded.dropped,
+        route_problems: loaded.problems,
+        secrets,
+        addons,
+    })
+}
+
+/// Warnings for what the Gateway and its configuration set that this build does not apply, in
+/// the order upstream reads them.
+fn warn_unapplied(
+    inputs: &GatewayInputs<'_>,
+    lbc: &LoadBalancerConfigurationSpec,
+    valid: &[&GatewayListeners],
+    lb: LbKind,
+    stack: &mut Stack,
+) {
+    if inputs.class_config.is_some() && inputs.gateway_config.is_some() {
+        warn_dropped_capacity(inputs, stack);
+    }
+    unread::warn_unread_gateway_fields(inputs.gateway, valid, stack);
+    unread_config::warn_unused_listener_fields(lbc, valid, lb, stack);
+    unread_config::warn_overridden_security_fields(lbc, lb, stack);
+    unread_config::warn_overridden_subnet_selector(lbc, stack);
+    unread_config::warn_gateway_merging_mode(inputs, stack);
+}
+
+/// What the listeners and rules of either kind are built from.
+struct Listening<'a> {
+    inputs: &'a GatewayInputs<'a>,
+    routes: &'a [RouteView<'a>],
+    attachment: &'a Attachment,
+    /// Valid listeners of the Gateway and its accepted ListenerSets.
+    valid: &'a [&'a GatewayListeners],
+    loaded: &'a Loaded<'a>,
+    lbc: &'a LoadBalancerConfigurationSpec,
+    ctx: &'a TgContext<'a>,
+    user_tags: &'a BTreeMap<String, String>,
+}
+
+impl Listening<'_> {
+    /// NLB listeners (`l4`), or ALB listeners and rules (`alb`) with the Warnings for what the
+    /// attached routes ask that is not applied; returns the target groups they forward to.
+    fn build(self, lb: LbKind, stack: &mut Stack) -> Result<TgMap, String> {
+        let Listening {
             inputs,
-            routes: &routes,
-            attachment: &attachment,
-            valid: &valid,
-            loaded: &loaded,
-            lbc: &lbc,
-            ctx: &ctx,
-            user_tags: &user_tags,
-        };
-        l4.listeners(&mut stack, &mut target_groups).map_err(err)?;
-    } else {
-        let alb = super::alb::Alb {
+            routes,
+            attachment,
+            valid,
+            loaded,
+            lbc,
+            ctx,
+            user_tags,
+        } = self;
+        let mut target_groups = TgMap::new();
+        if lb == LbKind::Nlb {
+            let l4 = L4 {
+                inputs,
+                routes,
+                attachment,
+                valid,
+                loaded,
+                lbc,
+                ctx,
+                user_tags,
+            };
+            l4.listeners(stack, &mut target_groups)?;
+            return Ok(target_groups);
+        }
+        let alb = Alb {
             inputs,
-            routes: &routes,
-            attachment: &attachment,
-            valid: &valid,
-            loaded: &loaded,
-            lbc: &lbc,
-            ctx: &ctx,
-            user_tags: &user_tags,
+            routes,
+            attachment,
+            valid,
+            loaded,
+            lbc,
+            ctx,
+            user_tags,
         };
-        alb.listeners(&mut stack, &mut target_groups).map_err(err)?;
+        alb.listeners(stack, &mut target_groups)?;
         let mut attached: Vec<usize> = attachment
             .routes_by_port
             .values()
@@ -353,12 +271,16 @@ fn build_gateway_stack(
         attached.sort_unstable();
         attached.dedup();
         for i in attached {
-            super::unread::warn_literal_regex(&routes[i], &mut stack);
+            unread::warn_literal_regex(&routes[i], stack);
         }
-        super::unread_rules::warn_ignored_rule_settings(&routes, &loaded, &mut stack);
+        unread_rules::warn_ignored_rule_settings(routes, loaded, stack);
+        Ok(target_groups)
     }
-    let own = inputs.gateway_config.map(|c| &c.spec);
-    super::unread::warn_unmatched_listener_configurations(own, &valid, &mut stack);
+}
+
+/// The stack's last pieces: Warnings for route inputs accepted and not acted on, the target
+/// groups and bindings (in id order), the `alb`-type target groups in id order.
+fn assemble(stack: &mut Stack, loaded: &Loaded<'_>, target_groups: TgMap) {
     for (route, message) in &loaded.ignored {
         stack.warnings.push(Warning {
             ingress: Some(route.clone()),
@@ -371,6 +293,10 @@ fn build_gateway_stack(
         stack.target_group_bindings.push(tgb);
     }
     stack.alb_target_groups.sort_by(|a, b| a.id.cmp(&b.id));
+}
+
+/// The Secrets (`ns/name`) the stack's OIDC actions were read from, sorted, each once.
+fn oidc_secrets(stack: &Stack) -> Vec<String> {
     let mut secrets: Vec<String> = stack
         .listener_rules
         .iter()
@@ -382,27 +308,7 @@ fn build_gateway_stack(
         .collect();
     secrets.sort();
     secrets.dedup();
-    let listener_sets = sets
-        .accepted
-        .into_iter()
-        .zip(set_validations)
-        .map(|(set, validation)| SetBuild { set, validation })
-        .collect();
-    if !cfg.gate("WeightedTargetGroups") && stack.forwards_to_several_target_groups() {
-        return Err(err(WEIGHTED_TARGET_GROUPS_DISABLED.into()));
-    }
-    Ok(GatewayBuild {
-        stack,
-        listeners: validation,
-        listener_sets,
-        rejected_sets: sets.rejected,
-        attachment,
-        routes: routes.iter().map(RouteView::route_ref).collect(),
-        dropped_backends: loaded.dropped,
-        route_problems: loaded.problems,
-        secrets,
-        addons,
-    })
+    secrets
 }
 
 /// Upstream's merge of a class's and a Gateway's configuration drops
@@ -418,73 +324,5 @@ fn warn_dropped_capacity(inputs: &GatewayInputs<'_>, stack: &mut Stack) {
             annotation: Some("minimumLoadBalancerCapacity".into()),
             message: "LoadBalancerConfiguration field minimumLoadBalancerCapacity is not applied when both the GatewayClass and the Gateway name a LoadBalancerConfiguration (upstream's merge drops it)".into(),
         });
-    }
-}
-
-/// Managed security group: for every Gateway listener (with or without routes) one rule per
-/// source range (default `0.0.0.0/0` and, for dual-stack, `::/0`, each followed by its ICMP
-/// path-MTU rule under `enableICMP`) and prefix list.
-fn managed_sg(
-    lbc: &LoadBalancerConfigurationSpec,
-    listeners: &[GatewayListeners],
-    ip_type: IpAddressType,
-    tags: &TagContext<'_>,
-    cfg: &ModelConfig,
-    (ns, name, uid): (&str, &str, &str),
-) -> SecurityGroup {
-    let default_ranges = vec!["0.0.0.0/0".to_string(), "::/0".to_string()];
-    let ranges = lbc.source_ranges.as_ref().unwrap_or(&default_ranges);
-    let mut ingress = Vec::new();
-    for l in listeners {
-        let base = IpPermission {
-            ip_protocol: if l.protocol == "UDP" { "udp" } else { "tcp" }.into(),
-            from_port: l.port,
-            to_port: l.port,
-            cidr_ipv4: None,
-            cidr_ipv6: None,
-            prefix_list_id: None,
-        };
-        // `enableICMP`: after each CIDR's rule, ICMP "fragmentation needed" (3/4) or ICMPv6
-        // "packet too big" (2/0) from the same CIDR, for path-MTU discovery.
-        let icmp = |protocol: &str, from_port, to_port| IpPermission {
-            ip_protocol: protocol.into(),
-            from_port,
-            to_port,
-            ..base.clone()
-        };
-        let with_icmp = lbc.enable_icmp == Some(true);
-        for cidr in ranges {
-            if !cidr.contains(':') {
-                let v4 = |p: IpPermission| IpPermission {
-                    cidr_ipv4: Some(cidr.clone()),
-                    ..p
-                };
-                ingress.push(v4(base.clone()));
-                ingress.extend(with_icmp.then(|| v4(icmp("icmp", 3, 4))));
-            } else if ip_type.is_dual_stack() {
-                let v6 = |p: IpPermission| IpPermission {
-                    cidr_ipv6: Some(cidr.clone()),
-                    ..p
-                };
-                ingress.push(v6(base.clone()));
-                ingress.extend(with_icmp.then(|| v6(icmp("icmpv6", 2, 0))));
-            }
-        }
-        for p in lbc.security_group_prefixes.iter().flatten() {
-            ingress.push(IpPermission {
-                prefix_list_id: Some(p.clone()),
-                ..base.clone()
-            });
-        }
-    }
-    SecurityGroup {
-        id: "ManagedLBSecurityGroup".into(),
-        name: names::managed_sg_name(&cfg.cluster_name, ns, name, uid),
-        description: "[k8s] Managed SecurityGroup for LoadBalancer".into(),
-        ingress,
-        tags: tags.resource_tags(
-            "ManagedLBSecurityGroup",
-            lbc.tags.clone().unwrap_or_default(),
-        ),
     }
 }

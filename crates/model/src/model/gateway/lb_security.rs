@@ -6,12 +6,16 @@
 //! keeps what AWS allows: flipping `disableSecurityGroup` on it fails here, before any write,
 //! where upstream fails half-way at AWS.
 
+use gateway_api::apis::standard::gateways::GatewayListeners;
+
 use super::listeners::LbKind;
+use super::names;
 use crate::crd::gateway::load_balancer_configuration::LoadBalancerConfigurationSpec;
+use crate::model::backend_sg::shared_backend_sg;
 use crate::model::config::ModelConfig;
-use crate::model::security_group::shared_backend_sg;
-use crate::model::service::{ExistingNlb, RefusedGroupsChange};
-use crate::model::types::{SecurityGroup, Stack, Token};
+use crate::model::env::{ExistingNlb, RefusedGroupsChange};
+use crate::model::tags::TagContext;
+use crate::model::types::{IpAddressType, IpPermission, SecurityGroup, Stack, Token};
 
 /// What the load balancer gets and where the TargetGroupBindings open node ports from.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,5 +102,73 @@ fn refusal(change: RefusedGroupsChange) -> &'static str {
     match change {
         RefusedGroupsChange::RemoveAll => "conflicting security groups configuration: disableSecurityGroup is true but the Gateway's existing NLB has security groups, and AWS cannot take every group off an NLB; set disableSecurityGroup back to false, or recreate the Gateway for an NLB without security groups",
         RefusedGroupsChange::AddToNone => "conflicting security groups configuration: the Gateway's existing NLB was created without security groups (disableSecurityGroup: true), and AWS cannot add any to it; keep disableSecurityGroup: true, or recreate the Gateway for an NLB with security groups",
+    }
+}
+
+/// Managed security group: for every Gateway listener (with or without routes) one rule per
+/// source range (default `0.0.0.0/0` and, for dual-stack, `::/0`, each followed by its ICMP
+/// path-MTU rule under `enableICMP`) and prefix list.
+pub(super) fn managed_sg(
+    lbc: &LoadBalancerConfigurationSpec,
+    listeners: &[GatewayListeners],
+    ip_type: IpAddressType,
+    tags: &TagContext<'_>,
+    cfg: &ModelConfig,
+    (ns, name, uid): (&str, &str, &str),
+) -> SecurityGroup {
+    let default_ranges = vec!["0.0.0.0/0".to_string(), "::/0".to_string()];
+    let ranges = lbc.source_ranges.as_ref().unwrap_or(&default_ranges);
+    let mut ingress = Vec::new();
+    for l in listeners {
+        let base = IpPermission {
+            ip_protocol: if l.protocol == "UDP" { "udp" } else { "tcp" }.into(),
+            from_port: l.port,
+            to_port: l.port,
+            cidr_ipv4: None,
+            cidr_ipv6: None,
+            prefix_list_id: None,
+        };
+        // `enableICMP`: after each CIDR's rule, ICMP "fragmentation needed" (3/4) or ICMPv6
+        // "packet too big" (2/0) from the same CIDR, for path-MTU discovery.
+        let icmp = |protocol: &str, from_port, to_port| IpPermission {
+            ip_protocol: protocol.into(),
+            from_port,
+            to_port,
+            ..base.clone()
+        };
+        let with_icmp = lbc.enable_icmp == Some(true);
+        for cidr in ranges {
+            if !cidr.contains(':') {
+                let v4 = |p: IpPermission| IpPermission {
+                    cidr_ipv4: Some(cidr.clone()),
+                    ..p
+                };
+                ingress.push(v4(base.clone()));
+                ingress.extend(with_icmp.then(|| v4(icmp("icmp", 3, 4))));
+            } else if ip_type.is_dual_stack() {
+                let v6 = |p: IpPermission| IpPermission {
+                    cidr_ipv6: Some(cidr.clone()),
+                    ..p
+                };
+                ingress.push(v6(base.clone()));
+                ingress.extend(with_icmp.then(|| v6(icmp("icmpv6", 2, 0))));
+            }
+        }
+        for p in lbc.security_group_prefixes.iter().flatten() {
+            ingress.push(IpPermission {
+                prefix_list_id: Some(p.clone()),
+                ..base.clone()
+            });
+        }
+    }
+    SecurityGroup {
+        id: "ManagedLBSecurityGroup".into(),
+        name: names::managed_sg_name(&cfg.cluster_name, ns, name, uid),
+        description: "[k8s] Managed SecurityGroup for LoadBalancer".into(),
+        ingress,
+        tags: tags.resource_tags(
+            "ManagedLBSecurityGroup",
+            lbc.tags.clone().unwrap_or_default(),
+        ),
     }
 }

@@ -11,7 +11,7 @@ use gateway_api::apis::standard::gateways::{
 };
 use gateway_api::apis::standard::listenersets::{ListenerSet, ListenerSetListeners};
 
-use super::attach::as_label_selector;
+use super::selectors::as_label_selector;
 use crate::model::ingress_class::selector_matches;
 
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";

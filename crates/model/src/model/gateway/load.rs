@@ -7,36 +7,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::backends::resolve_backend;
-pub use super::backends::{BackendTarget, LoadedBackend};
+pub use super::backends::{BackendProblem, BackendTarget, LoadedBackend};
 use super::refused::REFUSED_REASON;
 use super::routes::{RouteRef, RouteView};
-use super::target_groups::{over_default, route_props};
+use super::tg_props::{over_default, route_props};
 use super::GatewayInputs;
 use crate::crd::gateway::{ListenerRuleConfiguration, TargetGroupConfiguration};
 
 /// Group and kind an `ExtensionRef` filter names a ListenerRuleConfiguration with.
 pub const RULE_CONFIG_GROUP: &str = "gateway.k8s.aws";
 pub const RULE_CONFIG_KIND: &str = "ListenerRuleConfiguration";
-
-/// Why a backend produced no target group: upstream drops it (route status, reason `reason`)
-/// or fails the Gateway (`fatal`); `listeners_not_valid`: a fatal one upstream raises as a
-/// loader error, which sets the Gateway's `Accepted` False `ListenersNotValid` with `message`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BackendProblem {
-    pub fatal: bool,
-    pub listeners_not_valid: bool,
-    pub reason: &'static str,
-    pub message: String,
-}
-
-pub(super) fn dropped(reason: &'static str, message: impl Into<String>) -> BackendProblem {
-    BackendProblem {
-        fatal: false,
-        listeners_not_valid: false,
-        reason,
-        message: message.into(),
-    }
-}
 
 /// The fatal problem `load` stops at: a loader error (see [`BackendProblem`]) or not.
 #[derive(Debug, Clone, PartialEq, Eq)]

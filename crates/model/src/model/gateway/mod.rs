@@ -5,18 +5,22 @@
 //! and Secrets — names and tags hash-identical to
 //! upstream's `pkg/gateway/model`, rule order as `routeutils/route_rule_precedence.go`.
 //!
-//! One small module per concept: `routes` (what a route says, defaults applied), `listeners`
-//! (Gateway listeners validated and grouped by port), `attach` (which route attaches to which
-//! listener, with the refusals route status reports), `precedence` (rule order), `conditions`
-//! (match → ALB conditions), `grants` (ReferenceGrants), `load` (what attached routes reference:
-//! rule configurations and Service, Gateway and TargetGroupName backends, with the problems
-//! route status reports), `actions` and `transforms` (filters and ListenerRuleConfigurations →
-//! rule actions and transforms), `target_groups` (backends → target groups and bindings;
-//! `alb`-type target groups for Gateway backends), `alb` and `l4` (the listeners of each load
-//! balancer kind), `certificates` (their certificates, or the hosts ACM discovery covers),
-//! `names`, `listener_sets` (ListenerSets lending the Gateway listeners), `unread`,
-//! `unread_config`, `unread_props` and `unread_rules` (Warnings for inputs upstream accepts and
-//! ignores), and `build` (the stack).
+//! This module holds what a Gateway's stack is built from (`GatewayInputs`), the floor every
+//! step below stands on. One small module per concept: `routes` (what a route says, defaults
+//! applied), `listeners` (Gateway listeners validated and grouped by port), `listener_sets`
+//! (ListenerSets lending the Gateway listeners), `selectors` (namespace selectors), `attach`
+//! (which route attaches to which listener, with the refusals route status reports), `offered`
+//! (the listeners step: all of those together), `precedence` (rule order), `conditions`
+//! (match → ALB conditions), `grants` (ReferenceGrants), `backends` and `load` (what attached
+//! routes reference: rule configurations and Service, Gateway and TargetGroupName backends,
+//! with the problems route status reports), `actions` and `transforms` (filters and
+//! ListenerRuleConfigurations → rule actions and transforms), `load_balancer` (the load
+//! balancer step, with `lb_config`, `lb_security` and `lb_subnets`), `tg_context` and
+//! `target_groups` (the target groups step: backends → target groups and bindings; `alb`-type
+//! target groups for Gateway backends), `alb` and `l4` (the listeners and rules step of each
+//! load balancer kind), `certificates` (their certificates, or the hosts ACM discovery covers),
+//! `names`, `unread`, `unread_config`, `unread_props` and `unread_rules` (Warnings for inputs
+//! upstream accepts and ignores), and `build` on top (the steps in order).
 
 mod actions;
 pub mod addons;
@@ -37,11 +41,15 @@ mod lb_subnets;
 pub mod listener_sets;
 pub mod listeners;
 pub mod load;
+mod load_balancer;
 pub mod names;
+mod offered;
 pub mod precedence;
 pub mod refused;
 pub mod routes;
+mod selectors;
 pub mod target_groups;
+mod tg_context;
 mod tg_props;
 mod tgb_networking;
 mod transforms;
@@ -65,7 +73,7 @@ use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };
-use crate::model::service::ExistingNlb;
+use crate::model::env::ExistingNlb;
 
 pub use build::{build_alb_gateway_stack, build_nlb_gateway_stack, gateway_routes, GatewayBuild};
 

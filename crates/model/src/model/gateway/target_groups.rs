@@ -15,29 +15,10 @@ use crate::crd::gateway::target_group_configuration::{
     HealthCheckProtocol, TargetGroupProps, TgProtocol, TgTargetType,
 };
 use crate::crd::tgb_shape;
-use crate::model::tags::TagContext;
 use crate::model::types::*;
 
-/// What a target group needs to know about its Gateway.
-pub struct TgContext<'a> {
-    pub tags: &'a TagContext<'a>,
-    pub gateway_namespace: &'a str,
-    pub gateway_name: &'a str,
-    pub lb_ip_type: IpAddressType,
-    /// Source of the TGB networking rules; None when the user's own security groups front the
-    /// load balancer without `manageBackendSecurityGroupRules` (the user opens the node ports).
-    pub networking_source: Option<Token>,
-    /// An NLB without security groups (`disableSecurityGroup`): node rules from CIDR blocks.
-    pub cidr_sources: Option<crate::model::tgb_cidrs::Sources<'a>>,
-    /// The Gateway's `spec.infrastructure.labels`, put on every TargetGroupBinding (the stack
-    /// labels win a clash, as upstream's binding manager merges them).
-    pub infrastructure_labels: BTreeMap<String, String>,
-    /// The Gateway's `spec.infrastructure.annotations`: every TargetGroupBinding carries exactly
-    /// these (upstream's binding template).
-    pub infrastructure_annotations: BTreeMap<String, String>,
-}
-
-pub use super::load::BackendProblem;
+pub use super::backends::BackendProblem;
+pub use super::tg_context::TgContext;
 
 pub use super::tg_props::{over_default, props_for, props_for_gateway, route_props};
 
@@ -195,21 +176,30 @@ pub fn nlb_target_group(
     finish(ctx, route, shape, svc, sp, props)
 }
 
-fn finish(
+/// A Service backend's target group: where it sends traffic, its id and its name.
+struct Identity {
+    svc_namespace: String,
+    svc_name: String,
+    /// The Service port's `targetPort` (its `port` when unset), as written.
+    identifier: IntOrString,
+    /// The node port (instance targets) or the target port (ip targets).
+    port: i32,
+    control: Option<i32>,
+    id: String,
+    name: String,
+}
+
+/// Upstream's port, target control port, resource id and name of the target group of `svc`'s
+/// port `sp` (the configured name when given); a target group without a port is refused.
+fn identity(
     ctx: &TgContext<'_>,
     route: &RouteView<'_>,
-    shape: Shape,
+    shape: &Shape,
     svc: &Service,
     sp: &ServicePort,
     props: Option<&TargetGroupProps>,
-) -> Result<(TargetGroup, TargetGroupBindingResource), String> {
-    let cfg = ctx.tags.cfg;
-    let Shape {
-        target_type,
-        protocol,
-        version,
-        health_check,
-    } = shape;
+) -> Result<Identity, String> {
+    let target_type = shape.target_type;
     let svc_namespace = svc
         .metadata
         .namespace
@@ -226,13 +216,13 @@ fn finish(
         (TargetType::Ip, IntOrString::Int(p)) => *p,
         (TargetType::Ip, IntOrString::String(_)) => 1,
     };
-    let control = target_control_port(props, protocol, target_type)?;
+    let control = target_control_port(props, shape.protocol, target_type)?;
     let hash_port = match target_type {
         TargetType::Instance => tg_port.to_string(),
         TargetType::Ip => identifier_str.clone(),
     };
     let inputs = TargetGroupNameInputs {
-        cluster: &cfg.cluster_name,
+        cluster: &ctx.tags.cfg.cluster_name,
         gateway_namespace: ctx.gateway_namespace,
         gateway_name: ctx.gateway_name,
         route_namespace: &route.namespace,
@@ -242,8 +232,8 @@ fn finish(
         service_name: &svc_name,
         port: &hash_port,
         target_type,
-        protocol,
-        protocol_version: version,
+        protocol: shape.protocol,
+        protocol_version: shape.version,
         target_control_port: control,
     };
     let id = target_group_id(&inputs, &identifier_str);
@@ -256,6 +246,73 @@ fn finish(
             TargetType::Instance => "TargetGroup port is empty. When using Instance targets, your service must be of type 'NodePort' or 'LoadBalancer'".into(),
         });
     }
+    Ok(Identity {
+        svc_namespace,
+        svc_name,
+        identifier,
+        port: tg_port,
+        control,
+        id,
+        name,
+    })
+}
+
+/// The binding's node rules: from the networking source (a security group), or from the CIDR
+/// blocks of an NLB without security groups; `ports` are the target port and the health
+/// check's.
+fn node_rules(
+    ctx: &TgContext<'_>,
+    protocol: Protocol,
+    target_type: TargetType,
+    ipv6: bool,
+    attributes: &BTreeMap<String, String>,
+    (target_port, hc_port): (&IntOrString, &IntOrString),
+    control: Option<i32>,
+) -> (Vec<NetworkingRule>, Vec<CidrNetworkingRule>) {
+    let from_cidrs = match &ctx.cidr_sources {
+        Some(sources) => sources
+            .rules(&crate::model::tgb_cidrs::Target {
+                protocol,
+                ipv6,
+                preserve: preserves_client_ip(protocol, attributes, target_type),
+                port: target_port,
+                health_check_port: hc_port,
+                hc_rule_always: |p| p.carries_udp(),
+            })
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let from_source = match &ctx.networking_source {
+        Some(source) => super::tgb_networking::rules(
+            source,
+            ctx.tags.cfg.disable_restricted_sg_rules,
+            protocol,
+            target_port,
+            hc_port,
+            control,
+        ),
+        None => Vec::new(),
+    };
+    (from_source, from_cidrs)
+}
+
+/// The target group and binding of `svc`'s port `sp` for `route`, once its `shape` is decided.
+fn finish(
+    ctx: &TgContext<'_>,
+    route: &RouteView<'_>,
+    shape: Shape,
+    svc: &Service,
+    sp: &ServicePort,
+    props: Option<&TargetGroupProps>,
+) -> Result<(TargetGroup, TargetGroupBindingResource), String> {
+    let cfg = ctx.tags.cfg;
+    let who = identity(ctx, route, &shape, svc, sp, props)?;
+    let Shape {
+        target_type,
+        protocol,
+        version,
+        health_check,
+    } = shape;
     let ipv6 = svc
         .spec
         .as_ref()
@@ -282,42 +339,30 @@ fn finish(
         return Err(format!("external managed tag key {k} cannot be specified"));
     }
     let target_port = match target_type {
-        TargetType::Instance => IntOrString::Int(tg_port),
-        TargetType::Ip => identifier.clone(),
+        TargetType::Instance => IntOrString::Int(who.port),
+        TargetType::Ip => who.identifier.clone(),
     };
     let hc_port = match health_check.port.parse::<i32>() {
         Ok(p) => IntOrString::Int(p),
         Err(_) => IntOrString::String(health_check.port.clone()),
     };
-    let networking_from_cidrs = match &ctx.cidr_sources {
-        Some(sources) => sources
-            .rules(&crate::model::tgb_cidrs::Target {
-                protocol,
-                ipv6,
-                preserve: preserves_client_ip(protocol, &attributes, target_type),
-                port: &target_port,
-                health_check_port: &hc_port,
-                hc_rule_always: |p| p.carries_udp(),
-            })
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
-    let networking = match &ctx.networking_source {
-        Some(source) => super::tgb_networking::rules(
-            source,
-            cfg.disable_restricted_sg_rules,
-            protocol,
-            &target_port,
-            &hc_port,
-            control,
-        ),
-        None => Vec::new(),
-    };
+    let ports = (&target_port, &hc_port);
+    let (networking, networking_from_cidrs) =
+        node_rules(ctx, protocol, target_type, ipv6, &attributes, ports, who.control);
+    let Identity {
+        svc_namespace,
+        svc_name,
+        port,
+        control,
+        id,
+        name,
+        ..
+    } = who;
     let tg = TargetGroup {
         id: id.clone(),
         name: name.clone(),
         target_type,
-        port: tg_port,
+        port,
         protocol,
         protocol_version: version,
         ip_address_type: ip_type.into(),

@@ -3,95 +3,19 @@
 //! with its target group and TargetGroupBinding (and those of the backends its weighted
 //! `actions.*` annotation names).
 
-use k8s_openapi::api::core::v1::{Service, ServicePort};
+use k8s_openapi::api::core::v1::Service;
 
 use super::annotations::{key, sfx, SvcAnnotations};
-use super::security_groups::SgDecision;
-use super::{listeners, load_balancer, qualify, security_groups, ServiceEnv};
+use super::env::ServiceEnv;
+use super::load_balancer::LbFacts;
+use super::task::Task;
+use super::{listeners, load_balancer, qualify, security_groups, subnets};
 use crate::annotations::{self as ann, AnnotationMap};
+use crate::model::cluster::PLACEHOLDER_SERVICE_UID;
 use crate::model::config::ModelConfig;
 use crate::model::error::{Fail, ModelError};
-use crate::model::subnets::SubnetInfo;
 use crate::model::tags::{TagContext, SERVICE_TAG_PREFIX};
-use crate::model::target_group::PLACEHOLDER_SERVICE_UID;
-use crate::model::types::{GroupId, IpAddressType, LoadBalancerScheme, Stack, StackKind};
-
-/// The load balancer settings target groups and TargetGroupBindings depend on.
-pub(super) struct LbFacts {
-    pub scheme: LoadBalancerScheme,
-    pub ip: IpAddressType,
-    pub sgs: SgDecision,
-    /// The NLB's subnets, when the VPC's subnets are known.
-    pub subnets: Option<Vec<SubnetInfo>>,
-}
-
-/// Everything one Service build reads.
-pub(super) struct Task<'a> {
-    pub svc: &'a Service,
-    pub a: SvcAnnotations<'a>,
-    pub cfg: &'a ModelConfig,
-    pub env: &'a ServiceEnv,
-    pub tags: TagContext<'a>,
-    pub namespace: &'a str,
-    pub name: &'a str,
-    /// The Service UID (placeholder when the manifest has none, as in `plan`).
-    pub uid: &'a str,
-}
-
-impl<'a> Task<'a> {
-    /// `ns/name`.
-    pub fn key(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
-    }
-
-    pub fn ports(&self) -> &[ServicePort] {
-        self.svc
-            .spec
-            .as_ref()
-            .and_then(|s| s.ports.as_deref())
-            .unwrap_or(&[])
-    }
-
-    /// The same build seen from `backend`, a Service of this namespace a weighted action names:
-    /// its spec, name and UID, with this Service's annotations, settings and stack (upstream
-    /// builds the target groups of weighted backends from the base Service's annotations).
-    pub fn for_backend(&self, backend: &'a Service) -> Task<'a> {
-        Task {
-            svc: backend,
-            a: self.a,
-            cfg: self.cfg,
-            env: self.env,
-            tags: TagContext {
-                cfg: self.tags.cfg,
-                group: self.tags.group,
-                prefix: self.tags.prefix,
-            },
-            namespace: self.namespace,
-            name: backend.metadata.name.as_deref().unwrap_or(""),
-            uid: backend
-                .metadata
-                .uid
-                .as_deref()
-                .unwrap_or(PLACEHOLDER_SERVICE_UID),
-        }
-    }
-
-    /// `--default-tags` merged with `aws-load-balancer-additional-resource-tags` (user tags of
-    /// every resource; the tracking tags are added by `TagContext::resource_tags`).
-    pub fn annotation_tags(&self) -> Result<std::collections::BTreeMap<String, String>, Fail> {
-        let tags = self.a.map(sfx::ADDITIONAL_TAGS)?.unwrap_or_default();
-        if let Some(k) = tags
-            .keys()
-            .find(|k| self.cfg.external_managed_tags.contains(k))
-        {
-            return Err(Fail::at(
-                key(sfx::ADDITIONAL_TAGS),
-                format!("external managed tag key {k} cannot be specified on Service"),
-            ));
-        }
-        Ok(tags)
-    }
-}
+use crate::model::types::{GroupId, Stack, StackKind};
 
 /// Builds the stack of one Service. A Service that does not qualify gets an empty stack
 /// (everything tagged with it must go), unless deletion protection forbids that.
@@ -142,7 +66,7 @@ pub fn build_service_stack(
 fn build(t: &Task<'_>, stack: &mut Stack) -> Result<(), Fail> {
     let scheme = load_balancer::scheme(t)?;
     let ip_type = load_balancer::ip_address_type(t)?;
-    let subnets = load_balancer::subnets(t, scheme, ip_type)?;
+    let subnets = subnets::subnets(t, scheme, ip_type)?;
     let sgs = security_groups::decide(t, ip_type)?;
     stack.load_balancer = Some(load_balancer::build(t, scheme, ip_type, &subnets, &sgs)?);
     stack.managed_security_group = sgs.managed.clone();

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::annotations::{key, sfx};
-use super::build::Task;
+use super::task::Task;
+use crate::model::cluster::lookup_service_port;
 use crate::model::error::Fail;
-use crate::model::target_group::lookup_service_port;
 use crate::model::types::{HealthCheck, Protocol, TargetType};
 
 /// Defaults of one mode.

@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::ServicePort;
 
 use super::annotations::{key, sfx};
-use super::build::{LbFacts, Task};
+use super::load_balancer::LbFacts;
+use super::task::Task;
 use super::weighted;
 use crate::model::error::Fail;
 use crate::model::types::*;

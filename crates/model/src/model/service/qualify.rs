@@ -7,8 +7,8 @@ use super::annotations::{sfx, SvcAnnotations};
 use crate::annotations::AnnotationMap;
 use crate::model::config::ModelConfig;
 
-/// Finalizer upstream puts on every Service it manages.
-pub const SERVICE_FINALIZER: &str = "service.k8s.aws/resources";
+/// Finalizer upstream puts on every Service it manages (defined with the other finalizers).
+pub use crate::crd::names::SERVICE_FINALIZER;
 
 /// Whether the controller builds an NLB for `svc` (a Service that stops qualifying but still
 /// carries [`SERVICE_FINALIZER`] has its stack deleted instead).

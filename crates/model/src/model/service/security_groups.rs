@@ -3,11 +3,11 @@
 //! rules from the source ranges, prefix lists and the ICMP path-MTU switch.
 
 use super::annotations::{key, sfx};
-use super::build::Task;
-use super::RefusedGroupsChange;
+use super::task::Task;
+use crate::model::backend_sg::shared_backend_sg;
+use crate::model::env::RefusedGroupsChange;
 use crate::model::error::Fail;
 use crate::model::naming;
-use crate::model::security_group::shared_backend_sg;
 use crate::model::types::*;
 
 /// What the NLB gets and which SG the TargetGroupBindings open node/pod ports to.

@@ -2,8 +2,8 @@
 //! prefixes, index-aligned with the resolved subnets, with upstream's validation texts.
 
 use super::annotations::{key, sfx};
-use super::build::Task;
-use super::load_balancer::ChosenSubnets;
+use super::subnets::ChosenSubnets;
+use super::task::Task;
 use crate::model::error::Fail;
 use crate::model::subnet_addresses::{parse_addresses, pick, source_nat_prefix};
 use crate::model::types::{IpAddressType, LoadBalancerScheme, SubnetMapping};

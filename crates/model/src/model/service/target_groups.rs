@@ -7,7 +7,8 @@ use k8s_openapi::api::core::v1::ServicePort;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::annotations::sfx;
-use super::build::{LbFacts, Task};
+use super::load_balancer::LbFacts;
+use super::task::Task;
 use super::{health_check, tg_attributes, tgb};
 use crate::model::error::Fail;
 use crate::model::naming::{self, ServiceTargetGroupNameInputs};

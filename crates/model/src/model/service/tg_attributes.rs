@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::annotations::{key, sfx};
-use super::build::Task;
+use super::task::Task;
 use crate::annotations::go_parse_bool;
 use crate::model::error::Fail;
 use crate::model::types::TargetType;

@@ -8,8 +8,9 @@ use k8s_openapi::api::core::v1::ServicePort;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::annotations::sfx;
-use super::build::{LbFacts, Task};
+use super::load_balancer::LbFacts;
 use super::security_groups;
+use super::task::Task;
 use crate::crd::target_group_binding::NetworkingProtocol;
 use crate::crd::tgb_shape;
 use crate::model::error::Fail;

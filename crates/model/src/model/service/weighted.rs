@@ -1,108 +1,25 @@
 //! Weighted NLB target groups: upstream's `service.beta.kubernetes.io/actions.<PROTOCOL>-<port>`
-//! annotation (`pkg/service/config_types.go`, `model_build_listener.go`), decoded as Go's
-//! `encoding/json` does and validated with upstream's texts, turned into the listener's forward
-//! to the Service's own target group (weight `baseServiceWeight`) plus one target group per
-//! entry: a `targetGroupARN` as written (never ours to change), or the target group of a port
-//! of another Service of the namespace, built with this Service's annotations.
+//! annotation (`model_build_listener.go`; read by `weighted_input`) turned into the listener's
+//! forward to the Service's own target group (weight `baseServiceWeight`) plus one target group
+//! per entry: a `targetGroupARN` as written (never ours to change), or the target group of a
+//! port of another Service of the namespace, built with this Service's annotations.
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::{Service, ServicePort};
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use serde::Deserialize;
+use k8s_openapi::api::core::v1::ServicePort;
 
-use super::annotations::{key, sfx, PREFIX};
-use super::build::{LbFacts, Task};
+use super::annotations::{key, sfx};
+use super::load_balancer::LbFacts;
 use super::target_groups;
+use super::task::Task;
+use super::weighted_input::ActionInput;
 use crate::annotations::go_json;
+use crate::model::cluster::lookup_service_port;
 use crate::model::error::Fail;
-use crate::model::target_group::lookup_service_port;
 use crate::model::types::*;
 
 /// Upstream's feature gate: off, a forward to more than one target group is refused.
 const GATE: &str = "WeightedTargetGroups";
-
-/// One `forwardConfig.targetGroups` entry as users write it.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-struct TupleInput {
-    #[serde(rename = "targetGroupARN")]
-    target_group_arn: Option<String>,
-    service_name: Option<String>,
-    service_port: Option<IntOrString>,
-    /// On a TLS listener: the backend's target group takes TCP instead of TLS.
-    decrypt: Option<bool>,
-    weight: Option<i32>,
-}
-
-/// Upstream's Service stickiness has `enabled` only (no duration).
-#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-struct StickinessInput {
-    enabled: Option<bool>,
-}
-
-#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-struct ForwardInput {
-    base_service_weight: Option<i32>,
-    #[serde(default)]
-    target_groups: Vec<TupleInput>,
-    target_group_stickiness_config: Option<StickinessInput>,
-}
-
-/// An `actions.<PROTOCOL>-<port>` annotation as users write it.
-#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase")]
-struct ActionInput {
-    #[serde(rename = "type", default)]
-    action_type: String,
-    forward_config: Option<ForwardInput>,
-}
-
-impl TupleInput {
-    fn validate(&self) -> Result<(), &'static str> {
-        if self.target_group_arn.is_some() == self.service_name.is_some() {
-            return Err("precisely one of targetGroupARN and serviceName can be specified");
-        }
-        if self.service_name.is_some() && self.service_port.is_none() {
-            return Err("missing servicePort");
-        }
-        if self.weight.is_some_and(|w| !(0..=999).contains(&w)) {
-            return Err("target group weight must be between 0 and 999");
-        }
-        Ok(())
-    }
-}
-
-impl ForwardInput {
-    fn validate(&self) -> Result<(), String> {
-        for t in &self.target_groups {
-            t.validate()
-                .map_err(|e| format!("invalid TargetGroupTuple: {e}"))?;
-        }
-        // Upstream checks the entries only: `baseServiceWeight` may stay unset.
-        if self.target_groups.len() > 1 && self.target_groups.iter().any(|t| t.weight.is_none()) {
-            return Err("weight must be set when routing to multiple target groups".into());
-        }
-        Ok(())
-    }
-}
-
-impl ActionInput {
-    /// Upstream's `Action.validate` texts.
-    fn validate(&self) -> Result<(), String> {
-        match self.action_type.as_str() {
-            "forward" => match &self.forward_config {
-                Some(fc) => fc
-                    .validate()
-                    .map_err(|e| format!("invalid ForwardConfig: {e}")),
-                None => Ok(()),
-            },
-            other => Err(format!("unknown action type: {other}")),
-        }
-    }
-}
 
 /// Full key of the weighted action of the listener `<protocol>-<port>` (its final protocol:
 /// `TLS-443`, `TCP_UDP-53`, `QUIC-443`).
@@ -127,23 +44,6 @@ fn parse(t: &Task<'_>, k: &str) -> Result<Option<ActionInput>, Fail> {
     })?;
     action.validate().map_err(|e| Fail::at(k, e))?;
     Ok(Some(action))
-}
-
-/// The Services `svc`'s weighted actions name (`serviceName`, in its namespace), read leniently:
-/// what callers fetch for [`super::ServiceEnv::backend_services`] before the build, which
-/// reports any malformed annotation.
-pub fn weighted_backend_names(svc: &Service) -> BTreeSet<String> {
-    let prefix = format!("{PREFIX}/{}.", sfx::ACTIONS_PREFIX);
-    svc.metadata
-        .annotations
-        .iter()
-        .flatten()
-        .filter(|(k, _)| k.starts_with(&prefix))
-        .filter_map(|(_, v)| go_json::from_str::<ActionInput>(v).ok())
-        .filter_map(|a| a.forward_config)
-        .flat_map(|fc| fc.target_groups)
-        .filter_map(|t| t.service_name)
-        .collect()
 }
 
 /// The default action of the listener on Service port `p`: a forward to the port's target

@@ -5,8 +5,7 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::super::test_support::{cfg, svc};
-use super::super::{build_service_stack, ServiceEnv};
-use super::weighted_backend_names;
+use super::super::{build_service_stack, weighted_backend_names, ServiceEnv};
 use crate::model::config::ModelConfig;
 use crate::model::naming::{self, ServiceTargetGroupNameInputs};
 use crate::model::types::*;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::{opt, put, user_tags, Renderer};
+use super::values::{opt, put, user_tags, Renderer};
 use crate::model::types::*;
 
 impl Renderer<'_> {

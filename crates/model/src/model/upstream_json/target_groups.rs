@@ -1,9 +1,15 @@
 //! Target groups and their TargetGroupBindings in upstream's schema: health check, attributes,
 //! target control port, and the binding's networking rules and references.
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 
-use super::*;
+use super::values::{
+    is_gateway_tracking, key_values, opt, put, resource_ref, user_tags, Renderer, LOAD_BALANCER,
+    TARGET_GROUP,
+};
+use crate::model::types::*;
 
 pub(super) fn target_group(tg: &TargetGroup) -> Value {
     let hc = &tg.health_check;

@@ -8,8 +8,8 @@ use k8s_openapi::api::networking::v1::IngressBackend;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::backend::{self, *};
-use super::error::Fail;
-use super::group::ClassifiedIngress;
+use crate::model::error::Fail;
+use crate::model::group::ClassifiedIngress;
 use crate::annotations::{self as ann, suffix, AnnotationMap};
 
 /// A parsed Ingress backend: routing extras from annotations plus the action to take.

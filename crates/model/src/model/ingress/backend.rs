@@ -5,8 +5,8 @@
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Deserialize;
 
-pub use super::action::*;
-use super::error::Fail;
+pub use crate::model::types::action::*;
+use crate::model::error::Fail;
 use crate::annotations::{self as ann, suffix, AnnotationMap};
 
 pub const USE_ANNOTATION: &str = "use-annotation";

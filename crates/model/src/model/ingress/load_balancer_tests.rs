@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 use serde_json::json;
 
-use super::super::{build_stack, load_groups, BuildEnv, ClusterObjects, ModelConfig};
+use crate::model::{build_stack, load_groups, BuildEnv, ClusterObjects, ModelConfig};
 
 /// One annotation line, as a manifest would carry it.
 fn a(key: &str, value: &str) -> String {

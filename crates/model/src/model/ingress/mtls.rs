@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::error::Fail;
-use super::types::MutualAuthentication;
+use crate::model::error::Fail;
+use crate::model::types::MutualAuthentication;
 use crate::annotations::{self as ann, suffix};
 
 #[derive(Deserialize)]

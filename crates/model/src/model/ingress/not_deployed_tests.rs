@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::super::{build_stack, load_groups, BuildEnv, ClusterObjects, ModelConfig, ModelError};
+use crate::model::{build_stack, load_groups, BuildEnv, ClusterObjects, ModelConfig, ModelError};
 use crate::plan::add_manifests;
 
 const BASE: &str = r#"
@@ -46,7 +46,7 @@ spec:
 
 const HTTPS: &str = "    alb.ingress.kubernetes.io/listen-ports: '[{\"HTTPS\": 443}]'\n    alb.ingress.kubernetes.io/certificate-arn: arn:aws:acm:us-west-2:111122223333:certificate/c\n";
 
-fn build(extra: &str, cfg: &ModelConfig) -> Result<super::super::Stack, ModelError> {
+fn build(extra: &str, cfg: &ModelConfig) -> Result<crate::model::Stack, ModelError> {
     let yaml = BASE.replace("EXTRA\n", extra);
     let mut objs = ClusterObjects::default();
     add_manifests(&mut objs, &yaml, Path::new("t.yaml")).unwrap();
@@ -109,7 +109,7 @@ fn acm_certificate_creation_is_refused_not_ignored() {
 /// the case fails if the annotation is ignored.
 #[test]
 fn load_balancer_addons_are_carried_to_the_deployer() {
-    use super::super::Addons;
+    use crate::model::Addons;
     let arn = "arn:aws:wafv2:us-west-2:111122223333:regional/webacl/w/1";
     let cases: [(&str, &str, Addons); 8] = [
         (

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::networking::v1::HTTPIngressPath;
 
 use super::backend::*;
-use super::error::Fail;
-use super::types::{Protocol, Token};
+use crate::model::error::Fail;
+use crate::model::types::{Protocol, Token};
 
 #[cfg(test)]
 pub(super) use super::enhanced_backend::{auth_action, jwt_validation};

@@ -5,12 +5,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::super::agree::group;
-use super::super::error::ModelError;
-use super::super::group::ClassifiedIngress;
-use super::super::naming;
-use super::{resource_tags, FrontendInputs, Tags};
+use super::inputs::{resource_tags, FrontendInputs, Tags};
 use crate::annotations::{self as ann, suffix, AnnotationMap};
+use crate::model::agree::group;
+use crate::model::error::ModelError;
+use crate::model::group::ClassifiedIngress;
+use crate::model::naming;
 use crate::model::types::*;
 
 /// One member's health check for the NLB's target groups, with the fields it set explicitly.

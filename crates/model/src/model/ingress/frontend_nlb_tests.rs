@@ -10,10 +10,10 @@ use k8s_openapi::api::networking::v1::Ingress;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::super::subnets::SubnetInfo;
-use super::super::upstream_json::{render, PlanFacts};
-use super::super::{build_stack, load_groups, BuildEnv, ClusterObjects, ModelConfig};
+use crate::model::subnets::SubnetInfo;
 use crate::model::types::*;
+use crate::model::upstream_json::{render, PlanFacts};
+use crate::model::{build_stack, load_groups, BuildEnv, ClusterObjects, ModelConfig};
 
 /// An Ingress `name` in namespace `ns` with `annotations` (ingress class added); group `shop`
 /// unless `implicit`.

@@ -8,16 +8,16 @@ use k8s_openapi::api::core::v1::{Service, ServicePort};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::error::Fail;
-use super::group::{key_of, ClassifiedIngress};
-use super::naming::{self, TargetGroupNameInputs};
-use super::tags::TagContext;
-use super::types::*;
 use crate::annotations::{self as ann, suffix, AnnotationMap};
 use crate::crd::tgb_shape;
-
-/// Service UID hashed into target-group names when the Service has none (manifests from git).
-pub const PLACEHOLDER_SERVICE_UID: &str = "00000000-0000-0000-0000-000000000000";
+use crate::model::cluster::key_of;
+// Shared with the Service builder and `plan` (defined with the cluster objects); kept reachable.
+pub use crate::model::cluster::{lookup_service_port, port_string, PLACEHOLDER_SERVICE_UID};
+use crate::model::error::Fail;
+use crate::model::group::ClassifiedIngress;
+use crate::model::naming::{self, TargetGroupNameInputs};
+use crate::model::tags::TagContext;
+use crate::model::types::*;
 
 /// What target-group building needs from the rest of the build.
 pub struct TargetGroupContext<'a> {
@@ -26,40 +26,6 @@ pub struct TargetGroupContext<'a> {
     pub lb_ip_address_type: IpAddressType,
     /// Source of TGB networking rules (backend SG, or the managed SG when that feature is off).
     pub networking_source: Option<Token>,
-}
-
-/// `IntOrString.String()`.
-pub fn port_string(p: &IntOrString) -> String {
-    match p {
-        IntOrString::Int(i) => i.to_string(),
-        IntOrString::String(s) => s.clone(),
-    }
-}
-
-/// Upstream's `LookupServicePort`.
-pub fn lookup_service_port<'s>(
-    svc: &'s Service,
-    port: &IntOrString,
-) -> Result<&'s ServicePort, Fail> {
-    let ports = svc
-        .spec
-        .as_ref()
-        .and_then(|s| s.ports.as_ref())
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    ports
-        .iter()
-        .find(|p| match port {
-            IntOrString::String(n) => p.name.as_deref() == Some(n.as_str()),
-            IntOrString::Int(n) => p.port == *n,
-        })
-        .ok_or_else(|| {
-            Fail::msg(format!(
-                "unable to find port {} on service {}",
-                port_string(port),
-                key_of(&svc.metadata)
-            ))
-        })
 }
 
 /// Resource id: `<ingNs>/<ingName>-<svcName>:<port>`.

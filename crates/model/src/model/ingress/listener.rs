@@ -4,13 +4,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::agree::{ensure_same, go_list, group, member_err, merge_key, FirstSetter};
-use super::error::{Fail, ModelError};
-use super::group::ClassifiedIngress;
 pub(super) use super::mtls::mutual_authentication;
-use super::types::{merge_member_certificates, MemberCertificates, MutualAuthentication, Protocol};
 use crate::annotations::{self as ann, suffix};
 use crate::crd::ingress_class_params::ListenerProtocol;
+use crate::model::agree::{ensure_same, go_list, group, member_err, merge_key, FirstSetter};
+use crate::model::error::{Fail, ModelError};
+use crate::model::group::ClassifiedIngress;
+use crate::model::types::{
+    merge_member_certificates, MemberCertificates, MutualAuthentication, Protocol,
+};
 
 /// One member's view of a listener port, or the merged view of the group.
 #[derive(Debug, Clone, PartialEq, Default)]

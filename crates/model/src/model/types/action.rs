@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::types::Token;
+use super::Token;
 
 /// Fixed response (input and model).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
@@ -335,7 +335,7 @@ pub struct Rewrite {
 }
 
 impl Transform {
-    pub(super) fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let check = |c: &Option<RewriteConfigObject>, name: &str| match c {
             None => Err(format!("missing {name}")),
             Some(c) if c.rewrites.is_empty() => Err(format!("{name}.rewrites cannot be empty")),

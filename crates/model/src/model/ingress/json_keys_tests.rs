@@ -4,8 +4,8 @@
 use super::backend::{
     action_via_annotation, conditions, transforms, Action, ActionInput, ConditionInput,
 };
-use super::listen::mutual_authentication;
-use super::rules::{auth_action, conditions as rule_conditions, jwt_validation};
+use super::listener::mutual_authentication;
+use super::rule::{auth_action, conditions as rule_conditions, jwt_validation};
 use crate::annotations::{key, AnnotationMap};
 
 fn anns(pairs: &[(&str, &str)]) -> AnnotationMap {

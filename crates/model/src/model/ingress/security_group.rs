@@ -1,16 +1,18 @@
 //! Security groups of an Ingress group's load balancer: the managed frontend group (one inbound
-//! rule per listener port and source) or the user's groups, and the cluster's shared backend group.
+//! rule per listener port and source) or the user's groups, and the cluster's shared backend
+//! group (`backend_sg`).
 
 use std::collections::BTreeMap;
 
-use super::agree::group;
-use super::config::ModelConfig;
-use super::error::ModelError;
+use super::lb_settings::LbSettings;
 use super::listener::PortConfig;
-use super::load_balancer::LbSettings;
-use super::naming;
-use super::tags::TagContext;
-use super::types::*;
+use crate::model::agree::group;
+use crate::model::backend_sg::shared_backend_sg;
+use crate::model::config::ModelConfig;
+use crate::model::error::ModelError;
+use crate::model::naming;
+use crate::model::tags::TagContext;
+use crate::model::types::*;
 
 /// The load balancer's security groups: tokens of the groups this stack creates (put into
 /// `stack`), and the user's names or ids (resolved and checked by the deployer, as upstream).
@@ -42,21 +44,6 @@ pub(crate) fn for_load_balancer(
         tokens.push(Token::BackendSecurityGroupId);
     }
     Ok((tokens, list.clone()))
-}
-
-/// The cluster's shared backend security group (`--backend-security-group` or auto-created).
-pub fn shared_backend_sg(cfg: &ModelConfig) -> BackendSecurityGroup {
-    BackendSecurityGroup {
-        group_id: cfg.backend_sg_id.clone(),
-        name: naming::backend_sg_name(&cfg.cluster_name),
-        description: "[k8s] Shared Backend SecurityGroup for LoadBalancer".into(),
-        tags: {
-            let mut t = cfg.default_tags.clone();
-            t.insert("elbv2.k8s.aws/cluster".into(), cfg.cluster_name.clone());
-            t.insert("elbv2.k8s.aws/resource".into(), "backend-sg".into());
-            t
-        },
-    }
 }
 
 fn managed_sg(

@@ -4,34 +4,21 @@
 //! groups in `listeners`. Every failure fails the whole group, as upstream's does: excluding the
 //! member that asked for the NLB would take the NLB down because of an invalid edit.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use super::agree::{ensure_same, go_list, group};
-use super::build::BuildEnv;
-use super::config::ModelConfig;
-use super::error::ModelError;
-use super::group::ClassifiedIngress;
-use super::subnets::{self, SubnetRules};
-use super::tags::TagContext;
-use super::types::*;
+use super::lb_settings;
 use crate::annotations::{self as ann, suffix};
+use crate::model::agree::{ensure_same, go_list, group};
+use crate::model::error::ModelError;
+use crate::model::group::ClassifiedIngress;
+use crate::model::subnets::{self, SubnetRules};
+use crate::model::types::*;
 
+mod inputs;
 mod listeners;
 
-type Tags = BTreeMap<String, String>;
-
-/// What the frontend NLB is built from besides the members' annotations.
-pub struct FrontendInputs<'a> {
-    pub cfg: &'a ModelConfig,
-    pub tags: &'a TagContext<'a>,
-    pub env: &'a BuildEnv,
-    /// The group's ALB (name, IP address type, security groups).
-    pub alb: &'a LoadBalancer,
-    /// The ALB's user tags (the NLB's tags without `frontend-nlb-tags`).
-    pub alb_user_tags: &'a Tags,
-    /// Each member's ALB listen ports, in member order.
-    pub ports_per_member: &'a [Vec<i32>],
-}
+pub use inputs::FrontendInputs;
+use inputs::{resource_tags, Tags};
 
 /// Whether a member turns the frontend NLB on (`enable-frontend-nlb`), errors aside.
 pub fn member_enables(m: &ClassifiedIngress<'_>) -> bool {
@@ -110,7 +97,7 @@ fn scheme(
         .filter_map(|m| ann::string(m.annotations(), suffix::FRONTEND_NLB_SCHEME))
         .map(String::from)
         .collect();
-    super::load_balancer::scheme(set, default)
+    lb_settings::scheme(set, default)
 }
 
 /// `frontend-nlb-security-groups` (ids or names, members agree in order); None = the ALB's.
@@ -294,20 +281,6 @@ fn frontend_tags(members: &[ClassifiedIngress<'_>]) -> Result<Option<Tags>, Mode
         }
     }
     Ok(chosen)
-}
-
-/// AWS tags of a frontend NLB resource: `frontend-nlb-tags` alone (upstream uses them instead
-/// of the ALB's user and default tags), else the ALB's; the tracking tags always.
-fn resource_tags(i: &FrontendInputs<'_>, frontend: Option<&Tags>, id: &str) -> Tags {
-    match frontend {
-        Some(user) => {
-            let mut t = user.clone();
-            t.extend(i.tags.stack_tags());
-            t.insert(format!("{}/resource", i.tags.prefix), id.to_string());
-            t
-        }
-        None => i.tags.resource_tags(id, i.alb_user_tags.clone()),
-    }
 }
 
 /// The ALB's name cut to 28 characters, then `-nlb` (32 at most, as AWS allows).

@@ -7,16 +7,16 @@ use k8s_openapi::api::networking::v1::IngressBackend;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::super::backend::{ActionInput, ConditionInput, TupleInput};
-use super::super::config::ModelConfig;
-use super::super::error::{Fail, ModelError};
-use super::super::group::{ClassifiedIngress, ClusterObjects};
 use super::super::listener::{self, PortConfig};
+use super::super::ports::GroupPorts;
 use super::super::rule::{self, DraftRule, EnhancedBackend};
-use super::super::tags::TagContext;
 use super::super::target_group::{self, TargetGroupContext};
-use super::super::types::*;
-use super::{default_backend, GroupPorts};
 use crate::annotations::{self as ann, suffix};
+use crate::model::config::ModelConfig;
+use crate::model::error::{Fail, ModelError};
+use crate::model::group::{ClassifiedIngress, ClusterObjects};
+use crate::model::tags::TagContext;
+use crate::model::types::*;
 
 /// Builds listeners, rules and actions; collects the target groups the actions forward to.
 pub(super) struct Builder<'a> {
@@ -273,6 +273,14 @@ impl Builder<'_> {
 
 type Built = (Vec<Action>, Vec<ConditionInput>, Vec<Transform>);
 
+/// The member's `spec.defaultBackend`, if any.
+fn default_backend<'i>(m: &ClassifiedIngress<'i>) -> Option<&'i IngressBackend> {
+    m.ingress
+        .spec
+        .as_ref()
+        .and_then(|s| s.default_backend.as_ref())
+}
+
 /// Authentication (Cognito, or OIDC with its client credentials read from the Secret) or JWT
 /// validation of an HTTPS backend; never both.
 fn auth_actions(eb: &EnhancedBackend, objs: &ClusterObjects) -> Result<Vec<Action>, Fail> {
@@ -285,7 +293,7 @@ fn auth_actions(eb: &EnhancedBackend, objs: &ClusterObjects) -> Result<Vec<Actio
     if let Some(auth) = &eb.auth {
         actions.push(match auth {
             Action::AuthenticateOidc { config } => Action::AuthenticateOidc {
-                config: super::super::oidc::resolve(config, objs)?,
+                config: crate::model::oidc::resolve(config, objs)?,
             },
             other => other.clone(),
         });

@@ -3,9 +3,9 @@
 //! before any AWS call, so it keeps its last deployed configuration (or the group waits)
 //! instead of being served without what it asked for.
 
-use super::config::ModelConfig;
-use super::error::Fail;
-use super::group::ClassifiedIngress;
+use crate::model::config::ModelConfig;
+use crate::model::error::Fail;
+use crate::model::group::ClassifiedIngress;
 use crate::annotations::{self as ann, suffix};
 
 /// The refusal for `what`, set by the annotation (or class field) `key`.
