@@ -21,12 +21,12 @@ mod values;
 use super::types::*;
 use load_balancers::security_group;
 use target_groups::target_group;
+use values::{resource_ref, Renderer};
 pub use values::{
     PlanFacts, FRONTEND_NLB_TARGET_GROUP, LISTENER, LISTENER_RULE, LOAD_BALANCER, SECURITY_GROUP,
     SHIELD_PROTECTION, TARGET_GROUP, TARGET_GROUP_BINDING, WAFV2_ASSOCIATION,
     WAF_REGIONAL_ASSOCIATION,
 };
-use values::{resource_ref, Renderer};
 
 /// The stack in upstream's marshalled shape.
 pub fn render(stack: &Stack, facts: &PlanFacts) -> Value {

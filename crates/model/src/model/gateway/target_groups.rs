@@ -347,8 +347,15 @@ fn finish(
         Err(_) => IntOrString::String(health_check.port.clone()),
     };
     let ports = (&target_port, &hc_port);
-    let (networking, networking_from_cidrs) =
-        node_rules(ctx, protocol, target_type, ipv6, &attributes, ports, who.control);
+    let (networking, networking_from_cidrs) = node_rules(
+        ctx,
+        protocol,
+        target_type,
+        ipv6,
+        &attributes,
+        ports,
+        who.control,
+    );
     let Identity {
         svc_namespace,
         svc_name,

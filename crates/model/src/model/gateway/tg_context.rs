@@ -39,7 +39,7 @@ impl<'a> TgContext<'a> {
         built: &'a BuiltLb,
         source_ranges: &'a [String],
     ) -> Self {
-        let cidr_sources = built.no_sgs.then(|| Sources {
+        let cidr_sources = built.no_sgs.then_some(Sources {
             subnets: built.subnets.as_deref(),
             scheme: built.scheme,
             source_ranges,

@@ -5,9 +5,9 @@
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Deserialize;
 
-pub use crate::model::types::action::*;
-use crate::model::error::Fail;
 use crate::annotations::{self as ann, suffix, AnnotationMap};
+use crate::model::error::Fail;
+pub use crate::model::types::action::*;
 
 pub const USE_ANNOTATION: &str = "use-annotation";
 pub const NON_EXISTENT_SERVICE_BODY: &str = "Backend service does not exist";

@@ -8,9 +8,9 @@ use k8s_openapi::api::networking::v1::IngressBackend;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::backend::{self, *};
+use crate::annotations::{self as ann, suffix, AnnotationMap};
 use crate::model::error::Fail;
 use crate::model::group::ClassifiedIngress;
-use crate::annotations::{self as ann, suffix, AnnotationMap};
 
 /// A parsed Ingress backend: routing extras from annotations plus the action to take.
 pub struct EnhancedBackend {

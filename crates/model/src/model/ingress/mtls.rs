@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::annotations::{self as ann, suffix};
 use crate::model::error::Fail;
 use crate::model::types::MutualAuthentication;
-use crate::annotations::{self as ann, suffix};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -3,10 +3,10 @@
 //! before any AWS call, so it keeps its last deployed configuration (or the group waits)
 //! instead of being served without what it asked for.
 
+use crate::annotations::{self as ann, suffix};
 use crate::model::config::ModelConfig;
 use crate::model::error::Fail;
 use crate::model::group::ClassifiedIngress;
-use crate::annotations::{self as ann, suffix};
 
 /// The refusal for `what`, set by the annotation (or class field) `key`.
 pub fn refuse(key: String, what: &str) -> Fail {
