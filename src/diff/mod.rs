@@ -130,8 +130,10 @@ pub fn run_with(
 /// Runs the report into `sink`: AWS clients and cluster objects as the controller gets them,
 /// every stack listed, then every stack producer in turn, each stack handed to `sink` as soon
 /// as it is computed.
+/// Each step is boxed: their futures are large, and unboxed they overflowed the main thread's
+/// stack in debug builds.
 pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> anyhow::Result<()> {
-    let (recorder, cloud) = recorded_cloud(cfg).await?;
+    let (recorder, cloud) = Box::pin(recorded_cloud(cfg)).await?;
     let mut icfg = IngressConfig::from(cfg);
     // As every controller at start: the model's VPC is the resolved one (`--aws-vpc-tags` or
     // the instance's), not only `--aws-vpc-id`; the plan annotation shows it.
@@ -147,7 +149,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
     let mut notes = Vec::new();
     let mut gw_gates = cfg.gateway.clone();
     let (objs, client, gw_stores) = if files.is_empty() {
-        let (objs, client, stores) = read_cluster(cfg, &mut gw_gates, &mut notes).await?;
+        let (objs, client, stores) = Box::pin(read_cluster(cfg, &mut gw_gates, &mut notes)).await?;
         (objs, Some(client), stores)
     } else {
         notes.push(
@@ -180,7 +182,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         .map(|stores| gateways::plan(stores, alb, nlb))
         .unwrap_or_default();
     let planned_bindings = match &client {
-        Some((client, kc)) => bindings::plan(cfg, kc.clone(), client).await?,
+        Some((client, kc)) => Box::pin(bindings::plan(cfg, kc.clone(), client)).await?,
         None => None,
     };
     let counts = [
@@ -193,7 +195,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         ),
     ];
     sink.begin(notes, &counts)?;
-    groups::diff_groups(&env, &objs, &planned_groups, sink).await?;
+    Box::pin(groups::diff_groups(&env, &objs, &planned_groups, sink)).await?;
     // Subnets and VPC CIDRs, as the Service and Gateway controllers read them.
     let reader = || {
         crate::controller::service::EnvReader::new(
@@ -204,7 +206,14 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         )
     };
     if !planned_services.is_empty() {
-        services::diff_services(&env, &reader(), &objs, &planned_services, sink).await?;
+        Box::pin(services::diff_services(
+            &env,
+            &reader(),
+            &objs,
+            &planned_services,
+            sink,
+        ))
+        .await?;
     }
     if let Some(stores) = gw_stores.as_ref().filter(|_| !planned_gateways.is_empty()) {
         let target_groups = gateways::GatewayEnv::target_group_cache(cloud.elbv2.clone());
@@ -220,10 +229,23 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
             deployer: &gw_deployer,
             ..env
         };
-        gateways::diff_gateways(&env, &genv, &planned_gateways, sink).await?;
+        Box::pin(gateways::diff_gateways(
+            &env,
+            &genv,
+            &planned_gateways,
+            sink,
+        ))
+        .await?;
     }
     if let Some(planned) = planned_bindings {
-        bindings::diff_bindings(cfg, planned, recorder.clone(), &cloud, sink).await?;
+        Box::pin(bindings::diff_bindings(
+            cfg,
+            planned,
+            recorder.clone(),
+            &cloud,
+            sink,
+        ))
+        .await?;
     }
     Ok(())
 }

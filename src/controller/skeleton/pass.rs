@@ -35,7 +35,10 @@ impl Controller {
             let span = crate::telemetry::reconcile_span(&self.log_as, &id);
             self.rec.talked(&id);
             let passed = self
-                .pass(&id, reconcile(ctx.clone(), key.clone()))
+                // Boxed where it is made: a controller's pass is a large future, and moved
+                // inline through the pass, shadow scope and worker futures it took several
+                // hundred KiB of stack per layer in unoptimised builds.
+                .pass(&id, Box::pin(reconcile(ctx.clone(), key.clone())))
                 .instrument(span.clone())
                 .await;
             let outcome = self.settle(queue, &key, &id, passed.map(Into::into), &span);
