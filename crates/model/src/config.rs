@@ -302,7 +302,7 @@ impl Config {
                 "must be positive",
             ));
         }
-        let inert_warnings = inert::check(a)?;
+        let inert_warnings = inert::check(&inert_values(a))?;
 
         let feature_gates = feature_gates(&c.feature_gates)?;
         let gateway = GatewayConfig::from_flags(&feature_gates, &c.feature_gates, rc)?;
@@ -382,6 +382,23 @@ impl Config {
     pub fn gate(&self, name: &str) -> bool {
         self.feature_gates.get(name).copied().unwrap_or(false)
     }
+}
+
+/// The parsed value of every flag of [`INERT_FLAGS`]; the only place an [`Inert`] is matched
+/// with its flag (a test sets each flag of the table and sees it judged by `inert::check`).
+fn inert_values(a: &ControllerArgs) -> [(&'static str, &Inert); 4] {
+    [
+        ("default-pca-arn", &a.cluster.default_pca_arn),
+        ("aws-vpc-tag-key", &a.aws.aws_vpc_tag_key),
+        (
+            "globalaccelerator-max-concurrent-reconciles",
+            &a.reconcile.globalaccelerator_max_concurrent_reconciles,
+        ),
+        (
+            "globalaccelerator-max-exponential-backoff-delay",
+            &a.reconcile.globalaccelerator_max_exponential_backoff_delay,
+        ),
+    ]
 }
 
 /// The settings the model builder reads; the one mapping shared by the Ingress controller

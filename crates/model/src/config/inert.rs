@@ -6,8 +6,9 @@
 //! on it by mistake, and a flag some layer reads cannot be [`Inert`] (a test checks that the
 //! table and the parsed types agree, flag for flag).
 
+// No import of the flags (`crate::args`): they import this table to mark `--help`, so the
+// parsed values come in from `config` (`inert_values` there), and this module stays below them.
 use super::ConfigError;
-use crate::args::ControllerArgs;
 
 /// The value of a flag nothing acts on. Its text is private to this module, where [`check`]
 /// judges it against the table.
@@ -155,28 +156,14 @@ pub struct InertWarning {
     pub message: String,
 }
 
-/// The parsed value of every flag of the table; the only place an [`Inert`] is matched with its
-/// flag (a test sets each flag of the table and sees it judged here).
-fn values(a: &ControllerArgs) -> [(&'static str, &Inert); 4] {
-    [
-        ("default-pca-arn", &a.cluster.default_pca_arn),
-        ("aws-vpc-tag-key", &a.aws.aws_vpc_tag_key),
-        (
-            "globalaccelerator-max-concurrent-reconciles",
-            &a.reconcile.globalaccelerator_max_concurrent_reconciles,
-        ),
-        (
-            "globalaccelerator-max-exponential-backoff-delay",
-            &a.reconcile.globalaccelerator_max_exponential_backoff_delay,
-        ),
-    ]
-}
-
-/// Judges the inert flags: a malformed value or one the table refuses fails the start; the
-/// others set to something but their default are returned, for the binary to warn about.
-pub(super) fn check(a: &ControllerArgs) -> Result<Vec<InertWarning>, ConfigError> {
+/// Judges the inert flags, each given as its long name and parsed value: a malformed value or
+/// one the table refuses fails the start; the others set to something but their default are
+/// returned, for the binary to warn about.
+pub(super) fn check(
+    values: &[(&'static str, &Inert)],
+) -> Result<Vec<InertWarning>, ConfigError> {
     let mut warnings = Vec::new();
-    for (long, Inert(raw)) in values(a) {
+    for (long, Inert(raw)) in values.iter().copied() {
         let Some(flag) = inert_flag(long) else {
             // A value without an entry would be neither marked nor judged.
             unreachable!("--{long} is not in INERT_FLAGS")
