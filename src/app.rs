@@ -8,6 +8,7 @@ use crate::controller::metrics::{CacheObjects, ControllerMetrics};
 use crate::metrics::RestClientMetrics;
 use crate::metrics::{self, Readiness, WebhookMetrics};
 use crate::reconcilers::{self, AwsWebhooks};
+use crate::thread_stack::WORKER_STACK_BYTES;
 use crate::webhook::icp_validator::IcpValidator;
 use crate::webhook::indexes::{IngressClassIndex, TgbIndex};
 use crate::webhook::ingress_validator::IngressValidator;
@@ -31,10 +32,6 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .thread_stack_size(WORKER_STACK_BYTES)
         .build()
 }
-
-/// Deploy futures are deep (a stack's whole plan in one state machine); tokio's 2 MiB default
-/// worker stack is too tight for them in unoptimised builds, and an overflow aborts the process.
-pub const WORKER_STACK_BYTES: usize = 8 * 1024 * 1024;
 
 /// Readiness check names.
 pub const READY_WEBHOOK: &str = "webhook";

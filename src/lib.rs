@@ -20,5 +20,6 @@ pub mod metrics;
 pub mod plain_server;
 pub mod reconcilers;
 pub mod telemetry;
+pub mod thread_stack;
 pub mod watch;
 pub mod webhook;

@@ -48,7 +48,7 @@ impl ServerThreads {
             std::thread::Builder::new()
                 .name(format!("{name}-{i}"))
                 // As the process's workers: the TargetGroupBinding webhooks make AWS calls here.
-                .stack_size(crate::app::WORKER_STACK_BYTES)
+                .stack_size(crate::thread_stack::WORKER_STACK_BYTES)
                 .spawn(move || {
                     runtime.block_on(stop.cancelled());
                     // Tasks still running (a blocking decode) are not waited for beyond this.
