@@ -3,8 +3,6 @@
 //! cannot answer). Errors use AWS's codes (`WAFNonexistentItemException`,
 //! `ResourceNotFoundException`, `ResourceAlreadyExistsException`).
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use async_trait::async_trait;
 
 use super::state::{hex, State};
@@ -12,22 +10,6 @@ use super::FakeAws;
 use crate::aws::addons::{Protection, Shield, WafRegional, WafV2, WebAclSummary};
 use crate::aws::error::{AwsError, Result};
 use crate::aws::types::Service;
-
-/// The add-on services' data of the fake account.
-#[derive(Debug, Default)]
-pub(crate) struct AddonState {
-    /// WAFv2 regional web ACLs: name → ARN.
-    wafv2_acls: BTreeMap<String, String>,
-    /// Load balancer ARN → WAFv2 web ACL ARN.
-    wafv2_assoc: BTreeMap<String, String>,
-    waf_regional_acls: BTreeSet<String>,
-    /// Load balancer ARN → WAF Classic web ACL id.
-    waf_regional_assoc: BTreeMap<String, String>,
-    waf_regional_unavailable: bool,
-    shield_active: bool,
-    /// Protection id → protection.
-    protections: BTreeMap<String, Protection>,
-}
 
 fn nonexistent(what: &str) -> AwsError {
     AwsError::from_code(

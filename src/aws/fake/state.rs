@@ -1,10 +1,11 @@
 //! The fake's data: every resource of the account, ID/ARN/DNS generation in AWS's formats, and
 //! the seeding helpers for resources the traits cannot create (VPCs, subnets, instances).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rand::Rng;
 
+use crate::aws::addons::Protection;
 use crate::aws::error::{AwsError, Result};
 use crate::aws::types::*;
 
@@ -61,6 +62,23 @@ pub(crate) struct SgRec {
     pub rules: Vec<SgRule>,
 }
 
+/// The add-on services' data of the fake account (WAFv2, WAF Classic regional, Shield); their
+/// calls are in `addons`.
+#[derive(Debug, Default)]
+pub(crate) struct AddonState {
+    /// WAFv2 regional web ACLs: name → ARN.
+    pub wafv2_acls: BTreeMap<String, String>,
+    /// Load balancer ARN → WAFv2 web ACL ARN.
+    pub wafv2_assoc: BTreeMap<String, String>,
+    pub waf_regional_acls: BTreeSet<String>,
+    /// Load balancer ARN → WAF Classic web ACL id.
+    pub waf_regional_assoc: BTreeMap<String, String>,
+    pub waf_regional_unavailable: bool,
+    pub shield_active: bool,
+    /// Protection id → protection.
+    pub protections: BTreeMap<String, Protection>,
+}
+
 #[derive(Debug)]
 pub(crate) struct State {
     pub region: String,
@@ -82,7 +100,7 @@ pub(crate) struct State {
     /// Trust stores by name (ARN values).
     pub trust_stores: BTreeMap<String, String>,
     /// WAFv2, WAF Classic regional and Shield.
-    pub(crate) addons: super::addons::AddonState,
+    pub(crate) addons: AddonState,
     /// Entries the Resource Groups Tagging index still lists for resources already deleted
     /// (ARN → tags), as its lag behind AWS shows.
     pub tagging_stale: BTreeMap<String, Tags>,
