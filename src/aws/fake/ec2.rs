@@ -3,9 +3,8 @@
 
 use async_trait::async_trait;
 
-use super::ec2_sg::group_not_found;
 use super::filter::select;
-use super::state::{not_found, State};
+use super::state::{group_not_found, not_found, State};
 use super::FakeAws;
 use crate::aws::error::{AwsError, Result};
 use crate::aws::types::*;

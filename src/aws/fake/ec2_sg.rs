@@ -2,18 +2,11 @@
 //! and ports as AWS shows them, the rule limit, and DependencyViolation on groups in use.
 
 use super::ec2::MAX_TAGS;
-use super::state::{hex, not_found, SgRec, SgRule, State};
+use super::state::{group_not_found, hex, not_found, SgRec, SgRule, State};
 use crate::aws::error::{AwsError, Result};
 use crate::aws::types::*;
 
 const MAX_RULES: usize = 60;
-
-pub(super) fn group_not_found(id: &str) -> AwsError {
-    not_found(
-        "InvalidGroup.NotFound",
-        format!("The security group '{id}' does not exist"),
-    )
-}
 
 /// Splits permissions into single-source rules (protocol lower-cased, ports dropped for `-1`).
 fn explode(perms: &[IpPermission]) -> Vec<SgRule> {

@@ -334,6 +334,13 @@ impl State {
     }
 }
 
+pub(crate) fn group_not_found(id: &str) -> AwsError {
+    not_found(
+        "InvalidGroup.NotFound",
+        format!("The security group '{id}' does not exist"),
+    )
+}
+
 pub(crate) fn tg_not_found(arn: &str) -> AwsError {
     not_found(
         "TargetGroupNotFound",
