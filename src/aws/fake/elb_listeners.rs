@@ -2,24 +2,12 @@
 
 use super::elb::invalid;
 use super::elb_rules::{described, normalise};
-use super::state::{hex, lb_not_found, not_found, tg_not_found, ListenerRec, RuleRec, State};
+use super::state::{
+    hex, lb_not_found, listener_not_found, tg_not_found, ListenerRec, RuleRec, State,
+};
 use crate::aws::error::{AwsError, Result};
 use crate::aws::types::*;
 use crate::model::{self, Action, MutualAuthentication};
-
-pub(super) fn listener_not_found(arn: &str) -> AwsError {
-    not_found(
-        "ListenerNotFound",
-        format!("One or more listeners not found: '{arn}'"),
-    )
-}
-
-pub(super) fn rule_not_found(arn: &str) -> AwsError {
-    not_found(
-        "RuleNotFound",
-        format!("One or more rules not found: '{arn}'"),
-    )
-}
 
 /// The attributes AWS reports for a new listener of this protocol.
 fn default_listener_attrs(protocol: &str) -> Attributes {
@@ -31,11 +19,6 @@ fn default_listener_attrs(protocol: &str) -> Attributes {
     kv.iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
-}
-
-/// Sorts rules as AWS lists them: by numeric priority, the default rule last.
-pub(super) fn priority_key(r: &Rule) -> u32 {
-    r.priority.parse().unwrap_or(u32::MAX)
 }
 
 impl State {

@@ -4,8 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::elb::invalid;
-use super::elb_listeners::{listener_not_found, priority_key, rule_not_found};
-use super::state::{hex, lb_not_found, tg_not_found, RuleRec, State};
+use super::state::{
+    hex, lb_not_found, listener_not_found, rule_not_found, tg_not_found, RuleRec, State,
+};
 use crate::aws::error::{AwsError, Result};
 use crate::aws::types::*;
 use crate::aws::TAG_ARNS_PER_CALL;
@@ -13,6 +14,11 @@ use crate::model::{
     self, Action, AuthenticateOidcConfig, ForwardConfig, Redacted, RuleCondition, StickinessConfig,
     TargetGroupTuple,
 };
+
+/// Sorts rules as AWS lists them: by numeric priority, the default rule last.
+fn priority_key(r: &Rule) -> u32 {
+    r.priority.parse().unwrap_or(u32::MAX)
+}
 
 /// Actions as ELBv2 describes them: never with an OIDC client secret.
 pub(super) fn described(actions: &[Action]) -> Vec<Action> {

@@ -341,6 +341,20 @@ pub(crate) fn group_not_found(id: &str) -> AwsError {
     )
 }
 
+pub(crate) fn listener_not_found(arn: &str) -> AwsError {
+    not_found(
+        "ListenerNotFound",
+        format!("One or more listeners not found: '{arn}'"),
+    )
+}
+
+pub(crate) fn rule_not_found(arn: &str) -> AwsError {
+    not_found(
+        "RuleNotFound",
+        format!("One or more rules not found: '{arn}'"),
+    )
+}
+
 pub(crate) fn tg_not_found(arn: &str) -> AwsError {
     not_found(
         "TargetGroupNotFound",
