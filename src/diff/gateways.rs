@@ -19,7 +19,7 @@ use super::groups::{bindings_labeled, kube_write, one, Env};
 use super::{Sink, StackDiff, Write};
 use crate::controller::gateway::config::{self, Configs};
 use crate::controller::gateway::inputs::Owned;
-use crate::controller::gateway::reconcile::{kind, Kind};
+use crate::controller::gateway::kind::{kind, Kind};
 use crate::controller::gateway::status;
 use crate::controller::gateway::{controller_name, Stores, TARGET_GROUP_NAME_TTL};
 use crate::controller::service::EnvReader;

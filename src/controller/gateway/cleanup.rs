@@ -9,7 +9,7 @@ use kube::ResourceExt;
 
 use super::config::Configs;
 use super::inputs::Owned;
-use super::reconcile::{binding_labels, kind, ns_of, REMOVE_FINALIZER};
+use super::kind::{binding_labels, kind, ns_of, REMOVE_FINALIZER};
 use super::{Ctx, GatewayError};
 use crate::controller::ingress::sync_bindings;
 use crate::controller::skeleton::{api_of, Failed};

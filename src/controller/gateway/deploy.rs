@@ -8,11 +8,9 @@ use gateway_api::apis::standard::gateways::Gateway;
 use kube::Resource;
 use kube::ResourceExt;
 
+use super::kind::{binding_labels, kind, ns_of, ADD_FINALIZER};
 use super::listener_set_status;
-use super::reconcile::{
-    binding_labels, fail_status, kind, ns_of, ADD_FINALIZER, PROGRAMMED_REQUEUE,
-};
-use super::status;
+use super::status::{self, fail_status};
 use super::{Ctx, GatewayError};
 use crate::controller::gateway_class::services_of;
 use crate::controller::ingress::sync_bindings;
@@ -25,6 +23,9 @@ use crate::model::gateway::refused::{
 use crate::model::gateway::routes::{RouteKind, RouteRef};
 use crate::model::gateway::{GatewayBuild, GatewayInputs};
 use k8s_openapi::api::core::v1::ObjectReference;
+
+/// Upstream's requeue while the load balancer is not active yet.
+pub const PROGRAMMED_REQUEUE: Duration = Duration::from_secs(120);
 
 pub(super) async fn deploy(
     ctx: &Ctx,

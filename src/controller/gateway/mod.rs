@@ -16,8 +16,9 @@ mod deploy;
 pub mod detect;
 mod feed;
 pub(crate) mod inputs;
+pub(crate) mod kind;
 mod listener_set_status;
-pub(crate) mod reconcile;
+mod reconcile;
 mod refs;
 pub(crate) mod secrets;
 pub mod status;
@@ -38,8 +39,8 @@ use crate::model::{ModelConfig, ModelError};
 use crate::watch::{Synced, Watches};
 use crate::webhook::tg_cache::TgCache;
 
+pub use deploy::PROGRAMMED_REQUEUE;
 pub use feed::{controller_name, Feed, Stores};
-pub use reconcile::PROGRAMMED_REQUEUE;
 pub use refs::{route_refs, RouteRefs};
 
 /// Settings of one Gateway controller.

@@ -15,11 +15,10 @@
 //! balancer of the stack.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gateway_api::apis::standard::gateways::{Gateway, GatewayStatus};
+use gateway_api::apis::standard::gateways::Gateway;
 use kube::api::{Patch, PatchParams};
 use kube::ResourceExt;
 
@@ -27,81 +26,22 @@ use super::config::{self, Configs};
 use super::deploy::deploy;
 use super::feed::controller_name;
 use super::inputs::Owned;
-use super::status;
+use super::kind::kind;
+use super::status::{self, fail_status, write_failure};
 use super::{Ctx, GatewayError};
 use crate::controller::skeleton::{api_of, reason, Failed};
 use crate::model::gateway::addons::ActiveAddons;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::{
     build_alb_gateway_stack, build_nlb_gateway_stack, GatewayBuild, GatewayInputs,
-    ALB_GATEWAY_FINALIZER, DRY_RUN_ANNOTATION, DRY_RUN_PLAN_ANNOTATION, NLB_GATEWAY_FINALIZER,
+    DRY_RUN_ANNOTATION, DRY_RUN_PLAN_ANNOTATION,
 };
-use crate::model::tags::{TagContext, ALB_GATEWAY_TAG_PREFIX, NLB_GATEWAY_TAG_PREFIX};
-use crate::model::{GroupId, Stack, StackKind};
-
-/// Upstream's requeue while the load balancer is not active yet.
-pub const PROGRAMMED_REQUEUE: Duration = Duration::from_secs(120);
-
-pub(crate) struct Kind {
-    pub(crate) finalizer: &'static str,
-    pub(crate) prefix: &'static str,
-    pub(crate) stack: StackKind,
-}
-
-pub(crate) fn kind(lb: LbKind) -> Kind {
-    match lb {
-        LbKind::Alb => Kind {
-            finalizer: ALB_GATEWAY_FINALIZER,
-            prefix: ALB_GATEWAY_TAG_PREFIX,
-            stack: StackKind::AlbGateway,
-        },
-        LbKind::Nlb => Kind {
-            finalizer: NLB_GATEWAY_FINALIZER,
-            prefix: NLB_GATEWAY_TAG_PREFIX,
-            stack: StackKind::NlbGateway,
-        },
-    }
-}
-
-/// Upstream's Gateway controller names its finalizer in these notes.
-pub(super) const ADD_FINALIZER: Failed =
-    Failed::step(reason::FAILED_ADD_FINALIZER, "add gateway finalizer");
-pub(super) const REMOVE_FINALIZER: Failed =
-    Failed::step(reason::FAILED_REMOVE_FINALIZER, "remove gateway finalizer");
-
-pub(super) fn ns_of(gw: &Gateway) -> String {
-    gw.namespace().unwrap_or_else(|| "default".into())
-}
-
-/// Labels of the stack's TargetGroupBindings (`gateway.k8s.aws.alb/stack-namespace`, `-name`).
-pub(super) fn binding_labels(ctx: &Ctx, gw: &Gateway) -> BTreeMap<String, String> {
-    let group = GroupId::implicit(&ns_of(gw), &gw.name_any());
-    TagContext {
-        cfg: &ctx.cfg.model,
-        group: &group,
-        prefix: kind(ctx.cfg.lb).prefix,
-    }
-    .stack_labels()
-}
+use crate::model::Stack;
 
 /// Gateway `key` reads no Secret any more (gone, deleted, or no longer ours).
 pub(super) fn forget_secrets(ctx: &Ctx, key: &str) {
     if let Some(m) = &ctx.secrets {
         m.monitor(key, Default::default());
-    }
-}
-
-/// Writes Accepted False `Invalid` on a failure; a failed status write is only logged.
-pub(super) async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
-    write_failure(ctx, gw, status::failure(gw, "Invalid", message)).await;
-}
-
-/// Writes a failure status (when it changes anything); a failed write is only logged.
-async fn write_failure(ctx: &Ctx, gw: &Gateway, st: Option<GatewayStatus>) {
-    if let Some(st) = st {
-        if let Err(e) = status::patch(&ctx.client, gw, &st).await {
-            tracing::warn!(gateway = %gw.name_any(), error = %e, "unable to update gateway status on failure");
-        }
     }
 }
 

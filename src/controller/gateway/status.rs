@@ -17,7 +17,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 
-use super::GatewayError;
+use super::{Ctx, GatewayError};
 use crate::deploy::DeployedLoadBalancer;
 use crate::model::gateway::listeners::{default_route_kinds, LbKind, ListenerValidation};
 use crate::model::gateway::GatewayBuild;
@@ -399,4 +399,18 @@ pub fn after_deploy(
         attached_sets,
     );
     (programmed, st)
+}
+
+/// Writes Accepted False `Invalid` on a failure; a failed status write is only logged.
+pub(super) async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
+    write_failure(ctx, gw, failure(gw, "Invalid", message)).await;
+}
+
+/// Writes a failure status (when it changes anything); a failed write is only logged.
+pub(super) async fn write_failure(ctx: &Ctx, gw: &Gateway, st: Option<GatewayStatus>) {
+    if let Some(st) = st {
+        if let Err(e) = patch(&ctx.client, gw, &st).await {
+            tracing::warn!(gateway = %gw.name_any(), error = %e, "unable to update gateway status on failure");
+        }
+    }
 }
