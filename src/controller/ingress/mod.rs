@@ -18,6 +18,7 @@ mod bindings;
 mod last_good;
 mod objects;
 mod reconcile;
+mod refs;
 pub(crate) mod secrets;
 mod status;
 mod warm;

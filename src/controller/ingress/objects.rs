@@ -116,36 +116,6 @@ pub fn groups_of(ing: &Ingress, objs: &ClusterObjects, ingress_class: &str) -> V
     out
 }
 
-/// Whether an Ingress mentions a Service of its namespace (backends, or any annotation value,
-/// which covers `actions.*` forward configs). Over-matching only costs a no-op reconcile.
-pub fn references_service(ing: &Ingress, service: &str) -> bool {
-    let spec_hit = ing.spec.as_ref().is_some_and(|s| {
-        let default = s
-            .default_backend
-            .as_ref()
-            .and_then(|b| b.service.as_ref())
-            .is_some_and(|b| b.name == service);
-        default
-            || s.rules.iter().flatten().any(|r| {
-                r.http.as_ref().is_some_and(|h| {
-                    h.paths.iter().any(|p| {
-                        p.backend
-                            .service
-                            .as_ref()
-                            .is_some_and(|b| b.name == service)
-                    })
-                })
-            })
-    });
-    spec_hit
-        || ing
-            .metadata
-            .annotations
-            .iter()
-            .flatten()
-            .any(|(k, v)| k.starts_with("alb.ingress.kubernetes.io/") && v.contains(service))
-}
-
 /// Remembers a fingerprint per object so that updates which do not matter to the model (status
 /// writes, our own finalizer patches, resyncs of unchanged objects) trigger nothing.
 #[derive(Default)]
@@ -298,14 +268,12 @@ mod tests {
     }
 
     #[test]
-    fn service_references_and_fingerprints() {
+    fn ingress_fingerprints_ignore_status_and_finalizers() {
         let ing = ingress(json!({
             "metadata": {"name": "a", "namespace": "ns"},
             "spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix",
                 "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}
         }));
-        assert!(references_service(&ing, "web"));
-        assert!(!references_service(&ing, "api"));
         let fps = Fingerprints::default();
         assert!(fps.changed("ns/a".into(), &ingress_fingerprint(&ing)));
         let mut with_status = ing.clone();

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
+use super::refs::references_service;
 use crate::config::{secret_label, RequiredLabel};
 use crate::model::oidc;
 use crate::model::ClusterObjects;
@@ -79,7 +80,7 @@ pub fn refs_of(objs: &ClusterObjects) -> BTreeSet<Ref> {
         let name = s.metadata.name.as_deref().unwrap_or_default();
         live.iter().any(|i| {
             i.metadata.namespace.as_deref().unwrap_or("default") == ns
-                && super::objects::references_service(i, name)
+                && references_service(i, name)
         })
     });
     oidc::secret_refs(
@@ -154,9 +155,7 @@ pub fn ingress_reads(
     services: &[String],
 ) -> bool {
     oidc::secret_name(ing.metadata.annotations.as_ref()).as_deref() == Some(name)
-        || services
-            .iter()
-            .any(|svc| super::objects::references_service(ing, svc))
+        || services.iter().any(|svc| references_service(ing, svc))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::{Resource, ResourceExt};
 
 use super::objects::{self, Fingerprints, Stores};
+use super::refs::references_service;
 use super::secrets::Tracker;
 use crate::controller::skeleton::{Priority, Queue, QueueSlot, Source};
 use crate::crd::IngressClassParams;
@@ -100,7 +101,7 @@ impl Triggers {
         let objs = self.stores.class_objects();
         for ing in self.stores.ingresses.state() {
             if ing.metadata.namespace.as_deref().unwrap_or("default") == ns
-                && objects::references_service(&ing, &name)
+                && references_service(&ing, &name)
             {
                 for g in objects::groups_of(&ing, &objs, &self.class) {
                     queue.add(g);
