@@ -6,7 +6,8 @@ use crate::config::{Config, ManagedCertConfig};
 use crate::controller::leader::Leadership;
 use crate::controller::metrics::{CacheObjects, ControllerMetrics};
 use crate::metrics::RestClientMetrics;
-use crate::metrics::{self, Readiness, WebhookMetrics};
+use crate::metrics::{self, WebhookMetrics};
+use crate::probes::{self, Readiness};
 use crate::reconcilers::{self, AwsWebhooks};
 use crate::thread_stack::WORKER_STACK_BYTES;
 use crate::webhook::icp_validator::IcpValidator;
@@ -378,7 +379,7 @@ async fn serve_metrics_and_probes(
     if let Some(addr) = cfg.health_probe_bind {
         let listener = bind("health probes", addr).await?;
         tracing::info!(addr = %listener.local_addr()?, "health probe server listening");
-        let router = metrics::probes_router(readiness.clone(), leadership.health.clone());
+        let router = probes::probes_router(readiness.clone(), leadership.health.clone());
         let token = shutdown.clone();
         tasks.spawn(async move {
             if let Err(error) =

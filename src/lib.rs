@@ -18,6 +18,7 @@ pub mod diff;
 pub mod malloc_tunables;
 pub mod metrics;
 pub mod plain_server;
+pub mod probes;
 pub mod reconcilers;
 pub mod telemetry;
 pub mod thread_stack;

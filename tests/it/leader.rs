@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use aws_load_balancer_controller::aws::fake::FakeAws;
 use aws_load_balancer_controller::aws::{Caller, Ec2, Tags};
 use aws_load_balancer_controller::controller::leader::{run_elected, LeaderConfig, Leadership};
-use aws_load_balancer_controller::metrics::{probes_router, Readiness};
+use aws_load_balancer_controller::probes::{probes_router, Readiness};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use kube_test_apiserver::{Options, TestApiServer};
