@@ -15,7 +15,6 @@ use base64::Engine;
 use k8s_openapi::api::core::v1::{Container, Pod};
 use kube::ResourceExt;
 
-use super::endpoints::PodEndpoint;
 use crate::aws::{TargetDescription, TargetHealthDescription};
 use crate::crd::target_group_binding::TargetGroupProtocol;
 use crate::crd::TargetGroupBinding;
@@ -29,8 +28,6 @@ pub const REASON_MISSING: &str = "QUICTargetMissingServerID";
 /// Gate condition message of a pod that has no server id.
 pub const GATE_MESSAGE_MISSING: &str =
     "Pod has no QUIC server ID; it is not registered with the QUIC target group";
-/// Pods named in one Warning; the rest are counted.
-const NAMED_IN_NOTE: usize = 5;
 
 /// The server ids of one pod, in AWS's form. Held only by the few pods that have one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,23 +105,6 @@ pub fn binding_is_quic(tgb: &TargetGroupBinding) -> bool {
     matches!(
         tgb.spec.target_group_protocol,
         Some(TargetGroupProtocol::Quic | TargetGroupProtocol::TcpQuic)
-    )
-}
-
-/// The Warning's note for endpoints left out for want of a server id (a few named, the rest
-/// counted), with upstream's log line first and where the id comes from.
-pub fn missing_note(missing: &[PodEndpoint], env_name: &str) -> String {
-    let mut named: Vec<String> = missing
-        .iter()
-        .take(NAMED_IN_NOTE)
-        .map(|e| format!("pod {} ({}:{})", e.pod, e.ip, e.port))
-        .collect();
-    if missing.len() > NAMED_IN_NOTE {
-        named.push(format!("and {} more", missing.len() - NAMED_IN_NOTE));
-    }
-    format!(
-        "Dropping registration request for QUIC enabled target with no server ID: {}. A QUIC target group needs each target's server ID: the pod's {env_name} variable (8 bytes in standard base64), which the pod webhook sets in the containers named by the pod annotation {ANNOTATION}",
-        named.join(", ")
     )
 }
 

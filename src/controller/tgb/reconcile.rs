@@ -13,7 +13,7 @@ use super::endpoints::{
 };
 use super::eni::PodTarget;
 use super::networking::NetError;
-use super::quic::{binding_is_quic, missing_note, REASON_MISSING};
+use super::quic::{binding_is_quic, ANNOTATION, REASON_MISSING};
 use super::sync::{cleanup, sync_targets, update_gates};
 use super::targets::ip_targets;
 use super::{Ctx, TgbError, FINALIZER};
@@ -290,6 +290,26 @@ async fn warn_missing_quic_ids(ctx: &Ctx, tgb: &TargetGroupBinding, missing: &[P
             .warning(&tgb.object_ref(&()), REASON_MISSING, note)
             .await;
     }
+}
+
+/// Pods named in one Warning; the rest are counted.
+const NAMED_IN_NOTE: usize = 5;
+
+/// The Warning's note for endpoints left out for want of a server id (a few named, the rest
+/// counted), with upstream's log line first and where the id comes from.
+pub(super) fn missing_note(missing: &[PodEndpoint], env_name: &str) -> String {
+    let mut named: Vec<String> = missing
+        .iter()
+        .take(NAMED_IN_NOTE)
+        .map(|e| format!("pod {} ({}:{})", e.pod, e.ip, e.port))
+        .collect();
+    if missing.len() > NAMED_IN_NOTE {
+        named.push(format!("and {} more", missing.len() - NAMED_IN_NOTE));
+    }
+    format!(
+        "Dropping registration request for QUIC enabled target with no server ID: {}. A QUIC target group needs each target's server ID: the pod's {env_name} variable (8 bytes in standard base64), which the pod webhook sets in the containers named by the pod annotation {ANNOTATION}",
+        named.join(", ")
+    )
 }
 
 fn binding_key(tgb: &TargetGroupBinding) -> String {

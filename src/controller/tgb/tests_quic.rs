@@ -12,6 +12,7 @@ use super::endpoints::PodEndpoint;
 use super::gates::Desired;
 use super::info::PodInfo;
 use super::quic::*;
+use super::reconcile::missing_note;
 use super::targets::*;
 use crate::aws::{TargetDescription, TargetHealth, TargetHealthDescription, TargetHealthState};
 use crate::crd::TargetGroupBinding;
