@@ -18,15 +18,6 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use futures::{FutureExt, StreamExt};
-use gateway_api::apis::experimental::tcproutes::TcpRoute;
-use gateway_api::apis::experimental::udproutes::UdpRoute;
-use gateway_api::apis::standard::gatewayclasses::GatewayClass;
-use gateway_api::apis::standard::gateways::Gateway;
-use gateway_api::apis::standard::grpcroutes::GrpcRoute;
-use gateway_api::apis::standard::httproutes::HttpRoute;
-use gateway_api::apis::standard::listenersets::ListenerSet;
-use gateway_api::apis::standard::referencegrants::ReferenceGrant;
-use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Resource};
@@ -37,11 +28,7 @@ use crate::model::gateway::dropped::decode_noting_dropped;
 
 use super::driver::{drive, Kind};
 use super::namespaces as scope;
-use super::registry::{cluster, namespaced, Driver};
-use super::Watches;
-use crate::crd::gateway::{
-    ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
-};
+use super::registry::{cluster, namespaced, Driver, Watches};
 
 /// Version TCPRoutes and UDPRoutes are read and written as.
 pub const L4_ROUTE_VERSION: &str = "v1";
@@ -49,45 +36,6 @@ pub const L4_ROUTE_VERSION: &str = "v1";
 const TLS_ROUTE_VERSION: &str = "v1";
 /// Version ReferenceGrants are read as.
 pub const REFERENCE_GRANT_VERSION: &str = "v1beta1";
-
-/// Every Gateway API and `gateway.k8s.aws` kind a Gateway controller reads.
-pub struct GatewayKinds {
-    pub classes: Kind<GatewayClass>,
-    pub gateways: Kind<Gateway>,
-    pub http_routes: Kind<HttpRoute>,
-    pub grpc_routes: Kind<GrpcRoute>,
-    /// Watched as [`L4_ROUTE_VERSION`].
-    pub tcp_routes: Kind<TcpRoute>,
-    /// Watched as [`L4_ROUTE_VERSION`].
-    pub udp_routes: Kind<UdpRoute>,
-    pub tls_routes: Kind<TlsRoute>,
-    /// Watched as [`REFERENCE_GRANT_VERSION`].
-    pub reference_grants: Kind<ReferenceGrant>,
-    pub lb_configs: Kind<LoadBalancerConfiguration>,
-    pub tg_configs: Kind<TargetGroupConfiguration>,
-    pub rule_configs: Kind<ListenerRuleConfiguration>,
-    /// Wanted only while the `GatewayListenerSet` gate is on.
-    pub listener_sets: Kind<ListenerSet>,
-}
-
-impl Default for GatewayKinds {
-    fn default() -> Self {
-        Self {
-            classes: Kind::new("gatewayclasses"),
-            gateways: Kind::new("gateways"),
-            http_routes: Kind::new("httproutes"),
-            grpc_routes: Kind::new("grpcroutes"),
-            tcp_routes: Kind::new("tcproutes"),
-            udp_routes: Kind::new("udproutes"),
-            tls_routes: Kind::new("tlsroutes"),
-            reference_grants: Kind::new("referencegrants"),
-            lb_configs: Kind::new("loadbalancerconfigurations"),
-            tg_configs: Kind::new("targetgroupconfigurations"),
-            rule_configs: Kind::new("listenerruleconfigurations"),
-            listener_sets: Kind::new("listenersets"),
-        }
-    }
-}
 
 /// The API resource of `K` served as `version`.
 pub fn resource_as<K: Resource<DynamicType = ()>>(version: &str) -> ApiResource {
@@ -201,6 +149,9 @@ pub(super) fn drivers(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gateway_api::apis::experimental::tcproutes::TcpRoute;
+    use gateway_api::apis::standard::httproutes::HttpRoute;
+    use gateway_api::apis::standard::referencegrants::ReferenceGrant;
     use serde_json::json;
 
     #[test]

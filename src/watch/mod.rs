@@ -14,6 +14,7 @@ pub mod gateway;
 mod named;
 pub mod namespaces;
 mod registry;
+mod run;
 mod store;
 pub mod trim;
 

@@ -1,14 +1,25 @@
-//! The process's watches, one [`Kind`] per Kubernetes kind any consumer reads. Built once at
-//! process start; consumers register, then [`Watches::run`] starts every wanted kind.
+//! The process's watches, one [`Kind`] per Kubernetes kind any consumer reads ([`Watches`], the
+//! Gateway kinds in [`GatewayKinds`]), and the drivers of a plain namespaced or cluster-scoped
+//! kind. Built once at process start; consumers register, then [`Watches::run`] (in `run`)
+//! starts every wanted kind.
 
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
+use gateway_api::apis::experimental::tcproutes::TcpRoute;
+use gateway_api::apis::experimental::udproutes::UdpRoute;
+use gateway_api::apis::standard::gatewayclasses::GatewayClass;
+use gateway_api::apis::standard::gateways::Gateway;
+use gateway_api::apis::standard::grpcroutes::GrpcRoute;
+use gateway_api::apis::standard::httproutes::HttpRoute;
+use gateway_api::apis::standard::listenersets::ListenerSet;
+use gateway_api::apis::standard::referencegrants::ReferenceGrant;
+use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1::{Endpoints, Namespace, Node, Pod, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
-use kube::api::{ApiResource, DynamicObject};
+use kube::api::DynamicObject;
 use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use kube::runtime::watcher;
 use kube::runtime::WatchStreamExt;
@@ -16,11 +27,13 @@ use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
 use super::driver::{drive, Kind};
-use super::gateway::GatewayKinds;
 use super::named::Named;
 use super::namespaces as scope;
 use super::trim;
-use crate::crd::{IngressClassParams, TargetGroupBinding};
+use crate::crd::gateway::{
+    ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
+};
+use crate::crd::IngressClassParams;
 
 /// Every kind the process may watch.
 pub struct Watches {
@@ -68,6 +81,45 @@ impl Watches {
         Self {
             secrets: Named::new("secrets").with_required_label(label),
             ..Self::default()
+        }
+    }
+}
+
+/// Every Gateway API and `gateway.k8s.aws` kind a Gateway controller reads.
+pub struct GatewayKinds {
+    pub classes: Kind<GatewayClass>,
+    pub gateways: Kind<Gateway>,
+    pub http_routes: Kind<HttpRoute>,
+    pub grpc_routes: Kind<GrpcRoute>,
+    /// Watched as [`L4_ROUTE_VERSION`](super::gateway::L4_ROUTE_VERSION).
+    pub tcp_routes: Kind<TcpRoute>,
+    /// Watched as [`L4_ROUTE_VERSION`](super::gateway::L4_ROUTE_VERSION).
+    pub udp_routes: Kind<UdpRoute>,
+    pub tls_routes: Kind<TlsRoute>,
+    /// Watched as [`REFERENCE_GRANT_VERSION`](super::gateway::REFERENCE_GRANT_VERSION).
+    pub reference_grants: Kind<ReferenceGrant>,
+    pub lb_configs: Kind<LoadBalancerConfiguration>,
+    pub tg_configs: Kind<TargetGroupConfiguration>,
+    pub rule_configs: Kind<ListenerRuleConfiguration>,
+    /// Wanted only while the `GatewayListenerSet` gate is on.
+    pub listener_sets: Kind<ListenerSet>,
+}
+
+impl Default for GatewayKinds {
+    fn default() -> Self {
+        Self {
+            classes: Kind::new("gatewayclasses"),
+            gateways: Kind::new("gateways"),
+            http_routes: Kind::new("httproutes"),
+            grpc_routes: Kind::new("grpcroutes"),
+            tcp_routes: Kind::new("tcproutes"),
+            udp_routes: Kind::new("udproutes"),
+            tls_routes: Kind::new("tlsroutes"),
+            reference_grants: Kind::new("referencegrants"),
+            lb_configs: Kind::new("loadbalancerconfigurations"),
+            tg_configs: Kind::new("targetgroupconfigurations"),
+            rule_configs: Kind::new("listenerruleconfigurations"),
+            listener_sets: Kind::new("listenersets"),
         }
     }
 }
@@ -120,84 +172,4 @@ where
         let w = watches.clone();
         async move { drive(kind(&w), events).await }.boxed()
     })
-}
-
-/// IngressClassParams read untyped and decoded as upstream does: upstream's chart renders the
-/// default class's params with no `spec`, which the typed list would refuse whole (and with it
-/// every Ingress reconcile). An object that still does not decode is logged and left out; its
-/// delete is handled by key.
-fn ingress_class_params(watches: &Arc<Watches>, client: &kube::Client) -> Option<Driver> {
-    watches.ingress_class_params.wanted().then(|| {
-        let ar = ApiResource::erase::<IngressClassParams>(&());
-        let api = Api::<DynamicObject>::all_with(client.clone(), &ar);
-        let decode = |o: DynamicObject| {
-            let name = o.metadata.name.clone().unwrap_or_default();
-            match serde_json::to_value(o).and_then(IngressClassParams::decode) {
-                Ok(p) => Some(p),
-                Err(error) => {
-                    tracing::warn!(object = %name, error = %error, "ignoring an IngressClassParams that does not decode");
-                    None
-                }
-            }
-        };
-        let events = watcher::watcher(api, watcher::Config::default())
-            .default_backoff()
-            .filter_map(move |item| {
-                let event = item.map(|e| {
-                    super::driver::decoded_event(e, decode, |metadata| IngressClassParams {
-                        metadata,
-                        spec: Default::default(),
-                    })
-                });
-                futures::future::ready(event.transpose())
-            });
-        let w = watches.clone();
-        async move { drive(&w.ingress_class_params, events).await }.boxed()
-    })
-}
-
-impl Watches {
-    /// Runs one watch per wanted kind, each on its own task, until the future is dropped (which
-    /// stops them all). Call once, after every consumer registered.
-    pub async fn run(self: Arc<Self>, client: kube::Client, namespaces: Vec<String>) {
-        let ar = ApiResource::erase::<TargetGroupBinding>(&());
-        let bindings = self.bindings.wanted().then(|| {
-            let cfg = watcher::Config::default();
-            let events = scope::watch_with(&namespaces, cfg, |ns| match ns {
-                Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &ar),
-                None => Api::all_with(client.clone(), &ar),
-            });
-            let w = self.clone();
-            async move { drive(&w.bindings, events).await }.boxed()
-        });
-        let secrets = self.secrets.wanted().then(|| {
-            let (w, c, ns) = (self.clone(), client.clone(), namespaces.clone());
-            async move { w.secrets.run(c, ns).await }.boxed()
-        });
-        let (w, c, ns) = (&self, &client, namespaces.as_slice());
-        let drivers: Vec<Driver> = [
-            bindings,
-            namespaced(w, |w| &w.services, c, ns),
-            namespaced(w, |w| &w.endpoint_slices, c, ns),
-            namespaced(w, |w| &w.endpoints, c, ns),
-            namespaced(w, |w| &w.pods, c, ns),
-            namespaced(w, |w| &w.ingresses, c, ns),
-            cluster(w, |w| &w.ingress_classes, c),
-            ingress_class_params(w, c),
-            cluster(w, |w| &w.namespaces, c),
-            cluster(w, |w| &w.nodes, c),
-            secrets,
-        ]
-        .into_iter()
-        .flatten()
-        .chain(super::gateway::drivers(w, c, ns))
-        .collect();
-        tracing::info!(watches = drivers.len(), "starting watches");
-        // A JoinSet aborts its tasks when dropped: the watches live exactly as long as this future.
-        let mut tasks = tokio::task::JoinSet::new();
-        for d in drivers {
-            tasks.spawn(d);
-        }
-        while tasks.join_next().await.is_some() {}
-    }
 }
