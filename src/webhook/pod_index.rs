@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+use crate::crd::names::GATE_PREFIX;
+
 /// What the mutator needs of a TargetGroupBinding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BindingEntry {
@@ -69,7 +71,7 @@ impl Compiled {
                 continue;
             };
             let start = text.len() as u32;
-            text.push_str(super::pod_readiness::GATE_PREFIX);
+            text.push_str(GATE_PREFIX);
             text.push_str(name);
             let gate = (start, text.len() as u32);
             let first = pairs.len() as u32;

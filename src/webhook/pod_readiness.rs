@@ -18,8 +18,6 @@ use std::io::Write as _;
 use std::time::Duration;
 
 pub const PATH: &str = "/mutate-v1-pod";
-/// Condition type prefix of our gates: `target-health.elbv2.k8s.aws/<binding name>`.
-pub use crate::crd::names::GATE_PREFIX;
 // Gates of the v1 ALB ingress controller, dropped when we add ours.
 use crate::crd::names::LEGACY_GATE_DOMAIN;
 
