@@ -2,7 +2,7 @@
 //! the SDK-free `albc-model plan`) and the subcommands that need this crate (`certs`, `diff`,
 //! `version`).
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 pub use albc_model::args::*;
 
@@ -41,29 +41,7 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum CertsCommand {
     /// Write ca.crt, tls.crt and tls.key for the webhook Service.
-    Generate(CertsGenerateArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct CertsGenerateArgs {
-    /// Webhook Service name.
-    #[arg(long)]
-    pub service: String,
-    /// Webhook Service namespace.
-    #[arg(long)]
-    pub namespace: String,
-    /// Output directory (created if missing).
-    #[arg(long)]
-    pub out: std::path::PathBuf,
-    /// Serving certificate validity in days (at most 365).
-    #[arg(long, default_value_t = webhook_certs::DEFAULT_SERVING_DAYS)]
-    pub days: u32,
-    /// Cluster DNS domain.
-    #[arg(long, default_value = "cluster.local")]
-    pub dns_domain: String,
-    /// Extra SANs (host names or IPs), comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    pub extra_san: Vec<String>,
+    Generate(crate::certs::generate::CertsGenerateArgs),
 }
 
 #[cfg(test)]

@@ -1,10 +1,33 @@
 //! `aws-load-balancer-controller certs generate`: writes ca.crt, tls.crt and tls.key.
 
-use crate::args::CertsGenerateArgs;
 use anyhow::Context;
+use clap::Args;
 use std::io::Write;
 use std::path::Path;
 use webhook_certs::{generate, ServingSpec, DEFAULT_CA_DAYS};
+
+/// The flags of `certs generate` (the subcommand is in `cli`, as `plan`'s and `diff`'s are).
+#[derive(Debug, Args)]
+pub struct CertsGenerateArgs {
+    /// Webhook Service name.
+    #[arg(long)]
+    pub service: String,
+    /// Webhook Service namespace.
+    #[arg(long)]
+    pub namespace: String,
+    /// Output directory (created if missing).
+    #[arg(long)]
+    pub out: std::path::PathBuf,
+    /// Serving certificate validity in days (at most 365).
+    #[arg(long, default_value_t = webhook_certs::DEFAULT_SERVING_DAYS)]
+    pub days: u32,
+    /// Cluster DNS domain.
+    #[arg(long, default_value = "cluster.local")]
+    pub dns_domain: String,
+    /// Extra SANs (host names or IPs), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub extra_san: Vec<String>,
+}
 
 fn write_file(dir: &Path, name: &str, contents: &str, private: bool) -> anyhow::Result<()> {
     let path = dir.join(name);
