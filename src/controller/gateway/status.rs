@@ -349,6 +349,20 @@ pub async fn patch(
     }
 }
 
+/// Writes Accepted False `Invalid` on a failure; a failed status write is only logged.
+pub(super) async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
+    write_failure(ctx, gw, failure(gw, "Invalid", message)).await;
+}
+
+/// Writes a failure status (when it changes anything); a failed write is only logged.
+pub(super) async fn write_failure(ctx: &Ctx, gw: &Gateway, st: Option<GatewayStatus>) {
+    if let Some(st) = st {
+        if let Err(e) = patch(&ctx.client, gw, &st).await {
+            tracing::warn!(gateway = %gw.name_any(), error = %e, "unable to update gateway status on failure");
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "status_tests.rs"]
 mod tests;
@@ -399,18 +413,4 @@ pub fn after_deploy(
         attached_sets,
     );
     (programmed, st)
-}
-
-/// Writes Accepted False `Invalid` on a failure; a failed status write is only logged.
-pub(super) async fn fail_status(ctx: &Ctx, gw: &Gateway, message: &str) {
-    write_failure(ctx, gw, failure(gw, "Invalid", message)).await;
-}
-
-/// Writes a failure status (when it changes anything); a failed write is only logged.
-pub(super) async fn write_failure(ctx: &Ctx, gw: &Gateway, st: Option<GatewayStatus>) {
-    if let Some(st) = st {
-        if let Err(e) = patch(&ctx.client, gw, &st).await {
-            tracing::warn!(gateway = %gw.name_any(), error = %e, "unable to update gateway status on failure");
-        }
-    }
 }
