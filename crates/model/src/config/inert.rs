@@ -159,9 +159,7 @@ pub struct InertWarning {
 /// Judges the inert flags, each given as its long name and parsed value: a malformed value or
 /// one the table refuses fails the start; the others set to something but their default are
 /// returned, for the binary to warn about.
-pub(super) fn check(
-    values: &[(&'static str, &Inert)],
-) -> Result<Vec<InertWarning>, ConfigError> {
+pub(super) fn check(values: &[(&'static str, &Inert)]) -> Result<Vec<InertWarning>, ConfigError> {
     let mut warnings = Vec::new();
     for (long, Inert(raw)) in values.iter().copied() {
         let Some(flag) = inert_flag(long) else {
