@@ -52,24 +52,6 @@ fn check_health_check_fields(hc: &crate::model::HealthCheck) -> Result<()> {
     Ok(())
 }
 
-/// The health check as the fake keeps it after a create or modify sending `hc` (every field
-/// is sent; the SDK conversion and the fake read it alike).
-fn described(hc: &crate::model::HealthCheck) -> Result<DescribedHealthCheck> {
-    let (http, grpc) = matcher_codes(hc)?;
-    Ok(DescribedHealthCheck {
-        enabled: Some(true),
-        protocol: Some(hc.protocol.as_str().to_string()),
-        port: Some(hc.port.clone()),
-        path: health_check_path(hc),
-        interval_seconds: Some(hc.interval_seconds),
-        timeout_seconds: Some(hc.timeout_seconds),
-        healthy_threshold: Some(hc.healthy_threshold_count),
-        unhealthy_threshold: Some(hc.unhealthy_threshold_count),
-        matcher_http_code: http,
-        matcher_grpc_code: grpc,
-    })
-}
-
 // AWS echoes forward actions with explicit weights and stickiness; so does the fake, so a
 // caller comparing desired and actual state meets the same normalisation as in AWS.
 
@@ -117,7 +99,7 @@ impl State {
         }
         let hc = want.health_check();
         check_health_check_fields(hc)?;
-        let health_check = described(hc)?;
+        let health_check = DescribedHealthCheck::sent(hc)?;
         let http = matches!(protocol.as_deref(), Some("HTTP") | Some("HTTPS"));
         let arn = self.elb_arn(&format!("targetgroup/{name}/{}", hex(16)));
         let tg = TargetGroup {
@@ -179,22 +161,8 @@ impl State {
     ) -> Result<TargetGroup> {
         self.tg_mut(arn)?;
         check_health_check_fields(hc)?;
-        let sent = described(hc)?;
-        let have = &mut self.tg_mut(arn)?.tg.health_check;
-        // What the request leaves out (a TCP check's path and matcher) stays as it is.
-        macro_rules! set { ($($f:ident),*) => { $( if sent.$f.is_some() { have.$f = sent.$f.clone(); } )* } }
-        set!(
-            enabled,
-            protocol,
-            port,
-            path,
-            interval_seconds,
-            timeout_seconds,
-            healthy_threshold,
-            unhealthy_threshold,
-            matcher_http_code,
-            matcher_grpc_code
-        );
+        let sent = DescribedHealthCheck::sent(hc)?;
+        self.tg_mut(arn)?.tg.health_check.modified_by(&sent);
         Ok(self.tgs[arn].tg.clone())
     }
 

@@ -4,7 +4,7 @@
 //! unfinished values: a reference (`Token`) not resolved yet, subnets not chosen yet, security
 //! group names not looked up yet, a health-check matcher key AWS has no field for.
 
-use super::{SubnetMapping, Tags};
+use super::{DescribedHealthCheck, SubnetMapping, Tags};
 use crate::aws::error::{AwsError, Result};
 use crate::model::{self, AlbTargetGroup, HealthCheck, Protocol, ProtocolVersion, Subnets, Token};
 
@@ -164,6 +164,59 @@ pub fn matcher_codes(hc: &HealthCheck) -> Result<(Option<String>, Option<String>
 /// The health check path to send: none for TCP health checks, which AWS refuses one.
 pub fn health_check_path(hc: &HealthCheck) -> Option<String> {
     (!hc.path.is_empty()).then(|| hc.path.clone())
+}
+
+impl DescribedHealthCheck {
+    /// The health check AWS keeps after a create or modify sending the model's `hc` (every
+    /// field is sent, as the SDK conversion sends it); the fake and the `diff` recorder describe
+    /// what they were sent with it.
+    pub fn sent(hc: &HealthCheck) -> Result<Self> {
+        let (http, grpc) = matcher_codes(hc)?;
+        Ok(DescribedHealthCheck {
+            enabled: Some(true),
+            protocol: Some(hc.protocol.as_str().to_string()),
+            port: Some(hc.port.clone()),
+            path: health_check_path(hc),
+            interval_seconds: Some(hc.interval_seconds),
+            timeout_seconds: Some(hc.timeout_seconds),
+            healthy_threshold: Some(hc.healthy_threshold_count),
+            unhealthy_threshold: Some(hc.unhealthy_threshold_count),
+            matcher_http_code: http,
+            matcher_grpc_code: grpc,
+        })
+    }
+
+    /// This health check after a ModifyTargetGroup that `sent` it: what the request leaves out
+    /// (a TCP check's path and matcher) stays as it is.
+    pub fn modified_by(&mut self, sent: &DescribedHealthCheck) {
+        let DescribedHealthCheck {
+            enabled,
+            protocol,
+            port,
+            path,
+            interval_seconds,
+            timeout_seconds,
+            healthy_threshold,
+            unhealthy_threshold,
+            matcher_http_code,
+            matcher_grpc_code,
+        } = sent;
+        fn keep<T: Clone>(have: &mut Option<T>, sent: &Option<T>) {
+            if sent.is_some() {
+                have.clone_from(sent);
+            }
+        }
+        keep(&mut self.enabled, enabled);
+        keep(&mut self.protocol, protocol);
+        keep(&mut self.port, port);
+        keep(&mut self.path, path);
+        keep(&mut self.interval_seconds, interval_seconds);
+        keep(&mut self.timeout_seconds, timeout_seconds);
+        keep(&mut self.healthy_threshold, healthy_threshold);
+        keep(&mut self.unhealthy_threshold, unhealthy_threshold);
+        keep(&mut self.matcher_http_code, matcher_http_code);
+        keep(&mut self.matcher_grpc_code, matcher_grpc_code);
+    }
 }
 
 /// The target group `IpAddressType` to send: upstream leaves out the default `ipv4`.

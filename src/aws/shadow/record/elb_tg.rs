@@ -31,31 +31,13 @@ fn health_check_fields(hc: &DescribedHealthCheck) -> Vec<(&'static str, Option<S
     ]
 }
 
-/// The health check AWS keeps after a create or modify sending the model's `hc`: what the AWS
-/// layer sends (the same helpers), described.
-fn sent_health_check(hc: &crate::model::HealthCheck) -> Result<DescribedHealthCheck> {
-    let (http, grpc) = matcher_codes(hc)?;
-    Ok(DescribedHealthCheck {
-        enabled: Some(true),
-        protocol: Some(hc.protocol.as_str().to_string()),
-        port: Some(hc.port.clone()),
-        path: health_check_path(hc),
-        interval_seconds: Some(hc.interval_seconds),
-        timeout_seconds: Some(hc.timeout_seconds),
-        healthy_threshold: Some(hc.healthy_threshold_count),
-        unhealthy_threshold: Some(hc.unhealthy_threshold_count),
-        matcher_http_code: http,
-        matcher_grpc_code: grpc,
-    })
-}
-
 impl Recorder {
     pub(super) fn target_group_created(
         &self,
         want: NewTargetGroup<'_>,
         vpc_id: &str,
     ) -> Result<TargetGroup> {
-        let health_check = sent_health_check(want.health_check())?;
+        let health_check = DescribedHealthCheck::sent(want.health_check())?;
         let arn = self.placeholder(&format!(
             "arn:aws:elasticloadbalancing:::targetgroup/{}/",
             want.name()
@@ -116,7 +98,7 @@ impl Recorder {
         arn: &str,
         health_check: &crate::model::HealthCheck,
     ) -> Result<TargetGroup> {
-        let want = sent_health_check(health_check)?;
+        let want = DescribedHealthCheck::sent(health_check)?;
         let mut s = self.seen();
         let tg = s.tgs.entry(arn.to_string()).or_default();
         let before = health_check_fields(&tg.health_check);
@@ -127,22 +109,7 @@ impl Recorder {
             .zip(after)
             .filter_map(|((field, b), (_, a))| a.and_then(|a| change(field, b, Some(a))))
             .collect();
-        let have = &mut tg.health_check;
-        macro_rules! keep_sent {
-            ($($f:ident),*) => { $( if want.$f.is_some() { have.$f = want.$f.clone(); } )* }
-        }
-        keep_sent!(
-            enabled,
-            protocol,
-            port,
-            path,
-            interval_seconds,
-            timeout_seconds,
-            healthy_threshold,
-            unhealthy_threshold,
-            matcher_http_code,
-            matcher_grpc_code
-        );
+        tg.health_check.modified_by(&want);
         let tg = tg.clone();
         drop(s);
         self.elb("ModifyTargetGroup", arn, changes);
