@@ -9,6 +9,7 @@
 pub use crate::crd::target_group_binding::TargetType;
 
 pub mod action;
+pub mod aga;
 mod frontend_nlb;
 mod listener;
 mod load_balancer;
