@@ -17,6 +17,8 @@ use crate::webhook::late::Late;
 use crate::webhook::pod_index::PodGateIndex;
 use crate::webhook::pod_readiness::PodReadinessGateInjector;
 use crate::webhook::quic_server_id::QuicServerIdInjector;
+use crate::webhook::target_control::TargetControlInjector;
+use crate::webhook::target_control_index::TargetControlIndex;
 use crate::webhook::{self, pod_index_feed, server, service_mutator::ServiceMutator, Routes};
 use anyhow::Context;
 use std::net::SocketAddr;
@@ -45,7 +47,12 @@ struct Indexes {
     pod_gates: PodGateIndex,
     ingress_classes: IngressClassIndex,
     bindings: TgbIndex,
+    /// Fed (and waited for) only with the `ALBTargetControlAgent` gate on.
+    target_control: TargetControlIndex,
 }
+
+/// Upstream's gate of the ALB target control agent injector and its two pod webhooks.
+const TARGET_CONTROL_GATE: &str = "ALBTargetControlAgent";
 
 /// The admission route table: one line per webhook. The TargetGroupBinding webhooks need AWS;
 /// they are filled in through the returned slots once the AWS clients resolve.
@@ -67,7 +74,7 @@ fn routes(cfg: &Config, idx: &Indexes) -> (Routes, AwsWebhooks) {
     let quic = QuicServerIdInjector::new(cfg.quic_environment_variable_name.clone());
     let (tgb_mutator, tgb_mutator_slot) = Late::new(true, "the AWS client");
     let (tgb_validator, tgb_validator_slot) = Late::new(false, "the AWS client");
-    let routes: Routes = vec![
+    let mut routes: Routes = vec![
         (webhook::service_mutator::PATH, Arc::new(service)),
         (webhook::pod_readiness::PATH, Arc::new(pod)),
         (webhook::quic_server_id::PATH, Arc::new(quic)),
@@ -76,6 +83,13 @@ fn routes(cfg: &Config, idx: &Indexes) -> (Routes, AwsWebhooks) {
         (webhook::tgb_mutator::PATH, Arc::new(tgb_mutator)),
         (webhook::tgb_validator::PATH, Arc::new(tgb_validator)),
     ];
+    if cfg.gate(TARGET_CONTROL_GATE) {
+        // One mutator on both paths, as upstream registers it.
+        let injector: Arc<dyn webhook::Handler> =
+            Arc::new(TargetControlInjector::new(idx.target_control.clone()));
+        routes.push((webhook::target_control::NAMESPACE_PATH, injector.clone()));
+        routes.push((webhook::target_control::OBJECT_PATH, injector));
+    }
     let slots = AwsWebhooks {
         tgb_mutator: tgb_mutator_slot,
         tgb_validator: tgb_validator_slot,
@@ -93,9 +107,15 @@ pub fn served_paths(cfg: &Config) -> Vec<&'static str> {
         .collect()
 }
 
-/// Marks the caches ready once every webhook index has its first list.
-async fn caches_ready(idx: Indexes, readiness: Readiness) {
-    while !(idx.pod_gates.synced() && idx.ingress_classes.synced() && idx.bindings.synced()) {
+/// Marks the caches ready once every webhook index in use has its first list.
+async fn caches_ready(idx: Indexes, target_control: bool, readiness: Readiness) {
+    let synced = |idx: &Indexes| {
+        idx.pod_gates.synced()
+            && idx.ingress_classes.synced()
+            && idx.bindings.synced()
+            && (!target_control || idx.target_control.synced())
+    };
+    while !synced(&idx) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     readiness.set(READY_CACHES, true);
@@ -139,6 +159,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         &indexes.ingress_classes,
         &indexes.bindings,
     );
+    if cfg.gate(TARGET_CONTROL_GATE) {
+        webhook::target_control_index::register(&reg.watches, &indexes.target_control);
+    }
     let controllers = reconcilers::Controllers::register(&reg.watches, &cfg);
     let mut leadership = Leadership::new(cfg.enable_leader_election);
     leadership.metrics = reg.controllers.clone();
@@ -441,9 +464,11 @@ impl Kube {
             let (client, cfg, token) = (client.clone(), cfg.clone(), token.clone());
             async move {
                 let run = watches.run(client, cfg.watch_namespaces.clone());
+                let target_control = cfg.gate(TARGET_CONTROL_GATE);
+                let ready = caches_ready(indexes, target_control, readiness);
                 tokio::select! {
                     _ = token.cancelled() => {}
-                    _ = futures::future::join(run, caches_ready(indexes, readiness)) => {}
+                    _ = futures::future::join(run, ready) => {}
                 }
             }
         };

@@ -47,3 +47,26 @@ async fn every_path_allows_operations_other_than_create_and_update_unread() {
         }
     }
 }
+
+/// The two ALB target control agent paths are served, by one mutator, only with their gate on.
+#[test]
+fn target_control_paths_are_served_only_with_their_gate() {
+    let paths = |extra: &[&str]| {
+        let argv: Vec<&str> = ["controller", "--cluster-name", "c"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        let cli = Cli::try_parse_from(argv).unwrap();
+        served_paths(&Config::from_args(&cli.controller).unwrap())
+    };
+    let off = paths(&[]);
+    let on = paths(&["--feature-gates=ALBTargetControlAgent=true"]);
+    for path in [
+        webhook::target_control::NAMESPACE_PATH,
+        webhook::target_control::OBJECT_PATH,
+    ] {
+        assert!(!off.contains(&path), "{path} served without the gate");
+        assert!(on.contains(&path), "{path} not served with the gate");
+    }
+    assert_eq!(on.len(), off.len() + 2);
+}

@@ -33,7 +33,7 @@ use super::trim;
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };
-use crate::crd::IngressClassParams;
+use crate::crd::{AlbTargetControlConfig, IngressClassParams};
 
 /// Every kind the process may watch.
 pub struct Watches {
@@ -47,6 +47,8 @@ pub struct Watches {
     pub ingresses: Kind<Ingress>,
     pub ingress_classes: Kind<IngressClass>,
     pub ingress_class_params: Kind<IngressClassParams>,
+    /// Only the ones named as the ALB target control agent injector reads them, cluster-wide.
+    pub alb_target_control_configs: Kind<AlbTargetControlConfig>,
     pub namespaces: Kind<Namespace>,
     pub nodes: Kind<Node>,
     /// Only the Secrets consumers name, each watched by name (never a cluster-wide list).
@@ -66,6 +68,8 @@ impl Default for Watches {
             ingresses: Kind::new("ingresses").with_trim(trim::managed_fields),
             ingress_classes: Kind::new("ingressclasses").with_trim(trim::managed_fields),
             ingress_class_params: Kind::new("ingressclassparams").with_trim(trim::managed_fields),
+            alb_target_control_configs: Kind::new("albtargetcontrolconfigs")
+                .with_trim(trim::managed_fields),
             namespaces: Kind::new("namespaces").with_trim(trim::managed_fields),
             nodes: Kind::new("nodes").with_trim(trim::managed_fields),
             secrets: Named::new("secrets"),

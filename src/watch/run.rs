@@ -12,7 +12,8 @@ use kube::Api;
 use super::driver::drive;
 use super::namespaces as scope;
 use super::registry::{cluster, namespaced, Driver, Watches};
-use crate::crd::{IngressClassParams, TargetGroupBinding};
+use crate::crd::alb_target_control_config::DEFAULT_NAME as TARGET_CONTROL_CONFIG_NAME;
+use crate::crd::{AlbTargetControlConfig, IngressClassParams, TargetGroupBinding};
 
 /// IngressClassParams read untyped and decoded as upstream does: upstream's chart renders the
 /// default class's params with no `spec`, which the typed list would refuse whole (and with it
@@ -48,6 +49,48 @@ fn ingress_class_params(watches: &Arc<Watches>, client: &kube::Client) -> Option
     })
 }
 
+/// ALBTargetControlConfigs of the one name the injector reads, in every namespace whatever
+/// `--watch-namespace` says (upstream reads them with an uncached client, not limited to the
+/// watched namespaces, and falls back to `kube-system`). Read untyped and decoded one by one, so
+/// one object that does not decode cannot fail the list.
+fn alb_target_control_configs(watches: &Arc<Watches>, client: &kube::Client) -> Option<Driver> {
+    watches.alb_target_control_configs.wanted().then(|| {
+        let ar = ApiResource::erase::<AlbTargetControlConfig>(&());
+        let api = Api::<DynamicObject>::all_with(client.clone(), &ar);
+        let decode = |o: DynamicObject| {
+            let key = format!(
+                "{}/{}",
+                o.metadata.namespace.clone().unwrap_or_default(),
+                o.metadata.name.clone().unwrap_or_default()
+            );
+            let decoded: serde_json::Result<AlbTargetControlConfig> =
+                serde_json::to_value(o).and_then(serde_json::from_value);
+            match decoded {
+                Ok(c) => Some(c),
+                Err(error) => {
+                    tracing::warn!(object = %key, error = %error, "ignoring an ALBTargetControlConfig that does not decode");
+                    None
+                }
+            }
+        };
+        let cfg = watcher::Config::default()
+            .fields(&format!("metadata.name={TARGET_CONTROL_CONFIG_NAME}"));
+        let events = watcher::watcher(api, cfg)
+            .default_backoff()
+            .filter_map(move |item| {
+                let event = item.map(|e| {
+                    super::driver::decoded_event(e, decode, |metadata| AlbTargetControlConfig {
+                        metadata,
+                        spec: Default::default(),
+                    })
+                });
+                futures::future::ready(event.transpose())
+            });
+        let w = watches.clone();
+        async move { drive(&w.alb_target_control_configs, events).await }.boxed()
+    })
+}
+
 impl Watches {
     /// Runs one watch per wanted kind, each on its own task, until the future is dropped (which
     /// stops them all). Call once, after every consumer registered.
@@ -76,6 +119,7 @@ impl Watches {
             namespaced(w, |w| &w.ingresses, c, ns),
             cluster(w, |w| &w.ingress_classes, c),
             ingress_class_params(w, c),
+            alb_target_control_configs(w, c),
             cluster(w, |w| &w.namespaces, c),
             cluster(w, |w| &w.nodes, c),
             secrets,

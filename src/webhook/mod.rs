@@ -20,6 +20,9 @@ pub mod quic_server_id;
 pub mod review;
 pub mod server;
 pub mod service_mutator;
+pub mod target_control;
+pub mod target_control_agent;
+pub mod target_control_index;
 #[cfg(test)]
 mod test_support;
 pub mod tg_cache;

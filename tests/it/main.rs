@@ -21,6 +21,7 @@ mod e2e_rbac_enforced;
 mod e2e_service;
 mod e2e_service_weighted;
 mod e2e_switch;
+mod e2e_target_control_agent;
 mod e2e_target_control_port;
 mod e2e_tgb;
 mod gateway_addons;

@@ -427,7 +427,7 @@ fn required_secrets_label_lb_stabilization_and_client_ca_are_read() {
 
 #[test]
 fn unimplemented_gates_are_refused_and_quic_env_name_is_checked() {
-    for gate in ["ALBTargetControlAgent", "GlobalAcceleratorController"] {
+    for gate in UNSUPPORTED_GATES.iter().map(|(gate, _)| *gate) {
         let flag = format!("--feature-gates=EnableRGTAPI=true,{gate}=true");
         let err = parse(&["--cluster-name=a", &flag]).unwrap_err();
         assert!(
@@ -442,6 +442,13 @@ fn unimplemented_gates_are_refused_and_quic_env_name_is_checked() {
     ])
     .unwrap();
     assert!(!c.gate("ALBTargetControlAgent"));
+    // The target control agent injector is in this build: its gate turns on.
+    let c = parse(&[
+        "--cluster-name=a",
+        "--feature-gates=ALBTargetControlAgent=true",
+    ])
+    .unwrap();
+    assert!(c.gate("ALBTargetControlAgent"));
     assert_eq!(c.quic_environment_variable_name, "AWS_LBC_QUIC_SERVER_ID");
     let c = parse(&["--cluster-name=a", "--quic-environment-variable-name=SID"]).unwrap();
     assert_eq!(c.quic_environment_variable_name, "SID");

@@ -165,12 +165,61 @@ fn kustomize_default_never_runs_upstreams_image_with_the_managed_certificate() {
     assert!(is_upstream_image(&image), "{image}");
 }
 
+/// The ALB target control component over config/default is the chart with the gate on: the
+/// same two pod webhooks, and the gate in the controller's args.
+#[test]
+fn the_target_control_component_equals_the_chart_with_its_gate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let base = relative(dir.path(), &repo().join("config/default"));
+    let component = relative(
+        dir.path(),
+        &repo().join("config/components/alb-target-control-agent"),
+    );
+    let overlay = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - {}\n\
+         components:\n  - {}\n",
+        base.display(),
+        component.display()
+    );
+    std::fs::write(dir.path().join("kustomization.yaml"), overlay).expect("write overlay");
+    let kustomized = kustomize(dir.path());
+    let chart = docs(&render(&[
+        "--set",
+        "clusterName=your-cluster-name",
+        "--set",
+        "controllerConfig.featureGates.ALBTargetControlAgent=true",
+    ]));
+    let hooks = |docs: &[Value]| -> Vec<Value> {
+        find(docs, "MutatingWebhookConfiguration", "aws-load-balancer-webhook")["webhooks"]
+            .as_sequence()
+            .expect("webhooks")
+            .iter()
+            .filter(|h| {
+                h["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("alb-target-control."))
+            })
+            .cloned()
+            .collect()
+    };
+    let ours = hooks(&kustomized);
+    assert_eq!(ours.len(), 2);
+    assert_eq!(ours, hooks(&chart));
+    let args = |docs: &[Value]| -> Vec<String> {
+        strings(&all_of(docs, "Deployment")[0]["spec"]["template"]["spec"]["containers"][0]["args"])
+    };
+    let gate = "--feature-gates=ALBTargetControlAgent=true".to_string();
+    assert!(args(&kustomized).contains(&gate), "{:?}", args(&kustomized));
+    assert!(args(&chart).contains(&gate), "{:?}", args(&chart));
+}
+
 #[test]
 fn committed_crds_equal_crdgen_output() {
     // What `crdgen` (a binary of the albc-model crate) prints.
     let generated = aws_load_balancer_controller::crd::crds_yaml().expect("CRDs serialise");
     assert!(generated.contains("name: targetgroupbindings.elbv2.k8s.aws"));
     assert!(generated.contains("name: ingressclassparams.elbv2.k8s.aws"));
+    assert!(generated.contains("name: albtargetcontrolconfigs.elbv2.k8s.aws"));
     for path in [
         "config/crd/crds.yaml",
         "charts/aws-load-balancer-controller/crds/crds.yaml",

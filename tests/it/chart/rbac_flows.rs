@@ -34,6 +34,7 @@ const SVC: &str = "Service reconciler: runs only once AWS resolves; its requests
 const NS: &str = "Ingress class loader: IngressClassParams namespaceSelector needs the Ingress's Namespace labels";
 const MC: &str = "multi-cluster TargetGroupBindings' target ConfigMaps (upstream's cluster-wide grant, kept so bindings survive a chart swap); written by the TargetGroupBinding reconciler, which runs only once AWS resolves; every verb used under enforced RBAC in e2e_rbac_enforced (moto)";
 const GW: &str = "Gateway API (upstream's grants): the Gateway controllers run only once AWS resolves and their CRDs are served; checked in e2e_gateway (moto)";
+const TCA: &str = "ALB target control agent injector (gate ALBTargetControlAgent, off by default): its configurations' watch; checked against this RBAC in e2e_target_control_agent";
 const NOT_EXERCISED: &[(&str, &str)] = &[
     ("cluster create core/configmaps", MC),
     ("cluster delete core/configmaps", MC),
@@ -68,6 +69,8 @@ const NOT_EXERCISED: &[(&str, &str)] = &[
     ("cluster patch networking.k8s.io/ingresses/status", ING),
     ("cluster update elbv2.k8s.aws/targetgroupbindings", ING),
     ("cluster watch core/endpoints", TGB),
+    ("cluster list elbv2.k8s.aws/albtargetcontrolconfigs", TCA),
+    ("cluster watch elbv2.k8s.aws/albtargetcontrolconfigs", TCA),
     ("kube-system create coordination.k8s.io/leases", LE),
     (
         "kube-system get coordination.k8s.io/leases[aws-load-balancer-controller-leader]",

@@ -38,6 +38,10 @@ fn default_render_validates_and_has_the_expected_objects() {
             "CustomResourceDefinition",
             "ingressclassparams.elbv2.k8s.aws",
         ),
+        (
+            "CustomResourceDefinition",
+            "albtargetcontrolconfigs.elbv2.k8s.aws",
+        ),
         ("ServiceAccount", "aws-load-balancer-controller"),
         ("Deployment", "aws-load-balancer-controller"),
         ("Service", "aws-load-balancer-webhook-service"),

@@ -100,7 +100,7 @@ fn every_optional_webhook_is_served_or_the_controller_refuses_to_start() {
     std::fs::write(&all, ALL_OPTIONAL).expect("write values");
     let all = all.display().to_string();
 
-    // With the gates of webhooks this build does not implement, the chart registers them as
+    // With the gate of a webhook this build does not implement, the chart registers it as
     // upstream does, and the controller refuses to start, naming the gate: no pod ever runs
     // behind an unserved fail-closed path.
     let docs = docs(&render(&["-f", &all]));
@@ -118,7 +118,10 @@ fn every_optional_webhook_is_served_or_the_controller_refuses_to_start() {
         refusal.contains("is not supported by this build"),
         "{refusal}"
     );
-    for gate in ["ALBTargetControlAgent", "GlobalAcceleratorController"] {
+    for gate in aws_load_balancer_controller::config::UNSUPPORTED_GATES
+        .iter()
+        .map(|(gate, _)| *gate)
+    {
         let only: Vec<String> = args
             .iter()
             .map(|a| {
@@ -133,13 +136,11 @@ fn every_optional_webhook_is_served_or_the_controller_refuses_to_start() {
         assert!(e.contains(gate), "{e}");
     }
 
-    // Every other optional webhook is served.
+    // Every other optional webhook is served, the two ALB target control pod mutators included.
     assert_registered_paths_are_served(
         &[
             "-f",
             &all,
-            "--set",
-            "controllerConfig.featureGates.ALBTargetControlAgent=false",
             "--set",
             "controllerConfig.featureGates.GlobalAcceleratorController=false",
         ],

@@ -11,10 +11,6 @@ pub use crate::model::config::FEATURE_GATE_DEFAULTS;
 /// Gates upstream knows that this build refuses to turn on, with what is missing.
 pub const UNSUPPORTED_GATES: &[(&str, &str)] = &[
     (
-        "ALBTargetControlAgent",
-        "the ALB target control agent and its pod webhooks are not implemented",
-    ),
-    (
         "GlobalAcceleratorController",
         "the Global Accelerator controller and its webhook are not implemented",
     ),

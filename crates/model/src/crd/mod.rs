@@ -1,7 +1,8 @@
 //! Custom resource types: TargetGroupBinding (v1beta1 storage + v1alpha1 served),
-//! IngressClassParams and the Gateway API configuration kinds (`gateway`), with upstream's groups,
-//! names, schema and printer columns.
+//! IngressClassParams, ALBTargetControlConfig and the Gateway API configuration kinds (`gateway`),
+//! with upstream's groups, names, schema and printer columns.
 
+pub mod alb_target_control_config;
 pub mod gateway;
 pub mod ingress_class_params;
 pub mod names;
@@ -12,17 +13,18 @@ pub mod v1alpha1;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
+pub use alb_target_control_config::{AlbTargetControlConfig, AlbTargetControlConfigSpec};
 pub use ingress_class_params::{IngressClassParams, IngressClassParamsSpec};
 pub use target_group_binding::{
     TargetGroupBinding, TargetGroupBindingSpec, TargetGroupBindingStatus,
 };
 
-/// The API group of TargetGroupBinding and IngressClassParams.
+/// The API group of TargetGroupBinding, IngressClassParams and ALBTargetControlConfig.
 pub const GROUP: &str = "elbv2.k8s.aws";
 
 /// Every CRD this controller owns: TargetGroupBinding with v1alpha1 and v1beta1 merged into one
-/// object (v1beta1 is the storage version), IngressClassParams, then the three `gateway.k8s.aws`
-/// configuration kinds.
+/// object (v1beta1 is the storage version), IngressClassParams, ALBTargetControlConfig, then the
+/// three `gateway.k8s.aws` configuration kinds.
 pub fn all_crds() -> Vec<CustomResourceDefinition> {
     let mut tgb = kube::core::crd::merge_crds(
         vec![
@@ -36,6 +38,7 @@ pub fn all_crds() -> Vec<CustomResourceDefinition> {
     let mut crds = vec![
         like_controller_gen(tgb),
         like_controller_gen(IngressClassParams::crd()),
+        like_controller_gen(AlbTargetControlConfig::crd()),
     ];
     crds.extend(gateway::crds().into_iter().map(like_controller_gen));
     crds

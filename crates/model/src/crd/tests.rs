@@ -175,3 +175,157 @@ fn schemas_have_no_nullable_like_controller_gen() {
         assert!(!text.contains(",null]"), "null in an enum");
     }
 }
+
+#[test]
+fn alb_target_control_config_crd_has_upstreams_names_columns_and_validation() {
+    let crd = crd_json("albtargetcontrolconfigs.elbv2.k8s.aws");
+    assert_eq!(crd["spec"]["group"], "elbv2.k8s.aws");
+    assert_eq!(crd["spec"]["scope"], "Namespaced");
+    let names = &crd["spec"]["names"];
+    assert_eq!(
+        (&names["kind"], &names["plural"], &names["singular"]),
+        (
+            &json!("ALBTargetControlConfig"),
+            &json!("albtargetcontrolconfigs"),
+            &json!("albtargetcontrolconfig")
+        )
+    );
+    let versions = crd["spec"]["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 1);
+    let v = &versions[0];
+    assert_eq!(
+        (&v["name"], &v["served"], &v["storage"]),
+        (&json!("v1beta1"), &json!(true), &json!(true))
+    );
+    let cols: Vec<(&str, &str, &str)> = v["additionalPrinterColumns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap(),
+                c["type"].as_str().unwrap(),
+                c["jsonPath"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cols,
+        vec![
+            ("IMAGE", "string", ".spec.image"),
+            ("DESTINATION", "string", ".spec.destinationAddress"),
+            ("AGE", "date", ".metadata.creationTimestamp"),
+        ]
+    );
+    let spec = &v["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(
+        spec["required"],
+        json!(["controlAddress", "dataAddress", "destinationAddress", "image"])
+    );
+    let props = &spec["properties"];
+    let mut fields: Vec<&String> = props.as_object().unwrap().keys().collect();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            "controlAddress",
+            "dataAddress",
+            "destinationAddress",
+            "image",
+            "maxConcurrency",
+            "protocolVersion",
+            "resources",
+            "rustLog",
+            "tlsCertPath",
+            "tlsKeyPath",
+            "tlsSecurityPolicy"
+        ]
+    );
+    for address in ["controlAddress", "dataAddress", "destinationAddress"] {
+        assert_eq!(props[address]["pattern"], "^.+:[0-9]+$", "{address}");
+        assert_eq!(props[address]["type"], "string", "{address}");
+    }
+    let mc = &props["maxConcurrency"];
+    assert_eq!(
+        (&mc["type"], &mc["format"], &mc["default"]),
+        (&json!("integer"), &json!("int32"), &json!(1))
+    );
+    assert_eq!(mc["minimum"].as_f64(), Some(0.0));
+    assert_eq!(mc["maximum"].as_f64(), Some(1000.0));
+    assert_eq!(
+        props["protocolVersion"]["enum"],
+        json!(["HTTP1", "HTTP2", "GRPC"])
+    );
+    assert_eq!(props["rustLog"]["enum"], json!(["debug", "info", "error"]));
+    let resources = &props["resources"]["properties"];
+    for list in ["limits", "requests"] {
+        assert_eq!(
+            resources[list]["additionalProperties"]["x-kubernetes-int-or-string"],
+            true
+        );
+    }
+    assert_eq!(
+        resources["claims"]["x-kubernetes-list-map-keys"],
+        json!(["name"])
+    );
+    assert_eq!(resources["claims"]["x-kubernetes-list-type"], "map");
+    assert_eq!(resources["claims"]["items"]["required"], json!(["name"]));
+}
+
+/// Upstream's `config/samples/elbv2_v1beta1_albtargetcontrolconfig.yaml` decodes into our type
+/// and writes back unchanged.
+#[test]
+fn alb_target_control_config_round_trips_upstreams_sample() {
+    let raw = json!({
+        "apiVersion": "elbv2.k8s.aws/v1beta1",
+        "kind": "ALBTargetControlConfig",
+        "metadata": {
+            "name": "aws-load-balancer-controller-alb-target-control-agent-config",
+            "namespace": "kube-system"
+        },
+        "spec": {
+            "image": "public.ecr.aws/aws-elb/target-optimizer/target-control-agent:latest",
+            "dataAddress": "0.0.0.0:80",
+            "controlAddress": "0.0.0.0:3000",
+            "destinationAddress": "127.0.0.1:8080",
+            "maxConcurrency": 1,
+            "tlsCertPath": "/path/to/cert.pem",
+            "tlsKeyPath": "/path/to/key.pem",
+            "tlsSecurityPolicy": "ELBSecurityPolicy-TLS-1-2-2017-01",
+            "protocolVersion": "HTTP1",
+            "rustLog": "debug",
+            "resources": {
+                "requests": {"cpu": "100m", "memory": "128Mi"},
+                "limits": {"cpu": "500m", "memory": "512Mi"}
+            }
+        }
+    });
+    let config: AlbTargetControlConfig = serde_json::from_value(raw.clone()).unwrap();
+    assert_eq!(
+        config.metadata.name.as_deref(),
+        Some(alb_target_control_config::DEFAULT_NAME)
+    );
+    assert_eq!(config.spec.max_concurrency, Some(1));
+    assert_eq!(config.spec.protocol_version.as_deref(), Some("HTTP1"));
+    assert_eq!(serde_json::to_value(&config).unwrap(), raw);
+}
+
+/// Our sample (`config/samples/albtargetcontrolconfig.yaml`) is one the injector reads.
+#[test]
+fn alb_target_control_config_sample_decodes_under_the_read_name() {
+    let sample: AlbTargetControlConfig = serde_yaml::from_str(include_str!(
+        "../../../../config/samples/albtargetcontrolconfig.yaml"
+    ))
+    .unwrap();
+    assert_eq!(
+        sample.metadata.name.as_deref(),
+        Some(alb_target_control_config::DEFAULT_NAME)
+    );
+    assert_eq!(
+        sample.metadata.namespace.as_deref(),
+        Some(alb_target_control_config::FALLBACK_NAMESPACE)
+    );
+    assert_eq!(sample.spec.control_address, "0.0.0.0:3000");
+    let requests = sample.spec.resources.unwrap().requests.unwrap();
+    assert_eq!(requests["cpu"].0, "100m");
+}
