@@ -10,6 +10,7 @@ use crate::metrics::{self, WebhookMetrics};
 use crate::probes::{self, Readiness};
 use crate::reconcilers::{self, AwsWebhooks};
 use crate::thread_stack::WORKER_STACK_BYTES;
+use crate::webhook::aga_validator::GlobalAcceleratorValidator;
 use crate::webhook::icp_validator::IcpValidator;
 use crate::webhook::indexes::{IngressClassIndex, TgbIndex};
 use crate::webhook::ingress_validator::IngressValidator;
@@ -67,7 +68,7 @@ fn routes(cfg: &Config, idx: &Indexes) -> (Routes, AwsWebhooks) {
     let quic = QuicServerIdInjector::new(cfg.quic_environment_variable_name.clone());
     let (tgb_mutator, tgb_mutator_slot) = Late::new(true, "the AWS client");
     let (tgb_validator, tgb_validator_slot) = Late::new(false, "the AWS client");
-    let routes: Routes = vec![
+    let mut routes: Routes = vec![
         (webhook::service_mutator::PATH, Arc::new(service)),
         (webhook::pod_readiness::PATH, Arc::new(pod)),
         (webhook::quic_server_id::PATH, Arc::new(quic)),
@@ -76,6 +77,13 @@ fn routes(cfg: &Config, idx: &Indexes) -> (Routes, AwsWebhooks) {
         (webhook::tgb_mutator::PATH, Arc::new(tgb_mutator)),
         (webhook::tgb_validator::PATH, Arc::new(tgb_validator)),
     ];
+    // As upstream: only with the gate, and not in partitions without Global Accelerator (a
+    // region not known yet counts as one that has it).
+    let region = cfg.aws_region.as_deref().unwrap_or_default();
+    if crate::model::aga::controller_enabled(cfg.gate("GlobalAcceleratorController"), region) {
+        let validator: Arc<dyn webhook::Handler> = Arc::new(GlobalAcceleratorValidator);
+        routes.push((webhook::aga_validator::PATH, validator));
+    }
     let slots = AwsWebhooks {
         tgb_mutator: tgb_mutator_slot,
         tgb_validator: tgb_validator_slot,

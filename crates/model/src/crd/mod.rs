@@ -1,8 +1,9 @@
 //! Custom resource types: TargetGroupBinding (v1beta1 storage + v1alpha1 served),
-//! IngressClassParams and the Gateway API configuration kinds (`gateway`), with upstream's groups,
-//! names, schema and printer columns.
+//! IngressClassParams, the Gateway API configuration kinds (`gateway`) and GlobalAccelerator
+//! (`aga.k8s.aws`), with upstream's groups, names, schema and printer columns.
 
 pub mod gateway;
+pub mod global_accelerator;
 pub mod ingress_class_params;
 pub mod names;
 pub mod target_group_binding;
@@ -22,7 +23,7 @@ pub const GROUP: &str = "elbv2.k8s.aws";
 
 /// Every CRD this controller owns: TargetGroupBinding with v1alpha1 and v1beta1 merged into one
 /// object (v1beta1 is the storage version), IngressClassParams, then the three `gateway.k8s.aws`
-/// configuration kinds.
+/// configuration kinds, then GlobalAccelerator.
 pub fn all_crds() -> Vec<CustomResourceDefinition> {
     let mut tgb = kube::core::crd::merge_crds(
         vec![
@@ -38,6 +39,7 @@ pub fn all_crds() -> Vec<CustomResourceDefinition> {
         like_controller_gen(IngressClassParams::crd()),
     ];
     crds.extend(gateway::crds().into_iter().map(like_controller_gen));
+    crds.push(like_controller_gen(global_accelerator::crd()));
     crds
 }
 
