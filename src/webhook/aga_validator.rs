@@ -31,12 +31,11 @@ pub fn check_for_duplicate_endpoints(
             let mut seen = std::collections::BTreeSet::new();
             for endpoint in group.endpoints.iter().flatten() {
                 let key = endpoint_key(endpoint, namespace);
-                if seen.contains(&key) {
+                if !seen.insert(key.clone()) {
                     return Err(format!(
                         "duplicate endpoint detected in listener[{l}].endpointGroups[{g}]: {key}"
                     ));
                 }
-                seen.insert(key);
             }
         }
     }

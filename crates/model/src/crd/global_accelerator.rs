@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 pub const GROUP: &str = "aga.k8s.aws";
 /// The kind, as ReferenceGrants name it in `from`.
 pub const KIND: &str = "GlobalAccelerator";
+/// Upstream's finalizer on GlobalAccelerator objects (its controller removes the accelerator
+/// before letting the object go).
+pub const FINALIZER: &str = "aga.k8s.aws/resources";
 
 /// Protocol of a listener.
 #[derive(

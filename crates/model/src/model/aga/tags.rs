@@ -28,7 +28,7 @@ pub fn user_tags(cfg: &AgaConfig, ga: &GlobalAccelerator) -> Result<Tags, String
     let own = ga.spec.tags.clone().unwrap_or_default();
     if let Some(key) = own
         .keys()
-        .find(|k| cfg.external_managed_tags.iter().any(|e| e == *k))
+        .find(|k| cfg.external_managed_tags.contains(*k))
     {
         return Err(format!("external managed tag key {key} cannot be specified"));
     }
