@@ -10,6 +10,7 @@ use crate::metrics::{self, WebhookMetrics};
 use crate::probes::{self, Readiness};
 use crate::reconcilers::{self, AwsWebhooks};
 use crate::thread_stack::WORKER_STACK_BYTES;
+use crate::webhook::aga_validator::GlobalAcceleratorValidator;
 use crate::webhook::icp_validator::IcpValidator;
 use crate::webhook::indexes::{IngressClassIndex, TgbIndex};
 use crate::webhook::ingress_validator::IngressValidator;
@@ -89,6 +90,13 @@ fn routes(cfg: &Config, idx: &Indexes) -> (Routes, AwsWebhooks) {
             Arc::new(TargetControlInjector::new(idx.target_control.clone()));
         routes.push((webhook::target_control::NAMESPACE_PATH, injector.clone()));
         routes.push((webhook::target_control::OBJECT_PATH, injector));
+    }
+    // As upstream: only with the gate, and not in partitions without Global Accelerator (a
+    // region not known yet counts as one that has it).
+    let region = cfg.aws_region.as_deref().unwrap_or_default();
+    if crate::model::aga::controller_enabled(cfg.gate("GlobalAcceleratorController"), region) {
+        let validator: Arc<dyn webhook::Handler> = Arc::new(GlobalAcceleratorValidator);
+        routes.push((webhook::aga_validator::PATH, validator));
     }
     let slots = AwsWebhooks {
         tgb_mutator: tgb_mutator_slot,

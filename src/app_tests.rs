@@ -70,3 +70,23 @@ fn target_control_paths_are_served_only_with_their_gate() {
     }
     assert_eq!(on.len(), off.len() + 2);
 }
+
+#[test]
+fn global_accelerator_validator_is_served_with_its_gate_outside_special_partitions() {
+    let ga = webhook::aga_validator::PATH;
+    let serves = |gate: bool, region: Option<&str>| {
+        let mut cfg = config();
+        // Set after parsing: the flag parser still refuses the gate while the controller is
+        // missing; the route table is what upstream registers once it is on.
+        cfg.feature_gates
+            .insert("GlobalAcceleratorController".into(), gate);
+        cfg.aws_region = region.map(str::to_string);
+        served_paths(&cfg).contains(&ga)
+    };
+    assert!(!serves(false, Some("us-west-2")));
+    assert!(serves(true, Some("us-west-2")));
+    assert!(serves(true, None), "a region not resolved yet is a standard one");
+    for special in ["cn-north-1", "us-gov-west-1", "us-iso-east-1", "eu-isoe-west-1"] {
+        assert!(!serves(true, Some(special)), "{special}");
+    }
+}

@@ -7,6 +7,7 @@
 #[cfg(test)]
 #[path = "admission_tests.rs"]
 mod admission_tests;
+pub mod aga_validator;
 pub mod borrowed;
 pub mod budget;
 pub mod icp_validator;

@@ -43,5 +43,6 @@ mod support;
 mod takeover;
 mod tgb;
 mod watches;
+mod webhook_aga;
 mod webhook_server;
 mod webhook_soak;

@@ -1,9 +1,10 @@
 //! Custom resource types: TargetGroupBinding (v1beta1 storage + v1alpha1 served),
-//! IngressClassParams, ALBTargetControlConfig and the Gateway API configuration kinds (`gateway`),
-//! with upstream's groups, names, schema and printer columns.
+//! IngressClassParams, ALBTargetControlConfig, the Gateway API configuration kinds (`gateway`)
+//! and GlobalAccelerator (`aga.k8s.aws`), with upstream's groups, names, schema and printer columns.
 
 pub mod alb_target_control_config;
 pub mod gateway;
+pub mod global_accelerator;
 pub mod ingress_class_params;
 pub mod names;
 pub mod target_group_binding;
@@ -24,7 +25,7 @@ pub const GROUP: &str = "elbv2.k8s.aws";
 
 /// Every CRD this controller owns: TargetGroupBinding with v1alpha1 and v1beta1 merged into one
 /// object (v1beta1 is the storage version), IngressClassParams, ALBTargetControlConfig, then the
-/// three `gateway.k8s.aws` configuration kinds.
+/// three `gateway.k8s.aws` configuration kinds, then GlobalAccelerator.
 pub fn all_crds() -> Vec<CustomResourceDefinition> {
     let mut tgb = kube::core::crd::merge_crds(
         vec![
@@ -41,6 +42,7 @@ pub fn all_crds() -> Vec<CustomResourceDefinition> {
         like_controller_gen(AlbTargetControlConfig::crd()),
     ];
     crds.extend(gateway::crds().into_iter().map(like_controller_gen));
+    crds.push(like_controller_gen(global_accelerator::crd()));
     crds
 }
 

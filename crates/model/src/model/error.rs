@@ -1,5 +1,6 @@
-//! Model errors: one naming an Ingress (and the annotation, when one is at fault) or one about
-//! the group as a whole (conflicts between members), with upstream's message texts.
+//! Model errors: one naming an Ingress (and the annotation, when one is at fault), one about
+//! the group as a whole (conflicts between members), or one per other kind (Service, Gateway,
+//! GlobalAccelerator), with upstream's message texts.
 
 use crate::annotations::AnnotationError;
 
@@ -32,6 +33,13 @@ pub enum ModelError {
     /// `Accepted` condition is False with reason `ListenersNotValid` and this message.
     #[error("{message}")]
     ListenersNotValid { gateway: String, message: String },
+    /// A GlobalAccelerator (`namespace/name`) cannot be built; the text is upstream's (the
+    /// `Failed build model due to <message>` event, reason `ModelBuildFailed` in its status).
+    #[error("{message}")]
+    GlobalAccelerator {
+        accelerator: String,
+        message: String,
+    },
 }
 
 /// An error before it is attributed to an Ingress.

@@ -17,9 +17,11 @@
 //!    `group` (how they form groups);
 //! 4. the build environment: `env` (facts from AWS), `tags`, `subnets` and `subnet_addresses`,
 //!    `tgb_cidrs`, `backend_sg`, `oidc`, and `agree` (the members-must-agree rule);
-//! 5. one builder per kind: `ingress`, `service`, `gateway`;
+//! 5. one builder per kind: `ingress`, `service`, `gateway`, and `aga` (GlobalAccelerators, a
+//!    stack of their own);
 //! 6. `build`: the entry points of every kind.
 
+pub mod aga;
 pub(crate) mod agree;
 pub mod backend_sg;
 pub mod build;
