@@ -411,7 +411,7 @@ impl Deployer {
             self.sync_certificate_tags(&certs, w, o).await?;
             res.certificate_arns.insert(w.id.clone(), o.arn.clone());
             if o.detail.status != ISSUED {
-                pending.push((w, o.arn.clone()));
+                pending.push((*w, o.arn.clone()));
             }
         }
         self.wait_issued(&certs, pending).await?;

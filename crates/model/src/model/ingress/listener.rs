@@ -141,7 +141,8 @@ pub fn member_ports(
     let mtls = mutual_authentication(a)?;
     let ports = listen_ports(a, !certificates.is_empty() || created.is_some())?;
     let has_https = ports.values().any(|p| *p == Protocol::Https);
-    let discovery = (has_https && certificates.is_empty() && created.is_none()).then(|| tls_hosts(m));
+    let discovery =
+        (has_https && certificates.is_empty() && created.is_none()).then(|| tls_hosts(m));
     Ok(ports
         .into_iter()
         .map(|(port, protocol)| {
