@@ -135,7 +135,7 @@ impl Certificates {
     /// The account's hosted zones, from the cache unless `fresh`.
     async fn zones(&self, fresh: bool) -> Result<Vec<HostedZone>> {
         let mut cached = self.zones.lock().await;
-        if let Some((at, zones)) = cached.as_ref() {
+        if let Some((at, zones)) = &*cached {
             if !fresh && at.elapsed() < self.timing.zones_ttl {
                 return Ok(zones.clone());
             }

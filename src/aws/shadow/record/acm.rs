@@ -180,3 +180,68 @@ impl Route53 for Recorder {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aws::fake::{FakeAcm, FakeAws, FakeRoute53};
+    use crate::aws::route53::RecordAction;
+
+    /// A dry run requests nothing: the request, the validation record and the delete are
+    /// recorded (a placeholder ARN, described as issued with a made-up record, its tags as
+    /// requested), and the real ACM and Route 53 are not written to.
+    #[tokio::test]
+    async fn certificate_writes_are_recorded_not_sent() {
+        let elb = Arc::new(FakeAws::new());
+        let acm = Arc::new(FakeAcm::new());
+        let dns = Arc::new(FakeRoute53::new());
+        let zone = dns.add_zone("example.com");
+        let r = Recorder::new(elb.clone(), elb).with_certificates(acm.clone(), dns.clone());
+        let req = CertificateRequest {
+            domain_name: "a.example.com".into(),
+            subject_alternative_names: vec!["a.example.com".into()],
+            validation_method: Some("DNS".into()),
+            tags: Tags::from([("k".to_string(), "v".to_string())]),
+            ..Default::default()
+        };
+        let arn = Acm::request_certificate(&r, &req).await.unwrap();
+        assert!(is_placeholder(&arn), "{arn}");
+        let d = Acm::describe_certificate(&r, &arn).await.unwrap();
+        assert_eq!(d.status, "ISSUED");
+        assert_eq!(d.subject_alternative_names, ["a.example.com"]);
+        let rec = d.domain_validation[0].resource_record.clone().unwrap();
+        let change = RecordChange {
+            action: RecordAction::Create,
+            name: rec.name,
+            record_type: rec.record_type,
+            ttl: 60,
+            value: rec.value,
+        };
+        Route53::change_resource_record_sets(&r, &zone, &[change])
+            .await
+            .unwrap();
+        Acm::delete_certificate(&r, "arn:aws:acm:us-west-2:1:certificate/real")
+            .await
+            .unwrap();
+        let tags = Acm::list_tags_for_certificate(&r, &arn).await.unwrap();
+        assert_eq!(tags["k"], "v");
+        let calls: Vec<String> = r.take().into_iter().map(|w| w.call).collect();
+        assert_eq!(
+            calls,
+            [
+                "acm:RequestCertificate",
+                "route53:ChangeResourceRecordSets",
+                "acm:DeleteCertificate"
+            ]
+        );
+        assert!(acm.calls().is_empty(), "{:?}", acm.calls());
+        assert!(dns.calls().is_empty(), "{:?}", dns.calls());
+        assert!(dns.records(&zone).is_empty());
+        // Reads of real certificates go to the real ACM.
+        assert!(Acm::list_certificates(&r, &CertificateQuery::default())
+            .await
+            .unwrap()
+            .is_empty());
+        assert_eq!(acm.calls(), ["ListCertificates"]);
+    }
+}
