@@ -10,10 +10,12 @@
 //! names that domain and so validates with the same record).
 //!
 //! Waiting differs from upstream on purpose: upstream blocks its reconcile up to 30 minutes per
-//! certificate. Here a deploy waits at most [`CertificateTiming::issue_wait`] (30 s) for ACM to
-//! issue, then stops with [`Error::NotReady`]: the reconciler queues the group again after
-//! [`CertificateTiming::requeue`] (30 s), without a Warning, and nothing else of the stack is
-//! written meanwhile (the certificate step comes before every other write). A certificate still
+//! certificate. Here a deploy that has just requested a certificate waits at most
+//! [`CertificateTiming::issue_wait`] (30 s) for ACM to issue it (a private CA takes seconds),
+//! then stops with [`Error::NotReady`]: the reconciler queues the group again after
+//! [`CertificateTiming::requeue`] (30 s), without a Warning, and each later pass looks once and
+//! stops again until ACM has issued it. Nothing else of the stack is written meanwhile (the
+//! certificate step comes before every other call). A certificate still
 //! not issued [`CertificateTiming::reissue_after`] (30 min, upstream's patience) after its
 //! request is deleted and requested anew, as upstream's reissue does.
 //!
@@ -49,7 +51,8 @@ pub struct CertificateTiming {
     /// it is asked meanwhile (upstream's 30 s and 5 s).
     pub records_wait: Duration,
     pub records_interval: Duration,
-    /// How long one deploy waits for its certificates to be issued, and how often it asks.
+    /// How long a deploy that has just requested a certificate waits for it to be issued, and
+    /// how often it asks meanwhile.
     pub issue_wait: Duration,
     pub issue_interval: Duration,
     /// When a deploy whose certificate is still pending is queued again.
@@ -414,7 +417,15 @@ impl Deployer {
                 pending.push((*w, o.arn.clone()));
             }
         }
-        self.wait_issued(&certs, pending).await?;
+        // Only a certificate just requested is waited for (a private CA issues in seconds); one
+        // requested by an earlier pass is looked at once, so a pending group does not hold a
+        // worker on every requeue.
+        let wait = if pairing.create.is_empty() {
+            Duration::ZERO
+        } else {
+            certs.timing.issue_wait
+        };
+        self.wait_issued(&certs, pending, wait).await?;
         Ok(CertificateLeftovers {
             certificates: pairing.leftovers,
             domains_in_use,
@@ -566,16 +577,17 @@ impl Deployer {
         Ok(())
     }
 
-    /// Waits (at most [`CertificateTiming::issue_wait`] in all) for the `pending` certificates
-    /// to be issued. One that failed is an error naming its status; one still validating stops
-    /// the deploy with [`Error::NotReady`].
+    /// Waits (at most `wait` in all) for the `pending` certificates to be issued. One that
+    /// failed is an error naming its status; one still validating stops the deploy with
+    /// [`Error::NotReady`].
     async fn wait_issued(
         &self,
         certs: &Certificates,
         mut pending: Vec<(&model::Certificate, String)>,
+        wait: Duration,
     ) -> Result<()> {
         let t = certs.timing;
-        let deadline = tokio::time::Instant::now() + t.issue_wait;
+        let deadline = tokio::time::Instant::now() + wait;
         let mut last: Vec<(String, String, String)> = Vec::new();
         loop {
             last.clear();
