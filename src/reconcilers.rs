@@ -17,7 +17,7 @@ use crate::controller::leader::{self, LeaderConfig, Leadership};
 use crate::controller::metrics::ControllerMetrics;
 use crate::controller::service::{self, ServiceConfig};
 use crate::controller::tgb::{self, TgbConfig};
-use crate::deploy::CertDiscovery;
+use crate::deploy::{CertDiscovery, Certificates};
 use crate::model::gateway::listeners::LbKind;
 use crate::watch::Watches;
 use crate::webhook::indexes::TgbIndex;
@@ -281,6 +281,13 @@ async fn run_leading(
             addons: cloud.addons.clone(),
             tagging: cloud.tagging.clone(),
             cert_discovery: Some(CertDiscovery::for_ingresses(&cfg, cloud.acm.clone())),
+            // Gate `EnableCertificateManagement` (off by default, as upstream).
+            certificates: cfg.gate("EnableCertificateManagement").then(|| {
+                Arc::new(Certificates::new(
+                    cloud.acm.clone(),
+                    cloud.route53.clone(),
+                ))
+            }),
             ..IngressConfig::from(&*cfg)
         },
         token.clone(),

@@ -1,5 +1,7 @@
-//! AWS Certificate Manager: the reads ACM certificate discovery makes (upstream's
-//! `pkg/certs/cert_discovery.go`), behind a narrow trait like ELBv2/EC2. Nothing here writes.
+//! AWS Certificate Manager behind a narrow trait like ELBv2/EC2: the reads ACM certificate
+//! discovery makes (upstream's `pkg/certs/cert_discovery.go`), and the requests, tags and
+//! deletes of the certificates the controller creates for Ingresses (`create-acm-cert`, gate
+//! `EnableCertificateManagement`; upstream's `pkg/aws/services/acm.go`).
 
 use async_trait::async_trait;
 
@@ -36,6 +38,9 @@ pub struct CertificateSummary {
     pub domain_name: String,
     pub status: String,
     pub key_algorithm: String,
+    /// `SubjectAlternativeNameSummaries`: the first 100 names (empty where an emulator leaves
+    /// them out).
+    pub subject_alternative_names: Vec<String>,
 }
 
 /// What DescribeCertificate tells about one certificate.
@@ -51,13 +56,57 @@ pub struct CertificateDetail {
     pub cert_type: String,
     /// The private CA that issued it (none for imported and Amazon-issued certificates).
     pub certificate_authority_arn: Option<String>,
+    /// When it was requested (`CreatedAt`, seconds since the epoch; none for imported ones).
+    pub created_at: Option<i64>,
+    /// Why it failed (`FailureReason`), when its status is `FAILED`.
+    pub failure_reason: Option<String>,
+    /// How each name is validated (`DomainValidationOptions`, Amazon-issued certificates).
+    pub domain_validation: Vec<DomainValidation>,
 }
 
-/// AWS Certificate Manager (reads only).
+/// One name's validation (DescribeCertificate `DomainValidationOptions`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DomainValidation {
+    pub domain_name: String,
+    /// `DNS`, `EMAIL` or `HTTP`.
+    pub validation_method: String,
+    /// The DNS record ACM looks for, once ACM has made it up (a few seconds after the request).
+    pub resource_record: Option<ValidationRecord>,
+}
+
+/// A DNS validation record (`ResourceRecord`): `name` and `value` as ACM gives them.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct ValidationRecord {
+    pub name: String,
+    /// `CNAME`.
+    pub record_type: String,
+    pub value: String,
+}
+
+/// RequestCertificate's parameters; `None` and empty lists are not sent.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CertificateRequest {
+    pub domain_name: String,
+    pub subject_alternative_names: Vec<String>,
+    /// `DNS` or `EMAIL`.
+    pub validation_method: Option<String>,
+    /// The private CA (a `PRIVATE` certificate).
+    pub certificate_authority_arn: Option<String>,
+    pub key_algorithm: Option<String>,
+    pub tags: Tags,
+}
+
+/// AWS Certificate Manager.
 #[async_trait]
 pub trait Acm: Send + Sync {
     /// Every certificate matching `q` (all pages).
     async fn list_certificates(&self, q: &CertificateQuery) -> Result<Vec<CertificateSummary>>;
     async fn describe_certificate(&self, arn: &str) -> Result<CertificateDetail>;
     async fn list_tags_for_certificate(&self, arn: &str) -> Result<Tags>;
+    /// Requests a certificate (with its tags); returns its ARN.
+    async fn request_certificate(&self, req: &CertificateRequest) -> Result<String>;
+    /// Fails with [`super::AwsError::InUse`] while a listener still uses it.
+    async fn delete_certificate(&self, arn: &str) -> Result<()>;
+    /// Adds the tags, or sets the values of those it has.
+    async fn add_tags_to_certificate(&self, arn: &str, tags: &Tags) -> Result<()>;
 }

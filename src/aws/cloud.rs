@@ -9,8 +9,9 @@ use ipnet::IpNet;
 
 use super::shadow::{RecordedRoles, Recorder};
 use super::{
-    build_acm, build_addons, build_tagging, build_with_roles, Acm, AddonClients, AssumeRole,
-    AwsConfig, AwsError, AwsMetrics, Ec2, Ec2Query, ElbV2, Fence, ResolvedCloud, ResourceTagging,
+    build_acm_fenced, build_addons, build_route53, build_tagging, build_with_roles, Acm,
+    AddonClients, AssumeRole, AwsConfig, AwsError, AwsMetrics, Ec2, Ec2Query, ElbV2, Fence,
+    ResolvedCloud, ResourceTagging, Route53,
 };
 use crate::config::Config;
 
@@ -21,8 +22,11 @@ pub struct Cloud {
     pub ec2: Arc<dyn Ec2>,
     /// ELBv2 clients of cross-account TargetGroupBindings (`iamRoleArnToAssume`).
     pub roles: Arc<dyn AssumeRole>,
-    /// ACM, for certificate discovery (reads only).
+    /// ACM: certificate discovery, and the certificates created for Ingresses (gate
+    /// `EnableCertificateManagement`).
     pub acm: Arc<dyn Acm>,
+    /// Route 53: the DNS validation records of the certificates the controller creates.
+    pub route53: Arc<dyn Route53>,
     pub resolved: ResolvedCloud,
     /// CIDRs of the VPC (pod IPs outside them register with `AvailabilityZone: all`).
     pub vpc_cidrs: Vec<IpNet>,
@@ -50,13 +54,15 @@ impl Cloud {
         let addons = build_addons(&aws, &resolved.region, metrics.clone(), fence.clone())
             .await
             .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
-        let acm = build_acm(&aws, &resolved.region, metrics.clone()).await;
+        let acm = build_acm_fenced(&aws, &resolved.region, metrics.clone(), fence.clone()).await;
+        let route53 = build_route53(&aws, &resolved.region, metrics.clone(), fence.clone()).await;
         let tagging = build_tagging(&aws, &resolved.region, metrics.clone(), fence.clone()).await;
         Ok(Cloud {
             elbv2,
             ec2,
             roles,
             acm,
+            route53,
             resolved,
             vpc_cidrs,
             metrics,
@@ -66,14 +72,19 @@ impl Cloud {
     }
 
     /// Shadow mode: real reads, every write noted (log + gauge) and never sent — the
-    /// cross-account bindings' clients included.
+    /// cross-account bindings' clients and the certificates' ACM and Route 53 included.
     pub fn shadowed(mut self) -> Cloud {
-        let recorder =
-            Arc::new(Recorder::shadow(self.elbv2, self.ec2).with_addons(self.addons.clone()));
+        let recorder = Arc::new(
+            Recorder::shadow(self.elbv2, self.ec2)
+                .with_addons(self.addons.clone())
+                .with_certificates(self.acm, self.route53),
+        );
         self.addons = recorder.addons_view(&self.addons);
         // The tagging index knows nothing of what the recorder pretends to create: lookups go
         // through the recorder's ELBv2 reads, which do (they find the same resources).
         self.tagging = None;
+        self.acm = recorder.clone();
+        self.route53 = recorder.clone();
         self.elbv2 = recorder.clone();
         self.ec2 = recorder;
         self.roles = Arc::new(RecordedRoles::shadow(self.roles, self.ec2.clone()));

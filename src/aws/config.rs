@@ -114,6 +114,7 @@ pub fn endpoint_for(endpoints: &BTreeMap<String, String>, service: Service) -> O
             "resourcegroupstaggingapi",
             "resourcegroupstagging",
         ],
+        Service::Route53 => &["route53"],
     };
     endpoints
         .iter()
@@ -289,6 +290,11 @@ mod tests {
             let m = parse_api_endpoints(&format!("{key}=http://rgt")).unwrap();
             assert_eq!(endpoint_for(&m, Service::Tagging), Some("http://rgt"));
             assert_eq!(endpoint_for(&m, Service::ElbV2), None);
+        }
+        // Route 53's: the SDK service id (`Route 53`) or its endpoint prefix.
+        for key in ["Route 53", "route53"] {
+            let m = parse_api_endpoints(&format!("{key}=http://r53")).unwrap();
+            assert_eq!(endpoint_for(&m, Service::Route53), Some("http://r53"));
         }
     }
 

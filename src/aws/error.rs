@@ -173,7 +173,13 @@ fn classify(code: &str) -> Class {
         "SignatureDoesNotMatch",
         "ExpiredToken",
     ];
-    const IN_USE: &[&str] = &["ResourceInUse", "DependencyViolation", "InvalidGroup.InUse"];
+    // ACM: a certificate a listener still uses (`ResourceInUseException`).
+    const IN_USE: &[&str] = &[
+        "ResourceInUse",
+        "ResourceInUseException",
+        "DependencyViolation",
+        "InvalidGroup.InUse",
+    ];
     const VALIDATION: &[&str] = &[
         "ValidationError",
         "InvalidConfigurationRequest",
@@ -190,6 +196,8 @@ fn classify(code: &str) -> Class {
         "UnsupportedProtocol",
         "SSLPolicyNotFound",
         "InvalidFilter",
+        // Route 53: a record to create that exists, or to delete that does not (or differs).
+        "InvalidChangeBatch",
     ];
     if THROTTLE.contains(&code) {
         Class::Throttled
@@ -205,7 +213,10 @@ fn classify(code: &str) -> Class {
         Class::NotFound
     } else if code.contains("Duplicate") || code == "PriorityInUse" {
         Class::Duplicate
-    } else if code.starts_with("TooMany") || code.ends_with("LimitExceeded") {
+    } else if code.starts_with("TooMany")
+        || code.ends_with("LimitExceeded")
+        || code == "LimitExceededException"
+    {
         Class::LimitExceeded
     } else if code.starts_with("Invalid") && code.ends_with(".Malformed") {
         Class::Validation
@@ -238,6 +249,22 @@ mod tests {
         ));
         assert!(matches!(e("DependencyViolation"), AwsError::InUse { .. }));
         assert!(matches!(e("ResourceInUse"), AwsError::InUse { .. }));
+        assert!(matches!(
+            e("ResourceInUseException"),
+            AwsError::InUse { .. }
+        ));
+        assert!(matches!(
+            e("ResourceNotFoundException"),
+            AwsError::NotFound { .. }
+        ));
+        assert!(matches!(
+            e("LimitExceededException"),
+            AwsError::LimitExceeded { .. }
+        ));
+        assert!(matches!(
+            e("InvalidChangeBatch"),
+            AwsError::Validation { .. }
+        ));
         assert!(matches!(
             e("DuplicateLoadBalancerName"),
             AwsError::Duplicate { .. }

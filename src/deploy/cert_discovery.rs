@@ -244,13 +244,16 @@ impl Deployer {
     /// discovered in group order and the first host without a certificate fails the whole stack,
     /// as upstream fails the model build: `ingress: <ns/name>: no certificate found for host:
     /// <host>`; a Gateway's listeners in port order, with upstream's bare
-    /// `no certificate found for host: <host>`.
+    /// `no certificate found for host: <host>`. A listener one of whose members has a certificate
+    /// the deploy creates (`create-acm-cert`) keeps its member list, the discovered ARNs filled
+    /// in, until that certificate exists.
     pub async fn resolve_certificates<'s>(&self, stack: &'s Stack) -> Result<Cow<'s, Stack>> {
-        if stack
+        let to_discover = stack
             .listeners
             .iter()
-            .all(|l| l.certificate_discovery.is_empty())
-        {
+            .flat_map(|l| &l.certificate_discovery)
+            .any(|m| m.discovery_hosts.is_some());
+        if !to_discover {
             return Ok(Cow::Borrowed(stack));
         }
         let Some(discovery) = &self.cert_discovery else {
@@ -300,18 +303,26 @@ impl Deployer {
         }
         let mut out = stack.clone();
         for l in &mut out.listeners {
-            if l.certificate_discovery.is_empty() {
+            for m in &mut l.certificate_discovery {
+                if let Some(hosts) = m.discovery_hosts.take() {
+                    m.certificates = found
+                        .get(&(m.ingress.as_str(), hosts.as_slice()))
+                        .cloned()
+                        .unwrap_or_default();
+                }
+            }
+            // Merged now unless a member's certificate is yet to be created.
+            let created = l
+                .certificate_discovery
+                .iter()
+                .any(|m| stack.created_certificate(&m.ingress).is_some());
+            if l.certificate_discovery.is_empty() || created {
                 continue;
             }
             let lists: Vec<&[String]> = l
                 .certificate_discovery
                 .iter()
-                .map(|m| match &m.discovery_hosts {
-                    Some(hosts) => found
-                        .get(&(m.ingress.as_str(), hosts.as_slice()))
-                        .map_or(&[][..], Vec::as_slice),
-                    None => m.certificates.as_slice(),
-                })
+                .map(|m| m.certificates.as_slice())
                 .collect();
             l.certificates = model::merge_member_certificates(&lists);
             l.certificate_discovery.clear();

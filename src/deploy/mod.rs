@@ -1,7 +1,8 @@
 //! Deploys a model [`Stack`] to AWS idempotently through the [`ElbV2`] / [`Ec2`] traits, in
-//! upstream's order: security groups → target groups → load balancer → listeners → rules, then
-//! leftovers deleted in reverse (rules, listeners, load balancers, target groups, security
-//! groups), and last the ALB registered behind the frontend NLB (`frontend_nlb`; also an NLB
+//! upstream's order: ACM certificates (`create-acm-cert`, see [`certificate`]) → security
+//! groups → target groups → load balancer → listeners → rules, then leftovers deleted in
+//! reverse (rules, listeners, load balancers, target groups, certificates, security groups),
+//! and last the ALB registered behind the frontend NLB (`frontend_nlb`; also an NLB
 //! Gateway's `alb`-type target groups of Gateway backends, each with another Gateway's ALB).
 //! Existing resources are found by ownership tags (cluster + stack, legacy cluster key
 //! accepted) and paired with model resources by the resource tag — `ingress.k8s.aws/*` for
@@ -16,6 +17,7 @@
 
 pub mod addons;
 pub mod cert_discovery;
+pub mod certificate;
 pub mod compare;
 mod error;
 pub mod frontend_nlb;
@@ -44,6 +46,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use cert_discovery::CertDiscovery;
+pub use certificate::{CertificateTiming, Certificates};
 pub use error::{Error, Result};
 pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
@@ -75,6 +78,9 @@ pub struct Deployer {
     oidc_secrets: oidc_secrets::SentSecrets,
     addons: addons::Addons,
     cert_discovery: Option<Arc<CertDiscovery>>,
+    /// Gate `EnableCertificateManagement`: the clients that create the stack's ACM certificates
+    /// (`None`: a stack with certificates is refused, and none is looked for).
+    certificates: Option<Arc<Certificates>>,
     /// `--lb-stabilization-monitor-interval`: the retry of a capacity reservation while the
     /// load balancer provisions.
     lb_stabilization_interval: Duration,
@@ -94,6 +100,8 @@ pub struct DeployResult {
     pub listener_ports: Vec<i32>,
     /// Target-group ARN by model resource id.
     pub target_group_arns: BTreeMap<String, String>,
+    /// ACM certificate ARN by model resource id (certificates created for `create-acm-cert`).
+    pub certificate_arns: BTreeMap<String, String>,
     pub target_group_bindings: Vec<ResolvedTargetGroupBinding>,
     pub managed_security_group: Option<String>,
     pub backend_security_group: Option<String>,
@@ -146,6 +154,7 @@ impl Deployer {
             oidc_secrets: Default::default(),
             addons: addons::Addons::default(),
             cert_discovery: None,
+            certificates: None,
             lb_stabilization_interval: DEFAULT_LB_STABILIZATION_INTERVAL,
         }
     }
@@ -167,6 +176,13 @@ impl Deployer {
     /// Where HTTPS listeners without explicit certificates find theirs (ACM discovery).
     pub fn with_cert_discovery(mut self, discovery: Arc<CertDiscovery>) -> Self {
         self.cert_discovery = Some(discovery);
+        self
+    }
+
+    /// Gate `EnableCertificateManagement`: the stack's ACM certificates are created (and found,
+    /// and deleted with the stack) through `certificates`.
+    pub fn with_certificate_management(mut self, certificates: Arc<Certificates>) -> Self {
+        self.certificates = Some(certificates);
         self
     }
 
@@ -254,6 +270,14 @@ impl Deployer {
         let stack: &Stack = &discovered;
         // Names resolved before the first write: a missing trust store leaves nothing half-built.
         let trust_store_arns = self.resolve_trust_stores(stack).await?;
+        let mut res = Resolved {
+            trust_store_arns,
+            ..Default::default()
+        };
+        // 0. ACM certificates, before any other call of the stack's resources: the HTTPS
+        // listeners need their ARNs, and a group waiting for ACM to issue one (or refused for a
+        // name without a hosted zone) has nothing else read or half-built meanwhile.
+        let certificate_leftovers = self.sync_certificates(stack, &mut res).await?;
         let kind = stack.kind;
         let mut owned = self.find_owned(stack, sid).await?;
         let fe_want = stack.frontend_nlb.as_ref();
@@ -264,10 +288,6 @@ impl Deployer {
         if stack.load_balancer.is_none() {
             self.release_alb_targets(&owned.tgs).await?;
         }
-        let mut res = Resolved {
-            trust_store_arns,
-            ..Default::default()
-        };
 
         // 1. Security groups.
         if let Some(sg) = &stack.managed_security_group {
@@ -318,6 +338,7 @@ impl Deployer {
             listeners: &listener_leftovers,
             lbs: &lbs.leftovers,
             tgs: &tgs.leftovers,
+            certificates: &certificate_leftovers,
             sgs: &owned.sgs,
         })
         .await?;
@@ -350,6 +371,7 @@ impl Deployer {
             frontend_nlb: lbs.frontend_nlb.map(DeployedLoadBalancer::from),
             listener_ports: res.listener_arns.keys().copied().collect(),
             target_group_arns: res.target_group_arns,
+            certificate_arns: res.certificate_arns,
             target_group_bindings,
             managed_security_group: res.managed_sg,
             backend_security_group: res.backend_sg,

@@ -18,6 +18,8 @@ pub struct Resolved {
     pub backend_sg: Option<String>,
     /// Trust store ARN by name (`mutual-authentication`).
     pub trust_store_arns: BTreeMap<String, String>,
+    /// ARN of each ACM certificate the deploy created (or found), by model resource id.
+    pub certificate_arns: BTreeMap<String, String>,
 }
 
 impl Resolved {
@@ -51,6 +53,11 @@ impl Resolved {
                 .backend_sg
                 .clone()
                 .ok_or_else(|| missing("the backend security group".into())),
+            Token::CertificateArn(id) => self
+                .certificate_arns
+                .get(id)
+                .cloned()
+                .ok_or_else(|| missing(format!("certificate {id}"))),
         }
     }
 
@@ -118,5 +125,19 @@ mod tests {
         );
         let err = r.token(&Token::ListenerArn(443)).unwrap_err();
         assert_eq!(err.to_string(), "unresolved reference to listener 443");
+        let cert = Token::CertificateArn("amazon_issued/a.example.com-01234567".into());
+        let err = r.token(&cert).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unresolved reference to certificate amazon_issued/a.example.com-01234567"
+        );
+        r.certificate_arns.insert(
+            "amazon_issued/a.example.com-01234567".into(),
+            "arn:aws:acm:us-west-2:1:certificate/a".into(),
+        );
+        assert_eq!(
+            r.token(&cert).unwrap(),
+            "arn:aws:acm:us-west-2:1:certificate/a"
+        );
     }
 }

@@ -68,6 +68,7 @@ pub(super) struct Leftovers<'a> {
     pub listeners: &'a [String],
     pub lbs: &'a [String],
     pub tgs: &'a [String],
+    pub certificates: &'a super::certificate::CertificateLeftovers,
     pub sgs: &'a [aws::SecurityGroup],
 }
 
@@ -172,7 +173,9 @@ impl Deployer {
         res: &mut Resolved,
     ) -> Result<(Vec<String>, Vec<String>)> {
         res.load_balancer_arn = Some(lb_arn.to_string());
-        let ls = self.sync_listeners(lb_arn, &stack.listeners, res).await?;
+        // The certificates created for members in place of their tokens.
+        let listeners = super::certificate::listeners_with_certificates(stack, res)?;
+        let ls = self.sync_listeners(lb_arn, &listeners, res).await?;
         res.listener_arns = ls.arns.clone();
         let mut rule_leftovers = Vec::new();
         for (port, arn) in &ls.arns {
@@ -189,7 +192,7 @@ impl Deployer {
     }
 
     /// Deletes the leftovers in reverse order of creation: rules, listeners, load balancers,
-    /// target groups, security groups.
+    /// target groups, ACM certificates (once no listener serves them), security groups.
     pub(super) async fn delete_leftovers(&self, leftovers: Leftovers<'_>) -> Result<()> {
         for arn in leftovers.rules {
             self.delete_rule(arn).await?;
@@ -211,6 +214,7 @@ impl Deployer {
         for arn in leftovers.tgs {
             self.delete_tg(arn).await?;
         }
+        self.delete_certificates(leftovers.certificates).await?;
         for g in leftovers.sgs {
             self.delete_sg(&g.id).await?;
         }

@@ -39,7 +39,7 @@ use crate::config::{Config, GatewayConfig};
 use crate::controller::deployer::{deployer, DeployerParts};
 use crate::controller::gateway::Stores;
 use crate::controller::ingress::IngressConfig;
-use crate::deploy::{CertDiscovery, Deployer};
+use crate::deploy::{CertDiscovery, CertificateTiming, Certificates, Deployer};
 use crate::model::ClusterObjects;
 pub use output::{Sink, Totals};
 pub use progress::Progress;
@@ -141,6 +141,15 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         icfg.model.vpc_id = Some(cloud.resolved.vpc_id.clone());
     }
     let deployer = recorded_deployer(cfg, &icfg, &cloud, CertDiscovery::for_ingresses);
+    // Gate `EnableCertificateManagement`: the certificates Ingresses ask for, requested through
+    // the recorder (which describes them as issued); a real one still pending is not waited for.
+    let deployer = if cfg.gate("EnableCertificateManagement") {
+        let certs = Certificates::new(cloud.acm.clone(), cloud.route53.clone())
+            .with_timing(CertificateTiming::no_wait());
+        deployer.with_certificate_management(Arc::new(certs))
+    } else {
+        deployer
+    };
     // The Gateway controllers' own ACM discovery, as the controller builds it (it never leaves
     // out the certificates `EnableCertificateManagement` made); upstream's Gateway deployers
     // always reset dropped listener settings, whatever `EnhancedDefaultBehavior` says.
@@ -265,14 +274,22 @@ async fn recorded_cloud(cfg: &Config) -> anyhow::Result<(Arc<Recorder>, Cloud)> 
     let addons = crate::aws::build_addons(&aws, &resolved.region, None, Fence::default())
         .await
         .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
-    let recorder = Arc::new(Recorder::new(elbv2, ec2).with_addons(addons.clone()));
-    // ACM is only read (certificate discovery): real calls, nothing to record.
+    // ACM and Route 53 behind the recorder too: certificate discovery reads for real, the
+    // certificates created for Ingresses (gate `EnableCertificateManagement`) are recorded.
     let acm = crate::aws::build_acm(&aws, &resolved.region, None).await;
+    let route53 =
+        crate::aws::build_route53(&aws, &resolved.region, None, Fence::default()).await;
+    let recorder = Arc::new(
+        Recorder::new(elbv2, ec2)
+            .with_addons(addons.clone())
+            .with_certificates(acm, route53),
+    );
     let cloud = Cloud {
         elbv2: recorder.clone(),
         ec2: recorder.clone(),
         roles: Arc::new(RecordedRoles::diff(roles, recorder.clone())),
-        acm,
+        acm: recorder.clone(),
+        route53: recorder.clone(),
         resolved,
         vpc_cidrs,
         metrics: None,

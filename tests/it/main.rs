@@ -5,6 +5,7 @@ mod aws_setup;
 mod chaos;
 mod chart;
 mod deploy;
+mod e2e_acm_create;
 mod e2e_addons;
 mod e2e_ca_bundle;
 mod e2e_diff_plan_annotation;

@@ -378,9 +378,8 @@ fn bad_aws_api_throttle_fails_at_start() {
     );
 }
 
-/// A flag this build does not act on (none is refused today: `--default-pca-arn` is only
-/// read upstream with a gate that is off by default) is logged once as a warning naming the
-/// flag and its value.
+/// A flag this build does not act on (none is refused today) is logged once as a warning
+/// naming the flag and its value.
 #[test]
 fn inert_flags_are_warned_about_at_start() {
     let flag = aws_load_balancer_controller::config::inert::inert_flag(

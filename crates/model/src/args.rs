@@ -105,9 +105,10 @@ pub struct ClusterArgs {
     /// ACM certificate discovery uses only certificates of these private CAs (comma-separated ARNs).
     #[arg(long, default_value = "")]
     pub allowed_certificate_authority_arns: String,
-    /// Default private CA of the ACM certificates created for Ingresses.
-    #[arg(long, default_value = "", value_parser = Inert::parse)]
-    pub default_pca_arn: Inert,
+    /// Default private CA (ARN) of the ACM certificates created for Ingresses with
+    /// create-acm-cert and no acm-pca-arn (gate EnableCertificateManagement); empty: Amazon-issued.
+    #[arg(long, default_value = "")]
+    pub default_pca_arn: String,
     /// Read only Secrets carrying this label (key=value): OIDC Secrets are watched with it as a
     /// label selector, and one without it counts as not found.
     #[arg(long, default_value = "")]

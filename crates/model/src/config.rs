@@ -114,6 +114,9 @@ pub struct Config {
     pub service_target_eni_sg_tags: BTreeMap<String, String>,
     /// `--allowed-certificate-authority-arns`: ACM discovery uses only these CAs' certificates.
     pub allowed_certificate_authority_arns: Vec<String>,
+    /// `--default-pca-arn`: the private CA of the ACM certificates created for Ingresses
+    /// (`create-acm-cert`, gate `EnableCertificateManagement`) without `acm-pca-arn`.
+    pub default_pca_arn: Option<String>,
     /// `--required-secrets-label`: the label every Secret the controller reads must carry.
     pub required_secrets_label: Option<RequiredLabel>,
     pub aws_region: Option<String>,
@@ -333,6 +336,7 @@ impl Config {
             enable_shield: c.enable_shield,
             service_target_eni_sg_tags,
             allowed_certificate_authority_arns: parse_list(&c.allowed_certificate_authority_arns),
+            default_pca_arn: non_empty(&c.default_pca_arn),
             required_secrets_label,
             aws_region: non_empty(&aws.aws_region),
             aws_vpc_id,
@@ -386,9 +390,8 @@ impl Config {
 
 /// The parsed value of every flag of [`INERT_FLAGS`]; the only place an [`Inert`] is matched
 /// with its flag (a test sets each flag of the table and sees it judged by `inert::check`).
-fn inert_values(a: &ControllerArgs) -> [(&'static str, &Inert); 4] {
+fn inert_values(a: &ControllerArgs) -> [(&'static str, &Inert); 3] {
     [
-        ("default-pca-arn", &a.cluster.default_pca_arn),
         ("aws-vpc-tag-key", &a.aws.aws_vpc_tag_key),
         (
             "globalaccelerator-max-concurrent-reconciles",
@@ -425,7 +428,7 @@ impl From<&Config> for ModelConfig {
             enable_shield: cfg.enable_shield,
             feature_gates: cfg.feature_gates.clone(),
             load_balancer_class: cfg.load_balancer_class.clone(),
-            model_undeployed: false,
+            default_pca_arn: cfg.default_pca_arn.clone(),
         }
     }
 }

@@ -344,27 +344,19 @@ fn inert_flags_set_are_refused_or_warned_about() {
     );
 }
 
-/// `--default-pca-arn` names what upstream does with it and why this build does not: warned
-/// about, never refused (upstream reads it only with certificate creation on).
+/// `--default-pca-arn` is acted on: no warning, and its CA reaches the model's settings (the
+/// certificates created for Ingresses without `acm-pca-arn` are issued by it); empty is unset.
 #[test]
-fn default_pca_arn_is_warned_about_naming_acm_certificate_creation() {
-    assert!(parse(&["--cluster-name=a", "--default-pca-arn="])
-        .unwrap()
-        .inert_warnings
-        .is_empty());
-    let c = parse(&[
-        "--cluster-name=a",
-        "--default-pca-arn=arn:aws:acm-pca:us-west-2:1:certificate-authority/x",
-    ])
-    .unwrap();
-    assert_eq!(c.inert_warnings.len(), 1, "{:?}", c.inert_warnings);
-    assert_eq!(c.inert_warnings[0].flag, "default-pca-arn");
-    let message = &c.inert_warnings[0].message;
-    assert!(
-        message.contains("create-acm-cert")
-            && message.contains("this build does not create ACM certificates"),
-        "{message}"
-    );
+fn default_pca_arn_reaches_the_model_config() {
+    let unset = parse(&["--cluster-name=a", "--default-pca-arn="]).unwrap();
+    assert_eq!(unset.default_pca_arn, None);
+    assert_eq!(ModelConfig::from(&unset).default_pca_arn, None);
+    let ca = "arn:aws:acm-pca:us-west-2:1:certificate-authority/x";
+    let c = parse(&["--cluster-name=a", &format!("--default-pca-arn={ca}")]).unwrap();
+    assert!(c.inert_warnings.is_empty(), "{:?}", c.inert_warnings);
+    assert_eq!(c.default_pca_arn.as_deref(), Some(ca));
+    assert_eq!(ModelConfig::from(&c).default_pca_arn.as_deref(), Some(ca));
+    assert!(inert::inert_flag("default-pca-arn").is_none());
 }
 
 /// `--aws-vpc-tag-key`: deprecated upstream (all `--aws-vpc-tags` are used); another key is

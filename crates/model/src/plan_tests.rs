@@ -967,3 +967,67 @@ spec: {ports: [{port: 80, targetPort: 8080}]}
     assert!(group(&off, "single")["stack"].is_object(), "{off}");
     assert!(group(&on, "weighted")["stack"].is_object(), "{on}");
 }
+
+/// With `EnableCertificateManagement` on, `plan` plans an Ingress with `create-acm-cert`: the
+/// certificate to request (type, names, the controller's CA from `--default-pca-arn`), and the
+/// HTTPS listener's reference to it; gate off, the annotation is not read.
+#[test]
+fn plan_shows_the_certificate_an_ingress_asks_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("app.yaml");
+    std::fs::write(
+        &f,
+        r#"
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: shop
+  annotations:
+    kubernetes.io/ingress.class: alb
+    alb.ingress.kubernetes.io/create-acm-cert: "true"
+spec:
+  rules:
+  - host: shop.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+"#,
+    )
+    .unwrap();
+    let ca = "arn:aws:acm-pca:us-west-2:1:certificate-authority/ca";
+    let pca = format!("--default-pca-arn={ca}");
+    let flags = [
+        "--feature-gates=EnableCertificateManagement=true",
+        pca.as_str(),
+    ];
+    let mut out = Vec::new();
+    run(args(vec![f.clone()], &flags), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let stack = &v["groups"][0]["stack"];
+    let cert = &stack["certificates"][0];
+    assert_eq!(cert["type"], "PRIVATE", "{stack}");
+    assert_eq!(cert["certificateAuthorityArn"], ca);
+    assert_eq!(cert["domainName"], "shop.example.com");
+    assert_eq!(cert["subjectAlternativeNames"], serde_json::json!(["shop.example.com"]));
+    assert_eq!(cert["ingress"], "shop/web");
+    assert!(cert["id"]
+        .as_str()
+        .unwrap()
+        .starts_with("private/shop.example.com-"));
+    let listener = &stack["listeners"][0];
+    assert_eq!(listener["port"], 443);
+    assert_eq!(listener["certificateDiscovery"][0]["ingress"], "shop/web");
+    // Gate off (upstream's default): no certificate, plain HTTP.
+    let mut out = Vec::new();
+    run(args(vec![f], &[]), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let stack = &v["groups"][0]["stack"];
+    assert!(stack.get("certificates").is_none(), "{stack}");
+    assert_eq!(stack["listeners"][0]["port"], 80);
+}

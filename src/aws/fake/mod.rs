@@ -17,12 +17,14 @@ mod elb_rules;
 mod elb_tg;
 mod filter;
 mod roles;
+mod route53;
 pub mod spec;
 mod state;
 mod tagging;
 
-pub use acm::{FakeAcm, FakeCertificate};
+pub use acm::{validation_record, FakeAcm, FakeCertificate};
 pub use roles::FakeRoles;
+pub use route53::{FakeRecord, FakeRoute53};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -180,6 +182,18 @@ impl FakeAws {
     /// Runs `f` on the state directly (no log, no faults): for seeding and inspection.
     pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
         f(&mut lock(&self.state))
+    }
+
+    /// Every certificate ARN a listener uses (default or extra), which AWS refuses to let ACM
+    /// delete.
+    pub fn certificates_in_use(&self) -> std::collections::BTreeSet<String> {
+        self.with_state(|st| {
+            st.listeners
+                .values()
+                .flat_map(|l| l.listener.certificates.iter().chain(&l.extra_certs))
+                .cloned()
+                .collect()
+        })
     }
 
     /// Adds a VPC; returns its ID.

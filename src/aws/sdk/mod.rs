@@ -1,16 +1,18 @@
 //! The real AWS implementation, one module per AWS service (mirroring `fake/`): ELBv2, EC2,
-//! ACM, the add-ons (WAFv2, WAF Regional, Shield), STS roles and the Resource Groups Tagging
-//! API. Shared here: SDK clients run with retries off (ours run in [`Caller`]), SDK errors
+//! ACM, Route 53, the add-ons (WAFv2, WAF Regional, Shield), STS roles and the Resource Groups
+//! Tagging API. Shared here: SDK clients run with retries off (ours run in [`Caller`]), SDK errors
 //! become [`AwsError`], and the pagination and parameter helpers every service uses.
 
 mod acm;
 mod addons;
 mod ec2;
 pub(crate) mod elbv2;
+mod route53;
 pub mod sts;
 mod tagging;
 
-pub use acm::{build_acm, SdkAcm};
+pub use acm::{build_acm, build_acm_fenced, SdkAcm};
+pub use route53::{build_route53, SdkRoute53};
 pub use addons::build_addons;
 pub use ec2::SdkEc2;
 pub use elbv2::SdkElbV2;

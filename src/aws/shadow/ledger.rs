@@ -191,6 +191,11 @@ pub fn aws_kind(resource: &str) -> &'static str {
         "TargetGroup"
     } else if resource.contains(":loadbalancer/") {
         "LoadBalancer"
+    } else if resource.contains(":certificate/") {
+        "Certificate"
+    } else if resource.contains("hostedzone/") {
+        // A validation record written into the zone.
+        "ResourceRecordSet"
     } else {
         "Other"
     }

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::aws::*;
 
+mod acm;
 mod addons;
 mod ec2;
 mod elb;
@@ -64,6 +65,7 @@ pub struct Recorder {
     seen: Mutex<Seen>,
     writes: Mutex<Vec<Write>>,
     addons: addons::AddonSide,
+    certs: acm::CertSide,
 }
 
 const PENDING: &str = "pending-";
@@ -117,6 +119,7 @@ impl Recorder {
             seen: Mutex::new(Seen::default()),
             writes: Mutex::new(Vec::new()),
             addons: Default::default(),
+            certs: Default::default(),
         }
     }
 

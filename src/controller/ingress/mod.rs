@@ -32,7 +32,7 @@ use super::deployer::{deployer, DeployerParts};
 use super::metrics::{ControllerMetrics, Reconciles};
 use super::skeleton::{all_synced, Controller, QueueKey};
 use crate::aws::{AwsMetrics, Ec2, ElbV2};
-use crate::deploy::{CertDiscovery, Deployer};
+use crate::deploy::{CertDiscovery, Certificates, Deployer};
 use crate::model::{GroupId, ModelConfig, ModelError};
 use crate::watch::Watches;
 use objects::Stores;
@@ -76,6 +76,9 @@ pub struct IngressConfig {
     /// ACM certificate discovery for HTTPS listeners without `certificate-arn` (`None`: such a
     /// group fails to build, no ACM client being there to ask).
     pub cert_discovery: Option<Arc<CertDiscovery>>,
+    /// Gate `EnableCertificateManagement`: the ACM and Route 53 clients that create the
+    /// certificates Ingresses ask for (`None`: such a group fails its deploy before any write).
+    pub certificates: Option<Arc<Certificates>>,
     /// `--lb-stabilization-monitor-interval`: the requeue while the load balancer provisions
     /// before its capacity reservation.
     pub lb_stabilization_interval: Duration,
@@ -97,6 +100,7 @@ impl Default for IngressConfig {
             addons: Default::default(),
             tagging: None,
             cert_discovery: None,
+            certificates: None,
             lb_stabilization_interval: crate::deploy::DEFAULT_LB_STABILIZATION_INTERVAL,
         }
     }
@@ -191,6 +195,9 @@ pub async fn lead(
     let mut deployer = deployer(elbv2, ec2, &vpc_id, &cfg.model, parts);
     if let Some((interval, timeout)) = cfg.delete_retry {
         deployer = deployer.with_delete_retry(interval, timeout);
+    }
+    if let Some(certs) = cfg.certificates.clone() {
+        deployer = deployer.with_certificate_management(certs);
     }
     let ctx = Arc::new(Ctx {
         events: super::Events::new(client.clone(), &cfg.controller_name),

@@ -6,8 +6,24 @@ use serde_json::Value as Json;
 use std::collections::BTreeSet;
 
 fn policy() -> Json {
-    let text = std::fs::read_to_string(repo().join("config/iam/iam_policy.json")).expect("policy");
+    policy_file("iam_policy.json")
+}
+
+fn policy_file(name: &str) -> Json {
+    let text =
+        std::fs::read_to_string(repo().join("config/iam").join(name)).expect("policy");
     serde_json::from_str(&text).expect("policy is JSON")
+}
+
+/// Every action a policy allows.
+fn allowed(policy: &Json) -> BTreeSet<String> {
+    policy["Statement"]
+        .as_array()
+        .expect("statements")
+        .iter()
+        .filter(|s| s["Effect"] == "Allow")
+        .flat_map(actions)
+        .collect()
 }
 
 fn actions(st: &Json) -> Vec<String> {
@@ -88,8 +104,8 @@ fn policy_allows_every_operation_the_sdk_clients_call() {
         assert!(ops.len() >= 2, "found too few SDK calls in {file}: {ops:?}");
         for op in ops {
             // Only with the gate EnableCertificateManagement, whose permissions upstream ships
-            // in a policy of their own (iam_policy_acm_certs.json), as we leave them out here.
-            if op == "ListTagsForCertificate" {
+            // in a policy of their own, as we do (`iam_policy_acm_certs.json`, checked below).
+            if CERTIFICATE_MANAGEMENT.contains(&format!("acm:{op}").as_str()) {
                 continue;
             }
             let action = format!("{service}:{op}");
@@ -162,6 +178,64 @@ fn policy_allows_every_operation_the_sdk_clients_call() {
         allowed.contains("tag:GetResources"),
         "iam_policy.json does not allow tag:GetResources"
     );
+}
+
+/// What only certificate creation (gate `EnableCertificateManagement`) calls.
+const CERTIFICATE_MANAGEMENT: &[&str] = &[
+    "acm:AddTagsToCertificate",
+    "acm:DeleteCertificate",
+    "acm:ListTagsForCertificate",
+    "acm:RequestCertificate",
+    "route53:ChangeResourceRecordSets",
+    "route53:ListHostedZones",
+];
+
+/// `iam_policy_acm_certs.json` (upstream's `iam_policy_acm_certs.json`, to attach beside the
+/// main policy with the gate on) allows every call of certificate creation, and nothing else of
+/// the ACM and Route 53 clients is left without a policy; requests need the cluster tag on the
+/// request, deletes on the certificate.
+#[test]
+fn the_certificate_policy_allows_what_certificate_creation_calls() {
+    let certs = policy_file("iam_policy_acm_certs.json");
+    let allowed_certs = allowed(&certs);
+    let main = allowed(&policy());
+    let mut called: BTreeSet<String> = sdk_operations("src/aws/sdk/acm.rs")
+        .into_iter()
+        .map(|op| format!("acm:{op}"))
+        .collect();
+    called.extend(
+        sdk_operations("src/aws/sdk/route53.rs")
+            .into_iter()
+            .map(|op| format!("route53:{op}")),
+    );
+    for action in &called {
+        assert!(
+            main.contains(action) || allowed_certs.contains(action),
+            "neither policy allows {action}"
+        );
+    }
+    for action in CERTIFICATE_MANAGEMENT {
+        assert!(called.contains(*action), "{action} is not called any more");
+        assert!(
+            allowed_certs.contains(*action),
+            "iam_policy_acm_certs.json does not allow {action}"
+        );
+    }
+    let statements = certs["Statement"].as_array().unwrap();
+    for (action, key) in [
+        ("acm:RequestCertificate", "aws:RequestTag/elbv2.k8s.aws/cluster"),
+        ("acm:DeleteCertificate", "aws:ResourceTag/elbv2.k8s.aws/cluster"),
+    ] {
+        for st in statements
+            .iter()
+            .filter(|s| actions(s).iter().any(|a| a == action))
+        {
+            assert!(
+                st["Condition"].to_string().contains(key),
+                "{action} without {key}: {st}"
+            );
+        }
+    }
 }
 
 #[test]

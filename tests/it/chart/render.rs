@@ -298,11 +298,13 @@ fn every_rendered_flag_is_accepted_by_the_controller_binary() {
 }
 
 /// `certManagement.defaultPCAARN` reaches `--default-pca-arn` as in upstream's chart, and the
-/// controller starts with it, warning that it creates no ACM certificates.
+/// controller starts with that CA as the default of the certificates it creates (no warning:
+/// the flag is acted on).
 #[test]
-fn default_pca_arn_value_sets_the_flag_the_controller_warns_about() {
+fn default_pca_arn_value_sets_the_flag_the_controller_acts_on() {
     use aws_load_balancer_controller::args::Cli;
     use aws_load_balancer_controller::config::Config;
+    use aws_load_balancer_controller::model::ModelConfig;
     use clap::Parser;
 
     let pca = "arn:aws:acm-pca:us-west-2:111122223333:certificate-authority/abc";
@@ -316,15 +318,9 @@ fn default_pca_arn_value_sets_the_flag_the_controller_warns_about() {
         Cli::try_parse_from(std::iter::once("aws-load-balancer-controller".to_owned()).chain(args))
             .unwrap();
     let cfg = Config::from_args(&cli.controller).unwrap();
-    let warned: Vec<_> = cfg.inert_warnings.iter().map(|w| w.flag).collect();
-    assert_eq!(warned, ["default-pca-arn"]);
-    assert!(
-        cfg.inert_warnings[0]
-            .message
-            .contains("this build does not create ACM certificates"),
-        "{:?}",
-        cfg.inert_warnings
-    );
+    assert!(cfg.inert_warnings.is_empty(), "{:?}", cfg.inert_warnings);
+    assert_eq!(cfg.default_pca_arn.as_deref(), Some(pca));
+    assert_eq!(ModelConfig::from(&cfg).default_pca_arn.as_deref(), Some(pca));
     // Unset, the chart passes nothing.
     let plain = container_args(&docs(&helm_template(&["--set", "clusterName=it"]).unwrap()));
     assert!(

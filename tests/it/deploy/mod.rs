@@ -2,6 +2,7 @@
 //! (call counts from its log), moto for a real-SDK deploy and adoption of upstream-made resources;
 //! the `nlb*` modules do the same for Service (NLB) stacks.
 
+mod acm_create;
 pub(crate) mod acm_discovery;
 mod addons;
 pub mod addons_moto;

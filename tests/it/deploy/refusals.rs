@@ -23,6 +23,20 @@ async fn undeployable_stacks_make_no_aws_write_at_all() {
     }];
     cases.push(("ACM", s));
     let mut s = base.clone();
+    // Certificate creation without ACM and Route 53 clients (see acm_create.rs for with them).
+    s.certificates = vec![model::Certificate {
+        id: "amazon_issued/shop.example.com-00000000".into(),
+        ingress: "shop/api".into(),
+        cert_type: model::CertificateType::AmazonIssued,
+        certificate_authority_arn: None,
+        domain_name: "shop.example.com".into(),
+        subject_alternative_names: vec!["shop.example.com".into()],
+        validation_method: "DNS".into(),
+        key_algorithm: None,
+        tags: Default::default(),
+    }];
+    cases.push(("ACM certificate", s));
+    let mut s = base.clone();
     s.addons.shield_advanced_protection = Some(true);
     cases.push(("Shield", s));
     for (what, stack) in cases {

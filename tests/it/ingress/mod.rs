@@ -2,6 +2,7 @@
 //! in-memory API server, with AWS as FakeAws (call log, faults) or moto through the SDK.
 
 mod acm;
+mod acm_create;
 mod fake;
 mod faults;
 mod moto;

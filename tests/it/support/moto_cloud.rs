@@ -55,7 +55,11 @@ pub async fn clients(moto: &Moto, metrics: Option<AwsMetrics>) -> (Arc<dyn ElbV2
 
 /// SDK clients against a private moto, and a VPC with two public-role subnets.
 pub async fn cloud() -> Cloud {
-    let moto = Moto::start();
+    cloud_on(Moto::start()).await
+}
+
+/// [`cloud`] on a moto started by the caller (with its own settings).
+pub async fn cloud_on(moto: Moto) -> Cloud {
     let raw = raw_ec2(&moto.endpoint);
     let vpc = raw
         .create_vpc()

@@ -65,18 +65,6 @@ fn duration(raw: &str) -> Result<(), String> {
 /// Every flag this build accepts without acting on it. Nothing else is marked in `--help`.
 pub const INERT_FLAGS: &[InertFlag] = &[
     InertFlag {
-        long: "default-pca-arn",
-        default: "",
-        why:
-            "upstream issues the ACM certificates it creates for Ingresses (create-acm-cert, gate \
-              EnableCertificateManagement) from this private CA; this build does not create ACM \
-              certificates",
-        // Warned, not refused: upstream reads it only with that gate on (off by default, and
-        // refused here), so a chart carrying a CA must still start after the switch.
-        when_set: WhenSet::Warn,
-        syntax: any_text,
-    },
-    InertFlag {
         long: "aws-vpc-tag-key",
         default: "Name",
         why: "deprecated upstream, where it no longer has an effect either: every tag of \

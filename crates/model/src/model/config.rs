@@ -74,10 +74,9 @@ pub struct ModelConfig {
     pub feature_gates: BTreeMap<String, bool>,
     /// `--load-balancer-class`: the `spec.loadBalancerClass` of Services this controller owns.
     pub load_balancer_class: String,
-    /// Model what this build's deployer does not act on yet (WAF, Shield, ACM discovery, …)
-    /// instead of refusing it (`not_deployed`): the shape upstream's model builder produces, for
-    /// comparing with upstream's model only — the controller and `plan` always refuse.
-    pub model_undeployed: bool,
+    /// `--default-pca-arn`: the private CA of the ACM certificates created for Ingresses
+    /// (`create-acm-cert`) without `acm-pca-arn`; none: Amazon-issued certificates.
+    pub default_pca_arn: Option<String>,
 }
 
 impl Default for ModelConfig {
@@ -102,7 +101,7 @@ impl Default for ModelConfig {
             enable_shield: true,
             feature_gates: BTreeMap::new(),
             load_balancer_class: "service.k8s.aws/nlb".to_string(),
-            model_undeployed: false,
+            default_pca_arn: None,
         }
     }
 }

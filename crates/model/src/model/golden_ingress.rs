@@ -173,8 +173,6 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
             "internet-facing" => LoadBalancerScheme::InternetFacing,
             _ => LoadBalancerScheme::Internal,
         },
-        // Upstream's builder models WAF and the like; our deployer refuses them for now.
-        model_undeployed: true,
         ..Default::default()
     };
     // Upstream's builder field `enableIPTargetType` is our gate of the same name.

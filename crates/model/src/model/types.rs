@@ -4,12 +4,14 @@
 //! "ARN of target group X") that the deployer resolves after creating things.
 //!
 //! One file per concept: `values` (scheme, protocol, `Token`), `action` (rule actions and
-//! conditions), one per AWS kind as `deploy/` has them, and `stack` (the whole).
+//! conditions), one per AWS kind as `deploy/` has them (`certificate`: ACM), and `stack` (the
+//! whole).
 
 pub use crate::crd::target_group_binding::TargetType;
 
 pub mod action;
 pub mod aga;
+mod certificate;
 mod frontend_nlb;
 mod listener;
 mod load_balancer;
@@ -23,6 +25,7 @@ pub use action::{
     JwtValidationConfig, Redacted, RedirectConfig, RuleCondition, StickinessConfig,
     TargetGroupTuple, Transform,
 };
+pub use certificate::*;
 pub use frontend_nlb::*;
 pub use listener::*;
 pub use load_balancer::*;

@@ -23,7 +23,7 @@ use load_balancers::security_group;
 use target_groups::target_group;
 use values::{resource_ref, Renderer};
 pub use values::{
-    PlanFacts, FRONTEND_NLB_TARGET_GROUP, LISTENER, LISTENER_RULE, LOAD_BALANCER, SECURITY_GROUP,
+    PlanFacts, CERTIFICATE, FRONTEND_NLB_TARGET_GROUP, LISTENER, LISTENER_RULE, LOAD_BALANCER, SECURITY_GROUP,
     SHIELD_PROTECTION, TARGET_GROUP, TARGET_GROUP_BINDING, WAFV2_ASSOCIATION,
     WAF_REGIONAL_ASSOCIATION,
 };
@@ -44,6 +44,11 @@ pub fn render(stack: &Stack, facts: &PlanFacts) -> Value {
     if let Some(sg) = &stack.managed_security_group {
         group(SECURITY_GROUP, vec![(sg.id.clone(), security_group(sg))]);
     }
+    let certs = stack
+        .certificates
+        .iter()
+        .map(|c| (c.id.clone(), listeners::certificate(c)));
+    group(CERTIFICATE, certs.collect());
     let fe = stack.frontend_nlb.as_ref();
     let fe_listeners = fe.into_iter().flat_map(|f| &f.listeners);
     let listeners = stack

@@ -50,8 +50,6 @@ fn stack() -> Stack {
     };
     let cfg = ModelConfig {
         cluster_name: "c1".into(),
-        // The renderer is checked on features this deployer still refuses (WAF, Shield…).
-        model_undeployed: true,
         ..Default::default()
     };
     build_stack(&group, &objs, &cfg, &BuildEnv::default()).unwrap()

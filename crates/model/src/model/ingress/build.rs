@@ -1,7 +1,7 @@
 //! The Ingress builder's top: one IngressGroup + cluster objects + config → `Stack`, with no
-//! network, in steps — listen ports (`ports`), load balancer settings (`lb_settings`), the load
-//! balancer (`load_balancer`), listeners, rules and their target groups (`listeners`), the
-//! frontend NLB (`frontend_nlb`).
+//! network, in steps — ACM certificates to create (`certificate`), listen ports (`ports`), load
+//! balancer settings (`lb_settings`), the load balancer (`load_balancer`), listeners, rules and
+//! their target groups (`listeners`), the frontend NLB (`frontend_nlb`).
 //!
 //! Error isolation (differs from upstream on purpose, LBC#3870/#4597): a failure that concerns
 //! only one Ingress's own configuration (bad annotation value, bad path, missing Service when not
@@ -141,7 +141,9 @@ fn try_build(
     if members.is_empty() {
         return Ok(stack);
     }
-    let ports = GroupPorts::collect(members, cfg)?;
+    let certificates = super::certificate::build(members, cfg, &tags)?;
+    let ports = GroupPorts::collect(members, cfg, &certificates)?;
+    stack.certificates = certificates;
     let settings = LbSettings::collect(members, cfg, &tags)?;
     let lb = load_balancer::build_load_balancer(
         &settings,

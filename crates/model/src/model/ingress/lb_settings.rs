@@ -57,9 +57,6 @@ impl LbSettings {
         let mut g = Gathered::default();
         for m in members {
             g.gather(m, &class_attrs)?;
-            if !cfg.model_undeployed {
-                super::not_deployed::member_features(m, cfg).map_err(|f| f.on(&m.key()))?;
-            }
         }
         g.attributes.extend(class_attrs);
         let scheme = scheme(g.schemes, cfg.default_scheme)?;

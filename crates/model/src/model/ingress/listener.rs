@@ -26,8 +26,12 @@ pub struct PortConfig {
     pub certificates: Vec<String>,
     /// HTTPS without explicit certificates: hosts whose certificates ACM discovery must find.
     pub discovery_hosts: Option<BTreeSet<String>>,
-    /// Merged view, when a member needs discovery: each member's certificates or hosts.
+    /// Merged view, when a member needs discovery or a created certificate: each member's
+    /// certificates or hosts (a member with a created certificate has neither).
     pub certificate_discovery: Vec<MemberCertificates>,
+    /// HTTPS: the ids of the certificates the controller creates (`create-acm-cert`) for the
+    /// member (one at most), or for the members in group order in the merged view.
+    pub created_certificates: Vec<String>,
     pub mtls: Option<MutualAuthentication>,
 }
 
@@ -81,8 +85,13 @@ pub fn listen_ports(
     Ok(out)
 }
 
-/// Every listener port one Ingress asks for, with its settings.
-pub fn member_ports(m: &ClassifiedIngress<'_>) -> Result<BTreeMap<i32, PortConfig>, Fail> {
+/// Every listener port one Ingress asks for, with its settings; `created` is the id of the
+/// certificate the controller creates for it (`create-acm-cert`), which counts as an explicit
+/// certificate: HTTPS by default and nothing to discover.
+pub fn member_ports(
+    m: &ClassifiedIngress<'_>,
+    created: Option<&str>,
+) -> Result<BTreeMap<i32, PortConfig>, Fail> {
     let a = m.annotations();
     let params = m.params.map(|p| &p.spec);
     let certificates: Vec<String> = match params.filter(|p| !p.certificate_arn.is_empty()) {
@@ -130,9 +139,10 @@ pub fn member_ports(m: &ClassifiedIngress<'_>) -> Result<BTreeMap<i32, PortConfi
         }
     }
     let mtls = mutual_authentication(a)?;
-    let ports = listen_ports(a, !certificates.is_empty())?;
+    let ports = listen_ports(a, !certificates.is_empty() || created.is_some())?;
     let has_https = ports.values().any(|p| *p == Protocol::Https);
-    let discovery = (has_https && certificates.is_empty()).then(|| tls_hosts(m));
+    let discovery =
+        (has_https && certificates.is_empty() && created.is_none()).then(|| tls_hosts(m));
     Ok(ports
         .into_iter()
         .map(|(port, protocol)| {
@@ -150,6 +160,10 @@ pub fn member_ports(m: &ClassifiedIngress<'_>) -> Result<BTreeMap<i32, PortConfi
                 },
                 discovery_hosts: if https { discovery.clone() } else { None },
                 certificate_discovery: Vec::new(),
+                created_certificates: match created {
+                    Some(id) if https => vec![id.to_string()],
+                    _ => Vec::new(),
+                },
                 mtls: if https {
                     mtls.get(&port).cloned()
                 } else {
@@ -161,8 +175,9 @@ pub fn member_ports(m: &ClassifiedIngress<'_>) -> Result<BTreeMap<i32, PortConfi
         .collect())
 }
 
-/// Hosts of rules and TLS sections (what ACM discovery would look up).
-fn tls_hosts(m: &ClassifiedIngress<'_>) -> BTreeSet<String> {
+/// Hosts of rules and TLS sections (what ACM discovery would look up, and what a created
+/// certificate is valid for).
+pub(super) fn tls_hosts(m: &ClassifiedIngress<'_>) -> BTreeSet<String> {
     let spec = m.ingress.spec.as_ref();
     let rules = spec
         .and_then(|s| s.rules.as_ref())
@@ -195,6 +210,10 @@ pub fn merge(
     let mut out = PortConfig {
         certificates: certificates(cfgs),
         certificate_discovery: certificate_discovery(cfgs),
+        created_certificates: cfgs
+            .iter()
+            .flat_map(|(_, c)| c.created_certificates.iter().cloned())
+            .collect(),
         ..PortConfig::default()
     };
     out.protocol = agreed.protocol.value().flatten();
@@ -283,9 +302,13 @@ fn certificates(cfgs: &[(String, &PortConfig)]) -> Vec<String> {
     merge_member_certificates(&lists)
 }
 
-/// When a member needs discovery: every member's certificate source, in group order.
+/// When a member needs discovery or a created certificate: every member's certificate source,
+/// in group order.
 fn certificate_discovery(cfgs: &[(String, &PortConfig)]) -> Vec<MemberCertificates> {
-    if cfgs.iter().all(|(_, c)| c.discovery_hosts.is_none()) {
+    if cfgs
+        .iter()
+        .all(|(_, c)| c.discovery_hosts.is_none() && c.created_certificates.is_empty())
+    {
         return Vec::new();
     }
     cfgs.iter()
@@ -309,7 +332,8 @@ pub fn ensure_certificate_source(port: i32, merged: &PortConfig) -> Result<(), S
         .certificate_discovery
         .iter()
         .all(|m| m.discovery_hosts.as_ref().is_none_or(Vec::is_empty));
-    if https && merged.certificates.is_empty() && no_hosts {
+    let none_created = merged.created_certificates.is_empty();
+    if https && merged.certificates.is_empty() && no_hosts && none_created {
         let members: Vec<&str> = merged
             .certificate_discovery
             .iter()

@@ -34,7 +34,6 @@ pub fn build_load_balancer(
     let (security_groups, sg_names) =
         security_group::for_load_balancer(s, ports, cfg, tags, group_id, stack)?;
     stack.addons = addons(members, cfg)?;
-    // Refused per member until deployed (see `not_deployed`); carried for the model's shape.
     let capacity = s.capacity.filter(|_| cfg.gate("LBCapacityReservation"));
     Ok(LoadBalancer {
         id: "LoadBalancer".into(),

@@ -7,6 +7,7 @@ use super::listener::{self, PortConfig};
 use crate::model::config::ModelConfig;
 use crate::model::error::ModelError;
 use crate::model::group::ClassifiedIngress;
+use crate::model::types::Certificate;
 
 /// Listener ports: each member's (in member order) and the group's, merged per port.
 pub(super) struct GroupPorts {
@@ -15,14 +16,19 @@ pub(super) struct GroupPorts {
 }
 
 impl GroupPorts {
+    /// `certificates`: those the controller creates for members (`create-acm-cert`).
     pub(super) fn collect(
         members: &[ClassifiedIngress<'_>],
         cfg: &ModelConfig,
+        certificates: &[Certificate],
     ) -> Result<Self, ModelError> {
         let mut per_port: BTreeMap<i32, Vec<(String, PortConfig)>> = BTreeMap::new();
         let mut per_member = Vec::new();
         for m in members {
-            let ports = listener::member_ports(m).map_err(|f| f.on(&m.key()))?;
+            let key = m.key();
+            let created = certificates.iter().find(|c| c.ingress == key);
+            let ports = listener::member_ports(m, created.map(|c| c.id.as_str()))
+                .map_err(|f| f.on(&key))?;
             per_member.push(ports.keys().copied().collect());
             for (p, c) in ports {
                 per_port.entry(p).or_default().push((m.key(), c));

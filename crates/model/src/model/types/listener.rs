@@ -20,8 +20,10 @@ pub struct Listener {
     pub certificates: Vec<String>,
     /// HTTPS where a member names no certificate: every member's certificates on this listener
     /// in group order, those of members without explicit ARNs to be found in ACM by their hosts
-    /// before the deploy writes anything (`certificates` then holds the explicit ones only, and
-    /// [`merge_member_certificates`] gives the listener's list once discovery has answered).
+    /// before the deploy writes anything, or (`create-acm-cert`) created by the deployer for the
+    /// member (`Stack::created_certificate`); `certificates` then holds the explicit ones only,
+    /// and [`merge_member_certificates`] gives the listener's list once discovery has answered
+    /// and the created certificates exist (`Stack::listener_certificate_tokens`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub certificate_discovery: Vec<MemberCertificates>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,6 +78,12 @@ pub struct MemberCertificates {
 /// member's first certificate is the default, then every other certificate once, in member
 /// order (the default may reappear as an SNI certificate).
 pub fn merge_member_certificates(per_member: &[&[String]]) -> Vec<String> {
+    merge_members(per_member)
+}
+
+/// [`merge_member_certificates`] over any kind of certificate reference (ARNs, or tokens that
+/// stand for the ARN of a certificate the controller creates).
+pub fn merge_members<T: Clone + Ord>(per_member: &[&[T]]) -> Vec<T> {
     let mut out = Vec::new();
     let default_idx = per_member.iter().position(|c| !c.is_empty());
     if let Some(i) = default_idx {

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Action, Addons, AlbTargetGroup, BackendSecurityGroup, FrontendNlb, Listener, ListenerRule,
-    LoadBalancer, SecurityGroup, TargetGroup, TargetGroupBindingResource,
+    Action, Addons, AlbTargetGroup, BackendSecurityGroup, Certificate, FrontendNlb, Listener,
+    ListenerRule, LoadBalancer, SecurityGroup, TargetGroup, TargetGroupBindingResource,
 };
 
 /// Tag of every AWS resource the controller manages: the cluster's name.
@@ -146,6 +146,10 @@ pub struct Stack {
     pub managed_security_group: Option<SecurityGroup>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend_security_group: Option<BackendSecurityGroup>,
+    /// Ingress stacks under gate `EnableCertificateManagement`: the ACM certificates requested
+    /// for members with `create-acm-cert`, sorted by resource id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub certificates: Vec<Certificate>,
     /// Sorted by port.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listeners: Vec<Listener>,

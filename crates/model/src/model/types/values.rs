@@ -142,6 +142,9 @@ pub enum Token {
     BackendSecurityGroupId,
     /// ARN of the stack's frontend NLB (`enable-frontend-nlb`).
     FrontendNlbArn,
+    /// ARN of the ACM certificate with this resource id, which the deployer requests
+    /// (`create-acm-cert`).
+    CertificateArn(String),
 }
 
 impl Token {

@@ -1,6 +1,7 @@
 //! Listeners and listener rules in upstream's schema: actions (forward targets as
 //! references, upstream's Cognito/OIDC field names with the OIDC client redacted as upstream
-//! marshals it), certificates, mTLS and attributes with upstream's names.
+//! marshals it), certificates (created ones as references), mTLS and attributes with upstream's
+//! names; and the ACM certificates the stack creates.
 
 use std::collections::BTreeMap;
 
@@ -70,14 +71,23 @@ impl Renderer<'_> {
             o["defaultActions"] = l.default_actions.iter().map(|a| self.action(a)).collect();
         }
         // Upstream wraps an existing certificate's ARN in a resource without type or id, so
-        // its marshalled reference carries neither (and no ARN).
-        let cert = json!({"certificateARN": {"$ref": "#/resources///status/certificateARN"}});
-        put(
-            &mut o,
-            "certificates",
-            (!l.certificates.is_empty())
-                .then(|| l.certificates.iter().map(|_| cert.clone()).collect()),
-        );
+        // its marshalled reference carries neither (and no ARN); a certificate it creates is
+        // referenced by its resource.
+        let existing = json!({"$ref": "#/resources///status/certificateARN"});
+        let tokens = self.stack.listener_certificate_tokens(l).unwrap_or_else(|| {
+            l.certificates
+                .iter()
+                .map(|a| Token::Literal(a.clone()))
+                .collect()
+        });
+        let certs: Vec<Value> = tokens
+            .iter()
+            .map(|t| match t {
+                Token::Literal(_) => json!({"certificateARN": existing.clone()}),
+                other => json!({"certificateARN": self.token(other)}),
+            })
+            .collect();
+        put(&mut o, "certificates", (!certs.is_empty()).then(|| json!(certs)));
         put(&mut o, "sslPolicy", opt(l.ssl_policy.as_ref()));
         put(
             &mut o,
@@ -155,4 +165,19 @@ fn auth_common(
     o["scope"] = json!(scope);
     o["sessionCookieName"] = json!(cookie);
     o["sessionTimeout"] = json!(timeout);
+}
+
+/// A certificate's spec as upstream marshals it: the CA and key algorithm always present
+/// (empty when unset), tags only when any.
+pub(super) fn certificate(c: &Certificate) -> Value {
+    let mut o = json!({
+        "type": c.cert_type.as_str(),
+        "certificateAuthorityARN": c.certificate_authority_arn.clone().unwrap_or_default(),
+        "domainName": c.domain_name,
+        "subjectAlternativeNames": c.subject_alternative_names,
+        "validationMethod": c.validation_method,
+        "keyAlgorithm": c.key_algorithm.clone().unwrap_or_default(),
+    });
+    put(&mut o, "tags", user_tags(&c.tags));
+    o
 }

@@ -17,6 +17,7 @@ pub const TARGET_GROUP_BINDING: &str = "K8S::ElasticLoadBalancingV2::TargetGroup
 pub const WAFV2_ASSOCIATION: &str = "AWS::WAFv2::WebACLAssociation";
 pub const WAF_REGIONAL_ASSOCIATION: &str = "AWS::WAFRegional::WebACLAssociation";
 pub const SHIELD_PROTECTION: &str = "AWS::Shield::Protection";
+pub const CERTIFICATE: &str = "AWS::ACM::Certificate";
 /// Upstream adds this (type and id alike) to every Ingress stack, empty without a frontend NLB.
 pub const FRONTEND_NLB_TARGET_GROUP: &str = "FrontendNLBTargetGroup";
 
@@ -124,6 +125,7 @@ impl Renderer<'_> {
                 .and_then(|b| b.group_id.clone())
                 .or_else(|| self.facts.backend_sg.clone())
                 .unwrap_or_default()),
+            Token::CertificateArn(id) => resource_ref(CERTIFICATE, id, "certificateARN"),
         }
     }
 }
