@@ -12,6 +12,7 @@ use super::{
     build_acm, build_addons, build_tagging, build_with_roles, Acm, AddonClients, AssumeRole,
     AwsConfig, AwsError, AwsMetrics, Ec2, Ec2Query, ElbV2, Fence, ResolvedCloud, ResourceTagging,
 };
+use super::{build_global_accelerator, GlobalAccelerator};
 use crate::config::Config;
 
 /// The AWS side, once resolved.
@@ -33,6 +34,8 @@ pub struct Cloud {
     /// Resource Groups Tagging API, which the deployers use under gate `EnableRGTAPI` (`None`:
     /// never, as in a dry run, whose pretended resources only the recorder's ELBv2 reads show).
     pub tagging: Option<Arc<dyn ResourceTagging>>,
+    /// Global Accelerator (its API lives in us-west-2, whatever the cluster's region).
+    pub global_accelerator: Arc<dyn GlobalAccelerator>,
 }
 
 impl Cloud {
@@ -52,6 +55,8 @@ impl Cloud {
             .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
         let acm = build_acm(&aws, &resolved.region, metrics.clone()).await;
         let tagging = build_tagging(&aws, &resolved.region, metrics.clone(), fence.clone()).await;
+        let global_accelerator =
+            build_global_accelerator(&aws, metrics.clone(), fence.clone()).await;
         Ok(Cloud {
             elbv2,
             ec2,
@@ -62,14 +67,19 @@ impl Cloud {
             metrics,
             addons,
             tagging: Some(tagging),
+            global_accelerator,
         })
     }
 
     /// Shadow mode: real reads, every write noted (log + gauge) and never sent — the
     /// cross-account bindings' clients included.
     pub fn shadowed(mut self) -> Cloud {
-        let recorder =
-            Arc::new(Recorder::shadow(self.elbv2, self.ec2).with_addons(self.addons.clone()));
+        let recorder = Arc::new(
+            Recorder::shadow(self.elbv2, self.ec2)
+                .with_addons(self.addons.clone())
+                .with_global_accelerator(self.global_accelerator.clone()),
+        );
+        self.global_accelerator = recorder.clone();
         self.addons = recorder.addons_view(&self.addons);
         // The tagging index knows nothing of what the recorder pretends to create: lookups go
         // through the recorder's ELBv2 reads, which do (they find the same resources).

@@ -114,6 +114,8 @@ pub fn endpoint_for(endpoints: &BTreeMap<String, String>, service: Service) -> O
             "resourcegroupstaggingapi",
             "resourcegroupstagging",
         ],
+        // Upstream's key is the SDK service id (`Global Accelerator`, `GlobalAccelerator`).
+        Service::GlobalAccelerator => &["globalaccelerator"],
     };
     endpoints
         .iter()
@@ -289,6 +291,11 @@ mod tests {
             let m = parse_api_endpoints(&format!("{key}=http://rgt")).unwrap();
             assert_eq!(endpoint_for(&m, Service::Tagging), Some("http://rgt"));
             assert_eq!(endpoint_for(&m, Service::ElbV2), None);
+        }
+        for key in ["GlobalAccelerator", "globalaccelerator", "Global Accelerator"] {
+            let m = parse_api_endpoints(&format!("{key}=http://ga")).unwrap();
+            assert_eq!(endpoint_for(&m, Service::GlobalAccelerator), Some("http://ga"));
+            assert_eq!(endpoint_for(&m, Service::Tagging), None);
         }
     }
 

@@ -173,7 +173,14 @@ fn classify(code: &str) -> Class {
         "SignatureDoesNotMatch",
         "ExpiredToken",
     ];
-    const IN_USE: &[&str] = &["ResourceInUse", "DependencyViolation", "InvalidGroup.InUse"];
+    const IN_USE: &[&str] = &[
+        "ResourceInUse",
+        "DependencyViolation",
+        "InvalidGroup.InUse",
+        // Global Accelerator: a listener (endpoint group) still on the accelerator (listener).
+        "AssociatedListenerFoundException",
+        "AssociatedEndpointGroupFoundException",
+    ];
     const VALIDATION: &[&str] = &[
         "ValidationError",
         "InvalidConfigurationRequest",
@@ -190,6 +197,9 @@ fn classify(code: &str) -> Class {
         "UnsupportedProtocol",
         "SSLPolicyNotFound",
         "InvalidFilter",
+        "InvalidArgumentException",
+        "InvalidPortRangeException",
+        "InvalidNextTokenException",
     ];
     if THROTTLE.contains(&code) {
         Class::Throttled
@@ -197,15 +207,21 @@ fn classify(code: &str) -> Class {
         Class::AccessDenied
     } else if IN_USE.contains(&code) {
         Class::InUse
-    } else if code == "OperationNotPermitted" {
+    } else if code == "OperationNotPermitted" || code == "AcceleratorNotDisabledException" {
         Class::NotPermitted
     } else if VALIDATION.contains(&code) {
         Class::Validation
     } else if code.contains("NotFound") {
         Class::NotFound
-    } else if code.contains("Duplicate") || code == "PriorityInUse" {
+    } else if code.contains("Duplicate")
+        || code == "PriorityInUse"
+        || code == "EndpointGroupAlreadyExistsException"
+    {
         Class::Duplicate
-    } else if code.starts_with("TooMany") || code.ends_with("LimitExceeded") {
+    } else if code.starts_with("TooMany")
+        || code.ends_with("LimitExceeded")
+        || code == "LimitExceededException"
+    {
         Class::LimitExceeded
     } else if code.starts_with("Invalid") && code.ends_with(".Malformed") {
         Class::Validation
@@ -263,6 +279,39 @@ mod tests {
                 status: Some(400),
                 ..
             }
+        ));
+        // Global Accelerator's codes.
+        assert!(matches!(
+            e("AcceleratorNotFoundException"),
+            AwsError::NotFound { .. }
+        ));
+        assert!(matches!(
+            e("ListenerNotFoundException"),
+            AwsError::NotFound { .. }
+        ));
+        assert!(matches!(
+            e("AcceleratorNotDisabledException"),
+            AwsError::NotPermitted { .. }
+        ));
+        assert!(matches!(
+            e("AssociatedListenerFoundException"),
+            AwsError::InUse { .. }
+        ));
+        assert!(matches!(
+            e("EndpointGroupAlreadyExistsException"),
+            AwsError::Duplicate { .. }
+        ));
+        assert!(matches!(
+            e("InvalidPortRangeException"),
+            AwsError::Validation { .. }
+        ));
+        assert!(matches!(
+            e("LimitExceededException"),
+            AwsError::LimitExceeded { .. }
+        ));
+        assert!(matches!(
+            e("AccessDeniedException"),
+            AwsError::AccessDenied { .. }
         ));
         assert_eq!(e("Throttling").code(), "Throttling");
         assert_eq!(e("Throttling").message(), "m");

@@ -7,8 +7,9 @@
 //! DescribeTags in 20s) are folded in: one trait call may be several AWS requests.
 //!
 //! Both implementations are laid out alike, one module per AWS service: `sdk/` (`elbv2/`,
-//! `ec2/`, `acm.rs`, `addons/`, `sts.rs`, `tagging.rs`) and `fake/` (`elb*.rs`, `ec2*.rs`,
-//! `acm.rs`, `addons.rs`, `roles.rs`, `tagging.rs`).
+//! `ec2/`, `acm.rs`, `addons/`, `sts.rs`, `tagging.rs`, `global_accelerator/`) and `fake/`
+//! (`elb*.rs`, `ec2*.rs`, `acm.rs`, `addons.rs`, `roles.rs`, `tagging.rs`,
+//! `global_accelerator.rs`).
 
 pub mod acm;
 pub mod addons;
@@ -18,6 +19,7 @@ pub mod config;
 pub mod error;
 pub mod fake;
 pub mod fence;
+pub mod global_accelerator;
 pub mod metrics;
 pub mod retry;
 pub mod sdk;
@@ -40,8 +42,12 @@ pub use config::{
 };
 pub use error::{AwsError, Result};
 pub use fence::Fence;
+pub use global_accelerator::{
+    DescribedAccelerator, DescribedEndpointGroup, DescribedListener, EndpointDescription,
+    GlobalAccelerator, IpSet,
+};
 pub use metrics::AwsMetrics;
-pub use sdk::{build_acm, build_addons, build_tagging, SdkAcm};
+pub use sdk::{build_acm, build_addons, build_global_accelerator, build_tagging, SdkAcm};
 pub use tagging::{
     ResourceTagging, TaggedResource, RESOURCE_TYPE_LOAD_BALANCER, RESOURCE_TYPE_TARGET_GROUP,
 };

@@ -27,6 +27,8 @@ pub enum Service {
     Acm,
     /// Resource Groups Tagging API (`GetResources`, gate `EnableRGTAPI`).
     Tagging,
+    /// Global Accelerator (the GlobalAccelerator controller's accelerators).
+    GlobalAccelerator,
 }
 
 impl Service {
@@ -39,6 +41,7 @@ impl Service {
             Service::Shield => "Shield",
             Service::Acm => "ACM",
             Service::Tagging => "Resource Groups Tagging API",
+            Service::GlobalAccelerator => "Global Accelerator",
         }
     }
 }

@@ -265,7 +265,13 @@ async fn recorded_cloud(cfg: &Config) -> anyhow::Result<(Arc<Recorder>, Cloud)> 
     let addons = crate::aws::build_addons(&aws, &resolved.region, None, Fence::default())
         .await
         .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
-    let recorder = Arc::new(Recorder::new(elbv2, ec2).with_addons(addons.clone()));
+    let global_accelerator =
+        crate::aws::build_global_accelerator(&aws, None, Fence::default()).await;
+    let recorder = Arc::new(
+        Recorder::new(elbv2, ec2)
+            .with_addons(addons.clone())
+            .with_global_accelerator(global_accelerator),
+    );
     // ACM is only read (certificate discovery): real calls, nothing to record.
     let acm = crate::aws::build_acm(&aws, &resolved.region, None).await;
     let cloud = Cloud {
@@ -278,6 +284,7 @@ async fn recorded_cloud(cfg: &Config) -> anyhow::Result<(Arc<Recorder>, Cloud)> 
         metrics: None,
         addons: recorder.addons_view(&addons),
         tagging: None,
+        global_accelerator: recorder.clone(),
     };
     Ok((recorder, cloud))
 }

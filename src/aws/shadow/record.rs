@@ -17,6 +17,7 @@ mod ec2;
 mod elb;
 mod elb_listener;
 mod elb_tg;
+mod global_accelerator;
 
 /// One field a write changes; `None` = absent before (created) or after (removed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -55,7 +56,8 @@ struct Seen {
     next: u32,
 }
 
-/// The intercepting layer; `Arc<Recorder>` serves as both `Arc<dyn ElbV2>` and `Arc<dyn Ec2>`.
+/// The intercepting layer; `Arc<Recorder>` serves as both `Arc<dyn ElbV2>` and `Arc<dyn Ec2>`
+/// (and as the add-on and Global Accelerator clients it was given real ones of).
 pub struct Recorder {
     elbv2: Arc<dyn ElbV2>,
     ec2: Arc<dyn Ec2>,
@@ -64,6 +66,7 @@ pub struct Recorder {
     seen: Mutex<Seen>,
     writes: Mutex<Vec<Write>>,
     addons: addons::AddonSide,
+    ga: global_accelerator::GaSide,
 }
 
 const PENDING: &str = "pending-";
@@ -117,6 +120,7 @@ impl Recorder {
             seen: Mutex::new(Seen::default()),
             writes: Mutex::new(Vec::new()),
             addons: Default::default(),
+            ga: Default::default(),
         }
     }
 

@@ -4,6 +4,7 @@
 
 pub(crate) mod acm_discovery;
 mod addons;
+mod aga;
 pub mod addons_moto;
 mod faults;
 mod frontend_nlb;
