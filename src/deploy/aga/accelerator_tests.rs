@@ -247,7 +247,7 @@ async fn tags_reconciled_with_tag_and_untag() {
         .await
         .unwrap();
     assert!(fake.write_calls().is_empty(), "{:?}", fake.write_calls());
-    let held = &fake.ga_accelerators()[0].1;
+    let held = fake.ga_accelerators().remove(0).1;
     assert_eq!(held["aws:cloudformation:stack-name"], "my-stack");
     assert_eq!(held["team"], "theirs");
 }

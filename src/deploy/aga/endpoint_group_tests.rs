@@ -133,7 +133,7 @@ fn groups_pair_by_region() {
         ),
     ];
     for (name, w, h, pairs, uw, uh) in cases {
-        assert_eq!(read(&match_groups(&w, &h), &w, &h), (pairs, uw, uh), "{name}");
+        assert_eq!(read(&match_groups(&w, &h), w.as_slice(), h.as_slice()), (pairs, uw, uh), "{name}");
     }
 }
 
@@ -418,8 +418,8 @@ fn endpoint_drift_detection() {
     ];
     for (name, have, want, add, keep, remove, update) in cases {
         let c = endpoint_changes(&have, &want);
-        assert_eq!(ids(&c.add), add, "{name}: add");
-        assert_eq!(ids(&c.keep), keep, "{name}: keep");
+        assert_eq!(ids(c.add.as_slice()), add, "{name}: add");
+        assert_eq!(ids(c.keep.as_slice()), keep, "{name}: keep");
         assert_eq!(c.remove, remove, "{name}: remove");
         assert_eq!(c.update_required, update, "{name}: update required");
     }
@@ -457,14 +457,14 @@ async fn endpoint_groups_of_listeners() {
     assert!(list_groups_of(ga, &[]).await.unwrap().is_empty());
     let (one, both) = ([l1.as_str()], [l1.as_str(), l2.as_str()]);
     // "single listener with no endpoint groups".
-    assert_eq!(flat(list_groups_of(ga, &one).await.unwrap(), &one), Vec::<String>::new());
+    assert_eq!(flat(list_groups_of(ga, &one).await.unwrap(), &one[..]), Vec::<String>::new());
     // "single listener with one endpoint group".
     ga.create_endpoint_group(&l1, &ts::group("eg1", "us-west-2")).await.unwrap();
-    assert_eq!(flat(list_groups_of(ga, &one).await.unwrap(), &one), vec!["us-west-2"]);
+    assert_eq!(flat(list_groups_of(ga, &one).await.unwrap(), &one[..]), vec!["us-west-2"]);
     // "multiple listeners with endpoint groups".
     ga.create_endpoint_group(&l2, &ts::group("eg2", "eu-west-1")).await.unwrap();
     ga.create_endpoint_group(&l2, &ts::group("eg3", "ap-southeast-1")).await.unwrap();
-    let mut got = flat(list_groups_of(ga, &both).await.unwrap(), &both);
+    let mut got = flat(list_groups_of(ga, &both).await.unwrap(), &both[..]);
     assert_eq!(got[0], "us-west-2", "the first listener's first");
     got.sort();
     assert_eq!(got, vec!["ap-southeast-1", "eu-west-1", "us-west-2"]);
@@ -499,14 +499,14 @@ async fn colliding_port_overrides_are_dropped() {
             .unwrap()
             .port_overrides
     };
-    assert_eq!(held(&g1), vec![po(443, 8443)], "single conflict");
+    assert_eq!(held(g1.as_str()), vec![po(443, 8443)], "single conflict");
     assert_eq!(fake.count("UpdateEndpointGroup"), 1);
     fake.seed_ga_port_overrides(&g1, vec![po(80, 8080), po(443, 8443)]);
     let mut groups = BTreeMap::from([(listener.clone(), fake.ga_endpoint_groups_of(&listener))]);
     let conflicts = BTreeMap::from([(8080, vec![g1.clone()]), (9090, vec![g2.clone()])]);
     resolve_conflicts(&mut ctx, &conflicts, &mut groups).await.unwrap();
-    assert_eq!(held(&g1), vec![po(443, 8443)], "multiple: first group");
-    assert_eq!(held(&g2), vec![po(444, 9443)], "multiple: second group");
+    assert_eq!(held(g1.as_str()), vec![po(443, 8443)], "multiple: first group");
+    assert_eq!(held(g2.as_str()), vec![po(444, 9443)], "multiple: second group");
     assert_eq!(fake.count("UpdateEndpointGroup"), 3);
     // The groups handed on match.
     let local: Vec<Vec<PortOverride>> = groups[&listener].iter().map(|g| g.port_overrides.clone()).collect();

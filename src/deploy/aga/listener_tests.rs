@@ -408,21 +408,21 @@ fn port_overrides_against_all_rules() {
     assert_eq!((k.len(), d.len()), (2, 0));
     // "endpoint port overlaps with listener port range".
     let (k, d) = split_port_overrides(&[po(80, 85), po(81, 8081)], &all, &upd);
-    assert_eq!((k.len(), endpoint_ports(&d)), (1, vec![85]));
+    assert_eq!((k.len(), endpoint_ports(&d[..])), (1, vec![85]));
     // "listener port outside updated range".
     let (k, d) = split_port_overrides(&[po(80, 8080), po(87, 8087)], &all, &upd);
-    assert_eq!((k.len(), listener_ports(&d)), (1, vec![87]));
+    assert_eq!((k.len(), listener_ports(&d[..])), (1, vec![87]));
     // "multiple invalid conditions".
     let (k, d) = split_port_overrides(&[po(80, 8080), po(81, 85), po(87, 8087)], &all, &upd);
     assert_eq!((k.len(), d.len()), (1, 2));
     assert_eq!(d, vec![po(81, 85), po(87, 8087)]);
     // "no updated listener port ranges": only the endpoint-port rule applies.
     let (k, d) = split_port_overrides(&[po(80, 8080), po(81, 85)], &all, &[]);
-    assert_eq!((k.len(), endpoint_ports(&d)), (1, vec![85]));
+    assert_eq!((k.len(), endpoint_ports(&d[..])), (1, vec![85]));
     // "multiple listener port ranges - endpoint port in one range".
     let all2 = ranges(&[(80, 90), (443, 443)]);
     let (k, d) = split_port_overrides(&[po(80, 8080), po(443, 443)], &all2, &all2);
-    assert_eq!((k.len(), endpoint_ports(&d)), (1, vec![443]));
+    assert_eq!((k.len(), endpoint_ports(&d[..])), (1, vec![443]));
 }
 
 #[test]

@@ -479,7 +479,7 @@ async fn create_endpoint_group() {
         .await
         .unwrap();
     let g = ga
-        .create_endpoint_group(&l.arn, &group("us-west-2", &[(443, 8443)], &[&alb.arn]))
+        .create_endpoint_group(&l.arn, &group("us-west-2", &[(443, 8443)], &[alb.arn.as_str()]))
         .await
         .unwrap();
     assert!(g.arn.starts_with(&format!("{}/endpoint-group/", l.arn)), "{}", g.arn);
@@ -499,8 +499,8 @@ async fn create_endpoint_group() {
 
     let missing = format!("{}0", alb.arn);
     for (g, why) in [
-        (group("eu-west-1", &[], &[&alb.arn]), "the ALB is in us-west-2"),
-        (group("ap-south-1", &[], &[&remote_lb("x")]), "the NLB is in eu-west-1"),
+        (group("eu-west-1", &[], &[alb.arn.as_str()]), "the ALB is in us-west-2"),
+        (group("ap-south-1", &[], &[remote_lb("x").as_str()]), "the NLB is in eu-west-1"),
         (group("us-east-2", &[(80, 443)], &[]), "endpoint port in a listener range"),
         (group("us-east-2", &[(8080, 9090)], &[]), "listener port outside the listener"),
         (group("us-east-2", &[(80, 9090), (443, 9090)], &[]), "one endpoint port, two listener ports"),
@@ -520,7 +520,7 @@ async fn create_endpoint_group() {
         .await
         .unwrap();
     let err = ga
-        .create_endpoint_group(&l2.arn, &group("us-west-2", &[], &[&missing]))
+        .create_endpoint_group(&l2.arn, &group("us-west-2", &[], &[missing.as_str()]))
         .await
         .unwrap_err();
     assert_eq!(err.code(), "InvalidArgumentException", "{err}");
@@ -530,7 +530,7 @@ async fn create_endpoint_group() {
         ..GaLimits::default()
     });
     let err = ga
-        .create_endpoint_group(&l2.arn, &group("eu-west-1", &[], &[&remote_lb("a"), &remote_lb("b")]))
+        .create_endpoint_group(&l2.arn, &group("eu-west-1", &[], &[remote_lb("a").as_str(), remote_lb("b").as_str()]))
         .await
         .unwrap_err();
     assert_eq!(err.code(), "LimitExceededException");
@@ -557,7 +557,7 @@ async fn update_endpoint_group_and_endpoints() {
         .await
         .unwrap();
     let g = ga
-        .create_endpoint_group(&l.arn, &group("eu-west-1", &[(80, 8080)], &[&remote_lb("a")]))
+        .create_endpoint_group(&l.arn, &group("eu-west-1", &[(80, 8080)], &[remote_lb("a").as_str()]))
         .await
         .unwrap();
 
@@ -569,7 +569,7 @@ async fn update_endpoint_group_and_endpoints() {
     assert_eq!(u.endpoints.len(), 1, "endpoints stay");
 
     let u = ga
-        .set_endpoints(&g.arn, &[endpoint(&remote_lb("b"), Some(7))])
+        .set_endpoints(&g.arn, &[endpoint(remote_lb("b").as_str(), Some(7))])
         .await
         .unwrap();
     assert_eq!(u.endpoints.len(), 1);
@@ -578,10 +578,10 @@ async fn update_endpoint_group_and_endpoints() {
     assert_eq!(u.endpoints[0].client_ip_preservation_enabled, Some(false), "off for an NLB");
     assert_eq!(u.traffic_dial_percentage, Some(40.0), "the dial stays");
 
-    ga.add_endpoints(&g.arn, &[endpoint(&remote_lb("b"), Some(9)), endpoint(&remote_lb("c"), None)])
+    ga.add_endpoints(&g.arn, &[endpoint(remote_lb("b").as_str(), Some(9)), endpoint(remote_lb("c").as_str(), None)])
         .await
         .unwrap();
-    let now = &ga.list_endpoint_groups(&l.arn).await.unwrap()[0];
+    let now = ga.list_endpoint_groups(&l.arn).await.unwrap().remove(0);
     let weights: Vec<(String, Option<i32>)> = now
         .endpoints
         .iter()

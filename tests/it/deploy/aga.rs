@@ -165,11 +165,11 @@ async fn creates_the_stack_and_a_second_deploy_writes_nothing() {
     assert_eq!(udp.client_affinity, "SOURCE_IP");
     assert_eq!(out.listener_arns["listener-0"], tcp.arn);
     assert_eq!(out.listener_arns["listener-1"], udp.arn);
-    let west = &fake.ga_endpoint_groups_of(&tcp.arn)[0];
+    let west = fake.ga_endpoint_groups_of(&tcp.arn).remove(0);
     assert_eq!(west.region, "us-west-2");
     assert_eq!(west.port_overrides, want.listeners[0].endpoint_groups[0].port_overrides);
     assert_eq!(west.endpoints[0].endpoint_id, alb);
-    let eu = &fake.ga_endpoint_groups_of(&udp.arn)[0];
+    let eu = fake.ga_endpoint_groups_of(&udp.arn).remove(0);
     assert_eq!(eu.traffic_dial_percentage, Some(50.0));
     assert_eq!(eu.endpoints[0].weight, Some(200));
     assert_eq!(out.endpoint_group_arns["listener-0/group-0"], west.arn);
@@ -224,7 +224,7 @@ async fn listener_ports_and_endpoint_weights_are_updated_in_place() {
         .find(|l| &l.arn == tcp)
         .unwrap();
     assert_eq!(listener.port_ranges, vec![range(80, 81), range(443, 443)]);
-    let eu = &fake.ga_endpoint_groups_of(&second.listener_arns["listener-1"])[0];
+    let eu = fake.ga_endpoint_groups_of(&second.listener_arns["listener-1"]).remove(0);
     assert_eq!(eu.endpoints[0].weight, Some(100));
     assert_eq!(eu.traffic_dial_percentage, Some(75.0));
 
@@ -238,7 +238,7 @@ async fn listener_ports_and_endpoint_weights_are_updated_in_place() {
     fake.clear_calls();
     aga::deploy(ga, &want, CLUSTER).await.unwrap();
     assert_eq!(ga_writes(&fake), ["AddEndpoints", "RemoveEndpoints"]);
-    let eu = &fake.ga_endpoint_groups_of(&second.listener_arns["listener-1"])[0];
+    let eu = fake.ga_endpoint_groups_of(&second.listener_arns["listener-1"]).remove(0);
     assert_eq!(eu.endpoints.len(), 1);
     assert_eq!(eu.endpoints[0].endpoint_id, remote_nlb("dns-2"));
 }
@@ -365,7 +365,7 @@ async fn port_overrides_are_fixed_before_the_listener_changes() {
     fake.clear_calls();
     let out = aga::deploy(ga, &want, CLUSTER).await.unwrap();
     assert_eq!(ga_writes(&fake), ["UpdateEndpointGroup", "UpdateListener"]);
-    let g = &fake.ga_endpoint_groups_of(&out.listener_arns["listener-0"])[0];
+    let g = fake.ga_endpoint_groups_of(&out.listener_arns["listener-0"]).remove(0);
     assert_eq!(
         g.port_overrides,
         vec![PortOverride {
