@@ -1,5 +1,6 @@
-//! The AWS boundary: ELBv2 and EC2 (and the add-on services WAFv2, WAF Regional, Shield, and the
-//! Resource Groups Tagging API) behind narrow traits (SDK implementation and in-memory fake).
+//! The AWS boundary: ELBv2 and EC2 (and the add-on services WAFv2, WAF Regional, Shield, the
+//! Resource Groups Tagging API and Global Accelerator) behind narrow traits (SDK implementation
+//! and in-memory fake).
 //!
 //! Callers hold `Arc<dyn ElbV2>` / `Arc<dyn Ec2>` and never see SDK types. Both implementations
 //! send every request through [`caller::Caller`], so throttling, retries and metrics behave the
