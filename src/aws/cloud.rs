@@ -13,6 +13,7 @@ use super::{
     AddonClients, AssumeRole, AwsConfig, AwsError, AwsMetrics, Ec2, Ec2Query, ElbV2, Fence,
     ResolvedCloud, ResourceTagging, Route53,
 };
+use super::{build_global_accelerator, GlobalAccelerator};
 use crate::config::Config;
 
 /// The AWS side, once resolved.
@@ -37,6 +38,8 @@ pub struct Cloud {
     /// Resource Groups Tagging API, which the deployers use under gate `EnableRGTAPI` (`None`:
     /// never, as in a dry run, whose pretended resources only the recorder's ELBv2 reads show).
     pub tagging: Option<Arc<dyn ResourceTagging>>,
+    /// Global Accelerator (its API lives in us-west-2, whatever the cluster's region).
+    pub global_accelerator: Arc<dyn GlobalAccelerator>,
 }
 
 impl Cloud {
@@ -57,6 +60,8 @@ impl Cloud {
         let acm = build_acm_fenced(&aws, &resolved.region, metrics.clone(), fence.clone()).await;
         let route53 = build_route53(&aws, &resolved.region, metrics.clone(), fence.clone()).await;
         let tagging = build_tagging(&aws, &resolved.region, metrics.clone(), fence.clone()).await;
+        let global_accelerator =
+            build_global_accelerator(&aws, metrics.clone(), fence.clone()).await;
         Ok(Cloud {
             elbv2,
             ec2,
@@ -68,6 +73,7 @@ impl Cloud {
             metrics,
             addons,
             tagging: Some(tagging),
+            global_accelerator,
         })
     }
 
@@ -77,8 +83,10 @@ impl Cloud {
         let recorder = Arc::new(
             Recorder::shadow(self.elbv2, self.ec2)
                 .with_addons(self.addons.clone())
-                .with_certificates(self.acm, self.route53),
+                .with_certificates(self.acm, self.route53)
+                .with_global_accelerator(self.global_accelerator.clone()),
         );
+        self.global_accelerator = recorder.clone();
         self.addons = recorder.addons_view(&self.addons);
         // The tagging index knows nothing of what the recorder pretends to create: lookups go
         // through the recorder's ELBv2 reads, which do (they find the same resources).

@@ -115,6 +115,8 @@ pub fn endpoint_for(endpoints: &BTreeMap<String, String>, service: Service) -> O
             "resourcegroupstagging",
         ],
         Service::Route53 => &["route53"],
+        // Upstream's key is the SDK service id (`Global Accelerator`, `GlobalAccelerator`).
+        Service::GlobalAccelerator => &["globalaccelerator"],
     };
     endpoints
         .iter()
@@ -295,6 +297,11 @@ mod tests {
         for key in ["Route 53", "route53"] {
             let m = parse_api_endpoints(&format!("{key}=http://r53")).unwrap();
             assert_eq!(endpoint_for(&m, Service::Route53), Some("http://r53"));
+        }
+        for key in ["GlobalAccelerator", "globalaccelerator", "Global Accelerator"] {
+            let m = parse_api_endpoints(&format!("{key}=http://ga")).unwrap();
+            assert_eq!(endpoint_for(&m, Service::GlobalAccelerator), Some("http://ga"));
+            assert_eq!(endpoint_for(&m, Service::Tagging), None);
         }
     }
 

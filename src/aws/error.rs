@@ -179,6 +179,9 @@ fn classify(code: &str) -> Class {
         "ResourceInUseException",
         "DependencyViolation",
         "InvalidGroup.InUse",
+        // Global Accelerator: a listener (endpoint group) still on the accelerator (listener).
+        "AssociatedListenerFoundException",
+        "AssociatedEndpointGroupFoundException",
     ];
     const VALIDATION: &[&str] = &[
         "ValidationError",
@@ -198,6 +201,9 @@ fn classify(code: &str) -> Class {
         "InvalidFilter",
         // Route 53: a record to create that exists, or to delete that does not (or differs).
         "InvalidChangeBatch",
+        "InvalidArgumentException",
+        "InvalidPortRangeException",
+        "InvalidNextTokenException",
     ];
     if THROTTLE.contains(&code) {
         Class::Throttled
@@ -205,13 +211,16 @@ fn classify(code: &str) -> Class {
         Class::AccessDenied
     } else if IN_USE.contains(&code) {
         Class::InUse
-    } else if code == "OperationNotPermitted" {
+    } else if code == "OperationNotPermitted" || code == "AcceleratorNotDisabledException" {
         Class::NotPermitted
     } else if VALIDATION.contains(&code) {
         Class::Validation
     } else if code.contains("NotFound") {
         Class::NotFound
-    } else if code.contains("Duplicate") || code == "PriorityInUse" {
+    } else if code.contains("Duplicate")
+        || code == "PriorityInUse"
+        || code == "EndpointGroupAlreadyExistsException"
+    {
         Class::Duplicate
     } else if code.starts_with("TooMany")
         || code.ends_with("LimitExceeded")
@@ -290,6 +299,39 @@ mod tests {
                 status: Some(400),
                 ..
             }
+        ));
+        // Global Accelerator's codes.
+        assert!(matches!(
+            e("AcceleratorNotFoundException"),
+            AwsError::NotFound { .. }
+        ));
+        assert!(matches!(
+            e("ListenerNotFoundException"),
+            AwsError::NotFound { .. }
+        ));
+        assert!(matches!(
+            e("AcceleratorNotDisabledException"),
+            AwsError::NotPermitted { .. }
+        ));
+        assert!(matches!(
+            e("AssociatedListenerFoundException"),
+            AwsError::InUse { .. }
+        ));
+        assert!(matches!(
+            e("EndpointGroupAlreadyExistsException"),
+            AwsError::Duplicate { .. }
+        ));
+        assert!(matches!(
+            e("InvalidPortRangeException"),
+            AwsError::Validation { .. }
+        ));
+        assert!(matches!(
+            e("LimitExceededException"),
+            AwsError::LimitExceeded { .. }
+        ));
+        assert!(matches!(
+            e("AccessDeniedException"),
+            AwsError::AccessDenied { .. }
         ));
         assert_eq!(e("Throttling").code(), "Throttling");
         assert_eq!(e("Throttling").message(), "m");

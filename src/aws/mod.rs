@@ -1,6 +1,6 @@
 //! The AWS boundary: ELBv2 and EC2 (and the add-on services WAFv2, WAF Regional, Shield, the
-//! Resource Groups Tagging API, and ACM with Route 53 for certificates) behind narrow traits (SDK
-//! implementation and in-memory fake).
+//! Resource Groups Tagging API, ACM with Route 53 for certificates, and Global Accelerator) behind
+//! narrow traits (SDK implementation and in-memory fake).
 //!
 //! Callers hold `Arc<dyn ElbV2>` / `Arc<dyn Ec2>` and never see SDK types. Both implementations
 //! send every request through [`caller::Caller`], so throttling, retries and metrics behave the
@@ -8,8 +8,9 @@
 //! DescribeTags in 20s) are folded in: one trait call may be several AWS requests.
 //!
 //! Both implementations are laid out alike, one module per AWS service: `sdk/` (`elbv2/`,
-//! `ec2/`, `acm.rs`, `route53.rs`, `addons/`, `sts.rs`, `tagging.rs`) and `fake/` (`elb*.rs`,
-//! `ec2*.rs`, `acm.rs`, `route53.rs`, `addons.rs`, `roles.rs`, `tagging.rs`).
+//! `ec2/`, `acm.rs`, `route53.rs`, `addons/`, `sts.rs`, `tagging.rs`, `global_accelerator/`) and
+//! `fake/` (`elb*.rs`, `ec2*.rs`, `acm.rs`, `route53.rs`, `addons.rs`, `roles.rs`, `tagging.rs`,
+//! `global_accelerator.rs`).
 
 pub mod acm;
 pub mod addons;
@@ -19,6 +20,7 @@ pub mod config;
 pub mod error;
 pub mod fake;
 pub mod fence;
+pub mod global_accelerator;
 pub mod metrics;
 pub mod retry;
 pub mod route53;
@@ -42,10 +44,15 @@ pub use config::{
 };
 pub use error::{AwsError, Result};
 pub use fence::Fence;
+pub use global_accelerator::{
+    DescribedAccelerator, DescribedEndpointGroup, DescribedListener, EndpointDescription,
+    GlobalAccelerator, IpSet,
+};
 pub use metrics::AwsMetrics;
 pub use route53::Route53;
 pub use sdk::{
-    build_acm, build_acm_fenced, build_addons, build_route53, build_tagging, SdkAcm, SdkRoute53,
+    build_acm, build_acm_fenced, build_addons, build_global_accelerator, build_route53, build_tagging,
+    SdkAcm, SdkRoute53,
 };
 pub use tagging::{
     ResourceTagging, TaggedResource, RESOURCE_TYPE_LOAD_BALANCER, RESOURCE_TYPE_TARGET_GROUP,

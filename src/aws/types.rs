@@ -29,6 +29,8 @@ pub enum Service {
     Tagging,
     /// DNS validation of the ACM certificates the controller creates.
     Route53,
+    /// Global Accelerator (the GlobalAccelerator controller's accelerators).
+    GlobalAccelerator,
 }
 
 impl Service {
@@ -42,6 +44,7 @@ impl Service {
             Service::Acm => "ACM",
             Service::Tagging => "Resource Groups Tagging API",
             Service::Route53 => "Route 53",
+            Service::GlobalAccelerator => "Global Accelerator",
         }
     }
 }

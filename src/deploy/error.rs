@@ -31,6 +31,10 @@ pub enum Error {
         reason: String,
         retry_after: std::time::Duration,
     },
+    /// An AWS resource the stack names carries no ownership tags of this cluster and stack (a
+    /// Global Accelerator whose ARN the object's status names): it is never modified or deleted.
+    #[error("{what} is not owned by this controller ({reason}); it is left as it is")]
+    NotOwned { what: String, reason: String },
     /// A resource stayed in use (DependencyViolation / ResourceInUse) for the whole retry window.
     #[error("timed out deleting {what}: {source}")]
     DeleteTimeout {

@@ -14,8 +14,11 @@
 //!
 //! TargetGroupBinding objects are not written here: [`DeployResult::target_group_bindings`]
 //! carries their specs with the target-group ARNs and security-group ids filled in.
+//!
+//! Global Accelerator stacks (GlobalAccelerator objects) have a deployer of their own: [`aga`].
 
 pub mod addons;
+pub mod aga;
 pub mod cert_discovery;
 pub mod certificate;
 pub mod compare;

@@ -274,6 +274,8 @@ async fn recorded_cloud(cfg: &Config) -> anyhow::Result<(Arc<Recorder>, Cloud)> 
     let addons = crate::aws::build_addons(&aws, &resolved.region, None, Fence::default())
         .await
         .enabled(cfg.enable_waf, cfg.enable_wafv2, cfg.enable_shield);
+    let global_accelerator =
+        crate::aws::build_global_accelerator(&aws, None, Fence::default()).await;
     // ACM and Route 53 behind the recorder too: certificate discovery reads for real, the
     // certificates created for Ingresses (gate `EnableCertificateManagement`) are recorded.
     let acm = crate::aws::build_acm(&aws, &resolved.region, None).await;
@@ -282,7 +284,8 @@ async fn recorded_cloud(cfg: &Config) -> anyhow::Result<(Arc<Recorder>, Cloud)> 
     let recorder = Arc::new(
         Recorder::new(elbv2, ec2)
             .with_addons(addons.clone())
-            .with_certificates(acm, route53),
+            .with_certificates(acm, route53)
+            .with_global_accelerator(global_accelerator),
     );
     let cloud = Cloud {
         elbv2: recorder.clone(),
@@ -295,6 +298,7 @@ async fn recorded_cloud(cfg: &Config) -> anyhow::Result<(Arc<Recorder>, Cloud)> 
         metrics: None,
         addons: recorder.addons_view(&addons),
         tagging: None,
+        global_accelerator: recorder.clone(),
     };
     Ok((recorder, cloud))
 }

@@ -1,5 +1,6 @@
-//! In-memory fake of ELBv2 and EC2 behind the same traits as the SDK implementation, for fast
-//! tests and scale benchmarks. It enforces the AWS rules moto does not (name limits, deletion
+//! In-memory fake of ELBv2 and EC2 (and ACM, the add-ons, the tagging API and Global
+//! Accelerator) behind the same traits as the SDK implementation, for fast tests and scale
+//! benchmarks. It enforces the AWS rules moto does not (name limits, deletion
 //! protection, DependencyViolation, tag limits), lets tests set target health, logs every
 //! request, and injects faults (throttling, 5xx, latency, failing the N-th request).
 //! Requests go through the same [`Caller`] (limiter, retries, metrics) as the SDK ones.
@@ -16,6 +17,9 @@ mod elb_quic;
 mod elb_rules;
 mod elb_tg;
 mod filter;
+mod ga_rules;
+mod ga_state;
+mod global_accelerator;
 mod roles;
 mod route53;
 pub mod spec;
@@ -23,6 +27,7 @@ mod state;
 mod tagging;
 
 pub use acm::{validation_record, FakeAcm, FakeCertificate};
+pub use ga_state::{GaDeployment, GaLimits};
 pub use roles::FakeRoles;
 pub use route53::{FakeRecord, FakeRoute53};
 

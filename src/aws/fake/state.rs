@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rand::Rng;
 
+use super::ga_state::GaState;
 use crate::aws::addons::Protection;
 use crate::aws::error::{AwsError, Result};
 use crate::aws::types::*;
@@ -104,6 +105,8 @@ pub(crate) struct State {
     /// Entries the Resource Groups Tagging index still lists for resources already deleted
     /// (ARN → tags), as its lag behind AWS shows.
     pub tagging_stale: BTreeMap<String, Tags>,
+    /// Global Accelerator (a global service: one per account, whatever the region).
+    pub(crate) ga: GaState,
 }
 
 /// `n` random lowercase hex digits.
@@ -158,6 +161,7 @@ impl State {
             trust_stores: BTreeMap::new(),
             addons: Default::default(),
             tagging_stale: BTreeMap::new(),
+            ga: GaState::default(),
         }
     }
 

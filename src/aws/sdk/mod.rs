@@ -1,12 +1,14 @@
 //! The real AWS implementation, one module per AWS service (mirroring `fake/`): ELBv2, EC2,
-//! ACM, Route 53, the add-ons (WAFv2, WAF Regional, Shield), STS roles and the Resource Groups
-//! Tagging API. Shared here: SDK clients run with retries off (ours run in [`Caller`]), SDK errors
-//! become [`AwsError`], and the pagination and parameter helpers every service uses.
+//! ACM, Route 53, the add-ons (WAFv2, WAF Regional, Shield), STS roles, the Resource Groups
+//! Tagging API and Global Accelerator. Shared here: SDK clients run with retries off (ours run in
+//! [`Caller`]), SDK errors become [`AwsError`], and the pagination and parameter helpers every
+//! service uses.
 
 mod acm;
 mod addons;
 mod ec2;
 pub(crate) mod elbv2;
+mod global_accelerator;
 mod route53;
 pub mod sts;
 mod tagging;
@@ -16,6 +18,7 @@ pub use route53::{build_route53, SdkRoute53};
 pub use addons::build_addons;
 pub use ec2::SdkEc2;
 pub use elbv2::SdkElbV2;
+pub use global_accelerator::{build_global_accelerator, SdkGlobalAccelerator};
 pub use tagging::build_tagging;
 
 use std::error::Error as StdError;

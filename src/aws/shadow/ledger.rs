@@ -181,7 +181,16 @@ pub fn note(resource_kind: &str, write: &super::Write) {
 
 /// The AWS resource kind of an ARN or id, as the gauge labels it.
 pub fn aws_kind(resource: &str) -> &'static str {
-    if resource.starts_with("sg-") {
+    // Global Accelerator's ARNs nest: accelerator/<id>/listener/<id>/endpoint-group/<id>.
+    if resource.starts_with("arn:aws:globalaccelerator:") {
+        if resource.contains("/endpoint-group/") {
+            "GlobalAcceleratorEndpointGroup"
+        } else if resource.contains("/listener/") {
+            "GlobalAcceleratorListener"
+        } else {
+            "GlobalAccelerator"
+        }
+    } else if resource.starts_with("sg-") {
         "SecurityGroup"
     } else if resource.contains(":listener-rule/") {
         "ListenerRule"

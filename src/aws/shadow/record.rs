@@ -18,6 +18,7 @@ mod ec2;
 mod elb;
 mod elb_listener;
 mod elb_tg;
+mod global_accelerator;
 
 /// One field a write changes; `None` = absent before (created) or after (removed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,7 +57,8 @@ struct Seen {
     next: u32,
 }
 
-/// The intercepting layer; `Arc<Recorder>` serves as both `Arc<dyn ElbV2>` and `Arc<dyn Ec2>`.
+/// The intercepting layer; `Arc<Recorder>` serves as both `Arc<dyn ElbV2>` and `Arc<dyn Ec2>`
+/// (and as the add-on and Global Accelerator clients it was given real ones of).
 pub struct Recorder {
     elbv2: Arc<dyn ElbV2>,
     ec2: Arc<dyn Ec2>,
@@ -66,6 +68,7 @@ pub struct Recorder {
     writes: Mutex<Vec<Write>>,
     addons: addons::AddonSide,
     certs: acm::CertSide,
+    ga: global_accelerator::GaSide,
 }
 
 const PENDING: &str = "pending-";
@@ -120,6 +123,7 @@ impl Recorder {
             writes: Mutex::new(Vec::new()),
             addons: Default::default(),
             certs: Default::default(),
+            ga: Default::default(),
         }
     }
 

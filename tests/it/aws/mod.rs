@@ -1,7 +1,9 @@
-//! Tests of the AWS layer: the contract suite on fake and moto, AWS rules on the fake,
-//! and the limiter / retry / metrics wrapper.
+//! Tests of the AWS layer: the contract suite on fake and moto, AWS rules on the fake, the
+//! Global Accelerator contract on the fake alone (moto does not serve it), and the limiter /
+//! retry / metrics wrapper.
 
 mod contract;
+mod contract_ga;
 mod env;
 mod fake_rules;
 mod fence;

@@ -287,3 +287,75 @@ fn writes_to_load_balancers_and_security_groups_need_the_cluster_tag() {
         );
     }
 }
+
+/// The Global Accelerator client (`src/aws/sdk/global_accelerator`): every operation it sends
+/// (each named where it goes through the caller) is allowed under `globalaccelerator:`, as
+/// upstream's `aga_controller_iam_policy.json` grants it, and every write is tied to the
+/// accelerator's `elbv2.k8s.aws/cluster` and `aga.k8s.aws/resource` tags.
+#[test]
+fn policy_allows_the_global_accelerator_calls_on_tagged_accelerators_only() {
+    let flat: String = source("src/aws/sdk/global_accelerator")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("");
+    let ops: BTreeSet<String> = flat
+        .split("SVC,\"")
+        .skip(1)
+        .filter_map(|p| p.split('"').next().map(str::to_owned))
+        .collect();
+    let want: BTreeSet<String> = [
+        "AddEndpoints",
+        "CreateAccelerator",
+        "CreateEndpointGroup",
+        "CreateListener",
+        "DeleteAccelerator",
+        "DeleteEndpointGroup",
+        "DeleteListener",
+        "DescribeAccelerator",
+        "ListAccelerators",
+        "ListEndpointGroups",
+        "ListListeners",
+        "ListTagsForResource",
+        "RemoveEndpoints",
+        "TagResource",
+        "UntagResource",
+        "UpdateAccelerator",
+        "UpdateEndpointGroup",
+        "UpdateListener",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(ops, want, "a Global Accelerator call without a policy check");
+
+    let policy = policy();
+    let statements = policy["Statement"].as_array().unwrap();
+    let allowed: BTreeSet<String> = statements
+        .iter()
+        .filter(|s| s["Effect"] == "Allow")
+        .flat_map(actions)
+        .collect();
+    for op in &ops {
+        let action = format!("globalaccelerator:{op}");
+        assert!(allowed.contains(&action), "iam_policy.json does not allow {action}");
+        let is_read = ["Describe", "List"].iter().any(|p| op.starts_with(p));
+        if is_read {
+            continue;
+        }
+        for st in statements
+            .iter()
+            .filter(|s| actions(s).contains(&action))
+        {
+            let c = st["Condition"].to_string();
+            assert!(
+                c.contains("elbv2.k8s.aws/cluster") && c.contains("aga.k8s.aws/resource"),
+                "{action} is granted without the accelerator's tags: {st}"
+            );
+        }
+    }
+    // The service-linked role Global Accelerator needs for an account's first accelerator.
+    assert!(statements.iter().any(|s| {
+        actions(s).contains(&"iam:CreateServiceLinkedRole".to_string())
+            && s["Condition"].to_string().contains("globalaccelerator.amazonaws.com")
+    }));
+}

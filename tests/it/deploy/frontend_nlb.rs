@@ -254,11 +254,15 @@ async fn upstream_frontend_nlb(
         .create_target_group((&upstream_tg).into(), vpc)
         .await
         .unwrap();
-    fake.create_listener(&model::Listener {
-        load_balancer_arn: Token::Literal(nlb.arn.clone()),
-        tags: f.listeners[0].tags.clone(),
-        ..model::Listener::new(80, Protocol::Tcp, vec![model::Action::forward_arn(&tg.arn)])
-    })
+    // ElbV2's, not Global Accelerator's (the fake serves both).
+    ElbV2::create_listener(
+        fake,
+        &model::Listener {
+            load_balancer_arn: Token::Literal(nlb.arn.clone()),
+            tags: f.listeners[0].tags.clone(),
+            ..model::Listener::new(80, Protocol::Tcp, vec![model::Action::forward_arn(&tg.arn)])
+        },
+    )
     .await
     .unwrap();
     fake.register_targets(&tg.arn, &[TargetDescription::new(alb_arn, 80)])

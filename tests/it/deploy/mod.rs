@@ -5,6 +5,7 @@
 mod acm_create;
 pub(crate) mod acm_discovery;
 mod addons;
+mod aga;
 pub mod addons_moto;
 mod faults;
 mod frontend_nlb;

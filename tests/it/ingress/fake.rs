@@ -337,7 +337,9 @@ async fn periodic_resync_restores_a_rule_deleted_behind_our_back() {
     let inv = inventory(fake.as_ref(), fake.as_ref(), "demo/app").await;
     use aws_load_balancer_controller::aws::ElbV2;
     fake.delete_rule(&inv.rules[0].0.arn).await.unwrap();
-    fake.delete_listener(&inv.listeners[0].arn).await.ok();
+    ElbV2::delete_listener(fake.as_ref(), &inv.listeners[0].arn)
+        .await
+        .ok();
     eventually("listener and rules restored by resync", WAIT, || async {
         let inv = inventory(fake.as_ref(), fake.as_ref(), "demo/app").await;
         inv.listeners.len() == 1 && inv.rules.len() == 2
