@@ -85,8 +85,16 @@ fn global_accelerator_validator_is_served_with_its_gate_outside_special_partitio
     };
     assert!(!serves(false, Some("us-west-2")));
     assert!(serves(true, Some("us-west-2")));
-    assert!(serves(true, None), "a region not resolved yet is a standard one");
-    for special in ["cn-north-1", "us-gov-west-1", "us-iso-east-1", "eu-isoe-west-1"] {
+    assert!(
+        serves(true, None),
+        "a region not resolved yet is a standard one"
+    );
+    for special in [
+        "cn-north-1",
+        "us-gov-west-1",
+        "us-iso-east-1",
+        "eu-isoe-west-1",
+    ] {
         assert!(!serves(true, Some(special)), "{special}");
     }
 }

@@ -19,7 +19,6 @@ pub mod cli;
 pub mod controller;
 pub mod deploy;
 pub mod diff;
-pub mod malloc_tunables;
 pub mod metrics;
 pub mod plain_server;
 pub mod probes;

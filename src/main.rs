@@ -43,9 +43,14 @@ fn main() -> ExitCode {
     }
 }
 
+// jemalloc, configured at build time (`.cargo/config.toml`): under glibc's malloc the freed
+// memory of a large first list (13,000 Pods) stays in per-thread arenas, which only a restart
+// with GLIBC_TUNABLES could prevent. Figures in docs/performance.md.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn run_controller(args: &aws_load_balancer_controller::args::ControllerArgs) -> anyhow::Result<()> {
-    // Before any thread starts: may restart this process (same pid) with malloc tunables.
-    aws_load_balancer_controller::malloc_tunables::apply();
     let cfg = Config::from_args(args)?;
     telemetry::init(cfg.log_level, cfg.log_format);
     match nofile::raise_soft_limit() {

@@ -282,12 +282,9 @@ async fn run_leading(
             tagging: cloud.tagging.clone(),
             cert_discovery: Some(CertDiscovery::for_ingresses(&cfg, cloud.acm.clone())),
             // Gate `EnableCertificateManagement` (off by default, as upstream).
-            certificates: cfg.gate("EnableCertificateManagement").then(|| {
-                Arc::new(Certificates::new(
-                    cloud.acm.clone(),
-                    cloud.route53.clone(),
-                ))
-            }),
+            certificates: cfg
+                .gate("EnableCertificateManagement")
+                .then(|| Arc::new(Certificates::new(cloud.acm.clone(), cloud.route53.clone()))),
             ..IngressConfig::from(&*cfg)
         },
         token.clone(),

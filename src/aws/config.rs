@@ -298,9 +298,16 @@ mod tests {
             let m = parse_api_endpoints(&format!("{key}=http://r53")).unwrap();
             assert_eq!(endpoint_for(&m, Service::Route53), Some("http://r53"));
         }
-        for key in ["GlobalAccelerator", "globalaccelerator", "Global Accelerator"] {
+        for key in [
+            "GlobalAccelerator",
+            "globalaccelerator",
+            "Global Accelerator",
+        ] {
             let m = parse_api_endpoints(&format!("{key}=http://ga")).unwrap();
-            assert_eq!(endpoint_for(&m, Service::GlobalAccelerator), Some("http://ga"));
+            assert_eq!(
+                endpoint_for(&m, Service::GlobalAccelerator),
+                Some("http://ga")
+            );
             assert_eq!(endpoint_for(&m, Service::Tagging), None);
         }
     }

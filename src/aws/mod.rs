@@ -51,8 +51,8 @@ pub use global_accelerator::{
 pub use metrics::AwsMetrics;
 pub use route53::Route53;
 pub use sdk::{
-    build_acm, build_acm_fenced, build_addons, build_global_accelerator, build_route53, build_tagging,
-    SdkAcm, SdkRoute53,
+    build_acm, build_acm_fenced, build_addons, build_global_accelerator, build_route53,
+    build_tagging, SdkAcm, SdkRoute53,
 };
 pub use tagging::{
     ResourceTagging, TaggedResource, RESOURCE_TYPE_LOAD_BALANCER, RESOURCE_TYPE_TARGET_GROUP,

@@ -288,7 +288,11 @@ pub fn pair(want: &[model::Certificate], owned: Vec<OwnedCertificate>) -> Pairin
         out.leftovers.extend(misfit);
         fit.sort_by_key(|o| {
             let not_issued = o.detail.status != ISSUED;
-            (not_issued, o.detail.created_at.unwrap_or(i64::MAX), o.arn.clone())
+            (
+                not_issued,
+                o.detail.created_at.unwrap_or(i64::MAX),
+                o.arn.clone(),
+            )
         });
         let mut fit = fit.into_iter();
         match fit.next() {
@@ -377,7 +381,11 @@ impl Deployer {
             .collect();
         for c in all.iter().filter(|c| !going.contains(c.arn.as_str())) {
             domains_in_use.insert(validation_domain(&c.domain_name));
-            domains_in_use.extend(c.subject_alternative_names.iter().map(|n| validation_domain(n)));
+            domains_in_use.extend(
+                c.subject_alternative_names
+                    .iter()
+                    .map(|n| validation_domain(n)),
+            );
         }
         // Every zone looked up before the first write of the step.
         let mut zones: BTreeMap<String, HostedZone> = BTreeMap::new();
@@ -450,22 +458,22 @@ impl Deployer {
             tags: w.tags.clone(),
         };
         tracing::info!(resource_id = %w.id, ingress = %w.ingress, "requesting certificate");
-        let arn = match certs.acm.request_certificate(&req).await {
-            Ok(arn) => arn,
-            Err(source @ AwsError::LimitExceeded { .. }) => {
-                return Err(Error::Aws {
-                    what: "ACM certificate request failed: too many Subject Alternative Names (SANs)"
-                        .into(),
+        let arn =
+            match certs.acm.request_certificate(&req).await {
+                Ok(arn) => arn,
+                Err(source @ AwsError::LimitExceeded { .. }) => return Err(Error::Aws {
+                    what:
+                        "ACM certificate request failed: too many Subject Alternative Names (SANs)"
+                            .into(),
                     source,
-                })
-            }
-            Err(source) => {
-                return Err(Error::Aws {
-                    what: format!("request certificate {} for ingress {}", w.id, w.ingress),
-                    source,
-                })
-            }
-        };
+                }),
+                Err(source) => {
+                    return Err(Error::Aws {
+                        what: format!("request certificate {} for ingress {}", w.id, w.ingress),
+                        source,
+                    })
+                }
+            };
         certs.tags.put(&arn, req.tags.clone());
         tracing::info!(resource_id = %w.id, certificate_arn = %arn, "requested certificate");
         if w.cert_type == CertificateType::AmazonIssued {
@@ -594,7 +602,10 @@ impl Deployer {
             let mut still = Vec::new();
             for (w, arn) in pending {
                 let d = certs.describe(&arn).await?.ok_or_else(|| {
-                    Error::Invalid(format!("certificate {arn} of ingress {} is gone", w.ingress))
+                    Error::Invalid(format!(
+                        "certificate {arn} of ingress {} is gone",
+                        w.ingress
+                    ))
                 })?;
                 if d.status == ISSUED {
                     continue;
@@ -723,7 +734,10 @@ impl Deployer {
                 }
                 Err(source) => {
                     return Err(Error::Aws {
-                        what: format!("delete validation record {} of certificate {}", r.name, o.arn),
+                        what: format!(
+                            "delete validation record {} of certificate {}",
+                            r.name, o.arn
+                        ),
                         source,
                     })
                 }

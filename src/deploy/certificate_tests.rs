@@ -170,7 +170,7 @@ async fn synthesizer_missing_names_request_a_replacement() {
     let names = ["example.com", "otherexample.com"];
     let (left, res) = e.sync(&stack(vec![want(id, &names)])).await;
     let left = left.unwrap();
-    assert_eq!(leftover_arns(&left), [old.clone()]);
+    assert_eq!(leftover_arns(&left), std::slice::from_ref(&old));
     let new = &res.certificate_arns[id];
     assert_ne!(*new, old);
     assert_eq!(e.acm.certificates()[new].status, "ISSUED");
@@ -188,7 +188,9 @@ async fn synthesizer_missing_names_request_a_replacement() {
 async fn synthesizer_stale_pending_certificate_is_requested_anew() {
     let e = env(&["example.com"]);
     let id = "amazon_issued/example.com";
-    let old = e.acm.add(ours(&["example.com"], id).status("PENDING_VALIDATION"));
+    let old = e
+        .acm
+        .add(ours(&["example.com"], id).status("PENDING_VALIDATION"));
     e.acm.set_created_at(&old, 31 * 60);
     let (left, res) = e.sync(&stack(vec![want(id, &["example.com"])])).await;
     assert!(left.unwrap().certificates.is_empty());
@@ -230,7 +232,13 @@ async fn synthesizer_precheck_refuses_a_name_without_a_zone() {
 
 // ---------------------------------------------- upstream's Test_matchResAndSDKCertificates
 
-fn found(id: &str, arn: &str, names: &[&str], status: &str, created: Option<i64>) -> OwnedCertificate {
+fn found(
+    id: &str,
+    arn: &str,
+    names: &[&str],
+    status: &str,
+    created: Option<i64>,
+) -> OwnedCertificate {
     OwnedCertificate {
         arn: arn.into(),
         resource_id: id.into(),
@@ -287,7 +295,13 @@ fn pairing_replays_upstreams_match_table() {
     assert_eq!((p.create, p.leftovers), (vec![&w[0]], vec![o]));
     // 6. certificate domainname changes
     let w = [private("private/otherexample.com", &["otherexample.com"])];
-    let mut o = found("private/example.com", "arn-6", &["example.com"], "ISSUED", None);
+    let mut o = found(
+        "private/example.com",
+        "arn-6",
+        &["example.com"],
+        "ISSUED",
+        None,
+    );
     o.detail.cert_type = "PRIVATE".into();
     let p = pair(&w, vec![o.clone()]);
     assert_eq!((p.create, p.leftovers), (vec![&w[0]], vec![o]));
@@ -299,7 +313,13 @@ fn pairing_replays_upstreams_match_table() {
 #[test]
 fn pairing_replaces_another_ca_and_keeps_one_duplicate() {
     let w = [private("private/example.com", &["example.com"])];
-    let mut o = found("private/example.com", "arn-1", &["example.com"], "ISSUED", None);
+    let mut o = found(
+        "private/example.com",
+        "arn-1",
+        &["example.com"],
+        "ISSUED",
+        None,
+    );
     o.detail.cert_type = "PRIVATE".into();
     o.detail.certificate_authority_arn = Some("arn:aws:acm-pca:::::old-ca".into());
     let p = pair(&w, vec![o.clone()]);
@@ -308,7 +328,13 @@ fn pairing_replaces_another_ca_and_keeps_one_duplicate() {
     assert_eq!(pair(&w, vec![o.clone()]).matched.len(), 1);
 
     let w = [want("id", &["example.com"])];
-    let pending = found("id", "arn-a", &["example.com"], "PENDING_VALIDATION", Some(1));
+    let pending = found(
+        "id",
+        "arn-a",
+        &["example.com"],
+        "PENDING_VALIDATION",
+        Some(1),
+    );
     let issued = found("id", "arn-b", &["example.com"], "ISSUED", Some(2));
     let p = pair(&w, vec![pending.clone(), issued.clone()]);
     assert_eq!(p.matched, vec![(&w[0], issued)]);
@@ -329,7 +355,10 @@ async fn finding_the_stacks_certificates_by_their_tags() {
     // successfully retrieve tags from ACM
     let tags = Tags::from([
         ("elbv2.k8s.aws/cluster".to_string(), "example".to_string()),
-        ("ingress.k8s.aws/stack".to_string(), "default/name".to_string()),
+        (
+            "ingress.k8s.aws/stack".to_string(),
+            "default/name".to_string(),
+        ),
         ("ingress.k8s.aws/resource".to_string(), "r".to_string()),
     ]);
     let mut c = FakeCertificate::imported("a.example.com", &[]);
@@ -337,7 +366,10 @@ async fn finding_the_stacks_certificates_by_their_tags() {
     let arn = e.acm.add(c);
     let (owned, _) = certs.find("example", "default/name").await.unwrap();
     assert_eq!(owned.len(), 1);
-    assert_eq!((owned[0].arn.as_str(), &owned[0].tags), (arn.as_str(), &tags));
+    assert_eq!(
+        (owned[0].arn.as_str(), &owned[0].tags),
+        (arn.as_str(), &tags)
+    );
     assert_eq!(e.acm.count("ListTagsForCertificate"), 1);
     certs.find("example", "default/name").await.unwrap();
     assert_eq!(e.acm.count("ListTagsForCertificate"), 1, "cached");
@@ -390,7 +422,10 @@ async fn validation_records_are_waited_for() {
     let id = "amazon_issued/example.com";
     let (left, res) = e.sync(&stack(vec![want(id, &["example.com"])])).await;
     left.unwrap();
-    assert_eq!(e.acm.certificates()[&res.certificate_arns[id]].status, "ISSUED");
+    assert_eq!(
+        e.acm.certificates()[&res.certificate_arns[id]].status,
+        "ISSUED"
+    );
     assert!(e.acm.count("DescribeCertificate") >= 4);
 
     let e = env(&["example.com"]);
@@ -434,7 +469,10 @@ async fn a_pending_certificate_requeues_the_deploy() {
             retry_after,
         }) => {
             assert_eq!(retry_after, Duration::from_secs(7));
-            assert!(reason.contains(&arn) && reason.contains("pending validation"), "{reason}");
+            assert!(
+                reason.contains(&arn) && reason.contains("pending validation"),
+                "{reason}"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -488,7 +526,10 @@ async fn new_tags_reach_an_existing_certificate() {
     left.unwrap();
     assert_eq!(e.acm_writes(), ["AddTagsToCertificate"]);
     let tags = &e.acm.certificates()[&arn].tags;
-    assert_eq!((tags["team"].as_str(), tags["env"].as_str()), ("shop", "prod"));
+    assert_eq!(
+        (tags["team"].as_str(), tags["env"].as_str()),
+        ("shop", "prod")
+    );
 }
 
 /// The cleanup: the record goes unless another certificate of the account still names the
@@ -505,18 +546,26 @@ async fn cleanup_deletes_records_and_certificates_it_may() {
     assert_eq!(e.records(), 2);
     // Someone else's certificate still names b.example.com.
     e.acm.add(FakeCertificate::imported("b.example.com", &[]));
-    e.acm.set_in_use_by(&arn, &["arn:aws:elasticloadbalancing:::loadbalancer/app/x"]);
+    e.acm
+        .set_in_use_by(&arn, &["arn:aws:elasticloadbalancing:::loadbalancer/app/x"]);
     let (left, _) = e.sync(&stack(vec![])).await;
     let left = left.unwrap();
     let err = e.d.delete_certificates(&left).await.unwrap_err();
     assert!(matches!(err, Error::DeleteTimeout { .. }), "{err}");
     assert!(e.acm.count("DeleteCertificate") > 1, "retried");
-    assert_eq!(e.records(), 1, "a.example.com's record went before the delete");
+    assert_eq!(
+        e.records(),
+        1,
+        "a.example.com's record went before the delete"
+    );
     e.acm.set_in_use_by(&arn, &[]);
     e.d.delete_certificates(&left).await.unwrap();
     assert!(!e.acm.certificates().contains_key(&arn));
     let b = validation_record("b.example.com");
-    assert!(e.dns.has_record(&b.name, "CNAME", &b.value), "still validates the other one");
+    assert!(
+        e.dns.has_record(&b.name, "CNAME", &b.value),
+        "still validates the other one"
+    );
     let _ = &e.elb;
 }
 

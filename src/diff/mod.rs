@@ -279,8 +279,7 @@ async fn recorded_cloud(cfg: &Config) -> anyhow::Result<(Arc<Recorder>, Cloud)> 
     // ACM and Route 53 behind the recorder too: certificate discovery reads for real, the
     // certificates created for Ingresses (gate `EnableCertificateManagement`) are recorded.
     let acm = crate::aws::build_acm(&aws, &resolved.region, None).await;
-    let route53 =
-        crate::aws::build_route53(&aws, &resolved.region, None, Fence::default()).await;
+    let route53 = crate::aws::build_route53(&aws, &resolved.region, None, Fence::default()).await;
     let recorder = Arc::new(
         Recorder::new(elbv2, ec2)
             .with_addons(addons.clone())

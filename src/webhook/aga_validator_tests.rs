@@ -122,7 +122,11 @@ async fn validate_create_and_update_table() {
 fn overlapping_port_ranges_table() {
     let cases: Vec<(&str, Value, bool)> = vec![
         ("no listeners", json!({}), false),
-        ("single listener", json!({"listeners": [tcp(&[(80, 80)])]}), false),
+        (
+            "single listener",
+            json!({"listeners": [tcp(&[(80, 80)])]}),
+            false,
+        ),
         (
             "two listeners with different protocols - no overlap",
             json!({"listeners": [tcp(&[(80, 80)]), udp(&[(80, 80)])]}),
@@ -201,13 +205,38 @@ fn port_ranges_overlap_table() {
     let r = |from_port, to_port| PortRange { from_port, to_port };
     for (case, a, b, want) in [
         ("exactly matching ranges", r(80, 80), r(80, 80), true),
-        ("completely non-overlapping ranges", r(80, 90), r(100, 110), false),
-        ("A partially overlaps B (lower)", r(80, 100), r(90, 110), true),
-        ("A partially overlaps B (higher)", r(90, 110), r(80, 100), true),
+        (
+            "completely non-overlapping ranges",
+            r(80, 90),
+            r(100, 110),
+            false,
+        ),
+        (
+            "A partially overlaps B (lower)",
+            r(80, 100),
+            r(90, 110),
+            true,
+        ),
+        (
+            "A partially overlaps B (higher)",
+            r(90, 110),
+            r(80, 100),
+            true,
+        ),
         ("A completely contains B", r(80, 120), r(90, 110), true),
         ("B completely contains A", r(90, 110), r(80, 120), true),
-        ("Adjacent ranges (not overlapping)", r(80, 90), r(91, 100), false),
-        ("Touching ranges (should be considered overlap)", r(80, 90), r(90, 100), true),
+        (
+            "Adjacent ranges (not overlapping)",
+            r(80, 90),
+            r(91, 100),
+            false,
+        ),
+        (
+            "Touching ranges (should be considered overlap)",
+            r(80, 90),
+            r(90, 100),
+            true,
+        ),
     ] {
         assert_eq!(port_ranges_overlap(&a, &b), want, "{case}");
     }
@@ -215,9 +244,8 @@ fn port_ranges_overlap_table() {
 
 #[tokio::test]
 async fn duplicate_endpoints_table() {
-    let group = |endpoints: Value| {
-        json!({"listeners": [{"endpointGroups": [{"endpoints": endpoints}]}]})
-    };
+    let group =
+        |endpoints: Value| json!({"listeners": [{"endpointGroups": [{"endpoints": endpoints}]}]});
     let cases: Vec<(&str, Value, Option<&str>)> = vec![
         (
             "valid - unique endpoints",
@@ -282,7 +310,9 @@ async fn duplicate_endpoints_table() {
     ])));
     assert_eq!(
         check_for_duplicate_endpoints(&ids, "ns1"),
-        Err("duplicate endpoint detected in listener[0].endpointGroups[0]: EndpointID/arn:1".into())
+        Err(
+            "duplicate endpoint detected in listener[0].endpointGroups[0]: EndpointID/arn:1".into()
+        )
     );
 }
 

@@ -85,7 +85,10 @@ impl<'p> PodView<'p> {
             Some(_) => return Err("metadata must be an object".into()),
         };
         let (labels, annotations) = match meta {
-            Some(m) => (strings(m, "labels")?.unwrap_or_default(), strings(m, "annotations")?),
+            Some(m) => (
+                strings(m, "labels")?.unwrap_or_default(),
+                strings(m, "annotations")?,
+            ),
             None => (BTreeMap::new(), None),
         };
         let spec = pod.get("spec").filter(|s| !s.is_null());

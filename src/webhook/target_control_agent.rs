@@ -186,7 +186,11 @@ impl Agent {
                 continue;
             }
             let r = &mut agent.resources;
-            let list = if limit { &mut r.limits } else { &mut r.requests };
+            let list = if limit {
+                &mut r.limits
+            } else {
+                &mut r.requests
+            };
             list.get_or_insert_with(BTreeMap::new)
                 .insert(resource.to_string(), Quantity(v));
         }

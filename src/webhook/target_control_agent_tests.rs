@@ -24,7 +24,11 @@ const VALID_ADDRESS: &[(&str, &str, bool)] = &[
     ("multiple colons", "127.0.0.1:80:80", false),
     ("port only", "3000", false),
     ("valid IPv6 with port", "[::1]:8080", true),
-    ("valid IPv6 full address with port", "[2001:db8::1]:3000", true),
+    (
+        "valid IPv6 full address with port",
+        "[2001:db8::1]:3000",
+        true,
+    ),
     ("invalid IPv6 without brackets", "::1:8080", false),
 ];
 
@@ -34,7 +38,12 @@ const EXTRACT_PORT: &[(&str, &str, i32, bool)] = &[
     ("invalid format", "invalid", 0, false),
     ("empty string", "", 0, false),
     ("IPv6 with port", "[::1]:8080", 8080, true),
-    ("IPv6 full address with port", "[2001:db8::1]:3000", 3000, true),
+    (
+        "IPv6 full address with port",
+        "[2001:db8::1]:3000",
+        3000,
+        true,
+    ),
     ("IPv6 without brackets", "::1:8080", 0, false),
 ];
 
@@ -138,7 +147,9 @@ fn rust_log_levels_and_quantities_are_checked_as_upstream() {
     ] {
         assert!(is_quantity(ok), "{ok}");
     }
-    for bad in ["", "m", "1.5.5", "1 Gi", " 1", "1Gb", "1e1.5", "1e", "abc", "1ki"] {
+    for bad in [
+        "", "m", "1.5.5", "1 Gi", " 1", "1Gb", "1e1.5", "1e", "abc", "1ki",
+    ] {
         assert!(!is_quantity(bad), "{bad}");
     }
 }
@@ -193,7 +204,10 @@ fn a_configuration_without_max_concurrency_takes_the_crds_default() {
     let agent = Agent::new(&s, &BTreeMap::new()).unwrap();
     assert_eq!(agent.max_concurrency, 1);
     let c = agent.container();
-    assert_eq!(c["env"][3], json!({"name": ENV_MAX_CONCURRENCY, "value": "1"}));
+    assert_eq!(
+        c["env"][3],
+        json!({"name": ENV_MAX_CONCURRENCY, "value": "1"})
+    );
     assert_eq!(c["resources"], json!({}));
 }
 

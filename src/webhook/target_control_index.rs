@@ -64,7 +64,8 @@ impl TargetControlIndex {
 
     /// Both kinds have listed once.
     pub fn synced(&self) -> bool {
-        self.namespaces_synced.load(Ordering::Acquire) && self.configs_synced.load(Ordering::Acquire)
+        self.namespaces_synced.load(Ordering::Acquire)
+            && self.configs_synced.load(Ordering::Acquire)
     }
 
     pub fn namespace_label(&self, namespace: &str) -> NamespaceLabel {
@@ -192,7 +193,10 @@ mod tests {
     #[test]
     fn namespaces_follow_their_watch() {
         let idx = TargetControlIndex::default();
-        Index::<Namespace>::reset(&idx, &[namespace("a", Some("enabled")), namespace("b", None)]);
+        Index::<Namespace>::reset(
+            &idx,
+            &[namespace("a", Some("enabled")), namespace("b", None)],
+        );
         assert_eq!(
             idx.namespace_label("a"),
             NamespaceLabel::Value("enabled".into())
@@ -200,7 +204,10 @@ mod tests {
         assert_eq!(idx.namespace_label("b"), NamespaceLabel::Absent);
         assert_eq!(idx.namespace_label("c"), NamespaceLabel::Unknown);
         Index::<Namespace>::apply(&idx, &namespace("b", Some("off")));
-        assert_eq!(idx.namespace_label("b"), NamespaceLabel::Value("off".into()));
+        assert_eq!(
+            idx.namespace_label("b"),
+            NamespaceLabel::Value("off".into())
+        );
         Index::<Namespace>::delete(&idx, &namespace("a", None));
         assert_eq!(idx.namespace_label("a"), NamespaceLabel::Unknown);
         // Namespaces alone do not make the index synced.

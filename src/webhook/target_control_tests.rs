@@ -215,7 +215,12 @@ fn upstreams_mutate_table_replays_through_the_webhook() {
         } else {
             apply(&case.pod, &decision)
         };
-        assert_eq!(containers(&out).len(), case.want_containers, "{}", case.name);
+        assert_eq!(
+            containers(&out).len(),
+            case.want_containers,
+            "{}",
+            case.name
+        );
         let mark = out["metadata"]["annotations"][INJECTED_ANNOTATION].as_str();
         if case.want_annotation {
             assert_eq!(mark, Some("true"), "{}", case.name);
@@ -262,7 +267,10 @@ fn the_pod_label_decides_first_then_the_namespace_label() {
         sidecar(&apply(&p, &run(&inj, Operation::Create, ns, &p))).is_some()
     };
     assert!(injected("on", None));
-    assert!(injected("on", Some("yes")), "any other pod value defers to the namespace");
+    assert!(
+        injected("on", Some("yes")),
+        "any other pod value defers to the namespace"
+    );
     assert!(!injected("on", Some("false")));
     assert!(injected("plain", Some("true")));
     assert!(injected("off", Some("true")));
@@ -276,7 +284,10 @@ fn the_pod_label_decides_first_then_the_namespace_label() {
 #[test]
 fn the_pods_namespace_configuration_comes_before_kube_systems() {
     let inj = injector(
-        &[("team", Some(NAMESPACE_ENABLED)), ("other", Some(NAMESPACE_ENABLED))],
+        &[
+            ("team", Some(NAMESPACE_ENABLED)),
+            ("other", Some(NAMESPACE_ENABLED)),
+        ],
         vec![
             ("team", config("team:1")),
             (FALLBACK_NAMESPACE, config("fallback:1")),
@@ -299,9 +310,15 @@ fn the_pods_namespace_configuration_comes_before_kube_systems() {
 
 #[test]
 fn updates_are_left_alone_and_bad_pods_are_errors() {
-    let inj = injector(&[("ns", Some(NAMESPACE_ENABLED))], vec![("ns", config(IMAGE))]);
+    let inj = injector(
+        &[("ns", Some(NAMESPACE_ENABLED))],
+        vec![("ns", config(IMAGE))],
+    );
     let p = pod(json!({}), None, app());
-    assert_eq!(run(&inj, Operation::Update, "ns", &p), Decision::Patch(Vec::new()));
+    assert_eq!(
+        run(&inj, Operation::Update, "ns", &p),
+        Decision::Patch(Vec::new())
+    );
     for bad in [
         json!({"metadata": {"labels": {"a": 1}}, "spec": {"containers": []}}),
         json!({"metadata": {"annotations": ["x"]}, "spec": {"containers": []}}),
@@ -317,7 +334,10 @@ fn updates_are_left_alone_and_bad_pods_are_errors() {
 
 #[test]
 fn a_refusal_carries_upstreams_message() {
-    let inj = injector(&[("ns", Some(NAMESPACE_ENABLED))], vec![("ns", config(IMAGE))]);
+    let inj = injector(
+        &[("ns", Some(NAMESPACE_ENABLED))],
+        vec![("ns", config(IMAGE))],
+    );
     let p = pod(json!({}), Some(json!({ a::RUST_LOG: "trace" })), app());
     let decision = run(&inj, Operation::Create, "ns", &p);
     assert_eq!(
@@ -352,7 +372,10 @@ fn before_the_first_lists_pods_wait_then_are_refused() {
     assert!(!inj.index.synced());
     inj.index.reset_configs(HashMap::new());
     assert!(inj.index.synced());
-    assert_eq!(run(&inj, Operation::Create, "ns", &p), Decision::Patch(Vec::new()));
+    assert_eq!(
+        run(&inj, Operation::Create, "ns", &p),
+        Decision::Patch(Vec::new())
+    );
 }
 
 /// The paths of a patch, for checking its shape.
@@ -373,7 +396,10 @@ fn paths(d: &Decision) -> Vec<(String, String)> {
 
 #[test]
 fn the_patch_adds_the_container_and_the_mark_wherever_they_go() {
-    let inj = injector(&[("ns", Some(NAMESPACE_ENABLED))], vec![("ns", config(IMAGE))]);
+    let inj = injector(
+        &[("ns", Some(NAMESPACE_ENABLED))],
+        vec![("ns", config(IMAGE))],
+    );
     let add = |p: &str| ("add".to_string(), p.to_string());
     // A pod with annotations gets one more, its containers one more.
     let p = pod(json!({}), Some(json!({"keep": "me"})), app());
@@ -393,12 +419,19 @@ fn the_patch_adds_the_container_and_the_mark_wherever_they_go() {
     );
     let out = apply(&bare, &d);
     assert_eq!(out["spec"]["nodeName"], "n");
-    assert_eq!(out["metadata"]["annotations"], json!({ INJECTED_ANNOTATION: "true" }));
+    assert_eq!(
+        out["metadata"]["annotations"],
+        json!({ INJECTED_ANNOTATION: "true" })
+    );
     // Neither metadata nor spec.
     let d = run(&inj, Operation::Create, "ns", &json!({}));
     assert_eq!(paths(&d), vec![add("/spec"), add("/metadata")]);
     // Already marked "true" (a sidecar removed by hand, say): the mark is not written again.
-    let marked = pod(json!({}), Some(json!({ INJECTED_ANNOTATION: "true" })), app());
+    let marked = pod(
+        json!({}),
+        Some(json!({ INJECTED_ANNOTATION: "true" })),
+        app(),
+    );
     assert_eq!(
         paths(&run(&inj, Operation::Create, "ns", &marked)),
         vec![add("/spec/containers/-")]

@@ -1014,7 +1014,10 @@ spec:
     assert_eq!(cert["type"], "PRIVATE", "{stack}");
     assert_eq!(cert["certificateAuthorityArn"], ca);
     assert_eq!(cert["domainName"], "shop.example.com");
-    assert_eq!(cert["subjectAlternativeNames"], serde_json::json!(["shop.example.com"]));
+    assert_eq!(
+        cert["subjectAlternativeNames"],
+        serde_json::json!(["shop.example.com"])
+    );
     assert_eq!(cert["ingress"], "shop/web");
     assert!(cert["id"]
         .as_str()

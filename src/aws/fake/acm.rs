@@ -103,9 +103,9 @@ impl FakeCertificate {
 /// validates both), stable per account as ACM's are.
 pub fn validation_record(domain: &str) -> ValidationRecord {
     let base = domain.strip_prefix("*.").unwrap_or(domain);
-    let token: u32 = base
-        .bytes()
-        .fold(2166136261u32, |h, b| (h ^ u32::from(b)).wrapping_mul(16777619));
+    let token: u32 = base.bytes().fold(2166136261u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(16777619)
+    });
     ValidationRecord {
         name: format!("_{token:08x}.{base}."),
         record_type: "CNAME".into(),

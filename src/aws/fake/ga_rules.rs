@@ -101,7 +101,9 @@ pub(super) fn check_tags(tags: &Tags) -> Result<()> {
             return Err(invalid(format!("tag key {k}: the aws: prefix is reserved")));
         }
         if k.is_empty() || k.len() > 128 || v.len() > 256 {
-            return Err(invalid(format!("tag {k}={v} exceeds AWS's tag length limits")));
+            return Err(invalid(format!(
+                "tag {k}={v} exceeds AWS's tag length limits"
+            )));
         }
     }
     Ok(())
@@ -112,7 +114,10 @@ pub(super) fn check_ip_addresses(ips: &[String]) -> Result<()> {
     if ips.len() > 2 {
         return Err(invalid("at most two IP addresses may be given"));
     }
-    match ips.iter().find(|ip| ip.parse::<std::net::Ipv4Addr>().is_err()) {
+    match ips
+        .iter()
+        .find(|ip| ip.parse::<std::net::Ipv4Addr>().is_err())
+    {
         Some(ip) => Err(invalid(format!("{ip} is not an IPv4 address"))),
         None => Ok(()),
     }
@@ -141,7 +146,9 @@ fn policy_tags(tags: &Tags) -> bool {
 fn access_denied(action: &str, resource: &str) -> AwsError {
     err(
         "AccessDeniedException",
-        format!("User is not authorized to perform: globalaccelerator:{action} on resource: {resource}"),
+        format!(
+            "User is not authorized to perform: globalaccelerator:{action} on resource: {resource}"
+        ),
     )
 }
 
@@ -171,7 +178,10 @@ pub(super) fn authorize_tagging(ga: &GaState, arn: &str, request: &Tags) -> Resu
     if !ga.iam_policy {
         return Ok(());
     }
-    let resource_ok = ga.accelerators.get(arn).is_some_and(|r| policy_tags(&r.tags));
+    let resource_ok = ga
+        .accelerators
+        .get(arn)
+        .is_some_and(|r| policy_tags(&r.tags));
     if (resource_ok && !request.contains_key(CLUSTER_TAG)) || policy_tags(request) {
         return Ok(());
     }
@@ -284,7 +294,9 @@ pub(super) fn set_ip_address_type(acc: &mut DescribedAccelerator, ip_address_typ
 pub(super) fn check_ip_address_type(t: &str) -> Result<()> {
     match t {
         "IPV4" | "DUAL_STACK" => Ok(()),
-        other => Err(invalid(format!("IpAddressType {other} is not IPV4 or DUAL_STACK"))),
+        other => Err(invalid(format!(
+            "IpAddressType {other} is not IPV4 or DUAL_STACK"
+        ))),
     }
 }
 
@@ -470,7 +482,10 @@ fn elb_arn_parts(id: &str) -> Option<(&str, &str)> {
     let mut parts = rest.splitn(3, ':');
     let region = parts.next()?;
     let account = parts.next()?;
-    parts.next()?.starts_with("loadbalancer/").then_some((region, account))
+    parts
+        .next()?
+        .starts_with("loadbalancer/")
+        .then_some((region, account))
 }
 
 /// Endpoints as a group holds them: AWS's weight (128) and client IP preservation (on for
@@ -494,7 +509,9 @@ pub(super) fn describe_endpoints(
         }
         if let Some(w) = e.weight {
             if !(0..=255).contains(&w) {
-                return Err(invalid(format!("weight {w} of endpoint {id} is out of 0-255")));
+                return Err(invalid(format!(
+                    "weight {w} of endpoint {id} is out of 0-255"
+                )));
             }
         }
         if let Some((lb_region, account)) = elb_arn_parts(id) {

@@ -13,8 +13,8 @@ use async_trait::async_trait;
 use super::ga_rules::{
     accelerator_not_found, authorize, authorize_create, authorize_tagging, check_ip_address_type,
     check_ip_addresses, check_name, check_overrides_against_listener, check_port_overrides,
-    check_port_ranges, check_region, check_tags, describe_endpoints, err, group_not_found,
-    invalid, limit, listener_not_found, new_accelerator, observe, set_ip_address_type, touch,
+    check_port_ranges, check_region, check_tags, describe_endpoints, err, group_not_found, invalid,
+    limit, listener_not_found, new_accelerator, observe, set_ip_address_type, touch,
     DEFAULT_TRAFFIC_DIAL,
 };
 use super::ga_state::{AcceleratorRec, GaDeployment, GaGroupRec, GaLimits, GaListenerRec, GaState};
@@ -192,7 +192,9 @@ fn update_group_in(
     authorize(&st.ga, &accelerator, "UpdateEndpointGroup")?;
     if let Some(p) = traffic_dial {
         if !(0.0..=100.0).contains(&p) {
-            return Err(invalid(format!("TrafficDialPercentage {p} is out of 0-100")));
+            return Err(invalid(format!(
+                "TrafficDialPercentage {p} is out of 0-100"
+            )));
         }
     }
     if let Some(o) = overrides {
@@ -576,12 +578,16 @@ impl GlobalAccelerator for FakeAws {
             if taken {
                 return Err(err(
                     "EndpointGroupAlreadyExistsException",
-                    format!("The listener {listener_arn} already has an endpoint group in {region}"),
+                    format!(
+                        "The listener {listener_arn} already has an endpoint group in {region}"
+                    ),
                 ));
             }
             if let Some(p) = traffic_dial_percentage {
                 if !(0..=100).contains(p) {
-                    return Err(invalid(format!("TrafficDialPercentage {p} is out of 0-100")));
+                    return Err(invalid(format!(
+                        "TrafficDialPercentage {p} is out of 0-100"
+                    )));
                 }
             }
             check_port_overrides(&st.ga, listener_arn, None, port_overrides)?;

@@ -181,11 +181,7 @@ impl Acm for SdkAcm {
                 .request_certificate()
                 .domain_name(&req.domain_name)
                 .set_subject_alternative_names(non_empty(&req.subject_alternative_names))
-                .set_validation_method(
-                    req.validation_method
-                        .as_deref()
-                        .map(ValidationMethod::from),
-                )
+                .set_validation_method(req.validation_method.as_deref().map(ValidationMethod::from))
                 .set_certificate_authority_arn(req.certificate_authority_arn.clone())
                 .set_key_algorithm(req.key_algorithm.as_deref().map(KeyAlgorithm::from))
                 .set_tags(tags.clone())

@@ -14,11 +14,11 @@ pub mod sts;
 mod tagging;
 
 pub use acm::{build_acm, build_acm_fenced, SdkAcm};
-pub use route53::{build_route53, SdkRoute53};
 pub use addons::build_addons;
 pub use ec2::SdkEc2;
 pub use elbv2::SdkElbV2;
 pub use global_accelerator::{build_global_accelerator, SdkGlobalAccelerator};
+pub use route53::{build_route53, SdkRoute53};
 pub use tagging::build_tagging;
 
 use std::error::Error as StdError;

@@ -60,7 +60,9 @@ pub async fn build_route53(
     ))
 }
 
-fn built<T>(r: std::result::Result<T, aws_smithy_types::error::operation::BuildError>) -> Result<T> {
+fn built<T>(
+    r: std::result::Result<T, aws_smithy_types::error::operation::BuildError>,
+) -> Result<T> {
     r.map_err(|e| AwsError::Validation {
         code: "ConstructionFailure".into(),
         message: e.to_string(),

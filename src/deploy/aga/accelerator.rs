@@ -168,7 +168,8 @@ pub(super) async fn sync(
     };
     let arn = found.acc.arn.clone();
     tags::reconcile_tags(ctx, &arn, &want.tags, &found.tags).await?;
-    if !want.ip_addresses.is_empty() && !ipv4_addresses_equal(&want.ip_addresses, &found.acc.ip_sets)
+    if !want.ip_addresses.is_empty()
+        && !ipv4_addresses_equal(&want.ip_addresses, &found.acc.ip_sets)
     {
         ctx.warn(format!(
             "accelerator {arn}: IP addresses cannot be changed after creation; it keeps {} instead of {}",
@@ -279,10 +280,30 @@ mod tests {
         use AgaIpAddressType::{DualStack, Ipv4};
         let t = "test-accelerator";
         for (name, w, h, drift) in [
-            ("No drift - all fields match", want(t, Ipv4, true, &[]), have(t, "IPV4", true, &[]), false),
-            ("Name differs - drift detected", want("new-name", Ipv4, true, &[]), have("old-name", "IPV4", true, &[]), true),
-            ("IP address type differs - drift detected", want(t, DualStack, true, &[]), have(t, "IPV4", true, &[]), true),
-            ("Enabled state differs - drift detected", want(t, Ipv4, false, &[]), have(t, "IPV4", true, &[]), true),
+            (
+                "No drift - all fields match",
+                want(t, Ipv4, true, &[]),
+                have(t, "IPV4", true, &[]),
+                false,
+            ),
+            (
+                "Name differs - drift detected",
+                want("new-name", Ipv4, true, &[]),
+                have("old-name", "IPV4", true, &[]),
+                true,
+            ),
+            (
+                "IP address type differs - drift detected",
+                want(t, DualStack, true, &[]),
+                have(t, "IPV4", true, &[]),
+                true,
+            ),
+            (
+                "Enabled state differs - drift detected",
+                want(t, Ipv4, false, &[]),
+                have(t, "IPV4", true, &[]),
+                true,
+            ),
             (
                 "IP addresses match - no drift",
                 want(t, Ipv4, true, &["192.0.2.1", "192.0.2.2"]),

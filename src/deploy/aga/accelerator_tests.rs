@@ -20,7 +20,11 @@ use crate::deploy::aga::AgaOptions;
 use crate::model::aga::AgaIpAddressType;
 
 fn boom() -> AwsError {
-    AwsError::from_code("InternalServiceErrorException", "unexpected error", Some(500))
+    AwsError::from_code(
+        "InternalServiceErrorException",
+        "unexpected error",
+        Some(500),
+    )
 }
 
 fn fake() -> Arc<FakeAws> {
@@ -79,7 +83,9 @@ async fn create_answers_the_new_accelerator() {
     let mut want = ts::model_accelerator("new-accelerator");
     want.tags.insert("Environment".into(), "test".into());
     let acc = sync(&mut ctx, &want, None).await.unwrap();
-    assert!(acc.arn.starts_with("arn:aws:globalaccelerator::123456789012:accelerator/"));
+    assert!(acc
+        .arn
+        .starts_with("arn:aws:globalaccelerator::123456789012:accelerator/"));
     assert!(acc.dns_name.ends_with(".awsglobalaccelerator.com"));
     assert_eq!(acc.status, "IN_PROGRESS");
     assert_eq!(acc.ip_sets.len(), 1);
@@ -93,7 +99,11 @@ async fn create_answers_the_new_accelerator() {
     let err = sync(&mut ctx, &ts::model_accelerator("error-accelerator"), None)
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("create accelerator error-accelerator"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("create accelerator error-accelerator"),
+        "{err}"
+    );
 
     // "Create dual stack accelerator".
     let dual = Accelerator {
@@ -107,7 +117,11 @@ async fn create_answers_the_new_accelerator() {
         .dual_stack_dns_name
         .as_deref()
         .is_some_and(|d| d.ends_with(".dualstack.awsglobalaccelerator.com")));
-    let families: Vec<&str> = acc.ip_sets.iter().map(|s| s.ip_address_family.as_str()).collect();
+    let families: Vec<&str> = acc
+        .ip_sets
+        .iter()
+        .map(|s| s.ip_address_family.as_str())
+        .collect();
     assert_eq!(families, ["IPv4", "IPv6"]);
 }
 
@@ -189,12 +203,18 @@ async fn deletion_disables_first() {
     fake.finish_ga_deployments();
     let found = describe_with_tags(&ctx, &arn).await.unwrap().unwrap();
     fake.clear_calls();
-    assert_eq!(delete(&mut ctx, &found).await.unwrap(), AgaDeletion::Deleted);
+    assert_eq!(
+        delete(&mut ctx, &found).await.unwrap(),
+        AgaDeletion::Deleted
+    );
     assert_eq!(fake.count("UpdateAccelerator"), 0);
     assert!(fake.ga_accelerators().is_empty());
 
     // "Accelerator not found (already deleted)": the disable finds nothing, done.
-    assert_eq!(delete(&mut ctx, &enabled).await.unwrap(), AgaDeletion::Deleted);
+    assert_eq!(
+        delete(&mut ctx, &enabled).await.unwrap(),
+        AgaDeletion::Deleted
+    );
 
     // "Error when describing accelerator": the lookup fails, the deletion with it.
     fake.fail_nth_call(1, boom());
@@ -218,7 +238,10 @@ async fn tags_reconciled_with_tag_and_untag() {
     };
 
     // "standard case - add and remove tags".
-    fake.seed_ga_tags(&arn, t(&[("keyA", "valueA"), ("keyB", "valueB"), ("keyC", "valueC")]));
+    fake.seed_ga_tags(
+        &arn,
+        t(&[("keyA", "valueA"), ("keyB", "valueB"), ("keyC", "valueC")]),
+    );
     let current = fake.ga_accelerators()[0].1.clone();
     let mut desired = current.clone();
     desired.remove("keyC");

@@ -62,7 +62,9 @@ pub fn detect_conflicts(
                 let other_listener = listener_arn_of_group(&g.arn) != *listener_arn;
                 let collides = g.region == want.region
                     && other_listener
-                    && g.port_overrides.iter().any(|p| p.endpoint_port == o.endpoint_port);
+                    && g.port_overrides
+                        .iter()
+                        .any(|p| p.endpoint_port == o.endpoint_port);
                 if collides {
                     let arns = conflicts.entry(o.endpoint_port).or_default();
                     if !arns.contains(&g.arn) {
@@ -200,7 +202,11 @@ pub(super) async fn manage_endpoints(
             Ok(()) => ctx.wrote(),
             // The quota is full: make room with the removals first, then add.
             Err(e) if e.code() == "LimitExceededException" && !c.remove.is_empty() => {
-                tracing::info!(stack = ctx.stack_id, endpoint_group = group_arn, "endpoint quota reached; removing the old endpoints before adding the new");
+                tracing::info!(
+                    stack = ctx.stack_id,
+                    endpoint_group = group_arn,
+                    "endpoint quota reached; removing the old endpoints before adding the new"
+                );
                 ga.remove_endpoints(group_arn, &c.remove)
                     .await
                     .ctx(|| format!("remove endpoints from endpoint group {group_arn}"))?;
@@ -237,10 +243,21 @@ async fn update_group(
             .await
             .ctx(|| format!("update endpoint group {}", have.arn))?;
         ctx.wrote();
-        return manage_endpoints(ctx, &have.arn, &want.endpoint_configurations, &updated.endpoints)
-            .await;
+        return manage_endpoints(
+            ctx,
+            &have.arn,
+            &want.endpoint_configurations,
+            &updated.endpoints,
+        )
+        .await;
     }
-    manage_endpoints(ctx, &have.arn, &want.endpoint_configurations, &have.endpoints).await
+    manage_endpoints(
+        ctx,
+        &have.arn,
+        &want.endpoint_configurations,
+        &have.endpoints,
+    )
+    .await
 }
 
 /// The endpoint groups of each listener (upstream's `getAllEndpointGroupsInListeners`, kept by
@@ -310,10 +327,12 @@ pub(super) async fn sync(
         for &w in &m.unmatched_want {
             let want = &l.endpoint_groups[w];
             tracing::info!(stack = ctx.stack_id, listener = %listener_arn, region = %want.region, "creating endpoint group");
-            let created = ga
-                .create_endpoint_group(listener_arn, want)
-                .await
-                .ctx(|| format!("create endpoint group in {} on listener {listener_arn}", want.region))?;
+            let created = ga.create_endpoint_group(listener_arn, want).await.ctx(|| {
+                format!(
+                    "create endpoint group in {} on listener {listener_arn}",
+                    want.region
+                )
+            })?;
             ctx.wrote();
             out.insert(want.id.clone(), created.arn);
         }

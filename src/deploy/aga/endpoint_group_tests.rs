@@ -40,7 +40,8 @@ fn po(listener_port: i32, endpoint_port: i32) -> PortOverride {
     }
 }
 
-const EG: &str = "arn:aws:globalaccelerator::123456789012:endpointgroup/1234abcd-abcd-1234-abcd-1234abcdefgh/";
+const EG: &str =
+    "arn:aws:globalaccelerator::123456789012:endpointgroup/1234abcd-abcd-1234-abcd-1234abcdefgh/";
 
 /// (name, model groups, AWS groups, pairs as (model id, region, ARN), unmatched model ids,
 /// unmatched AWS regions).
@@ -83,11 +84,17 @@ fn groups_pair_by_region() {
         pairs.sort();
         let mut uw: Vec<String> = m.unmatched_want.iter().map(|&a| w[a].id.clone()).collect();
         uw.sort();
-        let mut uh: Vec<String> = m.unmatched_have.iter().map(|&b| h[b].region.clone()).collect();
+        let mut uh: Vec<String> = m
+            .unmatched_have
+            .iter()
+            .map(|&b| h[b].region.clone())
+            .collect();
         uh.sort();
         (pairs, uw, uh)
     };
-    let p = |id: &str, region: &str, eg: &str| (id.to_string(), region.to_string(), format!("{EG}{eg}"));
+    let p = |id: &str, region: &str, eg: &str| {
+        (id.to_string(), region.to_string(), format!("{EG}{eg}"))
+    };
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let cases: Vec<RegionCase> = vec![
         ("empty lists", vec![], vec![], vec![], vec![], vec![]),
@@ -101,15 +108,27 @@ fn groups_pair_by_region() {
         ),
         (
             "multiple matches by region",
-            vec![ts::group("endpoint-group-1", "us-west-2"), ts::group("endpoint-group-2", "us-east-1")],
-            vec![have_group(&format!("{EG}eg-west"), "us-west-2", &[]), have_group(&format!("{EG}eg-east"), "us-east-1", &[])],
-            vec![p("endpoint-group-1", "us-west-2", "eg-west"), p("endpoint-group-2", "us-east-1", "eg-east")],
+            vec![
+                ts::group("endpoint-group-1", "us-west-2"),
+                ts::group("endpoint-group-2", "us-east-1"),
+            ],
+            vec![
+                have_group(&format!("{EG}eg-west"), "us-west-2", &[]),
+                have_group(&format!("{EG}eg-east"), "us-east-1", &[]),
+            ],
+            vec![
+                p("endpoint-group-1", "us-west-2", "eg-west"),
+                p("endpoint-group-2", "us-east-1", "eg-east"),
+            ],
             vec![],
             vec![],
         ),
         (
             "unmatched resource endpoint groups",
-            vec![ts::group("endpoint-group-1", "us-west-2"), ts::group("endpoint-group-2", "eu-west-1")],
+            vec![
+                ts::group("endpoint-group-1", "us-west-2"),
+                ts::group("endpoint-group-2", "eu-west-1"),
+            ],
             vec![have_group(&format!("{EG}eg-west"), "us-west-2", &[])],
             vec![p("endpoint-group-1", "us-west-2", "eg-west")],
             s(&["endpoint-group-2"]),
@@ -118,22 +137,35 @@ fn groups_pair_by_region() {
         (
             "unmatched SDK endpoint groups",
             vec![ts::group("endpoint-group-1", "us-west-2")],
-            vec![have_group(&format!("{EG}eg-west"), "us-west-2", &[]), have_group(&format!("{EG}eg-east"), "us-east-1", &[])],
+            vec![
+                have_group(&format!("{EG}eg-west"), "us-west-2", &[]),
+                have_group(&format!("{EG}eg-east"), "us-east-1", &[]),
+            ],
             vec![p("endpoint-group-1", "us-west-2", "eg-west")],
             vec![],
             s(&["us-east-1"]),
         ),
         (
             "mixed matches and unmatches",
-            vec![ts::group("endpoint-group-west", "us-west-2"), ts::group("endpoint-group-central", "us-central-1")],
-            vec![have_group(&format!("{EG}eg-west"), "us-west-2", &[]), have_group(&format!("{EG}eg-east"), "us-east-1", &[])],
+            vec![
+                ts::group("endpoint-group-west", "us-west-2"),
+                ts::group("endpoint-group-central", "us-central-1"),
+            ],
+            vec![
+                have_group(&format!("{EG}eg-west"), "us-west-2", &[]),
+                have_group(&format!("{EG}eg-east"), "us-east-1", &[]),
+            ],
             vec![p("endpoint-group-west", "us-west-2", "eg-west")],
             s(&["endpoint-group-central"]),
             s(&["us-east-1"]),
         ),
     ];
     for (name, w, h, pairs, uw, uh) in cases {
-        assert_eq!(read(&match_groups(&w, &h), w.as_slice(), h.as_slice()), (pairs, uw, uh), "{name}");
+        assert_eq!(
+            read(&match_groups(&w, &h), w.as_slice(), h.as_slice()),
+            (pairs, uw, uh),
+            "{name}"
+        );
     }
 }
 
@@ -242,13 +274,19 @@ fn no_conflict_with_the_listener_itself() {
                 (L1, want_group("eg-1", "us-west-2", &[(80, 8080)])),
                 (l2, want_group("eg-2", "eu-west-1", &[(443, 8080)])),
             ],
-            vec![have_group(g1, "us-east-1", &[(81, 8080)]), have_group(g3, "eu-central-1", &[(82, 8080)])],
+            vec![
+                have_group(g1, "us-east-1", &[(81, 8080)]),
+                have_group(g3, "eu-central-1", &[(82, 8080)]),
+            ],
             vec![],
         ),
         (
             "complex scenario - multiple listeners, regions, with own and external conflicts",
             vec![
-                (L1, want_group("eg-west-1", "us-west-2", &[(80, 8080), (443, 8443)])),
+                (
+                    L1,
+                    want_group("eg-west-1", "us-west-2", &[(80, 8080), (443, 8443)]),
+                ),
                 (l2, want_group("eg-eu-1", "eu-west-1", &[(80, 9090)])),
             ],
             vec![
@@ -262,7 +300,11 @@ fn no_conflict_with_the_listener_itself() {
     for (name, desired, have, ports) in cases {
         let refs: Vec<(&str, &EndpointGroup)> = desired.iter().map(|(l, g)| (*l, g)).collect();
         let conflicts = detect_conflicts(&refs, &have);
-        assert_eq!(conflicts.keys().copied().collect::<Vec<_>>(), ports, "{name}");
+        assert_eq!(
+            conflicts.keys().copied().collect::<Vec<_>>(),
+            ports,
+            "{name}"
+        );
         // Never a group of the listener the model group sits on.
         for arns in conflicts.values() {
             for a in arns {
@@ -293,26 +335,94 @@ fn ed(id: &str, weight: Option<i32>, cip: Option<bool>) -> EndpointDescription {
 fn endpoint_configuration_drift() {
     let e = "endpoint-1";
     for (name, w, h, drift) in [
-        ("no drift - both weight and client IP preservation nil", ec(e, None, None), ed(e, None, None), false),
-        ("weight drift - desired nil, existing not nil", ec(e, None, None), ed(e, Some(100), None), true),
-        ("weight drift - desired not nil, existing nil", ec(e, Some(100), None), ed(e, None, None), true),
-        ("weight drift - both not nil but different values", ec(e, Some(80), None), ed(e, Some(100), None), true),
-        ("no weight drift - both not nil with same values", ec(e, Some(100), None), ed(e, Some(100), None), false),
+        (
+            "no drift - both weight and client IP preservation nil",
+            ec(e, None, None),
+            ed(e, None, None),
+            false,
+        ),
+        (
+            "weight drift - desired nil, existing not nil",
+            ec(e, None, None),
+            ed(e, Some(100), None),
+            true,
+        ),
+        (
+            "weight drift - desired not nil, existing nil",
+            ec(e, Some(100), None),
+            ed(e, None, None),
+            true,
+        ),
+        (
+            "weight drift - both not nil but different values",
+            ec(e, Some(80), None),
+            ed(e, Some(100), None),
+            true,
+        ),
+        (
+            "no weight drift - both not nil with same values",
+            ec(e, Some(100), None),
+            ed(e, Some(100), None),
+            false,
+        ),
         // Upstream: drift. Ours: none. A preservation the model leaves out is not sent, so it
         // cannot change what AWS has; calling it drift would update the group on every deploy.
-        ("client IP preservation drift - desired nil, existing not nil", ec(e, None, None), ed(e, None, Some(true)), false),
-        ("client IP preservation drift - desired not nil, existing nil", ec(e, None, Some(true)), ed(e, None, None), true),
-        ("client IP preservation drift - both not nil but different values (true vs false)", ec(e, None, Some(true)), ed(e, None, Some(false)), true),
-        ("client IP preservation drift - both not nil but different values (false vs true)", ec(e, None, Some(false)), ed(e, None, Some(true)), true),
-        ("no client IP preservation drift - both not nil with same values (both true)", ec(e, None, Some(true)), ed(e, None, Some(true)), false),
-        ("no client IP preservation drift - both not nil with same values (both false)", ec(e, None, Some(false)), ed(e, None, Some(false)), false),
-        ("drift in both weight and client IP preservation", ec(e, Some(80), Some(true)), ed(e, Some(100), Some(false)), true),
-        ("no drift - both weight and client IP preservation have same non-nil values", ec(e, Some(100), Some(true)), ed(e, Some(100), Some(true)), false),
+        (
+            "client IP preservation drift - desired nil, existing not nil",
+            ec(e, None, None),
+            ed(e, None, Some(true)),
+            false,
+        ),
+        (
+            "client IP preservation drift - desired not nil, existing nil",
+            ec(e, None, Some(true)),
+            ed(e, None, None),
+            true,
+        ),
+        (
+            "client IP preservation drift - both not nil but different values (true vs false)",
+            ec(e, None, Some(true)),
+            ed(e, None, Some(false)),
+            true,
+        ),
+        (
+            "client IP preservation drift - both not nil but different values (false vs true)",
+            ec(e, None, Some(false)),
+            ed(e, None, Some(true)),
+            true,
+        ),
+        (
+            "no client IP preservation drift - both not nil with same values (both true)",
+            ec(e, None, Some(true)),
+            ed(e, None, Some(true)),
+            false,
+        ),
+        (
+            "no client IP preservation drift - both not nil with same values (both false)",
+            ec(e, None, Some(false)),
+            ed(e, None, Some(false)),
+            false,
+        ),
+        (
+            "drift in both weight and client IP preservation",
+            ec(e, Some(80), Some(true)),
+            ed(e, Some(100), Some(false)),
+            true,
+        ),
+        (
+            "no drift - both weight and client IP preservation have same non-nil values",
+            ec(e, Some(100), Some(true)),
+            ed(e, Some(100), Some(true)),
+            false,
+        ),
     ] {
         assert_eq!(endpoint_drifted(&w, &h), drift, "{name}");
     }
     // A weight left out is AWS's 128 on both sides.
-    assert!(!endpoint_drifted(&ec(e, None, None), &ed(e, Some(DEFAULT_WEIGHT), Some(true))));
+    assert!(!endpoint_drifted(
+        &ec(e, None, None),
+        &ed(e, Some(DEFAULT_WEIGHT), Some(true))
+    ));
 }
 
 #[test]
@@ -322,12 +432,42 @@ fn port_override_equality() {
         ("both nil - equal", v(&[]), v(&[]), true),
         ("one empty one nil - equal", v(&[]), v(&[]), true),
         ("both empty - equal", v(&[]), v(&[]), true),
-        ("model empty, sdk not empty - not equal", v(&[]), v(&[(80, 8080)]), false),
-        ("model not empty, sdk empty - not equal", v(&[(80, 8080)]), v(&[]), false),
-        ("different lengths - not equal", v(&[(80, 8080)]), v(&[(80, 8080), (443, 8443)]), false),
-        ("same length but different values - not equal", v(&[(80, 8080)]), v(&[(80, 9090)]), false),
-        ("same values, same order - equal", v(&[(80, 8080), (443, 8443)]), v(&[(80, 8080), (443, 8443)]), true),
-        ("same values, different order - equal (order doesn't matter)", v(&[(443, 8443), (80, 8080)]), v(&[(80, 8080), (443, 8443)]), true),
+        (
+            "model empty, sdk not empty - not equal",
+            v(&[]),
+            v(&[(80, 8080)]),
+            false,
+        ),
+        (
+            "model not empty, sdk empty - not equal",
+            v(&[(80, 8080)]),
+            v(&[]),
+            false,
+        ),
+        (
+            "different lengths - not equal",
+            v(&[(80, 8080)]),
+            v(&[(80, 8080), (443, 8443)]),
+            false,
+        ),
+        (
+            "same length but different values - not equal",
+            v(&[(80, 8080)]),
+            v(&[(80, 9090)]),
+            false,
+        ),
+        (
+            "same values, same order - equal",
+            v(&[(80, 8080), (443, 8443)]),
+            v(&[(80, 8080), (443, 8443)]),
+            true,
+        ),
+        (
+            "same values, different order - equal (order doesn't matter)",
+            v(&[(443, 8443), (80, 8080)]),
+            v(&[(80, 8080), (443, 8443)]),
+            true,
+        ),
     ] {
         assert_eq!(port_overrides_equal(&a, &b), equal, "{name}");
     }
@@ -344,13 +484,38 @@ fn endpoint_group_settings_drift() {
         ..have_group("arn", "us-west-2", o)
     };
     for (name, w, have, drift) in [
-        ("no drift - all values match", g(Some(100), &[(80, 8080)]), h(100.0, &[(80, 8080)]), false),
-        ("traffic dial percentage differs", g(Some(50), &[(80, 8080)]), h(100.0, &[(80, 8080)]), true),
-        ("traffic dial percentage small difference within epsilon - no drift", g(Some(100), &[(80, 8080)]), h(100.0005, &[(80, 8080)]), false),
-        ("port overrides differ", g(Some(100), &[(80, 8080)]), h(100.0, &[(80, 9090)]), true),
+        (
+            "no drift - all values match",
+            g(Some(100), &[(80, 8080)]),
+            h(100.0, &[(80, 8080)]),
+            false,
+        ),
+        (
+            "traffic dial percentage differs",
+            g(Some(50), &[(80, 8080)]),
+            h(100.0, &[(80, 8080)]),
+            true,
+        ),
+        (
+            "traffic dial percentage small difference within epsilon - no drift",
+            g(Some(100), &[(80, 8080)]),
+            h(100.0005, &[(80, 8080)]),
+            false,
+        ),
+        (
+            "port overrides differ",
+            g(Some(100), &[(80, 8080)]),
+            h(100.0, &[(80, 9090)]),
+            true,
+        ),
         // Upstream: drift. Ours: none; a traffic dial the model leaves out is not sent, so an
         // update could not change AWS's.
-        ("model has no traffic dial percentage, sdk does - drift", g(None, &[(80, 8080)]), h(100.0, &[(80, 8080)]), false),
+        (
+            "model has no traffic dial percentage, sdk does - drift",
+            g(None, &[(80, 8080)]),
+            h(100.0, &[(80, 8080)]),
+            false,
+        ),
     ] {
         assert_eq!(group_settings_drifted(&w, &have), drift, "{name}");
     }
@@ -365,9 +530,33 @@ fn endpoint_drift_detection() {
     };
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let cases: Vec<DriftCase> = vec![
-        ("no endpoints - empty lists", vec![], vec![], vec![], vec![], vec![], false),
-        ("add new endpoint - no existing endpoints", vec![], vec![ec("endpoint-1", Some(100), None)], s(&["endpoint-1"]), vec![], vec![], false),
-        ("remove endpoint - no desired endpoints", vec![ed("endpoint-1", None, None)], vec![], vec![], vec![], s(&["endpoint-1"]), false),
+        (
+            "no endpoints - empty lists",
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            false,
+        ),
+        (
+            "add new endpoint - no existing endpoints",
+            vec![],
+            vec![ec("endpoint-1", Some(100), None)],
+            s(&["endpoint-1"]),
+            vec![],
+            vec![],
+            false,
+        ),
+        (
+            "remove endpoint - no desired endpoints",
+            vec![ed("endpoint-1", None, None)],
+            vec![],
+            vec![],
+            vec![],
+            s(&["endpoint-1"]),
+            false,
+        ),
         (
             "no change - same endpoints with same configuration",
             vec![ed("endpoint-1", Some(100), Some(true))],
@@ -397,8 +586,16 @@ fn endpoint_drift_detection() {
         ),
         (
             "multiple actions - add, update, remove endpoints",
-            vec![ed("endpoint-1", Some(80), None), ed("endpoint-2", Some(100), Some(false)), ed("endpoint-to-remove", Some(50), None)],
-            vec![ec("endpoint-1", Some(100), None), ec("endpoint-2", Some(100), Some(false)), ec("endpoint-new", Some(100), None)],
+            vec![
+                ed("endpoint-1", Some(80), None),
+                ed("endpoint-2", Some(100), Some(false)),
+                ed("endpoint-to-remove", Some(50), None),
+            ],
+            vec![
+                ec("endpoint-1", Some(100), None),
+                ec("endpoint-2", Some(100), Some(false)),
+                ec("endpoint-new", Some(100), None),
+            ],
             s(&["endpoint-new"]),
             s(&["endpoint-1", "endpoint-2"]),
             s(&["endpoint-to-remove"]),
@@ -448,22 +645,45 @@ async fn endpoint_groups_of_listeners() {
     let fake = Arc::new(FakeAws::new());
     let ga: &dyn GlobalAccelerator = fake.as_ref();
     let acc = ts::accelerator(ga).await;
-    let l1 = ga.create_listener(&acc, &ts::listener("l1", AgaProtocol::Tcp, &[(80, 80)])).await.unwrap().arn;
-    let l2 = ga.create_listener(&acc, &ts::listener("l2", AgaProtocol::Tcp, &[(443, 443)])).await.unwrap().arn;
+    let l1 = ga
+        .create_listener(&acc, &ts::listener("l1", AgaProtocol::Tcp, &[(80, 80)]))
+        .await
+        .unwrap()
+        .arn;
+    let l2 = ga
+        .create_listener(&acc, &ts::listener("l2", AgaProtocol::Tcp, &[(443, 443)]))
+        .await
+        .unwrap()
+        .arn;
     let flat = |m: BTreeMap<String, Vec<DescribedEndpointGroup>>, order: &[&str]| -> Vec<String> {
-        order.iter().flat_map(|l| m[*l].iter().map(|g| g.region.clone())).collect()
+        order
+            .iter()
+            .flat_map(|l| m[*l].iter().map(|g| g.region.clone()))
+            .collect()
     };
     // "empty listener ARNs list".
     assert!(list_groups_of(ga, &[]).await.unwrap().is_empty());
     let (one, both) = ([l1.as_str()], [l1.as_str(), l2.as_str()]);
     // "single listener with no endpoint groups".
-    assert_eq!(flat(list_groups_of(ga, &one).await.unwrap(), &one[..]), Vec::<String>::new());
+    assert_eq!(
+        flat(list_groups_of(ga, &one).await.unwrap(), &one[..]),
+        Vec::<String>::new()
+    );
     // "single listener with one endpoint group".
-    ga.create_endpoint_group(&l1, &ts::group("eg1", "us-west-2")).await.unwrap();
-    assert_eq!(flat(list_groups_of(ga, &one).await.unwrap(), &one[..]), vec!["us-west-2"]);
+    ga.create_endpoint_group(&l1, &ts::group("eg1", "us-west-2"))
+        .await
+        .unwrap();
+    assert_eq!(
+        flat(list_groups_of(ga, &one).await.unwrap(), &one[..]),
+        vec!["us-west-2"]
+    );
     // "multiple listeners with endpoint groups".
-    ga.create_endpoint_group(&l2, &ts::group("eg2", "eu-west-1")).await.unwrap();
-    ga.create_endpoint_group(&l2, &ts::group("eg3", "ap-southeast-1")).await.unwrap();
+    ga.create_endpoint_group(&l2, &ts::group("eg2", "eu-west-1"))
+        .await
+        .unwrap();
+    ga.create_endpoint_group(&l2, &ts::group("eg3", "ap-southeast-1"))
+        .await
+        .unwrap();
     let mut got = flat(list_groups_of(ga, &both).await.unwrap(), &both[..]);
     assert_eq!(got[0], "us-west-2", "the first listener's first");
     got.sort();
@@ -481,17 +701,29 @@ async fn colliding_port_overrides_are_dropped() {
     let opts = ts::options();
     let mut ctx = ts::ctx(ga, &opts);
     let mut groups = BTreeMap::new();
-    resolve_conflicts(&mut ctx, &BTreeMap::new(), &mut groups).await.unwrap();
+    resolve_conflicts(&mut ctx, &BTreeMap::new(), &mut groups)
+        .await
+        .unwrap();
     assert_eq!(fake.count("UpdateEndpointGroup"), 0, "no conflicts");
 
     // "single conflict with one group" and "multiple conflicts with different groups".
-    let g1 = ga.create_endpoint_group(&listener, &ts::group("g1", "us-east-1")).await.unwrap().arn;
-    let g2 = ga.create_endpoint_group(&listener, &ts::group("g2", "eu-west-1")).await.unwrap().arn;
+    let g1 = ga
+        .create_endpoint_group(&listener, &ts::group("g1", "us-east-1"))
+        .await
+        .unwrap()
+        .arn;
+    let g2 = ga
+        .create_endpoint_group(&listener, &ts::group("g2", "eu-west-1"))
+        .await
+        .unwrap()
+        .arn;
     fake.seed_ga_port_overrides(&g1, vec![po(80, 8080), po(443, 8443)]);
     fake.seed_ga_port_overrides(&g2, vec![po(81, 9090), po(444, 9443)]);
     let mut groups = BTreeMap::from([(listener.clone(), fake.ga_endpoint_groups_of(&listener))]);
     let conflicts = BTreeMap::from([(8080, vec![g1.clone()])]);
-    resolve_conflicts(&mut ctx, &conflicts, &mut groups).await.unwrap();
+    resolve_conflicts(&mut ctx, &conflicts, &mut groups)
+        .await
+        .unwrap();
     let held = |arn: &str| {
         fake.ga_endpoint_groups_of(&listener)
             .into_iter()
@@ -504,12 +736,25 @@ async fn colliding_port_overrides_are_dropped() {
     fake.seed_ga_port_overrides(&g1, vec![po(80, 8080), po(443, 8443)]);
     let mut groups = BTreeMap::from([(listener.clone(), fake.ga_endpoint_groups_of(&listener))]);
     let conflicts = BTreeMap::from([(8080, vec![g1.clone()]), (9090, vec![g2.clone()])]);
-    resolve_conflicts(&mut ctx, &conflicts, &mut groups).await.unwrap();
-    assert_eq!(held(g1.as_str()), vec![po(443, 8443)], "multiple: first group");
-    assert_eq!(held(g2.as_str()), vec![po(444, 9443)], "multiple: second group");
+    resolve_conflicts(&mut ctx, &conflicts, &mut groups)
+        .await
+        .unwrap();
+    assert_eq!(
+        held(g1.as_str()),
+        vec![po(443, 8443)],
+        "multiple: first group"
+    );
+    assert_eq!(
+        held(g2.as_str()),
+        vec![po(444, 9443)],
+        "multiple: second group"
+    );
     assert_eq!(fake.count("UpdateEndpointGroup"), 3);
     // The groups handed on match.
-    let local: Vec<Vec<PortOverride>> = groups[&listener].iter().map(|g| g.port_overrides.clone()).collect();
+    let local: Vec<Vec<PortOverride>> = groups[&listener]
+        .iter()
+        .map(|g| g.port_overrides.clone())
+        .collect();
     assert!(local.contains(&vec![po(443, 8443)]) && local.contains(&vec![po(444, 9443)]));
 
     // "error during update".
@@ -517,7 +762,9 @@ async fn colliding_port_overrides_are_dropped() {
     let mut groups = BTreeMap::from([(listener.clone(), fake.ga_endpoint_groups_of(&listener))]);
     fake.fail_nth_call(1, boom());
     let conflicts = BTreeMap::from([(8080, vec![g1.clone()])]);
-    assert!(resolve_conflicts(&mut ctx, &conflicts, &mut groups).await.is_err());
+    assert!(resolve_conflicts(&mut ctx, &conflicts, &mut groups)
+        .await
+        .is_err());
 }
 
 const LB: &str = "arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/app/";
@@ -577,7 +824,11 @@ async fn run_manage(case: ManageCase) {
 #[tokio::test]
 async fn endpoints_managed_as_upstream_does() {
     let cur = |ids: &[&str]| ids.iter().map(|i| (lb(i), None, None)).collect::<Vec<_>>();
-    let want = |ids: &[&str]| ids.iter().map(|i| ec(&lb(i), Some(100), None)).collect::<Vec<_>>();
+    let want = |ids: &[&str]| {
+        ids.iter()
+            .map(|i| ec(&lb(i), Some(100), None))
+            .collect::<Vec<_>>()
+    };
     let sorted = |ids: &[&str]| {
         let mut v: Vec<String> = ids.iter().map(|i| lb(i)).collect();
         v.sort();

@@ -53,8 +53,8 @@ pub fn similarity_score(want: &AgaListener, have: &DescribedListener) -> i32 {
     let h = port_set(&have.port_ranges);
     let common = w.intersection(&h).count();
     let union = w.len() + h.len() - common;
-    if union > 0 {
-        score += (common * 100 / union) as i32;
+    if let Some(share) = (common * 100).checked_div(union) {
+        score += share as i32;
     }
     // Only when both say it: an affinity left out earns nothing.
     if let Some(a) = want.client_affinity {
@@ -109,7 +109,7 @@ fn similar_among(
         }
     }
     // Best first; a stable sort keeps equal scores in list order, so pairing is deterministic.
-    scored.sort_by(|a, b| b.0.cmp(&a.0));
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
     let (mut used_w, mut used_h) = (BTreeSet::new(), BTreeSet::new());
     let mut m = Matching::default();
     for (_, w, h) in scored {
@@ -347,16 +347,13 @@ pub(super) async fn sync(
     for &w in &m.unmatched_want {
         let wl = &want[w];
         tracing::info!(stack = ctx.stack_id, protocol = wl.protocol.as_str(), ports = %port_ranges_to_string(&wl.port_ranges), "creating listener");
-        let created = ga
-            .create_listener(accelerator_arn, wl)
-            .await
-            .ctx(|| {
-                format!(
-                    "create listener {} {} on accelerator {accelerator_arn}",
-                    wl.protocol.as_str(),
-                    port_ranges_to_string(&wl.port_ranges)
-                )
-            })?;
+        let created = ga.create_listener(accelerator_arn, wl).await.ctx(|| {
+            format!(
+                "create listener {} {} on accelerator {accelerator_arn}",
+                wl.protocol.as_str(),
+                port_ranges_to_string(&wl.port_ranges)
+            )
+        })?;
         ctx.wrote();
         arns.insert(wl.id.clone(), created.arn.clone());
         groups.insert(created.arn, vec![]);
@@ -370,9 +367,7 @@ pub(super) async fn delete_tree(ctx: &mut Ctx<'_>, listener_arn: &str) -> Result
     let groups = match ga.list_endpoint_groups(listener_arn).await {
         Ok(g) => g,
         Err(e) if e.is_not_found() => return Ok(()),
-        Err(e) => {
-            return Err(e).ctx(|| format!("list endpoint groups of listener {listener_arn}"))
-        }
+        Err(e) => return Err(e).ctx(|| format!("list endpoint groups of listener {listener_arn}")),
     };
     for g in &groups {
         match ga.delete_endpoint_group(&g.arn).await {

@@ -7,6 +7,8 @@
 //! matchResAndSDKListeners (8), generateSDKListenerKey (4), processPortOverridesWithAllRules (7),
 //! ProcessEndpointGroupPortOverrides (6). listener_manager_test.go: isSDKListenerSettingsDrifted
 //! (5), arePortRangesEqual (7).
+// Upstream's test tables, one tuple per case, as its Go tables are.
+#![allow(clippy::type_complexity)]
 
 use std::sync::Arc;
 
@@ -43,7 +45,12 @@ fn have(arn: &str, protocol: &str, ranges: &[(i32, i32)]) -> DescribedListener {
     }
 }
 
-fn have_affinity(arn: &str, protocol: &str, ranges: &[(i32, i32)], affinity: &str) -> DescribedListener {
+fn have_affinity(
+    arn: &str,
+    protocol: &str,
+    ranges: &[(i32, i32)],
+    affinity: &str,
+) -> DescribedListener {
     DescribedListener {
         client_affinity: affinity.into(),
         ..have(arn, protocol, ranges)
@@ -53,18 +60,48 @@ fn have_affinity(arn: &str, protocol: &str, ranges: &[(i32, i32)], affinity: &st
 #[test]
 fn port_range_conflicts() {
     for (name, w, h, conflict) in [
-        ("different protocols - no conflict", want("l", Tcp, &[(80, 80)]), have("a", "UDP", &[(80, 80)]), false),
-        ("same protocol, non-overlapping ports - no conflict", want("l", Tcp, &[(80, 80)]), have("a", "TCP", &[(443, 443)]), false),
-        ("same protocol, same ports - conflict", want("l", Tcp, &[(80, 80)]), have("a", "TCP", &[(80, 80)]), true),
-        ("same protocol, overlapping port ranges - conflict", want("l", Tcp, &[(80, 100)]), have("a", "TCP", &[(90, 110)]), true),
+        (
+            "different protocols - no conflict",
+            want("l", Tcp, &[(80, 80)]),
+            have("a", "UDP", &[(80, 80)]),
+            false,
+        ),
+        (
+            "same protocol, non-overlapping ports - no conflict",
+            want("l", Tcp, &[(80, 80)]),
+            have("a", "TCP", &[(443, 443)]),
+            false,
+        ),
+        (
+            "same protocol, same ports - conflict",
+            want("l", Tcp, &[(80, 80)]),
+            have("a", "TCP", &[(80, 80)]),
+            true,
+        ),
+        (
+            "same protocol, overlapping port ranges - conflict",
+            want("l", Tcp, &[(80, 100)]),
+            have("a", "TCP", &[(90, 110)]),
+            true,
+        ),
         (
             "same protocol, multiple port ranges with one overlap - conflict",
             want("l", Udp, &[(80, 80), (443, 443)]),
             have("a", "UDP", &[(443, 443), (8080, 8080)]),
             true,
         ),
-        ("same protocol, adjacent port ranges - no conflict", want("l", Tcp, &[(80, 90)]), have("a", "TCP", &[(91, 100)]), false),
-        ("same protocol, one port at edge of range - conflict", want("l", Tcp, &[(80, 90)]), have("a", "TCP", &[(90, 100)]), true),
+        (
+            "same protocol, adjacent port ranges - no conflict",
+            want("l", Tcp, &[(80, 90)]),
+            have("a", "TCP", &[(91, 100)]),
+            false,
+        ),
+        (
+            "same protocol, one port at edge of range - conflict",
+            want("l", Tcp, &[(80, 90)]),
+            have("a", "TCP", &[(90, 100)]),
+            true,
+        ),
         (
             "same protocol, complex multiple ranges with overlap - conflict",
             want("l", Tcp, &[(80, 80), (443, 443), (8000, 8010)]),
@@ -80,9 +117,24 @@ fn port_range_conflicts() {
 fn listener_keys() {
     // generateResListenerKey, then generateSDKListenerKey: the same four cases.
     let cases: [(&str, AgaProtocol, &[(i32, i32)], &str); 4] = [
-        ("TCP listener with single port range", Tcp, &[(80, 80)], "TCP:80-80"),
-        ("UDP listener with multiple port ranges - ordered", Udp, &[(80, 80), (443, 443)], "UDP:80-80,443-443"),
-        ("TCP listener with multiple port ranges - unordered", Tcp, &[(443, 443), (80, 80)], "TCP:80-80,443-443"),
+        (
+            "TCP listener with single port range",
+            Tcp,
+            &[(80, 80)],
+            "TCP:80-80",
+        ),
+        (
+            "UDP listener with multiple port ranges - ordered",
+            Udp,
+            &[(80, 80), (443, 443)],
+            "UDP:80-80,443-443",
+        ),
+        (
+            "TCP listener with multiple port ranges - unordered",
+            Tcp,
+            &[(443, 443), (80, 80)],
+            "TCP:80-80,443-443",
+        ),
         (
             "UDP listener with complex port ranges - unordered",
             Udp,
@@ -91,7 +143,11 @@ fn listener_keys() {
         ),
     ];
     for (name, protocol, ranges, key) in cases {
-        assert_eq!(model_listener_key(&want("l", protocol, ranges)), key, "res: {name}");
+        assert_eq!(
+            model_listener_key(&want("l", protocol, ranges)),
+            key,
+            "res: {name}"
+        );
         let sdk = have(
             "arn:aws:globalaccelerator::123456789012:accelerator/1234abcd-abcd-1234-abcd-1234abcdefgh/listener/abcdef1234",
             protocol.as_str(),
@@ -117,14 +173,24 @@ fn similarity_scores() {
             have_affinity("a", "TCP", &[(80, 80)], "NONE"),
             140,
         ),
-        ("protocol match, no port overlap", want("l", Tcp, &[(80, 80)]), have("a", "TCP", &[(443, 443)]), 40),
+        (
+            "protocol match, no port overlap",
+            want("l", Tcp, &[(80, 80)]),
+            have("a", "TCP", &[(443, 443)]),
+            40,
+        ),
         (
             "protocol mismatch, partial port overlap",
             want("l", Tcp, &[(80, 80), (443, 443)]),
             have("a", "UDP", &[(80, 80), (8080, 8080)]),
             33,
         ),
-        ("protocol match, partial port overlap with ranges", want("l", Tcp, &[(80, 90)]), have("a", "TCP", &[(85, 95)]), 77),
+        (
+            "protocol match, partial port overlap with ranges",
+            want("l", Tcp, &[(80, 90)]),
+            have("a", "TCP", &[(85, 95)]),
+            77,
+        ),
         (
             "protocol mismatch, no port overlap, client affinity match",
             want_affinity("l", Tcp, &[(80, 80)], SourceIp),
@@ -143,11 +209,36 @@ fn similarity_scores() {
             have("a", "TCP", &[(443, 443), (8005, 8015), (9000, 9010)]),
             64,
         ),
-        ("empty port ranges", want("l", Tcp, &[]), have("a", "TCP", &[]), 40),
-        ("large port ranges with partial overlap", want("l", Tcp, &[(1000, 2000)]), have("a", "TCP", &[(1500, 2500)]), 73),
-        ("nil and empty client affinity - no match bonus", want("l", Tcp, &[(80, 80)]), have("a", "TCP", &[(80, 80)]), 140),
-        ("protocol case sensitivity test (should still match)", want("l", Tcp, &[(80, 80)]), have("a", "TCP", &[(80, 80)]), 140),
-        ("different port ranges but same total ports", want("l", Udp, &[(80, 85)]), have("a", "UDP", &[(80, 80), (81, 85)]), 140),
+        (
+            "empty port ranges",
+            want("l", Tcp, &[]),
+            have("a", "TCP", &[]),
+            40,
+        ),
+        (
+            "large port ranges with partial overlap",
+            want("l", Tcp, &[(1000, 2000)]),
+            have("a", "TCP", &[(1500, 2500)]),
+            73,
+        ),
+        (
+            "nil and empty client affinity - no match bonus",
+            want("l", Tcp, &[(80, 80)]),
+            have("a", "TCP", &[(80, 80)]),
+            140,
+        ),
+        (
+            "protocol case sensitivity test (should still match)",
+            want("l", Tcp, &[(80, 80)]),
+            have("a", "TCP", &[(80, 80)]),
+            140,
+        ),
+        (
+            "different port ranges but same total ports",
+            want("l", Udp, &[(80, 85)]),
+            have("a", "UDP", &[(80, 80), (81, 85)]),
+            140,
+        ),
     ] {
         assert_eq!(similarity_score(&w, &h), score, "{name}");
     }
@@ -172,9 +263,17 @@ fn read(
         .map(|&(w, h)| (want[w].id.clone(), have[h].arn.clone()))
         .collect();
     pairs.sort();
-    let mut uw: Vec<String> = m.unmatched_want.iter().map(|&w| want[w].id.clone()).collect();
+    let mut uw: Vec<String> = m
+        .unmatched_want
+        .iter()
+        .map(|&w| want[w].id.clone())
+        .collect();
     uw.sort();
-    let mut uh: Vec<String> = m.unmatched_have.iter().map(|&h| have[h].arn.clone()).collect();
+    let mut uh: Vec<String> = m
+        .unmatched_have
+        .iter()
+        .map(|&h| have[h].arn.clone())
+        .collect();
     uh.sort();
     (pairs, uw, uh)
 }
@@ -216,16 +315,28 @@ fn exact_matching() {
         ),
         (
             "one exact match among multiple listeners",
-            vec![want("tcp-80", Tcp, &[(80, 80)]), want("tcp-443", Tcp, &[(443, 443)])],
-            vec![have(&larn("list-tcp-80"), "TCP", &[(80, 80)]), have(&larn("list-udp-53"), "UDP", &[(53, 53)])],
+            vec![
+                want("tcp-80", Tcp, &[(80, 80)]),
+                want("tcp-443", Tcp, &[(443, 443)]),
+            ],
+            vec![
+                have(&larn("list-tcp-80"), "TCP", &[(80, 80)]),
+                have(&larn("list-udp-53"), "UDP", &[(53, 53)]),
+            ],
             pairs(&[("tcp-80", "list-tcp-80")]),
             ids(&["tcp-443"]),
             arns(&["list-udp-53"]),
         ),
         (
             "multiple exact matches",
-            vec![want("tcp-80", Tcp, &[(80, 80)]), want("udp-53", Udp, &[(53, 53)])],
-            vec![have(&larn("list-tcp-80"), "TCP", &[(80, 80)]), have(&larn("list-udp-53"), "UDP", &[(53, 53)])],
+            vec![
+                want("tcp-80", Tcp, &[(80, 80)]),
+                want("udp-53", Udp, &[(53, 53)]),
+            ],
+            vec![
+                have(&larn("list-tcp-80"), "TCP", &[(80, 80)]),
+                have(&larn("list-udp-53"), "UDP", &[(53, 53)]),
+            ],
             pairs(&[("tcp-80", "list-tcp-80"), ("udp-53", "list-udp-53")]),
             vec![],
             vec![],
@@ -233,7 +344,11 @@ fn exact_matching() {
         (
             "exact match with different port range ordering",
             vec![want("tcp-multi-port", Tcp, &[(443, 443), (80, 80)])],
-            vec![have(&larn("list-tcp-multi"), "TCP", &[(80, 80), (443, 443)])],
+            vec![have(
+                &larn("list-tcp-multi"),
+                "TCP",
+                &[(80, 80), (443, 443)],
+            )],
             pairs(&[("tcp-multi-port", "list-tcp-multi")]),
             vec![],
             vec![],
@@ -264,7 +379,14 @@ fn similarity_matching() {
             vec![],
             arns(&["list123"]),
         ),
-        ("empty sdk listeners", vec![want("listener-1", Tcp, &[(80, 80)])], vec![], vec![], ids(&["listener-1"]), vec![]),
+        (
+            "empty sdk listeners",
+            vec![want("listener-1", Tcp, &[(80, 80)])],
+            vec![],
+            vec![],
+            ids(&["listener-1"]),
+            vec![],
+        ),
         (
             "one exact similarity match",
             vec![want("listener-1", Tcp, &[(80, 80)])],
@@ -275,17 +397,33 @@ fn similarity_matching() {
         ),
         (
             "multiple listeners with some matches",
-            vec![want("tcp-80", Tcp, &[(80, 80)]), want("tcp-443", Tcp, &[(443, 443)]), want("udp-53", Udp, &[(53, 53)])],
-            vec![have(&larn("list-tcp-80"), "TCP", &[(80, 80)]), have(&larn("list-tcp-8080"), "TCP", &[(8080, 8080)])],
+            vec![
+                want("tcp-80", Tcp, &[(80, 80)]),
+                want("tcp-443", Tcp, &[(443, 443)]),
+                want("udp-53", Udp, &[(53, 53)]),
+            ],
+            vec![
+                have(&larn("list-tcp-80"), "TCP", &[(80, 80)]),
+                have(&larn("list-tcp-8080"), "TCP", &[(8080, 8080)]),
+            ],
             pairs(&[("tcp-80", "list-tcp-80"), ("tcp-443", "list-tcp-8080")]),
             ids(&["udp-53"]),
             vec![],
         ),
         (
             "complex case with partial similarity matches - greedy algorithm test",
-            vec![want("tcp-80-100", Tcp, &[(80, 100)]), want("tcp-443", Tcp, &[(443, 443)])],
-            vec![have(&larn("list-tcp-90-110"), "TCP", &[(90, 110)]), have(&larn("list-tcp-440-450"), "TCP", &[(440, 450)])],
-            pairs(&[("tcp-80-100", "list-tcp-90-110"), ("tcp-443", "list-tcp-440-450")]),
+            vec![
+                want("tcp-80-100", Tcp, &[(80, 100)]),
+                want("tcp-443", Tcp, &[(443, 443)]),
+            ],
+            vec![
+                have(&larn("list-tcp-90-110"), "TCP", &[(90, 110)]),
+                have(&larn("list-tcp-440-450"), "TCP", &[(440, 450)]),
+            ],
+            pairs(&[
+                ("tcp-80-100", "list-tcp-90-110"),
+                ("tcp-443", "list-tcp-440-450"),
+            ]),
             vec![],
             vec![],
         ),
@@ -299,7 +437,11 @@ fn similarity_matching() {
         ),
     ];
     for (name, w, h, p, uw, uh) in cases {
-        assert_eq!(read(&similarity_matches(&w, &h), &w, &h), (p, uw, uh), "{name}");
+        assert_eq!(
+            read(&similarity_matches(&w, &h), &w, &h),
+            (p, uw, uh),
+            "{name}"
+        );
     }
 }
 
@@ -310,14 +452,20 @@ fn two_phase_matching() {
         (
             "empty resource listeners, multiple SDK listeners",
             vec![],
-            vec![have(&larn("list-tcp-80"), "TCP", &[(80, 80)]), have(&larn("list-udp-53"), "UDP", &[(53, 53)])],
+            vec![
+                have(&larn("list-tcp-80"), "TCP", &[(80, 80)]),
+                have(&larn("list-udp-53"), "UDP", &[(53, 53)]),
+            ],
             vec![],
             vec![],
             arns(&["list-tcp-80", "list-udp-53"]),
         ),
         (
             "multiple resource listeners, empty SDK listeners",
-            vec![want("tcp-80", Tcp, &[(80, 80)]), want("udp-53", Udp, &[(53, 53)])],
+            vec![
+                want("tcp-80", Tcp, &[(80, 80)]),
+                want("udp-53", Udp, &[(53, 53)]),
+            ],
             vec![],
             vec![],
             ids(&["tcp-80", "udp-53"]),
@@ -346,8 +494,14 @@ fn two_phase_matching() {
                 want("tcp-443", Tcp, &[(443, 443)]),
                 want("tcp-8080-8090", Tcp, &[(8080, 8090)]),
             ],
-            vec![have(&larn("list-tcp-80"), "TCP", &[(80, 80)]), have(&larn("list-tcp-8085-8095"), "TCP", &[(8085, 8095)])],
-            pairs(&[("tcp-80", "list-tcp-80"), ("tcp-8080-8090", "list-tcp-8085-8095")]),
+            vec![
+                have(&larn("list-tcp-80"), "TCP", &[(80, 80)]),
+                have(&larn("list-tcp-8085-8095"), "TCP", &[(8085, 8095)]),
+            ],
+            pairs(&[
+                ("tcp-80", "list-tcp-80"),
+                ("tcp-8080-8090", "list-tcp-8085-8095"),
+            ]),
             ids(&["tcp-443"]),
             vec![],
         ),
@@ -372,13 +526,21 @@ fn two_phase_matching() {
                 have(&larn("list-udp-53"), "UDP", &[(53, 53)]),
                 have(&larn("list-tcp-8085-8095"), "TCP", &[(8085, 8095)]),
             ],
-            pairs(&[("tcp-80", "list-tcp-80"), ("udp-53", "list-udp-53"), ("tcp-8080-8090", "list-tcp-8085-8095")]),
+            pairs(&[
+                ("tcp-80", "list-tcp-80"),
+                ("udp-53", "list-udp-53"),
+                ("tcp-8080-8090", "list-tcp-8085-8095"),
+            ]),
             ids(&["tcp-443"]),
             vec![],
         ),
     ];
     for (name, w, h, p, uw, uh) in cases {
-        assert_eq!(read(&match_listeners(&w, &h), &w, &h), (p, uw, uh), "{name}");
+        assert_eq!(
+            read(&match_listeners(&w, &h), &w, &h),
+            (p, uw, uh),
+            "{name}"
+        );
     }
 }
 
@@ -397,8 +559,10 @@ fn ranges(r: &[(i32, i32)]) -> Vec<PortRange> {
 fn port_overrides_against_all_rules() {
     let all = ranges(&[(80, 90)]);
     let upd = ranges(&[(80, 85)]);
-    let endpoint_ports = |v: &[PortOverride]| -> Vec<i32> { v.iter().map(|o| o.endpoint_port).collect() };
-    let listener_ports = |v: &[PortOverride]| -> Vec<i32> { v.iter().map(|o| o.listener_port).collect() };
+    let endpoint_ports =
+        |v: &[PortOverride]| -> Vec<i32> { v.iter().map(|o| o.endpoint_port).collect() };
+    let listener_ports =
+        |v: &[PortOverride]| -> Vec<i32> { v.iter().map(|o| o.listener_port).collect() };
 
     // "empty port overrides".
     let (k, d) = split_port_overrides(&[], &all, &upd);
@@ -467,13 +631,43 @@ fn listener_settings_drift() {
 #[test]
 fn port_range_equality() {
     for (name, a, b, equal) in [
-        ("Equal - exact match", ranges(&[(80, 80), (443, 443)]), ranges(&[(80, 80), (443, 443)]), true),
-        ("Equal - different order", ranges(&[(80, 80), (443, 443)]), ranges(&[(443, 443), (80, 80)]), true),
-        ("Not equal - different count", ranges(&[(80, 80), (443, 443)]), ranges(&[(80, 80)]), false),
-        ("Not equal - different range", ranges(&[(80, 80), (443, 443)]), ranges(&[(80, 80), (8443, 8443)]), false),
+        (
+            "Equal - exact match",
+            ranges(&[(80, 80), (443, 443)]),
+            ranges(&[(80, 80), (443, 443)]),
+            true,
+        ),
+        (
+            "Equal - different order",
+            ranges(&[(80, 80), (443, 443)]),
+            ranges(&[(443, 443), (80, 80)]),
+            true,
+        ),
+        (
+            "Not equal - different count",
+            ranges(&[(80, 80), (443, 443)]),
+            ranges(&[(80, 80)]),
+            false,
+        ),
+        (
+            "Not equal - different range",
+            ranges(&[(80, 80), (443, 443)]),
+            ranges(&[(80, 80), (8443, 8443)]),
+            false,
+        ),
         ("Equal - empty slices", ranges(&[]), ranges(&[]), true),
-        ("Not equal - one empty, one not", ranges(&[(80, 80)]), ranges(&[]), false),
-        ("Equal - port ranges with ranges", ranges(&[(80, 100), (443, 450)]), ranges(&[(80, 100), (443, 450)]), true),
+        (
+            "Not equal - one empty, one not",
+            ranges(&[(80, 80)]),
+            ranges(&[]),
+            false,
+        ),
+        (
+            "Equal - port ranges with ranges",
+            ranges(&[(80, 100), (443, 450)]),
+            ranges(&[(80, 100), (443, 450)]),
+            true,
+        ),
     ] {
         assert_eq!(port_ranges_equal(&a, &b), equal, "{name}");
     }
@@ -548,7 +742,12 @@ async fn run_fix(case: FixCase) {
     let got = fix_port_overrides(&mut ctx, &refs, &ranges(&case.all), &updated)
         .await
         .unwrap();
-    assert_eq!(fake.count("UpdateEndpointGroup"), case.updates, "{}", case.name);
+    assert_eq!(
+        fake.count("UpdateEndpointGroup"),
+        case.updates,
+        "{}",
+        case.name
+    );
     assert_eq!(ctx.writes, case.updates, "{}", case.name);
     for (i, j, overrides) in case.want {
         let held = fake
@@ -557,9 +756,16 @@ async fn run_fix(case: FixCase) {
             .find(|g| g.arn == groups[i][j])
             .unwrap();
         let as_map = |v: &[PortOverride]| -> BTreeMap<i32, i32> {
-            v.iter().map(|o| (o.endpoint_port, o.listener_port)).collect()
+            v.iter()
+                .map(|o| (o.endpoint_port, o.listener_port))
+                .collect()
         };
-        assert_eq!(as_map(&held.port_overrides), as_map(&overrides), "{}", case.name);
+        assert_eq!(
+            as_map(&held.port_overrides),
+            as_map(&overrides),
+            "{}",
+            case.name
+        );
         // What the fix hands on is what AWS holds.
         let handed = got[&listeners[i].arn]
             .iter()
@@ -607,7 +813,11 @@ async fn port_overrides_fixed_before_listener_updates() {
         FixCase {
             name: "multiple listeners with multiple endpoint groups - consolidated processing",
             listeners: vec![
-                (Tcp, vec![(80, 90)], vec![vec![po(82, 82), po(88, 8088), po(85, 8085)]]),
+                (
+                    Tcp,
+                    vec![(80, 90)],
+                    vec![vec![po(82, 82), po(88, 8088), po(85, 8085)]],
+                ),
                 (Udp, vec![(53, 53)], vec![vec![po(53, 5353), po(53, 53)]]),
             ],
             all: vec![(80, 90), (53, 53)],
@@ -621,16 +831,31 @@ async fn port_overrides_fixed_before_listener_updates() {
                 (
                     Tcp,
                     vec![(80, 90), (443, 443)],
-                    vec![vec![po(82, 82), po(88, 8088), po(443, 443), po(85, 8085), po(443, 8443)]],
+                    vec![vec![
+                        po(82, 82),
+                        po(88, 8088),
+                        po(443, 443),
+                        po(85, 8085),
+                        po(443, 8443),
+                    ]],
                 ),
                 (
                     Udp,
                     vec![(53, 53), (8000, 8010)],
-                    vec![vec![po(53, 53), po(8008, 9008), po(8000, 8000), po(53, 5353), po(8005, 9005)]],
+                    vec![vec![
+                        po(53, 53),
+                        po(8008, 9008),
+                        po(8000, 8000),
+                        po(53, 5353),
+                        po(8005, 9005),
+                    ]],
                 ),
             ],
             all: vec![(80, 90), (443, 443), (53, 53), (8000, 8010)],
-            updated: vec![(0, vec![(80, 85), (443, 443)]), (1, vec![(53, 53), (8000, 8005)])],
+            updated: vec![
+                (0, vec![(80, 85), (443, 443)]),
+                (1, vec![(53, 53), (8000, 8005)]),
+            ],
             want: vec![
                 (0, 0, vec![po(85, 8085), po(443, 8443)]),
                 (1, 0, vec![po(53, 5353), po(8005, 9005)]),

@@ -197,7 +197,10 @@ pub async fn deploy_with(
         Lookup::Owned(owned) => accelerator::pick(&mut ctx, owned, &want.name),
         Lookup::Foreign { arn, reason } => {
             return Err(Error::NotOwned {
-                what: format!("Global Accelerator {arn} named in the status of {}", stack.id),
+                what: format!(
+                    "Global Accelerator {arn} named in the status of {}",
+                    stack.id
+                ),
                 reason,
             })
         }

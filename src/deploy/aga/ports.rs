@@ -104,11 +104,36 @@ mod tests {
     #[test]
     fn port_range_compare() {
         for (name, a, b, want) in [
-            ("first range starts before second", r(80, 100), r(90, 110), Ordering::Less),
-            ("first range starts after second", r(90, 110), r(80, 100), Ordering::Greater),
-            ("same start, first end before second", r(80, 100), r(80, 110), Ordering::Less),
-            ("same start, first end after second", r(80, 110), r(80, 100), Ordering::Greater),
-            ("identical port ranges", r(80, 100), r(80, 100), Ordering::Equal),
+            (
+                "first range starts before second",
+                r(80, 100),
+                r(90, 110),
+                Ordering::Less,
+            ),
+            (
+                "first range starts after second",
+                r(90, 110),
+                r(80, 100),
+                Ordering::Greater,
+            ),
+            (
+                "same start, first end before second",
+                r(80, 100),
+                r(80, 110),
+                Ordering::Less,
+            ),
+            (
+                "same start, first end after second",
+                r(80, 110),
+                r(80, 100),
+                Ordering::Greater,
+            ),
+            (
+                "identical port ranges",
+                r(80, 100),
+                r(80, 100),
+                Ordering::Equal,
+            ),
         ] {
             assert_eq!(compare_port_ranges(&a, &b), want, "{name}");
         }
@@ -119,7 +144,12 @@ mod tests {
         for (name, from, to, want) in [
             ("single port", 80, 80, vec![80]),
             ("port range", 80, 82, vec![80, 81, 82]),
-            ("fromPort > toPort (invalid but shouldn't crash)", 82, 80, vec![]),
+            (
+                "fromPort > toPort (invalid but shouldn't crash)",
+                82,
+                80,
+                vec![],
+            ),
         ] {
             let mut set = BTreeSet::new();
             add_ports(from, to, &mut set);

@@ -65,12 +65,12 @@ pub fn tag_changes(desired: &Tags, current: &Tags, ignored: &[String]) -> TagCha
     TagChanges {
         add: desired
             .iter()
-            .filter(|(k, v)| !skip(*k) && current.get(*k) != Some(*v))
+            .filter(|(k, v)| !skip(k) && current.get(*k) != Some(*v))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         remove: current
             .keys()
-            .filter(|k| !skip(*k) && !desired.contains_key(*k))
+            .filter(|k| !skip(k) && !desired.contains_key(*k))
             .cloned()
             .collect(),
     }

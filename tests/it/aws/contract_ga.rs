@@ -9,8 +9,8 @@ use std::sync::Arc;
 use aws_load_balancer_controller::aws::fake::{spec, FakeAws, GaDeployment, GaLimits};
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::model::aga::{
-    Accelerator, AgaIpAddressType, AgaListener, AgaProtocol, ClientAffinity,
-    EndpointConfiguration, EndpointGroup, PortOverride, PortRange,
+    Accelerator, AgaIpAddressType, AgaListener, AgaProtocol, ClientAffinity, EndpointConfiguration,
+    EndpointGroup, PortOverride, PortRange,
 };
 use regex::Regex;
 
@@ -149,10 +149,7 @@ async fn create_accelerator_refusals() {
         ("has space", "space"),
         (long.as_str(), "too long"),
     ] {
-        let err = ga
-            .create_accelerator(&tracked(name, ""))
-            .await
-            .unwrap_err();
+        let err = ga.create_accelerator(&tracked(name, "")).await.unwrap_err();
         assert_eq!(err.code(), "InvalidArgumentException", "{why}");
         assert!(matches!(err, AwsError::Validation { .. }), "{why}: {err:?}");
     }
@@ -167,7 +164,9 @@ async fn create_accelerator_refusals() {
         "InvalidArgumentException"
     );
     let mut reserved = tracked("aws-tag", "");
-    reserved.tags.insert("aws:cloudformation:stack-name".into(), "x".into());
+    reserved
+        .tags
+        .insert("aws:cloudformation:stack-name".into(), "x".into());
     assert_eq!(
         ga.create_accelerator(&reserved).await.unwrap_err().code(),
         "InvalidArgumentException"
@@ -216,9 +215,15 @@ async fn status_moves_from_in_progress_to_deployed() {
     let fake = fake();
     let ga: &dyn GlobalAccelerator = fake.as_ref();
     let a = accelerator(ga).await;
-    assert_eq!(ga.describe_accelerator(&a.arn).await.unwrap().status, "IN_PROGRESS");
+    assert_eq!(
+        ga.describe_accelerator(&a.arn).await.unwrap().status,
+        "IN_PROGRESS"
+    );
     fake.finish_ga_deployments();
-    assert_eq!(ga.describe_accelerator(&a.arn).await.unwrap().status, "DEPLOYED");
+    assert_eq!(
+        ga.describe_accelerator(&a.arn).await.unwrap().status,
+        "DEPLOYED"
+    );
 
     fake.set_ga_deployment(GaDeployment::AfterDescribes(2));
     ga.create_listener(&a.arn, &listener(AgaProtocol::Tcp, &[(80, 80)]))
@@ -294,7 +299,11 @@ async fn delete_accelerator() {
     assert!(matches!(err, AwsError::InUse { .. }));
     ga.delete_listener(&l.arn).await.unwrap();
     ga.delete_accelerator(&a.arn).await.unwrap();
-    assert!(ga.describe_accelerator(&a.arn).await.unwrap_err().is_not_found());
+    assert!(ga
+        .describe_accelerator(&a.arn)
+        .await
+        .unwrap_err()
+        .is_not_found());
     // Its idempotency token is free again.
     let again = accelerator(ga).await;
     assert_ne!(again.arn, a.arn);
@@ -311,9 +320,12 @@ async fn accelerator_tags() {
         ga.list_tags_for_resource(&a.arn).await.unwrap(),
         tracked("", "").tags
     );
-    ga.tag_resource(&a.arn, &tags(&[("team", "a"), ("aga.k8s.aws/stack", "ns/other")]))
-        .await
-        .unwrap();
+    ga.tag_resource(
+        &a.arn,
+        &tags(&[("team", "a"), ("aga.k8s.aws/stack", "ns/other")]),
+    )
+    .await
+    .unwrap();
     ga.untag_resource(&a.arn, &["team".to_string(), "absent".to_string()])
         .await
         .unwrap();
@@ -328,12 +340,23 @@ async fn accelerator_tags() {
         "InvalidArgumentException"
     );
     let unknown = format!("{}0", a.arn);
-    assert!(ga.list_tags_for_resource(&unknown).await.unwrap_err().is_not_found());
-    assert!(ga.tag_resource(&unknown, &tags(&[("k", "v")])).await.unwrap_err().is_not_found());
+    assert!(ga
+        .list_tags_for_resource(&unknown)
+        .await
+        .unwrap_err()
+        .is_not_found());
+    assert!(ga
+        .tag_resource(&unknown, &tags(&[("k", "v")]))
+        .await
+        .unwrap_err()
+        .is_not_found());
     // Tagging does not change the status.
     fake.finish_ga_deployments();
     ga.tag_resource(&a.arn, &tags(&[("k", "v")])).await.unwrap();
-    assert_eq!(ga.describe_accelerator(&a.arn).await.unwrap().status, "DEPLOYED");
+    assert_eq!(
+        ga.describe_accelerator(&a.arn).await.unwrap().status,
+        "DEPLOYED"
+    );
 }
 
 /// CreateListener / ListListeners: client affinity NONE by default, the ARN under the
@@ -351,19 +374,28 @@ async fn create_listener() {
         .await
         .unwrap();
     assert!(
-        Regex::new(&format!("^{}/listener/[0-9a-f]{{8}}$", regex::escape(&a.arn)))
-            .unwrap()
-            .is_match(&l.arn),
+        Regex::new(&format!(
+            "^{}/listener/[0-9a-f]{{8}}$",
+            regex::escape(&a.arn)
+        ))
+        .unwrap()
+        .is_match(&l.arn),
         "{}",
         l.arn
     );
     assert_eq!(l.client_affinity, "NONE");
     assert_eq!(l.protocol, "TCP");
-    assert_eq!(ga.describe_accelerator(&a.arn).await.unwrap().status, "IN_PROGRESS");
+    assert_eq!(
+        ga.describe_accelerator(&a.arn).await.unwrap().status,
+        "IN_PROGRESS"
+    );
     let mut sticky = listener(AgaProtocol::Udp, &[(80, 80)]);
     sticky.client_affinity = Some(ClientAffinity::SourceIp);
     let u = ga.create_listener(&a.arn, &sticky).await.unwrap();
-    assert_eq!(u.client_affinity, "SOURCE_IP", "UDP may reuse TCP's port 80");
+    assert_eq!(
+        u.client_affinity, "SOURCE_IP",
+        "UDP may reuse TCP's port 80"
+    );
     assert_eq!(ga.list_listeners(&a.arn).await.unwrap().len(), 2);
 
     for (ranges, why) in [
@@ -394,7 +426,11 @@ async fn create_listener() {
         .unwrap_err();
     assert_eq!(err.code(), "LimitExceededException");
     let unknown = format!("{}0", a.arn);
-    assert!(ga.list_listeners(&unknown).await.unwrap_err().is_not_found());
+    assert!(ga
+        .list_listeners(&unknown)
+        .await
+        .unwrap_err()
+        .is_not_found());
     assert_eq!(
         ga.create_listener(&unknown, &listener(AgaProtocol::Tcp, &[(1, 1)]))
             .await
@@ -425,19 +461,39 @@ async fn update_and_delete_listener() {
         .update_listener(&l.arn, &listener(AgaProtocol::Tcp, &[(80, 86)]))
         .await
         .unwrap();
-    assert_eq!(u.port_ranges, vec![PortRange { from_port: 80, to_port: 86 }]);
+    assert_eq!(
+        u.port_ranges,
+        vec![PortRange {
+            from_port: 80,
+            to_port: 86
+        }]
+    );
     let err = ga
         .update_listener(&l.arn, &listener(AgaProtocol::Tcp, &[(80, 84)]))
         .await
         .unwrap_err();
-    assert_eq!(err.code(), "InvalidArgumentException", "85 would fall outside");
+    assert_eq!(
+        err.code(),
+        "InvalidArgumentException",
+        "85 would fall outside"
+    );
     let err = ga
-        .update_listener(&l.arn, &listener(AgaProtocol::Tcp, &[(80, 86), (8085, 8085)]))
+        .update_listener(
+            &l.arn,
+            &listener(AgaProtocol::Tcp, &[(80, 86), (8085, 8085)]),
+        )
         .await
         .unwrap_err();
-    assert_eq!(err.code(), "InvalidArgumentException", "8085 is an endpoint port");
+    assert_eq!(
+        err.code(),
+        "InvalidArgumentException",
+        "8085 is an endpoint port"
+    );
     let err = ga
-        .update_listener(&format!("{}0", l.arn), &listener(AgaProtocol::Tcp, &[(1, 1)]))
+        .update_listener(
+            &format!("{}0", l.arn),
+            &listener(AgaProtocol::Tcp, &[(1, 1)]),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code(), "ListenerNotFoundException");
@@ -479,16 +535,26 @@ async fn create_endpoint_group() {
         .await
         .unwrap();
     let g = ga
-        .create_endpoint_group(&l.arn, &group("us-west-2", &[(443, 8443)], &[alb.arn.as_str()]))
+        .create_endpoint_group(
+            &l.arn,
+            &group("us-west-2", &[(443, 8443)], &[alb.arn.as_str()]),
+        )
         .await
         .unwrap();
-    assert!(g.arn.starts_with(&format!("{}/endpoint-group/", l.arn)), "{}", g.arn);
+    assert!(
+        g.arn.starts_with(&format!("{}/endpoint-group/", l.arn)),
+        "{}",
+        g.arn
+    );
     assert_eq!(g.region, "us-west-2");
     assert_eq!(g.traffic_dial_percentage, Some(100.0));
     assert_eq!(g.endpoints.len(), 1);
     assert_eq!(g.endpoints[0].weight, Some(128));
     assert_eq!(g.endpoints[0].client_ip_preservation_enabled, Some(true));
-    assert_eq!(ga.list_endpoint_groups(&l.arn).await.unwrap(), vec![g.clone()]);
+    assert_eq!(
+        ga.list_endpoint_groups(&l.arn).await.unwrap(),
+        vec![g.clone()]
+    );
 
     let err = ga
         .create_endpoint_group(&l.arn, &group("us-west-2", &[], &[]))
@@ -499,12 +565,30 @@ async fn create_endpoint_group() {
 
     let missing = format!("{}0", alb.arn);
     for (g, why) in [
-        (group("eu-west-1", &[], &[alb.arn.as_str()]), "the ALB is in us-west-2"),
-        (group("ap-south-1", &[], &[remote_lb("x").as_str()]), "the NLB is in eu-west-1"),
-        (group("us-east-2", &[(80, 443)], &[]), "endpoint port in a listener range"),
-        (group("us-east-2", &[(8080, 9090)], &[]), "listener port outside the listener"),
-        (group("us-east-2", &[(80, 9090), (443, 9090)], &[]), "one endpoint port, two listener ports"),
-        (group("us-east-2", &[(80, 8443)], &[]), "8443 is already 443's"),
+        (
+            group("eu-west-1", &[], &[alb.arn.as_str()]),
+            "the ALB is in us-west-2",
+        ),
+        (
+            group("ap-south-1", &[], &[remote_lb("x").as_str()]),
+            "the NLB is in eu-west-1",
+        ),
+        (
+            group("us-east-2", &[(80, 443)], &[]),
+            "endpoint port in a listener range",
+        ),
+        (
+            group("us-east-2", &[(8080, 9090)], &[]),
+            "listener port outside the listener",
+        ),
+        (
+            group("us-east-2", &[(80, 9090), (443, 9090)], &[]),
+            "one endpoint port, two listener ports",
+        ),
+        (
+            group("us-east-2", &[(80, 8443)], &[]),
+            "8443 is already 443's",
+        ),
         (group("not a region", &[], &[]), "region"),
     ] {
         let err = ga.create_endpoint_group(&l.arn, &g).await.unwrap_err();
@@ -530,7 +614,14 @@ async fn create_endpoint_group() {
         ..GaLimits::default()
     });
     let err = ga
-        .create_endpoint_group(&l2.arn, &group("eu-west-1", &[], &[remote_lb("a").as_str(), remote_lb("b").as_str()]))
+        .create_endpoint_group(
+            &l2.arn,
+            &group(
+                "eu-west-1",
+                &[],
+                &[remote_lb("a").as_str(), remote_lb("b").as_str()],
+            ),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.code(), "LimitExceededException");
@@ -557,7 +648,10 @@ async fn update_endpoint_group_and_endpoints() {
         .await
         .unwrap();
     let g = ga
-        .create_endpoint_group(&l.arn, &group("eu-west-1", &[(80, 8080)], &[remote_lb("a").as_str()]))
+        .create_endpoint_group(
+            &l.arn,
+            &group("eu-west-1", &[(80, 8080)], &[remote_lb("a").as_str()]),
+        )
         .await
         .unwrap();
 
@@ -575,28 +669,49 @@ async fn update_endpoint_group_and_endpoints() {
     assert_eq!(u.endpoints.len(), 1);
     assert_eq!(u.endpoints[0].endpoint_id, remote_lb("b"));
     assert_eq!(u.endpoints[0].weight, Some(7));
-    assert_eq!(u.endpoints[0].client_ip_preservation_enabled, Some(false), "off for an NLB");
+    assert_eq!(
+        u.endpoints[0].client_ip_preservation_enabled,
+        Some(false),
+        "off for an NLB"
+    );
     assert_eq!(u.traffic_dial_percentage, Some(40.0), "the dial stays");
 
-    ga.add_endpoints(&g.arn, &[endpoint(remote_lb("b").as_str(), Some(9)), endpoint(remote_lb("c").as_str(), None)])
-        .await
-        .unwrap();
+    ga.add_endpoints(
+        &g.arn,
+        &[
+            endpoint(remote_lb("b").as_str(), Some(9)),
+            endpoint(remote_lb("c").as_str(), None),
+        ],
+    )
+    .await
+    .unwrap();
     let now = ga.list_endpoint_groups(&l.arn).await.unwrap().remove(0);
     let weights: Vec<(String, Option<i32>)> = now
         .endpoints
         .iter()
         .map(|e| (e.endpoint_id.clone(), e.weight))
         .collect();
-    assert_eq!(weights, vec![(remote_lb("b"), Some(9)), (remote_lb("c"), Some(128))]);
+    assert_eq!(
+        weights,
+        vec![(remote_lb("b"), Some(9)), (remote_lb("c"), Some(128))]
+    );
 
     let err = ga
         .remove_endpoints(&g.arn, &[remote_lb("zzz")])
         .await
         .unwrap_err();
     assert_eq!(err.code(), "EndpointNotFoundException");
-    ga.remove_endpoints(&g.arn, &[remote_lb("b")]).await.unwrap();
+    ga.remove_endpoints(&g.arn, &[remote_lb("b")])
+        .await
+        .unwrap();
     let u = ga
-        .set_port_overrides(&g.arn, &[PortOverride { listener_port: 80, endpoint_port: 8081 }])
+        .set_port_overrides(
+            &g.arn,
+            &[PortOverride {
+                listener_port: 80,
+                endpoint_port: 8081,
+            }],
+        )
         .await
         .unwrap();
     assert_eq!(u.endpoints.len(), 1, "endpoints stay");
@@ -642,7 +757,9 @@ async fn upstream_iam_policy() {
     for err in [
         ga.describe_accelerator(&theirs.arn).await.unwrap_err(),
         ga.disable_accelerator(&theirs.arn).await.unwrap_err(),
-        ga.tag_resource(&theirs.arn, &tags(&[("k", "v")])).await.unwrap_err(),
+        ga.tag_resource(&theirs.arn, &tags(&[("k", "v")]))
+            .await
+            .unwrap_err(),
         ga.create_listener(&theirs.arn, &listener(AgaProtocol::Tcp, &[(80, 80)]))
             .await
             .unwrap_err(),
@@ -650,7 +767,9 @@ async fn upstream_iam_policy() {
         assert_eq!(err.code(), "AccessDeniedException");
     }
     assert!(ga.describe_accelerator(&mine.arn).await.is_ok());
-    ga.tag_resource(&mine.arn, &tags(&[("k", "v")])).await.unwrap();
+    ga.tag_resource(&mine.arn, &tags(&[("k", "v")]))
+        .await
+        .unwrap();
 }
 
 /// Every call goes through the Caller and is logged under the Global Accelerator service, the
@@ -662,9 +781,7 @@ async fn calls_are_logged_as_global_accelerator_calls() {
     let a = accelerator(ga).await;
     ga.list_listeners(&a.arn).await.unwrap();
     let calls = fake.calls();
-    assert!(calls
-        .iter()
-        .all(|(s, _)| *s == Service::GlobalAccelerator));
+    assert!(calls.iter().all(|(s, _)| *s == Service::GlobalAccelerator));
     assert_eq!(
         fake.write_calls()
             .into_iter()

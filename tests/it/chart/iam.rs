@@ -10,8 +10,7 @@ fn policy() -> Json {
 }
 
 fn policy_file(name: &str) -> Json {
-    let text =
-        std::fs::read_to_string(repo().join("config/iam").join(name)).expect("policy");
+    let text = std::fs::read_to_string(repo().join("config/iam").join(name)).expect("policy");
     serde_json::from_str(&text).expect("policy is JSON")
 }
 
@@ -223,8 +222,14 @@ fn the_certificate_policy_allows_what_certificate_creation_calls() {
     }
     let statements = certs["Statement"].as_array().unwrap();
     for (action, key) in [
-        ("acm:RequestCertificate", "aws:RequestTag/elbv2.k8s.aws/cluster"),
-        ("acm:DeleteCertificate", "aws:ResourceTag/elbv2.k8s.aws/cluster"),
+        (
+            "acm:RequestCertificate",
+            "aws:RequestTag/elbv2.k8s.aws/cluster",
+        ),
+        (
+            "acm:DeleteCertificate",
+            "aws:ResourceTag/elbv2.k8s.aws/cluster",
+        ),
     ] {
         for st in statements
             .iter()
@@ -326,7 +331,10 @@ fn policy_allows_the_global_accelerator_calls_on_tagged_accelerators_only() {
     .into_iter()
     .map(String::from)
     .collect();
-    assert_eq!(ops, want, "a Global Accelerator call without a policy check");
+    assert_eq!(
+        ops, want,
+        "a Global Accelerator call without a policy check"
+    );
 
     let policy = policy();
     let statements = policy["Statement"].as_array().unwrap();
@@ -337,15 +345,15 @@ fn policy_allows_the_global_accelerator_calls_on_tagged_accelerators_only() {
         .collect();
     for op in &ops {
         let action = format!("globalaccelerator:{op}");
-        assert!(allowed.contains(&action), "iam_policy.json does not allow {action}");
+        assert!(
+            allowed.contains(&action),
+            "iam_policy.json does not allow {action}"
+        );
         let is_read = ["Describe", "List"].iter().any(|p| op.starts_with(p));
         if is_read {
             continue;
         }
-        for st in statements
-            .iter()
-            .filter(|s| actions(s).contains(&action))
-        {
+        for st in statements.iter().filter(|s| actions(s).contains(&action)) {
             let c = st["Condition"].to_string();
             assert!(
                 c.contains("elbv2.k8s.aws/cluster") && c.contains("aga.k8s.aws/resource"),
@@ -356,6 +364,8 @@ fn policy_allows_the_global_accelerator_calls_on_tagged_accelerators_only() {
     // The service-linked role Global Accelerator needs for an account's first accelerator.
     assert!(statements.iter().any(|s| {
         actions(s).contains(&"iam:CreateServiceLinkedRole".to_string())
-            && s["Condition"].to_string().contains("globalaccelerator.amazonaws.com")
+            && s["Condition"]
+                .to_string()
+                .contains("globalaccelerator.amazonaws.com")
     }));
 }

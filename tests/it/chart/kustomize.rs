@@ -190,7 +190,11 @@ fn the_target_control_component_equals_the_chart_with_its_gate() {
         "controllerConfig.featureGates.ALBTargetControlAgent=true",
     ]));
     let hooks = |docs: &[Value]| -> Vec<Value> {
-        find(docs, "MutatingWebhookConfiguration", "aws-load-balancer-webhook")["webhooks"]
+        find(
+            docs,
+            "MutatingWebhookConfiguration",
+            "aws-load-balancer-webhook",
+        )["webhooks"]
             .as_sequence()
             .expect("webhooks")
             .iter()

@@ -320,7 +320,10 @@ fn default_pca_arn_value_sets_the_flag_the_controller_acts_on() {
     let cfg = Config::from_args(&cli.controller).unwrap();
     assert!(cfg.inert_warnings.is_empty(), "{:?}", cfg.inert_warnings);
     assert_eq!(cfg.default_pca_arn.as_deref(), Some(pca));
-    assert_eq!(ModelConfig::from(&cfg).default_pca_arn.as_deref(), Some(pca));
+    assert_eq!(
+        ModelConfig::from(&cfg).default_pca_arn.as_deref(),
+        Some(pca)
+    );
     // Unset, the chart passes nothing.
     let plain = container_args(&docs(&helm_template(&["--set", "clusterName=it"]).unwrap()));
     assert!(

@@ -77,7 +77,10 @@ fn stack(vpc: &str) -> model::Stack {
 }
 
 /// The ACM and Route 53 writes counted in `r` since `before`.
-fn certificate_writes(r: &Registry, before: &std::collections::BTreeMap<String, f64>) -> Vec<String> {
+fn certificate_writes(
+    r: &Registry,
+    before: &std::collections::BTreeMap<String, f64>,
+) -> Vec<String> {
     calls_by_op(r)
         .into_iter()
         .filter(|(op, _)| is_write(op))
@@ -129,11 +132,8 @@ async fn moto_a_created_certificate_is_validated_served_and_deleted_with_the_sta
     let metrics = AwsMetrics::register(&mut registry);
     let cfg = AwsConfig {
         region: Some("us-west-2".into()),
-        api_endpoints: parse_api_endpoints(&format!(
-            "acm={0},route53={0}",
-            c.moto.endpoint
-        ))
-        .unwrap(),
+        api_endpoints: parse_api_endpoints(&format!("acm={0},route53={0}", c.moto.endpoint))
+            .unwrap(),
         ..Default::default()
     };
     let acm = build_acm_fenced(&cfg, "us-west-2", Some(metrics.clone()), Fence::default()).await;

@@ -167,7 +167,10 @@ async fn creates_the_stack_and_a_second_deploy_writes_nothing() {
     assert_eq!(out.listener_arns["listener-1"], udp.arn);
     let west = fake.ga_endpoint_groups_of(&tcp.arn).remove(0);
     assert_eq!(west.region, "us-west-2");
-    assert_eq!(west.port_overrides, want.listeners[0].endpoint_groups[0].port_overrides);
+    assert_eq!(
+        west.port_overrides,
+        want.listeners[0].endpoint_groups[0].port_overrides
+    );
     assert_eq!(west.endpoints[0].endpoint_id, alb);
     let eu = fake.ga_endpoint_groups_of(&udp.arn).remove(0);
     assert_eq!(eu.traffic_dial_percentage, Some(50.0));
@@ -215,7 +218,10 @@ async fn listener_ports_and_endpoint_weights_are_updated_in_place() {
             "UpdateEndpointGroup", // the weight: only the whole endpoint list changes it
         ]
     );
-    assert_eq!(second.listener_arns, first.listener_arns, "same listeners, updated");
+    assert_eq!(
+        second.listener_arns, first.listener_arns,
+        "same listeners, updated"
+    );
     assert_eq!(second.endpoint_group_arns, first.endpoint_group_arns);
     let tcp = &second.listener_arns["listener-0"];
     let listener = fake
@@ -224,7 +230,9 @@ async fn listener_ports_and_endpoint_weights_are_updated_in_place() {
         .find(|l| &l.arn == tcp)
         .unwrap();
     assert_eq!(listener.port_ranges, vec![range(80, 81), range(443, 443)]);
-    let eu = fake.ga_endpoint_groups_of(&second.listener_arns["listener-1"]).remove(0);
+    let eu = fake
+        .ga_endpoint_groups_of(&second.listener_arns["listener-1"])
+        .remove(0);
     assert_eq!(eu.endpoints[0].weight, Some(100));
     assert_eq!(eu.traffic_dial_percentage, Some(75.0));
 
@@ -238,7 +246,9 @@ async fn listener_ports_and_endpoint_weights_are_updated_in_place() {
     fake.clear_calls();
     aga::deploy(ga, &want, CLUSTER).await.unwrap();
     assert_eq!(ga_writes(&fake), ["AddEndpoints", "RemoveEndpoints"]);
-    let eu = fake.ga_endpoint_groups_of(&second.listener_arns["listener-1"]).remove(0);
+    let eu = fake
+        .ga_endpoint_groups_of(&second.listener_arns["listener-1"])
+        .remove(0);
     assert_eq!(eu.endpoints.len(), 1);
     assert_eq!(eu.endpoints[0].endpoint_id, remote_nlb("dns-2"));
 }
@@ -258,8 +268,7 @@ async fn listeners_in_the_way_go_first() {
         listener_port: 80,
         endpoint_port: 8080,
     }];
-    want.listeners[0].endpoint_groups[0].endpoint_configurations[0].endpoint_id =
-        remote_nlb("web");
+    want.listeners[0].endpoint_groups[0].endpoint_configurations[0].endpoint_id = remote_nlb("web");
     let out = aga::deploy(ga, &want, CLUSTER).await.unwrap();
     let acc = out.accelerator_arn.clone();
     // A second listener on 81, made outside the model.
@@ -361,11 +370,15 @@ async fn port_overrides_are_fixed_before_the_listener_changes() {
 
     // Ports 80-84 only: 85 → 8085 cannot stay.
     want.listeners[0].port_ranges = vec![range(80, 84)];
-    want.listeners[0].endpoint_groups[0].port_overrides.remove(0);
+    want.listeners[0].endpoint_groups[0]
+        .port_overrides
+        .remove(0);
     fake.clear_calls();
     let out = aga::deploy(ga, &want, CLUSTER).await.unwrap();
     assert_eq!(ga_writes(&fake), ["UpdateEndpointGroup", "UpdateListener"]);
-    let g = fake.ga_endpoint_groups_of(&out.listener_arns["listener-0"]).remove(0);
+    let g = fake
+        .ga_endpoint_groups_of(&out.listener_arns["listener-0"])
+        .remove(0);
     assert_eq!(
         g.port_overrides,
         vec![PortOverride {
@@ -402,12 +415,18 @@ async fn adopts_the_accelerator_upstream_made() {
 
     // A tag the user changed: TagResource only.
     let mut retagged = want.clone();
-    retagged.accelerator.tags.insert("Team".into(), "platform".into());
+    retagged
+        .accelerator
+        .tags
+        .insert("Team".into(), "platform".into());
     fake.clear_calls();
     aga::deploy(ga, &retagged, CLUSTER).await.unwrap();
     assert_eq!(ga_writes(&fake), ["TagResource"]);
     // A CloudFormation tag on it stays.
-    fake.seed_ga_tags(&ours.accelerator_arn, tags(&[("aws:cloudformation:stack-name", "x")]));
+    fake.seed_ga_tags(
+        &ours.accelerator_arn,
+        tags(&[("aws:cloudformation:stack-name", "x")]),
+    );
     fake.clear_calls();
     aga::deploy(ga, &retagged, CLUSTER).await.unwrap();
     assert_eq!(write_ops(&fake), Vec::<String>::new());
@@ -440,13 +459,18 @@ async fn never_touches_an_untagged_accelerator() {
     assert_eq!(write_ops(&fake), Vec::<String>::new());
 
     // Deleting the object leaves it alone, and says so.
-    let step = aga::delete(ga, STACK, Some(stranger.arn.as_str()), CLUSTER).await.unwrap();
+    let step = aga::delete(ga, STACK, Some(stranger.arn.as_str()), CLUSTER)
+        .await
+        .unwrap();
     assert_eq!(step, AgaDeletion::Deleted);
     assert_eq!(write_ops(&fake), Vec::<String>::new());
 
     // Another cluster's stack of the same name is not ours either.
     let mut other = stack(&alb);
-    other.accelerator.tags.insert("elbv2.k8s.aws/cluster".into(), "other".into());
+    other
+        .accelerator
+        .tags
+        .insert("elbv2.k8s.aws/cluster".into(), "other".into());
     other.accelerator.crd_uid = "other".into();
     let theirs = aga::deploy(ga, &other, "other").await.unwrap();
 
@@ -475,7 +499,10 @@ async fn deletion_disables_waits_then_deletes() {
     let out = aga::deploy(ga, &want, CLUSTER).await.unwrap();
     let mut other = stack(&alb);
     other.id = "shop/other".into();
-    other.accelerator.tags.insert("aga.k8s.aws/stack".into(), "shop/other".into());
+    other
+        .accelerator
+        .tags
+        .insert("aga.k8s.aws/stack".into(), "shop/other".into());
     other.accelerator.crd_uid = "other".into();
     let kept = aga::deploy(ga, &other, CLUSTER).await.unwrap();
     fake.finish_ga_deployments();
@@ -496,7 +523,11 @@ async fn deletion_disables_waits_then_deletes() {
     assert_eq!(ga_writes(&fake), ["UpdateAccelerator"]);
     let acc = ga.describe_accelerator(&out.accelerator_arn).await.unwrap();
     assert!(!acc.enabled);
-    assert_eq!(fake.ga_listeners_of(&acc.arn).len(), 2, "nothing deleted yet");
+    assert_eq!(
+        fake.ga_listeners_of(&acc.arn).len(),
+        2,
+        "nothing deleted yet"
+    );
 
     // Still IN_PROGRESS: wait, write nothing.
     fake.clear_calls();
@@ -584,7 +615,10 @@ async fn a_stack_without_tracking_tags_is_refused() {
     fake.clear_calls();
     let err = aga::deploy(ga, &want, CLUSTER).await.unwrap_err();
     assert!(matches!(err, DeployError::Invalid(_)), "{err}");
-    assert!(err.to_string().contains("aga.k8s.aws/stack=shop/edge"), "{err}");
+    assert!(
+        err.to_string().contains("aga.k8s.aws/stack=shop/edge"),
+        "{err}"
+    );
     assert!(fake.calls().is_empty());
     // Two endpoint groups in one region on one listener: refused too.
     let mut twice = stack(&alb);
@@ -594,6 +628,9 @@ async fn a_stack_without_tracking_tags_is_refused() {
         ..g
     });
     let err = aga::deploy(ga, &twice, CLUSTER).await.unwrap_err();
-    assert!(err.to_string().contains("two endpoint groups in eu-west-1"), "{err}");
+    assert!(
+        err.to_string().contains("two endpoint groups in eu-west-1"),
+        "{err}"
+    );
     assert!(fake.calls().is_empty());
 }

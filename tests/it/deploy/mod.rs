@@ -5,8 +5,8 @@
 mod acm_create;
 pub(crate) mod acm_discovery;
 mod addons;
-mod aga;
 pub mod addons_moto;
+mod aga;
 mod faults;
 mod frontend_nlb;
 mod functional;

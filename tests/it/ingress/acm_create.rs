@@ -143,15 +143,23 @@ async fn a_created_certificate_is_served_and_deleted_with_the_ingress() {
 async fn the_group_waits_for_acm_to_issue_the_certificate() {
     let c = certs(false);
     let h = c.start().await;
-    h.apply(&certified_app("wait", "web", "web.example.com")).await;
+    h.apply(&certified_app("wait", "web", "web.example.com"))
+        .await;
     eventually("certificate requested", WAIT, || async {
         c.acm.certificates().len() == 1
     })
     .await;
     // A few requeues (every 200 ms).
     tokio::time::sleep(Duration::from_millis(800)).await;
-    assert_eq!(c.acm.count("RequestCertificate"), 1, "requeued, not requested again");
-    assert!(c.acm.count("DescribeCertificate") > 2, "asked again after the requeue");
+    assert_eq!(
+        c.acm.count("RequestCertificate"),
+        1,
+        "requeued, not requested again"
+    );
+    assert!(
+        c.acm.count("DescribeCertificate") > 2,
+        "asked again after the requeue"
+    );
     assert_eq!(c.fake.write_calls(), vec![], "nothing else half-built");
     assert_eq!(c.records(), 1);
     assert!(!h
@@ -206,13 +214,19 @@ async fn a_host_without_zone_or_no_host_is_refused_before_any_write() {
         json!({"metadata": {"annotations": {"alb.ingress.kubernetes.io/create-acm-cert": "true"}}}),
     )
     .await;
-    eventually("api: FailedBuildModel, last configuration kept", WAIT, || async {
-        h.events("nohost", "api").await.iter().any(|(t, r, n)| {
-            t == "Warning"
-                && r == "FailedBuildModel"
-                && n.contains("ingress nohost/api has create-acm-cert enabled but no hostnames defined")
-        })
-    })
+    eventually(
+        "api: FailedBuildModel, last configuration kept",
+        WAIT,
+        || async {
+            h.events("nohost", "api").await.iter().any(|(t, r, n)| {
+                t == "Warning"
+                    && r == "FailedBuildModel"
+                    && n.contains(
+                        "ingress nohost/api has create-acm-cert enabled but no hostnames defined",
+                    )
+            })
+        },
+    )
     .await;
     settle(&c.fake).await;
     assert_eq!(c.fake.write_calls(), vec![], "the edit reached AWS");

@@ -9,12 +9,10 @@ use crate::goflags::parse_bool_map;
 pub use crate::model::config::FEATURE_GATE_DEFAULTS;
 
 /// Gates upstream knows that this build refuses to turn on, with what is missing.
-pub const UNSUPPORTED_GATES: &[(&str, &str)] = &[
-    (
-        "GlobalAcceleratorController",
-        "the Global Accelerator controller and its webhook are not implemented",
-    ),
-];
+pub const UNSUPPORTED_GATES: &[(&str, &str)] = &[(
+    "GlobalAcceleratorController",
+    "the Global Accelerator controller and its webhook are not implemented",
+)];
 
 /// Parses `--feature-gates` over upstream's defaults; unknown names are an error as upstream.
 pub fn feature_gates(raw: &str) -> Result<BTreeMap<String, bool>, ConfigError> {

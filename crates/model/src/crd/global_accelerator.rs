@@ -164,7 +164,11 @@ pub struct GlobalAcceleratorEndpoint {
     #[serde(rename = "type")]
     pub endpoint_type: GlobalAcceleratorEndpointType,
     /// The endpoint's id (for a load balancer its ARN) when type is EndpointID.
-    #[serde(rename = "endpointID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "endpointID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(length(max = 255))]
     pub endpoint_id: Option<String>,
     /// Name of the Service, Ingress or Gateway.

@@ -220,7 +220,12 @@ fn alb_target_control_config_crd_has_upstreams_names_columns_and_validation() {
     let spec = &v["schema"]["openAPIV3Schema"]["properties"]["spec"];
     assert_eq!(
         spec["required"],
-        json!(["controlAddress", "dataAddress", "destinationAddress", "image"])
+        json!([
+            "controlAddress",
+            "dataAddress",
+            "destinationAddress",
+            "image"
+        ])
     );
     let props = &spec["properties"];
     let mut fields: Vec<&String> = props.as_object().unwrap().keys().collect();

@@ -107,7 +107,10 @@ impl GlobalAccelerator for SdkGlobalAccelerator {
 
     async fn describe_accelerator(&self, arn: &str) -> Result<DescribedAccelerator> {
         let out = send(&self.caller, SVC, "DescribeAccelerator", || {
-            self.client.describe_accelerator().accelerator_arn(arn).send()
+            self.client
+                .describe_accelerator()
+                .accelerator_arn(arn)
+                .send()
         })
         .await?;
         out.accelerator()
@@ -162,7 +165,10 @@ impl GlobalAccelerator for SdkGlobalAccelerator {
 
     async fn list_tags_for_resource(&self, arn: &str) -> Result<Tags> {
         let out = send(&self.caller, SVC, "ListTagsForResource", || {
-            self.client.list_tags_for_resource().resource_arn(arn).send()
+            self.client
+                .list_tags_for_resource()
+                .resource_arn(arn)
+                .send()
         })
         .await?;
         Ok(tags_from(out.tags()))

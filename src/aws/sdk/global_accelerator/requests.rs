@@ -158,7 +158,10 @@ pub(crate) fn tag_resource(arn: &str, tags: &Tags) -> Result<TagResourceInputBui
 }
 
 /// CreateListener of the model's listener; client affinity only when the model sets it.
-pub(crate) fn create_listener(accelerator_arn: &str, l: &AgaListener) -> CreateListenerInputBuilder {
+pub(crate) fn create_listener(
+    accelerator_arn: &str,
+    l: &AgaListener,
+) -> CreateListenerInputBuilder {
     let AgaListener {
         id: _, // AWS keeps no id: listeners are matched by protocol and ports
         protocol,
@@ -212,7 +215,10 @@ pub(crate) fn create_endpoint_group(
 
 /// UpdateEndpointGroup with the model's traffic dial (when set) and all its port overrides (an
 /// empty list removes them); the endpoints are other calls.
-pub(crate) fn update_endpoint_group(arn: &str, g: &EndpointGroup) -> UpdateEndpointGroupInputBuilder {
+pub(crate) fn update_endpoint_group(
+    arn: &str,
+    g: &EndpointGroup,
+) -> UpdateEndpointGroupInputBuilder {
     let EndpointGroup {
         id: _,
         region: _, // fixed at creation

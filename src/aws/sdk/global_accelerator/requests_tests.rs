@@ -16,7 +16,10 @@ const LISTENER_ARN: &str = "arn:aws:globalaccelerator::123456789012:accelerator/
 
 fn tracking() -> Tags {
     BTreeMap::from([
-        ("elbv2.k8s.aws/cluster".to_string(), "test-cluster".to_string()),
+        (
+            "elbv2.k8s.aws/cluster".to_string(),
+            "test-cluster".to_string(),
+        ),
         (
             "aga.k8s.aws/stack".to_string(),
             "test-namespace/test-name".to_string(),
@@ -162,7 +165,11 @@ fn disable_request_is_arn_and_enabled_false_only() {
     assert_eq!(disable_accelerator(ACC_ARN).build().unwrap(), want);
 }
 
-fn listener(protocol: AgaProtocol, affinity: Option<ClientAffinity>, ranges: &[(i32, i32)]) -> AgaListener {
+fn listener(
+    protocol: AgaProtocol,
+    affinity: Option<ClientAffinity>,
+    ranges: &[(i32, i32)],
+) -> AgaListener {
     AgaListener {
         id: "listener-1".into(),
         protocol,
@@ -402,7 +409,9 @@ fn endpoint_calls_send_what_they_are_given() {
         .map(|i| i.endpoint_id())
         .collect();
     assert_eq!(ids, ["a", "b"]);
-    let input = set_port_overrides("arn:eg", &[po(443, 8443)]).build().unwrap();
+    let input = set_port_overrides("arn:eg", &[po(443, 8443)])
+        .build()
+        .unwrap();
     assert_eq!(pairs(input.port_overrides()), vec![(443, 8443)]);
     assert!(input.endpoint_configurations.is_none());
 }

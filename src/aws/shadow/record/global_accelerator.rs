@@ -122,7 +122,8 @@ impl Recorder {
         let changes = [
             change(
                 "trafficDialPercentage",
-                b.and_then(|g| g.traffic_dial_percentage).map(|p| p.to_string()),
+                b.and_then(|g| g.traffic_dial_percentage)
+                    .map(|p| p.to_string()),
                 after.traffic_dial_percentage.map(|p| p.to_string()),
             ),
             change(
@@ -335,7 +336,11 @@ impl GlobalAccelerator for Recorder {
         for l in &out {
             s.listeners.insert(l.arn.clone(), l.clone());
         }
-        let pretended = s.pretended.get(accelerator_arn).cloned().unwrap_or_default();
+        let pretended = s
+            .pretended
+            .get(accelerator_arn)
+            .cloned()
+            .unwrap_or_default();
         out.extend(pretended.iter().filter_map(|a| s.listeners.get(a).cloned()));
         Ok(out)
     }
@@ -512,8 +517,7 @@ impl GlobalAccelerator for Recorder {
         arn: &str,
         overrides: &[PortOverride],
     ) -> Result<DescribedEndpointGroup> {
-        let (after, changes) =
-            self.ga_group_write(arn, |g| g.port_overrides = overrides.to_vec());
+        let (after, changes) = self.ga_group_write(arn, |g| g.port_overrides = overrides.to_vec());
         self.ga_write("UpdateEndpointGroup", arn, changes);
         Ok(after)
     }
@@ -523,8 +527,7 @@ impl GlobalAccelerator for Recorder {
         arn: &str,
         endpoints: &[EndpointConfiguration],
     ) -> Result<DescribedEndpointGroup> {
-        let (after, mut changes) =
-            self.ga_group_write(arn, |g| g.endpoints = described(endpoints));
+        let (after, mut changes) = self.ga_group_write(arn, |g| g.endpoints = described(endpoints));
         changes.extend(endpoints.iter().map(|e| Change {
             field: format!("endpoint {}", e.endpoint_id),
             before: None,
@@ -555,7 +558,8 @@ impl GlobalAccelerator for Recorder {
 
     async fn remove_endpoints(&self, arn: &str, endpoint_ids: &[String]) -> Result<()> {
         let (_, _) = self.ga_group_write(arn, |g| {
-            g.endpoints.retain(|e| !endpoint_ids.contains(&e.endpoint_id))
+            g.endpoints
+                .retain(|e| !endpoint_ids.contains(&e.endpoint_id))
         });
         let changes = endpoint_ids
             .iter()

@@ -2,6 +2,8 @@
 //! (checked hash-for-hash here, where upstream checks only their shape), address types, BYOIP
 //! addresses, tags, and the whole accelerator — with the tracking tags this builder adds where
 //! upstream's deployer does.
+// Upstream's test tables, one tuple per case, as its Go tables are.
+#![allow(clippy::type_complexity)]
 
 use std::collections::BTreeMap;
 
@@ -138,7 +140,13 @@ fn byoip_addresses_are_copied() {
 #[test]
 fn user_tags_merge_defaults_and_refuse_external_managed_keys() {
     // Upstream's buildAcceleratorTags table: the tags before tracking tags are added.
-    let cases: [(&str, serde_json::Value, Vec<&str>, bool, Option<BTreeMap<String, String>>); 5] = [
+    let cases: [(
+        &str,
+        serde_json::Value,
+        Vec<&str>,
+        bool,
+        Option<BTreeMap<String, String>>,
+    ); 5] = [
         (
             "no user tags specified",
             json!({}),

@@ -141,8 +141,7 @@ fn one_service_endpoint_without_protocol_or_ports_is_discovered() {
         stack.accelerator.name,
         format!(
             "k8s_apps_edge_{}",
-            &crate::model::naming::sha256_hex(&["prod", "us-west-2", "apps", "edge", "IPV4"])
-                [..25]
+            &crate::model::naming::sha256_hex(&["prod", "us-west-2", "apps", "edge", "IPV4"])[..25]
         )
     );
     let summary: Vec<(&str, AgaProtocol, Vec<PortRange>, usize)> = stack
@@ -231,7 +230,9 @@ fn failures_are_model_errors_naming_the_accelerator() {
     );
     let loaded = vec![LoadedEndpoint {
         arn: NLB_ARN.into(),
-        resource: Some(gateway(json!({"metadata": {"name": "gw", "namespace": "apps"}}))),
+        resource: Some(gateway(
+            json!({"metadata": {"name": "gw", "namespace": "apps"}}),
+        )),
         ..LoadedEndpoint::new(
             &object.spec.listeners.as_ref().unwrap()[0]
                 .endpoint_groups
@@ -279,7 +280,11 @@ fn config_reads_the_model_config_and_the_low_priority_gate() {
     };
     let c = AgaConfig::new(&model, "eu-central-1");
     assert_eq!(
-        (c.cluster_name.as_str(), c.region.as_str(), c.user_tags_over_default_tags),
+        (
+            c.cluster_name.as_str(),
+            c.region.as_str(),
+            c.user_tags_over_default_tags
+        ),
         ("c", "eu-central-1", false)
     );
     assert_eq!(c.external_managed_tags, vec!["k".to_string()]);

@@ -72,7 +72,9 @@ pub fn protocol_ports(endpoint: &LoadedEndpoint) -> Result<Vec<ProtocolPorts>, S
         (T::Service, Some(other)) => wrong("Service", other),
         (T::Ingress, Some(other)) => wrong("Ingress", other),
         (T::Gateway, Some(other)) => wrong("Gateway", other),
-        (t, None) => Err(format!("auto-discovery not supported for endpoint type {t}")),
+        (t, None) => Err(format!(
+            "auto-discovery not supported for endpoint type {t}"
+        )),
     }
 }
 
@@ -172,9 +174,8 @@ pub fn load_balancer_protocol_ports(
             ))
         }
     };
-    let found = elb_listener_protocol_ports(arn, described).map_err(|e| {
-        format!("failed to describe listeners for load balancer ARN {arn}: {e}")
-    })?;
+    let found = elb_listener_protocol_ports(arn, described)
+        .map_err(|e| format!("failed to describe listeners for load balancer ARN {arn}: {e}"))?;
     if found.is_empty() {
         return Err(format!("no listeners found for load balancer ARN {arn}"));
     }

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::crd::global_accelerator::GlobalAcceleratorEndpointType as T;
 use crate::model::aga::endpoints::LoadedEndpointStatus;
-use crate::model::aga::test_support::{by_id, gateway, ga, ingress, loaded, service};
+use crate::model::aga::test_support::{by_id, ga, gateway, ingress, loaded, service};
 
 const LB_ARN: &str =
     "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/test-lb/1234567890abcdef";
@@ -119,7 +119,8 @@ fn protocol_ports_of_each_endpoint_kind() {
 
 #[test]
 fn ingress_table() {
-    let alb = |ports: Value| json!({"hostname": "test-alb.us-west-2.elb.amazonaws.com", "ports": ports});
+    let alb =
+        |ports: Value| json!({"hostname": "test-alb.us-west-2.elb.amazonaws.com", "ports": ports});
     let nlb = json!({"hostname": "test-nlb.amazonaws.com"});
     let two = json!([{"port": 80, "protocol": "TCP"}, {"port": 443, "protocol": "TCP"}]);
     let cases = [
@@ -140,11 +141,18 @@ fn ingress_table() {
         ),
         (
             "Ingress with NLB entry first and ALB entry second in status",
-            json!([nlb.clone(), alb(json!([{"port": 443, "protocol": "TCP"},
-                                           {"port": 8443, "protocol": "TCP"}]))]),
+            json!([
+                nlb.clone(),
+                alb(json!([{"port": 443, "protocol": "TCP"},
+                                           {"port": 8443, "protocol": "TCP"}]))
+            ]),
             Ok(vec![443, 8443]),
         ),
-        ("Ingress with no ALB entry in status", json!([nlb.clone()]), Err(())),
+        (
+            "Ingress with no ALB entry in status",
+            json!([nlb.clone()]),
+            Err(()),
+        ),
         ("Ingress with empty status", json!([]), Err(())),
     ];
     for (case, entries, want) in cases {
@@ -353,7 +361,13 @@ fn load_balancer_endpoint_reads_its_described_listeners() {
 
 #[test]
 fn missing_objects_and_arns_are_named() {
-    let bare = loaded(T::Service, "web", "apps", LoadedEndpointStatus::Loaded, "arn:x");
+    let bare = loaded(
+        T::Service,
+        "web",
+        "apps",
+        LoadedEndpointStatus::Loaded,
+        "arn:x",
+    );
     assert_eq!(
         protocol_ports(&bare).unwrap_err(),
         "kubernetes resource not available for endpoint apps/web"
@@ -372,9 +386,8 @@ fn missing_objects_and_arns_are_named() {
 
 #[test]
 fn only_an_auto_discovered_endpoint_id_asks_for_its_listeners() {
-    let spec = |endpoint: Value| {
-        json!({"listeners": [{"endpointGroups": [{"endpoints": [endpoint]}]}]})
-    };
+    let spec =
+        |endpoint: Value| json!({"listeners": [{"endpointGroups": [{"endpoints": [endpoint]}]}]});
     let object = ga(
         "default",
         "ga",

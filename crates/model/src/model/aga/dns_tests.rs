@@ -1,9 +1,12 @@
 //! Replays upstream's `pkg/aga/dns_to_load_balancer_resolver_test.go` where it is pure (6 of 8
 //! cases: its two cache cases test the resolver's cache, which is the controller's here).
+// Upstream's test tables, one tuple per case, as its Go tables are.
+#![allow(clippy::type_complexity)]
 
 use super::*;
 
-const TEST_LB: &str = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/test-lb/1234567890abcdef";
+const TEST_LB: &str =
+    "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/test-lb/1234567890abcdef";
 const ANOTHER_LB: &str = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/another-lb/0987654321fedcba";
 const NLB: &str = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/net/test-nlb/1234567890abcdef";
 
@@ -25,7 +28,12 @@ fn dns_to_arn_table() {
         lb("test-nlb.us-west-2.elb.us-west-2.amazonaws.aws", NLB),
         lb("another-lb.us-west-2.elb.amazonaws.com", ANOTHER_LB),
     ];
-    let cases: Vec<(&str, &str, Result<&[DescribedLoadBalancer], &str>, Result<&str, &str>)> = vec![
+    let cases: Vec<(
+        &str,
+        &str,
+        Result<&[DescribedLoadBalancer], &str>,
+        Result<&str, &str>,
+    )> = vec![
         (
             "successfully resolves DNS to ARN",
             "test-lb.us-west-2.elb.amazonaws.com",
@@ -74,7 +82,10 @@ fn dns_to_arn_table() {
 
 #[test]
 fn the_first_load_balancer_of_a_name_counts() {
-    let lbs = [lb("x.elb.amazonaws.com", ""), lb("x.elb.amazonaws.com", TEST_LB)];
+    let lbs = [
+        lb("x.elb.amazonaws.com", ""),
+        lb("x.elb.amazonaws.com", TEST_LB),
+    ];
     assert_eq!(
         load_balancer_arn_by_dns("x.elb.amazonaws.com", Ok(&lbs[..])),
         Err("no load balancer found for dns x.elb.amazonaws.com".to_string())

@@ -1,6 +1,8 @@
 //! Replays upstream's `pkg/aga/model_build_endpoint_group_test.go` (52 cases): endpoint keys,
 //! endpoint configurations from loaded endpoints, regions, port overrides and the checks within
 //! a group and across listeners — with upstream's messages.
+// Upstream's test tables, one tuple per case, as its Go tables are.
+#![allow(clippy::type_complexity)]
 
 use serde_json::json;
 
@@ -32,7 +34,8 @@ fn group(v: serde_json::Value) -> GlobalAcceleratorEndpointGroup {
 
 #[test]
 fn endpoint_keys() {
-    let arn = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/my-alb/1234567890";
+    let arn =
+        "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/my-alb/1234567890";
     let nameless = |ns: Option<&str>| crate::crd::global_accelerator::GlobalAcceleratorEndpoint {
         namespace: ns.map(str::to_string),
         ..crate::crd::global_accelerator::GlobalAcceleratorEndpoint::of_type(T::Service)
@@ -92,13 +95,19 @@ fn test_endpoints() -> Vec<LoadedEndpoint> {
         weight: 200,
         arn: INGRESS_ARN.into(),
         dns_name: "test-ingress.example.com".into(),
-        ..LoadedEndpoint::new(&named_in(T::Ingress, "ingress-ns", "test-ingress"), "default")
+        ..LoadedEndpoint::new(
+            &named_in(T::Ingress, "ingress-ns", "test-ingress"),
+            "default",
+        )
     };
     let gateway = LoadedEndpoint {
         weight: 150,
         status: LoadedEndpointStatus::Warning,
         message: "Gateway resource not found".into(),
-        ..LoadedEndpoint::new(&named_in(T::Gateway, "gateway-ns", "test-gateway"), "default")
+        ..LoadedEndpoint::new(
+            &named_in(T::Gateway, "gateway-ns", "test-gateway"),
+            "default",
+        )
     };
     let by_arn = LoadedEndpoint {
         weight: 100,
@@ -333,9 +342,14 @@ fn endpoint_port_outside_listener_ranges_table() {
         ("empty listener port ranges", 8080, vec![], None),
     ];
     for (case, port, listeners, want) in cases {
-        let listeners: Vec<(&str, &[PortRange])> =
-            listeners.iter().map(|(id, rs)| (*id, rs.as_slice())).collect();
-        match (check_endpoint_port_outside_listeners(port, &listeners), want) {
+        let listeners: Vec<(&str, &[PortRange])> = listeners
+            .iter()
+            .map(|(id, rs)| (*id, rs.as_slice()))
+            .collect();
+        match (
+            check_endpoint_port_outside_listeners(port, &listeners),
+            want,
+        ) {
             (Ok(()), None) => {}
             (Err(e), Some(prefix)) => assert_eq!(
                 e,
@@ -494,8 +508,10 @@ fn endpoint_ports_across_listeners_table() {
     for (case, groups, listeners, want) in cases {
         let groups: Vec<(&str, &[PortOverride])> =
             groups.iter().map(|(l, o)| (*l, o.as_slice())).collect();
-        let listeners: Vec<(&str, &[PortRange])> =
-            listeners.iter().map(|(l, rs)| (*l, rs.as_slice())).collect();
+        let listeners: Vec<(&str, &[PortRange])> = listeners
+            .iter()
+            .map(|(l, rs)| (*l, rs.as_slice()))
+            .collect();
         assert_eq!(
             check_endpoint_ports_across_listeners(&groups, &listeners),
             want.map_or(Ok(()), Err),
@@ -532,9 +548,14 @@ fn groups_are_built_per_listener_with_ids_regions_and_endpoints() {
         .unwrap(),
         serde_json::from_value(json!({})).unwrap(),
     ];
-    let groups =
-        build_endpoint_groups("us-west-2", "default", &listeners, &configs, &test_endpoints())
-            .unwrap();
+    let groups = build_endpoint_groups(
+        "us-west-2",
+        "default",
+        &listeners,
+        &configs,
+        &test_endpoints(),
+    )
+    .unwrap();
     assert_eq!(
         groups,
         vec![

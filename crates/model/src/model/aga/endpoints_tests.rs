@@ -1,5 +1,7 @@
 //! Replays upstream's `pkg/aga/endpoint_utils_test.go` (9 cases: the references of a
 //! GlobalAccelerator, their tracker keys), and pins the texts of endpoint load errors.
+// Upstream's test tables, one tuple per case, as its Go tables are.
+#![allow(clippy::type_complexity)]
 
 use serde_json::json;
 
@@ -12,9 +14,7 @@ const ARN: &str =
 #[test]
 fn desired_endpoints_table() {
     use GlobalAcceleratorEndpointType as T;
-    let group = |endpoints: serde_json::Value| {
-        json!({"listeners": [{"endpointGroups": [{"endpoints": endpoints}]}]})
-    };
+    let group = |endpoints: serde_json::Value| json!({"listeners": [{"endpointGroups": [{"endpoints": endpoints}]}]});
     // (case, spec, [(type, name, namespace, endpoint id)]); upstream's test namespace is
     // "default", filled in where it expects the GlobalAccelerator's.
     let cases: Vec<(&str, serde_json::Value, Vec<(T, &str, &str, &str)>)> = vec![
@@ -128,7 +128,10 @@ fn load_errors_read_as_upstreams() {
     let warning = EndpointLoadError::warning(
         CROSS_NAMESPACE_REFERENCE_MSG,
         None,
-        endpoint_key(&named(GlobalAcceleratorEndpointType::Service, "web"), "apps"),
+        endpoint_key(
+            &named(GlobalAcceleratorEndpointType::Service, "web"),
+            "apps",
+        ),
     );
     assert_eq!(
         warning.to_string(),
@@ -147,7 +150,10 @@ fn load_errors_read_as_upstreams() {
 
 #[test]
 fn loaded_endpoints_default_their_weight_and_namespace() {
-    let e = LoadedEndpoint::new(&named(GlobalAcceleratorEndpointType::Ingress, "web"), "apps");
+    let e = LoadedEndpoint::new(
+        &named(GlobalAcceleratorEndpointType::Ingress, "web"),
+        "apps",
+    );
     assert_eq!(e.weight, DEFAULT_ENDPOINT_WEIGHT);
     assert_eq!(e.namespace, "apps");
     assert_eq!(e.key(), "Ingress/apps/web");

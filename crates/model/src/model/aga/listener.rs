@@ -103,7 +103,9 @@ pub fn listener_protocol(listener: &GlobalAcceleratorListener) -> Result<AgaProt
 }
 
 /// The listener's port ranges; required once auto-discovery had its chance.
-pub fn listener_port_ranges(listener: &GlobalAcceleratorListener) -> Result<Vec<PortRange>, String> {
+pub fn listener_port_ranges(
+    listener: &GlobalAcceleratorListener,
+) -> Result<Vec<PortRange>, String> {
     let ranges = listener
         .port_ranges
         .as_ref()

@@ -2,15 +2,15 @@
 //! protocol and an `INVALID` client affinity cannot be held by the CRD types, and the API server
 //! refuses them by the CRD's enums) and `utils_test.go`'s `canApplyAutoDiscoveryForGA` table
 //! (16 cases).
+// Upstream's test tables, one tuple per case, as its Go tables are.
+#![allow(clippy::type_complexity)]
 
 use serde_json::json;
 
 use super::*;
 use crate::crd::global_accelerator::GlobalAcceleratorEndpoint;
 use crate::model::aga::endpoints::LoadedEndpointStatus;
-use crate::model::aga::test_support::{
-    endpoint, ga, ingress, listener, loaded, named_in, service,
-};
+use crate::model::aga::test_support::{endpoint, ga, ingress, listener, loaded, named_in, service};
 
 const INGRESS_ARN: &str =
     "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/test-ingress/1234567890123456";
@@ -63,7 +63,9 @@ fn loaded_service(name: &str, ports: serde_json::Value) -> LoadedEndpoint {
             name,
             "default",
             LoadedEndpointStatus::Loaded,
-            &format!("arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/net/{name}/1"),
+            &format!(
+                "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/net/{name}/1"
+            ),
         )
     }
 }
@@ -80,7 +82,13 @@ fn service_spec(name: &str) -> serde_json::Value {
 #[test]
 fn build_table() {
     // (case, listeners, loaded, listeners built, (protocol, port range count) of the first)
-    let cases: Vec<(&str, serde_json::Value, Vec<LoadedEndpoint>, usize, Option<(AgaProtocol, usize)>)> = vec![
+    let cases: Vec<(
+        &str,
+        serde_json::Value,
+        Vec<LoadedEndpoint>,
+        usize,
+        Option<(AgaProtocol, usize)>,
+    )> = vec![
         ("with nil listeners", json!(null), vec![], 0, None),
         ("with empty listeners", json!([]), vec![], 0, None),
         (
@@ -231,8 +239,16 @@ fn listener_protocol_table() {
             json!({}),
             Err("listener protocol must be specified ".to_string()),
         ),
-        ("with TCP protocol", json!({"protocol": "TCP"}), Ok(AgaProtocol::Tcp)),
-        ("with UDP protocol", json!({"protocol": "UDP"}), Ok(AgaProtocol::Udp)),
+        (
+            "with TCP protocol",
+            json!({"protocol": "TCP"}),
+            Ok(AgaProtocol::Tcp),
+        ),
+        (
+            "with UDP protocol",
+            json!({"protocol": "UDP"}),
+            Ok(AgaProtocol::Udp),
+        ),
     ] {
         assert_eq!(listener_protocol(&listener(spec)), want, "{case}");
     }
@@ -380,10 +396,12 @@ fn one_listener(
 ) -> GlobalAccelerator {
     let groups = groups.map(|gs| {
         gs.into_iter()
-            .map(|eps| crate::crd::global_accelerator::GlobalAcceleratorEndpointGroup {
-                endpoints: eps,
-                ..Default::default()
-            })
+            .map(
+                |eps| crate::crd::global_accelerator::GlobalAcceleratorEndpointGroup {
+                    endpoints: eps,
+                    ..Default::default()
+                },
+            )
             .collect::<Vec<_>>()
     });
     let mut object = ga("ns", "ga", json!({}));
@@ -432,10 +450,25 @@ fn auto_discovery_applicability_table() {
     two_listeners.spec.listeners = Some(vec![Default::default(), Default::default()]);
     let cases: Vec<(&str, GlobalAccelerator, Vec<LoadedEndpoint>, bool)> = vec![
         ("No listeners", no_listeners, vec![], false),
-        ("Empty listeners array", ga("ns", "ga", json!({"listeners": []})), vec![], false),
+        (
+            "Empty listeners array",
+            ga("ns", "ga", json!({"listeners": []})),
+            vec![],
+            false,
+        ),
         ("Multiple listeners", two_listeners, vec![], false),
-        ("No endpoint groups", one_listener(None, false, None), vec![], false),
-        ("Empty endpoint groups array", one_listener(None, false, Some(vec![])), vec![], false),
+        (
+            "No endpoint groups",
+            one_listener(None, false, None),
+            vec![],
+            false,
+        ),
+        (
+            "Empty endpoint groups array",
+            one_listener(None, false, Some(vec![])),
+            vec![],
+            false,
+        ),
         (
             "Multiple endpoint groups",
             one_listener(None, false, Some(vec![None, None])),
@@ -498,9 +531,13 @@ fn auto_discovery_applicability_table() {
         ),
         (
             "Valid for auto-discovery - both protocol and port ranges not specified",
-            one_listener(None, false, Some(vec![Some(vec![endpoint(json!({
-                "type": "EndpointID", "endpointID": "some-arn", "weight": 112
-            }))])])),
+            one_listener(
+                None,
+                false,
+                Some(vec![Some(vec![endpoint(json!({
+                    "type": "EndpointID", "endpointID": "some-arn", "weight": 112
+                }))])]),
+            ),
             vec![by_arn],
             true,
         ),
@@ -514,10 +551,14 @@ fn auto_discovery_applicability_table() {
     }
     // A loaded Service without its object cannot be read.
     let bare = ok(GlobalAcceleratorEndpointType::Service);
-    let object = one_listener(Some("TCP"), false, Some(vec![Some(vec![named_in(
-        GlobalAcceleratorEndpointType::Service,
-        "ns",
-        "x",
-    )])]));
+    let object = one_listener(
+        Some("TCP"),
+        false,
+        Some(vec![Some(vec![named_in(
+            GlobalAcceleratorEndpointType::Service,
+            "ns",
+            "x",
+        )])]),
+    );
     assert!(!can_apply_auto_discovery(&object, &[bare]));
 }

@@ -336,8 +336,7 @@ pub fn ingress_alb_dns(ing: &Ingress) -> Option<&str> {
         .unwrap_or_default()
         .iter()
         .filter_map(|e| e.hostname.as_deref())
-        .filter(|h| h.contains("elb.amazonaws"))
-        .next_back()
+        .rfind(|h| h.contains("elb.amazonaws"))
 }
 
 /// The ALB hostname of an Ingress (upstream's `extractIngressDNS`).

@@ -63,7 +63,10 @@ fn service() {
     assert_eq!(e.dns_name, SVC_DNS);
     assert_eq!(e.arn, SVC_ARN);
     assert_eq!(e.error, None);
-    assert_eq!(e.message, "Successfully resolved Service to LoadBalancer ARN");
+    assert_eq!(
+        e.message,
+        "Successfully resolved Service to LoadBalancer ARN"
+    );
     assert!(matches!(e.resource, Some(EndpointResource::Service(_))));
     assert!(!e.cross_namespace_allowed);
 }
@@ -178,7 +181,8 @@ fn service_no_load_balancer() {
 #[test]
 fn ingress() {
     let dns = "test-ing-1234567890.us-west-2.elb.amazonaws.com";
-    let arn = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/test-ing/1234567890";
+    let arn =
+        "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/test-ing/1234567890";
     let source = EndpointObjects {
         ingresses: vec![serde_json::from_value(json!({
             "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
@@ -193,13 +197,17 @@ fn ingress() {
     assert_eq!(e.status, LoadedEndpointStatus::Loaded);
     assert_eq!((e.dns_name.as_str(), e.arn.as_str()), (dns, arn));
     assert_eq!(e.error, None);
-    assert_eq!(e.message, "Successfully resolved Ingress to LoadBalancer ARN");
+    assert_eq!(
+        e.message,
+        "Successfully resolved Ingress to LoadBalancer ARN"
+    );
 }
 
 #[test]
 fn gateway() {
     let dns = "test-gw-1234567890.us-west-2.elb.amazonaws.com";
-    let arn = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/test-gw/1234567890";
+    let arn =
+        "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/test-gw/1234567890";
     let source = EndpointObjects {
         gateways: vec![serde_json::from_value(json!({
             "apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
@@ -343,7 +351,9 @@ fn load_balancer_dns_failures_are_warnings_with_upstreams_texts() {
     };
     assert_eq!(
         cause(&source, named(T::Service, "test-service")),
-        format!("failed to resolve DNS name {SVC_DNS} to ARN: no load balancer found for dns {SVC_DNS}")
+        format!(
+            "failed to resolve DNS name {SVC_DNS} to ARN: no load balancer found for dns {SVC_DNS}"
+        )
     );
     // Describing failed.
     let source = EndpointObjects {
@@ -358,7 +368,12 @@ fn load_balancer_dns_failures_are_warnings_with_upstreams_texts() {
     // A LoadBalancer Service without status, and one with an IP only.
     let source = EndpointObjects {
         services: vec![
-            svc("default", "pending", json!({"type": "LoadBalancer"}), json!({})),
+            svc(
+                "default",
+                "pending",
+                json!({"type": "LoadBalancer"}),
+                json!({}),
+            ),
             svc(
                 "default",
                 "ip-only",

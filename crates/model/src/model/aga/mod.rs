@@ -42,8 +42,8 @@ pub use loader::{load_endpoint, load_endpoints, EndpointObjects, EndpointSource,
 pub use ports::controller_enabled;
 pub use references::ReferenceTracker;
 pub use status::{
-    status_after_deploy, status_after_failure, status_while_deleting, DeployOutcome,
-    DeployedIpSet, StatusChange,
+    status_after_deploy, status_after_failure, status_while_deleting, DeployOutcome, DeployedIpSet,
+    StatusChange,
 };
 
 // The stack types, also reachable here: `crate::model::aga` was their path through

@@ -12,12 +12,42 @@ fn r(from_port: i32, to_port: i32) -> PortRange {
 fn controller_runs_only_with_the_gate_and_outside_special_partitions() {
     for (case, gate, region, want) in [
         ("Feature gate disabled", false, "us-west-2", false),
-        ("Feature gate enabled, standard region", true, "us-west-2", true),
-        ("Feature gate enabled, China region", true, "cn-north-1", false),
-        ("Feature gate enabled, GovCloud region", true, "us-gov-west-1", false),
-        ("Feature gate enabled, ISO region", true, "us-iso-east-1", false),
-        ("Feature gate enabled, ISO-E region", true, "eu-isoe-west-1", false),
-        ("Feature gate enabled, upper case region", true, "US-WEST-2", true),
+        (
+            "Feature gate enabled, standard region",
+            true,
+            "us-west-2",
+            true,
+        ),
+        (
+            "Feature gate enabled, China region",
+            true,
+            "cn-north-1",
+            false,
+        ),
+        (
+            "Feature gate enabled, GovCloud region",
+            true,
+            "us-gov-west-1",
+            false,
+        ),
+        (
+            "Feature gate enabled, ISO region",
+            true,
+            "us-iso-east-1",
+            false,
+        ),
+        (
+            "Feature gate enabled, ISO-E region",
+            true,
+            "eu-isoe-west-1",
+            false,
+        ),
+        (
+            "Feature gate enabled, upper case region",
+            true,
+            "US-WEST-2",
+            true,
+        ),
     ] {
         assert_eq!(controller_enabled(gate, region), want, "{case}");
     }
@@ -68,8 +98,18 @@ fn port_membership_includes_both_ends() {
         ("port at upper boundary", 100, vec![r(80, 100)], true),
         ("port below range", 79, vec![r(80, 100)], false),
         ("port above range", 101, vec![r(80, 100)], false),
-        ("port within one of multiple ranges", 443, several.clone(), true),
-        ("port not within any of multiple ranges", 8000, several.clone(), false),
+        (
+            "port within one of multiple ranges",
+            443,
+            several.clone(),
+            true,
+        ),
+        (
+            "port not within any of multiple ranges",
+            8000,
+            several.clone(),
+            false,
+        ),
         ("empty port ranges", 80, vec![], false),
         // Upstream's nil slice; the same as empty here.
         ("nil port ranges", 80, Vec::new(), false),

@@ -43,9 +43,15 @@ fn new_tracker_is_empty() {
 
 #[test]
 fn update_table() {
-    let arn = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/test/1234567890";
+    let arn =
+        "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/test/1234567890";
     let cases = [
-        ("GA with no endpoints", "ga-no-endpoints", json!({"listeners": []}), vec![]),
+        (
+            "GA with no endpoints",
+            "ga-no-endpoints",
+            json!({"listeners": []}),
+            vec![],
+        ),
         (
             "GA with service endpoints",
             "ga-service-endpoints",
@@ -92,7 +98,11 @@ fn update_table() {
 #[test]
 fn stale_references_are_removed() {
     let mut tracker = ReferenceTracker::new();
-    track(&mut tracker, "ga-test", spec(services(&["service1", "service2"])));
+    track(
+        &mut tracker,
+        "ga-test",
+        spec(services(&["service1", "service2"])),
+    );
     let (s1, s2, s3) = (
         key(T::Service, "test-ns", "service1"),
         key(T::Service, "test-ns", "service2"),
@@ -100,7 +110,11 @@ fn stale_references_are_removed() {
     );
     assert!(tracker.is_referenced(&s1));
     assert!(tracker.is_referenced(&s2));
-    track(&mut tracker, "ga-test", spec(services(&["service1", "service3"])));
+    track(
+        &mut tracker,
+        "ga-test",
+        spec(services(&["service1", "service3"])),
+    );
     assert!(tracker.is_referenced(&s1));
     assert!(!tracker.is_referenced(&s2));
     assert!(tracker.is_referenced(&s3));
@@ -109,8 +123,16 @@ fn stale_references_are_removed() {
 #[test]
 fn removing_an_accelerator_keeps_what_others_reference() {
     let mut tracker = ReferenceTracker::new();
-    track(&mut tracker, "ga1", spec(services(&["service1", "service2"])));
-    track(&mut tracker, "ga2", spec(services(&["service2", "service3"])));
+    track(
+        &mut tracker,
+        "ga1",
+        spec(services(&["service1", "service2"])),
+    );
+    track(
+        &mut tracker,
+        "ga2",
+        spec(services(&["service2", "service3"])),
+    );
     let (s1, s2, s3) = (
         key(T::Service, "test-ns", "service1"),
         key(T::Service, "test-ns", "service2"),

@@ -27,7 +27,8 @@ pub const STATUS_DELETING: &str = "DELETING";
 pub const MESSAGE_READY: &str = "GlobalAccelerator is ready and available";
 pub const MESSAGE_PROVISIONING: &str = "GlobalAccelerator is being provisioned";
 /// Whatever failed: the details are in the events and the logs.
-pub const MESSAGE_FAILED: &str = "Reconciliation failed. See events and controller logs for details";
+pub const MESSAGE_FAILED: &str =
+    "Reconciliation failed. See events and controller logs for details";
 pub const MESSAGE_DISABLING: &str = "Waiting for accelerator to be disabled before deletion";
 pub const MESSAGE_DELETING: &str = "GlobalAccelerator is being deleted";
 
@@ -123,7 +124,10 @@ pub fn status_after_deploy(
     changed |= set(&mut status.accelerator_arn, &outcome.accelerator_arn);
     changed |= set(&mut status.dns_name, &outcome.dns_name);
     if !outcome.dual_stack_dns_name.is_empty() {
-        changed |= set(&mut status.dual_stack_dns_name, &outcome.dual_stack_dns_name);
+        changed |= set(
+            &mut status.dual_stack_dns_name,
+            &outcome.dual_stack_dns_name,
+        );
     } else if status.dual_stack_dns_name.take().is_some() {
         changed = true;
     }

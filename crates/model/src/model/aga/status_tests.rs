@@ -8,7 +8,8 @@ use serde_json::json;
 use super::*;
 use crate::model::aga::test_support::ga;
 
-const ARN: &str = "arn:aws:globalaccelerator::123456789012:accelerator/1234abcd-abcd-1234-abcd-1234abcdefgh";
+const ARN: &str =
+    "arn:aws:globalaccelerator::123456789012:accelerator/1234abcd-abcd-1234-abcd-1234abcdefgh";
 const DNS: &str = "a1234567890abcdef.awsglobalaccelerator.com";
 
 fn at(seconds: i64) -> Time {
@@ -52,7 +53,11 @@ fn cond(type_: &str, status: &str, reason: &str, message: &str, time: i64) -> Co
 
 #[test]
 fn deployed_accelerator_is_ready() {
-    let got = status_after_deploy(&object(2, json!({"conditions": []})), &outcome("DEPLOYED"), &at(10));
+    let got = status_after_deploy(
+        &object(2, json!({"conditions": []})),
+        &outcome("DEPLOYED"),
+        &at(10),
+    );
     assert!(got.changed);
     assert!(!got.requeue);
     let s = got.status;
@@ -62,7 +67,13 @@ fn deployed_accelerator_is_ready() {
     assert_eq!(s.status.as_deref(), Some("DEPLOYED"));
     assert_eq!(
         s.conditions,
-        vec![cond("Ready", "True", "AcceleratorReady", "GlobalAccelerator is ready and available", 10)]
+        vec![cond(
+            "Ready",
+            "True",
+            "AcceleratorReady",
+            "GlobalAccelerator is ready and available",
+            10
+        )]
     );
     assert_eq!(
         s.ip_sets,
@@ -82,7 +93,13 @@ fn in_progress_accelerator_is_unknown_and_requeued() {
     assert_eq!(got.status.observed_generation, Some(2));
     assert_eq!(
         got.status.conditions,
-        vec![cond("Ready", "Unknown", "AcceleratorProvisioning", "GlobalAccelerator is being provisioned", 10)]
+        vec![cond(
+            "Ready",
+            "Unknown",
+            "AcceleratorProvisioning",
+            "GlobalAccelerator is being provisioned",
+            10
+        )]
     );
 }
 
@@ -147,12 +164,22 @@ fn status_in_sync_is_not_patched() {
 #[test]
 fn failure_sets_ready_false_with_the_reason() {
     // Upstream's three UpdateStatusFailure cases.
-    let fresh = status_after_failure(&object(3, json!({"conditions": []})), "ProvisioningFailed", &at(10));
+    let fresh = status_after_failure(
+        &object(3, json!({"conditions": []})),
+        "ProvisioningFailed",
+        &at(10),
+    );
     assert!(fresh.changed);
     assert_eq!(fresh.status.observed_generation, Some(3));
     assert_eq!(
         fresh.status.conditions,
-        vec![cond("Ready", "False", "ProvisioningFailed", MESSAGE_FAILED, 10)]
+        vec![cond(
+            "Ready",
+            "False",
+            "ProvisioningFailed",
+            MESSAGE_FAILED,
+            10
+        )]
     );
     let existing = object(
         3,
@@ -194,7 +221,13 @@ fn deletion_waits_for_the_accelerator_to_be_disabled() {
     assert_eq!(
         got.status.conditions,
         vec![
-            cond("Ready", "False", "AcceleratorDeleting", "GlobalAccelerator is being deleted", 10),
+            cond(
+                "Ready",
+                "False",
+                "AcceleratorDeleting",
+                "GlobalAccelerator is being deleted",
+                10
+            ),
             cond(
                 "AcceleratorDisabling",
                 "True",
@@ -233,7 +266,10 @@ fn update_condition_table() {
     assert!(update_condition(&mut conditions, replacement.clone()));
     assert_eq!(
         conditions,
-        vec![replacement, cond("OtherType", "True", "OtherReason", "Other message", 1)]
+        vec![
+            replacement,
+            cond("OtherType", "True", "OtherReason", "Other message", 1)
+        ]
     );
     let mut conditions = vec![cond("TestType", "True", "SameReason", "Same message", 1)];
     assert!(!update_condition(
@@ -244,13 +280,25 @@ fn update_condition_table() {
         conditions,
         vec![cond("TestType", "True", "SameReason", "Same message", 1)]
     );
-    let mut conditions = vec![cond("ExistingType", "True", "ExistingReason", "Existing message", 1)];
+    let mut conditions = vec![cond(
+        "ExistingType",
+        "True",
+        "ExistingReason",
+        "Existing message",
+        1,
+    )];
     let added = cond("NewType", "True", "NewReason", "New message", 10);
     assert!(update_condition(&mut conditions, added.clone()));
     assert_eq!(
         conditions,
         vec![
-            cond("ExistingType", "True", "ExistingReason", "Existing message", 1),
+            cond(
+                "ExistingType",
+                "True",
+                "ExistingReason",
+                "Existing message",
+                1
+            ),
             added
         ]
     );

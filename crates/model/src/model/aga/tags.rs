@@ -26,11 +26,10 @@ pub const TAG_CLUSTER_REGION: &str = "elbv2.k8s.aws/cluster-region";
 /// is refused with upstream's text (the first such key in key order).
 pub fn user_tags(cfg: &AgaConfig, ga: &GlobalAccelerator) -> Result<Tags, String> {
     let own = ga.spec.tags.clone().unwrap_or_default();
-    if let Some(key) = own
-        .keys()
-        .find(|k| cfg.external_managed_tags.contains(*k))
-    {
-        return Err(format!("external managed tag key {key} cannot be specified"));
+    if let Some(key) = own.keys().find(|k| cfg.external_managed_tags.contains(*k)) {
+        return Err(format!(
+            "external managed tag key {key} cannot be specified"
+        ));
     }
     let (mut tags, over) = if cfg.user_tags_over_default_tags {
         (cfg.default_tags.clone(), own)

@@ -1,6 +1,8 @@
 //! Replays upstream's `pkg/aga/tag_helper_test.go` (`getAcceleratorTags`, 8 cases; its 5
 //! constructor cases check a Go type assertion and have no counterpart), and pins the tracking
 //! tags upstream's deployer puts on accelerators.
+// Upstream's test tables, one tuple per case, as its Go tables are.
+#![allow(clippy::type_complexity)]
 
 use serde_json::json;
 
@@ -18,7 +20,14 @@ fn tags(pairs: &[(&str, &str)]) -> Tags {
 fn accelerator_tags_table() {
     let env_team = tags(&[("Environment", "test"), ("Team", "platform")]);
     let env = tags(&[("Environment", "test")]);
-    let cases: Vec<(&str, serde_json::Value, Vec<&str>, Tags, bool, Result<Tags, &str>)> = vec![
+    let cases: Vec<(
+        &str,
+        serde_json::Value,
+        Vec<&str>,
+        Tags,
+        bool,
+        Result<Tags, &str>,
+    )> = vec![
         (
             "no tags specified",
             json!({}),

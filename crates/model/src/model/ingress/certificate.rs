@@ -52,7 +52,8 @@ pub fn member_certificate(
     // docs; its builder only looks at the annotation and would still request one when the
     // class names certificates).
     let class_certs = m.params.is_some_and(|p| !p.spec.certificate_arn.is_empty());
-    let annotation_certs = ann::string_list(a, suffix::CERTIFICATE_ARN).is_some_and(|l| !l.is_empty());
+    let annotation_certs =
+        ann::string_list(a, suffix::CERTIFICATE_ARN).is_some_and(|l| !l.is_empty());
     if class_certs || annotation_certs {
         return Ok(None);
     }

@@ -1,14 +1,16 @@
 //! The certificates members ask for: upstream's `Test_buildACMCertificates` table (8 cases) and
 //! `Test_buildCertificateResourceID` (1) replayed through the whole builder, then what our
 //! builder adds around them (the gate, the listener's reference, group order, tags, refusals).
+// Upstream's test tables, one tuple per case, as its Go tables are.
+#![allow(clippy::type_complexity)]
 
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
 use crate::model::{
-    build_stack, load_groups, BuildEnv, Certificate, CertificateType, ClusterObjects,
-    ModelConfig, ModelError, Stack, Token,
+    build_stack, load_groups, BuildEnv, Certificate, CertificateType, ClusterObjects, ModelConfig,
+    ModelError, Stack, Token,
 };
 use crate::plan::add_manifests;
 
@@ -61,7 +63,12 @@ fn build(docs: &[String], cfg: &ModelConfig) -> Result<Stack, ModelError> {
     let (groups, errors) = load_groups(&objs, &cfg.ingress_class);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(groups.len(), 1);
-    build_stack(groups.values().next().unwrap(), &objs, cfg, &BuildEnv::default())
+    build_stack(
+        groups.values().next().unwrap(),
+        &objs,
+        cfg,
+        &BuildEnv::default(),
+    )
 }
 
 fn hash8(key: &str) -> String {
@@ -207,11 +214,7 @@ fn upstream_cases_private_ca_from_flag_or_annotation() {
         assert!(got.id.starts_with("private/example.com-"), "{}", got.id);
     }
     // An empty annotation does not take the controller's CA away.
-    let s = build(
-        &[ingress("ing-3", &with_ca(""), &["example.com"])],
-        &flag,
-    )
-    .unwrap();
+    let s = build(&[ingress("ing-3", &with_ca(""), &["example.com"])], &flag).unwrap();
     assert_eq!(
         only_certificate(&s).certificate_authority_arn.as_deref(),
         Some(CA1)
@@ -223,7 +226,11 @@ fn upstream_cases_private_ca_from_flag_or_annotation() {
 #[test]
 fn upstream_case_resource_id_spells_out_the_wildcard() {
     let create = [("create-acm-cert", "true")];
-    let s = build(&[ingress("ing-wild", &create, &["*.app.example.com"])], &cfg()).unwrap();
+    let s = build(
+        &[ingress("ing-wild", &create, &["*.app.example.com"])],
+        &cfg(),
+    )
+    .unwrap();
     let id = &only_certificate(&s).id;
     assert!(!id.contains('*'), "{id}");
     assert!(id.contains("wildcard.app.example.com"), "{id}");
@@ -255,10 +262,7 @@ fn gate_off_creates_nothing() {
     };
     let s = build(&[ingress("ing", &create, &["example.com"])], &off).unwrap();
     assert!(s.certificates.is_empty());
-    assert_eq!(
-        s.listeners.iter().map(|l| l.port).collect::<Vec<_>>(),
-        [80]
-    );
+    assert_eq!(s.listeners.iter().map(|l| l.port).collect::<Vec<_>>(), [80]);
 }
 
 /// Without `listen-ports` the created certificate counts as an explicit one: HTTPS:443, whose
@@ -347,7 +351,10 @@ fn discovery_and_creation_mix_on_one_listener() {
         ),
         ingress(
             "b",
-            &[("listen-ports", r#"[{"HTTPS": 443}]"#), ("group.order", "2")],
+            &[
+                ("listen-ports", r#"[{"HTTPS": 443}]"#),
+                ("group.order", "2"),
+            ],
             &["b.example.com"],
         ),
     ];
@@ -369,10 +376,7 @@ fn certificate_tags_put_the_defaults_over_the_members() {
     c.default_tags = [("team".to_string(), "platform".to_string())].into();
     c.feature_gates
         .insert("EnableDefaultTagsLowPriority".into(), true);
-    let create = [
-        ("create-acm-cert", "true"),
-        ("tags", "team=web,env=prod"),
-    ];
+    let create = [("create-acm-cert", "true"), ("tags", "team=web,env=prod")];
     let s = build(&[ingress("ing", &create, &["example.com"])], &c).unwrap();
     let cert = only_certificate(&s);
     let t = &cert.tags;
@@ -453,7 +457,11 @@ spec:
 #[test]
 fn upstream_json_shows_the_certificate_and_the_reference() {
     let s = build(
-        &[ingress("ing", &[("create-acm-cert", "true")], &["example.com"])],
+        &[ingress(
+            "ing",
+            &[("create-acm-cert", "true")],
+            &["example.com"],
+        )],
         &cfg(),
     )
     .unwrap();

@@ -100,8 +100,7 @@ impl Stack {
                     .collect(),
             );
         }
-        if l
-            .certificate_discovery
+        if l.certificate_discovery
             .iter()
             .any(|m| m.discovery_hosts.is_some())
         {

@@ -74,12 +74,15 @@ impl Renderer<'_> {
         // its marshalled reference carries neither (and no ARN); a certificate it creates is
         // referenced by its resource.
         let existing = json!({"$ref": "#/resources///status/certificateARN"});
-        let tokens = self.stack.listener_certificate_tokens(l).unwrap_or_else(|| {
-            l.certificates
-                .iter()
-                .map(|a| Token::Literal(a.clone()))
-                .collect()
-        });
+        let tokens = self
+            .stack
+            .listener_certificate_tokens(l)
+            .unwrap_or_else(|| {
+                l.certificates
+                    .iter()
+                    .map(|a| Token::Literal(a.clone()))
+                    .collect()
+            });
         let certs: Vec<Value> = tokens
             .iter()
             .map(|t| match t {
@@ -87,7 +90,11 @@ impl Renderer<'_> {
                 other => json!({"certificateARN": self.token(other)}),
             })
             .collect();
-        put(&mut o, "certificates", (!certs.is_empty()).then(|| json!(certs)));
+        put(
+            &mut o,
+            "certificates",
+            (!certs.is_empty()).then(|| json!(certs)),
+        );
         put(&mut o, "sslPolicy", opt(l.ssl_policy.as_ref()));
         put(
             &mut o,
