@@ -21,6 +21,7 @@ pub mod deploy;
 pub mod diff;
 pub mod malloc_tunables;
 pub mod metrics;
+pub mod migrate;
 pub mod plain_server;
 pub mod probes;
 pub mod reconcilers;
