@@ -172,8 +172,10 @@ fn outside(cidrs: &[String]) -> String {
     DEFAULT_SOURCE.to_string()
 }
 
-/// The request meeting every condition of `rule` (first value of each), and the variations.
-fn rule_requests(rule: &ListenerRule, out: &mut BTreeSet<Request>) {
+/// The request meeting every condition of `rule` (first value of each), and the variations:
+/// besides each condition's own, the rule's request on every host either stack names (a rule of
+/// one host must not answer for another).
+fn rule_requests(rule: &ListenerRule, hosts: &BTreeSet<String>, out: &mut BTreeSet<Request>) {
     let mut base = Request::base(0);
     for c in &rule.conditions {
         match c {
@@ -211,6 +213,11 @@ fn rule_requests(rule: &ListenerRule, out: &mut BTreeSet<Request>) {
         }
     }
     out.insert(base.clone());
+    for h in hosts {
+        let mut r = base.clone();
+        r.host = h.clone();
+        out.insert(r);
+    }
     // Every other value of each condition, and the near misses of each, one at a time.
     for c in &rule.conditions {
         let mut vary = |f: &dyn Fn(&mut Request)| {
@@ -308,12 +315,16 @@ pub fn derive_requests(stacks: &[&Stack]) -> Vec<Request> {
     let mut hosts = BTreeSet::new();
     for s in stacks {
         for rule in &s.listener_rules {
-            rule_requests(rule, &mut shapes);
             for c in &rule.conditions {
                 if let RuleCondition::HostHeader { config } = c {
-                    hosts.extend(config.values.iter().map(|v| concretize(v, "w")));
+                    hosts.extend(witnesses(&config.values, &config.regex_values));
                 }
             }
+        }
+    }
+    for s in stacks {
+        for rule in &s.listener_rules {
+            rule_requests(rule, &hosts, &mut shapes);
         }
     }
     // Requests no rule expects: an unknown host, and every known host off every path.
