@@ -1,6 +1,6 @@
 //! The binary's command line: the controller's flag groups (from `albc_model::args`, shared with
 //! the SDK-free `albc-model plan`) and the subcommands that need this crate (`certs`, `diff`,
-//! `version`).
+//! `migrate`, `version`).
 
 use clap::{Parser, Subcommand};
 
@@ -34,6 +34,10 @@ pub enum Command {
     Plan(Box<crate::plan::PlanArgs>),
     /// Print the AWS and Kubernetes writes a reconcile would make now, without making them.
     Diff(Box<crate::diff::DiffArgs>),
+    /// Translate Ingresses to Gateway API objects (upstream's lbc-migrate); --verify routes
+    /// every derived request through both ALB stacks.
+    #[command(after_help = crate::migrate::EXIT_STATUS_HELP)]
+    Migrate(Box<crate::migrate::MigrateArgs>),
     /// Print the version, commit and build date (as --version).
     Version,
 }

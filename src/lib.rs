@@ -20,6 +20,7 @@ pub mod controller;
 pub mod deploy;
 pub mod diff;
 pub mod metrics;
+pub mod migrate;
 pub mod plain_server;
 pub mod probes;
 pub mod reconcilers;

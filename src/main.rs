@@ -20,6 +20,15 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Some(Command::Migrate(args)) = &cli.command {
+        // 0 migrated, 1 error (upstream's `Error: ...`), 2 --verify found differences.
+        let status = aws_load_balancer_controller::migrate::run_command(
+            args,
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        );
+        return ExitCode::from(status);
+    }
     if let Some(Command::Plan(args)) = cli.command {
         // 0 every object planned, 1 one failed its model build or plan failed (as albc-model plan).
         return aws_load_balancer_controller::plan::command(*args);
@@ -30,7 +39,9 @@ fn main() -> ExitCode {
             println!("{}", build_info::version_line());
             Ok(())
         }
-        Some(Command::Plan(_)) | Some(Command::Diff(_)) => unreachable!("handled above"),
+        Some(Command::Plan(_)) | Some(Command::Diff(_)) | Some(Command::Migrate(_)) => {
+            unreachable!("handled above")
+        }
         None => run_controller(&cli.controller),
     };
     match result {

@@ -34,6 +34,7 @@ mod gateway_nlb_security;
 mod gateway_node_selector;
 mod ingress;
 mod leader;
+mod migrate_cli;
 mod plan_cli;
 mod process;
 mod quic_targets;

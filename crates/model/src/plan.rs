@@ -25,6 +25,9 @@ mod yaml;
 pub use manifests::{add_manifests, add_object, outside_watch, parse_documents};
 use manifests::{collect_files, documents};
 pub use yaml::first_tag;
+// `migrate --verify` plans the Ingresses and the Gateways it wrote as `plan` does.
+pub(crate) use cluster::add_chart_ingress_class;
+pub(crate) use gateway::{accept_rule_configs, GatewayManifests};
 
 use crate::args::ControllerArgs;
 use crate::config::Config;
@@ -380,7 +383,7 @@ pub const PLACEHOLDER_NODE_PORT_BASE: i32 = 30000;
 
 /// Fills missing `nodePort`s of NodePort/LoadBalancer Services (and the health-check node port
 /// of `externalTrafficPolicy: Local` LoadBalancer Services) with placeholders, returning notes.
-fn placeholder_node_ports(objs: &mut ClusterObjects) -> Vec<String> {
+pub(crate) fn placeholder_node_ports(objs: &mut ClusterObjects) -> Vec<String> {
     let mut notes = Vec::new();
     let mut next = PLACEHOLDER_NODE_PORT_BASE;
     for svc in &mut objs.services {

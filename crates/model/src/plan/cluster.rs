@@ -47,7 +47,7 @@ pub(super) fn admit_service(doc: &mut Value, class: &str) -> Option<String> {
 /// Adds the IngressClass the chart creates (`createIngressClassResource`: named after
 /// `--ingress-class`, controller `ingress.k8s.aws/alb`, no parameters) unless the manifests
 /// define one of that name; a note when an Ingress names it.
-pub(super) fn add_chart_ingress_class(objs: &mut ClusterObjects, name: &str) -> Option<String> {
+pub(crate) fn add_chart_ingress_class(objs: &mut ClusterObjects, name: &str) -> Option<String> {
     if name.is_empty()
         || objs
             .ingress_classes

@@ -31,19 +31,19 @@ use crate::model::{BuildEnv, ClusterObjects, ModelConfig, Stack};
 
 /// The Gateway API objects of the manifests.
 #[derive(Default)]
-pub(super) struct GatewayManifests {
-    classes: Vec<GatewayClass>,
-    gateways: Vec<Gateway>,
-    http_routes: Vec<HttpRoute>,
-    grpc_routes: Vec<GrpcRoute>,
-    tcp_routes: Vec<TcpRoute>,
-    udp_routes: Vec<UdpRoute>,
-    tls_routes: Vec<TlsRoute>,
-    reference_grants: Vec<ReferenceGrant>,
-    lb_configs: Vec<LoadBalancerConfiguration>,
-    tg_configs: Vec<TargetGroupConfiguration>,
-    rule_configs: Vec<ListenerRuleConfiguration>,
-    listener_sets: Vec<ListenerSet>,
+pub(crate) struct GatewayManifests {
+    pub(crate) classes: Vec<GatewayClass>,
+    pub(crate) gateways: Vec<Gateway>,
+    pub(crate) http_routes: Vec<HttpRoute>,
+    pub(crate) grpc_routes: Vec<GrpcRoute>,
+    pub(crate) tcp_routes: Vec<TcpRoute>,
+    pub(crate) udp_routes: Vec<UdpRoute>,
+    pub(crate) tls_routes: Vec<TlsRoute>,
+    pub(crate) reference_grants: Vec<ReferenceGrant>,
+    pub(crate) lb_configs: Vec<LoadBalancerConfiguration>,
+    pub(crate) tg_configs: Vec<TargetGroupConfiguration>,
+    pub(crate) rule_configs: Vec<ListenerRuleConfiguration>,
+    pub(crate) listener_sets: Vec<ListenerSet>,
 }
 
 fn parse<T: serde::de::DeserializeOwned + serde::Serialize + kube::ResourceExt>(
@@ -62,7 +62,7 @@ fn parse<T: serde::de::DeserializeOwned + serde::Serialize + kube::ResourceExt>(
 
 impl GatewayManifests {
     /// Keeps `doc` when it is one of the Gateway kinds `plan` reads; false otherwise.
-    pub(super) fn take(&mut self, doc: &Value, file: &Path) -> anyhow::Result<bool> {
+    pub(crate) fn take(&mut self, doc: &Value, file: &Path) -> anyhow::Result<bool> {
         let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
         let mut doc = doc.clone();
         match kind {
@@ -90,7 +90,11 @@ impl GatewayManifests {
         Ok(true)
     }
 
-    fn lb_config(&self, namespace: Option<&str>, name: &str) -> Option<&LoadBalancerConfiguration> {
+    pub(crate) fn lb_config(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<&LoadBalancerConfiguration> {
         self.lb_configs.iter().find(|c| {
             c.metadata.name.as_deref() == Some(name) && c.metadata.namespace.as_deref() == namespace
         })
@@ -148,7 +152,7 @@ fn route_notes(b: &GatewayBuild) -> Vec<RouteNote> {
 
 /// What the ListenerRuleConfiguration reconciler would have written into a manifest's status:
 /// accepted unless an OIDC action's Secret (in the configuration's namespace) is missing.
-fn accept_rule_configs(
+pub(crate) fn accept_rule_configs(
     configs: &[ListenerRuleConfiguration],
     objs: &ClusterObjects,
 ) -> Vec<ListenerRuleConfiguration> {
