@@ -121,7 +121,13 @@ pub(crate) fn class_with_params(name: &str, params: &str) -> IngressClass {
 
 /// IngressClassParams `name` with a spec in YAML.
 pub(crate) fn icp(name: &str, spec: &str) -> IngressClassParams {
-    let v: serde_json::Value = yaml(&format!("metadata: {{name: {name}}}\nspec: {spec}"));
+    // A block spec (several lines) goes under `spec:` indented; a flow one (`{..}`) inline.
+    let spec = if spec.trim_start().starts_with('{') {
+        format!(" {}", spec.trim())
+    } else {
+        spec.lines().map(|l| format!("\n  {l}")).collect()
+    };
+    let v: serde_json::Value = yaml(&format!("metadata: {{name: {name}}}\nspec:{spec}"));
     IngressClassParams::decode(v).expect("IngressClassParams")
 }
 

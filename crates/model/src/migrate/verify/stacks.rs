@@ -20,7 +20,7 @@ use crate::plan::{accept_rule_configs, add_chart_ingress_class, placeholder_node
 /// What both builders read.
 pub struct Objects {
     pub cluster: ClusterObjects,
-    pub gateways: GatewayManifests,
+    pub(crate) gateways: GatewayManifests,
 }
 
 /// The placeholder both stacks read OIDC client credentials from (the input holds no Secret).

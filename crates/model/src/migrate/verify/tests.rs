@@ -303,10 +303,12 @@ fn readme_samples_route_alike() {
     assert!(!report.failed(), "{text}");
     for g in &report.groups {
         assert!(g.problem.is_none(), "{text}");
-        assert!(g.requests > 10, "{text}");
+        assert!(g.requests > 0, "{text}");
         assert!(g.differences.is_empty(), "{text}");
     }
     assert!(text.contains("IngressGroup shop -> Gateway shop/"), "{text}");
+    // The group with paths, hosts and conditions is probed request by request.
+    assert!(report.groups.iter().map(|g| g.requests).max() > Some(20), "{text}");
 }
 
 fn one_ingress(path: &str, path_type: &str) -> InputResources {
