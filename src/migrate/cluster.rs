@@ -24,20 +24,24 @@ pub struct ClusterReaderOptions {
 async fn client(kubeconfig: &str) -> Result<kube::Client, MigrateError> {
     let build = |e: String| MigrateError::Read(format!("failed to build kubeconfig: {e}"));
     let config = if kubeconfig.is_empty() {
-        kube::Config::infer().await.map_err(|e| build(e.to_string()))?
+        kube::Config::infer()
+            .await
+            .map_err(|e| build(e.to_string()))?
     } else {
-        let kc = kube::config::Kubeconfig::read_from(kubeconfig).map_err(|e| build(e.to_string()))?;
+        let kc =
+            kube::config::Kubeconfig::read_from(kubeconfig).map_err(|e| build(e.to_string()))?;
         kube::Config::from_custom_kubeconfig(kc, &Default::default())
             .await
             .map_err(|e| build(e.to_string()))?
     };
-    kube::Client::try_from(config).map_err(|e| {
-        MigrateError::Read(format!("failed to create kubernetes client: {e}"))
-    })
+    kube::Client::try_from(config)
+        .map_err(|e| MigrateError::Read(format!("failed to create kubernetes client: {e}")))
 }
 
 /// Reads the cluster `opts.kubeconfig` names.
-pub async fn read_from_cluster(opts: &ClusterReaderOptions) -> Result<InputResources, MigrateError> {
+pub async fn read_from_cluster(
+    opts: &ClusterReaderOptions,
+) -> Result<InputResources, MigrateError> {
     let client = client(&opts.kubeconfig).await?;
     read_from_client(&client, opts).await
 }
@@ -121,9 +125,10 @@ pub async fn read_from_client(
             let value = serde_json::to_value(o).map_err(|e| {
                 MigrateError::Read(format!("failed to list IngressClassParams: {name}: {e}"))
             })?;
-            out.ingress_class_params.push(IngressClassParams::decode(value).map_err(|e| {
-                MigrateError::Read(format!("failed to list IngressClassParams: {name}: {e}"))
-            })?);
+            out.ingress_class_params
+                .push(IngressClassParams::decode(value).map_err(|e| {
+                    MigrateError::Read(format!("failed to list IngressClassParams: {name}: {e}"))
+                })?);
         }
     }
     Ok(out)

@@ -80,10 +80,20 @@ impl MigrateArgs {
     /// The options upstream's command resolves.
     pub fn options(&self) -> MigrateOptions {
         MigrateOptions {
-            files: self.file.iter().filter(|f| !f.is_empty()).cloned().collect(),
+            files: self
+                .file
+                .iter()
+                .filter(|f| !f.is_empty())
+                .cloned()
+                .collect(),
             input_dir: self.input_dir.clone(),
             from_cluster: self.from_cluster,
-            namespaces: self.namespaces.iter().filter(|n| !n.is_empty()).cloned().collect(),
+            namespaces: self
+                .namespaces
+                .iter()
+                .filter(|n| !n.is_empty())
+                .cloned()
+                .collect(),
             all_namespaces: self.all_namespaces,
             kubeconfig: self.kubeconfig.clone(),
             ingress_name: self.ingress_name.clone(),
@@ -107,7 +117,11 @@ pub fn run_command(args: &MigrateArgs, out: &mut dyn Write, err: &mut dyn Write)
     }
 }
 
-fn migrate(args: &MigrateArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, MigrateError> {
+fn migrate(
+    args: &MigrateArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, MigrateError> {
     if args.console || args.port.is_some() {
         return Err(MigrateError::Flags(
             "--console and --port (the migration console) are not in this build; use --verify to compare the Ingress and Gateway stacks offline".into(),
@@ -129,7 +143,12 @@ fn migrate(args: &MigrateArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resu
             status = EXIT_DIFFERENCES;
         }
     }
-    let plan = cutover::cutover_plan(&migrated.input, &migrated.output, &migrated.files, opts.dry_run);
+    let plan = cutover::cutover_plan(
+        &migrated.input,
+        &migrated.output,
+        &migrated.files,
+        opts.dry_run,
+    );
     let _ = write!(out, "{plan}");
     Ok(status)
 }

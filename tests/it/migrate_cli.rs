@@ -62,25 +62,55 @@ spec:
 #[test]
 fn flag_combinations_are_refused_with_upstreams_words() {
     let cases: &[(&[&str], &str)] = &[
-        (&[], "Error: must specify at least one of: --file (-f), --input-dir, or --from-cluster\n"),
-        (&["-f", "x.yaml", "--namespaces", "ns"], "Error: --namespaces can only be used with --from-cluster\n"),
-        (&["--from-cluster", "--input-dir", "dir"], "Error: --from-cluster cannot be used with --file or --input-dir\n"),
         (
-            &["--from-cluster", "--namespaces", "a,b", "--ingress-name", "web"],
+            &[],
+            "Error: must specify at least one of: --file (-f), --input-dir, or --from-cluster\n",
+        ),
+        (
+            &["-f", "x.yaml", "--namespaces", "ns"],
+            "Error: --namespaces can only be used with --from-cluster\n",
+        ),
+        (
+            &["--from-cluster", "--input-dir", "dir"],
+            "Error: --from-cluster cannot be used with --file or --input-dir\n",
+        ),
+        (
+            &[
+                "--from-cluster",
+                "--namespaces",
+                "a,b",
+                "--ingress-name",
+                "web",
+            ],
             "Error: --ingress-name requires exactly one --namespaces value\n",
         ),
-        (&["-f", "x.yaml", "--output-format", "xml"], "Error: --output-format must be yaml or json, got \"xml\"\n"),
-        (&["-f", "x.yaml", "--split", "group"], "Error: --split must be \"\" or \"namespace\", got \"group\"\n"),
+        (
+            &["-f", "x.yaml", "--output-format", "xml"],
+            "Error: --output-format must be yaml or json, got \"xml\"\n",
+        ),
+        (
+            &["-f", "x.yaml", "--split", "group"],
+            "Error: --split must be \"\" or \"namespace\", got \"group\"\n",
+        ),
     ];
     for (args, want) in cases {
         let out = migrate(args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
         assert_eq!(text(&out.stderr), *want, "{args:?}");
     }
     // Upstream's console is not in this build: refused, never ignored.
     let out = migrate(&["--console"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("not in this build"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("not in this build"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// `-f` takes comma lists and repeats; the file is upstream's layout with the dry-run
@@ -93,7 +123,10 @@ fn files_in_one_file_out_with_the_cutover_plan() {
     std::fs::write(&ing, INGRESS).unwrap();
     let mut texts = Vec::new();
     for (n, files) in [
-        vec!["-f".to_string(), format!("{},{}", svc.display(), ing.display())],
+        vec![
+            "-f".to_string(),
+            format!("{},{}", svc.display(), ing.display()),
+        ],
         vec![
             "-f".to_string(),
             svc.display().to_string(),
@@ -111,23 +144,51 @@ fn files_in_one_file_out_with_the_cutover_plan() {
         let out = migrate(&args);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{stderr}");
-        assert!(stderr.contains("Found 1 Ingress(es), 1 Service(s), 0 IngressClass(es), 0 IngressClassParams\n"), "{stderr}");
+        assert!(
+            stderr.contains(
+                "Found 1 Ingress(es), 1 Service(s), 0 IngressClass(es), 0 IngressClassParams\n"
+            ),
+            "{stderr}"
+        );
         // No IngressClass in the files: upstream's warning and tip.
-        assert!(stderr.contains("WARNING: Ingress \"shop/web\" uses IngressClass \"alb\" but it was not provided."), "{stderr}");
+        assert!(
+            stderr.contains(
+                "WARNING: Ingress \"shop/web\" uses IngressClass \"alb\" but it was not provided."
+            ),
+            "{stderr}"
+        );
         assert!(stderr.contains("Tip: Use --from-cluster"), "{stderr}");
         let file = out_dir.join("gateway-resources.yaml");
-        assert!(stderr.contains(&format!("Generated 4 resource(s) in {}\n", file.display())), "{stderr}");
+        assert!(
+            stderr.contains(&format!("Generated 4 resource(s) in {}\n", file.display())),
+            "{stderr}"
+        );
         let yaml = std::fs::read_to_string(&file).unwrap();
-        assert!(yaml.starts_with("apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n"), "{yaml}");
-        assert!(yaml.contains("    gateway.k8s.aws/dry-run: \"true\"\n"), "{yaml}");
+        assert!(
+            yaml.starts_with("apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\n"),
+            "{yaml}"
+        );
+        assert!(
+            yaml.contains("    gateway.k8s.aws/dry-run: \"true\"\n"),
+            "{yaml}"
+        );
         let stdout = text(&out.stdout);
         assert!(stdout.starts_with("Cutover plan\n"), "{stdout}");
-        assert!(stdout.contains(&format!("kubectl apply -f {}", file.display())), "{stdout}");
+        assert!(
+            stdout.contains(&format!("kubectl apply -f {}", file.display())),
+            "{stdout}"
+        );
         assert!(stdout.contains("weighted DNS records you own"), "{stdout}");
-        assert!(stdout.contains("kubectl delete ingress -n shop web"), "{stdout}");
+        assert!(
+            stdout.contains("kubectl delete ingress -n shop web"),
+            "{stdout}"
+        );
         texts.push(yaml);
     }
-    assert_eq!(texts[0], texts[1], "a comma list and repeated -f read the same files");
+    assert_eq!(
+        texts[0], texts[1],
+        "a comma list and repeated -f read the same files"
+    );
 }
 
 /// `--input-dir` (its .yaml/.yml/.json files), `--split namespace`, JSON, live Gateways.
@@ -152,7 +213,9 @@ fn input_dir_split_by_namespace_in_json() {
         "--dry-run=false",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let class: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("gatewayclass.json")).unwrap()).unwrap();
+    let class: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("gatewayclass.json")).unwrap())
+            .unwrap();
     assert_eq!(class["kind"], "GatewayClass");
     let shop = std::fs::read_to_string(out_dir.join("shop/gateway-resources.json")).unwrap();
     assert!(shop.starts_with("{\n    \"apiVersion\": "), "{shop}");
@@ -173,22 +236,45 @@ fn verify(files: &[PathBuf], out_dir: &Path) -> Output {
         .map(|f| f.display().to_string())
         .collect::<Vec<_>>()
         .join(",");
-    migrate(&["-f", &list, "--output-dir", out_dir.to_str().unwrap(), "--verify"])
+    migrate(&[
+        "-f",
+        &list,
+        "--output-dir",
+        out_dir.to_str().unwrap(),
+        "--verify",
+    ])
 }
 
 /// The README's samples translate exactly: `--verify` finds no request routed differently.
 #[test]
 fn verify_passes_the_readme_samples() {
-    let samples: Vec<PathBuf> = ["ingressclass", "ingress-group", "ingress-https", "ingress-ip-target"]
-        .iter()
-        .map(|s| root().join(format!("config/samples/{s}.yaml")))
-        .collect();
+    let samples: Vec<PathBuf> = [
+        "ingressclass",
+        "ingress-group",
+        "ingress-https",
+        "ingress-ip-target",
+    ]
+    .iter()
+    .map(|s| root().join(format!("config/samples/{s}.yaml")))
+    .collect();
     let dir = tempfile::tempdir().unwrap();
     let out = verify(&samples, dir.path());
     let stdout = text(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
-    assert_eq!(stdout.matches(" 0 routed differently").count(), 3, "{stdout}");
-    assert!(stdout.contains("verify: 3 Gateway(s) checked, 0 with requests routed differently"), "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        stdout.matches(" 0 routed differently").count(),
+        3,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("verify: 3 Gateway(s) checked, 0 with requests routed differently"),
+        "{stdout}"
+    );
 }
 
 /// Upstream turns `/*` (ImplementationSpecific) into PathPrefix `/*`, which the Gateway
@@ -199,14 +285,26 @@ fn verify_fails_on_a_translation_upstream_gets_wrong() {
     let f = dir.path().join("app.yaml");
     std::fs::write(
         &f,
-        format!("{SERVICE}---\n{}", INGRESS.replace("{path: /, pathType: Prefix", "{path: /*, pathType: ImplementationSpecific")),
+        format!(
+            "{SERVICE}---\n{}",
+            INGRESS.replace(
+                "{path: /, pathType: Prefix",
+                "{path: /*, pathType: ImplementationSpecific"
+            )
+        ),
     )
     .unwrap();
     let out = verify(&[f], &dir.path().join("out"));
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(2), "{stdout}");
-    assert!(stdout.contains("NOT COMPARED: the Gateway does not build"), "{stdout}");
-    assert!(stdout.contains("prefix path shouldn't contain wildcards"), "{stdout}");
+    assert!(
+        stdout.contains("NOT COMPARED: the Gateway does not build"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("prefix path shouldn't contain wildcards"),
+        "{stdout}"
+    );
 }
 
 /// Every Ingress of the corpus (37 from public charts and docs) routes alike through both
@@ -225,17 +323,33 @@ fn verify_passes_the_real_world_corpus() {
     let mut failures = Vec::new();
     for f in &files {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(sources.contains(&format!("`{name}`")), "{name} has no entry in SOURCES.md");
+        assert!(
+            sources.contains(&format!("`{name}`")),
+            "{name} has no entry in SOURCES.md"
+        );
         let dir = tempfile::tempdir().unwrap();
         let out = verify(std::slice::from_ref(f), dir.path());
         let stdout = text(&out.stdout);
-        let verdicts = stdout.lines().filter(|l| l.starts_with("verify: ") && l.contains(" -> Gateway ")).count();
+        let verdicts = stdout
+            .lines()
+            .filter(|l| l.starts_with("verify: ") && l.contains(" -> Gateway "))
+            .count();
         let alike = stdout.matches(" 0 routed differently").count();
         if out.status.code() != Some(0) || verdicts == 0 || alike != verdicts {
-            failures.push(format!("== {name} (exit {:?})\n{stdout}\n{}", out.status.code(), text(&out.stderr)));
+            failures.push(format!(
+                "== {name} (exit {:?})\n{stdout}\n{}",
+                out.status.code(),
+                text(&out.stderr)
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} routed differently:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} routed differently:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }
 
 async fn create_namespaced<K>(client: &kube::Client, ns: &str, obj: Value)
@@ -262,7 +376,11 @@ async fn seed(client: &kube::Client) {
             .await
             .unwrap();
     }
-    for (ns, suffix) in [("default", "default"), ("production", "prod"), ("staging", "staging")] {
+    for (ns, suffix) in [
+        ("default", "default"),
+        ("production", "prod"),
+        ("staging", "staging"),
+    ] {
         create_namespaced::<Ingress>(
             client,
             ns,
@@ -308,18 +426,37 @@ async fn cluster_reader_upstream_cases() {
         all_namespaces: all,
         ingress_name: name.to_string(),
     };
-    type Want = Result<(Vec<&'static str>, Vec<&'static str>, Option<Vec<&'static str>>), &'static str>;
+    type Want = Result<
+        (
+            Vec<&'static str>,
+            Vec<&'static str>,
+            Option<Vec<&'static str>>,
+        ),
+        &'static str,
+    >;
     let cases: Vec<(&str, ClusterReaderOptions, Want)> = vec![
         (
             "all namespaces",
             opts(&[], true, ""),
-            Ok((vec!["ing-default", "ing-prod", "ing-staging"], vec!["svc-default", "svc-prod", "svc-staging"], Some(vec!["alb"]))),
+            Ok((
+                vec!["ing-default", "ing-prod", "ing-staging"],
+                vec!["svc-default", "svc-prod", "svc-staging"],
+                Some(vec!["alb"]),
+            )),
         ),
-        ("single namespace", opts(&["production"], false, ""), Ok((vec!["ing-prod"], vec!["svc-prod"], None))),
+        (
+            "single namespace",
+            opts(&["production"], false, ""),
+            Ok((vec!["ing-prod"], vec!["svc-prod"], None)),
+        ),
         (
             "multiple namespaces",
             opts(&["production", "staging"], false, ""),
-            Ok((vec!["ing-prod", "ing-staging"], vec!["svc-prod", "svc-staging"], None)),
+            Ok((
+                vec!["ing-prod", "ing-staging"],
+                vec!["svc-prod", "svc-staging"],
+                None,
+            )),
         ),
         (
             "ingress-name fetches specific ingress and namespace services",
@@ -368,7 +505,9 @@ async fn cluster_reader_upstream_cases() {
     // "empty cluster returns empty results" (the server's own namespaces hold no Ingress or
     // Service).
     let empty = Cluster::start().await;
-    let r = read_from_client(&empty.client, &opts(&[], true, "")).await.unwrap();
+    let r = read_from_client(&empty.client, &opts(&[], true, ""))
+        .await
+        .unwrap();
     assert!(r.ingresses.is_empty(), "{:?}", names(&r.ingresses));
     assert!(r.services.is_empty(), "{:?}", names(&r.services));
     empty.server.stop().await;
@@ -396,7 +535,8 @@ async fn from_cluster_migrates_what_the_cluster_holds() {
         .create(&PostParams::default(), &ic)
         .await
         .unwrap();
-    let ar = kube::api::ApiResource::erase::<aws_load_balancer_controller::crd::IngressClassParams>(&());
+    let ar =
+        kube::api::ApiResource::erase::<aws_load_balancer_controller::crd::IngressClassParams>(&());
     let icp: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "IngressClassParams",
         "metadata": {"name": "alb"}, "spec": {"scheme": "internal"}}))
@@ -425,7 +565,9 @@ async fn from_cluster_migrates_what_the_cluster_holds() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("Found 1 Ingress(es), 1 Service(s), 1 IngressClass(es), 1 IngressClassParams\n"),
+        stderr.contains(
+            "Found 1 Ingress(es), 1 Service(s), 1 IngressClass(es), 1 IngressClassParams\n"
+        ),
         "{stderr}"
     );
     // No file checks for the cluster's input (upstream's warnings are for file input only).

@@ -9,7 +9,9 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::httproute::{lookup_named_port, ServiceRef};
-use super::lr_config::{build_listener_rule_configuration, extension_ref_filter, lrc_action, lrc_name};
+use super::lr_config::{
+    build_listener_rule_configuration, extension_ref_filter, lrc_action, lrc_name,
+};
 use super::objects::{
     HttpBackendRef, HttpPathModifier, HttpRequestRedirectFilter, HttpRouteFilter,
     FILTER_REQUEST_REDIRECT, FULL_PATH_MODIFIER,
@@ -52,7 +54,9 @@ pub fn translate_action(
     match action.action_type.as_str() {
         "forward" => translate_forward_action(action, namespace, ingress, action_name, services),
         "redirect" => translate_redirect_action(action, namespace, ingress, action_name),
-        "fixed-response" => translate_fixed_response_action(action, namespace, ingress, action_name),
+        "fixed-response" => {
+            translate_fixed_response_action(action, namespace, ingress, action_name)
+        }
         other => Err(MigrateError::Translate(format!(
             "unsupported action type {}",
             go_quote(other)

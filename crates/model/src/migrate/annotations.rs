@@ -10,8 +10,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::MigrateError;
 use crate::annotations::{self as ann, suffix, AnnotationMap};
-use crate::model::backend::{ActionInput, ConditionInput, ForwardInput, Transform, TupleInput};
 use crate::model::action::JwtValidationConfig;
+use crate::model::backend::{ActionInput, ConditionInput, ForwardInput, Transform, TupleInput};
 
 /// The value, or "" when absent.
 pub fn get_string(a: &AnnotationMap, sfx: &str) -> String {

@@ -42,7 +42,9 @@ pub fn translate_conditions(
                 let Some(cfg) = &c.host_header_config else {
                     continue;
                 };
-                result.additional_hostnames.extend(cfg.values.iter().cloned());
+                result
+                    .additional_hostnames
+                    .extend(cfg.values.iter().cloned());
                 result
                     .additional_hostnames
                     .extend(cfg.regex_values.iter().cloned());
@@ -63,7 +65,12 @@ pub fn translate_conditions(
                     continue;
                 };
                 if !cfg.values.is_empty() {
-                    add_headers_to_matches(&mut matches, &cfg.http_header_name, &cfg.values, HEADER_EXACT);
+                    add_headers_to_matches(
+                        &mut matches,
+                        &cfg.http_header_name,
+                        &cfg.values,
+                        HEADER_EXACT,
+                    );
                 }
                 if !cfg.regex_values.is_empty() {
                     add_headers_to_matches(

@@ -5,9 +5,9 @@
 use super::annotations::ListenPort;
 use super::names::section_name;
 use super::objects::{
-    AllowedRoutes, Gateway, GatewayClass, GatewayClassSpec, GatewayInfrastructure,
-    GatewayListener, GatewaySpec, LocalParametersReference, Meta, RouteNamespaces,
-    ALB_GATEWAY_CONTROLLER, GATEWAY_API_VERSION,
+    AllowedRoutes, Gateway, GatewayClass, GatewayClassSpec, GatewayInfrastructure, GatewayListener,
+    GatewaySpec, LocalParametersReference, Meta, RouteNamespaces, ALB_GATEWAY_CONTROLLER,
+    GATEWAY_API_VERSION,
 };
 use super::{GATEWAY_CLASS_NAME, LBC_GATEWAY_API_GROUP};
 use crate::crd::gateway::LoadBalancerConfiguration;

@@ -213,7 +213,11 @@ fn style(s: &str, simple_key: bool) -> Style {
     }
     let a = analyze(s);
     if s.is_empty() && simple_key {
-        return if a.single_allowed { Style::Single } else { Style::Double };
+        return if a.single_allowed {
+            Style::Single
+        } else {
+            Style::Double
+        };
     }
     if a.block_plain_allowed {
         Style::Plain
@@ -258,7 +262,10 @@ fn analyze(s: &str) -> Analysis {
     let blankz = |i: usize| -> bool {
         match chars.get(i) {
             None => true,
-            Some(c) => matches!(c, ' ' | '\t' | '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}'),
+            Some(c) => matches!(
+                c,
+                ' ' | '\t' | '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}'
+            ),
         }
     };
     let is_break = |c: char| matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}');
@@ -354,8 +361,8 @@ fn resolves_to_other_than_string(s: &str) -> bool {
     const WORDS: &[&str] = &[
         "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no",
         "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null",
-        "NULL", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
-        "-.inf", "-.Inf", "-.INF",
+        "NULL", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
+        "-.Inf", "-.INF",
     ];
     if WORDS.contains(&s) {
         return true;
@@ -454,7 +461,9 @@ fn is_timestamp(s: &str) -> bool {
     let parts: Vec<&str> = date.split('-').collect();
     let date_ok = parts.len() == 3
         && parts[0].len() == 4
-        && parts.iter().all(|p| !p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit()));
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit()));
     match time {
         None => date_ok,
         Some(t) => {
@@ -551,7 +560,11 @@ pub fn key_order(a: &str, b: &str) -> Ordering {
             return ar[i].cmp(&br[i]);
         }
         if al || bl {
-            return if bl { Ordering::Less } else { Ordering::Greater };
+            return if bl {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
         }
         let (mut an, mut bn) = (0i64, 0i64);
         if ar[i] == '0' || br[i] == '0' {
@@ -567,12 +580,16 @@ pub fn key_order(a: &str, b: &str) -> Ordering {
         }
         let mut ai = i;
         while ai < ar.len() && ar[ai].is_ascii_digit() {
-            an = an.saturating_mul(10).saturating_add(i64::from(ar[ai] as u8 - b'0'));
+            an = an
+                .saturating_mul(10)
+                .saturating_add(i64::from(ar[ai] as u8 - b'0'));
             ai += 1;
         }
         let mut bi = i;
         while bi < br.len() && br[bi].is_ascii_digit() {
-            bn = bn.saturating_mul(10).saturating_add(i64::from(br[bi] as u8 - b'0'));
+            bn = bn
+                .saturating_mul(10)
+                .saturating_add(i64::from(br[bi] as u8 - b'0'));
             bi += 1;
         }
         if an != bn {

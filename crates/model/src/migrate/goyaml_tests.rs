@@ -35,7 +35,8 @@ fn strings_that_would_read_as_something_else_are_double_quoted() {
 
 #[test]
 fn strings_that_cannot_be_plain_are_single_quoted() {
-    let v = json!({"a": "*.example.com", "b": "key: value", "c": " lead", "d": "it's #1", "e": "x #y"});
+    let v =
+        json!({"a": "*.example.com", "b": "key: value", "c": " lead", "d": "it's #1", "e": "x #y"});
     assert_eq!(
         to_yaml(&v),
         "a: '*.example.com'\nb: 'key: value'\nc: ' lead'\nd: 'it''s #1'\ne: 'x #y'\n"
@@ -44,11 +45,33 @@ fn strings_that_cannot_be_plain_are_single_quoted() {
 
 #[test]
 fn keys_sort_in_go_yamls_natural_order() {
-    let mut keys = vec!["b10", "b9", "a_b", "aB", "Ab", "a-b", "port", "protocol", "name", "namespace"];
+    let mut keys = vec![
+        "b10",
+        "b9",
+        "a_b",
+        "aB",
+        "Ab",
+        "a-b",
+        "port",
+        "protocol",
+        "name",
+        "namespace",
+    ];
     keys.sort_by(|a, b| key_order(a, b));
     assert_eq!(
         keys,
-        vec!["Ab", "a-b", "a_b", "aB", "b9", "b10", "name", "namespace", "port", "protocol"]
+        vec![
+            "Ab",
+            "a-b",
+            "a_b",
+            "aB",
+            "b9",
+            "b10",
+            "name",
+            "namespace",
+            "port",
+            "protocol"
+        ]
     );
 }
 

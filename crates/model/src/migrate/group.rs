@@ -72,9 +72,8 @@ pub(crate) fn namespace_of(ing: &Ingress) -> String {
 /// order, which also decides the Gateway's namespace (the first member's).
 pub fn sort_members(members: &mut [Ingress]) {
     members.sort_by(|a, b| {
-        let order = |i: &Ingress| {
-            get_int32(&annotations_of(&i.metadata), suffix::GROUP_ORDER).unwrap_or(0)
-        };
+        let order =
+            |i: &Ingress| get_int32(&annotations_of(&i.metadata), suffix::GROUP_ORDER).unwrap_or(0);
         order(a)
             .cmp(&order(b))
             .then_with(|| key_of(&a.metadata).cmp(&key_of(&b.metadata)))
@@ -217,12 +216,15 @@ fn merge_string_map_annotation(
     Ok(())
 }
 
+/// Each member's listen ports by `ns/name`.
+pub type MemberPorts = BTreeMap<String, Vec<ListenPort>>;
+
 /// The union of the members' listen ports (sorted by port, then protocol) and each member's
 /// own (`ns/name` → ports): a member without `listen-ports` listens on HTTPS:443 when it names
 /// certificates itself, else HTTP:80.
 pub fn merge_group_listen_ports(
     members: &[Ingress],
-) -> Result<(Vec<ListenPort>, BTreeMap<String, Vec<ListenPort>>), MigrateError> {
+) -> Result<(Vec<ListenPort>, MemberPorts), MigrateError> {
     let mut seen = BTreeSet::new();
     let mut all = Vec::new();
     let mut per_member = BTreeMap::new();
@@ -245,7 +247,9 @@ pub fn merge_group_listen_ports(
         per_member.insert(key_of(&ing.metadata), ports);
     }
     all.sort_by(|a: &ListenPort, b: &ListenPort| {
-        a.port.cmp(&b.port).then_with(|| a.protocol.cmp(&b.protocol))
+        a.port
+            .cmp(&b.port)
+            .then_with(|| a.protocol.cmp(&b.protocol))
     });
     Ok((all, per_member))
 }

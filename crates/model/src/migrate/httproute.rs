@@ -21,8 +21,8 @@ use super::lr_config::{
 use super::names::{default_http_route_name, http_route_name, redirect_http_route_name};
 use super::objects::{
     HttpBackendRef, HttpPathMatch, HttpRequestRedirectFilter, HttpRoute, HttpRouteFilter,
-    HttpRouteMatch, HttpRouteRule, HttpRouteSpec, Meta, ParentReference,
-    FILTER_REQUEST_REDIRECT, GATEWAY_API_VERSION, PATH_EXACT, PATH_PREFIX, PATH_REGEX,
+    HttpRouteMatch, HttpRouteRule, HttpRouteSpec, Meta, ParentReference, FILTER_REQUEST_REDIRECT,
+    GATEWAY_API_VERSION, PATH_EXACT, PATH_PREFIX, PATH_REGEX,
 };
 use super::pre_routing::{build_auth_action, build_jwt_validation_action};
 use super::transforms::translate_transforms;
@@ -248,7 +248,11 @@ impl Translator<'_> {
         }))
     }
 
-    fn build_transforms(&mut self, rule: &mut HttpRouteRule, backend: &str) -> Result<(), MigrateError> {
+    fn build_transforms(
+        &mut self,
+        rule: &mut HttpRouteRule,
+        backend: &str,
+    ) -> Result<(), MigrateError> {
         let transforms = parse_transform_annotation(&self.annotations, backend).map_err(|e| {
             e.context(&format!(
                 "{} failed to parse transform annotation for {}",
@@ -276,7 +280,10 @@ impl Translator<'_> {
         let auth = build_auth_action(&self.annotations)
             .map_err(|e| e.context(&format!("{} failed to build auth config", self.at())))?;
         let jwt = build_jwt_validation_action(&self.annotations).map_err(|e| {
-            e.context(&format!("{} failed to build jwt-validation config", self.at()))
+            e.context(&format!(
+                "{} failed to build jwt-validation config",
+                self.at()
+            ))
         })?;
         let action = match (auth, jwt) {
             (Some(_), Some(_)) => {
@@ -313,7 +320,8 @@ pub fn build_http_routes(
     let mut t = Translator {
         namespace: namespace.to_string(),
         ingress: ing.metadata.name.clone().unwrap_or_default(),
-        use_regex: get_string(&annotations, suffix::USE_REGEX_PATH_MATCH).eq_ignore_ascii_case("true"),
+        use_regex: get_string(&annotations, suffix::USE_REGEX_PATH_MATCH)
+            .eq_ignore_ascii_case("true"),
         annotations,
         services,
         seen: BTreeSet::new(),
@@ -353,7 +361,9 @@ pub fn build_http_routes(
         hostnames,
         rules,
         scoped,
-        spec.default_backend.as_ref().and_then(|b| b.service.as_ref()),
+        spec.default_backend
+            .as_ref()
+            .and_then(|b| b.service.as_ref()),
         &mut t,
     )?;
     Ok(BuiltRoutes {
@@ -446,7 +456,10 @@ pub fn build_parent_refs(gateway: &str, section: Option<&str>) -> Vec<ParentRefe
 
 /// The match of a path: none for an empty path; the regular expression of an
 /// ImplementationSpecific path under `use-regex-path-match` loses its leading `/`.
-pub fn build_path_match(path: &HTTPIngressPath, use_regex: bool) -> Result<HttpRouteMatch, MigrateError> {
+pub fn build_path_match(
+    path: &HTTPIngressPath,
+    use_regex: bool,
+) -> Result<HttpRouteMatch, MigrateError> {
     let mut m = HttpRouteMatch::default();
     let value = path.path.clone().unwrap_or_default();
     if value.is_empty() {
@@ -455,7 +468,11 @@ pub fn build_path_match(path: &HTTPIngressPath, use_regex: bool) -> Result<HttpR
     let path_type = Some(path.path_type.as_str()).filter(|t| !t.is_empty());
     let gw_type = to_gateway_path_type(path_type, use_regex)?;
     let mut value = value;
-    if use_regex && path_type == Some("ImplementationSpecific") && value.len() > 1 && value.starts_with('/') {
+    if use_regex
+        && path_type == Some("ImplementationSpecific")
+        && value.len() > 1
+        && value.starts_with('/')
+    {
         value = value[1..].to_string();
     }
     m.path = Some(HttpPathMatch {
@@ -466,7 +483,10 @@ pub fn build_path_match(path: &HTTPIngressPath, use_regex: bool) -> Result<HttpR
 }
 
 /// The Gateway API path type of an Ingress path type (none = Prefix).
-pub fn to_gateway_path_type(path_type: Option<&str>, use_regex: bool) -> Result<&'static str, MigrateError> {
+pub fn to_gateway_path_type(
+    path_type: Option<&str>,
+    use_regex: bool,
+) -> Result<&'static str, MigrateError> {
     match path_type {
         None | Some("Prefix") => Ok(PATH_PREFIX),
         Some("Exact") => Ok(PATH_EXACT),

@@ -51,11 +51,7 @@ pub fn apply_ingress_class_params_to_lb_config(
     if let Some(scheme) = &p.scheme {
         let new = same_name(scheme);
         if spec.scheme.is_some() && spec.scheme != new {
-            return Err(conflict(
-                "scheme",
-                &name_of(&spec.scheme),
-                &name_of(scheme),
-            ));
+            return Err(conflict("scheme", &name_of(&spec.scheme), &name_of(scheme)));
         }
         spec.scheme = new;
     }
@@ -73,7 +69,11 @@ pub fn apply_ingress_class_params_to_lb_config(
     if !p.load_balancer_name.is_empty() {
         if let Some(existing) = &spec.load_balancer_name {
             if *existing != p.load_balancer_name {
-                return Err(conflict("load-balancer-name", existing, &p.load_balancer_name));
+                return Err(conflict(
+                    "load-balancer-name",
+                    existing,
+                    &p.load_balancer_name,
+                ));
             }
         }
         spec.load_balancer_name = Some(p.load_balancer_name.clone());
@@ -103,7 +103,11 @@ pub fn apply_ingress_class_params_to_lb_config(
         }
     }
     if !p.inbound_cidrs.is_empty() {
-        if spec.source_ranges.as_ref().is_some_and(|s| *s != p.inbound_cidrs) {
+        if spec
+            .source_ranges
+            .as_ref()
+            .is_some_and(|s| *s != p.inbound_cidrs)
+        {
             return Err(MigrateError::Translate(
                 "conflicting IngressClassParams inbound-cidrs".into(),
             ));
@@ -128,7 +132,11 @@ pub fn apply_ingress_class_params_to_lb_config(
         spec.tags = Some(tags);
     }
     for a in &p.load_balancer_attributes {
-        if let Some(existing) = spec.load_balancer_attributes.iter().find(|e| e.key == a.key) {
+        if let Some(existing) = spec
+            .load_balancer_attributes
+            .iter()
+            .find(|e| e.key == a.key)
+        {
             if existing.value != a.value {
                 return Err(MigrateError::Translate(format!(
                     "conflicting IngressClassParams load-balancer-attribute {}: {} vs {}",
@@ -154,7 +162,11 @@ pub fn apply_ingress_class_params_to_lb_config(
                     ..Default::default()
                 })
                 .collect();
-            if spec.load_balancer_subnets.as_ref().is_some_and(|s| *s != configs) {
+            if spec
+                .load_balancer_subnets
+                .as_ref()
+                .is_some_and(|s| *s != configs)
+            {
                 return Err(MigrateError::Translate(
                     "conflicting IngressClassParams subnets".into(),
                 ));
@@ -181,7 +193,11 @@ pub fn apply_ingress_class_params_to_lb_config(
         None
     };
     if let Some(pl) = prefix_lists {
-        if spec.security_group_prefixes.as_ref().is_some_and(|s| s != pl) {
+        if spec
+            .security_group_prefixes
+            .as_ref()
+            .is_some_and(|s| s != pl)
+        {
             return Err(MigrateError::Translate(
                 "conflicting IngressClassParams prefix-lists".into(),
             ));
@@ -315,7 +331,10 @@ pub fn apply_icp_spec_override(
 }
 
 /// IngressClassParams' target type and tags over a target group's settings.
-pub fn apply_ingress_class_params_to_tg_props(props: &mut TargetGroupProps, icp: &IngressClassParams) {
+pub fn apply_ingress_class_params_to_tg_props(
+    props: &mut TargetGroupProps,
+    icp: &IngressClassParams,
+) {
     if let Some(tt) = &icp.spec.target_type {
         props.target_type = same_name(tt);
     }
@@ -329,7 +348,10 @@ pub fn apply_ingress_class_params_to_tg_props(props: &mut TargetGroupProps, icp:
 
 /// The SSL redirect port: the IngressClassParams' when it sets a valid one, else the
 /// annotation's.
-pub fn resolve_ssl_redirect_port(a: &AnnotationMap, icp: Option<&IngressClassParams>) -> Option<i32> {
+pub fn resolve_ssl_redirect_port(
+    a: &AnnotationMap,
+    icp: Option<&IngressClassParams>,
+) -> Option<i32> {
     if let Some(icp) = icp.filter(|i| !i.spec.ssl_redirect_port.is_empty()) {
         if let Ok(p) = ann::go_parse_int(&icp.spec.ssl_redirect_port, 32) {
             return Some(p as i32);

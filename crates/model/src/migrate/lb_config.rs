@@ -61,7 +61,12 @@ pub fn build_load_balancer_config_spec(
     if !scheme.is_empty() {
         spec.scheme = enum_value(&scheme);
         if spec.scheme.is_none() {
-            dropped(notes, suffix::SCHEME, &scheme, "LoadBalancerConfiguration scheme");
+            dropped(
+                notes,
+                suffix::SCHEME,
+                &scheme,
+                "LoadBalancerConfiguration scheme",
+            );
         }
     }
     let name = get_string(a, suffix::LOAD_BALANCER_NAME);
@@ -72,7 +77,12 @@ pub fn build_load_balancer_config_spec(
     if !ip_type.is_empty() {
         spec.ip_address_type = enum_value(&ip_type);
         if spec.ip_address_type.is_none() {
-            dropped(notes, suffix::IP_ADDRESS_TYPE, &ip_type, "LoadBalancerConfiguration ipAddressType");
+            dropped(
+                notes,
+                suffix::IP_ADDRESS_TYPE,
+                &ip_type,
+                "LoadBalancerConfiguration ipAddressType",
+            );
         }
     }
     let subnets = get_string_slice(a, suffix::SUBNETS);

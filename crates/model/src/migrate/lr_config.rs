@@ -50,7 +50,9 @@ pub fn find_or_create_lrc<'a>(
     let i = match found {
         Some(i) => i,
         None => {
-            lrcs.push(build_listener_rule_configuration(namespace, ingress, backend));
+            lrcs.push(build_listener_rule_configuration(
+                namespace, ingress, backend,
+            ));
             lrcs.len() - 1
         }
     };
@@ -75,7 +77,9 @@ pub fn lrc_has_pre_routing_action(lrc: &ListenerRuleConfiguration) -> bool {
     lrc.spec.actions.iter().any(|a| {
         matches!(
             a.type_,
-            ActionType::AuthenticateCognito | ActionType::AuthenticateOidc | ActionType::JwtValidation
+            ActionType::AuthenticateCognito
+                | ActionType::AuthenticateOidc
+                | ActionType::JwtValidation
         )
     })
 }

@@ -169,12 +169,24 @@ impl InputResources {
     /// admission); everything after may take a namespace as given.
     pub fn normalize_namespaces(&mut self) {
         for ing in &mut self.ingresses {
-            if ing.metadata.namespace.as_deref().unwrap_or_default().is_empty() {
+            if ing
+                .metadata
+                .namespace
+                .as_deref()
+                .unwrap_or_default()
+                .is_empty()
+            {
                 ing.metadata.namespace = Some("default".into());
             }
         }
         for svc in &mut self.services {
-            if svc.metadata.namespace.as_deref().unwrap_or_default().is_empty() {
+            if svc
+                .metadata
+                .namespace
+                .as_deref()
+                .unwrap_or_default()
+                .is_empty()
+            {
                 svc.metadata.namespace = Some("default".into());
             }
         }

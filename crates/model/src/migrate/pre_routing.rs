@@ -14,9 +14,8 @@ use super::lr_config::lrc_action;
 use super::{go_quote, MigrateError};
 use crate::annotations::{self as ann, suffix, AnnotationMap};
 use crate::crd::gateway::listener_rule_configuration::{
-    Action as LrcAction, ActionType, AuthenticateCognitoActionConfig,
-    AuthenticateOidcActionConfig, JwtAdditionalClaim, JwtValidationActionConfig,
-    OnUnauthenticatedRequest, SecretReference,
+    Action as LrcAction, ActionType, AuthenticateCognitoActionConfig, AuthenticateOidcActionConfig,
+    JwtAdditionalClaim, JwtValidationActionConfig, OnUnauthenticatedRequest, SecretReference,
 };
 
 const AUTH_TYPE_NONE: &str = "none";
@@ -167,7 +166,10 @@ fn build_oidc_action(a: &AnnotationMap) -> Result<LrcAction, MigrateError> {
 /// The JWT validation `jwt-validation` asks for; `None` without the annotation.
 pub fn build_jwt_validation_action(a: &AnnotationMap) -> Result<Option<LrcAction>, MigrateError> {
     let cfg = parse_jwt_validation_annotation(a).map_err(|e| {
-        e.context(&format!("failed to parse {} annotation", suffix::JWT_VALIDATION))
+        e.context(&format!(
+            "failed to parse {} annotation",
+            suffix::JWT_VALIDATION
+        ))
     })?;
     let Some(cfg) = cfg else {
         return Ok(None);

@@ -58,12 +58,10 @@ pub fn read_dir(dir: &Path) -> Result<Vec<PathBuf>, MigrateError> {
 pub fn read_files(files: &[PathBuf], log: &mut dyn Write) -> Result<InputResources, MigrateError> {
     let mut out = InputResources::default();
     for f in files {
-        let text = std::fs::read_to_string(f).map_err(|e| {
-            MigrateError::Read(format!("error reading file {}: {e}", f.display()))
-        })?;
-        decode_resources(&text, &mut out, log).map_err(|e| {
-            MigrateError::Read(format!("error reading file {}: {e}", f.display()))
-        })?;
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| MigrateError::Read(format!("error reading file {}: {e}", f.display())))?;
+        decode_resources(&text, &mut out, log)
+            .map_err(|e| MigrateError::Read(format!("error reading file {}: {e}", f.display())))?;
     }
     Ok(out)
 }
@@ -74,7 +72,8 @@ pub fn decode_resources(
     out: &mut InputResources,
     log: &mut dyn Write,
 ) -> Result<(), String> {
-    let docs = crate::plan::parse_documents(text).map_err(|e| format!("error parsing document: {e}"))?;
+    let docs =
+        crate::plan::parse_documents(text).map_err(|e| format!("error parsing document: {e}"))?;
     for doc in docs {
         add_document(doc, out, log)?;
     }
@@ -93,7 +92,12 @@ fn add_document(doc: Value, out: &mut InputResources, log: &mut dyn Write) -> Re
             ))
         }
     }
-    let field = |k: &str| doc.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let field = |k: &str| {
+        doc.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     let (api_version, kind) = (field("apiVersion"), field("kind"));
     let name = doc
         .pointer("/metadata/name")
@@ -104,18 +108,23 @@ fn add_document(doc: Value, out: &mut InputResources, log: &mut dyn Write) -> Re
         let _ = writeln!(log, "Skipping unrecognized resource in input: {why}");
     };
     if kind.is_empty() {
-        skip(log, format!("Object 'Kind' is missing in {}", compact(&doc)));
+        skip(
+            log,
+            format!("Object 'Kind' is missing in {}", compact(&doc)),
+        );
         return Ok(());
     }
     let decode_err = |e: serde_json::Error| format!("decoding {kind} {name}: {e}");
     match (api_version.as_str(), kind.as_str()) {
-        ("networking.k8s.io/v1", "Ingress") => {
-            out.ingresses.push(serde_json::from_value(doc).map_err(decode_err)?)
-        }
+        ("networking.k8s.io/v1", "Ingress") => out
+            .ingresses
+            .push(serde_json::from_value(doc).map_err(decode_err)?),
         ("networking.k8s.io/v1", "IngressClass") => out
             .ingress_classes
             .push(serde_json::from_value(doc).map_err(decode_err)?),
-        ("v1", "Service") => out.services.push(serde_json::from_value(doc).map_err(decode_err)?),
+        ("v1", "Service") => out
+            .services
+            .push(serde_json::from_value(doc).map_err(decode_err)?),
         ("elbv2.k8s.aws/v1beta1", "IngressClassParams") => out
             .ingress_class_params
             .push(IngressClassParams::decode(doc).map_err(decode_err)?),

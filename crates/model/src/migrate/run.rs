@@ -40,7 +40,8 @@ pub fn run(
         resources.ingress_classes.len(),
         resources.ingress_class_params.len()
     );
-    let mut output = translate(&resources).map_err(|e| e.context("failed to translate resources"))?;
+    let mut output =
+        translate(&resources).map_err(|e| e.context("failed to translate resources"))?;
     for w in &output.warnings {
         let _ = if w.ends_with('\n') {
             write!(log, "{w}")

@@ -14,8 +14,8 @@ use super::pre_routing::enum_value;
 use super::MIGRATION_TAG_KEY;
 use crate::annotations::{suffix, AnnotationMap};
 use crate::crd::gateway::target_group_configuration::{
-    HealthCheckConfiguration, HealthCheckMatcher, Reference, RouteConfiguration,
-    RouteIdentifier, TargetGroupProps,
+    HealthCheckConfiguration, HealthCheckMatcher, Reference, RouteConfiguration, RouteIdentifier,
+    TargetGroupProps,
 };
 use crate::crd::gateway::{KeyValue, TargetGroupConfiguration, TargetGroupConfigurationSpec};
 use crate::crd::IngressClassParams;
@@ -83,7 +83,8 @@ pub fn build_target_group_config_from_entries(
     let first = entries.first()?;
     let svc = &first.svc_ref;
     if entries.len() == 1 {
-        let mut tgc = build_target_group_config(svc, &first.annotations, &first.migration_tag, notes)?;
+        let mut tgc =
+            build_target_group_config(svc, &first.annotations, &first.migration_tag, notes)?;
         for icp in &first.icps {
             apply_ingress_class_params_to_tg_props(&mut tgc.spec.default_configuration, icp);
         }
@@ -131,14 +132,24 @@ pub fn build_target_group_props(
     if !target_type.is_empty() {
         props.target_type = enum_value(&target_type);
         if props.target_type.is_none() {
-            dropped(notes, suffix::TARGET_TYPE, &target_type, "TargetGroupConfiguration targetType");
+            dropped(
+                notes,
+                suffix::TARGET_TYPE,
+                &target_type,
+                "TargetGroupConfiguration targetType",
+            );
         }
     }
     let protocol = get_string(a, suffix::BACKEND_PROTOCOL);
     if !protocol.is_empty() {
         props.protocol = enum_value(&protocol);
         if props.protocol.is_none() {
-            dropped(notes, suffix::BACKEND_PROTOCOL, &protocol, "TargetGroupConfiguration protocol");
+            dropped(
+                notes,
+                suffix::BACKEND_PROTOCOL,
+                &protocol,
+                "TargetGroupConfiguration protocol",
+            );
         }
     }
     let version = get_string(a, suffix::BACKEND_PROTOCOL_VERSION);
@@ -212,10 +223,22 @@ pub fn build_health_check_config(
         any = true;
     }
     for (sfx, field) in [
-        (suffix::HEALTHCHECK_INTERVAL_SECONDS, &mut hc.health_check_interval),
-        (suffix::HEALTHCHECK_TIMEOUT_SECONDS, &mut hc.health_check_timeout),
-        (suffix::HEALTHY_THRESHOLD_COUNT, &mut hc.healthy_threshold_count),
-        (suffix::UNHEALTHY_THRESHOLD_COUNT, &mut hc.unhealthy_threshold_count),
+        (
+            suffix::HEALTHCHECK_INTERVAL_SECONDS,
+            &mut hc.health_check_interval,
+        ),
+        (
+            suffix::HEALTHCHECK_TIMEOUT_SECONDS,
+            &mut hc.health_check_timeout,
+        ),
+        (
+            suffix::HEALTHY_THRESHOLD_COUNT,
+            &mut hc.healthy_threshold_count,
+        ),
+        (
+            suffix::UNHEALTHY_THRESHOLD_COUNT,
+            &mut hc.unhealthy_threshold_count,
+        ),
     ] {
         if let Some(v) = get_int32(a, sfx) {
             *field = Some(v);

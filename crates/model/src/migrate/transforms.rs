@@ -6,8 +6,7 @@
 use crate::model::backend::Transform;
 
 use super::objects::{
-    HttpPathModifier, HttpRouteFilter, HttpUrlRewriteFilter, FILTER_URL_REWRITE,
-    FULL_PATH_MODIFIER,
+    HttpPathModifier, HttpRouteFilter, HttpUrlRewriteFilter, FILTER_URL_REWRITE, FULL_PATH_MODIFIER,
 };
 
 /// Whether `s` refers to a capture group (`$` then a digit).
@@ -28,7 +27,10 @@ pub fn translate_transforms(transforms: &[Transform]) -> (Option<HttpRouteFilter
     for t in transforms {
         match t.transform_type.as_str() {
             "url-rewrite" => {
-                let Some(first) = t.url_rewrite_config.as_ref().and_then(|c| c.rewrites.first())
+                let Some(first) = t
+                    .url_rewrite_config
+                    .as_ref()
+                    .and_then(|c| c.rewrites.first())
                 else {
                     continue;
                 };

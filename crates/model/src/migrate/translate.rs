@@ -37,7 +37,8 @@ use crate::crd::IngressClassParams;
 pub fn translate(input: &InputResources) -> Result<OutputResources, MigrateError> {
     let mut out = OutputResources::new();
     let services = build_service_map(&input.services);
-    let icp_by_class = build_ingress_class_params_map(&input.ingress_classes, &input.ingress_class_params);
+    let icp_by_class =
+        build_ingress_class_params_map(&input.ingress_classes, &input.ingress_class_params);
     // What the translation cannot carry is said before anything else about it.
     for ing in &input.ingresses {
         out.warnings.extend(annotation_warnings(ing, &services));
@@ -64,7 +65,10 @@ pub fn translate(input: &InputResources) -> Result<OutputResources, MigrateError
         }
         out.warnings.extend(group_member_warnings(&group.members));
         let in_group = |e: MigrateError, step: &str| {
-            e.context(&format!("error in {step} for group {}", go_quote(&group.name)))
+            e.context(&format!(
+                "error in {step} for group {}",
+                go_quote(&group.name)
+            ))
         };
         let merged = merge_group_lb_annotations(&group.members)
             .map_err(|e| in_group(e, "mergeGroupLBAnnotations"))?;
@@ -89,7 +93,10 @@ pub fn translate(input: &InputResources) -> Result<OutputResources, MigrateError
         );
         if !icps.is_empty() {
             let lbc = lb_config.get_or_insert_with(|| {
-                let mut c = LoadBalancerConfiguration::new(&lbc_name, LoadBalancerConfigurationSpec::default());
+                let mut c = LoadBalancerConfiguration::new(
+                    &lbc_name,
+                    LoadBalancerConfigurationSpec::default(),
+                );
                 c.metadata.namespace = Some(group.namespace.clone());
                 c
             });
@@ -118,7 +125,10 @@ pub fn translate(input: &InputResources) -> Result<OutputResources, MigrateError
             cross_ns_name,
         ));
         if let Some(port) = ssl_redirect {
-            for lp in all_ports.iter().filter(|p| p.protocol.eq_ignore_ascii_case(PROTOCOL_HTTP)) {
+            for lp in all_ports
+                .iter()
+                .filter(|p| p.protocol.eq_ignore_ascii_case(PROTOCOL_HTTP))
+            {
                 out.http_routes.push(build_ssl_redirect_route(
                     &group.namespace,
                     &group.name,
@@ -136,8 +146,13 @@ pub fn translate(input: &InputResources) -> Result<OutputResources, MigrateError
                 .get(&key_of(&ing.metadata))
                 .cloned()
                 .unwrap_or_default();
-            let parent_refs =
-                build_member_parent_refs(&gw_name, &group.namespace, &ns, &member_ports, ssl_redirect);
+            let parent_refs = build_member_parent_refs(
+                &gw_name,
+                &group.namespace,
+                &ns,
+                &member_ports,
+                ssl_redirect,
+            );
             let annotations = annotations_of(&ing.metadata);
             let user_tags = resolve_member_user_tags(ing, &annotations, &icp_by_class);
             let built = build_http_routes(ing, &ns, &parent_refs, &services, &user_tags)?;
@@ -156,14 +171,22 @@ pub fn translate(input: &InputResources) -> Result<OutputResources, MigrateError
                 out.listener_rule_configurations.push(lrc);
             }
             for svc_ref in built.service_refs {
-                let tg_annotations = merge_tg_annotations(&annotations, &services, &svc_ref.namespace, &svc_ref.name);
-                tgc_entries.entry(svc_ref.key()).or_default().push(TgcEntry {
-                    svc_ref,
-                    annotations: tg_annotations,
-                    migration_tag: member_tag.clone(),
-                    route_name: http_route_name(&ns, &name),
-                    icps: icps.iter().map(|i| (*i).clone()).collect(),
-                });
+                let tg_annotations = merge_tg_annotations(
+                    &annotations,
+                    &services,
+                    &svc_ref.namespace,
+                    &svc_ref.name,
+                );
+                tgc_entries
+                    .entry(svc_ref.key())
+                    .or_default()
+                    .push(TgcEntry {
+                        svc_ref,
+                        annotations: tg_annotations,
+                        migration_tag: member_tag.clone(),
+                        route_name: http_route_name(&ns, &name),
+                        icps: icps.iter().map(|i| (*i).clone()).collect(),
+                    });
             }
         }
         hostnames.sort();

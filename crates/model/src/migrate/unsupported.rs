@@ -135,9 +135,10 @@ pub fn handling(sfx: &str) -> Handling {
     if NOT_TRANSLATED.contains(&sfx) {
         return Handling::NotTranslated;
     }
-    let prefixed = PREFIXED
-        .iter()
-        .any(|p| sfx.strip_prefix(p).is_some_and(|rest| rest.starts_with('.')));
+    let prefixed = PREFIXED.iter().any(|p| {
+        sfx.strip_prefix(p)
+            .is_some_and(|rest| rest.starts_with('.'))
+    });
     let auth = sfx == suffix::AUTH_SESSION_TIMEOUT;
     if prefixed
         || auth

@@ -76,7 +76,11 @@ fn check_missing_services(ing: &Ingress, services: &BTreeSet<String>, w: &mut dy
     let Some(spec) = &ing.spec else {
         return 0;
     };
-    if let Some(svc) = spec.default_backend.as_ref().and_then(|b| b.service.as_ref()) {
+    if let Some(svc) = spec
+        .default_backend
+        .as_ref()
+        .and_then(|b| b.service.as_ref())
+    {
         if !services.contains(&format!("{ns}/{}", svc.name)) {
             missing_service(w, ing, &svc.name);
             count += 1;
@@ -104,8 +108,16 @@ fn check_missing_services(ing: &Ingress, services: &BTreeSet<String>, w: &mut dy
     count
 }
 
-fn check_missing_ingress_class(ing: &Ingress, classes: &BTreeSet<String>, w: &mut dyn Write) -> usize {
-    let Some(class) = ing.spec.as_ref().and_then(|s| s.ingress_class_name.as_ref()) else {
+fn check_missing_ingress_class(
+    ing: &Ingress,
+    classes: &BTreeSet<String>,
+    w: &mut dyn Write,
+) -> usize {
+    let Some(class) = ing
+        .spec
+        .as_ref()
+        .and_then(|s| s.ingress_class_name.as_ref())
+    else {
         return 0;
     };
     if classes.contains(class) {

@@ -40,11 +40,17 @@ pub fn partition_objects(out: &OutputResources) -> (Vec<Value>, BTreeMap<String,
             .to_string();
         by_ns.entry(ns).or_default().push(doc);
     };
-    out.load_balancer_configurations.iter().for_each(|o| add(document(o)));
+    out.load_balancer_configurations
+        .iter()
+        .for_each(|o| add(document(o)));
     out.gateways.iter().for_each(|o| add(document(o)));
     out.http_routes.iter().for_each(|o| add(document(o)));
-    out.target_group_configurations.iter().for_each(|o| add(document(o)));
-    out.listener_rule_configurations.iter().for_each(|o| add(document(o)));
+    out.target_group_configurations
+        .iter()
+        .for_each(|o| add(document(o)));
+    out.listener_rule_configurations
+        .iter()
+        .for_each(|o| add(document(o)));
     (cluster, by_ns)
 }
 
@@ -66,8 +72,14 @@ struct Printer {
 impl Printer {
     fn new(format: &str) -> Result<Printer, MigrateError> {
         match format {
-            "yaml" => Ok(Printer { yaml: true, printed: 0 }),
-            "json" => Ok(Printer { yaml: false, printed: 0 }),
+            "yaml" => Ok(Printer {
+                yaml: true,
+                printed: 0,
+            }),
+            "json" => Ok(Printer {
+                yaml: false,
+                printed: 0,
+            }),
             other => Err(MigrateError::Write(format!(
                 "unsupported output format {}, must be yaml or json",
                 go_quote(other)
@@ -97,7 +109,10 @@ pub struct RenderedFile {
 }
 
 /// The files of a run, in writing order.
-pub fn render(out: &OutputResources, opts: &WriteOptions) -> Result<Vec<RenderedFile>, MigrateError> {
+pub fn render(
+    out: &OutputResources,
+    opts: &WriteOptions,
+) -> Result<Vec<RenderedFile>, MigrateError> {
     let mut printer = Printer::new(&opts.format)?;
     let ext = &opts.format;
     let (cluster, by_ns) = partition_objects(out);
@@ -185,7 +200,12 @@ pub fn write(
         std::fs::write(&path, &f.text).map_err(|e| {
             MigrateError::Write(format!("failed to create file {}: {e}", path.display()))
         })?;
-        let _ = writeln!(log, "Generated {} resource(s) in {}", f.objects, path.display());
+        let _ = writeln!(
+            log,
+            "Generated {} resource(s) in {}",
+            f.objects,
+            path.display()
+        );
         written.push(path);
     }
     Ok(written)

@@ -2,6 +2,8 @@
 //! upstream test file (`replay_<file>`), each case under its upstream name; each module's header
 //! counts the cases it replays and names any left out. Helpers build the inputs from YAML, as
 //! upstream's tests build them from Go literals.
+// Upstream's test tables, one tuple per case, as its Go tables are.
+#![allow(clippy::type_complexity)]
 
 mod replay_actions;
 mod replay_conditions;
@@ -83,7 +85,12 @@ pub(crate) fn default_backend(svc: &str, port: i32) -> String {
     format!("defaultBackend:\n  service:\n    name: {svc}\n    port:\n      number: {port}\n")
 }
 
-pub(crate) fn service(ns: &str, name: &str, annotations: &[(&str, &str)], ports: &[(&str, i32)]) -> Service {
+pub(crate) fn service(
+    ns: &str,
+    name: &str,
+    annotations: &[(&str, &str)],
+    ports: &[(&str, i32)],
+) -> Service {
     let mut s = Service::default();
     s.metadata.name = Some(name.into());
     s.metadata.namespace = Some(ns.into());

@@ -42,7 +42,14 @@ fn translate_action_fixed_response() {
     let lrc = r.listener_rule_configuration.unwrap();
     assert_eq!(lrc.spec.actions.len(), 1);
     assert_eq!(lrc.spec.actions[0].type_, ActionType::FixedResponse);
-    assert_eq!(lrc.spec.actions[0].fixed_response_config.as_ref().unwrap().status_code, 503);
+    assert_eq!(
+        lrc.spec.actions[0]
+            .fixed_response_config
+            .as_ref()
+            .unwrap()
+            .status_code,
+        503
+    );
     assert_eq!(r.filters.len(), 1);
     assert_eq!(r.filters[0].type_, FILTER_EXTENSION_REF);
     assert!(r.backend_refs.is_empty());
@@ -91,7 +98,12 @@ fn translate_action_redirect_with_query() {
     assert_eq!(lrc.spec.actions.len(), 1);
     assert_eq!(lrc.spec.actions[0].type_, ActionType::Redirect);
     assert_eq!(
-        lrc.spec.actions[0].redirect_config.as_ref().unwrap().query.as_deref(),
+        lrc.spec.actions[0]
+            .redirect_config
+            .as_ref()
+            .unwrap()
+            .query
+            .as_deref(),
         Some("k=v")
     );
 }
@@ -124,20 +136,28 @@ fn translate_action_forward_target_group_name() {
     ));
     assert_eq!(r.backend_refs.len(), 1);
     assert_eq!(r.backend_refs[0].name, "my-external-tg");
-    assert_eq!(r.backend_refs[0].kind.as_deref(), Some(TARGET_GROUP_NAME_BACKEND_KIND));
+    assert_eq!(
+        r.backend_refs[0].kind.as_deref(),
+        Some(TARGET_GROUP_NAME_BACKEND_KIND)
+    );
 }
 
 #[test]
 fn translate_action_forward_target_group_arn() {
     let r = translate(&forward(
         vec![TupleInput {
-            target_group_arn: Some("arn:aws:elasticloadbalancing:us-west-2:123456789:targetgroup/my-tg/abc123".into()),
+            target_group_arn: Some(
+                "arn:aws:elasticloadbalancing:us-west-2:123456789:targetgroup/my-tg/abc123".into(),
+            ),
             ..Default::default()
         }],
         None,
     ));
     assert_eq!(r.backend_refs[0].name, "my-tg");
-    assert_eq!(r.backend_refs[0].kind.as_deref(), Some(TARGET_GROUP_NAME_BACKEND_KIND));
+    assert_eq!(
+        r.backend_refs[0].kind.as_deref(),
+        Some(TARGET_GROUP_NAME_BACKEND_KIND)
+    );
 }
 
 #[test]
@@ -156,7 +176,10 @@ fn translate_action_forward_with_stickiness() {
         }),
     ));
     assert_eq!(r.backend_refs.len(), 2);
-    assert_eq!((r.backend_refs[0].weight, r.backend_refs[1].weight), (Some(20), Some(80)));
+    assert_eq!(
+        (r.backend_refs[0].weight, r.backend_refs[1].weight),
+        (Some(20), Some(80))
+    );
     let lrc = r.listener_rule_configuration.unwrap();
     assert_eq!(lrc.spec.actions.len(), 1);
     assert_eq!(lrc.spec.actions[0].type_, ActionType::Forward);
@@ -175,10 +198,19 @@ fn translate_action_forward_with_stickiness() {
 #[test]
 fn extract_tg_name_from_arn_upstream() {
     for (arn, want) in [
-        ("arn:aws:elasticloadbalancing:us-west-2:123456789:targetgroup/my-tg/abc123", "my-tg"),
-        ("arn:aws:elasticloadbalancing:us-east-1:999:targetgroup/another-tg/xyz", "another-tg"),
+        (
+            "arn:aws:elasticloadbalancing:us-west-2:123456789:targetgroup/my-tg/abc123",
+            "my-tg",
+        ),
+        (
+            "arn:aws:elasticloadbalancing:us-east-1:999:targetgroup/another-tg/xyz",
+            "another-tg",
+        ),
         ("not-an-arn", "not-an-arn"),
-        ("arn:aws:elasticloadbalancing:us-west-2:123:targetgroup/name-only", "name-only"),
+        (
+            "arn:aws:elasticloadbalancing:us-west-2:123:targetgroup/name-only",
+            "name-only",
+        ),
     ] {
         assert_eq!(extract_tg_name_from_arn(arn), want);
     }

@@ -3,7 +3,9 @@
 
 use crate::crd::gateway::listener_rule_configuration::ConditionField;
 use crate::migrate::conditions::translate_conditions;
-use crate::migrate::objects::{HttpPathMatch, HttpRouteMatch, HEADER_EXACT, HEADER_REGEX, PATH_EXACT, PATH_REGEX};
+use crate::migrate::objects::{
+    HttpPathMatch, HttpRouteMatch, HEADER_EXACT, HEADER_REGEX, PATH_EXACT, PATH_REGEX,
+};
 use crate::model::backend::ConditionInput;
 
 fn exact_path(p: &str) -> Vec<HttpRouteMatch> {
@@ -46,7 +48,10 @@ fn translate_conditions_upstream_cases() {
     .unwrap();
     assert_eq!(r.matches.len(), 1);
     assert!(r.listener_rule_conditions.is_empty());
-    assert_eq!(r.additional_hostnames, vec!["anno.example.com", "*.example.com"]);
+    assert_eq!(
+        r.additional_hostnames,
+        vec!["anno.example.com", "*.example.com"]
+    );
 
     // path-pattern values add additional matches (OR with base path)
     let r = translate_conditions(
@@ -56,16 +61,24 @@ fn translate_conditions_upstream_cases() {
     .unwrap();
     assert_eq!(r.matches.len(), 2);
     assert_eq!(path_of(&r.matches[0]).1, Some("/path2"));
-    assert_eq!(path_of(&r.matches[1]), (Some(PATH_EXACT), Some("/anno/path2")));
+    assert_eq!(
+        path_of(&r.matches[1]),
+        (Some(PATH_EXACT), Some("/anno/path2"))
+    );
 
     // path-pattern regexValues add RegularExpression match
     let r = translate_conditions(
-        &conditions(r#"[{"field":"path-pattern","pathPatternConfig":{"regexValues":["^/api/?(.*)$"]}}]"#),
+        &conditions(
+            r#"[{"field":"path-pattern","pathPatternConfig":{"regexValues":["^/api/?(.*)$"]}}]"#,
+        ),
         empty_match(),
     )
     .unwrap();
     assert_eq!(r.matches.len(), 2);
-    assert_eq!(path_of(&r.matches[1]), (Some(PATH_REGEX), Some("^/api/?(.*)$")));
+    assert_eq!(
+        path_of(&r.matches[1]),
+        (Some(PATH_REGEX), Some("^/api/?(.*)$"))
+    );
 
     // http-header values joined with comma in single match
     let r = translate_conditions(
@@ -122,7 +135,10 @@ fn translate_conditions_upstream_cases() {
     assert_eq!((r.matches.len(), r.listener_rule_conditions.len()), (1, 1));
     let c = &r.listener_rule_conditions[0];
     assert_eq!(c.field, ConditionField::SourceIp);
-    assert_eq!(c.source_ip_config.as_ref().unwrap().values, vec!["192.168.0.0/16", "172.16.0.0/16"]);
+    assert_eq!(
+        c.source_ip_config.as_ref().unwrap().values,
+        vec!["192.168.0.0/16", "172.16.0.0/16"]
+    );
 
     // multiple conditions — http-header AND query-string AND query-string (rule-path7)
     let r = translate_conditions(

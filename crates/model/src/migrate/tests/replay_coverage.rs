@@ -30,7 +30,10 @@ fn all_ingress_annotations_covered() {
             Handling::Translated | Handling::ControllerWritten => {}
         }
     }
-    assert!(unknown.is_empty(), "suffixes neither translated nor warned about: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "suffixes neither translated nor warned about: {unknown:?}"
+    );
     // WAF Classic (2), the frontend NLB (16), ACM certificate creation (2).
     assert_eq!(not_translated, NOT_TRANSLATED.len());
     assert_eq!(NOT_TRANSLATED.len(), 20);
@@ -48,7 +51,10 @@ fn untranslatable_and_unknown_annotations_are_warned() {
             ("alb.ingress.kubernetes.io/waf-acl-id", "acl-1"),
             ("alb.ingress.kubernetes.io/enable-frontend-nlb", "true"),
             ("alb.ingress.kubernetes.io/no-such-annotation", "x"),
-            ("alb.ingress.kubernetes.io/healthcheck-interval-seconds", "often"),
+            (
+                "alb.ingress.kubernetes.io/healthcheck-interval-seconds",
+                "often",
+            ),
             ("alb.ingress.kubernetes.io/scheme", "internal"),
             ("example.com/other", "ignored: not ours"),
         ],
@@ -56,9 +62,21 @@ fn untranslatable_and_unknown_annotations_are_warned() {
     );
     let w = crate::migrate::unsupported::annotation_warnings(&ing, &Default::default());
     assert_eq!(w.len(), 4, "{w:#?}");
-    assert!(w[0].contains("alb.ingress.kubernetes.io/enable-frontend-nlb, which has no Gateway API equivalent"));
-    assert!(w[1].contains("healthcheck-interval-seconds: often: strconv.ParseInt"), "{}", w[1]);
-    assert!(w[2].contains("alb.ingress.kubernetes.io/no-such-annotation, which is no annotation the controller reads"));
-    assert!(w[3].contains("alb.ingress.kubernetes.io/waf-acl-id, which has no Gateway API equivalent"));
-    assert!(w.iter().all(|l| l.starts_with("WARNING: Ingress \"shop/web\"")));
+    assert!(w[0].contains(
+        "alb.ingress.kubernetes.io/enable-frontend-nlb, which has no Gateway API equivalent"
+    ));
+    assert!(
+        w[1].contains("healthcheck-interval-seconds: often: strconv.ParseInt"),
+        "{}",
+        w[1]
+    );
+    assert!(w[2].contains(
+        "alb.ingress.kubernetes.io/no-such-annotation, which is no annotation the controller reads"
+    ));
+    assert!(
+        w[3].contains("alb.ingress.kubernetes.io/waf-acl-id, which has no Gateway API equivalent")
+    );
+    assert!(w
+        .iter()
+        .all(|l| l.starts_with("WARNING: Ingress \"shop/web\"")));
 }

@@ -18,11 +18,22 @@ fn build_gateway_class_is_aws_alb() {
 
 #[test]
 fn build_gateway_upstream_cases() {
-    let mut cfg = LoadBalancerConfiguration::new("my-lb-config", LoadBalancerConfigurationSpec::default());
+    let mut cfg =
+        LoadBalancerConfiguration::new("my-lb-config", LoadBalancerConfigurationSpec::default());
     cfg.metadata.namespace = Some("default".into());
     // (name, gw, ns, lb config, ports, cross-namespace group, listeners, paramsRef, allowedRoutes)
     let cases = vec![
-        ("with LB config", "my-gw", "default", Some(&cfg), vec![lp("HTTP", 80)], "", 1, true, false),
+        (
+            "with LB config",
+            "my-gw",
+            "default",
+            Some(&cfg),
+            vec![lp("HTTP", 80)],
+            "",
+            1,
+            true,
+            false,
+        ),
         (
             "without LB config",
             "bare-gw",
@@ -45,7 +56,17 @@ fn build_gateway_upstream_cases() {
             false,
             true,
         ),
-        ("same-namespace group has no allowedRoutes", "gw", "ns", None, vec![lp("HTTP", 80)], "", 1, false, false),
+        (
+            "same-namespace group has no allowedRoutes",
+            "gw",
+            "ns",
+            None,
+            vec![lp("HTTP", 80)],
+            "",
+            1,
+            false,
+            false,
+        ),
     ];
     for (name, gw_name, ns, lbc, ports, cross, listeners, params, allowed) in cases {
         let gw = build_gateway(gw_name, ns, lbc, &ports, cross);

@@ -12,7 +12,12 @@ use crate::migrate::group::*;
 const GROUP: &str = "alb.ingress.kubernetes.io/group.name";
 const ORDER: &str = "alb.ingress.kubernetes.io/group.order";
 
-fn with_class(ns: &str, name: &str, annotations: &[(&str, &str)], class: &str) -> k8s_openapi::api::networking::v1::Ingress {
+fn with_class(
+    ns: &str,
+    name: &str,
+    annotations: &[(&str, &str)],
+    class: &str,
+) -> k8s_openapi::api::networking::v1::Ingress {
     ingress(ns, name, annotations, &format!("ingressClassName: {class}"))
 }
 
@@ -32,7 +37,10 @@ fn partition_by_group() {
         ),
         (
             "all ungrouped",
-            vec![ingress("default", "a", &[], ""), ingress("default", "b", &[], "")],
+            vec![
+                ingress("default", "a", &[], ""),
+                ingress("default", "b", &[], ""),
+            ],
             0,
             2,
             vec![],
@@ -85,17 +93,26 @@ fn sort_members_upstream_cases() {
     let cases = vec![
         (
             "sort by group.order ascending",
-            vec![ingress("ns", "high", &[(ORDER, "10")], ""), ingress("ns", "low", &[(ORDER, "1")], "")],
+            vec![
+                ingress("ns", "high", &[(ORDER, "10")], ""),
+                ingress("ns", "low", &[(ORDER, "1")], ""),
+            ],
             vec!["ns/low", "ns/high"],
         ),
         (
             "same group.order tie-breaks by namespace/name",
-            vec![ingress("ns", "z-ingress", &[], ""), ingress("ns", "a-ingress", &[], "")],
+            vec![
+                ingress("ns", "z-ingress", &[], ""),
+                ingress("ns", "a-ingress", &[], ""),
+            ],
             vec!["ns/a-ingress", "ns/z-ingress"],
         ),
         (
             "same group.order tie-breaks by namespace first",
-            vec![ingress("team-b", "app", &[], ""), ingress("team-a", "app", &[], "")],
+            vec![
+                ingress("team-b", "app", &[], ""),
+                ingress("team-a", "app", &[], ""),
+            ],
             vec!["team-a/app", "team-b/app"],
         ),
         (
@@ -166,15 +183,24 @@ fn merge_group_lb_annotations_upstream_cases() {
             vec![ingress(
                 "ns",
                 "a",
-                &[(scheme, "internal"), ("alb.ingress.kubernetes.io/target-type", "ip")],
+                &[
+                    (scheme, "internal"),
+                    ("alb.ingress.kubernetes.io/target-type", "ip"),
+                ],
                 "",
             )],
             None,
-            vec![has(scheme, "internal"), has("alb.ingress.kubernetes.io/target-type", "ip")],
+            vec![
+                has(scheme, "internal"),
+                has("alb.ingress.kubernetes.io/target-type", "ip"),
+            ],
         ),
         (
             "same scheme no conflict",
-            vec![ingress("ns", "a", &[(scheme, "internal")], ""), ingress("ns", "b", &[(scheme, "internal")], "")],
+            vec![
+                ingress("ns", "a", &[(scheme, "internal")], ""),
+                ingress("ns", "b", &[(scheme, "internal")], ""),
+            ],
             None,
             vec![has(scheme, "internal")],
         ),
@@ -189,7 +215,10 @@ fn merge_group_lb_annotations_upstream_cases() {
         ),
         (
             "certificate-arn union",
-            vec![ingress("ns", "a", &[(cert, "arn:cert-a")], ""), ingress("ns", "b", &[(cert, "arn:cert-b")], "")],
+            vec![
+                ingress("ns", "a", &[(cert, "arn:cert-a")], ""),
+                ingress("ns", "b", &[(cert, "arn:cert-b")], ""),
+            ],
             None,
             vec![has(cert, "arn:cert-a,arn:cert-b")],
         ),
@@ -204,7 +233,10 @@ fn merge_group_lb_annotations_upstream_cases() {
         ),
         (
             "tags union no conflict",
-            vec![ingress("ns", "a", &[(tags, "env=prod")], ""), ingress("ns", "b", &[(tags, "team=platform")], "")],
+            vec![
+                ingress("ns", "a", &[(tags, "env=prod")], ""),
+                ingress("ns", "b", &[(tags, "team=platform")], ""),
+            ],
             None,
             vec![Box::new(move |m: &BTreeMap<String, String>| {
                 let v = &m[tags];
@@ -213,13 +245,19 @@ fn merge_group_lb_annotations_upstream_cases() {
         ),
         (
             "tags conflict errors",
-            vec![ingress("ns", "a", &[(tags, "env=prod")], ""), ingress("ns", "b", &[(tags, "env=staging")], "")],
+            vec![
+                ingress("ns", "a", &[(tags, "env=prod")], ""),
+                ingress("ns", "b", &[(tags, "env=staging")], ""),
+            ],
             Some("conflicting tags"),
             vec![],
         ),
         (
             "one member sets annotation other does not",
-            vec![ingress("ns", "a", &[(scheme, "internal")], ""), ingress("ns", "b", &[], "")],
+            vec![
+                ingress("ns", "a", &[(scheme, "internal")], ""),
+                ingress("ns", "b", &[], ""),
+            ],
             None,
             vec![has(scheme, "internal")],
         ),
@@ -256,10 +294,20 @@ fn merge_group_listen_ports_upstream_cases() {
             1,
             vec![],
         ),
-        ("default port when no annotation", vec![ingress("ns", "a", &[], "")], 1, vec![]),
+        (
+            "default port when no annotation",
+            vec![ingress("ns", "a", &[], "")],
+            1,
+            vec![],
+        ),
         (
             "default HTTPS when member has cert-arn",
-            vec![ingress("ns", "a", &[("alb.ingress.kubernetes.io/certificate-arn", "arn:cert")], "")],
+            vec![ingress(
+                "ns",
+                "a",
+                &[("alb.ingress.kubernetes.io/certificate-arn", "arn:cert")],
+                "",
+            )],
             1,
             vec![],
         ),
@@ -274,7 +322,12 @@ fn merge_group_listen_ports_upstream_cases() {
     // The defaults themselves.
     let (all, _) = merge_group_listen_ports(&[ingress("ns", "a", &[], "")]).unwrap();
     assert_eq!(all, vec![lp("HTTP", 80)]);
-    let certified = ingress("ns", "a", &[("alb.ingress.kubernetes.io/certificate-arn", "arn:cert")], "");
+    let certified = ingress(
+        "ns",
+        "a",
+        &[("alb.ingress.kubernetes.io/certificate-arn", "arn:cert")],
+        "",
+    );
     let (all, _) = merge_group_listen_ports(&[certified]).unwrap();
     assert_eq!(all, vec![lp("HTTPS", 443)]);
 }
@@ -282,17 +335,24 @@ fn merge_group_listen_ports_upstream_cases() {
 #[test]
 fn resolve_group_icps_upstream_cases() {
     let params_a = icp("params-a", "{}");
-    let by_class: BTreeMap<String, &IngressClassParams> = BTreeMap::from([("alb".to_string(), &params_a)]);
+    let by_class: BTreeMap<String, &IngressClassParams> =
+        BTreeMap::from([("alb".to_string(), &params_a)]);
     let cases = vec![
         ("no ICP", vec![ingress("ns", "a", &[], "")], 0),
         (
             "one member with ICP",
-            vec![with_class("ns", "a", &[], "alb"), ingress("ns", "b", &[], "")],
+            vec![
+                with_class("ns", "a", &[], "alb"),
+                ingress("ns", "b", &[], ""),
+            ],
             1,
         ),
         (
             "same ICP deduped",
-            vec![with_class("ns", "a", &[], "alb"), with_class("ns", "b", &[], "alb")],
+            vec![
+                with_class("ns", "a", &[], "alb"),
+                with_class("ns", "b", &[], "alb"),
+            ],
             1,
         ),
     ];
@@ -317,17 +377,33 @@ fn resolve_group_ssl_redirect_upstream_cases() {
     let with_redirect: &'static IngressClassParams = Box::leak(Box::new(with_redirect));
     let with_other: &'static IngressClassParams = Box::leak(Box::new(with_other));
     let without: &'static IngressClassParams = Box::leak(Box::new(without));
-    let cases: Vec<(&str, Vec<_>, BTreeMap<String, &IngressClassParams>, Result<Option<i32>, &str>)> = vec![
-        ("no ssl-redirect anywhere", vec![ingress("ns", "a", &[], "")], none.clone(), Ok(None)),
+    let cases: Vec<(
+        &str,
+        Vec<_>,
+        BTreeMap<String, &IngressClassParams>,
+        Result<Option<i32>, &str>,
+    )> = vec![
+        (
+            "no ssl-redirect anywhere",
+            vec![ingress("ns", "a", &[], "")],
+            none.clone(),
+            Ok(None),
+        ),
         (
             "one member sets ssl-redirect via annotation",
-            vec![ingress("ns", "a", &[(redirect, "443")], ""), ingress("ns", "b", &[], "")],
+            vec![
+                ingress("ns", "a", &[(redirect, "443")], ""),
+                ingress("ns", "b", &[], ""),
+            ],
             none.clone(),
             Ok(Some(443)),
         ),
         (
             "conflicting annotation values",
-            vec![ingress("ns", "a", &[(redirect, "443")], ""), ingress("ns", "b", &[(redirect, "8443")], "")],
+            vec![
+                ingress("ns", "a", &[(redirect, "443")], ""),
+                ingress("ns", "b", &[(redirect, "8443")], ""),
+            ],
             none.clone(),
             Err("conflicting ssl-redirect"),
         ),
@@ -339,14 +415,23 @@ fn resolve_group_ssl_redirect_upstream_cases() {
         ),
         (
             "ICP sets ssl-redirect, member B annotation differs — error",
-            vec![with_class("ns", "a", &[], "alb"), ingress("ns", "b", &[(redirect, "8443")], "")],
+            vec![
+                with_class("ns", "a", &[], "alb"),
+                ingress("ns", "b", &[(redirect, "8443")], ""),
+            ],
             alb(with_redirect),
             Err("conflicting ssl-redirect"),
         ),
         (
             "two ICPs with different ssl-redirect — error",
-            vec![with_class("ns", "a", &[], "alb"), with_class("ns", "b", &[], "alb-other")],
-            BTreeMap::from([("alb".to_string(), with_redirect), ("alb-other".to_string(), with_other)]),
+            vec![
+                with_class("ns", "a", &[], "alb"),
+                with_class("ns", "b", &[], "alb-other"),
+            ],
+            BTreeMap::from([
+                ("alb".to_string(), with_redirect),
+                ("alb-other".to_string(), with_other),
+            ]),
             Err("conflicting ssl-redirect"),
         ),
         (
@@ -369,7 +454,15 @@ fn resolve_group_ssl_redirect_upstream_cases() {
 #[test]
 fn build_member_parent_refs_upstream_cases() {
     let cases = vec![
-        ("single port gets explicit sectionName", vec![lp("HTTP", 80)], None, "ns", "ns", vec!["http-80"], false),
+        (
+            "single port gets explicit sectionName",
+            vec![lp("HTTP", 80)],
+            None,
+            "ns",
+            "ns",
+            vec!["http-80"],
+            false,
+        ),
         (
             "multiple member ports each get sectionName",
             vec![lp("HTTP", 80), lp("HTTPS", 443)],
@@ -388,11 +481,22 @@ fn build_member_parent_refs_upstream_cases() {
             vec!["https-443"],
             false,
         ),
-        ("cross-namespace adds namespace", vec![lp("HTTP", 80)], None, "team-b", "team-a", vec!["http-80"], true),
+        (
+            "cross-namespace adds namespace",
+            vec![lp("HTTP", 80)],
+            None,
+            "team-b",
+            "team-a",
+            vec!["http-80"],
+            true,
+        ),
     ];
     for (name, ports, redirect, member_ns, gw_ns, sections, namespaced) in cases {
         let refs = build_member_parent_refs("gw", gw_ns, member_ns, &ports, redirect);
-        let got: Vec<&str> = refs.iter().map(|r| r.section_name.as_deref().unwrap_or_default()).collect();
+        let got: Vec<&str> = refs
+            .iter()
+            .map(|r| r.section_name.as_deref().unwrap_or_default())
+            .collect();
         assert_eq!(got, sections, "{name}");
         if namespaced {
             assert_eq!(refs[0].namespace.as_deref(), Some(gw_ns), "{name}");

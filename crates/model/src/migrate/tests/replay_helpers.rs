@@ -5,7 +5,10 @@ use crate::migrate::names::*;
 
 #[test]
 fn resource_name_deterministic() {
-    assert_eq!(http_route_name("default", "my-app"), http_route_name("default", "my-app"));
+    assert_eq!(
+        http_route_name("default", "my-app"),
+        http_route_name("default", "my-app")
+    );
 }
 
 #[test]
@@ -28,7 +31,10 @@ fn resource_name_different_namespaces() {
 
 #[test]
 fn resource_name_no_collision_across_types() {
-    assert_ne!(http_route_name("ns", "foo-default"), default_http_route_name("ns", "foo"));
+    assert_ne!(
+        http_route_name("ns", "foo-default"),
+        default_http_route_name("ns", "foo")
+    );
 }
 
 #[test]
@@ -41,9 +47,21 @@ fn get_redirect_http_route_name_unique() {
 /// The names of upstream's vanilla golden file: cut to 8 bytes, trailing hyphen trimmed.
 #[test]
 fn names_are_upstreams() {
-    assert_eq!(gateway_name("vanilla-ns", "vanilla-ingress"), "vanilla-gateway-86d474571f");
-    assert_eq!(lb_config_name("vanilla-ns", "vanilla-ingress"), "vanilla-lb-confi-17d9f29244");
-    assert_eq!(http_route_name("vanilla-ns", "vanilla-ingress"), "vanilla-route-a166c439e9");
-    assert_eq!(tg_config_name("vanilla-ns", "svc-api"), "svc-api-tg-confi-076740c021");
+    assert_eq!(
+        gateway_name("vanilla-ns", "vanilla-ingress"),
+        "vanilla-gateway-86d474571f"
+    );
+    assert_eq!(
+        lb_config_name("vanilla-ns", "vanilla-ingress"),
+        "vanilla-lb-confi-17d9f29244"
+    );
+    assert_eq!(
+        http_route_name("vanilla-ns", "vanilla-ingress"),
+        "vanilla-route-a166c439e9"
+    );
+    assert_eq!(
+        tg_config_name("vanilla-ns", "svc-api"),
+        "svc-api-tg-confi-076740c021"
+    );
     assert_eq!(section_name("HTTPS", 443), "https-443");
 }

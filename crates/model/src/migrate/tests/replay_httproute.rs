@@ -10,7 +10,9 @@ use super::{ingress, one_path, service, services_map, yaml};
 use crate::crd::gateway::listener_rule_configuration::ActionType;
 use crate::crd::gateway::ListenerRuleConfiguration;
 use crate::migrate::httproute::*;
-use crate::migrate::objects::{HttpRoute, FILTER_EXTENSION_REF, PATH_EXACT, PATH_PREFIX, PATH_REGEX};
+use crate::migrate::objects::{
+    HttpRoute, FILTER_EXTENSION_REF, PATH_EXACT, PATH_PREFIX, PATH_REGEX,
+};
 
 type RouteCheck = Box<dyn Fn(&[HttpRoute])>;
 type LrcCheck = Box<dyn Fn(&[ListenerRuleConfiguration])>;
@@ -28,7 +30,11 @@ struct Case {
     check_lrcs: Option<LrcCheck>,
 }
 
-fn case(name: &'static str, ing: k8s_openapi::api::networking::v1::Ingress, want_routes: usize) -> Case {
+fn case(
+    name: &'static str,
+    ing: k8s_openapi::api::networking::v1::Ingress,
+    want_routes: usize,
+) -> Case {
     Case {
         name,
         ing,
@@ -81,14 +87,26 @@ fn build_http_routes_upstream_cases() {
 
     let mut c = case(
         "single rule with host and prefix path",
-        ingress("", "app", &[], &one_path("app.example.com", "/api", "Prefix", "api-svc", 80)),
+        ingress(
+            "",
+            "app",
+            &[],
+            &one_path("app.example.com", "/api", "Prefix", "api-svc", 80),
+        ),
         1,
     );
     c.gw = "app-gw";
     c.check = Some(Box::new(|rs: &[HttpRoute]| {
         let r = &rs[0];
         assert!(r.metadata.name.contains("app-route-"));
-        assert_eq!((r.spec.rules.len(), r.spec.hostnames.len(), r.spec.parent_refs.len()), (1, 1, 1));
+        assert_eq!(
+            (
+                r.spec.rules.len(),
+                r.spec.hostnames.len(),
+                r.spec.parent_refs.len()
+            ),
+            (1, 1, 1)
+        );
         let m = r.spec.rules[0].matches[0].path.as_ref().unwrap();
         assert_eq!(m.type_.as_deref(), Some(PATH_PREFIX));
         assert_eq!(m.value.as_deref(), Some("/api"));
@@ -96,11 +114,28 @@ fn build_http_routes_upstream_cases() {
     }));
     cases.push(c);
 
-    let mut c = case("exact path type", ingress("", "exact", &[], &one_path("", "/exact", "Exact", "svc", 80)), 1);
+    let mut c = case(
+        "exact path type",
+        ingress(
+            "",
+            "exact",
+            &[],
+            &one_path("", "/exact", "Exact", "svc", 80),
+        ),
+        1,
+    );
     c.check = Some(Box::new(|rs: &[HttpRoute]| {
         let r = &rs[0];
         assert_eq!((r.spec.rules.len(), r.spec.hostnames.len()), (1, 0));
-        assert_eq!(r.spec.rules[0].matches[0].path.as_ref().unwrap().type_.as_deref(), Some(PATH_EXACT));
+        assert_eq!(
+            r.spec.rules[0].matches[0]
+                .path
+                .as_ref()
+                .unwrap()
+                .type_
+                .as_deref(),
+            Some(PATH_EXACT)
+        );
     }));
     cases.push(c);
 
@@ -136,7 +171,10 @@ fn build_http_routes_upstream_cases() {
         assert_eq!(primary.spec.rules.len(), 1);
         assert_eq!(primary.spec.rules[0].backend_refs[0].name, "api-svc");
         assert!(default.metadata.name.contains("mixed-default-"));
-        assert_eq!((default.spec.hostnames.len(), default.spec.rules.len()), (0, 1));
+        assert_eq!(
+            (default.spec.hostnames.len(), default.spec.rules.len()),
+            (0, 1)
+        );
         assert_eq!(default.spec.rules[0].backend_refs[0].name, "default-svc");
         assert!(default.spec.rules[0].matches.is_empty());
     }));
@@ -173,10 +211,18 @@ fn build_http_routes_upstream_cases() {
         "tls:\n- hosts: [app.example.com]\n{}",
         one_path("app.example.com", "/", "Prefix", "svc", 80)
     );
-    let mut c = case("tls hosts deduplicated with rule hosts", ingress("", "tls", &[], &tls_spec), 1);
+    let mut c = case(
+        "tls hosts deduplicated with rule hosts",
+        ingress("", "tls", &[], &tls_spec),
+        1,
+    );
     c.check = Some(Box::new(|rs: &[HttpRoute]| {
         assert_eq!(
-            (rs[0].spec.hostnames.len(), rs[0].spec.parent_refs.len(), rs[0].spec.rules.len()),
+            (
+                rs[0].spec.hostnames.len(),
+                rs[0].spec.parent_refs.len(),
+                rs[0].spec.rules.len()
+            ),
             (1, 1, 1)
         );
     }));
@@ -192,7 +238,10 @@ fn build_http_routes_upstream_cases() {
             "",
             "ingress",
             &[
-                ("alb.ingress.kubernetes.io/actions.rule-path1", fixed_host.as_str()),
+                (
+                    "alb.ingress.kubernetes.io/actions.rule-path1",
+                    fixed_host.as_str(),
+                ),
                 (
                     "alb.ingress.kubernetes.io/conditions.rule-path1",
                     r#"[{"field":"host-header","hostHeaderConfig":{"values":["anno.example.com"]}}]"#,
@@ -200,7 +249,10 @@ fn build_http_routes_upstream_cases() {
             ],
             &use_annotation_paths(
                 "www.example.com",
-                &[("/path1", "Exact", "rule-path1", None), ("/path2", "Exact", "svc2", Some(80))],
+                &[
+                    ("/path1", "Exact", "rule-path1", None),
+                    ("/path2", "Exact", "svc2", Some(80)),
+                ],
             ),
         ),
         2,
@@ -224,13 +276,19 @@ fn build_http_routes_upstream_cases() {
             "",
             "combo",
             &[
-                ("alb.ingress.kubernetes.io/actions.rule-combo", fixed_combo.as_str()),
+                (
+                    "alb.ingress.kubernetes.io/actions.rule-combo",
+                    fixed_combo.as_str(),
+                ),
                 (
                     "alb.ingress.kubernetes.io/conditions.rule-combo",
                     r#"[{"field":"host-header","hostHeaderConfig":{"values":["api.example.com"]}},{"field":"source-ip","sourceIpConfig":{"values":["10.0.0.0/8"]}}]"#,
                 ),
             ],
-            &use_annotation_paths("www.example.com", &[("/combo", "Exact", "rule-combo", None)]),
+            &use_annotation_paths(
+                "www.example.com",
+                &[("/combo", "Exact", "rule-combo", None)],
+            ),
         ),
         2,
     );
@@ -251,7 +309,10 @@ fn build_http_routes_upstream_cases() {
             "",
             "nohost",
             &[
-                ("alb.ingress.kubernetes.io/actions.rule-api", fixed_api.as_str()),
+                (
+                    "alb.ingress.kubernetes.io/actions.rule-api",
+                    fixed_api.as_str(),
+                ),
                 (
                     "alb.ingress.kubernetes.io/conditions.rule-api",
                     r#"[{"field":"host-header","hostHeaderConfig":{"values":["api.example.com"]}}]"#,
@@ -263,7 +324,10 @@ fn build_http_routes_upstream_cases() {
     );
     c.check = Some(Box::new(|rs: &[HttpRoute]| {
         let (primary, split) = (&rs[0], &rs[1]);
-        assert_eq!((primary.spec.hostnames.len(), primary.spec.rules.len()), (0, 0));
+        assert_eq!(
+            (primary.spec.hostnames.len(), primary.spec.rules.len()),
+            (0, 0)
+        );
         assert_eq!(hosts(split), vec!["api.example.com"]);
         assert_eq!(split.spec.rules.len(), 1);
         assert_eq!(path_value(split, 0), "/api");
@@ -276,7 +340,10 @@ fn build_http_routes_upstream_cases() {
             "",
             "nosplit",
             &[
-                ("alb.ingress.kubernetes.io/actions.rule-src", fixed_src.as_str()),
+                (
+                    "alb.ingress.kubernetes.io/actions.rule-src",
+                    fixed_src.as_str(),
+                ),
                 (
                     "alb.ingress.kubernetes.io/conditions.rule-src",
                     r#"[{"field":"source-ip","sourceIpConfig":{"values":["10.0.0.0/8"]}}]"#,
@@ -305,7 +372,10 @@ fn build_http_routes_upstream_cases() {
     );
     c.ssl_redirect = Some(443);
     c.check = Some(Box::new(|rs: &[HttpRoute]| {
-        assert_eq!(rs[0].spec.parent_refs[0].section_name.as_deref(), Some("https-443"));
+        assert_eq!(
+            rs[0].spec.parent_refs[0].section_name.as_deref(),
+            Some("https-443")
+        );
         assert_eq!(rs[0].spec.rules.len(), 1);
         assert_eq!(path_value(&rs[0], 0), "/api");
     }));
@@ -409,7 +479,10 @@ fn build_http_routes_upstream_cases() {
         assert_eq!(rule.filters.len(), 1);
         assert_eq!(rule.filters[0].type_, FILTER_EXTENSION_REF);
         assert_eq!(
-            rule.filters[0].extension_ref.as_ref().map(|r| r.kind.as_str()),
+            rule.filters[0]
+                .extension_ref
+                .as_ref()
+                .map(|r| r.kind.as_str()),
             Some("ListenerRuleConfiguration")
         );
     }));
@@ -425,8 +498,12 @@ fn build_http_routes_upstream_cases() {
         ingress("", "untagged", &[], &one_path("", "/", "Prefix", "svc", 80)),
         1,
     );
-    c.check = Some(Box::new(|rs: &[HttpRoute]| assert!(rs[0].spec.rules[0].filters.is_empty())));
-    c.check_lrcs = Some(Box::new(|lrcs: &[ListenerRuleConfiguration]| assert!(lrcs.is_empty())));
+    c.check = Some(Box::new(|rs: &[HttpRoute]| {
+        assert!(rs[0].spec.rules[0].filters.is_empty())
+    }));
+    c.check_lrcs = Some(Box::new(|lrcs: &[ListenerRuleConfiguration]| {
+        assert!(lrcs.is_empty())
+    }));
     cases.push(c);
 
     assert_eq!(cases.len(), 17);
@@ -435,14 +512,26 @@ fn build_http_routes_upstream_cases() {
             Some(p) => build_parent_refs(c.gw, Some(format!("https-{p}").as_str())),
             None => build_parent_refs(c.gw, None),
         };
-        let got = build_http_routes(&c.ing, c.namespace, &parent_refs, &BTreeMap::new(), &c.user_tags);
+        let got = build_http_routes(
+            &c.ing,
+            c.namespace,
+            &parent_refs,
+            &BTreeMap::new(),
+            &c.user_tags,
+        );
         if let Some(w) = c.want_err {
             let e = got.expect_err(c.name);
             assert!(e.to_string().contains(w), "{}: {e}", c.name);
             continue;
         }
         let built = got.unwrap_or_else(|e| panic!("{}: {e}", c.name));
-        assert_eq!(built.routes.len(), c.want_routes, "{}: {:#?}", c.name, built.routes);
+        assert_eq!(
+            built.routes.len(),
+            c.want_routes,
+            "{}: {:#?}",
+            c.name,
+            built.routes
+        );
         if let Some(check) = &c.check {
             check(&built.routes);
         }
@@ -455,26 +544,59 @@ fn build_http_routes_upstream_cases() {
 #[test]
 fn to_gateway_path_type_upstream() {
     assert_eq!(to_gateway_path_type(None, false).unwrap(), PATH_PREFIX);
-    assert_eq!(to_gateway_path_type(Some("Prefix"), false).unwrap(), PATH_PREFIX);
-    assert_eq!(to_gateway_path_type(Some("Exact"), false).unwrap(), PATH_EXACT);
-    assert_eq!(to_gateway_path_type(Some("ImplementationSpecific"), false).unwrap(), PATH_PREFIX);
-    assert_eq!(to_gateway_path_type(Some("ImplementationSpecific"), true).unwrap(), PATH_REGEX);
+    assert_eq!(
+        to_gateway_path_type(Some("Prefix"), false).unwrap(),
+        PATH_PREFIX
+    );
+    assert_eq!(
+        to_gateway_path_type(Some("Exact"), false).unwrap(),
+        PATH_EXACT
+    );
+    assert_eq!(
+        to_gateway_path_type(Some("ImplementationSpecific"), false).unwrap(),
+        PATH_PREFIX
+    );
+    assert_eq!(
+        to_gateway_path_type(Some("ImplementationSpecific"), true).unwrap(),
+        PATH_REGEX
+    );
     assert!(to_gateway_path_type(Some("Unknown"), false).is_err());
 }
 
 #[test]
 fn deduplicate_hostnames_ignores_case() {
-    let input: Vec<String> = ["a.com", "A.COM", "b.com", "a.com"].iter().map(|s| s.to_string()).collect();
-    assert_eq!(deduplicate_hostnames(&input), vec!["a.com".to_string(), "b.com".to_string()]);
+    let input: Vec<String> = ["a.com", "A.COM", "b.com", "a.com"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        deduplicate_hostnames(&input),
+        vec!["a.com".to_string(), "b.com".to_string()]
+    );
 }
 
 #[test]
 fn resolve_service_port_upstream() {
-    let svcs = services_map(&[service("default", "my-svc", &[], &[("http", 80), ("https", 443)])]);
-    let backend = |name: &str, port: &str| -> IngressServiceBackend { yaml(&format!("{{name: {name}, port: {port}}}")) };
-    assert_eq!(resolve_service_port(&backend("my-svc", "{number: 8080}"), "default", &svcs).unwrap(), 8080);
-    assert_eq!(resolve_service_port(&backend("my-svc", "{name: http}"), "default", &svcs).unwrap(), 80);
-    assert!(resolve_service_port(&backend("missing-svc", "{name: http}"), "default", &svcs).is_err());
+    let svcs = services_map(&[service(
+        "default",
+        "my-svc",
+        &[],
+        &[("http", 80), ("https", 443)],
+    )]);
+    let backend = |name: &str, port: &str| -> IngressServiceBackend {
+        yaml(&format!("{{name: {name}, port: {port}}}"))
+    };
+    assert_eq!(
+        resolve_service_port(&backend("my-svc", "{number: 8080}"), "default", &svcs).unwrap(),
+        8080
+    );
+    assert_eq!(
+        resolve_service_port(&backend("my-svc", "{name: http}"), "default", &svcs).unwrap(),
+        80
+    );
+    assert!(
+        resolve_service_port(&backend("missing-svc", "{name: http}"), "default", &svcs).is_err()
+    );
     assert!(resolve_service_port(&backend("my-svc", "{name: grpc}"), "default", &svcs).is_err());
     assert!(resolve_service_port(&backend("my-svc", "{}"), "default", &svcs).is_err());
 }
@@ -486,7 +608,13 @@ fn build_http_routes_default_backend_error() {
         one_path("", "/", "Prefix", "svc", 80)
     );
     let ing = ingress("", "app", &[], &spec);
-    let err = build_http_routes(&ing, "default", &build_parent_refs("gw", None), &BTreeMap::new(), &BTreeMap::new())
-        .unwrap_err();
+    let err = build_http_routes(
+        &ing,
+        "default",
+        &build_parent_refs("gw", None),
+        &BTreeMap::new(),
+        &BTreeMap::new(),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("defaultBackend"), "{err}");
 }

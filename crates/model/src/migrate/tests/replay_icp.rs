@@ -5,7 +5,9 @@
 //! (3): all 13.
 
 use super::icp;
-use crate::crd::gateway::load_balancer_configuration::{LbIpAddressType, ListenerConfiguration, Scheme};
+use crate::crd::gateway::load_balancer_configuration::{
+    LbIpAddressType, ListenerConfiguration, Scheme,
+};
 use crate::crd::gateway::target_group_configuration::{TargetGroupProps, TgTargetType};
 use crate::crd::gateway::LoadBalancerConfigurationSpec;
 use crate::migrate::icp::*;
@@ -62,13 +64,22 @@ wafv2AclName: my-acl
         ("certificateArn", lc.default_certificate.is_some()),
         ("inboundCIDRs", spec.source_ranges.is_some()),
         ("tags", spec.tags.is_some()),
-        ("loadBalancerAttributes", !spec.load_balancer_attributes.is_empty()),
-        ("subnets", spec.load_balancer_subnets.is_some() || spec.load_balancer_subnets_selector.is_some()),
+        (
+            "loadBalancerAttributes",
+            !spec.load_balancer_attributes.is_empty(),
+        ),
+        (
+            "subnets",
+            spec.load_balancer_subnets.is_some() || spec.load_balancer_subnets_selector.is_some(),
+        ),
         ("prefixListsIDs", spec.security_group_prefixes.is_some()),
         ("PrefixListsIDs", spec.security_group_prefixes.is_some()),
         ("wafv2AclArn", spec.waf_v2.is_some()),
         ("wafv2AclName", spec.waf_v2.is_some()),
-        ("minimumLoadBalancerCapacity", spec.minimum_load_balancer_capacity.is_some()),
+        (
+            "minimumLoadBalancerCapacity",
+            spec.minimum_load_balancer_capacity.is_some(),
+        ),
         ("ipamConfiguration", spec.ipv4_ipam_pool_id.is_some()),
         ("listeners", !lc.listener_attributes.is_empty()),
         ("targetType", tg.target_type.is_some()),
@@ -92,17 +103,41 @@ fn resolve_ssl_redirect_port_upstream_cases() {
     let a443 = super::annotations_map(&[(redirect, "443")]);
     let none = super::annotations_map(&[]);
     let icp8443 = icp("p", "{sslRedirectPort: '8443'}");
-    assert_eq!(resolve_ssl_redirect_port(&none, None), None, "no annotation, no ICP");
-    assert_eq!(resolve_ssl_redirect_port(&a443, None), Some(443), "annotation only");
-    assert_eq!(resolve_ssl_redirect_port(&none, Some(&icp8443)), Some(8443), "ICP only");
-    assert_eq!(resolve_ssl_redirect_port(&a443, Some(&icp8443)), Some(8443), "ICP overrides annotation");
+    assert_eq!(
+        resolve_ssl_redirect_port(&none, None),
+        None,
+        "no annotation, no ICP"
+    );
+    assert_eq!(
+        resolve_ssl_redirect_port(&a443, None),
+        Some(443),
+        "annotation only"
+    );
+    assert_eq!(
+        resolve_ssl_redirect_port(&none, Some(&icp8443)),
+        Some(8443),
+        "ICP only"
+    );
+    assert_eq!(
+        resolve_ssl_redirect_port(&a443, Some(&icp8443)),
+        Some(8443),
+        "ICP overrides annotation"
+    );
 }
 
 #[test]
 fn apply_ingress_class_params_to_lb_config_multi_icp_conflict() {
     let cases = vec![
-        ("non-overlapping fields combine", vec!["{scheme: internal}", "{ipAddressType: dualstack}"], None),
-        ("same value no conflict", vec!["{scheme: internal}", "{scheme: internal}"], None),
+        (
+            "non-overlapping fields combine",
+            vec!["{scheme: internal}", "{ipAddressType: dualstack}"],
+            None,
+        ),
+        (
+            "same value no conflict",
+            vec!["{scheme: internal}", "{scheme: internal}"],
+            None,
+        ),
         (
             "conflicting scheme errors",
             vec!["{scheme: internal}", "{scheme: internet-facing}"],
@@ -110,12 +145,18 @@ fn apply_ingress_class_params_to_lb_config_multi_icp_conflict() {
         ),
         (
             "conflicting tags per-key errors",
-            vec!["{tags: [{key: env, value: prod}]}", "{tags: [{key: env, value: staging}]}"],
+            vec![
+                "{tags: [{key: env, value: prod}]}",
+                "{tags: [{key: env, value: staging}]}",
+            ],
             Some("conflicting IngressClassParams tag"),
         ),
         (
             "non-overlapping tags combine",
-            vec!["{tags: [{key: env, value: prod}]}", "{tags: [{key: team, value: platform}]}"],
+            vec![
+                "{tags: [{key: env, value: prod}]}",
+                "{tags: [{key: team, value: platform}]}",
+            ],
             None,
         ),
     ];
@@ -174,7 +215,10 @@ fn apply_icp_spec_override_upstream_cases() {
 #[test]
 fn icp_target_type_reaches_target_groups() {
     let mut tg = TargetGroupProps::default();
-    apply_ingress_class_params_to_tg_props(&mut tg, &icp("p", "{targetType: ip, tags: [{key: a, value: b}]}"));
+    apply_ingress_class_params_to_tg_props(
+        &mut tg,
+        &icp("p", "{targetType: ip, tags: [{key: a, value: b}]}"),
+    );
     assert_eq!(tg.target_type, Some(TgTargetType::Ip));
     assert_eq!(tg.tags.unwrap()["a"], "b");
 }

@@ -6,7 +6,10 @@ use crate::migrate::annotations::ListenPort;
 use crate::migrate::lb_config::build_load_balancer_config_resource;
 use crate::migrate::MIGRATION_TAG_KEY;
 
-fn build(a: &[(&str, &str)], ports: &[ListenPort]) -> Option<crate::crd::gateway::LoadBalancerConfiguration> {
+fn build(
+    a: &[(&str, &str)],
+    ports: &[ListenPort],
+) -> Option<crate::crd::gateway::LoadBalancerConfiguration> {
     let mut notes = Vec::new();
     let got = build_load_balancer_config_resource(
         "test-lb",
@@ -27,13 +30,23 @@ fn build_load_balancer_config_resource_upstream_cases() {
     // no annotations returns nil
     assert!(build(&[], &http).is_none());
     // scheme annotation
-    let c = build(&[("alb.ingress.kubernetes.io/scheme", "internet-facing")], &http).unwrap();
+    let c = build(
+        &[("alb.ingress.kubernetes.io/scheme", "internet-facing")],
+        &http,
+    )
+    .unwrap();
     assert_eq!(c.spec.scheme, Some(Scheme::InternetFacing));
     // certificate and ssl-policy on HTTPS listener
     let c = build(
         &[
-            ("alb.ingress.kubernetes.io/certificate-arn", "arn:aws:acm:us-west-2:123:certificate/abc"),
-            ("alb.ingress.kubernetes.io/ssl-policy", "ELBSecurityPolicy-TLS-1-2-2017-01"),
+            (
+                "alb.ingress.kubernetes.io/certificate-arn",
+                "arn:aws:acm:us-west-2:123:certificate/abc",
+            ),
+            (
+                "alb.ingress.kubernetes.io/ssl-policy",
+                "ELBSecurityPolicy-TLS-1-2-2017-01",
+            ),
         ],
         &https,
     )
@@ -44,21 +57,33 @@ fn build_load_balancer_config_resource_upstream_cases() {
         lcs[0].default_certificate.as_deref(),
         Some("arn:aws:acm:us-west-2:123:certificate/abc")
     );
-    assert_eq!(lcs[0].ssl_policy.as_deref(), Some("ELBSecurityPolicy-TLS-1-2-2017-01"));
+    assert_eq!(
+        lcs[0].ssl_policy.as_deref(),
+        Some("ELBSecurityPolicy-TLS-1-2-2017-01")
+    );
     // cert on HTTP listener is not added
     assert!(build(
-        &[("alb.ingress.kubernetes.io/certificate-arn", "arn:aws:acm:us-west-2:123:certificate/abc")],
+        &[(
+            "alb.ingress.kubernetes.io/certificate-arn",
+            "arn:aws:acm:us-west-2:123:certificate/abc"
+        )],
         &http
     )
     .is_none());
     // load balancer attributes
     let c = build(
-        &[("alb.ingress.kubernetes.io/load-balancer-attributes", "idle_timeout.timeout_seconds=120")],
+        &[(
+            "alb.ingress.kubernetes.io/load-balancer-attributes",
+            "idle_timeout.timeout_seconds=120",
+        )],
         &http,
     )
     .unwrap();
     assert_eq!(c.spec.load_balancer_attributes.len(), 1);
-    assert_eq!(c.spec.load_balancer_attributes[0].key, "idle_timeout.timeout_seconds");
+    assert_eq!(
+        c.spec.load_balancer_attributes[0].key,
+        "idle_timeout.timeout_seconds"
+    );
     // tags include migration tag
     let c = build(&[("alb.ingress.kubernetes.io/tags", "Env=prod")], &http).unwrap();
     let tags = c.spec.tags.unwrap();
@@ -67,8 +92,14 @@ fn build_load_balancer_config_resource_upstream_cases() {
     // wafv2 and shield
     let c = build(
         &[
-            ("alb.ingress.kubernetes.io/wafv2-acl-arn", "arn:aws:wafv2:us-west-2:123:regional/webacl/my-acl/abc"),
-            ("alb.ingress.kubernetes.io/shield-advanced-protection", "true"),
+            (
+                "alb.ingress.kubernetes.io/wafv2-acl-arn",
+                "arn:aws:wafv2:us-west-2:123:regional/webacl/my-acl/abc",
+            ),
+            (
+                "alb.ingress.kubernetes.io/shield-advanced-protection",
+                "true",
+            ),
         ],
         &http,
     )
@@ -105,5 +136,8 @@ fn a_scheme_the_crd_does_not_take_is_warned() {
     );
     assert!(got.is_none());
     assert_eq!(notes.len(), 1);
-    assert!(notes[0].contains("alb.ingress.kubernetes.io/scheme \"public\""), "{notes:?}");
+    assert!(
+        notes[0].contains("alb.ingress.kubernetes.io/scheme \"public\""),
+        "{notes:?}"
+    );
 }

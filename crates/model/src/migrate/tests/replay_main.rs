@@ -13,7 +13,11 @@ fn opts(f: impl FnOnce(&mut MigrateOptions)) -> MigrateOptions {
 fn validate_flags_upstream_cases() {
     let v = |s: &str| vec![s.to_string()];
     let cases: Vec<(&str, MigrateOptions, &str)> = vec![
-        ("no input mode specified", opts(|_| {}), "must specify at least one of"),
+        (
+            "no input mode specified",
+            opts(|_| {}),
+            "must specify at least one of",
+        ),
         (
             "from-cluster with file is invalid",
             opts(|o| {

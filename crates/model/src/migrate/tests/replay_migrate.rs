@@ -25,8 +25,13 @@ fn migrate_vanilla(dry_run: bool) -> (String, String) {
     let mut log = Vec::new();
     let files = reader::input_files(&opts).unwrap();
     let input = reader::read_files(&files, &mut log).unwrap();
-    let migrated = run::run(&opts, input, &mut log).unwrap().expect("an Ingress");
-    assert_eq!(migrated.files, vec![dir.path().join("gateway-resources.yaml")]);
+    let migrated = run::run(&opts, input, &mut log)
+        .unwrap()
+        .expect("an Ingress");
+    assert_eq!(
+        migrated.files,
+        vec![dir.path().join("gateway-resources.yaml")]
+    );
     let text = std::fs::read_to_string(dir.path().join("gateway-resources.yaml")).unwrap();
     (text, String::from_utf8(log).unwrap())
 }
@@ -35,9 +40,14 @@ fn migrate_vanilla(dry_run: bool) -> (String, String) {
 fn migrate_vanilla_ingress() {
     let (actual, log) = migrate_vanilla(false);
     let expected = std::fs::read_to_string(testdata("expected_vanilla_gateway.yaml")).unwrap();
-    assert_eq!(actual, expected, "generated gateway manifest does not match expected");
+    assert_eq!(
+        actual, expected,
+        "generated gateway manifest does not match expected"
+    );
     assert!(
-        log.contains("Found 1 Ingress(es), 0 Service(s), 1 IngressClass(es), 0 IngressClassParams\n"),
+        log.contains(
+            "Found 1 Ingress(es), 0 Service(s), 1 IngressClass(es), 0 IngressClassParams\n"
+        ),
         "{log}"
     );
     assert!(log.contains("Generated 6 resource(s) in "), "{log}");
@@ -68,6 +78,9 @@ fn no_ingress_writes_nothing() {
     let mut log = Vec::new();
     let got = run::run(&opts, Default::default(), &mut log).unwrap();
     assert!(got.is_none());
-    assert_eq!(String::from_utf8(log).unwrap(), "No Ingress resources found in input.\n");
+    assert_eq!(
+        String::from_utf8(log).unwrap(),
+        "No Ingress resources found in input.\n"
+    );
     assert!(!dir.path().join("out").exists());
 }

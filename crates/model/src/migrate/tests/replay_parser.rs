@@ -42,8 +42,14 @@ fn parse_action_annotation_upstream_cases() {
     assert_eq!(fc.target_groups.len(), 1);
     assert!(fc.target_groups[0].target_group_arn.is_some());
     // forward single TG by name (simplified schema)
-    let a = annotations_map(&[(key("forward-by-name"), r#"{"type":"forward","targetGroupName":"my-target-group"}"#)]);
-    let fc = parse_action_annotation(&a, "forward-by-name").unwrap().forward_config.unwrap();
+    let a = annotations_map(&[(
+        key("forward-by-name"),
+        r#"{"type":"forward","targetGroupName":"my-target-group"}"#,
+    )]);
+    let fc = parse_action_annotation(&a, "forward-by-name")
+        .unwrap()
+        .forward_config
+        .unwrap();
     assert_eq!(fc.target_groups.len(), 1);
     assert!(fc.target_groups[0].target_group_name.is_some());
     // forward multiple TGs with stickiness (advanced schema)
@@ -51,15 +57,24 @@ fn parse_action_annotation_upstream_cases() {
         key("forward-multiple-tg"),
         r#"{"type":"forward","forwardConfig":{"targetGroups":[{"serviceName":"service-1","servicePort":"http","weight":20},{"serviceName":"service-2","servicePort":80,"weight":20},{"targetGroupARN":"arn-of-tg","weight":60}],"targetGroupStickinessConfig":{"enabled":true,"durationSeconds":200}}}"#,
     )]);
-    let fc = parse_action_annotation(&a, "forward-multiple-tg").unwrap().forward_config.unwrap();
+    let fc = parse_action_annotation(&a, "forward-multiple-tg")
+        .unwrap()
+        .forward_config
+        .unwrap();
     assert_eq!(fc.target_groups.len(), 3);
-    assert_eq!(fc.target_group_stickiness_config.unwrap().enabled, Some(true));
+    assert_eq!(
+        fc.target_group_stickiness_config.unwrap().enabled,
+        Some(true)
+    );
     // servicePort string is normalized to int (backwards compat)
     let a = annotations_map(&[(
         key("forward-str-port"),
         r#"{"type":"forward","forwardConfig":{"targetGroups":[{"serviceName":"svc","servicePort":"80"}]}}"#,
     )]);
-    let fc = parse_action_annotation(&a, "forward-str-port").unwrap().forward_config.unwrap();
+    let fc = parse_action_annotation(&a, "forward-str-port")
+        .unwrap()
+        .forward_config
+        .unwrap();
     assert_eq!(fc.target_groups[0].service_port, Some(IntOrString::Int(80)));
     // missing annotation
     let err = parse_action_annotation(&annotations_map(&[]), "nonexistent").unwrap_err();
@@ -75,18 +90,29 @@ fn parse_action_annotation_upstream_cases() {
 #[test]
 fn parse_listen_ports_upstream_cases() {
     let key = "alb.ingress.kubernetes.io/listen-ports";
-    assert_eq!(parse_listen_ports(&annotations_map(&[])).unwrap(), Vec::<ListenPort>::new(), "not present");
+    assert_eq!(
+        parse_listen_ports(&annotations_map(&[])).unwrap(),
+        Vec::<ListenPort>::new(),
+        "not present"
+    );
     assert_eq!(
         parse_listen_ports(&annotations_map(&[(key, r#"[{"HTTP": 80}]"#)])).unwrap(),
         vec![lp("HTTP", 80)],
         "single HTTP"
     );
     assert_eq!(
-        parse_listen_ports(&annotations_map(&[(key, r#"[{"HTTP": 80}, {"HTTPS": 443}]"#)])).unwrap(),
+        parse_listen_ports(&annotations_map(&[(
+            key,
+            r#"[{"HTTP": 80}, {"HTTPS": 443}]"#
+        )]))
+        .unwrap(),
         vec![lp("HTTP", 80), lp("HTTPS", 443)],
         "multiple ports"
     );
-    assert!(parse_listen_ports(&annotations_map(&[(key, "invalid")])).is_err(), "invalid JSON");
+    assert!(
+        parse_listen_ports(&annotations_map(&[(key, "invalid")])).is_err(),
+        "invalid JSON"
+    );
 }
 
 #[test]
@@ -95,7 +121,9 @@ fn parse_condition_annotation_upstream_cases() {
         Box::leak(format!("alb.ingress.kubernetes.io/conditions.{n}").into_boxed_str())
     };
     // not present returns nil
-    assert!(parse_condition_annotation(&annotations_map(&[]), "my-svc").unwrap().is_empty());
+    assert!(parse_condition_annotation(&annotations_map(&[]), "my-svc")
+        .unwrap()
+        .is_empty());
     // single host-header condition with values
     let a = annotations_map(&[(
         key("my-svc"),
@@ -104,7 +132,10 @@ fn parse_condition_annotation_upstream_cases() {
     let c = parse_condition_annotation(&a, "my-svc").unwrap();
     assert_eq!(c.len(), 1);
     assert_eq!(c[0].field, "host-header");
-    assert_eq!(c[0].host_header_config.as_ref().unwrap().values, vec!["anno.example.com"]);
+    assert_eq!(
+        c[0].host_header_config.as_ref().unwrap().values,
+        vec!["anno.example.com"]
+    );
     // multiple conditions (http-header + query-string + query-string)
     let a = annotations_map(&[(
         key("rule-path7"),
@@ -120,7 +151,10 @@ fn parse_condition_annotation_upstream_cases() {
     )]);
     let c = parse_condition_annotation(&a, "my-svc").unwrap();
     assert_eq!(c[0].field, "source-ip");
-    assert_eq!(c[0].source_ip_config.as_ref().unwrap().values, vec!["192.168.0.0/16", "172.16.0.0/16"]);
+    assert_eq!(
+        c[0].source_ip_config.as_ref().unwrap().values,
+        vec!["192.168.0.0/16", "172.16.0.0/16"]
+    );
     // invalid JSON
     let a = annotations_map(&[(key("bad"), "{invalid")]);
     assert!(parse_condition_annotation(&a, "bad").is_err());

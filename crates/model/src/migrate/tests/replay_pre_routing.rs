@@ -19,7 +19,9 @@ const JWT: &str = "alb.ingress.kubernetes.io/jwt-validation";
 #[test]
 fn build_auth_action_upstream_cases() {
     // auth-type none
-    assert!(build_auth_action(&annotations_map(&[(AUTH_TYPE, "none")])).unwrap().is_none());
+    assert!(build_auth_action(&annotations_map(&[(AUTH_TYPE, "none")]))
+        .unwrap()
+        .is_none());
     // no annotation
     assert!(build_auth_action(&annotations_map(&[])).unwrap().is_none());
     // unsupported auth-type
@@ -41,11 +43,17 @@ fn build_auth_action_upstream_cases() {
     .unwrap();
     assert_eq!(a.type_, ActionType::AuthenticateCognito);
     let c = a.authenticate_cognito_config.unwrap();
-    assert_eq!(c.user_pool_arn, "arn:aws:cognito-idp:us-west-2:123456789:userpool/us-west-2_abc");
+    assert_eq!(
+        c.user_pool_arn,
+        "arn:aws:cognito-idp:us-west-2:123456789:userpool/us-west-2_abc"
+    );
     assert_eq!(c.user_pool_client_id, "my-client-id");
     assert_eq!(c.user_pool_domain, "my-domain");
     assert_eq!(c.scope.as_deref(), Some("email openid"));
-    assert_eq!(c.on_unauthenticated_request, Some(OnUnauthenticatedRequest::Deny));
+    assert_eq!(
+        c.on_unauthenticated_request,
+        Some(OnUnauthenticatedRequest::Deny)
+    );
     assert_eq!(c.session_cookie_name.as_deref(), Some("my-cookie"));
     assert_eq!(c.session_timeout, Some(86400));
     assert!(c.authentication_request_extra_params.is_none());
@@ -62,7 +70,10 @@ fn build_auth_action_upstream_cases() {
     .authenticate_cognito_config
     .unwrap();
     let p = c.authentication_request_extra_params.unwrap();
-    assert_eq!((p["display"].as_str(), p["prompt"].as_str()), ("page", "login"));
+    assert_eq!(
+        (p["display"].as_str(), p["prompt"].as_str()),
+        ("page", "login")
+    );
     // cognito missing IDP annotation
     let e = build_auth_action(&annotations_map(&[(AUTH_TYPE, "cognito")])).unwrap_err();
     assert!(e.to_string().contains("missing"), "{e}");
@@ -88,7 +99,10 @@ fn build_auth_action_upstream_cases() {
     assert_eq!(c.user_info_endpoint, "https://userinfo.example.com");
     assert_eq!(c.secret.name, "my-k8s-secret");
     assert_eq!(c.scope.as_deref(), Some("email openid profile"));
-    assert_eq!(c.on_unauthenticated_request, Some(OnUnauthenticatedRequest::Allow));
+    assert_eq!(
+        c.on_unauthenticated_request,
+        Some(OnUnauthenticatedRequest::Allow)
+    );
     assert_eq!(c.session_cookie_name.as_deref(), Some("oidc-cookie"));
     assert_eq!(c.session_timeout, Some(7200));
     assert!(c.authentication_request_extra_params.is_none());
@@ -105,7 +119,10 @@ fn build_auth_action_upstream_cases() {
     .authenticate_oidc_config
     .unwrap();
     let p = c.authentication_request_extra_params.unwrap();
-    assert_eq!((p["display"].as_str(), p["prompt"].as_str()), ("page", "consent"));
+    assert_eq!(
+        (p["display"].as_str(), p["prompt"].as_str()),
+        ("page", "consent")
+    );
     // oidc missing IDP annotation
     let e = build_auth_action(&annotations_map(&[(AUTH_TYPE, "oidc")])).unwrap_err();
     assert!(e.to_string().contains("missing"), "{e}");
@@ -127,7 +144,9 @@ fn build_auth_action_upstream_cases() {
 #[test]
 fn build_jwt_validation_action_upstream_cases() {
     // no annotation
-    assert!(build_jwt_validation_action(&annotations_map(&[])).unwrap().is_none());
+    assert!(build_jwt_validation_action(&annotations_map(&[]))
+        .unwrap()
+        .is_none());
     // basic — issuer and jwks only
     let a = build_jwt_validation_action(&annotations_map(&[(
         JWT,
@@ -154,17 +173,30 @@ fn build_jwt_validation_action_upstream_cases() {
     let claims: Vec<(&str, JwtClaimFormat, Vec<&str>)> = c
         .additional_claims
         .iter()
-        .map(|c| (c.name.as_str(), c.format, c.values.iter().map(String::as_str).collect()))
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.format,
+                c.values.iter().map(String::as_str).collect(),
+            )
+        })
         .collect();
     assert_eq!(
         claims,
         vec![
             ("admin", JwtClaimFormat::SingleString, vec!["true"]),
             ("ver", JwtClaimFormat::StringArray, vec!["6", "19"]),
-            ("scope", JwtClaimFormat::SpaceSeparatedValues, vec!["read:api", "write", "email"]),
+            (
+                "scope",
+                JwtClaimFormat::SpaceSeparatedValues,
+                vec!["read:api", "write", "email"]
+            ),
         ]
     );
     // invalid JSON
     let e = build_jwt_validation_action(&annotations_map(&[(JWT, "{invalid json}")])).unwrap_err();
-    assert!(e.to_string().contains("failed to parse jwt-validation"), "{e}");
+    assert!(
+        e.to_string().contains("failed to parse jwt-validation"),
+        "{e}"
+    );
 }

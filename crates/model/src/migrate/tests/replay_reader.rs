@@ -14,8 +14,14 @@ fn read_from_files_full_resources() {
     let mut log = Vec::new();
     let r = read_files(&[test_file("full_resources.yaml")], &mut log).unwrap();
     assert_eq!(r.ingresses.len(), 1);
-    assert_eq!(r.ingresses[0].metadata.name.as_deref(), Some("2048-ingress"));
-    assert_eq!(r.ingresses[0].metadata.namespace.as_deref(), Some("2048-game"));
+    assert_eq!(
+        r.ingresses[0].metadata.name.as_deref(),
+        Some("2048-ingress")
+    );
+    assert_eq!(
+        r.ingresses[0].metadata.namespace.as_deref(),
+        Some("2048-game")
+    );
     assert_eq!(r.services.len(), 1);
     assert_eq!(r.services[0].metadata.name.as_deref(), Some("service-2048"));
     assert_eq!(r.ingress_classes.len(), 1);

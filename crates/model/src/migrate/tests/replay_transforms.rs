@@ -11,11 +11,15 @@ fn transforms(json: &str) -> Vec<Transform> {
 }
 
 fn url(regex: &str, replace: &str) -> String {
-    format!(r#"{{"type":"url-rewrite","urlRewriteConfig":{{"rewrites":[{{"regex":{regex:?},"replace":{replace:?}}}]}}}}"#)
+    format!(
+        r#"{{"type":"url-rewrite","urlRewriteConfig":{{"rewrites":[{{"regex":{regex:?},"replace":{replace:?}}}]}}}}"#
+    )
 }
 
 fn host(regex: &str, replace: &str) -> String {
-    format!(r#"{{"type":"host-header-rewrite","hostHeaderRewriteConfig":{{"rewrites":[{{"regex":{regex:?},"replace":{replace:?}}}]}}}}"#)
+    format!(
+        r#"{{"type":"host-header-rewrite","hostHeaderRewriteConfig":{{"rewrites":[{{"regex":{regex:?},"replace":{replace:?}}}]}}}}"#
+    )
 }
 
 fn list(items: &[String]) -> Vec<Transform> {
@@ -65,7 +69,10 @@ fn translate_transforms_upstream_cases() {
     assert_eq!(rw.hostname.as_deref(), Some("foo.com"));
 
     // url-rewrite with capture group skipped but host-header-rewrite static kept
-    let (f, w) = translate_transforms(&list(&[url(r"^\/api\/(.+)$", "/$1"), host(".*", "backend.internal")]));
+    let (f, w) = translate_transforms(&list(&[
+        url(r"^\/api\/(.+)$", "/$1"),
+        host(".*", "backend.internal"),
+    ]));
     let rw = f.unwrap().url_rewrite.unwrap();
     assert!(rw.path.is_none());
     assert_eq!(rw.hostname.as_deref(), Some("backend.internal"));

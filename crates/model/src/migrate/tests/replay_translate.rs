@@ -7,7 +7,9 @@ use crate::crd::gateway::load_balancer_configuration::Scheme;
 use crate::crd::gateway::target_group_configuration::{TgProtocol, TgTargetType};
 use crate::migrate::names::http_route_name;
 use crate::migrate::objects::{ALB_GATEWAY_CONTROLLER, FILTER_EXTENSION_REF};
-use crate::migrate::{translate, InputResources, OutputResources, GATEWAY_CLASS_NAME, MIGRATION_TAG_KEY};
+use crate::migrate::{
+    translate, InputResources, OutputResources, GATEWAY_CLASS_NAME, MIGRATION_TAG_KEY,
+};
 
 type Check = Box<dyn Fn(&OutputResources)>;
 
@@ -19,7 +21,12 @@ struct Case {
     check: Option<Check>,
 }
 
-fn case(name: &'static str, input: InputResources, counts: (usize, usize, usize, usize), check: Option<Check>) -> Case {
+fn case(
+    name: &'static str,
+    input: InputResources,
+    counts: (usize, usize, usize, usize),
+    check: Option<Check>,
+) -> Case {
     Case {
         name,
         input,
@@ -46,9 +53,13 @@ fn with_icp(list: Vec<k8s_openapi::api::networking::v1::Ingress>, spec: &str) ->
 }
 
 fn has_ref_to(out: &OutputResources, route: usize, rule: usize, lrc: &str) -> bool {
-    out.http_routes[route].spec.rules[rule].filters.iter().any(|f| {
-        f.type_ == FILTER_EXTENSION_REF && f.extension_ref.as_ref().is_some_and(|r| r.name == lrc)
-    })
+    out.http_routes[route].spec.rules[rule]
+        .filters
+        .iter()
+        .any(|f| {
+            f.type_ == FILTER_EXTENSION_REF
+                && f.extension_ref.as_ref().is_some_and(|r| r.name == lrc)
+        })
 }
 
 #[test]
@@ -70,11 +81,18 @@ fn translate_upstream_cases() {
         (1, 1, 1, 1),
         Some(Box::new(|out: &OutputResources| {
             assert_eq!(out.gateway_class.metadata.name, GATEWAY_CLASS_NAME);
-            assert_eq!(out.gateway_class.spec.controller_name, ALB_GATEWAY_CONTROLLER);
+            assert_eq!(
+                out.gateway_class.spec.controller_name,
+                ALB_GATEWAY_CONTROLLER
+            );
             assert!(out.gateways[0].spec.infrastructure.is_some());
             assert_eq!(out.http_routes[0].spec.hostnames.len(), 1);
             assert!(out.load_balancer_configurations[0].spec.scheme.is_some());
-            assert!(out.target_group_configurations[0].spec.default_configuration.target_type.is_some());
+            assert!(out.target_group_configurations[0]
+                .spec
+                .default_configuration
+                .target_type
+                .is_some());
         })),
     ));
 
@@ -91,7 +109,10 @@ fn translate_upstream_cases() {
         ),
         (1, 1, 1, 0),
         Some(Box::new(|out: &OutputResources| {
-            assert_eq!(out.load_balancer_configurations[0].spec.scheme, Some(Scheme::InternetFacing));
+            assert_eq!(
+                out.load_balancer_configurations[0].spec.scheme,
+                Some(Scheme::InternetFacing)
+            );
         })),
     ));
 
@@ -101,14 +122,22 @@ fn translate_upstream_cases() {
         &[(target_type, "instance")],
         &one_path("", "/", "Prefix", "override-svc", 80),
     )]);
-    input.services = vec![service("default", "override-svc", &[(target_type, "ip")], &[])];
+    input.services = vec![service(
+        "default",
+        "override-svc",
+        &[(target_type, "ip")],
+        &[],
+    )];
     cases.push(case(
         "service annotations override ingress for TG fields",
         input,
         (1, 1, 0, 1),
         Some(Box::new(|out: &OutputResources| {
             assert_eq!(
-                out.target_group_configurations[0].spec.default_configuration.target_type,
+                out.target_group_configurations[0]
+                    .spec
+                    .default_configuration
+                    .target_type,
                 Some(TgTargetType::Ip)
             );
         })),
@@ -127,15 +156,25 @@ fn translate_upstream_cases() {
         ),
         (1, 1, 1, 0),
         Some(Box::new(|out: &OutputResources| {
-            assert_eq!(out.load_balancer_configurations[0].spec.scheme, Some(Scheme::InternetFacing));
+            assert_eq!(
+                out.load_balancer_configurations[0].spec.scheme,
+                Some(Scheme::InternetFacing)
+            );
         })),
     ));
 
     cases.push(case(
         "no annotations produces minimal output",
-        ingresses(vec![ingress("default", "bare", &[], &one_path("", "/", "Prefix", "svc", 80))]),
+        ingresses(vec![ingress(
+            "default",
+            "bare",
+            &[],
+            &one_path("", "/", "Prefix", "svc", 80),
+        )]),
         (1, 1, 0, 0),
-        Some(Box::new(|out: &OutputResources| assert!(out.gateways[0].spec.infrastructure.is_none()))),
+        Some(Box::new(|out: &OutputResources| {
+            assert!(out.gateways[0].spec.infrastructure.is_none())
+        })),
     ));
 
     cases.push(case(
@@ -153,9 +192,15 @@ fn translate_upstream_cases() {
         Some(Box::new(|out: &OutputResources| {
             let (primary, default) = (&out.http_routes[0], &out.http_routes[1]);
             assert!(primary.metadata.name.contains("mixed-route-"));
-            assert_eq!((primary.spec.hostnames.len(), primary.spec.rules.len()), (1, 1));
+            assert_eq!(
+                (primary.spec.hostnames.len(), primary.spec.rules.len()),
+                (1, 1)
+            );
             assert!(default.metadata.name.contains("mixed-default-"));
-            assert_eq!((default.spec.hostnames.len(), default.spec.rules.len()), (0, 1));
+            assert_eq!(
+                (default.spec.hostnames.len(), default.spec.rules.len()),
+                (0, 1)
+            );
             assert!(default.spec.rules[0].matches.is_empty());
         })),
     ));
@@ -169,7 +214,7 @@ fn translate_upstream_cases() {
             &[
                 (alb("auth-type"), "cognito"),
                 (
-                    &alb("auth-idp-cognito"),
+                    alb("auth-idp-cognito"),
                     r#"{"userPoolARN":"arn:aws:cognito-idp:us-west-2:123456789:userpool/pool-id","userPoolClientID":"client-id","userPoolDomain":"my-domain"}"#,
                 ),
                 (alb("auth-scope"), "email openid"),
@@ -208,7 +253,7 @@ fn translate_upstream_cases() {
             &[
                 (alb("auth-type"), "oidc"),
                 (
-                    &alb("auth-idp-oidc"),
+                    alb("auth-idp-oidc"),
                     r#"{"issuer":"https://example.com","authorizationEndpoint":"https://auth.example.com","tokenEndpoint":"https://token.example.com","userInfoEndpoint":"https://userinfo.example.com","secretName":"my-oidc-secret"}"#,
                 ),
                 (alb("auth-scope"), "email openid"),
@@ -266,21 +311,39 @@ fn translate_upstream_cases() {
     cases.push(case(
         "cross-namespace group gets allowedRoutes All",
         ingresses(vec![
-            ingress("team-a", "api", &[(group, "cross-ns")], &one_path("", "/api", "Prefix", "api-svc", 80)),
-            ingress("team-b", "web", &[(group, "cross-ns")], &one_path("", "/web", "Prefix", "web-svc", 80)),
+            ingress(
+                "team-a",
+                "api",
+                &[(group, "cross-ns")],
+                &one_path("", "/api", "Prefix", "api-svc", 80),
+            ),
+            ingress(
+                "team-b",
+                "web",
+                &[(group, "cross-ns")],
+                &one_path("", "/web", "Prefix", "web-svc", 80),
+            ),
         ]),
         (1, 2, 0, 0),
         Some(Box::new(|out: &OutputResources| {
             let gw = &out.gateways[0];
             assert_eq!(gw.spec.listeners.len(), 1);
-            let ns = gw.spec.listeners[0].allowed_routes.as_ref().unwrap().namespaces.as_ref().unwrap();
+            let ns = gw.spec.listeners[0]
+                .allowed_routes
+                .as_ref()
+                .unwrap()
+                .namespaces
+                .as_ref()
+                .unwrap();
             assert_eq!(ns.from.as_deref(), Some("All"));
             for route in &out.http_routes {
                 if route.metadata.namespace != gw.metadata.namespace {
                     assert_eq!(route.spec.parent_refs[0].namespace, gw.metadata.namespace);
                 }
             }
-            assert!(out.warnings.iter().any(|w| w.contains("IngressGroup \"cross-ns\" has members in different namespaces")));
+            assert!(out.warnings.iter().any(
+                |w| w.contains("IngressGroup \"cross-ns\" has members in different namespaces")
+            ));
         })),
     ));
 
@@ -292,7 +355,11 @@ fn translate_upstream_cases() {
             ingress(
                 "demo",
                 "ing-a",
-                &[(group, "shared-alb"), (proto, "HTTP"), (hc_path, "/healthz")],
+                &[
+                    (group, "shared-alb"),
+                    (proto, "HTTP"),
+                    (hc_path, "/healthz"),
+                ],
                 &one_path("a.example.com", "/a", "Prefix", "shared-svc", 8080),
             ),
             ingress(
@@ -305,20 +372,41 @@ fn translate_upstream_cases() {
         (1, 2, 0, 1),
         Some(Box::new(|out: &OutputResources| {
             let tgc = &out.target_group_configurations[0];
-            assert_eq!(tgc.spec.target_reference.as_ref().unwrap().name, "shared-svc");
+            assert_eq!(
+                tgc.spec.target_reference.as_ref().unwrap().name,
+                "shared-svc"
+            );
             assert!(tgc.spec.default_configuration.protocol.is_none());
             let rc = &tgc.spec.route_configurations;
             assert_eq!(rc.len(), 2);
-            assert_eq!(rc[0].route_identifier.name, http_route_name("demo", "ing-a"));
+            assert_eq!(
+                rc[0].route_identifier.name,
+                http_route_name("demo", "ing-a")
+            );
             assert_eq!(rc[0].target_group_props.protocol, Some(TgProtocol::Http));
             assert_eq!(
-                rc[0].target_group_props.health_check_config.as_ref().unwrap().health_check_path.as_deref(),
+                rc[0]
+                    .target_group_props
+                    .health_check_config
+                    .as_ref()
+                    .unwrap()
+                    .health_check_path
+                    .as_deref(),
                 Some("/healthz")
             );
-            assert_eq!(rc[1].route_identifier.name, http_route_name("demo", "ing-b"));
+            assert_eq!(
+                rc[1].route_identifier.name,
+                http_route_name("demo", "ing-b")
+            );
             assert_eq!(rc[1].target_group_props.protocol, Some(TgProtocol::Https));
             assert_eq!(
-                rc[1].target_group_props.health_check_config.as_ref().unwrap().health_check_path.as_deref(),
+                rc[1]
+                    .target_group_props
+                    .health_check_config
+                    .as_ref()
+                    .unwrap()
+                    .health_check_path
+                    .as_deref(),
                 Some("/ready")
             );
         })),
@@ -344,7 +432,9 @@ fn translate_upstream_cases() {
         Some(Box::new(|out: &OutputResources| {
             let rc = &out.target_group_configurations[0].spec.route_configurations;
             assert_eq!(rc.len(), 2);
-            assert!(rc.iter().all(|r| r.target_group_props.target_type == Some(TgTargetType::Ip)));
+            assert!(rc
+                .iter()
+                .all(|r| r.target_group_props.target_type == Some(TgTargetType::Ip)));
         })),
     ));
 
@@ -352,8 +442,18 @@ fn translate_upstream_cases() {
     let mut c = case(
         "conflicting scheme in group errors",
         ingresses(vec![
-            ingress("ns", "a", &[(group, "conflict"), (scheme, "internal")], backend),
-            ingress("ns", "b", &[(group, "conflict"), (scheme, "internet-facing")], backend),
+            ingress(
+                "ns",
+                "a",
+                &[(group, "conflict"), (scheme, "internal")],
+                backend,
+            ),
+            ingress(
+                "ns",
+                "b",
+                &[(group, "conflict"), (scheme, "internet-facing")],
+                backend,
+            ),
         ]),
         (0, 0, 0, 0),
         None,
@@ -372,7 +472,11 @@ fn translate_upstream_cases() {
         (1, 1, 1, 1),
         Some(Box::new(|out: &OutputResources| {
             assert_eq!(out.listener_rule_configurations.len(), 1);
-            let t = out.listener_rule_configurations[0].spec.tags.as_ref().unwrap();
+            let t = out.listener_rule_configurations[0]
+                .spec
+                .tags
+                .as_ref()
+                .unwrap();
             assert_eq!(t["ManagedBy"], "platform-team");
             assert_eq!(t["Env"], "prod");
             assert_eq!(t[MIGRATION_TAG_KEY], "ingress/default/tagged");
@@ -381,9 +485,16 @@ fn translate_upstream_cases() {
 
     cases.push(case(
         "simple ingress without tags annotation produces no ListenerRuleConfiguration",
-        ingresses(vec![ingress("default", "untagged", &[], &one_path("", "/", "Prefix", "svc", 80))]),
+        ingresses(vec![ingress(
+            "default",
+            "untagged",
+            &[],
+            &one_path("", "/", "Prefix", "svc", 80),
+        )]),
         (1, 1, 0, 0),
-        Some(Box::new(|out: &OutputResources| assert!(out.listener_rule_configurations.is_empty()))),
+        Some(Box::new(|out: &OutputResources| {
+            assert!(out.listener_rule_configurations.is_empty())
+        })),
     ));
 
     cases.push(case(
@@ -393,14 +504,21 @@ fn translate_upstream_cases() {
                 "default",
                 "icp-tagged",
                 &[],
-                &format!("ingressClassName: alb\n{}", one_path("", "/", "Prefix", "svc", 80)),
+                &format!(
+                    "ingressClassName: alb\n{}",
+                    one_path("", "/", "Prefix", "svc", 80)
+                ),
             )],
             "{tags: [{key: ManagedBy, value: platform-team}]}",
         ),
         (1, 1, 1, 0),
         Some(Box::new(|out: &OutputResources| {
             assert_eq!(out.listener_rule_configurations.len(), 1);
-            let t = out.listener_rule_configurations[0].spec.tags.as_ref().unwrap();
+            let t = out.listener_rule_configurations[0]
+                .spec
+                .tags
+                .as_ref()
+                .unwrap();
             assert_eq!(t["ManagedBy"], "platform-team");
             assert_eq!(t[MIGRATION_TAG_KEY], "ingress/default/icp-tagged");
         })),
@@ -413,13 +531,20 @@ fn translate_upstream_cases() {
                 "default",
                 "both-tagged",
                 &[(tags, "ManagedBy=app-team,Env=dev")],
-                &format!("ingressClassName: alb\n{}", one_path("", "/", "Prefix", "svc", 80)),
+                &format!(
+                    "ingressClassName: alb\n{}",
+                    one_path("", "/", "Prefix", "svc", 80)
+                ),
             )],
             "{tags: [{key: ManagedBy, value: platform-team}]}",
         ),
         (1, 1, 1, 1),
         Some(Box::new(|out: &OutputResources| {
-            let t = out.listener_rule_configurations[0].spec.tags.as_ref().unwrap();
+            let t = out.listener_rule_configurations[0]
+                .spec
+                .tags
+                .as_ref()
+                .unwrap();
             assert_eq!(t["ManagedBy"], "platform-team");
             assert_eq!(t["Env"], "dev");
         })),

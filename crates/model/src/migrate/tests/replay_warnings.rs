@@ -15,11 +15,13 @@ fn check(r: &InputResources) -> (usize, String) {
     (n, String::from_utf8(buf).unwrap())
 }
 
-const ONE_BACKEND: &str = "rules:\n- http:\n    paths:\n    - backend:\n        service:\n          name: SVC\n";
+const ONE_BACKEND: &str =
+    "rules:\n- http:\n    paths:\n    - backend:\n        service:\n          name: SVC\n";
 
 #[test]
 fn check_missing_resources() {
-    let class = |name: &str| -> IngressClass { super::yaml(&format!("metadata: {{name: {name}}}")) };
+    let class =
+        |name: &str| -> IngressClass { super::yaml(&format!("metadata: {{name: {name}}}")) };
     let with_class = |spec: &str| format!("ingressClassName: alb\n{spec}");
     struct Case {
         name: &'static str,
@@ -185,6 +187,10 @@ fn check_missing_resources_external_target_group_warning() {
             ..Default::default()
         };
         let (_, text) = check(&r);
-        assert_eq!(text.contains("external target groups"), warned, "{name}: {text}");
+        assert_eq!(
+            text.contains("external target groups"),
+            warned,
+            "{name}: {text}"
+        );
     }
 }

@@ -30,7 +30,11 @@ struct FileWant {
     not_contains: Vec<&'static str>,
 }
 
-fn want(path: &'static str, contains: Vec<&'static str>, not_contains: Vec<&'static str>) -> FileWant {
+fn want(
+    path: &'static str,
+    contains: Vec<&'static str>,
+    not_contains: Vec<&'static str>,
+) -> FileWant {
     FileWant {
         path,
         contains,
@@ -72,7 +76,11 @@ fn write_upstream_cases() {
             format: "yaml",
             split: "",
             err: None,
-            files: vec![want("gateway-resources.yaml", vec!["kind: GatewayClass", "kind: Gateway"], vec![])],
+            files: vec![want(
+                "gateway-resources.yaml",
+                vec!["kind: GatewayClass", "kind: Gateway"],
+                vec![],
+            )],
             top: Some(vec!["gateway-resources.yaml"]),
         },
         Case {
@@ -82,7 +90,11 @@ fn write_upstream_cases() {
             format: "json",
             split: "",
             err: None,
-            files: vec![want("gateway-resources.json", vec![r#""kind": "GatewayClass""#], vec![])],
+            files: vec![want(
+                "gateway-resources.json",
+                vec![r#""kind": "GatewayClass""#],
+                vec![],
+            )],
             top: Some(vec!["gateway-resources.json"]),
         },
         Case {
@@ -128,7 +140,11 @@ fn write_upstream_cases() {
             split: SPLIT_NAMESPACE,
             err: None,
             files: vec![
-                want("gatewayclass.yaml", vec!["kind: GatewayClass"], vec!["kind: Gateway\n", "kind: HTTPRoute"]),
+                want(
+                    "gatewayclass.yaml",
+                    vec!["kind: GatewayClass"],
+                    vec!["kind: Gateway\n", "kind: HTTPRoute"],
+                ),
                 want(
                     "team-a/gateway-resources.yaml",
                     vec!["name: gw-a", "name: route-a", "name: tgc-a"],
@@ -174,7 +190,11 @@ fn write_upstream_cases() {
             format: "yaml",
             split: SPLIT_NAMESPACE,
             err: None,
-            files: vec![want("gatewayclass.yaml", vec!["kind: GatewayClass"], vec![])],
+            files: vec![want(
+                "gatewayclass.yaml",
+                vec!["kind: GatewayClass"],
+                vec![],
+            )],
             top: Some(vec!["gatewayclass.yaml"]),
         },
     ];
@@ -202,10 +222,20 @@ fn write_upstream_cases() {
             let text = std::fs::read_to_string(dir.join(f.path))
                 .unwrap_or_else(|e| panic!("{}: {}: {e}", c.name, f.path));
             for s in &f.contains {
-                assert!(text.contains(s), "{}: {} should contain {s:?}:\n{text}", c.name, f.path);
+                assert!(
+                    text.contains(s),
+                    "{}: {} should contain {s:?}:\n{text}",
+                    c.name,
+                    f.path
+                );
             }
             for s in &f.not_contains {
-                assert!(!text.contains(s), "{}: {} should not contain {s:?}:\n{text}", c.name, f.path);
+                assert!(
+                    !text.contains(s),
+                    "{}: {} should not contain {s:?}:\n{text}",
+                    c.name,
+                    f.path
+                );
             }
         }
         if let Some(top) = &c.top {

@@ -54,7 +54,12 @@ impl Diffs<'_> {
     }
 
     /// A map key by key (each key its own line).
-    fn map(&mut self, name: &str, ingress: &BTreeMap<String, String>, gateway: &BTreeMap<String, String>) {
+    fn map(
+        &mut self,
+        name: &str,
+        ingress: &BTreeMap<String, String>,
+        gateway: &BTreeMap<String, String>,
+    ) {
         let keys: BTreeSet<&String> = ingress.keys().chain(gateway.keys()).collect();
         for k in keys {
             self.field(&format!("{name}.{k}"), &ingress.get(k), &gateway.get(k));
@@ -88,19 +93,39 @@ pub fn compare(ingress: &Stack, gateway: &Stack, services: &[Service]) -> Vec<At
             d.field("ipAddressType", &i.ip_address_type, &g.ip_address_type);
             d.field("subnets", &i.subnets, &g.subnets);
             let sgs = |s: &[Token]| s.iter().map(security_group).collect::<Vec<_>>();
-            d.field("securityGroups", &sgs(&i.security_groups), &sgs(&g.security_groups));
+            d.field(
+                "securityGroups",
+                &sgs(&i.security_groups),
+                &sgs(&g.security_groups),
+            );
             d.field(
                 "securityGroupNamesOrIds",
                 &i.security_group_names_or_ids,
                 &g.security_group_names_or_ids,
             );
-            d.field("customerOwnedIpv4Pool", &i.customer_owned_ipv4_pool, &g.customer_owned_ipv4_pool);
+            d.field(
+                "customerOwnedIpv4Pool",
+                &i.customer_owned_ipv4_pool,
+                &g.customer_owned_ipv4_pool,
+            );
             d.field("ipv4IpamPoolId", &i.ipv4_ipam_pool_id, &g.ipv4_ipam_pool_id);
-            d.field("minimumCapacityUnits", &i.minimum_capacity_units, &g.minimum_capacity_units);
+            d.field(
+                "minimumCapacityUnits",
+                &i.minimum_capacity_units,
+                &g.minimum_capacity_units,
+            );
             d.map("attributes", &i.attributes, &g.attributes);
             d.map("tags", &user_tags(&i.tags), &user_tags(&g.tags));
-            d.field("wafv2AclArn", &ingress.addons.wafv2_acl_arn, &gateway.addons.wafv2_acl_arn);
-            d.field("wafv2AclName", &ingress.addons.wafv2_acl_name, &gateway.addons.wafv2_acl_name);
+            d.field(
+                "wafv2AclArn",
+                &ingress.addons.wafv2_acl_arn,
+                &gateway.addons.wafv2_acl_arn,
+            );
+            d.field(
+                "wafv2AclName",
+                &ingress.addons.wafv2_acl_name,
+                &gateway.addons.wafv2_acl_name,
+            );
             d.field(
                 "wafRegionalAclId",
                 &ingress.addons.waf_regional_acl_id,
@@ -119,7 +144,11 @@ pub fn compare(ingress: &Stack, gateway: &Stack, services: &[Service]) -> Vec<At
                     show(&rules)
                 })
             };
-            d.field("managedSecurityGroup.ingress", &inbound(ingress), &inbound(gateway));
+            d.field(
+                "managedSecurityGroup.ingress",
+                &inbound(ingress),
+                &inbound(gateway),
+            );
         }
         (i, g) => {
             if i.is_some() != g.is_some() {
@@ -159,10 +188,26 @@ pub fn compare(ingress: &Stack, gateway: &Stack, services: &[Service]) -> Vec<At
         d.field("protocol", &i.protocol, &g.protocol);
         d.field("protocolVersion", &i.protocol_version, &g.protocol_version);
         d.field("ipAddressType", &i.ip_address_type, &g.ip_address_type);
-        d.field("healthCheck.port", &i.health_check.port, &g.health_check.port);
-        d.field("healthCheck.protocol", &i.health_check.protocol, &g.health_check.protocol);
-        d.field("healthCheck.path", &i.health_check.path, &g.health_check.path);
-        d.map("healthCheck.matcher", &i.health_check.matcher, &g.health_check.matcher);
+        d.field(
+            "healthCheck.port",
+            &i.health_check.port,
+            &g.health_check.port,
+        );
+        d.field(
+            "healthCheck.protocol",
+            &i.health_check.protocol,
+            &g.health_check.protocol,
+        );
+        d.field(
+            "healthCheck.path",
+            &i.health_check.path,
+            &g.health_check.path,
+        );
+        d.map(
+            "healthCheck.matcher",
+            &i.health_check.matcher,
+            &g.health_check.matcher,
+        );
         d.field(
             "healthCheck.intervalSeconds",
             &i.health_check.interval_seconds,
@@ -183,10 +228,18 @@ pub fn compare(ingress: &Stack, gateway: &Stack, services: &[Service]) -> Vec<At
             &i.health_check.unhealthy_threshold_count,
             &g.health_check.unhealthy_threshold_count,
         );
-        d.field("targetControlPort", &i.target_control_port, &g.target_control_port);
+        d.field(
+            "targetControlPort",
+            &i.target_control_port,
+            &g.target_control_port,
+        );
         d.map("attributes", &i.attributes, &g.attributes);
         d.map("tags", &user_tags(&i.tags), &user_tags(&g.tags));
-        d.field("nodeSelector", &ib.spec.node_selector, &gb.spec.node_selector);
+        d.field(
+            "nodeSelector",
+            &ib.spec.node_selector,
+            &gb.spec.node_selector,
+        );
         d.field(
             "multiClusterTargetGroup",
             &ib.spec.multi_cluster_target_group,
@@ -229,7 +282,11 @@ fn compare_listeners(
     };
     d.field("certificateDiscoveryHosts", &hosts(i), &hosts(g));
     d.field("sslPolicy", &i.ssl_policy, &g.ssl_policy);
-    d.field("mutualAuthentication", &i.mutual_authentication, &g.mutual_authentication);
+    d.field(
+        "mutualAuthentication",
+        &i.mutual_authentication,
+        &g.mutual_authentication,
+    );
     d.map("attributes", &i.attributes, &g.attributes);
     d.map("tags", &user_tags(&i.tags), &user_tags(&g.tags));
 }
@@ -244,7 +301,12 @@ fn target_groups<'s>(
         let Some(tg) = stack.target_groups.iter().find(|t| t.id == b.id) else {
             continue;
         };
-        let key = backend_key(&b.namespace, &b.spec.service_name, &b.spec.service_port, services);
+        let key = backend_key(
+            &b.namespace,
+            &b.spec.service_name,
+            &b.spec.service_port,
+            services,
+        );
         out.insert(key, (tg, b));
     }
     out

@@ -111,7 +111,12 @@ pub struct Alb<'a> {
 }
 
 /// `ns/svc:port` with a named port resolved through the Service.
-pub fn backend_key(namespace: &str, service: &str, port: &IntOrString, services: &[Service]) -> String {
+pub fn backend_key(
+    namespace: &str,
+    service: &str,
+    port: &IntOrString,
+    services: &[Service],
+) -> String {
     let number = match port {
         IntOrString::Int(n) => Some(*n),
         IntOrString::String(name) => services
@@ -122,7 +127,11 @@ pub fn backend_key(namespace: &str, service: &str, port: &IntOrString, services:
             })
             .and_then(|s| s.spec.as_ref())
             .and_then(|spec| spec.ports.as_ref())
-            .and_then(|ports| ports.iter().find(|p| p.name.as_deref() == Some(name.as_str())))
+            .and_then(|ports| {
+                ports
+                    .iter()
+                    .find(|p| p.name.as_deref() == Some(name.as_str()))
+            })
             .map(|p| p.port),
     };
     match (number, port) {
@@ -134,7 +143,10 @@ pub fn backend_key(namespace: &str, service: &str, port: &IntOrString, services:
 
 /// The name of an existing target group from its ARN (or the text itself).
 pub fn target_group_key(arn: &str) -> String {
-    format!("targetgroup/{}", super::super::actions::extract_tg_name_from_arn(arn))
+    format!(
+        "targetgroup/{}",
+        super::super::actions::extract_tg_name_from_arn(arn)
+    )
 }
 
 impl<'a> Alb<'a> {
@@ -146,7 +158,12 @@ impl<'a> Alb<'a> {
             .map(|b| {
                 (
                     b.id.clone(),
-                    backend_key(&b.namespace, &b.spec.service_name, &b.spec.service_port, services),
+                    backend_key(
+                        &b.namespace,
+                        &b.spec.service_name,
+                        &b.spec.service_port,
+                        services,
+                    ),
                 )
             })
             .collect();
@@ -293,7 +310,12 @@ impl<'a> Alb<'a> {
         let mut targets: Vec<(String, Option<i32>)> = config
             .target_groups
             .iter()
-            .map(|t| (self.target_key(&t.target_group_arn), Some(t.weight.unwrap_or(1))))
+            .map(|t| {
+                (
+                    self.target_key(&t.target_group_arn),
+                    Some(t.weight.unwrap_or(1)),
+                )
+            })
             .collect();
         // A target of weight 0 gets nothing while another gets something.
         if targets.iter().any(|(_, w)| *w != Some(0)) {
@@ -333,7 +355,9 @@ pub fn apply_transforms(transforms: &[Transform], host: &str, path: &str) -> (St
             continue;
         };
         if let Ok(re) = regex::Regex::new(&rw.regex) {
-            *target = re.replace(target.as_str(), rw.replace.as_str()).into_owned();
+            *target = re
+                .replace(target.as_str(), rw.replace.as_str())
+                .into_owned();
         }
     }
     (host, path)
@@ -374,11 +398,20 @@ pub fn condition_matches(c: &RuleCondition, req: &Request) -> bool {
         RuleCondition::HostHeader { config } => {
             let host = req.host.split(':').next().unwrap_or_default();
             config.values.iter().any(|v| wildcard_match(v, host, true))
-                || config.regex_values.iter().any(|r| regex_match(r, host, true))
+                || config
+                    .regex_values
+                    .iter()
+                    .any(|r| regex_match(r, host, true))
         }
         RuleCondition::PathPattern { config } => {
-            config.values.iter().any(|v| wildcard_match(v, &req.path, false))
-                || config.regex_values.iter().any(|r| regex_match(r, &req.path, false))
+            config
+                .values
+                .iter()
+                .any(|v| wildcard_match(v, &req.path, false))
+                || config
+                    .regex_values
+                    .iter()
+                    .any(|r| regex_match(r, &req.path, false))
         }
         RuleCondition::HttpHeader { config } => req
             .headers
@@ -386,12 +419,17 @@ pub fn condition_matches(c: &RuleCondition, req: &Request) -> bool {
             .filter(|(k, _)| k.eq_ignore_ascii_case(&config.http_header_name))
             .any(|(_, value)| {
                 config.values.iter().any(|v| wildcard_match(v, value, true))
-                    || config.regex_values.iter().any(|r| regex_match(r, value, true))
+                    || config
+                        .regex_values
+                        .iter()
+                        .any(|r| regex_match(r, value, true))
             }),
-        RuleCondition::HttpRequestMethod { config } => config.values.iter().any(|m| *m == req.method),
+        RuleCondition::HttpRequestMethod { config } => config.values.contains(&req.method),
         RuleCondition::QueryString { config } => config.values.iter().any(|p| {
             req.query.iter().any(|(k, v)| {
-                p.key.as_ref().is_none_or(|key| wildcard_match(key, k, true))
+                p.key
+                    .as_ref()
+                    .is_none_or(|key| wildcard_match(key, k, true))
                     && wildcard_match(&p.value, v, true)
             })
         }),

@@ -170,7 +170,10 @@ mod tests {
     #[test]
     fn witnesses_match_their_expression() {
         assert_eq!(regex_witness("^/api/?(.*)$").as_deref(), Some("/api/x"));
-        assert_eq!(regex_witness("^/(foo|bar)/\\d+$").as_deref(), Some("/foo/1"));
+        assert_eq!(
+            regex_witness("^/(foo|bar)/\\d+$").as_deref(),
+            Some("/foo/1")
+        );
         assert_eq!(concretize("*.example.com", "w"), "w.example.com");
         assert_eq!(concretize("/a/?/*", ""), "/a/q/");
     }

@@ -99,8 +99,16 @@ impl VerifyReport {
             }
             for d in &g.differences {
                 let _ = writeln!(t, "  {}", d.request);
-                let _ = writeln!(t, "    Ingress: {}  [{}]", d.ingress.outcome, d.ingress.matched);
-                let _ = writeln!(t, "    Gateway: {}  [{}]", d.gateway.outcome, d.gateway.matched);
+                let _ = writeln!(
+                    t,
+                    "    Ingress: {}  [{}]",
+                    d.ingress.outcome, d.ingress.matched
+                );
+                let _ = writeln!(
+                    t,
+                    "    Gateway: {}  [{}]",
+                    d.gateway.outcome, d.gateway.matched
+                );
             }
             if !g.attributes.is_empty() {
                 let _ = writeln!(t, "  settings that differ:");

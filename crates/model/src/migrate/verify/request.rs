@@ -68,7 +68,11 @@ impl Request {
 
 impl fmt::Display for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}:{}{}", self.method, self.host, self.port, self.path)?;
+        write!(
+            f,
+            "{} {}:{}{}",
+            self.method, self.host, self.port, self.path
+        )?;
         if !self.query.is_empty() {
             write!(f, "?{}", self.query_string())?;
         }
@@ -98,7 +102,11 @@ fn path_misses(value: &str) -> Vec<String> {
         "/".to_string(),
     ];
     if let Some(stem) = value.strip_suffix("/*") {
-        out.push(if stem.is_empty() { "/".into() } else { stem.to_string() });
+        out.push(if stem.is_empty() {
+            "/".into()
+        } else {
+            stem.to_string()
+        });
         out.push(format!("{stem}/"));
         out.push(format!("{stem}x"));
     }
@@ -145,7 +153,11 @@ fn inside(cidr: &str) -> Option<String> {
         }
         ipnet::IpNet::V6(n) => {
             let base = u128::from(n.network());
-            let a = if n.prefix_len() >= 127 { base } else { base + 1 };
+            let a = if n.prefix_len() >= 127 {
+                base
+            } else {
+                base + 1
+            };
             IpAddr::V6(a.into())
         }
     };
@@ -191,7 +203,8 @@ fn rule_requests(rule: &ListenerRule, hosts: &BTreeSet<String>, out: &mut BTreeS
             }
             RuleCondition::HttpHeader { config } => {
                 if let Some(v) = witnesses(&config.values, &config.regex_values).first() {
-                    base.headers.push((config.http_header_name.clone(), v.clone()));
+                    base.headers
+                        .push((config.http_header_name.clone(), v.clone()));
                 }
             }
             RuleCondition::HttpRequestMethod { config } => {
@@ -201,7 +214,11 @@ fn rule_requests(rule: &ListenerRule, hosts: &BTreeSet<String>, out: &mut BTreeS
             }
             RuleCondition::QueryString { config } => {
                 if let Some(p) = config.values.first() {
-                    let key = p.key.as_deref().map(|k| concretize(k, "w")).unwrap_or_else(|| "k".into());
+                    let key = p
+                        .key
+                        .as_deref()
+                        .map(|k| concretize(k, "w"))
+                        .unwrap_or_else(|| "k".into());
                     base.query.push((key, concretize(&p.value, "w")));
                 }
             }
@@ -278,7 +295,11 @@ fn rule_requests(rule: &ListenerRule, hosts: &BTreeSet<String>, out: &mut BTreeS
             }
             RuleCondition::QueryString { config } => {
                 for p in &config.values {
-                    let key = p.key.as_deref().map(|k| concretize(k, "w")).unwrap_or_else(|| "k".into());
+                    let key = p
+                        .key
+                        .as_deref()
+                        .map(|k| concretize(k, "w"))
+                        .unwrap_or_else(|| "k".into());
                     let value = concretize(&p.value, "w");
                     vary(&|r| set_pair(&mut r.query, &key, &value));
                     vary(&|r| set_pair(&mut r.query, &key, &value.to_uppercase()));

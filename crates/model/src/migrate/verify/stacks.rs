@@ -15,7 +15,9 @@ use super::super::writer::all_documents;
 use super::super::{InputResources, MigrateError, OutputResources};
 use crate::model::gateway::{build_alb_gateway_stack, GatewayBuild, GatewayInputs};
 use crate::model::{self, BuildEnv, ClusterObjects, GroupId, ModelConfig, Stack};
-use crate::plan::{accept_rule_configs, add_chart_ingress_class, placeholder_node_ports, GatewayManifests};
+use crate::plan::{
+    accept_rule_configs, add_chart_ingress_class, placeholder_node_ports, GatewayManifests,
+};
 
 /// What both builders read.
 pub struct Objects {
@@ -48,13 +50,16 @@ pub fn objects(
         .map(|i| &i.metadata)
         .chain(cluster.services.iter().map(|s| &s.metadata));
     let refs = model::oidc::secret_refs(metas);
-    cluster.secrets = refs.into_iter().map(|(ns, name)| placeholder_secret(&ns, &name)).collect();
+    cluster.secrets = refs
+        .into_iter()
+        .map(|(ns, name)| placeholder_secret(&ns, &name))
+        .collect();
     let mut gateways = GatewayManifests::default();
     for mut doc in all_documents(output) {
         admit(&mut doc);
-        gateways
-            .take(&doc, Path::new("(generated)"))
-            .map_err(|e| MigrateError::Verify(format!("reading the generated objects back: {e:#}")))?;
+        gateways.take(&doc, Path::new("(generated)")).map_err(|e| {
+            MigrateError::Verify(format!("reading the generated objects back: {e:#}"))
+        })?;
     }
     Ok(Objects { cluster, gateways })
 }
@@ -65,7 +70,10 @@ fn placeholder_secret(namespace: &str, name: &str) -> Secret {
     s.metadata.namespace = Some(namespace.to_string());
     s.string_data = Some(BTreeMap::from([
         ("clientID".to_string(), PLACEHOLDER_CREDENTIAL.to_string()),
-        ("clientSecret".to_string(), PLACEHOLDER_CREDENTIAL.to_string()),
+        (
+            "clientSecret".to_string(),
+            PLACEHOLDER_CREDENTIAL.to_string(),
+        ),
     ]));
     s
 }
@@ -89,7 +97,11 @@ pub fn admit(doc: &mut Value) {
 
 /// The Ingress controller's stack of the group the Gateway stands for; `Err` says why there is
 /// none to compare with.
-pub fn ingress_stack(objs: &Objects, cfg: &ModelConfig, g: &MigratedGateway) -> Result<Stack, String> {
+pub fn ingress_stack(
+    objs: &Objects,
+    cfg: &ModelConfig,
+    g: &MigratedGateway,
+) -> Result<Stack, String> {
     let (groups, excluded) = model::load_groups(&objs.cluster, &cfg.ingress_class);
     let id = if g.explicit {
         GroupId::explicit(&g.group)
@@ -104,9 +116,9 @@ pub fn ingress_stack(objs: &Objects, cfg: &ModelConfig, g: &MigratedGateway) -> 
                 e.ingress, e.error
             ));
         }
-        let elsewhere = groups.values().find(|ig| {
-            ig.members.iter().any(|m| wanted.contains(&m.key()))
-        });
+        let elsewhere = groups
+            .values()
+            .find(|ig| ig.members.iter().any(|m| wanted.contains(&m.key())));
         return Err(match elsewhere {
             Some(other) => format!(
                 "the Ingress controller puts these Ingresses in group {} (IngressClassParams spec.group?), not in one of their own",
@@ -153,7 +165,12 @@ pub fn gateway_stack(
             gw.metadata.namespace.as_deref() == Some(g.namespace.as_str())
                 && gw.metadata.name.as_deref() == Some(g.gateway.as_str())
         })
-        .ok_or_else(|| format!("Gateway {} is not among the generated objects", g.gateway_key()))?;
+        .ok_or_else(|| {
+            format!(
+                "Gateway {} is not among the generated objects",
+                g.gateway_key()
+            )
+        })?;
     let gateway_config = gw
         .spec
         .infrastructure
@@ -193,7 +210,15 @@ pub fn gateway_stack(
         .attachment
         .refusals
         .iter()
-        .map(|r| format!("{} {} refused: {}: {}", r.kind.as_str(), r.route, r.reason, r.message))
+        .map(|r| {
+            format!(
+                "{} {} refused: {}: {}",
+                r.kind.as_str(),
+                r.route,
+                r.reason,
+                r.message
+            )
+        })
         .collect();
     notes.extend(built.route_problems.iter().map(|p| {
         format!(

@@ -14,8 +14,8 @@ use crate::migrate::objects::{PATH_EXACT, PATH_PREFIX};
 use crate::migrate::reader::decode_resources;
 use crate::migrate::{translate, InputResources, OutputResources};
 use crate::model::action::{
-    Action, AuthenticateCognitoConfig, ForwardConfig, RedirectConfig, Rewrite,
-    RewriteConfigObject, RuleCondition, StickinessConfig, TargetGroupTuple, Transform,
+    Action, AuthenticateCognitoConfig, ForwardConfig, RedirectConfig, Rewrite, RewriteConfigObject,
+    RuleCondition, StickinessConfig, TargetGroupTuple, Transform,
 };
 use crate::model::{Listener, ListenerRule, Protocol, Stack, Token};
 
@@ -56,7 +56,9 @@ struct GoldenRequest {
 }
 
 fn tg(name: &str) -> Token {
-    Token::Literal(format!("arn:aws:elasticloadbalancing:us-east-1:000000000000:targetgroup/{name}/0"))
+    Token::Literal(format!(
+        "arn:aws:elasticloadbalancing:us-east-1:000000000000:targetgroup/{name}/0"
+    ))
 }
 
 /// The golden file's short actions (see its header).
@@ -253,7 +255,11 @@ fn derived_requests_probe_boundaries() {
     let requests = derive_requests(&[&stack]);
     let has = |text: &str| {
         let want = parse_request(text);
-        assert!(requests.contains(&want), "missing {text}: {:#?}", requests.iter().map(|r| r.to_string()).collect::<Vec<_>>());
+        assert!(
+            requests.contains(&want),
+            "missing {text}: {:#?}",
+            requests.iter().map(|r| r.to_string()).collect::<Vec<_>>()
+        );
     };
     // The rule met, on both ports.
     has("GET shop.example.com:443/api X-Env=canary");
@@ -306,9 +312,15 @@ fn readme_samples_route_alike() {
         assert!(g.requests > 0, "{text}");
         assert!(g.differences.is_empty(), "{text}");
     }
-    assert!(text.contains("IngressGroup shop -> Gateway shop/"), "{text}");
+    assert!(
+        text.contains("IngressGroup shop -> Gateway shop/"),
+        "{text}"
+    );
     // The group with paths, hosts and conditions is probed request by request.
-    assert!(report.groups.iter().map(|g| g.requests).max() > Some(20), "{text}");
+    assert!(
+        report.groups.iter().map(|g| g.requests).max() > Some(20),
+        "{text}"
+    );
 }
 
 fn one_ingress(path: &str, path_type: &str) -> InputResources {
@@ -343,8 +355,14 @@ spec:
 fn a_seeded_path_type_change_is_found() {
     let input = one_ingress("/api", "Prefix");
     let mut output = translate(&input).unwrap();
-    assert!(!check(&input, &output).failed(), "the translation itself is exact");
-    let path = output.http_routes[0].spec.rules[0].matches[0].path.as_mut().unwrap();
+    assert!(
+        !check(&input, &output).failed(),
+        "the translation itself is exact"
+    );
+    let path = output.http_routes[0].spec.rules[0].matches[0]
+        .path
+        .as_mut()
+        .unwrap();
     assert_eq!(path.type_.as_deref(), Some(PATH_PREFIX));
     path.type_ = Some(PATH_EXACT.into());
     let report = check(&input, &output);
@@ -352,10 +370,20 @@ fn a_seeded_path_type_change_is_found() {
     let d = &report.groups[0].differences;
     let named = d
         .iter()
-        .find(|d| d.request.path == "/api/w" && d.request.port == 80 && d.request.host == "shop.example.com")
+        .find(|d| {
+            d.request.path == "/api/w"
+                && d.request.port == 80
+                && d.request.host == "shop.example.com"
+        })
         .unwrap_or_else(|| panic!("{}", report.render()));
-    assert_eq!(named.ingress.outcome.to_string(), "forward to shop/api:80 as shop.example.com/api/w");
-    assert_eq!(named.gateway.outcome.to_string(), "fixed-response 404 text/plain \"\"");
+    assert_eq!(
+        named.ingress.outcome.to_string(),
+        "forward to shop/api:80 as shop.example.com/api/w"
+    );
+    assert_eq!(
+        named.gateway.outcome.to_string(),
+        "fixed-response 404 text/plain \"\""
+    );
     let text = report.render();
     assert!(text.contains("GET shop.example.com:80/api/w"), "{text}");
     assert!(text.contains("routed differently"), "{text}");
@@ -383,8 +411,14 @@ fn upstreams_wildcard_prefix_fails_the_gateway_build() {
     let input = one_ingress("/*", "ImplementationSpecific");
     let output = translate(&input).unwrap();
     let report = check(&input, &output);
-    let problem = report.groups[0].problem.clone().unwrap_or_else(|| report.render());
-    assert!(problem.contains("prefix path shouldn't contain wildcards"), "{problem}");
+    let problem = report.groups[0]
+        .problem
+        .clone()
+        .unwrap_or_else(|| report.render());
+    assert!(
+        problem.contains("prefix path shouldn't contain wildcards"),
+        "{problem}"
+    );
     assert!(report.failed());
 }
 
@@ -421,7 +455,8 @@ spec:
     let report = check(&input, &output);
     let d = &report.groups[0].differences;
     assert!(
-        d.iter().any(|d| d.request.host == "b.example.com" && d.request.path == "/a"),
+        d.iter()
+            .any(|d| d.request.host == "b.example.com" && d.request.path == "/a"),
         "{}",
         report.render()
     );
