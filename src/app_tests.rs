@@ -1,7 +1,7 @@
 //! The served route table as the API server meets it.
 
 use super::*;
-use crate::args::Cli;
+use crate::cli::Cli;
 use clap::Parser;
 use http_body_util::BodyExt;
 

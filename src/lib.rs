@@ -6,12 +6,6 @@
 pub use albc_model::{annotations, config, crd, goflags, model, plan};
 
 pub mod app;
-// The crate root's one import that points up a floor, kept: `args` is the name the binary and
-// the tests know the command line by. Outside tests, the layers use it only for the model
-// crate's flag groups and defaults, never for `cli`'s own items (each subcommand's flags live
-// with it: `plan::PlanArgs`, `diff::DiffArgs`, `certs::generate::CertsGenerateArgs`).
-/// The command line: `cli`'s top-level `Cli` with the model crate's flag groups.
-pub use cli as args;
 pub mod aws;
 pub mod build_info;
 pub mod certs;

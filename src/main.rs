@@ -1,6 +1,6 @@
 //! Entry point: parse flags, then hand over to the subcommand or the controller.
 
-use aws_load_balancer_controller::args::{CertsCommand, Cli, Command};
+use aws_load_balancer_controller::cli::{CertsCommand, Cli, Command};
 use aws_load_balancer_controller::{app, build_info, certs, config::Config, telemetry};
 use clap::Parser;
 use std::process::ExitCode;
@@ -61,7 +61,7 @@ fn main() -> ExitCode {
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-fn run_controller(args: &aws_load_balancer_controller::args::ControllerArgs) -> anyhow::Result<()> {
+fn run_controller(args: &aws_load_balancer_controller::cli::ControllerArgs) -> anyhow::Result<()> {
     let cfg = Config::from_args(args)?;
     telemetry::init(cfg.log_level, cfg.log_format);
     match nofile::raise_soft_limit() {

@@ -31,7 +31,6 @@ use std::time::Duration;
 use anyhow::Context;
 use serde::Serialize;
 
-use crate::args::ControllerArgs;
 use crate::aws::shadow::RecordedRoles;
 pub use crate::aws::shadow::{Change, Recorder, Write};
 use crate::aws::{AwsConfig, Cloud, Fence};
@@ -41,6 +40,7 @@ use crate::controller::gateway::Stores;
 use crate::controller::ingress::IngressConfig;
 use crate::deploy::{CertDiscovery, CertificateTiming, Certificates, Deployer};
 use crate::model::ClusterObjects;
+use albc_model::args::ControllerArgs;
 pub use output::{Sink, Totals};
 pub use progress::Progress;
 

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Mutex;
 
 /// `--webhook-max-inflight-body-bytes` default (defined with the flags).
-pub use crate::args::DEFAULT_MAX_INFLIGHT_BODY_BYTES;
+pub use albc_model::args::DEFAULT_MAX_INFLIGHT_BODY_BYTES;
 /// Bodies up to this size count as small and may use the reserve.
 pub const SMALL_BODY_BYTES: usize = 256 * 1024;
 /// Accounting unit: the budget counts KiB.

@@ -44,7 +44,7 @@ pub const MIN_IDLE: Duration = Duration::from_secs(1);
 pub const MAX_BUF: usize = 64 * 1024;
 
 /// `--webhook-max-connections` default (defined with the flags).
-pub use crate::args::DEFAULT_MAX_CONNECTIONS;
+pub use albc_model::args::DEFAULT_MAX_CONNECTIONS;
 
 impl Default for ConnLimits {
     fn default() -> Self {

@@ -10,9 +10,9 @@
 //! Each stack is printed (flushed) before the next is computed, and the progress line goes only
 //! to a terminal: piped stderr carries none of it.
 
-use aws_load_balancer_controller::args::{Cli, Command};
 use aws_load_balancer_controller::aws::fake::spec;
 use aws_load_balancer_controller::aws::{Attributes, Tags};
+use aws_load_balancer_controller::cli::{Cli, Command};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use aws_load_balancer_controller::diff::{self, Progress};
 use aws_load_balancer_controller::model::LoadBalancerScheme;

@@ -82,7 +82,13 @@ async fn one_leader_at_a_time_with_handover_on_shutdown_and_on_crash() {
     // Clean shutdown of a releases the lease: b takes over well within one lease duration.
     a_token.cancel();
     a_task.await.unwrap();
-    let released = std::time::Instant::now();
+    // Released, not left to expire: once a has stopped, the lease no longer names it (b may
+    // already hold it).
+    assert_ne!(
+        holder(&leases).await.as_deref(),
+        Some("a"),
+        "a released its lease"
+    );
     eventually(
         "b leads after a's release",
         Duration::from_secs(5),
@@ -91,11 +97,6 @@ async fn one_leader_at_a_time_with_handover_on_shutdown_and_on_crash() {
         },
     )
     .await;
-    assert!(
-        released.elapsed() < Duration::from_millis(1500),
-        "handover took {:?}",
-        released.elapsed()
-    );
 
     // A crashed leader (task aborted, no release) is replaced once its lease expires.
     let (c_token, c_task) = candidate(client.clone(), "c", leading.clone(), max_seen.clone());

@@ -3,7 +3,7 @@
 //! Every check here produces a message that names the flag (or repeats upstream's own text where
 //! users already know it), so a bad chart value fails the pod at start with a readable reason.
 
-use crate::args::ControllerArgs;
+use crate::args::{ClusterArgs, ControllerArgs, ReconcileArgs};
 use crate::goflags::{parse_bind_addr, parse_duration, parse_list, parse_string_map};
 use crate::model::{LoadBalancerScheme, ModelConfig, TargetType};
 use std::collections::BTreeMap;
@@ -179,6 +179,146 @@ fn non_empty(s: &str) -> Option<String> {
     (!s.trim().is_empty()).then(|| s.trim().to_string())
 }
 
+/// `--default-target-type`.
+fn default_target_type(raw: &str) -> Result<TargetType, ConfigError> {
+    match raw {
+        "instance" => Ok(TargetType::Instance),
+        "ip" => Ok(TargetType::Ip),
+        other => Err(ConfigError::DefaultTargetType(other.to_string())),
+    }
+}
+
+/// `--default-load-balancer-scheme`.
+fn default_scheme(raw: &str) -> Result<LoadBalancerScheme, ConfigError> {
+    match raw {
+        "internal" => Ok(LoadBalancerScheme::Internal),
+        "internet-facing" => Ok(LoadBalancerScheme::InternetFacing),
+        other => Err(invalid(
+            "default-load-balancer-scheme",
+            other,
+            "must be internal or internet-facing",
+        )),
+    }
+}
+
+/// `--backend-security-group`, and the rule-management flag that needs the backend group.
+fn backend_security_group(c: &ClusterArgs) -> Result<Option<String>, ConfigError> {
+    let sg = non_empty(&c.backend_security_group);
+    if let Some(sg) = &sg {
+        if !sg.starts_with("sg-") {
+            return Err(invalid(
+                "backend-security-group",
+                sg,
+                "security group id must start with sg-",
+            ));
+        }
+    }
+    if c.enable_manage_backend_security_group_rules && !c.enable_backend_security_group {
+        return Err(invalid(
+            "enable-manage-backend-security-group-rules",
+            "true",
+            "requires --enable-backend-security-group=true",
+        ));
+    }
+    Ok(sg)
+}
+
+/// `--quic-environment-variable-name`: it names a variable of the pod's containers.
+fn check_quic_environment_variable_name(name: &str) -> Result<(), ConfigError> {
+    if name.is_empty() || name.contains('=') {
+        return Err(invalid(
+            "quic-environment-variable-name",
+            name,
+            "must be a non-empty environment variable name without '='",
+        ));
+    }
+    Ok(())
+}
+
+/// `--aws-vpc-id`.
+fn aws_vpc_id(raw: &str) -> Result<Option<String>, ConfigError> {
+    let vpc = non_empty(raw);
+    if let Some(vpc) = &vpc {
+        if !vpc.starts_with("vpc-") {
+            return Err(invalid("aws-vpc-id", vpc, "VPC id must start with vpc-"));
+        }
+    }
+    Ok(vpc)
+}
+
+/// `--aws-api-endpoints`: service → http(s) URL.
+fn aws_api_endpoints(raw: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    let endpoints = string_map("aws-api-endpoints", raw)?;
+    for (service, url) in &endpoints {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(invalid(
+                "aws-api-endpoints",
+                url,
+                format!("endpoint for {service} must be an http(s) URL"),
+            ));
+        }
+    }
+    Ok(endpoints)
+}
+
+/// `--log-level`.
+fn log_level(raw: &str) -> Result<LogLevel, ConfigError> {
+    match raw {
+        "info" => Ok(LogLevel::Info),
+        "debug" => Ok(LogLevel::Debug),
+        other => Err(invalid("log-level", other, "must be info or debug")),
+    }
+}
+
+/// `--log-format`.
+fn log_format(raw: &str) -> Result<LogFormat, ConfigError> {
+    match raw {
+        "text" => Ok(LogFormat::Text),
+        "json" => Ok(LogFormat::Json),
+        other => Err(invalid("log-format", other, "must be text or json")),
+    }
+}
+
+/// The controllers' `--*-max-concurrent-reconciles`: a controller without a worker would never
+/// reconcile.
+fn check_concurrency(rc: &ReconcileArgs) -> Result<(), ConfigError> {
+    for (flag, v) in [
+        (
+            "ingress-max-concurrent-reconciles",
+            rc.ingress_max_concurrent_reconciles,
+        ),
+        (
+            "targetgroupbinding-max-concurrent-reconciles",
+            rc.targetgroupbinding_max_concurrent_reconciles,
+        ),
+        (
+            "service-max-concurrent-reconciles",
+            rc.service_max_concurrent_reconciles,
+        ),
+    ] {
+        if v == 0 {
+            return Err(invalid(flag, "0", "must be at least 1"));
+        }
+    }
+    Ok(())
+}
+
+/// `--lb-stabilization-monitor-interval`: positive.
+fn lb_stabilization_monitor_interval(rc: &ReconcileArgs) -> Result<Duration, ConfigError> {
+    let interval = duration(
+        "lb-stabilization-monitor-interval",
+        &rc.lb_stabilization_monitor_interval,
+    )?;
+    if interval.is_zero() {
+        return Err(invalid(
+            "lb-stabilization-monitor-interval",
+            &rc.lb_stabilization_monitor_interval,
+            "must be positive",
+        ));
+    }
+    Ok(interval)
+}
+
 impl Config {
     /// Validates the flags; the first problem found is returned.
     pub fn from_args(a: &ControllerArgs) -> Result<Config, ConfigError> {
@@ -186,74 +326,23 @@ impl Config {
         if c.cluster_name.trim().is_empty() {
             return Err(ConfigError::MissingClusterName);
         }
-        let default_target_type = match c.default_target_type.as_str() {
-            "instance" => TargetType::Instance,
-            "ip" => TargetType::Ip,
-            other => return Err(ConfigError::DefaultTargetType(other.to_string())),
-        };
-        let default_scheme = match c.default_load_balancer_scheme.as_str() {
-            "internal" => LoadBalancerScheme::Internal,
-            "internet-facing" => LoadBalancerScheme::InternetFacing,
-            other => {
-                return Err(invalid(
-                    "default-load-balancer-scheme",
-                    other,
-                    "must be internal or internet-facing",
-                ))
-            }
-        };
+        let default_target_type = default_target_type(&c.default_target_type)?;
+        let default_scheme = default_scheme(&c.default_load_balancer_scheme)?;
         let default_tags = string_map("default-tags", &c.default_tags)?;
         check_tag_keys(default_tags.keys(), "default-tags")?;
         let external_managed_tags = parse_list(&c.external_managed_tags);
         check_tag_keys(external_managed_tags.iter(), "external-managed-tags")?;
-        let backend_security_group = non_empty(&c.backend_security_group);
-        if let Some(sg) = &backend_security_group {
-            if !sg.starts_with("sg-") {
-                return Err(invalid(
-                    "backend-security-group",
-                    sg,
-                    "security group id must start with sg-",
-                ));
-            }
-        }
-        if c.enable_manage_backend_security_group_rules && !c.enable_backend_security_group {
-            return Err(invalid(
-                "enable-manage-backend-security-group-rules",
-                "true",
-                "requires --enable-backend-security-group=true",
-            ));
-        }
+        let backend_security_group = backend_security_group(c)?;
         let required_secrets_label = RequiredLabel::from_flag(&c.required_secrets_label)?;
-        let quic_env = &c.quic_environment_variable_name;
-        if quic_env.is_empty() || quic_env.contains('=') {
-            return Err(invalid(
-                "quic-environment-variable-name",
-                quic_env,
-                "must be a non-empty environment variable name without '='",
-            ));
-        }
+        check_quic_environment_variable_name(&c.quic_environment_variable_name)?;
         let service_target_eni_sg_tags = string_map(
             "service-target-eni-security-group-tags",
             &c.service_target_eni_security_group_tags,
         )?;
 
         let aws = &a.aws;
-        let aws_vpc_id = non_empty(&aws.aws_vpc_id);
-        if let Some(vpc) = &aws_vpc_id {
-            if !vpc.starts_with("vpc-") {
-                return Err(invalid("aws-vpc-id", vpc, "VPC id must start with vpc-"));
-            }
-        }
-        let aws_api_endpoints = string_map("aws-api-endpoints", &aws.aws_api_endpoints)?;
-        for (service, url) in &aws_api_endpoints {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(invalid(
-                    "aws-api-endpoints",
-                    url,
-                    format!("endpoint for {service} must be an http(s) URL"),
-                ));
-            }
-        }
+        let aws_vpc_id = aws_vpc_id(&aws.aws_vpc_id)?;
+        let aws_api_endpoints = aws_api_endpoints(&aws.aws_api_endpoints)?;
 
         let r = &a.runtime;
         if r.dry_run_events && !r.dry_run {
@@ -264,47 +353,11 @@ impl Config {
             ));
         }
         let webhook = webhook::from_args(&a.webhook, r)?;
-        let log = &a.log;
-        let log_level = match log.log_level.as_str() {
-            "info" => LogLevel::Info,
-            "debug" => LogLevel::Debug,
-            other => return Err(invalid("log-level", other, "must be info or debug")),
-        };
-        let log_format = match log.log_format.as_str() {
-            "text" => LogFormat::Text,
-            "json" => LogFormat::Json,
-            other => return Err(invalid("log-format", other, "must be text or json")),
-        };
+        let log_level = log_level(&a.log.log_level)?;
+        let log_format = log_format(&a.log.log_format)?;
         let rc = &a.reconcile;
-        for (flag, v) in [
-            (
-                "ingress-max-concurrent-reconciles",
-                rc.ingress_max_concurrent_reconciles,
-            ),
-            (
-                "targetgroupbinding-max-concurrent-reconciles",
-                rc.targetgroupbinding_max_concurrent_reconciles,
-            ),
-            (
-                "service-max-concurrent-reconciles",
-                rc.service_max_concurrent_reconciles,
-            ),
-        ] {
-            if v == 0 {
-                return Err(invalid(flag, "0", "must be at least 1"));
-            }
-        }
-        let lb_stabilization_monitor_interval = duration(
-            "lb-stabilization-monitor-interval",
-            &rc.lb_stabilization_monitor_interval,
-        )?;
-        if lb_stabilization_monitor_interval.is_zero() {
-            return Err(invalid(
-                "lb-stabilization-monitor-interval",
-                &rc.lb_stabilization_monitor_interval,
-                "must be positive",
-            ));
-        }
+        check_concurrency(rc)?;
+        let lb_stabilization_monitor_interval = lb_stabilization_monitor_interval(rc)?;
         let inert_warnings = inert::check(&inert_values(a))?;
 
         let feature_gates = feature_gates(&c.feature_gates)?;

@@ -325,16 +325,11 @@ mod tests {
             }
         });
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let started = std::time::Instant::now();
         assert!(roles
             .elbv2_as("arn:aws:iam::222222222222:role/other", "")
             .await
             .is_err());
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "waited {:?} behind another role",
-            started.elapsed()
-        );
+        // Answered while the slow role's STS call is still out: it did not wait behind it.
         assert!(!slow.is_finished(), "the slow role is still being assumed");
         assert!(slow.await.unwrap().is_err());
     }

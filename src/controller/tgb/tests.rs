@@ -186,7 +186,7 @@ fn fail_open_takes_endpoints_on_unknown_nodes_only_when_none_is_ready() {
 
 #[test]
 fn endpoints_fail_open_follows_its_gate() {
-    use crate::args::Cli;
+    use crate::cli::Cli;
     use clap::Parser;
     let cfg = |gates: &[&str]| {
         let mut argv = vec!["aws-load-balancer-controller", "--cluster-name=demo"];

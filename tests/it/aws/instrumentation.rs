@@ -291,7 +291,9 @@ async fn elapsed_for(n: usize, f: impl AsyncFn()) -> f64 {
     start.elapsed().as_secs_f64()
 }
 
-#[tokio::test]
+// tokio's clock, paused: the limiter and the fake's latency run on virtual time, so the
+// figures are the limiter's arithmetic, not this machine's speed.
+#[tokio::test(start_paused = true)]
 async fn limiter_holds_configured_rate() {
     // User rule: 10/s, burst 5 → 55 calls need 5 s.
     let (fake, _) = fake_with(Some("ec2:^Describe=10:5"), fast_retry(0));
@@ -310,7 +312,9 @@ async fn limiter_holds_configured_rate() {
     assert!(secs < 0.1, "took {secs}s");
 }
 
-#[tokio::test]
+// tokio's clock, paused: the limiter and the fake's latency run on virtual time, so the
+// figures are the limiter's arithmetic, not this machine's speed.
+#[tokio::test(start_paused = true)]
 async fn default_register_targets_limit() {
     // Upstream default: RegisterTargets 4/s burst 20 → 32 requests need 3 s.
     let (fake, _) = fake_with(None, fast_retry(0));
@@ -332,7 +336,9 @@ async fn default_register_targets_limit() {
     assert_eq!(fake.count("RegisterTargets"), 60);
 }
 
-#[tokio::test]
+// tokio's clock, paused: the limiter and the fake's latency run on virtual time, so the
+// figures are the limiter's arithmetic, not this machine's speed.
+#[tokio::test(start_paused = true)]
 async fn injected_latency() {
     let (fake, _) = fake_with(None, fast_retry(0));
     fake.set_latency(Duration::from_millis(100));

@@ -258,7 +258,7 @@ fn missing_cluster_name_fails_with_upstream_message() {
 /// flag parser and config validation accept the whole rendered argument list, values included.
 #[test]
 fn every_rendered_flag_is_accepted_by_the_controller_binary() {
-    use aws_load_balancer_controller::args::Cli;
+    use aws_load_balancer_controller::cli::Cli;
     use aws_load_balancer_controller::config::Config;
     use clap::Parser;
 
@@ -302,7 +302,7 @@ fn every_rendered_flag_is_accepted_by_the_controller_binary() {
 /// the flag is acted on).
 #[test]
 fn default_pca_arn_value_sets_the_flag_the_controller_acts_on() {
-    use aws_load_balancer_controller::args::Cli;
+    use aws_load_balancer_controller::cli::Cli;
     use aws_load_balancer_controller::config::Config;
     use aws_load_balancer_controller::model::ModelConfig;
     use clap::Parser;

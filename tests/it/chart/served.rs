@@ -4,7 +4,7 @@
 //! upstream-style CI values and for a values file that turns on every optional webhook.
 
 use super::*;
-use aws_load_balancer_controller::{app, args::Cli, config::Config, webhook};
+use aws_load_balancer_controller::{app, cli::Cli, config::Config, webhook};
 use clap::Parser;
 use std::collections::BTreeSet;
 

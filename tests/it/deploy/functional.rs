@@ -244,14 +244,12 @@ async fn security_group_deletion_waits_for_dependency_then_times_out() {
     fake.create_load_balancer(&spec::alb("not-ours", &subnets, std::slice::from_ref(&sg)))
         .await
         .unwrap();
-    let started = std::time::Instant::now();
     let err = d.delete_stack("shop").await.unwrap_err();
     assert!(
         err.to_string()
             .starts_with(&format!("timed out deleting security group {sg}")),
         "{err}"
     );
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert!(fake.count("DeleteSecurityGroup") >= 2, "retried");
 }
 

@@ -16,7 +16,7 @@ use crate::crd::gateway::load_balancer_configuration::{
 };
 use crate::crd::gateway::target_group_configuration::TargetGroupProps;
 use crate::crd::gateway::{KeyValue, LoadBalancerConfigurationSpec};
-use crate::crd::IngressClassParams;
+use crate::crd::{IngressClassParams, IngressClassParamsSpec};
 
 /// `value` as the other enum with the same serde name (IngressClassParams → CRD enums).
 fn same_name<A: Serialize, B: DeserializeOwned>(value: &A) -> Option<B> {
@@ -48,6 +48,21 @@ pub fn apply_ingress_class_params_to_lb_config(
     icp: &IngressClassParams,
 ) -> Result<(), MigrateError> {
     let p = &icp.spec;
+    apply_identity(spec, p)?;
+    apply_listener_tls(spec, p)?;
+    apply_sources_tags_attributes(spec, p)?;
+    apply_subnets(spec, p)?;
+    apply_prefix_lists_and_waf(spec, p)?;
+    apply_capacity_and_ipam(spec, p)?;
+    apply_listener_attributes(spec, p)?;
+    Ok(())
+}
+
+/// The load balancer's scheme, IP address type and name.
+fn apply_identity(
+    spec: &mut LoadBalancerConfigurationSpec,
+    p: &IngressClassParamsSpec,
+) -> Result<(), MigrateError> {
     if let Some(scheme) = &p.scheme {
         let new = same_name(scheme);
         if spec.scheme.is_some() && spec.scheme != new {
@@ -78,6 +93,14 @@ pub fn apply_ingress_class_params_to_lb_config(
         }
         spec.load_balancer_name = Some(p.load_balancer_name.clone());
     }
+    Ok(())
+}
+
+/// The HTTPS listeners' SSL policy and every listener's certificates.
+fn apply_listener_tls(
+    spec: &mut LoadBalancerConfigurationSpec,
+    p: &IngressClassParamsSpec,
+) -> Result<(), MigrateError> {
     if !p.ssl_policy.is_empty() {
         if let Some(lcs) = spec.listener_configurations.as_mut() {
             for lc in lcs.iter_mut() {
@@ -102,6 +125,14 @@ pub fn apply_ingress_class_params_to_lb_config(
             }
         }
     }
+    Ok(())
+}
+
+/// Inbound CIDRs, tags and load-balancer attributes.
+fn apply_sources_tags_attributes(
+    spec: &mut LoadBalancerConfigurationSpec,
+    p: &IngressClassParamsSpec,
+) -> Result<(), MigrateError> {
     if !p.inbound_cidrs.is_empty() {
         if spec
             .source_ranges
@@ -152,6 +183,14 @@ pub fn apply_ingress_class_params_to_lb_config(
             value: a.value.clone(),
         });
     }
+    Ok(())
+}
+
+/// Subnets, by id or by tag selector.
+fn apply_subnets(
+    spec: &mut LoadBalancerConfigurationSpec,
+    p: &IngressClassParamsSpec,
+) -> Result<(), MigrateError> {
     if let Some(subnets) = &p.subnets {
         if !subnets.ids.is_empty() {
             let configs: Vec<SubnetConfiguration> = subnets
@@ -185,6 +224,14 @@ pub fn apply_ingress_class_params_to_lb_config(
             spec.load_balancer_subnets_selector = Some(subnets.tags.clone());
         }
     }
+    Ok(())
+}
+
+/// Security-group prefix lists and the WAFv2 ACL.
+fn apply_prefix_lists_and_waf(
+    spec: &mut LoadBalancerConfigurationSpec,
+    p: &IngressClassParamsSpec,
+) -> Result<(), MigrateError> {
     let prefix_lists = if !p.prefix_lists_ids.is_empty() {
         Some(&p.prefix_lists_ids)
     } else if !p.prefix_lists_ids_legacy.is_empty() {
@@ -221,6 +268,14 @@ pub fn apply_ingress_class_params_to_lb_config(
             web_acl: acl.clone(),
         });
     }
+    Ok(())
+}
+
+/// Minimum capacity and the IPv4 IPAM pool.
+fn apply_capacity_and_ipam(
+    spec: &mut LoadBalancerConfigurationSpec,
+    p: &IngressClassParamsSpec,
+) -> Result<(), MigrateError> {
     if let Some(cap) = &p.minimum_load_balancer_capacity {
         if let Some(existing) = &spec.minimum_load_balancer_capacity {
             if existing.capacity_units != cap.capacity_units {
@@ -246,6 +301,14 @@ pub fn apply_ingress_class_params_to_lb_config(
         }
         spec.ipv4_ipam_pool_id = Some(pool.clone());
     }
+    Ok(())
+}
+
+/// The listeners' attributes, on the listener configurations with their protocol and port.
+fn apply_listener_attributes(
+    spec: &mut LoadBalancerConfigurationSpec,
+    p: &IngressClassParamsSpec,
+) -> Result<(), MigrateError> {
     if !p.listeners.is_empty() {
         if let Some(lcs) = spec.listener_configurations.as_mut() {
             for l in &p.listeners {

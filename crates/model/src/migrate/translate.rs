@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 
-use super::annotations::get_string_map;
+use super::annotations::{get_string_map, ListenPort};
 use super::gateway::build_gateway;
 use super::group::{
     build_member_parent_refs, class_name, merge_group_lb_annotations, merge_group_listen_ports,
@@ -22,7 +22,7 @@ use super::names::{
     gateway_name, group_gateway_name, group_lb_config_name, http_route_name, lb_config_name,
     section_name,
 };
-use super::objects::MigratedGateway;
+use super::objects::{HttpRoute, MigratedGateway};
 use super::tg_config::{build_target_group_config_from_entries, TgcEntry};
 use super::unsupported::{annotation_warnings, group_member_warnings, icp_warnings};
 use super::{
@@ -83,32 +83,14 @@ pub fn translate(input: &InputResources) -> Result<OutputResources, MigrateError
         let ssl_redirect = resolve_group_ssl_redirect(&group.members, &icp_by_class)
             .map_err(|e| in_group(e, "resolveGroupSSLRedirect"))?;
 
-        let mut lb_config = build_load_balancer_config_resource(
-            &lbc_name,
-            &group.namespace,
+        let lb_config = group_lb_config(
+            (&lbc_name, &group.namespace, &group.name),
             &merged,
             &all_ports,
             &lb_tag,
+            &icps,
             &mut notes,
-        );
-        if !icps.is_empty() {
-            let lbc = lb_config.get_or_insert_with(|| {
-                let mut c = LoadBalancerConfiguration::new(
-                    &lbc_name,
-                    LoadBalancerConfigurationSpec::default(),
-                );
-                c.metadata.namespace = Some(group.namespace.clone());
-                c
-            });
-            // The IngressClassParams merged among themselves first (a conflict is an error),
-            // then over the annotations.
-            let mut from_icps = LoadBalancerConfigurationSpec::default();
-            for icp in &icps {
-                apply_ingress_class_params_to_lb_config(&mut from_icps, icp)
-                    .map_err(|e| e.context(&format!("group {}", go_quote(&group.name))))?;
-            }
-            apply_icp_spec_override(&mut lbc.spec, &from_icps);
-        }
+        )?;
         if let Some(c) = &lb_config {
             out.load_balancer_configurations.push(c.clone());
         }
@@ -125,18 +107,13 @@ pub fn translate(input: &InputResources) -> Result<OutputResources, MigrateError
             cross_ns_name,
         ));
         if let Some(port) = ssl_redirect {
-            for lp in all_ports
-                .iter()
-                .filter(|p| p.protocol.eq_ignore_ascii_case(PROTOCOL_HTTP))
-            {
-                out.http_routes.push(build_ssl_redirect_route(
-                    &group.namespace,
-                    &group.name,
-                    &gw_name,
-                    &section_name(&lp.protocol, lp.port),
-                    port,
-                ));
-            }
+            out.http_routes.extend(ssl_redirect_routes(
+                &group.namespace,
+                &group.name,
+                &gw_name,
+                &all_ports,
+                port,
+            ));
         }
         let mut hostnames = Vec::new();
         for ing in &group.members {
@@ -207,6 +184,58 @@ pub fn translate(input: &InputResources) -> Result<OutputResources, MigrateError
     }
     out.warnings.extend(notes);
     Ok(out)
+}
+
+/// The group's LoadBalancerConfiguration: from its merged annotations, with its
+/// IngressClassParams merged among themselves first (a conflict is an error), then over them.
+fn group_lb_config(
+    (lbc_name, namespace, group_name): (&str, &str, &str),
+    merged: &AnnotationMap,
+    all_ports: &[ListenPort],
+    lb_tag: &str,
+    icps: &[&IngressClassParams],
+    notes: &mut Vec<String>,
+) -> Result<Option<LoadBalancerConfiguration>, MigrateError> {
+    let mut lb_config =
+        build_load_balancer_config_resource(lbc_name, namespace, merged, all_ports, lb_tag, notes);
+    if !icps.is_empty() {
+        let lbc = lb_config.get_or_insert_with(|| {
+            let mut c =
+                LoadBalancerConfiguration::new(lbc_name, LoadBalancerConfigurationSpec::default());
+            c.metadata.namespace = Some(namespace.to_string());
+            c
+        });
+        let mut from_icps = LoadBalancerConfigurationSpec::default();
+        for icp in icps {
+            apply_ingress_class_params_to_lb_config(&mut from_icps, icp)
+                .map_err(|e| e.context(&format!("group {}", go_quote(group_name))))?;
+        }
+        apply_icp_spec_override(&mut lbc.spec, &from_icps);
+    }
+    Ok(lb_config)
+}
+
+/// The routes that redirect each HTTP listener of the group to HTTPS `port`.
+fn ssl_redirect_routes(
+    namespace: &str,
+    group_name: &str,
+    gw_name: &str,
+    all_ports: &[ListenPort],
+    port: i32,
+) -> Vec<HttpRoute> {
+    all_ports
+        .iter()
+        .filter(|p| p.protocol.eq_ignore_ascii_case(PROTOCOL_HTTP))
+        .map(|lp| {
+            build_ssl_redirect_route(
+                namespace,
+                group_name,
+                gw_name,
+                &section_name(&lp.protocol, lp.port),
+                port,
+            )
+        })
+        .collect()
 }
 
 /// A member's tags: its `tags` annotation with its IngressClassParams' tags over it.

@@ -79,11 +79,29 @@ fn security_group(t: &Token) -> String {
 /// Every setting that differs between the Ingress stack and the Gateway stack.
 pub fn compare(ingress: &Stack, gateway: &Stack, services: &[Service]) -> Vec<AttributeDifference> {
     let mut out = Vec::new();
+    compare_load_balancer(ingress, gateway, &mut out);
+    let ports: BTreeSet<i32> = ingress
+        .listeners
+        .iter()
+        .chain(&gateway.listeners)
+        .map(|l| l.port)
+        .collect();
+    for port in ports {
+        let i = ingress.listeners.iter().find(|l| l.port == port);
+        let g = gateway.listeners.iter().find(|l| l.port == port);
+        compare_listeners(port, i, g, &mut out);
+    }
+    compare_target_groups(ingress, gateway, services, &mut out);
+    out
+}
+
+/// The load balancer's settings, its add-ons and who may reach it.
+fn compare_load_balancer(ingress: &Stack, gateway: &Stack, out: &mut Vec<AttributeDifference>) {
     match (&ingress.load_balancer, &gateway.load_balancer) {
         (Some(i), Some(g)) => {
             let mut d = Diffs {
                 scope: "load balancer".into(),
-                out: &mut out,
+                out: &mut *out,
             };
             // A generated name differs by design; a name the user chose does not.
             if !i.name.starts_with("k8s-") {
@@ -161,24 +179,22 @@ pub fn compare(ingress: &Stack, gateway: &Stack, services: &[Service]) -> Vec<At
             }
         }
     }
-    let ports: BTreeSet<i32> = ingress
-        .listeners
-        .iter()
-        .chain(&gateway.listeners)
-        .map(|l| l.port)
-        .collect();
-    for port in ports {
-        let i = ingress.listeners.iter().find(|l| l.port == port);
-        let g = gateway.listeners.iter().find(|l| l.port == port);
-        compare_listeners(port, i, g, &mut out);
-    }
+}
+
+/// Each target group's settings, paired by the backend it stands for.
+fn compare_target_groups(
+    ingress: &Stack,
+    gateway: &Stack,
+    services: &[Service],
+    out: &mut Vec<AttributeDifference>,
+) {
     let i_tgs = target_groups(ingress, services);
     let g_tgs = target_groups(gateway, services);
     let keys: BTreeSet<&String> = i_tgs.keys().chain(g_tgs.keys()).collect();
     for k in keys {
         let mut d = Diffs {
             scope: format!("target group {k}"),
-            out: &mut out,
+            out: &mut *out,
         };
         let (Some((i, ib)), Some((g, gb))) = (i_tgs.get(k), g_tgs.get(k)) else {
             d.field("(present)", &i_tgs.contains_key(k), &g_tgs.contains_key(k));
@@ -246,7 +262,6 @@ pub fn compare(ingress: &Stack, gateway: &Stack, services: &[Service]) -> Vec<At
             &gb.spec.multi_cluster_target_group,
         );
     }
-    out
 }
 
 fn compare_listeners(
