@@ -3,9 +3,9 @@
 //! leaves out is removed only while the Gateway's annotation says it is active (and always when
 //! the Gateway is being deleted); NLB Gateways carry only the capacity reservation.
 
-use super::addons::ActiveAddons;
-use super::tests::{cfg, yaml};
-use super::*;
+use super::{cfg, yaml};
+use crate::model::gateway::addons::ActiveAddons;
+use crate::model::gateway::*;
 use crate::model::types::Addons;
 
 const ACL: &str = "arn:aws:wafv2:us-west-2:111122223333:regional/webacl/acl/0123";

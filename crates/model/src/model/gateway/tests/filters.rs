@@ -2,9 +2,9 @@
 //! `route_rule_action.go` / `route_rule_transform.go` / `route_rule_condition.go`: redirects,
 //! URL and host rewrites, and the configuration's actions, source-ip conditions and tags.
 
-use super::tests::{cfg, yaml, SERVICES};
-use super::*;
+use super::{cfg, yaml, SERVICES};
 use crate::model::action::*;
+use crate::model::gateway::*;
 use k8s_openapi::api::core::v1::Secret;
 
 pub(super) const GATEWAY: &str = r#"
@@ -412,7 +412,7 @@ fn cognito_and_jwt_validation_from_a_rule_configuration_get_the_crd_defaults() {
 
 #[test]
 fn a_rule_with_an_external_auth_filter_answers_500_with_unsupported_value_and_the_rest_is_served() {
-    use super::dropped::decode_noting_dropped;
+    use crate::model::gateway::dropped::decode_noting_dropped;
     use serde_json::json;
     let gw: Gateway = yaml(GATEWAY);
     let lbc: LoadBalancerConfiguration = yaml(CERT);

@@ -2,11 +2,11 @@
 //! naming the field (and none where the field applies) — `unread_config`, `unread_props` and
 //! `unread_rules` against inputs as manifests.
 
-use super::listeners::LbKind;
-use super::tests::{cfg, yaml, SERVICES};
-use super::tests_filters::{lrc, CERT, GATEWAY as ALB_GATEWAY, WITH_CONFIG};
-use super::tests_lb_config::{lbc, nlb_without_groups, warnings, with_gateway, Case};
-use super::*;
+use super::filters::{lrc, CERT, GATEWAY as ALB_GATEWAY, WITH_CONFIG};
+use super::lb_config::{lbc, nlb_without_groups, warnings, with_gateway, Case};
+use super::{cfg, yaml, SERVICES};
+use crate::model::gateway::listeners::LbKind;
+use crate::model::gateway::*;
 
 /// The fields (annotations) of the build's Warnings.
 fn fields(b: &GatewayBuild) -> Vec<&str> {
@@ -381,7 +381,7 @@ fn an_infrastructure_parameters_ref_of_another_kind_is_a_warning() {
 
 #[test]
 fn fields_the_route_and_gateway_types_drop_are_a_warning() {
-    use super::dropped::decode_noting_dropped;
+    use crate::model::gateway::dropped::decode_noting_dropped;
     let mut gw: serde_json::Value = yaml(ALB_GATEWAY);
     gw["spec"]["futureField"] = "x".into();
     let gw: Gateway = decode_noting_dropped(gw).unwrap();

@@ -3,9 +3,9 @@
 //! `loadBalancerSubnetsSelector`, the ALB-only address pools, and `defaultTargetGroupConfiguration`
 //! merged under the Services' own TargetGroupConfigurations — inputs as manifests.
 
-use super::listeners::LbKind;
-use super::tests::{cfg, yaml, GATEWAY, SERVICES};
-use super::*;
+use super::{cfg, yaml, GATEWAY, SERVICES};
+use crate::model::gateway::listeners::LbKind;
+use crate::model::gateway::*;
 use crate::model::subnets::SubnetInfo;
 use crate::model::types::{Subnets, TargetType, Token};
 use crate::model::{ModelConfig, ModelError};
@@ -725,7 +725,7 @@ fn target_control_port_is_refused_for_instance_targets_and_non_http_protocols() 
         target_control_port: Some(3000),
         ..TargetGroupProps::default()
     };
-    let err = super::target_groups::target_control_port(
+    let err = crate::model::gateway::target_groups::target_control_port(
         Some(&props),
         crate::model::types::Protocol::Tcp,
         TargetType::Ip,

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use super::tests::{cfg, yaml, GATEWAY};
-use super::*;
+use super::{cfg, yaml, GATEWAY};
 use crate::model::action::{Action, ForwardConfig, TargetGroupTuple};
+use crate::model::gateway::*;
 use crate::model::types::{Protocol, Token};
 
 const ALB_ARN: &str =

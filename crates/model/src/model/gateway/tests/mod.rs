@@ -10,6 +10,17 @@ use crate::model::action::{Action, RuleCondition};
 use crate::model::types::{Protocol, ProtocolVersion, StackKind, TargetType, Token};
 use crate::model::ModelConfig;
 
+mod addons;
+mod backends;
+mod certificates;
+mod existing_nlb;
+mod filters;
+mod grants;
+mod lb_config;
+mod listener_sets;
+mod routes;
+mod unread;
+
 pub(super) fn yaml<T: serde::de::DeserializeOwned>(s: &str) -> T {
     serde_yaml::from_str(s).unwrap()
 }

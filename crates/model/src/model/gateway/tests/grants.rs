@@ -3,11 +3,11 @@
 //! ResolvedRefs False, `RefNotPermitted`), and a parentRef to a Gateway in another namespace
 //! needs the listener's `allowedRoutes`.
 
-use super::load::RouteProblem;
-use super::routes::{RouteKind, RouteRef};
-use super::tests::{cfg, yaml, GATEWAY};
-use super::*;
+use super::{cfg, yaml, GATEWAY};
 use crate::model::action::Action;
+use crate::model::gateway::load::RouteProblem;
+use crate::model::gateway::routes::{RouteKind, RouteRef};
+use crate::model::gateway::*;
 
 const ROUTE: &str = r#"
 - apiVersion: gateway.networking.k8s.io/v1

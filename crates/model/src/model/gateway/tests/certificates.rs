@@ -3,8 +3,8 @@
 //! listener's hostname plus each attached route's compatible hostnames (its own when none are),
 //! and no host at all is upstream's error — inputs as manifests.
 
-use super::tests::{cfg, yaml, SERVICES};
-use super::*;
+use super::{cfg, yaml, SERVICES};
+use crate::model::gateway::*;
 use crate::model::types::{MemberCertificates, Protocol};
 
 const GATEWAY: &str = r#"

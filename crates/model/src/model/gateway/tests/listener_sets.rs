@@ -5,9 +5,9 @@
 use gateway_api::apis::standard::listenersets::ListenerSet;
 use k8s_openapi::api::core::v1::Namespace;
 
-use super::listener_sets::handshake;
-use super::tests::{cfg, yaml, SERVICES};
-use super::*;
+use super::{cfg, yaml, SERVICES};
+use crate::model::gateway::listener_sets::handshake;
+use crate::model::gateway::*;
 use crate::model::types::Protocol;
 
 fn gateway(allowed: &str) -> Gateway {

@@ -2,9 +2,9 @@
 //! GRPC target groups, one precedence order across HTTPRoutes and GRPCRoutes (the v3.4.2
 //! cross-kind fix), TLS passthrough and termination listeners.
 
-use super::tests::{cfg, yaml, SERVICES};
-use super::*;
+use super::{cfg, yaml, SERVICES};
 use crate::model::action::{Action, RuleCondition};
+use crate::model::gateway::*;
 use crate::model::types::{Protocol, ProtocolVersion, StackKind};
 use gateway_api::apis::experimental::tcproutes::TcpRoute;
 use gateway_api::apis::experimental::udproutes::UdpRoute;
