@@ -36,18 +36,30 @@ const SUITES: &[(&str, &str)] = &[
         "load_balancer",
         include_str!("../golden_gateway/load_balancer.yaml"),
     ),
-    ("listeners", include_str!("../golden_gateway/listeners.yaml")),
-    ("precedence", include_str!("../golden_gateway/precedence.yaml")),
+    (
+        "listeners",
+        include_str!("../golden_gateway/listeners.yaml"),
+    ),
+    (
+        "precedence",
+        include_str!("../golden_gateway/precedence.yaml"),
+    ),
     (
         "listener_validation",
         include_str!("../golden_gateway/listener_validation.yaml"),
     ),
-    ("attachment", include_str!("../golden_gateway/attachment.yaml")),
+    (
+        "attachment",
+        include_str!("../golden_gateway/attachment.yaml"),
+    ),
     (
         "lb_config_merge",
         include_str!("../golden_gateway/lb_config_merge.yaml"),
     ),
-    ("tg_config", include_str!("../golden_gateway/tg_config.yaml")),
+    (
+        "tg_config",
+        include_str!("../golden_gateway/tg_config.yaml"),
+    ),
 ];
 
 /// Objects of one case, by kind.
