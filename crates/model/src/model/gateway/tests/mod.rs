@@ -297,7 +297,7 @@ fn older_route_wins_ties_and_catch_all_goes_last() {
             .rule(|r| r.path_prefix(path).backend("s", 80))
             .build()
     };
-    let routes = vec![
+    let routes = [
         route("b-new", "2025-03-01T00:00:00Z", "/x"),
         route("a-old", "2025-01-01T00:00:00Z", "/y"),
         HttpRoute::test("elsewhere", "foreign")
