@@ -4,9 +4,6 @@
 //! requests and decisions into AdmissionReview responses, counts failures with upstream's
 //! metric labels, and answers anything malformed without ever panicking.
 
-#[cfg(test)]
-#[path = "admission_tests.rs"]
-mod admission_tests;
 pub mod aga_validator;
 pub mod borrowed;
 pub mod budget;
@@ -26,6 +23,8 @@ pub mod target_control_agent;
 pub mod target_control_index;
 #[cfg(test)]
 mod test_support;
+#[cfg(test)]
+mod tests;
 pub mod tg_cache;
 pub mod tgb_mutator;
 pub mod tgb_validator;

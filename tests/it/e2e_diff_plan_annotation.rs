@@ -3,6 +3,7 @@
 //! others with the gate on, every stale plan cleared with the gate off; the plan names the VPC
 //! the controller resolved, also when found by `--aws-vpc-tags`.
 
+use albc_model::fixtures::TestObject;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::{Api, PostParams};
@@ -14,17 +15,14 @@ use crate::takeover::diff::{run_diff_flags, run_diff_with};
 
 const PLAN: &str = "alb.ingress.kubernetes.io/dry-run-plan";
 
+/// A member of the group `shared` routing `/name` to `web`, with a stale plan annotation.
 fn ingress(name: &str) -> Ingress {
-    serde_json::from_value(json!({
-        "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
-        "metadata": {"name": name, "namespace": "demo", "annotations": {
-            "kubernetes.io/ingress.class": "alb",
-            "alb.ingress.kubernetes.io/group.name": "shared",
-            PLAN: "stale"}},
-        "spec": {"rules": [{"http": {"paths": [{"path": format!("/{name}"), "pathType": "Prefix",
-            "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]},
-    }))
-    .unwrap()
+    Ingress::test("demo", name)
+        .annotation("kubernetes.io/ingress.class", "alb")
+        .annotation("alb.ingress.kubernetes.io/group.name", "shared")
+        .annotation(PLAN, "stale")
+        .rule(|r| r.prefix(&format!("/{name}"), "web", 80))
+        .build()
 }
 
 /// The plan-annotation writes of the report: (Ingress, value after).
@@ -54,11 +52,10 @@ async fn diff_shows_the_dry_run_plan_patches_the_ingress_controller_makes() {
         .create(&pp, &ns)
         .await
         .unwrap();
-    let svc: Service = serde_json::from_value(json!({
-        "metadata": {"name": "web", "namespace": "demo"},
-        "spec": {"type": "NodePort", "ports": [{"port": 80, "targetPort": 8080, "nodePort": 30080}]},
-    }))
-    .unwrap();
+    let svc = Service::test("demo", "web")
+        .service_type("NodePort")
+        .port(80, |p| p.target(8080).node_port(30080))
+        .build();
     Api::<Service>::namespaced(client.clone(), "demo")
         .create(&pp, &svc)
         .await

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use albc_model::fixtures::{Fixture, RuleFixture, TestObject};
 use aws_load_balancer_controller::aws::fake::{FakeAcm, FakeAws, FakeCertificate};
 use aws_load_balancer_controller::aws::ElbV2;
 use aws_load_balancer_controller::controller::gateway::{self, GatewayControllerConfig};
@@ -19,12 +20,15 @@ use aws_load_balancer_controller::deploy::CertDiscovery;
 use aws_load_balancer_controller::model::gateway::listeners::LbKind;
 use aws_load_balancer_controller::model::ModelConfig;
 use gateway_api::apis::standard::gateways::Gateway;
+use gateway_api::apis::standard::httproutes::HttpRoute;
+use k8s_openapi::api::core::v1::Service;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::ResourceExt;
+use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::ingress::{eventually, network, Harness, CLUSTER, WAIT};
-use crate::support::gateway::{accept_class, create_all, install_gateway_api};
+use crate::support::gateway::{accept_class, create_all, create_objects, install_gateway_api};
 use crate::support::inventory::inventory_of;
 
 const STACK_TAG: &str = "gateway.k8s.aws.alb/stack";
@@ -96,45 +100,54 @@ impl Drop for Running {
 
 /// A class, a NodePort Service and an HTTPRoute with a path rule; the Gateway's listener is
 /// `protocol` on `port`.
-fn manifests(protocol: &str, port: u16) -> String {
-    format!(
-        r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {{name: aws-alb}}
-spec: {{controllerName: gateway.k8s.aws/alb}}
----
-apiVersion: v1
-kind: Service
-metadata: {{name: web, namespace: demo}}
-spec:
-  type: NodePort
-  selector: {{app: web}}
-  ports: [{{name: http, port: 80, targetPort: 8080, nodePort: 30080, protocol: TCP}}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {{name: gw, namespace: demo}}
-spec:
-  gatewayClassName: aws-alb
-  listeners: [{{name: web, port: {port}, protocol: {protocol}}}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {{name: route, namespace: demo}}
-spec:
-  parentRefs: [{{name: gw}}]
-  rules:
-  - matches: [{{path: {{type: PathPrefix, value: /api}}}}]
-    backendRefs: [{{name: web, port: 80}}]
-"#
-    )
+fn manifests(protocol: &str, port: i32) -> Vec<Value> {
+    manifests_with(protocol, port, |gw| gw, |rule| rule)
+}
+
+/// [`manifests`] with the Gateway `demo/gw` (its class and listener `web` set) as `gateway`
+/// makes it and the route's rule (its `/api` match and backend set) as `rule` makes it.
+fn manifests_with(
+    protocol: &str,
+    port: i32,
+    gateway: impl FnOnce(Fixture<Gateway>) -> Fixture<Gateway>,
+    rule: impl FnOnce(RuleFixture) -> RuleFixture,
+) -> Vec<Value> {
+    let class = json!({
+        "apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass",
+        "metadata": {"name": "aws-alb"}, "spec": {"controllerName": "gateway.k8s.aws/alb"},
+    });
+    let service = Service::test("demo", "web")
+        .service_type("NodePort")
+        .selector("app", "web")
+        .port(80, |p| {
+            p.name("http")
+                .target(8080)
+                .node_port(30080)
+                .protocol("TCP")
+        });
+    let gw = Gateway::test("demo", "gw")
+        .class("aws-alb")
+        .listener("web", protocol, port);
+    let route = HttpRoute::test("demo", "route")
+        .parent("gw")
+        .rule(|r| rule(r.path_prefix("/api").backend("web", 80)));
+    vec![
+        class,
+        service.into_value(),
+        gateway(gw).into_value(),
+        route.into_value(),
+    ]
+}
+
+/// Names the LoadBalancerConfiguration `name` as the Gateway's `infrastructure.parametersRef`.
+fn with_configuration(name: &str) -> impl FnOnce(Fixture<Gateway>) -> Fixture<Gateway> + '_ {
+    move |gw| gw.parameters_ref("gateway.k8s.aws", "LoadBalancerConfiguration", name)
 }
 
 #[tokio::test]
 async fn an_alb_gateway_is_deployed_programmed_and_deleted_with_upstreams_status() {
     let r = Running::start().await;
-    create_all(&r.h.client, &manifests("HTTP", 80)).await;
+    create_objects(&r.h.client, manifests("HTTP", 80)).await;
     // Stands in for the GatewayClass reconciler (see `accept_class`).
     accept_class(&r.h.client, "aws-alb").await;
     eventually("Programmed=True", WAIT, || async {
@@ -223,7 +236,7 @@ async fn an_alb_gateway_is_deployed_programmed_and_deleted_with_upstreams_status
 #[tokio::test]
 async fn a_class_not_accepted_holds_the_gateway_back_with_upstreams_condition() {
     let r = Running::start().await;
-    create_all(&r.h.client, &manifests("HTTP", 80)).await;
+    create_objects(&r.h.client, manifests("HTTP", 80)).await;
     eventually("Accepted=False", WAIT, || async {
         r.condition("gw", "Accepted").await
             == Some((
@@ -247,7 +260,7 @@ async fn a_build_error_is_a_warning_with_upstreams_static_condition_and_no_aws_w
     let r = Running::start().await;
     // HTTPS without a certificate in a LoadBalancerConfiguration and without any hostname to
     // discover one for in ACM cannot be built (upstream's message).
-    create_all(&r.h.client, &manifests("HTTPS", 443)).await;
+    create_objects(&r.h.client, manifests("HTTPS", 443)).await;
     accept_class(&r.h.client, "aws-alb").await;
     eventually("FailedBuildModel", WAIT, || async {
         r.h.events("demo", "gw")
@@ -293,11 +306,8 @@ spec:
   loadBalancerAttributes: [{key: deletion_protection.enabled, value: "true"}]
 "#;
     create_all(&r.h.client, lbc).await;
-    let yaml = manifests("HTTP", 80).replace(
-        "  gatewayClassName: aws-alb\n",
-        "  gatewayClassName: aws-alb\n  infrastructure:\n    parametersRef: {group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: protect}\n",
-    );
-    create_all(&r.h.client, &yaml).await;
+    let objects = manifests_with("HTTP", 80, with_configuration("protect"), |rule| rule);
+    create_objects(&r.h.client, objects).await;
     accept_class(&r.h.client, "aws-alb").await;
     eventually("Programmed=True", WAIT, || async {
         r.condition("gw", "Programmed")
@@ -336,11 +346,8 @@ spec:
 #[tokio::test]
 async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
     let r = Running::start().await;
-    let yaml = manifests("HTTP", 80).replace(
-        "metadata: {name: gw, namespace: demo}",
-        "metadata: {name: gw, namespace: demo, annotations: {gateway.k8s.aws/dry-run: \"true\"}}",
-    );
-    create_all(&r.h.client, &yaml).await;
+    let dry_run = |gw: Fixture<Gateway>| gw.annotation("gateway.k8s.aws/dry-run", "true");
+    create_objects(&r.h.client, manifests_with("HTTP", 80, dry_run, |rule| rule)).await;
     accept_class(&r.h.client, "aws-alb").await;
     eventually("the plan annotation", WAIT, || async {
         r.gateways()
@@ -373,11 +380,11 @@ async fn an_https_gateway_gets_its_certificates_from_acm_discovery() {
     let acm = Arc::new(FakeAcm::new());
     acm.add(FakeCertificate::imported("shop.example.com", &[]).status("PENDING_VALIDATION"));
     let r = Running::start_with(Some(acm.clone())).await;
-    let yaml = manifests("HTTPS", 443).replace(
-        "protocol: HTTPS}]",
-        "protocol: HTTPS, hostname: shop.example.com}]",
-    );
-    create_all(&r.h.client, &yaml).await;
+    // The one listener, with a hostname.
+    let listener = json!([{"name": "web", "port": 443, "protocol": "HTTPS",
+        "hostname": "shop.example.com"}]);
+    let with_host = |gw: Fixture<Gateway>| gw.set(&["spec", "listeners"], listener);
+    create_objects(&r.h.client, manifests_with("HTTPS", 443, with_host, |rule| rule)).await;
     accept_class(&r.h.client, "aws-alb").await;
     let want = "Failed build model due to no certificate found for host: shop.example.com";
     eventually("FailedBuildModel naming the host", WAIT, || async {
@@ -475,11 +482,8 @@ spec:
 "#
     );
     create_all(&r.h.client, &lbc).await;
-    let yaml = manifests("HTTP", 80).replace(
-        "  gatewayClassName: aws-alb\n",
-        "  gatewayClassName: aws-alb\n  infrastructure:\n    parametersRef: {group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: own-sgs}\n",
-    );
-    create_all(&r.h.client, &yaml).await;
+    let objects = manifests_with("HTTP", 80, with_configuration("own-sgs"), |rule| rule);
+    create_objects(&r.h.client, objects).await;
     accept_class(&r.h.client, "aws-alb").await;
     eventually("Programmed=True", WAIT, || async {
         r.condition("gw", "Programmed")

@@ -8,6 +8,11 @@ pub mod annotations;
 pub mod args;
 pub mod config;
 pub mod crd;
+// Builders of test objects (`Gateway::test("ns", "gw").alb()...`): this crate's tests and,
+// with the `test-fixtures` feature, the controller's (`tests/it`).
+#[cfg(any(test, feature = "test-fixtures"))]
+#[doc(hidden)]
+pub mod fixtures;
 pub mod goflags;
 pub mod migrate;
 pub mod model;

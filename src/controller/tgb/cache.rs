@@ -331,7 +331,7 @@ pub fn project_endpoints(
 }
 
 #[cfg(test)]
-mod undecodable_tests {
+mod tests {
     use super::*;
 
     #[test]

@@ -29,14 +29,6 @@ pub use reconcile::UNDECODABLE;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_gates;
-#[cfg(test)]
-mod tests_networking;
-#[cfg(test)]
-mod tests_networking_sync;
-#[cfg(test)]
-mod tests_quic;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};

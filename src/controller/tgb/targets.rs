@@ -179,7 +179,7 @@ pub fn tracked_from_csv(csv: &str) -> BTreeSet<String> {
 }
 
 #[cfg(test)]
-mod cap_tests {
+mod tests {
     use super::*;
 
     fn diff(register: usize, deregister: usize) -> TargetDiff {

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::{manifests, Running, STACK_TAG};
 use crate::ingress::{eventually, WAIT};
-use crate::support::gateway::{accept_class, create_all};
+use crate::support::gateway::{accept_class, create_all, create_objects};
 use crate::support::gateway_crds::{api, get};
 use crate::support::inventory::inventory_of;
 
@@ -69,7 +69,7 @@ fn route_condition(route: &Value, type_: &str) -> Option<(String, String, String
 #[tokio::test]
 async fn an_external_auth_filter_refuses_its_rule_and_keeps_the_other_routes_rules() {
     let r = Running::start().await;
-    create_all(&r.h.client, &manifests("HTTP", 80)).await;
+    create_objects(&r.h.client, manifests("HTTP", 80)).await;
     create_all(&r.h.client, AUTH_ROUTE).await;
     accept_class(&r.h.client, "aws-alb").await;
     eventually("both routes on the load balancer", WAIT, || async {

@@ -5,13 +5,16 @@
 
 use std::time::Duration;
 
+use albc_model::fixtures::{Fixture, RuleFixture};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
+use gateway_api::apis::standard::gateways::Gateway;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use kube::ResourceExt;
+use serde_json::json;
 
-use super::{manifests, Running};
+use super::{manifests, manifests_with, with_configuration, Running};
 use crate::ingress::{eventually, WAIT};
-use crate::support::gateway::{accept_class, create_all};
+use crate::support::gateway::{accept_class, create_all, create_objects};
 
 /// The TargetGroupBindings of Gateway `demo/gw`.
 async fn bindings(r: &Running) -> Vec<TargetGroupBinding> {
@@ -36,11 +39,11 @@ async fn patch_gateway(r: &Running, body: serde_json::Value) {
 #[tokio::test]
 async fn infrastructure_labels_and_annotations_are_the_bindings_and_follow_edits() {
     let r = Running::start().await;
-    let yaml = manifests("HTTP", 80).replace(
-        "  gatewayClassName: aws-alb\n",
-        "  gatewayClassName: aws-alb\n  infrastructure:\n    labels: {team: web}\n    annotations: {example.com/owner: alice}\n",
-    );
-    create_all(&r.h.client, &yaml).await;
+    let infrastructure = |gw: Fixture<Gateway>| {
+        gw.set(&["spec", "infrastructure", "labels"], json!({"team": "web"}))
+            .set(&["spec", "infrastructure", "annotations"], json!({"example.com/owner": "alice"}))
+    };
+    create_objects(&r.h.client, manifests_with("HTTP", 80, infrastructure, |rule| rule)).await;
     accept_class(&r.h.client, "aws-alb").await;
     eventually("SuccessfullyReconciled", WAIT, || async {
         r.h.event_reasons("demo", "gw")
@@ -151,16 +154,12 @@ spec:
     lrcs.patch_status("oidc", &PatchParams::default(), &Patch::Merge(&accepted))
         .await
         .unwrap();
-    let yaml = manifests("HTTPS", 443)
-        .replace(
-            "  gatewayClassName: aws-alb\n",
-            "  gatewayClassName: aws-alb\n  infrastructure:\n    parametersRef: {group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: tls}\n",
-        )
-        .replace(
-            "    backendRefs: [{name: web, port: 80}]",
-            "    filters: [{type: ExtensionRef, extensionRef: {group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: oidc}}]\n    backendRefs: [{name: web, port: 80}]",
-        );
-    create_all(&r.h.client, &yaml).await;
+    let oidc = |rule: RuleFixture| {
+        rule.filter(json!({"type": "ExtensionRef", "extensionRef": {
+            "group": "gateway.k8s.aws", "kind": "ListenerRuleConfiguration", "name": "oidc"}}))
+    };
+    let objects = manifests_with("HTTPS", 443, with_configuration("tls"), oidc);
+    create_objects(&r.h.client, objects).await;
     accept_class(&r.h.client, "aws-alb").await;
     let secrets = || {
         r.fake
@@ -203,7 +202,7 @@ spec:
 async fn the_backend_security_group_goes_with_the_last_gateway() {
     use aws_load_balancer_controller::aws::{Ec2, Ec2Query};
     let r = Running::start().await;
-    create_all(&r.h.client, &manifests("HTTP", 80)).await;
+    create_objects(&r.h.client, manifests("HTTP", 80)).await;
     accept_class(&r.h.client, "aws-alb").await;
     eventually("Programmed=True", WAIT, || async {
         r.condition("gw", "Programmed")

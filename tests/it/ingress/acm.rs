@@ -13,13 +13,10 @@ use aws_load_balancer_controller::deploy::CertDiscovery;
 use super::fake::{fake_aws, reconcile_again, settle};
 use super::*;
 
-fn https_app(ns: &str, name: &str, host: &str) -> String {
-    app(ns, name, 30231, None)
-        .replace(
-            "kubernetes.io/ingress.class: alb",
-            "kubernetes.io/ingress.class: alb\n    alb.ingress.kubernetes.io/listen-ports: '[{\"HTTPS\": 443}]'",
-        )
-        .replace("  - http:", &format!("  - host: {host}\n    http:"))
+fn https_app(ns: &str, name: &str, host: &str) -> Vec<Value> {
+    app_with(ns, name, 30231, None, Some(host), |ingress| {
+        ingress.annotation("alb.ingress.kubernetes.io/listen-ports", r#"[{"HTTPS": 443}]"#)
+    })
 }
 
 #[tokio::test]
@@ -35,7 +32,7 @@ async fn a_host_without_certificate_is_a_failed_build_with_no_aws_write() {
         },
     )));
     let h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
-    h.apply(&https_app("tls", "web", "shop.example.com")).await;
+    h.apply_objects(https_app("tls", "web", "shop.example.com")).await;
     let want = "Failed build model due to ingress: tls/web: no certificate found for host: shop.example.com";
     eventually("FailedBuildModel naming the host", WAIT, || async {
         h.events("tls", "web")

@@ -16,16 +16,11 @@ use aws_load_balancer_controller::deploy::{CertificateTiming, Certificates};
 use super::fake::{fake_aws, reconcile_again, settle};
 use super::*;
 
-const CREATE: &str = "alb.ingress.kubernetes.io/create-acm-cert: \"true\"";
-
 /// An Ingress for `host` with `create-acm-cert` (no listen-ports: HTTPS 443 by default).
-fn certified_app(ns: &str, name: &str, host: &str) -> String {
-    app(ns, name, 30241, None)
-        .replace(
-            "kubernetes.io/ingress.class: alb",
-            &format!("kubernetes.io/ingress.class: alb\n    {CREATE}"),
-        )
-        .replace("  - http:", &format!("  - host: {host}\n    http:"))
+fn certified_app(ns: &str, name: &str, host: &str) -> Vec<Value> {
+    app_with(ns, name, 30241, None, Some(host), |ingress| {
+        ingress.annotation("alb.ingress.kubernetes.io/create-acm-cert", "true")
+    })
 }
 
 struct Certs {
@@ -86,7 +81,7 @@ impl Certs {
 async fn a_created_certificate_is_served_and_deleted_with_the_ingress() {
     let c = certs(true);
     let h = c.start().await;
-    h.apply(&certified_app("tls", "shop", "shop.example.com"))
+    h.apply_objects(certified_app("tls", "shop", "shop.example.com"))
         .await;
     eventually("deployed with its certificate", WAIT, || async {
         h.hostname("tls", "shop").await.is_some()
@@ -143,7 +138,7 @@ async fn a_created_certificate_is_served_and_deleted_with_the_ingress() {
 async fn the_group_waits_for_acm_to_issue_the_certificate() {
     let c = certs(false);
     let h = c.start().await;
-    h.apply(&certified_app("wait", "web", "web.example.com"))
+    h.apply_objects(certified_app("wait", "web", "web.example.com"))
         .await;
     eventually("certificate requested", WAIT, || async {
         c.acm.certificates().len() == 1
@@ -186,7 +181,7 @@ async fn the_group_waits_for_acm_to_issue_the_certificate() {
 async fn a_host_without_zone_or_no_host_is_refused_before_any_write() {
     let c = certs(true);
     let h = c.start().await;
-    h.apply(&certified_app("nozone", "web", "web.example.org"))
+    h.apply_objects(certified_app("nozone", "web", "web.example.org"))
         .await;
     let want = "Failed deploy model due to pre-check failed for domain \"web.example.org\": no hosted zone found for validation records";
     eventually("FailedDeployModel naming the domain", WAIT, || async {
@@ -201,7 +196,7 @@ async fn a_host_without_zone_or_no_host_is_refused_before_any_write() {
     assert_eq!(c.acm.count("RequestCertificate"), 0);
 
     // A served Ingress (no certificate asked) that gains the annotation without any host.
-    h.apply(&app("nohost", "api", 30242, None)).await;
+    h.apply_objects(app("nohost", "api", 30242, None)).await;
     eventually("api deployed", WAIT, || async {
         h.hostname("nohost", "api").await.is_some()
     })

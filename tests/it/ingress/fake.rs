@@ -186,9 +186,9 @@ async fn two_paths_become_upstream_resources_then_edit_and_delete() {
 async fn explicit_group_of_three_shares_one_alb_in_group_order() {
     let (fake, vpc) = fake_aws();
     let h = start(&fake, &vpc).await;
-    h.apply(&app("a", "alpha", 30101, Some(("team", 3)))).await;
-    h.apply(&app("b", "beta", 30102, Some(("team", 1)))).await;
-    h.apply(&app("c", "gamma", 30103, Some(("team", 2)))).await;
+    h.apply_objects(app("a", "alpha", 30101, Some(("team", 3)))).await;
+    h.apply_objects(app("b", "beta", 30102, Some(("team", 1)))).await;
+    h.apply_objects(app("c", "gamma", 30103, Some(("team", 2)))).await;
     for (ns, n) in [("a", "alpha"), ("b", "beta"), ("c", "gamma")] {
         eventually("member status", WAIT, || async {
             h.hostname(ns, n).await.is_some()
@@ -265,8 +265,8 @@ async fn explicit_group_of_three_shares_one_alb_in_group_order() {
 async fn a_broken_ingress_stalls_nothing_and_loses_nothing() {
     let (fake, vpc) = fake_aws();
     let h = start(&fake, &vpc).await;
-    h.apply(&app("good", "web", 30201, None)).await;
-    h.apply(&app("keep", "api", 30202, None)).await;
+    h.apply_objects(app("good", "web", 30201, None)).await;
+    h.apply_objects(app("keep", "api", 30202, None)).await;
     eventually("api deployed", WAIT, || async {
         h.hostname("keep", "api").await.is_some()
     })
@@ -289,7 +289,7 @@ async fn a_broken_ingress_stalls_nothing_and_loses_nothing() {
     })
     .await;
     // A new group meanwhile converges although api keeps failing and retrying.
-    h.apply(&app("late", "new", 30203, None)).await;
+    h.apply_objects(app("late", "new", 30203, None)).await;
     eventually("new deployed", WAIT, || async {
         h.hostname("late", "new").await.is_some()
     })
@@ -363,8 +363,8 @@ async fn backend_sgs(fake: &FakeAws) -> Vec<String> {
 async fn the_backend_security_group_goes_with_the_last_group() {
     let (fake, vpc) = fake_aws();
     let h = start(&fake, &vpc).await;
-    h.apply(&app("x", "one", 30201, None)).await;
-    h.apply(&app("y", "two", 30202, None)).await;
+    h.apply_objects(app("x", "one", 30201, None)).await;
+    h.apply_objects(app("y", "two", 30202, None)).await;
     for (ns, n) in [("x", "one"), ("y", "two")] {
         eventually("status", WAIT, || async {
             h.hostname(ns, n).await.is_some()
@@ -402,12 +402,10 @@ async fn a_web_acl_name_that_does_not_resolve_makes_no_aws_write_for_the_group()
     let mut cfg = super::test_config(&vpc);
     cfg.addons = AddonClients::all(fake.clone());
     let h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
-    let missing = "alb.ingress.kubernetes.io/wafv2-acl-name: no-such-acl";
-    let yaml = app("waf", "web", 30213, None).replace(
-        "kubernetes.io/ingress.class: alb",
-        &format!("kubernetes.io/ingress.class: alb\n    {missing}"),
-    );
-    h.apply(&yaml).await;
+    let missing = |ingress: Fixture<Ingress>| {
+        ingress.annotation("alb.ingress.kubernetes.io/wafv2-acl-name", "no-such-acl")
+    };
+    h.apply_objects(app_with("waf", "web", 30213, None, None, missing)).await;
     eventually(
         "a FailedDeployModel event with upstream's text",
         WAIT,
@@ -449,8 +447,8 @@ async fn watch_namespace_limits_the_ingress_controller() {
     let mut cfg = test_config(&vpc);
     cfg.namespaces = vec!["team".into()];
     let h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
-    h.apply(&app("other", "web", 30221, None)).await;
-    h.apply(&app("team", "web", 30222, None)).await;
+    h.apply_objects(app("other", "web", 30221, None)).await;
+    h.apply_objects(app("team", "web", 30222, None)).await;
     eventually("team/web deployed", WAIT, || async {
         h.hostname("team", "web").await.is_some()
     })
@@ -489,7 +487,7 @@ async fn target_group_info_follows_the_controllers_bindings() {
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         text
     };
-    h.apply(&app("shop", "web", 30231, None)).await;
+    h.apply_objects(app("shop", "web", 30231, None)).await;
     eventually("web deployed", WAIT, || async {
         h.hostname("shop", "web").await.is_some()
     })

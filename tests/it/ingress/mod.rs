@@ -13,6 +13,7 @@ mod safety;
 use std::sync::Arc;
 use std::time::Duration;
 
+use albc_model::fixtures::{Fixture, TestObject};
 use aws_load_balancer_controller::aws::*;
 use aws_load_balancer_controller::controller::ingress::{self, IngressConfig};
 use aws_load_balancer_controller::crd::{all_crds, TargetGroupBinding};
@@ -160,9 +161,16 @@ impl Harness {
         Api::all(self.client.clone())
     }
 
-    /// Creates the objects of a multi-document YAML text (Services, Ingresses, Nodes...).
+    /// Creates the objects of a multi-document YAML text (Services and Ingresses).
     pub async fn apply(&self, yaml: &str) {
-        for doc in aws_load_balancer_controller::plan::parse_documents(yaml).unwrap() {
+        let docs = aws_load_balancer_controller::plan::parse_documents(yaml).unwrap();
+        self.apply_objects(docs).await
+    }
+
+    /// Creates the objects of `docs`, manifests of Services and Ingresses (such as
+    /// `albc_model::fixtures`' `into_value()`).
+    pub async fn apply_objects(&self, docs: Vec<Value>) {
+        for doc in docs {
             let kind = doc["kind"].as_str().unwrap().to_string();
             let ns = doc["metadata"]["namespace"].as_str().unwrap_or("default");
             self.namespace(ns).await;
@@ -285,37 +293,39 @@ spec:
       - {path: /, pathType: Prefix, backend: {service: {name: front, port: {number: 80}}}}
 "#;
 
-/// A NodePort Service `ns/name` and an Ingress of the same name routing `/` to it, in `group`
-/// (explicit, with `order`) or implicit when `group` is None.
-pub fn app(ns: &str, name: &str, node_port: i32, group: Option<(&str, i32)>) -> String {
-    let group_ann = group
-        .map(|(g, o)| {
-            format!(
-                "\n    alb.ingress.kubernetes.io/group.name: {g}\n    alb.ingress.kubernetes.io/group.order: \"{o}\""
-            )
-        })
-        .unwrap_or_default();
-    format!(
-        r#"
-apiVersion: v1
-kind: Service
-metadata: {{name: {name}, namespace: {ns}}}
-spec: {{type: NodePort, ports: [{{port: 80, targetPort: 8080, nodePort: {node_port}}}]}}
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata:
-  name: {name}
-  namespace: {ns}
-  annotations:
-    kubernetes.io/ingress.class: alb{group_ann}
-spec:
-  rules:
-  - http:
-      paths:
-      - {{path: /{name}, pathType: Prefix, backend: {{service: {{name: {name}, port: {{number: 80}}}}}}}}
-"#
-    )
+/// A NodePort Service `ns/name` and an Ingress of the same name routing `/name` to it, of the
+/// class `alb` (annotation), in `group` (explicit, with `order`) or implicit when `group` is
+/// None.
+pub fn app(ns: &str, name: &str, node_port: i32, group: Option<(&str, i32)>) -> Vec<Value> {
+    app_with(ns, name, node_port, group, None, |ingress| ingress)
+}
+
+/// [`app`] with its rule for `host` (for any host when None) and the Ingress (its annotations
+/// and rule set) as `ingress` makes it.
+pub fn app_with(
+    ns: &str,
+    name: &str,
+    node_port: i32,
+    group: Option<(&str, i32)>,
+    host: Option<&str>,
+    ingress: impl FnOnce(Fixture<Ingress>) -> Fixture<Ingress>,
+) -> Vec<Value> {
+    let service = Service::test(ns, name)
+        .service_type("NodePort")
+        .port(80, |p| p.target(8080).node_port(node_port));
+    let path = format!("/{name}");
+    let mut ing = Ingress::test(ns, name)
+        .annotation("kubernetes.io/ingress.class", "alb")
+        .rule(|r| match host {
+            Some(host) => r.host(host).prefix(&path, name, 80),
+            None => r.prefix(&path, name, 80),
+        });
+    if let Some((g, order)) = group {
+        ing = ing
+            .annotation("alb.ingress.kubernetes.io/group.name", g)
+            .annotation("alb.ingress.kubernetes.io/group.order", &order.to_string());
+    }
+    vec![service.into_value(), ingress(ing).into_value()]
 }
 
 pub fn json_of<T: serde::Serialize>(v: &T) -> Value {

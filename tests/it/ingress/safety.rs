@@ -30,7 +30,7 @@ fn protection(on: bool) -> Tags {
 async fn a_protected_alb_is_kept_and_its_ingress_waits_until_protection_is_lifted() {
     let (fake, vpc) = fake_aws();
     let h = super::fake::start(&fake, &vpc).await;
-    h.apply(&app("prot", "web", 30301, None)).await;
+    h.apply_objects(app("prot", "web", 30301, None)).await;
     eventually("status", WAIT, || async {
         h.hostname("prot", "web").await.is_some()
     })
@@ -139,8 +139,8 @@ const BAD_INTERVAL: &str = "alb.ingress.kubernetes.io/healthcheck-interval-secon
 async fn a_member_with_an_invalid_edit_keeps_its_routes_while_the_group_deploys() {
     let (fake, vpc) = fake_aws();
     let mut h = start(&fake, &vpc).await;
-    h.apply(&app("s1", "one", 30401, Some(("shared", 1)))).await;
-    h.apply(&app("s2", "two", 30402, Some(("shared", 2)))).await;
+    h.apply_objects(app("s1", "one", 30401, Some(("shared", 1)))).await;
+    h.apply_objects(app("s2", "two", 30402, Some(("shared", 2)))).await;
     eventually("both members served", WAIT, || async {
         let inv = inventory(fake.as_ref(), fake.as_ref(), "shared").await;
         inv.rules.len() == 2 && h.hostname("s2", "two").await.is_some()
@@ -216,7 +216,7 @@ async fn a_member_with_an_invalid_edit_keeps_its_routes_while_the_group_deploys(
 async fn namespace_events_reconcile_only_groups_whose_selector_flips() {
     let (fake, vpc) = fake_aws();
     let h = start(&fake, &vpc).await;
-    h.apply(&app("n1", "web", 30501, None)).await;
+    h.apply_objects(app("n1", "web", 30501, None)).await;
     eventually("status", WAIT, || async {
         h.hostname("n1", "web").await.is_some()
     })
@@ -243,13 +243,13 @@ async fn namespace_events_reconcile_only_groups_whose_selector_flips() {
         .create(&PostParams::default(), &class)
         .await
         .unwrap();
-    let sel = app("sel", "site", 30502, None)
-        .replace("kubernetes.io/ingress.class: alb", "test.example/none: x")
-        .replace(
-            "spec:\n  rules:",
-            "spec:\n  ingressClassName: team-a\n  rules:",
-        );
-    h.apply(&sel).await;
+    // Of the class team-a by name, with an annotation no one reads instead of the class one.
+    let sel = app_with("sel", "site", 30502, None, None, |ingress| {
+        ingress
+            .set(&["metadata", "annotations"], json!({"test.example/none": "x"}))
+            .class("team-a")
+    });
+    h.apply_objects(sel).await;
     settle(&fake).await;
     assert!(h.hostname("sel", "site").await.is_none());
     fake.clear_calls();
@@ -308,9 +308,9 @@ async fn namespace_events_reconcile_only_groups_whose_selector_flips() {
 async fn a_member_with_an_invalid_group_order_keeps_its_route() {
     let (fake, vpc) = fake_aws();
     let h = start(&fake, &vpc).await;
-    h.apply(&app("o1", "one", 30411, Some(("ordered", 1))))
+    h.apply_objects(app("o1", "one", 30411, Some(("ordered", 1))))
         .await;
-    h.apply(&app("o2", "two", 30412, Some(("ordered", 2))))
+    h.apply_objects(app("o2", "two", 30412, Some(("ordered", 2))))
         .await;
     eventually("both members served", WAIT, || async {
         let inv = inventory(fake.as_ref(), fake.as_ref(), "ordered").await;

@@ -59,7 +59,14 @@ async fn api_for(client: &kube::Client, doc: &Value) -> Api<DynamicObject> {
 /// Creates the objects of a multi-document YAML text, whatever their kind (namespaces first
 /// created when missing).
 pub async fn create_all(client: &kube::Client, yaml: &str) {
-    for doc in aws_load_balancer_controller::plan::parse_documents(yaml).unwrap() {
+    let docs = aws_load_balancer_controller::plan::parse_documents(yaml).unwrap();
+    create_objects(client, docs).await
+}
+
+/// Creates the objects of `docs` (manifests, such as `albc_model::fixtures`' `into_value()`),
+/// whatever their kind (namespaces first created when missing).
+pub async fn create_objects(client: &kube::Client, docs: impl IntoIterator<Item = Value>) {
+    for doc in docs {
         if let Some(ns) = doc["metadata"]["namespace"].as_str() {
             let nss: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
             let obj = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();

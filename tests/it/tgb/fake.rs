@@ -53,7 +53,7 @@ async fn ip_binding_registers_gates_follow_health_drains_and_cleans_up() {
         &[("web-1", "10.0.1.1", false), ("web-2", "10.0.1.2", false)],
     )
     .await;
-    h.binding("web", "web", json!(80), &arn, "ip").await;
+    h.binding("web", "web", 80, &arn, "ip").await;
 
     let both = vec!["10.0.1.1:8080".to_string(), "10.0.1.2:8080".to_string()];
     eventually("both pods registered", WAIT, || async {
@@ -183,8 +183,7 @@ async fn instance_binding_follows_suitable_ready_nodes() {
     let np = svc.spec.unwrap().ports.unwrap()[0]
         .node_port
         .expect("node port assigned");
-    h.binding("nodes", "web", json!("http"), &arn, "instance")
-        .await;
+    h.binding("nodes", "web", "http", &arn, "instance").await;
 
     let want = |ids: &[&str]| ids.iter().map(|i| format!("{i}:{np}")).collect::<Vec<_>>();
     eventually("suitable nodes registered", WAIT, || async {
@@ -207,8 +206,7 @@ async fn instance_binding_follows_suitable_ready_nodes() {
     // A ClusterIP Service cannot back instance targets.
     h.service("internal", "ClusterIP", json!([{ "port": 80 }]))
         .await;
-    h.binding("bad", "internal", json!(80), &arn, "instance")
-        .await;
+    h.binding("bad", "internal", 80, &arn, "instance").await;
     eventually("FailedReconcile event", WAIT, || async {
         events(&h, "FailedReconcile").await.iter().any(|n| {
             n == "Failed reconcile due to service type must be either 'NodePort' or 'LoadBalancer': default/internal"
@@ -334,7 +332,7 @@ async fn endpoints_objects_drive_targets_when_slices_are_disabled() {
         vec![address("web-2", "10.0.1.2")],
     );
     api.patch("web", &pp, &Patch::Apply(&both)).await.unwrap();
-    h.binding("web", "web", json!("http"), &arn, "ip").await;
+    h.binding("web", "web", "http", &arn, "ip").await;
     let want = vec!["10.0.1.1:8080".to_string(), "10.0.1.2:8080".to_string()];
     eventually("ready and gated pods registered", WAIT, || async {
         targets(fake.as_ref(), &arn).await == want
@@ -369,7 +367,7 @@ async fn only_waiting_gates_poll_target_health() {
     h.pod("web-1", "10.0.1.1", "node-a", Some("web")).await;
     h.endpoints("web", "http", 8080, &[("web-1", "10.0.1.1", false)])
         .await;
-    h.binding("web", "web", json!(80), &arn, "ip").await;
+    h.binding("web", "web", 80, &arn, "ip").await;
     eventually("registered", WAIT, || async {
         targets(fake.as_ref(), &arn).await == vec!["10.0.1.1:8080".to_string()]
     })

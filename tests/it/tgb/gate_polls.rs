@@ -31,7 +31,7 @@ async fn a_fresh_registration_is_polled_within_seconds_not_the_requeue_period() 
     h.pod("web-1", "10.0.1.1", "node-a", Some("web")).await;
     h.endpoints("web", "http", 8080, &[("web-1", "10.0.1.1", false)])
         .await;
-    h.binding("web", "web", json!(80), &arn, "ip").await;
+    h.binding("web", "web", 80, &arn, "ip").await;
     eventually("registered, gate False", WAIT, || async {
         h.gate("web-1", "web")
             .await

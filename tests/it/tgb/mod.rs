@@ -12,6 +12,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use albc_model::fixtures::{PortRef, TestObject};
 use aws_load_balancer_controller::aws::fake::{spec, FakeAws};
 use aws_load_balancer_controller::aws::{Ec2, ElbV2, TargetDescription};
 use aws_load_balancer_controller::controller::tgb::{self, TgbConfig};
@@ -94,12 +95,13 @@ impl Harness {
         Api::namespaced(self.client.clone(), NS)
     }
 
+    /// A Service `name` of `type_` selecting `app: name`, with `ports` (a manifest's list).
     pub async fn service(&self, name: &str, type_: &str, ports: serde_json::Value) {
-        let svc: Service = serde_json::from_value(json!({
-            "metadata": { "name": name, "namespace": NS },
-            "spec": { "type": type_, "selector": { "app": name }, "ports": ports }
-        }))
-        .unwrap();
+        let svc = Service::test(NS, name)
+            .service_type(type_)
+            .selector("app", name)
+            .ports(ports)
+            .build();
         Api::<Service>::namespaced(self.client.clone(), NS)
             .create(&PostParams::default(), &svc)
             .await
@@ -194,25 +196,20 @@ impl Harness {
             .unwrap();
     }
 
+    /// A binding `name` of the target group `arn` to Service `svc`'s `port` (number or name).
     pub async fn binding(
         &self,
         name: &str,
         svc: &str,
-        port: serde_json::Value,
+        port: impl Into<PortRef>,
         arn: &str,
         target_type: &str,
     ) {
-        let tgb: TargetGroupBinding = serde_json::from_value(json!({
-            "apiVersion": "elbv2.k8s.aws/v1beta1",
-            "kind": "TargetGroupBinding",
-            "metadata": { "name": name, "namespace": NS },
-            "spec": {
-                "targetGroupARN": arn,
-                "targetType": target_type,
-                "serviceRef": { "name": svc, "port": port },
-            }
-        }))
-        .unwrap();
+        let tgb = TargetGroupBinding::test(NS, name)
+            .arn(arn)
+            .target_type(target_type)
+            .service_ref(svc, port)
+            .build();
         self.bindings()
             .create(&PostParams::default(), &tgb)
             .await

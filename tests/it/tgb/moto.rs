@@ -42,7 +42,7 @@ async fn ip_binding_on_moto_registers_readies_scales_down_and_cleans_up() {
     let eps_ref: Vec<(&str, &str, bool)> =
         eps.iter().map(|(p, ip, r)| (p.as_str(), *ip, *r)).collect();
     h.endpoints("web", "http", 8080, &eps_ref).await;
-    h.binding("web", "web", json!("http"), &arn, "ip").await;
+    h.binding("web", "web", "http", &arn, "ip").await;
 
     let all: Vec<String> = ips.iter().map(|ip| format!("{ip}:8080")).collect();
     eventually("all pods registered in moto", WAIT, || async {

@@ -64,18 +64,12 @@ pub async fn binding_with_networking(
     target_type: &str,
     networking: serde_json::Value,
 ) {
-    let tgb: TargetGroupBinding = serde_json::from_value(json!({
-        "apiVersion": "elbv2.k8s.aws/v1beta1",
-        "kind": "TargetGroupBinding",
-        "metadata": { "name": name, "namespace": NS },
-        "spec": {
-            "targetGroupARN": arn,
-            "targetType": target_type,
-            "serviceRef": { "name": svc, "port": 80 },
-            "networking": networking,
-        }
-    }))
-    .unwrap();
+    let tgb = TargetGroupBinding::test(NS, name)
+        .arn(arn)
+        .target_type(target_type)
+        .service_ref(svc, 80)
+        .set(&["spec", "networking"], networking)
+        .build();
     h.bindings()
         .create(&PostParams::default(), &tgb)
         .await

@@ -213,7 +213,7 @@ impl IngressClassParams {
 }
 
 #[cfg(test)]
-mod decode_tests {
+mod tests {
     use super::*;
 
     #[test]

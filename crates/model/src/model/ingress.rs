@@ -24,6 +24,7 @@ pub mod security_group;
 pub mod target_group;
 
 #[cfg(test)]
-mod json_keys_tests;
+#[path = "ingress_tests.rs"]
+mod tests;
 
 pub use build::build_stack;

@@ -44,9 +44,7 @@ pub mod types;
 pub mod upstream_json;
 
 #[cfg(test)]
-mod golden_gateway;
-#[cfg(test)]
-mod golden_ingress;
+mod tests;
 
 pub use build::{build_stack, BuildEnv};
 pub use config::ModelConfig;

@@ -3,7 +3,7 @@
 //! field names and omitempty rules and references as `{"$ref": "#/resources/<type>/<id>/status/<field>"}`.
 //! It is what upstream writes to `alb.ingress.kubernetes.io/dry-run-plan` (gate
 //! `IngressPlanAnnotation`), which its migration console reads, and what its model-builder
-//! tests expect (`src/model/golden_ingress`, `src/model/service/golden_tests.rs`).
+//! tests expect (`src/model/golden_ingress`, `src/model/service/tests/golden.rs`).
 //!
 //! Upstream's model holds no tracking tags (they are added at deploy time), so ours are left
 //! out. Facts our model leaves to the deployer (the auto-created backend security group, the

@@ -138,25 +138,3 @@ fn mark_label_selectors_atomic(crd: &mut CustomResourceDefinition) {
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod parameters_ref_tests {
-    use super::*;
-
-    #[test]
-    fn only_a_load_balancer_configuration_of_our_group_passes_unremarked() {
-        let ours = foreign_parameters_ref("parametersRef", GROUP, "LoadBalancerConfiguration", "c");
-        assert_eq!(ours, None);
-        let other_kind = foreign_parameters_ref("parametersRef", GROUP, "ConfigMap", "c").unwrap();
-        assert!(
-            other_kind
-                .starts_with("parametersRef names ConfigMap \"c\" of group \"gateway.k8s.aws\""),
-            "{other_kind}"
-        );
-        let other_group =
-            foreign_parameters_ref("p", "example.com", "LoadBalancerConfiguration", "c");
-        assert!(other_group
-            .unwrap()
-            .contains("the LoadBalancerConfiguration named \"c\" is looked up instead"));
-    }
-}

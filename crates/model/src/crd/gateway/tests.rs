@@ -4,8 +4,12 @@
 //! to each kind's `v1` openAPIV3Schema without `description`s: field names, types, required
 //! lists, enums, defaults, limits and CEL rules with their messages. Our generated schema, reduced
 //! the same way, must equal it.
+//!
+//! Also: a Gateway's or class's `parametersRef` to anything but our LoadBalancerConfiguration is
+//! remarked on.
 
 use super::super::all_crds;
+use super::{foreign_parameters_ref, GROUP};
 use serde_json::{json, Value};
 
 fn crd(kind: &str) -> Value {
@@ -190,4 +194,20 @@ fn upstream_objects_round_trip_through_our_types() {
         back["conditions"][0]["sourceIPConfig"]["values"][0],
         "10.0.0.0/8"
     );
+}
+
+#[test]
+fn only_a_load_balancer_configuration_of_our_group_passes_unremarked() {
+    let ours = foreign_parameters_ref("parametersRef", GROUP, "LoadBalancerConfiguration", "c");
+    assert_eq!(ours, None);
+    let other_kind = foreign_parameters_ref("parametersRef", GROUP, "ConfigMap", "c").unwrap();
+    assert!(
+        other_kind
+            .starts_with("parametersRef names ConfigMap \"c\" of group \"gateway.k8s.aws\""),
+        "{other_kind}"
+    );
+    let other_group = foreign_parameters_ref("p", "example.com", "LoadBalancerConfiguration", "c");
+    assert!(other_group
+        .unwrap()
+        .contains("the LoadBalancerConfiguration named \"c\" is looked up instead"));
 }

@@ -248,23 +248,3 @@ impl<'a> GatewayInputs<'a> {
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_addons;
-#[cfg(test)]
-mod tests_backends;
-#[cfg(test)]
-mod tests_certificates;
-#[cfg(test)]
-mod tests_existing_nlb;
-#[cfg(test)]
-mod tests_filters;
-#[cfg(test)]
-mod tests_grants;
-#[cfg(test)]
-mod tests_lb_config;
-#[cfg(test)]
-mod tests_listener_sets;
-#[cfg(test)]
-mod tests_routes;
-#[cfg(test)]
-mod tests_unread;

@@ -25,13 +25,9 @@ mod weighted;
 mod weighted_input;
 
 #[cfg(test)]
-mod feature_tests;
-#[cfg(test)]
-mod golden_tests;
-#[cfg(test)]
-mod lb_tests;
-#[cfg(test)]
 mod test_support;
+#[cfg(test)]
+mod tests;
 
 use k8s_openapi::api::core::v1::Service;
 

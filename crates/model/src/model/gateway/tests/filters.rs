@@ -2,21 +2,20 @@
 //! `route_rule_action.go` / `route_rule_transform.go` / `route_rule_condition.go`: redirects,
 //! URL and host rewrites, and the configuration's actions, source-ip conditions and tags.
 
-use super::tests::{cfg, yaml, SERVICES};
-use super::*;
+use super::{cfg, services, yaml};
+use crate::fixtures::{Fixture, TestObject};
 use crate::model::action::*;
+use crate::model::gateway::*;
 use k8s_openapi::api::core::v1::Secret;
 
-pub(super) const GATEWAY: &str = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-route-ns, uid: u1}
-spec:
-  gatewayClassName: alb
-  listeners:
-  - {name: http, port: 80, protocol: HTTP}
-  - {name: https, port: 443, protocol: HTTPS}
-"#;
+/// The ALB Gateway `my-route-ns/my-gw` with listeners `http` (80) and `https` (443).
+pub(super) fn alb_gateway() -> Fixture<Gateway> {
+    Gateway::test("my-route-ns", "my-gw")
+        .uid("u1")
+        .alb()
+        .listener("http", "HTTP", 80)
+        .listener("https", "HTTPS", 443)
+}
 
 pub(super) const CERT: &str = r#"
 apiVersion: gateway.k8s.aws/v1
@@ -27,26 +26,21 @@ spec:
   - {protocolPort: "HTTPS:443", defaultCertificate: "arn:aws:acm:us-east-1:1:certificate/a"}
 "#;
 
-/// One HTTPRoute on both listeners with `rule` (YAML of one rule) and the configurations.
+/// One HTTPRoute on both listeners with `rule` (YAML of one rule; a rule followed by
+/// `\n    - ` and another is two) and the configurations.
 fn build(
     rule: &str,
     configs: &str,
     secrets: &str,
 ) -> Result<GatewayBuild, crate::model::ModelError> {
-    let gw: Gateway = yaml(GATEWAY);
+    let gw = alb_gateway().build();
     let lbc: LoadBalancerConfiguration = yaml(CERT);
-    let routes: Vec<HttpRoute> = yaml(&format!(
-        r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {{name: r, namespace: my-route-ns}}
-  spec:
-    parentRefs: [{{name: my-gw}}]
-    rules:
-    - {rule}
-"#
-    ));
-    let services: Vec<Service> = yaml(SERVICES);
+    let rules: Vec<serde_json::Value> = yaml(&format!("    - {rule}\n"));
+    let routes = [HttpRoute::test("my-route-ns", "r")
+        .parent("my-gw")
+        .set(&["spec", "rules"], rules)
+        .build()];
+    let services = services();
     let configs: Vec<ListenerRuleConfiguration> = yaml(configs);
     let secrets: Vec<Secret> = yaml(secrets);
     let inputs = GatewayInputs {
@@ -412,9 +406,9 @@ fn cognito_and_jwt_validation_from_a_rule_configuration_get_the_crd_defaults() {
 
 #[test]
 fn a_rule_with_an_external_auth_filter_answers_500_with_unsupported_value_and_the_rest_is_served() {
-    use super::dropped::decode_noting_dropped;
+    use crate::model::gateway::dropped::decode_noting_dropped;
     use serde_json::json;
-    let gw: Gateway = yaml(GATEWAY);
+    let gw = alb_gateway().build();
     let lbc: LoadBalancerConfiguration = yaml(CERT);
     // Decoded as the watch decodes: the crate's types do not know `ExternalAuth`.
     let route = |name: &str, rules: serde_json::Value| -> HttpRoute {
@@ -442,7 +436,7 @@ fn a_rule_with_an_external_auth_filter_answers_500_with_unsupported_value_and_th
             json!([{"matches": prefix("/public"), "backendRefs": [{"name": "my-svc", "port": 80}]}]),
         ),
     ];
-    let services: Vec<Service> = yaml(SERVICES);
+    let services = services();
     let inputs = GatewayInputs {
         gateway_config: Some(&lbc),
         http_routes: &routes,

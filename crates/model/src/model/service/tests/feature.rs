@@ -4,9 +4,9 @@
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::test_support::*;
 use crate::crd::target_group_binding::NetworkingProtocol;
 use crate::model::naming;
+use crate::model::service::test_support::*;
 use crate::model::types::*;
 
 #[test]

@@ -1,63 +1,60 @@
 //! Certificates of secure Gateway listeners against upstream's `buildCertificates`: explicit
 //! LoadBalancerConfiguration ARNs win; otherwise the hosts ACM discovery covers are the
 //! listener's hostname plus each attached route's compatible hostnames (its own when none are),
-//! and no host at all is upstream's error — inputs as manifests.
+//! and no host at all is upstream's error.
 
-use super::tests::{cfg, yaml, SERVICES};
-use super::*;
+use super::{cfg, services, yaml};
+use crate::fixtures::TestObject;
+use crate::model::gateway::*;
 use crate::model::types::{MemberCertificates, Protocol};
 
-const GATEWAY: &str = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-gw-ns, uid: u1}
-spec:
-  gatewayClassName: alb
-  listeners:
-  - {name: wild, port: 443, protocol: HTTPS, hostname: "*.example.com", allowedRoutes: {namespaces: {from: All}}}
-  - {name: open, port: 8443, protocol: HTTPS, allowedRoutes: {namespaces: {from: All}}}
-  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
-"#;
+/// The ALB Gateway `my-gw-ns/my-gw` with HTTPS listeners `wild` (443, `*.example.com`) and
+/// `open` (8443, no hostname) and the HTTP listener `http` (80), all for every namespace.
+fn gateway() -> Gateway {
+    Gateway::test("my-gw-ns", "my-gw")
+        .uid("u1")
+        .alb()
+        .listener_with("wild", "HTTPS", 443, |l| l.hostname("*.example.com").from_all())
+        .listener_with("open", "HTTPS", 8443, |l| l.from_all())
+        .listener_with("http", "HTTP", 80, |l| l.from_all())
+        .build()
+}
 
 /// `shop` attaches to every listener with two hostnames (one outside `*.example.com`), `plain`
 /// has no hostname and attaches to `wild` only, `refused` fits no listener hostname of `wild`.
-const ROUTES: &str = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: shop, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns}]
-    hostnames: [shop.example.com, api.example.org]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: plain, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: wild}]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: refused, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: wild}]
-    hostnames: [elsewhere.net]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-"#;
+fn routes() -> Vec<HttpRoute> {
+    let route = |name: &str| HttpRoute::test("my-route-ns", name);
+    vec![
+        route("shop")
+            .parent_with("my-gw", |p| p.namespace("my-gw-ns"))
+            .hostname("shop.example.com")
+            .hostname("api.example.org")
+            .rule(|r| r.backend("my-svc", 80))
+            .build(),
+        route("plain")
+            .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("wild"))
+            .rule(|r| r.backend("my-svc", 80))
+            .build(),
+        route("refused")
+            .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("wild"))
+            .hostname("elsewhere.net")
+            .rule(|r| r.backend("my-svc", 80))
+            .build(),
+    ]
+}
 
 fn alb(
-    gateway: &str,
-    routes: &str,
+    gw: &Gateway,
+    routes: &[HttpRoute],
     lbc: Option<&str>,
 ) -> Result<GatewayBuild, crate::model::ModelError> {
-    let gw: Gateway = yaml(gateway);
-    let routes: Vec<HttpRoute> = yaml(routes);
-    let services: Vec<Service> = yaml(SERVICES);
+    let services = services();
     let lbc: Option<LoadBalancerConfiguration> = lbc.map(yaml);
     let inputs = GatewayInputs {
         gateway_config: lbc.as_ref(),
-        http_routes: &routes,
+        http_routes: routes,
         services: &services,
-        ..GatewayInputs::new(&gw)
+        ..GatewayInputs::new(gw)
     };
     build_alb_gateway_stack(&inputs, &cfg(), None)
 }
@@ -73,7 +70,7 @@ fn hosts(v: &[&str]) -> Option<Vec<String>> {
 
 #[test]
 fn discovery_covers_the_listener_hostname_and_the_compatible_route_hostnames() {
-    let b = alb(GATEWAY, ROUTES, None).unwrap();
+    let b = alb(&gateway(), &routes(), None).unwrap();
     // 443: the listener's wildcard, `shop`'s hostname inside it (api.example.org does not fit)
     // and `plain`'s (the listener's, already there); `refused` is not attached.
     let (certs, d) = discovery(&b, 443);
@@ -115,7 +112,7 @@ spec:
   - {protocolPort: "HTTPS:443", defaultCertificate: "arn:default", certificates: ["arn:sni"]}
   - {protocolPort: "HTTPS:8443", certificates: ["arn:only-sni"]}
 "#;
-    let b = alb(GATEWAY, ROUTES, Some(lbc)).unwrap();
+    let b = alb(&gateway(), &routes(), Some(lbc)).unwrap();
     assert_eq!(
         discovery(&b, 443),
         (vec!["arn:default".into(), "arn:sni".into()], vec![])
@@ -126,23 +123,16 @@ spec:
 
 #[test]
 fn a_secure_listener_without_any_hostname_fails_with_upstreams_message() {
-    let gw = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-gw-ns, uid: u1}
-spec:
-  gatewayClassName: alb
-  listeners: [{name: open, port: 8443, protocol: HTTPS, allowedRoutes: {namespaces: {from: All}}}]
-"#;
-    let routes = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: plain, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns}]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-"#;
-    let err = alb(gw, routes, None).unwrap_err().to_string();
+    let gw = Gateway::test("my-gw-ns", "my-gw")
+        .uid("u1")
+        .alb()
+        .listener_with("open", "HTTPS", 8443, |l| l.from_all())
+        .build();
+    let routes = [HttpRoute::test("my-route-ns", "plain")
+        .parent_with("my-gw", |p| p.namespace("my-gw-ns"))
+        .rule(|r| r.backend("my-svc", 80))
+        .build()];
+    let err = alb(&gw, &routes, None).unwrap_err().to_string();
     assert!(
         err.ends_with(
             "No hostnames found for TLS cert discovery for listener on gateway my-gw-ns/my-gw with protocol:port HTTPS:8443"
@@ -151,51 +141,50 @@ spec:
     );
 }
 
-const NLB_GATEWAY: &str = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-route-ns, uid: u1}
-spec:
-  gatewayClassName: nlb
-  listeners:
-  - {name: term, port: 8443, protocol: TLS, hostname: "*.example.com", tls: {mode: Terminate}}
-  - {name: bare, port: 9443, protocol: TLS, tls: {mode: Terminate}}
-  - {name: pass, port: 443, protocol: TLS, tls: {mode: Passthrough}}
-"#;
+/// The NLB Gateway `my-route-ns/my-gw` with TLS listeners `term` (8443, `*.example.com`) and
+/// `bare` (9443, no hostname) terminating, and `pass` (443) passing through.
+fn nlb_gateway() -> Gateway {
+    Gateway::test("my-route-ns", "my-gw")
+        .uid("u1")
+        .nlb()
+        .listener_with("term", "TLS", 8443, |l| l.hostname("*.example.com").tls_mode("Terminate"))
+        .listener_with("bare", "TLS", 9443, |l| l.tls_mode("Terminate"))
+        .listener_with("pass", "TLS", 443, |l| l.tls_mode("Passthrough"))
+        .build()
+}
 
-fn nlb(gateway: &str, tls: &str, tcp: &str) -> Result<GatewayBuild, crate::model::ModelError> {
-    let gw: Gateway = yaml(gateway);
-    let tls: Vec<TlsRoute> = yaml(tls);
-    let tcp: Vec<TcpRoute> = yaml(tcp);
-    let services: Vec<Service> = yaml(SERVICES);
+fn nlb(
+    gw: &Gateway,
+    tls: &[TlsRoute],
+    tcp: &[TcpRoute],
+) -> Result<GatewayBuild, crate::model::ModelError> {
+    let services = services();
     let inputs = GatewayInputs {
-        tls_routes: &tls,
-        tcp_routes: &tcp,
+        tls_routes: tls,
+        tcp_routes: tcp,
         services: &services,
-        ..GatewayInputs::new(&gw)
+        ..GatewayInputs::new(gw)
     };
     build_nlb_gateway_stack(&inputs, &cfg(), None)
 }
 
 #[test]
 fn terminating_tls_listeners_discover_by_listener_and_route_hostnames() {
-    let routes = r#"
-- apiVersion: gateway.networking.k8s.io/v1alpha2
-  kind: TLSRoute
-  metadata: {name: secure, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw, sectionName: term}, {name: my-gw, sectionName: pass}]
-    hostnames: [a.example.com]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-- apiVersion: gateway.networking.k8s.io/v1alpha2
-  kind: TLSRoute
-  metadata: {name: sni, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw, sectionName: bare}]
-    hostnames: [b.example.com, a.example.com]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-"#;
-    let b = nlb(NLB_GATEWAY, routes, "[]").unwrap();
+    let routes = [
+        TlsRoute::test("my-route-ns", "secure")
+            .parent_with("my-gw", |p| p.section("term"))
+            .parent_with("my-gw", |p| p.section("pass"))
+            .hostname("a.example.com")
+            .rule(|r| r.backend("my-svc", 80))
+            .build(),
+        TlsRoute::test("my-route-ns", "sni")
+            .parent_with("my-gw", |p| p.section("bare"))
+            .hostname("b.example.com")
+            .hostname("a.example.com")
+            .rule(|r| r.backend("my-svc", 80))
+            .build(),
+    ];
+    let b = nlb(&nlb_gateway(), &routes, &[]).unwrap();
     let protocols: Vec<(i32, Protocol)> = b
         .stack
         .listeners
@@ -230,24 +219,18 @@ fn terminating_tls_listeners_discover_by_listener_and_route_hostnames() {
 fn a_terminating_tls_listener_without_hostnames_fails_before_its_backends_count() {
     // A TCPRoute (no hostnames) on a TLS listener without one; it has no backend, which would
     // skip the listener, but upstream builds the certificates first.
-    let gw = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-route-ns, uid: u1}
-spec:
-  gatewayClassName: nlb
-  listeners:
-  - {name: bare, port: 9443, protocol: TLS, tls: {mode: Terminate}, allowedRoutes: {kinds: [{kind: TCPRoute}]}}
-"#;
-    let routes = r#"
-- apiVersion: gateway.networking.k8s.io/v1alpha2
-  kind: TCPRoute
-  metadata: {name: nothing, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw}]
-    rules: [{backendRefs: []}]
-"#;
-    let err = nlb(gw, "[]", routes).unwrap_err().to_string();
+    let gw = Gateway::test("my-route-ns", "my-gw")
+        .uid("u1")
+        .nlb()
+        .listener_with("bare", "TLS", 9443, |l| {
+            l.tls_mode("Terminate").route_kinds(&["TCPRoute"])
+        })
+        .build();
+    let routes = [TcpRoute::test("my-route-ns", "nothing")
+        .parent("my-gw")
+        .rule(|r| r.set("backendRefs", serde_json::json!([])))
+        .build()];
+    let err = nlb(&gw, &[], &routes).unwrap_err().to_string();
     assert!(
         err.ends_with(
             "No hostnames found for TLS cert discovery for listener on gateway my-route-ns/my-gw with protocol:port TLS:9443"

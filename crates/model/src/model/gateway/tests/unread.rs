@@ -1,12 +1,13 @@
 //! Configuration fields upstream accepts and ignores where they are set: each gives a Warning
 //! naming the field (and none where the field applies) — `unread_config`, `unread_props` and
-//! `unread_rules` against inputs as manifests.
+//! `unread_rules` against configurations as manifests.
 
-use super::listeners::LbKind;
-use super::tests::{cfg, yaml, SERVICES};
-use super::tests_filters::{lrc, CERT, GATEWAY as ALB_GATEWAY, WITH_CONFIG};
-use super::tests_lb_config::{lbc, nlb_without_groups, warnings, with_gateway, Case};
-use super::*;
+use super::filters::{alb_gateway, lrc, CERT, WITH_CONFIG};
+use super::lb_config::{lbc, nlb_without_groups, warnings, with_gateway, Case};
+use super::{cfg, services, yaml};
+use crate::fixtures::{Fixture, TestObject};
+use crate::model::gateway::listeners::LbKind;
+use crate::model::gateway::*;
 
 /// The fields (annotations) of the build's Warnings.
 fn fields(b: &GatewayBuild) -> Vec<&str> {
@@ -17,23 +18,35 @@ fn fields(b: &GatewayBuild) -> Vec<&str> {
         .collect()
 }
 
-/// A Gateway of `lb` with `listeners` (YAML flow sequence) under the configuration `spec`.
-fn listeners_under(lb: LbKind, listeners: &str, spec: &str) -> GatewayBuild {
+/// The Gateway `my-gw-ns/my-gw` of class `c`, listeners to be added.
+fn my_gw() -> Fixture<Gateway> {
+    Gateway::test("my-gw-ns", "my-gw").uid("u1").class("c")
+}
+
+/// A Gateway of `lb` with the listeners `listeners` adds, under the configuration `spec`.
+fn listeners_under(
+    lb: LbKind,
+    listeners: fn(Fixture<Gateway>) -> Fixture<Gateway>,
+    spec: &str,
+) -> GatewayBuild {
     Case {
         gateway: Some(lbc("my-gw-ns", "lbc", spec)),
-        gateway_yaml: format!(
-            "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: my-gw, namespace: my-gw-ns, uid: u1}}\nspec:\n  gatewayClassName: c\n  listeners: {listeners}\n"
-        ),
+        gw: listeners(my_gw()).build(),
         ..Case::default()
     }
     .build(lb)
     .unwrap()
 }
 
-const ALB_LISTENERS: &str =
-    "[{name: http, port: 80, protocol: HTTP}, {name: https, port: 443, protocol: HTTPS}]";
-const NLB_LISTENERS: &str =
-    "[{name: tcp, port: 80, protocol: TCP}, {name: tls, port: 443, protocol: TLS}]";
+/// HTTP on 80, HTTPS on 443.
+fn alb_listeners(gw: Fixture<Gateway>) -> Fixture<Gateway> {
+    gw.listener("http", "HTTP", 80).listener("https", "HTTPS", 443)
+}
+
+/// TCP on 80, TLS on 443.
+fn nlb_listeners(gw: Fixture<Gateway>) -> Fixture<Gateway> {
+    gw.listener("tcp", "TCP", 80).listener("tls", "TLS", 443)
+}
 
 #[test]
 fn mutual_authentication_off_an_alb_https_listener_is_a_warning() {
@@ -41,19 +54,19 @@ fn mutual_authentication_off_an_alb_https_listener_is_a_warning() {
         format!("{{listenerConfigurations: [{{protocolPort: '{pp}', mutualAuthentication: {{mode: passthrough}}}}]}}")
     };
     let field = "listenerConfigurations[].mutualAuthentication";
-    let b = listeners_under(LbKind::Alb, ALB_LISTENERS, &entry("HTTP:80"));
+    let b = listeners_under(LbKind::Alb, alb_listeners, &entry("HTTP:80"));
     assert_eq!(fields(&b), [field]);
     assert!(
         warnings(&b)[0].contains("listenerConfigurations entry HTTP:80: mutualAuthentication is ignored: mutual authentication needs an HTTPS listener"),
         "{:?}",
         warnings(&b)
     );
-    let b = listeners_under(LbKind::Nlb, NLB_LISTENERS, &entry("TLS:443"));
+    let b = listeners_under(LbKind::Nlb, nlb_listeners, &entry("TLS:443"));
     assert_eq!(fields(&b), [field]);
     assert!(
         warnings(&b)[0].contains("Network Load Balancer listeners take no mutual authentication")
     );
-    let b = listeners_under(LbKind::Alb, ALB_LISTENERS, &entry("HTTPS:443"));
+    let b = listeners_under(LbKind::Alb, alb_listeners, &entry("HTTPS:443"));
     assert_eq!(fields(&b), Vec::<&str>::new());
 }
 
@@ -63,12 +76,12 @@ fn alpn_policy_off_an_nlb_tls_listener_is_a_warning() {
         format!("{{listenerConfigurations: [{{protocolPort: '{pp}', alpnPolicy: HTTP2Only}}]}}")
     };
     let field = "listenerConfigurations[].alpnPolicy";
-    let b = listeners_under(LbKind::Alb, ALB_LISTENERS, &entry("HTTPS:443"));
+    let b = listeners_under(LbKind::Alb, alb_listeners, &entry("HTTPS:443"));
     assert_eq!(fields(&b), [field]);
     assert!(warnings(&b)[0].contains("Application Load Balancer listeners take no ALPN policy"));
-    let b = listeners_under(LbKind::Nlb, NLB_LISTENERS, &entry("TCP:80"));
+    let b = listeners_under(LbKind::Nlb, nlb_listeners, &entry("TCP:80"));
     assert_eq!(fields(&b), [field]);
-    let b = listeners_under(LbKind::Nlb, NLB_LISTENERS, &entry("TLS:443"));
+    let b = listeners_under(LbKind::Nlb, nlb_listeners, &entry("TLS:443"));
     assert_eq!(fields(&b), Vec::<&str>::new());
 }
 
@@ -79,13 +92,13 @@ fn target_group_stickiness_on_an_alb_listener_is_a_warning() {
             "{{listenerConfigurations: [{{protocolPort: '{pp}', targetGroupStickiness: true}}]}}"
         )
     };
-    let b = listeners_under(LbKind::Alb, ALB_LISTENERS, &entry("HTTP:80"));
+    let b = listeners_under(LbKind::Alb, alb_listeners, &entry("HTTP:80"));
     assert_eq!(
         fields(&b),
         ["listenerConfigurations[].targetGroupStickiness"]
     );
     assert!(warnings(&b)[0].contains("targetGroupStickinessConfig"));
-    let b = listeners_under(LbKind::Nlb, NLB_LISTENERS, &entry("TCP:80"));
+    let b = listeners_under(LbKind::Nlb, nlb_listeners, &entry("TCP:80"));
     assert_eq!(fields(&b), Vec::<&str>::new());
 }
 
@@ -94,7 +107,7 @@ fn ssl_policy_and_certificates_on_a_plain_listener_are_a_warning() {
     let entry = |pp: &str| {
         format!("{{listenerConfigurations: [{{protocolPort: '{pp}', sslPolicy: ELBSecurityPolicy-TLS13-1-2-2021-06, defaultCertificate: 'arn:aws:acm:us-east-1:1:certificate/a', certificates: ['arn:aws:acm:us-east-1:1:certificate/b']}}]}}")
     };
-    let b = listeners_under(LbKind::Nlb, NLB_LISTENERS, &entry("TCP:80"));
+    let b = listeners_under(LbKind::Nlb, nlb_listeners, &entry("TCP:80"));
     assert_eq!(
         fields(&b),
         [
@@ -103,7 +116,7 @@ fn ssl_policy_and_certificates_on_a_plain_listener_are_a_warning() {
             "listenerConfigurations[].certificates"
         ]
     );
-    let b = listeners_under(LbKind::Nlb, NLB_LISTENERS, &entry("TLS:443"));
+    let b = listeners_under(LbKind::Nlb, nlb_listeners, &entry("TLS:443"));
     assert_eq!(fields(&b), Vec::<&str>::new());
 }
 
@@ -269,19 +282,20 @@ fn node_selector_match_expressions_reach_the_binding_whole() {
 
 /// The filters tests' Gateway with one HTTPRoute rule `http_rule` and `grpc` GRPCRoutes, under
 /// the ListenerRuleConfigurations `configs`.
-fn with_rules(http_rule: &str, grpc: &str, configs: &str) -> GatewayBuild {
-    let gw: Gateway = yaml(ALB_GATEWAY);
+fn with_rules(http_rule: &str, grpc: &[GrpcRoute], configs: &str) -> GatewayBuild {
+    let gw = alb_gateway().build();
     let lbc: LoadBalancerConfiguration = yaml(CERT);
-    let http: Vec<HttpRoute> = yaml(&format!(
-        "- apiVersion: gateway.networking.k8s.io/v1\n  kind: HTTPRoute\n  metadata: {{name: r, namespace: my-route-ns}}\n  spec: {{parentRefs: [{{name: my-gw, sectionName: http}}], rules: [{http_rule}]}}\n"
-    ));
-    let grpc: Vec<GrpcRoute> = yaml(grpc);
-    let services: Vec<Service> = yaml(SERVICES);
+    let rule: serde_json::Value = yaml(http_rule);
+    let http = [HttpRoute::test("my-route-ns", "r")
+        .parent_with("my-gw", |p| p.section("http"))
+        .push(&["spec", "rules"], rule)
+        .build()];
+    let services = services();
     let configs: Vec<ListenerRuleConfiguration> = yaml(configs);
     let inputs = GatewayInputs {
         gateway_config: Some(&lbc),
         http_routes: &http,
-        grpc_routes: &grpc,
+        grpc_routes: grpc,
         services: &services,
         rule_configs: &configs,
         ..GatewayInputs::new(&gw)
@@ -299,9 +313,9 @@ fn use_existing_client_secret_is_a_warning() {
     let rule = format!("{{{WITH_CONFIG}, {BACKEND}}}");
     let field = "actions[].authenticateOIDCConfig.useExistingClientSecret";
     // The route is on the HTTP listener only: the action itself is dropped (its own Warning).
-    let b = with_rules(&rule, "[]", &oidc(", useExistingClientSecret: true"));
+    let b = with_rules(&rule, &[], &oidc(", useExistingClientSecret: true"));
     assert!(fields(&b).contains(&field), "{:?}", warnings(&b));
-    let b = with_rules(&rule, "[]", &oidc(""));
+    let b = with_rules(&rule, &[], &oidc(""));
     assert!(!fields(&b).contains(&field), "{:?}", warnings(&b));
 }
 
@@ -313,7 +327,7 @@ fn a_match_index_beyond_the_rules_matches_is_a_warning() {
     let rule = format!(
         "{{matches: [{{path: {{value: /a}}}}, {{path: {{value: /b}}}}], {WITH_CONFIG}, {BACKEND}}}"
     );
-    let b = with_rules(&rule, "[]", &config("[1, 2]"));
+    let b = with_rules(&rule, &[], &config("[1, 2]"));
     assert_eq!(fields(&b), ["conditions[].matchIndexes"]);
     assert!(
         warnings(&b)[0].contains("conditions[0].matchIndexes entry 2 is ignored on HTTPRoute my-route-ns/r rule 0, which has 2 match(es)"),
@@ -321,7 +335,7 @@ fn a_match_index_beyond_the_rules_matches_is_a_warning() {
         warnings(&b)
     );
     assert_eq!(
-        fields(&with_rules(&rule, "[]", &config("[0, 1]"))),
+        fields(&with_rules(&rule, &[], &config("[0, 1]"))),
         Vec::<&str>::new()
     );
 }
@@ -332,16 +346,18 @@ fn a_redirect_action_on_a_grpc_route_is_a_warning() {
         r#"{actions: [{type: redirect, redirectConfig: {query: "a=b"}}]}"#,
         true,
     );
-    let grpc = format!(
-        "- apiVersion: gateway.networking.k8s.io/v1\n  kind: GRPCRoute\n  metadata: {{name: g, namespace: my-route-ns}}\n  spec: {{parentRefs: [{{name: my-gw, sectionName: https}}], rules: [{{{WITH_CONFIG}, {BACKEND}}}]}}\n"
-    );
+    let rule: serde_json::Value = yaml(&format!("{{{WITH_CONFIG}, {BACKEND}}}"));
+    let grpc = [GrpcRoute::test("my-route-ns", "g")
+        .parent_with("my-gw", |p| p.section("https"))
+        .push(&["spec", "rules"], rule)
+        .build()];
     let b = with_rules(&format!("{{{BACKEND}}}"), &grpc, &config);
     assert_eq!(fields(&b), ["actions[].redirectConfig"]);
     assert!(warnings(&b)[0]
         .contains("the redirect action is ignored on GRPCRoute my-route-ns/g rule 0"));
     // An HTTPRoute rule with other filters but no RequestRedirect forwards: said too.
     let rewrite = format!("{{filters: [{{type: ExtensionRef, extensionRef: {{group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: cfg}}}}, {{type: URLRewrite, urlRewrite: {{hostname: y.example.com}}}}], {BACKEND}}}");
-    let b = with_rules(&rewrite, "[]", &config);
+    let b = with_rules(&rewrite, &[], &config);
     assert!(
         warnings(&b)
             .iter()
@@ -352,7 +368,7 @@ fn a_redirect_action_on_a_grpc_route_is_a_warning() {
     // With the HTTPRoute's RequestRedirect filter it gives the redirect's query.
     let redirect = "{filters: [{type: ExtensionRef, extensionRef: {group: gateway.k8s.aws, kind: ListenerRuleConfiguration, name: cfg}}, {type: RequestRedirect, requestRedirect: {hostname: x.example.com}}]}";
     assert_eq!(
-        fields(&with_rules(redirect, "[]", &config)),
+        fields(&with_rules(redirect, &[], &config)),
         Vec::<&str>::new()
     );
 }
@@ -362,9 +378,7 @@ fn an_infrastructure_parameters_ref_of_another_kind_is_a_warning() {
     let gateway = |group: &str, kind: &str| {
         Case {
             gateway: Some(lbc("my-gw-ns", "lbc", "{}")),
-            gateway_yaml: format!(
-                "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: my-gw, namespace: my-gw-ns, uid: u1}}\nspec:\n  gatewayClassName: c\n  infrastructure: {{parametersRef: {{group: {group}, kind: {kind}, name: lbc}}}}\n  listeners: {ALB_LISTENERS}\n"
-            ),
+            gw: alb_listeners(my_gw().parameters_ref(group, kind, "lbc")).build(),
             ..Case::default()
         }
         .build(LbKind::Alb)
@@ -381,8 +395,8 @@ fn an_infrastructure_parameters_ref_of_another_kind_is_a_warning() {
 
 #[test]
 fn fields_the_route_and_gateway_types_drop_are_a_warning() {
-    use super::dropped::decode_noting_dropped;
-    let mut gw: serde_json::Value = yaml(ALB_GATEWAY);
+    use crate::model::gateway::dropped::decode_noting_dropped;
+    let mut gw = alb_gateway().into_value();
     gw["spec"]["futureField"] = "x".into();
     let gw: Gateway = decode_noting_dropped(gw).unwrap();
     let route = |rule: serde_json::Value| -> HttpRoute {
@@ -394,7 +408,7 @@ fn fields_the_route_and_gateway_types_drop_are_a_warning() {
         .unwrap()
     };
     let backend = serde_json::json!([{"name": "my-svc", "port": 80}]);
-    let services: Vec<Service> = yaml(SERVICES);
+    let services = services();
     let build = |http: &[HttpRoute]| {
         let inputs = GatewayInputs {
             http_routes: http,

@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::eni::PodTarget;
-use super::networking::*;
-use super::sg_rules::{NetConfig, Networking};
-use super::tests_networking::{group, net, perm, tags};
+use super::networking::{group, net, perm, tags};
 use crate::aws::fake::FakeAws;
 use crate::aws::{CreateSecurityGroup, Ec2, Ec2Query, Tags};
+use crate::controller::tgb::eni::PodTarget;
+use crate::controller::tgb::networking::*;
+use crate::controller::tgb::sg_rules::{NetConfig, Networking};
 use crate::crd::target_group_binding::TargetGroupBindingNetworking;
 
 async fn sg(fake: &FakeAws, vpc: &str, name: &str, tags: Tags) -> String {

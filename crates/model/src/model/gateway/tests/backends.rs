@@ -8,54 +8,41 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
-use super::tests::{cfg, yaml, GATEWAY};
-use super::*;
+use super::{cfg, gateway, yaml};
+use crate::fixtures::{RuleFixture, TestObject};
 use crate::model::action::{Action, ForwardConfig, TargetGroupTuple};
+use crate::model::gateway::*;
 use crate::model::types::{Protocol, Token};
 
 const ALB_ARN: &str =
     "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/edge/1234567890123456";
 
-const NLB_GATEWAY: &str = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-gw-ns, uid: u1}
-spec:
-  gatewayClassName: nlb
-  listeners:
-  - {name: tcp, port: 80, protocol: TCP, allowedRoutes: {namespaces: {from: All}}}
-"#;
+/// The NLB Gateway `my-gw-ns/my-gw`: one TCP listener on port 80 for routes of every namespace.
+fn nlb_gateway() -> Gateway {
+    Gateway::test("my-gw-ns", "my-gw")
+        .uid("u1")
+        .nlb()
+        .listener_with("tcp", "TCP", 80, |l| l.from_all())
+        .build()
+}
 
 /// The ALB Gateway `apps/edge` with `Programmed` as given (`status`, `message`).
 fn edge(status: &str, message: &str) -> Gateway {
-    yaml(&format!(
-        r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {{name: edge, namespace: apps}}
-spec:
-  gatewayClassName: alb
-  listeners: [{{name: http, port: 8080, protocol: HTTP}}]
-status:
-  conditions:
-  - {{type: Accepted, status: "True", reason: Accepted, message: "", lastTransitionTime: "2025-01-01T00:00:00Z"}}
-  - {{type: Programmed, status: "{status}", reason: Programmed, message: "{message}", lastTransitionTime: "2025-01-01T00:00:00Z"}}
-"#
-    ))
+    let at = "2025-01-01T00:00:00Z";
+    Gateway::test("apps", "edge")
+        .alb()
+        .listener("http", "HTTP", 8080)
+        .condition("Accepted", "True", "Accepted", "", at)
+        .condition("Programmed", status, "Programmed", message, at)
+        .build()
 }
 
-/// A TCPRoute `ns/my-route` whose one backend is `backend` (YAML).
-fn tcp_route(ns: &str, backend: &str) -> Vec<TcpRoute> {
-    yaml(&format!(
-        r#"
-- apiVersion: gateway.networking.k8s.io/v1alpha2
-  kind: TCPRoute
-  metadata: {{name: my-route, namespace: {ns}}}
-  spec:
-    parentRefs: [{{name: my-gw, namespace: my-gw-ns}}]
-    rules: [{{backendRefs: [{backend}]}}]
-"#
-    ))
+/// A TCPRoute `ns/my-route` with the one rule `rule` makes (its backend).
+fn tcp_route(ns: &str, rule: impl FnOnce(RuleFixture) -> RuleFixture) -> Vec<TcpRoute> {
+    let route = TcpRoute::test(ns, "my-route")
+        .parent_with("my-gw", |p| p.namespace("my-gw-ns"))
+        .rule(rule);
+    vec![route.build()]
 }
 
 struct Objects {
@@ -77,7 +64,7 @@ impl Default for Objects {
 }
 
 fn nlb(routes: &[TcpRoute], o: &Objects) -> Result<GatewayBuild, crate::model::ModelError> {
-    let gw: Gateway = yaml(NLB_GATEWAY);
+    let gw = nlb_gateway();
     let inputs = GatewayInputs {
         tcp_routes: routes,
         gateways: &o.gateways,
@@ -89,7 +76,14 @@ fn nlb(routes: &[TcpRoute], o: &Objects) -> Result<GatewayBuild, crate::model::M
     build_nlb_gateway_stack(&inputs, &cfg(), None)
 }
 
-const TO_EDGE: &str = "{name: edge, kind: Gateway, group: gateway.networking.k8s.io, port: 8080}";
+/// The backend `edge` of kind Gateway (group named), port 8080.
+fn to_edge(rule: RuleFixture) -> RuleFixture {
+    rule.backend_with("edge", |b| {
+        b.kind("Gateway")
+            .group("gateway.networking.k8s.io")
+            .port(8080)
+    })
+}
 
 fn forward_of(b: &GatewayBuild) -> Vec<TargetGroupTuple> {
     match &b.stack.listeners[0].default_actions[0] {
@@ -102,7 +96,7 @@ fn forward_of(b: &GatewayBuild) -> Vec<TargetGroupTuple> {
 
 #[test]
 fn an_nlb_route_to_a_programmed_alb_gateway_gets_an_alb_target_group_with_upstreams_name() {
-    let b = nlb(&tcp_route("apps", TO_EDGE), &Objects::default()).unwrap();
+    let b = nlb(&tcp_route("apps", to_edge), &Objects::default()).unwrap();
     assert!(b.route_problems.is_empty(), "{:?}", b.route_problems);
     let s = &b.stack;
     assert!(s.target_groups.is_empty() && s.target_group_bindings.is_empty());
@@ -169,7 +163,7 @@ fn a_gateway_not_programmed_yet_fails_the_nlb_gateway_with_upstreams_message() {
             gateways: vec![gw],
             ..Objects::default()
         };
-        let err = nlb(&tcp_route("apps", TO_EDGE), &o).unwrap_err();
+        let err = nlb(&tcp_route("apps", to_edge), &o).unwrap_err();
         // Upstream's loader error: the Gateway's Accepted False ListenersNotValid.
         assert!(
             matches!(err, crate::model::ModelError::ListenersNotValid { .. }),
@@ -191,7 +185,7 @@ fn a_gateway_backend_that_is_not_an_alb_or_not_there_is_dropped() {
         gateways: vec![edge("True", nlb_arn)],
         ..Objects::default()
     };
-    let b = nlb(&tcp_route("apps", TO_EDGE), &o).unwrap();
+    let b = nlb(&tcp_route("apps", to_edge), &o).unwrap();
     assert_eq!(b.route_problems[0].reason, "BackendNotFound");
     assert_eq!(
         b.route_problems[0].message,
@@ -204,7 +198,7 @@ fn a_gateway_backend_that_is_not_an_alb_or_not_there_is_dropped() {
         gateways: Vec::new(),
         ..Objects::default()
     };
-    let b = nlb(&tcp_route("apps", TO_EDGE), &o).unwrap();
+    let b = nlb(&tcp_route("apps", to_edge), &o).unwrap();
     assert_eq!(
         b.route_problems[0].message,
         "Gateway (apps:edge) not found)"
@@ -230,10 +224,9 @@ fn a_gateway_in_another_namespace_needs_a_reference_grant_to_kind_gateway() {
             }
         ))
     };
-    let route = tcp_route(
-        "routes",
-        "{name: edge, namespace: apps, kind: Gateway, port: 8080}",
-    );
+    let route = tcp_route("routes", |r| {
+        r.backend_with("edge", |b| b.namespace("apps").kind("Gateway").port(8080))
+    });
     for (grants, allowed) in [
         (Vec::new(), false),
         (grant("Service"), false),
@@ -280,7 +273,7 @@ fn a_target_group_configuration_of_kind_gateway_shapes_the_alb_target_group() {
         tgcs,
         ..Objects::default()
     };
-    let b = nlb(&tcp_route("apps", TO_EDGE), &o).unwrap();
+    let b = nlb(&tcp_route("apps", to_edge), &o).unwrap();
     let tg = &b.stack.alb_target_groups[0];
     assert_eq!(tg.name, "chained");
     assert_eq!(tg.health_check.path, "/healthz");
@@ -301,7 +294,7 @@ fn gateway_backend_warnings(props: &str) -> Vec<String> {
         tgcs,
         ..Objects::default()
     };
-    let b = nlb(&tcp_route("apps", TO_EDGE), &o).unwrap();
+    let b = nlb(&tcp_route("apps", to_edge), &o).unwrap();
     b.stack
         .warnings
         .iter()
@@ -331,7 +324,9 @@ fn target_group_fields_a_gateway_backend_ignores_are_a_warning() {
 
 #[test]
 fn a_target_group_name_backend_forwards_to_the_looked_up_arn_and_builds_no_target_group() {
-    let route = tcp_route("apps", "{name: existing, kind: TargetGroupName, weight: 5}");
+    let route = tcp_route("apps", |r| {
+        r.backend_with("existing", |b| b.kind("TargetGroupName").weight(5))
+    });
     let arn = "arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/existing/abc";
     let mut o = Objects::default();
     o.arns.insert("existing".into(), Ok(arn.into()));
@@ -357,20 +352,14 @@ fn a_target_group_name_backend_forwards_to_the_looked_up_arn_and_builds_no_targe
 
 #[test]
 fn an_alb_rule_forwards_to_a_target_group_name_and_refuses_a_gateway_backend() {
-    let gw: Gateway = yaml(GATEWAY);
+    let gw = gateway();
     let arns = BTreeMap::from([("existing".to_string(), Ok("arn:tg/existing".to_string()))]);
     let gateways = vec![edge("True", ALB_ARN)];
-    let route = |backend: &str| -> Vec<HttpRoute> {
-        yaml(&format!(
-            r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {{name: app, namespace: apps}}
-  spec:
-    parentRefs: [{{name: my-gw, namespace: my-gw-ns, sectionName: http}}]
-    rules: [{{backendRefs: [{backend}]}}]
-"#
-        ))
+    let route = |rule: fn(RuleFixture) -> RuleFixture| -> Vec<HttpRoute> {
+        let route = HttpRoute::test("apps", "app")
+            .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("http"))
+            .rule(rule);
+        vec![route.build()]
     };
     let build = |routes: &[HttpRoute]| {
         let inputs = GatewayInputs {
@@ -381,7 +370,10 @@ fn an_alb_rule_forwards_to_a_target_group_name_and_refuses_a_gateway_backend() {
         };
         build_alb_gateway_stack(&inputs, &cfg(), None)
     };
-    let b = build(&route("{name: existing, kind: TargetGroupName}")).unwrap();
+    let b = build(&route(|r| {
+        r.backend_with("existing", |b| b.kind("TargetGroupName"))
+    }))
+    .unwrap();
     assert!(b.stack.target_groups.is_empty());
     assert_eq!(
         b.stack.listener_rules[0].actions,
@@ -395,8 +387,10 @@ fn an_alb_rule_forwards_to_a_target_group_name_and_refuses_a_gateway_backend() {
             }
         }]
     );
-    let err = build(&route("{name: edge, kind: Gateway, port: 8080}"))
-        .unwrap_err()
-        .to_string();
+    let err = build(&route(|r| {
+        r.backend_with("edge", |b| b.kind("Gateway").port(8080))
+    }))
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("only supported on NLB Gateways"), "{err}");
 }

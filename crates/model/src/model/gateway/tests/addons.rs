@@ -3,29 +3,29 @@
 //! leaves out is removed only while the Gateway's annotation says it is active (and always when
 //! the Gateway is being deleted); NLB Gateways carry only the capacity reservation.
 
-use super::addons::ActiveAddons;
-use super::tests::{cfg, yaml};
-use super::*;
+use super::{cfg, yaml};
+use crate::fixtures::TestObject;
+use crate::model::gateway::addons::ActiveAddons;
+use crate::model::gateway::*;
 use crate::model::types::Addons;
 
 const ACL: &str = "arn:aws:wafv2:us-west-2:111122223333:regional/webacl/acl/0123";
 
-fn gateway(protocol: &str, annotations: &str, deleting: bool) -> Gateway {
-    let deletion = if deleting {
-        ", deletionTimestamp: \"2025-01-01T00:00:00Z\", finalizers: [gateway.k8s.aws/alb]"
+/// The Gateway `ns/gw` with exactly `annotations`, one listener of `protocol` on port 80, and
+/// (when `deleting`) a deletion timestamp and the ALB finalizer.
+fn gateway(protocol: &str, annotations: &[(&str, &str)], deleting: bool) -> Gateway {
+    let gw = Gateway::test("ns", "gw")
+        .uid("u1")
+        .annotations(annotations)
+        .class("c")
+        .listener("l", protocol, 80);
+    let gw = if deleting {
+        gw.deleting_at("2025-01-01T00:00:00Z")
+            .finalizer("gateway.k8s.aws/alb")
     } else {
-        ""
+        gw
     };
-    yaml(&format!(
-        r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {{name: gw, namespace: ns, uid: u1, annotations: {{{annotations}}}{deletion}}}
-spec:
-  gatewayClassName: c
-  listeners: [{{name: l, port: 80, protocol: {protocol}}}]
-"#
-    ))
+    gw.build()
 }
 
 fn lbc(spec: &str) -> LoadBalancerConfiguration {
@@ -42,7 +42,11 @@ spec: {spec}
 const ALL_THREE: &str =
     "{wafV2: {webACL: \"arn:aws:wafv2:us-west-2:111122223333:regional/webacl/acl/0123\"}, shieldConfiguration: {enabled: true}, minimumLoadBalancerCapacity: {capacityUnits: 150}}";
 
-const ALL_ACTIVE: &str = "gateway.k8s.aws.addon.wafv2: \"true\", gateway.k8s.aws.addon.shield: \"True\", gateway.k8s.aws.addon.provisionedcapacity: \"1\"";
+const ALL_ACTIVE: &[(&str, &str)] = &[
+    ("gateway.k8s.aws.addon.wafv2", "true"),
+    ("gateway.k8s.aws.addon.shield", "True"),
+    ("gateway.k8s.aws.addon.provisionedcapacity", "1"),
+];
 
 fn alb(gw: &Gateway, config: Option<&LoadBalancerConfiguration>) -> GatewayBuild {
     let inputs = GatewayInputs {
@@ -68,7 +72,7 @@ const ALL_ON: ActiveAddons = ActiveAddons {
 
 #[test]
 fn the_configurations_waf_shield_and_capacity_are_on_the_alb_stack() {
-    let b = alb(&gateway("HTTP", "", false), Some(&lbc(ALL_THREE)));
+    let b = alb(&gateway("HTTP", &[], false), Some(&lbc(ALL_THREE)));
     assert_eq!(
         b.stack.addons,
         Addons {
@@ -85,7 +89,7 @@ fn the_configurations_waf_shield_and_capacity_are_on_the_alb_stack() {
 #[test]
 fn an_addon_left_out_is_removed_only_while_its_annotation_says_active() {
     // Never enabled by us: whatever someone attached by hand stays.
-    let b = alb(&gateway("HTTP", "", false), None);
+    let b = alb(&gateway("HTTP", &[], false), None);
     assert!(b.stack.addons.is_empty());
     assert_eq!(capacity(&b), None);
     assert_eq!(b.addons, ActiveAddons::default());
@@ -102,9 +106,11 @@ fn an_addon_left_out_is_removed_only_while_its_annotation_says_active() {
     assert_eq!(capacity(&b), Some(0));
     assert_eq!(b.addons, ActiveAddons::default());
     // A value ParseBool does not read counts as false, as upstream.
-    let unreadable =
-        "gateway.k8s.aws.addon.wafv2: \"yes\", gateway.k8s.aws.addon.shield: \"false\"";
-    let b = alb(&gateway("HTTP", unreadable, false), None);
+    let unreadable = [
+        ("gateway.k8s.aws.addon.wafv2", "yes"),
+        ("gateway.k8s.aws.addon.shield", "false"),
+    ];
+    let b = alb(&gateway("HTTP", &unreadable, false), None);
     assert!(b.stack.addons.is_empty());
 }
 
@@ -119,7 +125,7 @@ fn a_gateway_being_deleted_removes_its_active_addons_whatever_its_configuration_
 
 #[test]
 fn an_nlb_gateway_carries_only_the_capacity_and_says_so_of_the_rest() {
-    let gw = gateway("TCP", "", false);
+    let gw = gateway("TCP", &[], false);
     let config = lbc(ALL_THREE);
     let inputs = GatewayInputs {
         gateway_config: Some(&config),
@@ -147,7 +153,7 @@ fn an_nlb_gateway_carries_only_the_capacity_and_says_so_of_the_rest() {
 #[test]
 fn capacity_is_dropped_with_a_warning_when_class_and_gateway_both_configure() {
     // Upstream's merger does not carry minimumLoadBalancerCapacity into the merged config.
-    let gw = gateway("HTTP", "", false);
+    let gw = gateway("HTTP", &[], false);
     let class = lbc("{minimumLoadBalancerCapacity: {capacityUnits: 150}}");
     let own = lbc("{scheme: internal}");
     let inputs = GatewayInputs {

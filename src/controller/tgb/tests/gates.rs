@@ -2,10 +2,10 @@
 
 use std::collections::BTreeSet;
 
-use super::gates::*;
-use super::info::GateCondition;
-use super::targets::*;
 use crate::aws::{TargetDescription, TargetHealth, TargetHealthDescription, TargetHealthState};
+use crate::controller::tgb::gates::*;
+use crate::controller::tgb::info::GateCondition;
+use crate::controller::tgb::targets::*;
 
 fn th(id: &str, port: u16, state: TargetHealthState) -> TargetHealthDescription {
     TargetHealthDescription {

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::test_support::*;
-use super::{build_service_stack, ExistingNlb, ServiceEnv};
+use crate::model::service::test_support::*;
+use crate::model::service::{build_service_stack, ExistingNlb, ServiceEnv};
 use crate::model::subnets::SubnetInfo;
 use crate::model::types::*;
 

@@ -2,22 +2,24 @@
 //! GRPC target groups, one precedence order across HTTPRoutes and GRPCRoutes (the v3.4.2
 //! cross-kind fix), TLS passthrough and termination listeners.
 
-use super::tests::{cfg, yaml, SERVICES};
-use super::*;
+use serde_json::{json, Value};
+
+use super::{cfg, services, yaml};
+use crate::fixtures::TestObject;
 use crate::model::action::{Action, RuleCondition};
+use crate::model::gateway::*;
 use crate::model::types::{Protocol, ProtocolVersion, StackKind};
 use gateway_api::apis::experimental::tcproutes::TcpRoute;
 use gateway_api::apis::experimental::udproutes::UdpRoute;
 
-const ALB_GATEWAY: &str = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-route-ns, uid: u1}
-spec:
-  gatewayClassName: alb
-  listeners:
-  - {name: https, port: 443, protocol: HTTPS}
-"#;
+/// The ALB Gateway `my-route-ns/my-gw` with one HTTPS listener on 443.
+fn alb_gateway() -> Gateway {
+    Gateway::test("my-route-ns", "my-gw")
+        .uid("u1")
+        .alb()
+        .listener("https", "HTTPS", 443)
+        .build()
+}
 
 const CERT: &str = r#"
 apiVersion: gateway.k8s.aws/v1
@@ -29,21 +31,30 @@ spec:
   - {protocolPort: "TLS:8443", defaultCertificate: "arn:aws:acm:us-east-1:1:certificate/b"}
 "#;
 
-const GRPC: &str = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: GRPCRoute
-  metadata: {name: greeter, namespace: my-route-ns, creationTimestamp: "2025-06-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw}]
-    hostnames: [api.example.com]
-    rules:
-    - matches:
-      - method: {service: helloworld.Greeter, method: SayHello}
-        headers: [{name: x-tenant, value: "a,b"}]
-      - method: {service: helloworld.Greeter}
-      backendRefs: [{name: my-svc, port: 80}]
-    - backendRefs: [{name: my-svc, port: 80}]
-"#;
+/// The GRPCRoute `my-route-ns/greeter` on `api.example.com`: a rule matching
+/// `helloworld.Greeter/SayHello` with the header match `tenant` or any `helloworld.Greeter`
+/// method, and a match-less rule.
+fn greeter_with(tenant: Value) -> Vec<GrpcRoute> {
+    let route = GrpcRoute::test("my-route-ns", "greeter")
+        .created_at("2025-06-01T00:00:00Z")
+        .parent("my-gw")
+        .hostname("api.example.com")
+        .rule(|r| {
+            r.matching(|m| {
+                m.grpc_method("helloworld.Greeter", Some("SayHello"))
+                    .set("headers", json!([tenant]))
+            })
+            .matching(|m| m.grpc_method("helloworld.Greeter", None))
+            .backend("my-svc", 80)
+        })
+        .rule(|r| r.backend("my-svc", 80));
+    vec![route.build()]
+}
+
+/// [`greeter_with`] the Exact header match `x-tenant: a,b`.
+fn greeter() -> Vec<GrpcRoute> {
+    greeter_with(json!({"name": "x-tenant", "value": "a,b"}))
+}
 
 fn paths(conditions: &[RuleCondition]) -> Vec<String> {
     conditions
@@ -60,16 +71,14 @@ fn paths(conditions: &[RuleCondition]) -> Vec<String> {
         .collect()
 }
 
-fn alb(http: &str, grpc: &str) -> Result<GatewayBuild, crate::model::ModelError> {
-    let gw: Gateway = yaml(ALB_GATEWAY);
+fn alb(http: &[HttpRoute], grpc: &[GrpcRoute]) -> Result<GatewayBuild, crate::model::ModelError> {
+    let gw = alb_gateway();
     let lbc: LoadBalancerConfiguration = yaml(CERT);
-    let http: Vec<HttpRoute> = yaml(http);
-    let grpc: Vec<GrpcRoute> = yaml(grpc);
-    let services: Vec<Service> = yaml(SERVICES);
+    let services = services();
     let inputs = GatewayInputs {
         gateway_config: Some(&lbc),
-        http_routes: &http,
-        grpc_routes: &grpc,
+        http_routes: http,
+        grpc_routes: grpc,
         services: &services,
         ..GatewayInputs::new(&gw)
     };
@@ -78,7 +87,7 @@ fn alb(http: &str, grpc: &str) -> Result<GatewayBuild, crate::model::ModelError>
 
 #[test]
 fn a_grpc_route_becomes_method_path_rules_and_grpc_target_groups() {
-    let b = alb("[]", GRPC).unwrap();
+    let b = alb(&[], &greeter()).unwrap();
     let s = &b.stack;
     let rules: Vec<(i32, Vec<String>)> = s
         .listener_rules
@@ -119,16 +128,13 @@ fn a_grpc_route_becomes_method_path_rules_and_grpc_target_groups() {
 fn a_catch_all_http_route_does_not_shadow_a_specific_grpc_route() {
     // Older HTTPRoute `PathPrefix /` on the same hostname: upstream before v3.4.2 put every
     // HTTPRoute rule first; one comparator puts the exact GRPC method first.
-    let http = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: web, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw}]
-    hostnames: [api.example.com]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-"#;
-    let b = alb(http, GRPC).unwrap();
+    let http = [HttpRoute::test("my-route-ns", "web")
+        .created_at("2025-01-01T00:00:00Z")
+        .parent("my-gw")
+        .hostname("api.example.com")
+        .rule(|r| r.backend("my-svc", 80))
+        .build()];
+    let b = alb(&http, &greeter()).unwrap();
     let order: Vec<(&str, String)> = b
         .stack
         .listener_rules
@@ -144,55 +150,51 @@ fn a_catch_all_http_route_does_not_shadow_a_specific_grpc_route() {
 
 #[test]
 fn grpc_route_filters_other_than_extension_ref_are_refused_with_upstreams_message() {
-    let grpc = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: GRPCRoute
-  metadata: {name: greeter, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw}]
-    rules:
-    - filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: a, value: b}]}}]
-      backendRefs: [{name: my-svc, port: 80}]
-"#;
-    let err = alb("[]", grpc).unwrap_err().to_string();
+    let modifier = json!({"type": "RequestHeaderModifier",
+        "requestHeaderModifier": {"set": [{"name": "a", "value": "b"}]}});
+    let grpc = [GrpcRoute::test("my-route-ns", "greeter")
+        .parent("my-gw")
+        .rule(|r| r.filter(modifier).backend("my-svc", 80))
+        .build()];
+    let err = alb(&[], &grpc).unwrap_err().to_string();
     assert!(
         err.contains("Unsupported filter type: RequestHeaderModifier. To specify header modification, please configure it through LoadBalancerConfiguration."),
         "{err}"
     );
 }
 
-const NLB_GATEWAY: &str = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-route-ns, uid: u1}
-spec:
-  gatewayClassName: nlb
-  listeners:
-  - {name: pass, port: 443, protocol: TLS, hostname: "*.example.com", tls: {mode: Passthrough}}
-  - {name: term, port: 8443, protocol: TLS, tls: {mode: Terminate}}
-"#;
+/// The NLB Gateway `my-route-ns/my-gw`: TLS listeners `pass` (443, `*.example.com`, passed
+/// through) and `term` (8443, terminated).
+fn nlb_gateway() -> Gateway {
+    Gateway::test("my-route-ns", "my-gw")
+        .uid("u1")
+        .nlb()
+        .listener_with("pass", "TLS", 443, |l| l.hostname("*.example.com").tls_mode("Passthrough"))
+        .listener_with("term", "TLS", 8443, |l| l.tls_mode("Terminate"))
+        .build()
+}
 
-const TLS: &str = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: TLSRoute
-  metadata: {name: secure, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw, sectionName: pass}, {name: my-gw, sectionName: term}]
-    hostnames: [a.example.com]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: TLSRoute
-  metadata: {name: elsewhere, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw, sectionName: pass}]
-    hostnames: [other.org]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-"#;
+/// `secure` (`a.example.com`, on both listeners) and `elsewhere` (`other.org`, on `pass`).
+fn tls_routes() -> Vec<TlsRoute> {
+    vec![
+        TlsRoute::test("my-route-ns", "secure")
+            .parent_with("my-gw", |p| p.section("pass"))
+            .parent_with("my-gw", |p| p.section("term"))
+            .hostname("a.example.com")
+            .rule(|r| r.backend("my-svc", 80))
+            .build(),
+        TlsRoute::test("my-route-ns", "elsewhere")
+            .parent_with("my-gw", |p| p.section("pass"))
+            .hostname("other.org")
+            .rule(|r| r.backend("my-svc", 80))
+            .build(),
+    ]
+}
 
 fn nlb(lbc: Option<&LoadBalancerConfiguration>) -> Result<GatewayBuild, crate::model::ModelError> {
-    let gw: Gateway = yaml(NLB_GATEWAY);
-    let tls: Vec<TlsRoute> = yaml(TLS);
-    let services: Vec<Service> = yaml(SERVICES);
+    let gw = nlb_gateway();
+    let tls = tls_routes();
+    let services = services();
     let inputs = GatewayInputs {
         gateway_config: lbc,
         tls_routes: &tls,
@@ -258,40 +260,27 @@ fn a_terminating_tls_listener_without_a_certificate_is_left_to_acm_discovery() {
 
 #[test]
 fn nlb_stack_from_tcp_and_udp_routes_forwards_to_the_oldest_route() {
-    let gw: Gateway = yaml(
-        r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-gw-ns, uid: u1}
-spec:
-  gatewayClassName: nlb
-  listeners:
-  - {name: tcp, port: 53, protocol: TCP, allowedRoutes: {namespaces: {from: All}}}
-  - {name: udp, port: 53, protocol: UDP, allowedRoutes: {namespaces: {from: All}}}
-  - {name: idle, port: 9000, protocol: TCP}
-"#,
-    );
-    let tcp: Vec<TcpRoute> = yaml(
-        r#"
-- apiVersion: gateway.networking.k8s.io/v1alpha2
-  kind: TCPRoute
-  metadata: {name: my-route, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: tcp}]
-    rules: [{backendRefs: [{name: my-svc, port: 80, weight: 2}, {name: other-svc, port: 80}]}]
-"#,
-    );
-    let udp: Vec<UdpRoute> = yaml(
-        r#"
-- apiVersion: gateway.networking.k8s.io/v1alpha2
-  kind: UDPRoute
-  metadata: {name: newer, namespace: my-route-ns, creationTimestamp: "2025-06-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: udp}]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-"#,
-    );
-    let services: Vec<Service> = yaml(SERVICES);
+    let gw = Gateway::test("my-gw-ns", "my-gw")
+        .uid("u1")
+        .nlb()
+        .listener_with("tcp", "TCP", 53, |l| l.from_all())
+        .listener_with("udp", "UDP", 53, |l| l.from_all())
+        .listener("idle", "TCP", 9000)
+        .build();
+    let tcp = [TcpRoute::test("my-route-ns", "my-route")
+        .created_at("2025-01-01T00:00:00Z")
+        .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("tcp"))
+        .rule(|r| {
+            r.backend_with("my-svc", |b| b.port(80).weight(2))
+                .backend("other-svc", 80)
+        })
+        .build()];
+    let udp = [UdpRoute::test("my-route-ns", "newer")
+        .created_at("2025-06-01T00:00:00Z")
+        .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("udp"))
+        .rule(|r| r.backend("my-svc", 80))
+        .build()];
+    let services = services();
     let inputs = GatewayInputs {
         tcp_routes: &tcp,
         udp_routes: &udp,
@@ -364,16 +353,22 @@ spec:
 
 #[test]
 fn regular_expression_query_params_and_grpc_headers_are_literal_with_a_warning() {
-    let http = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: web, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw}]
-    rules:
-    - matches: [{queryParams: [{name: q, value: "a.*", type: RegularExpression}, {name: p, value: "1"}]}]
-      backendRefs: [{name: my-svc, port: 80}]
-"#;
+    // `web`'s query parameter `q` matched as a regular expression, or (`exact`) not.
+    let web = |exact: bool| {
+        let q = if exact {
+            json!({"name": "q", "value": "a.*"})
+        } else {
+            json!({"name": "q", "value": "a.*", "type": "RegularExpression"})
+        };
+        let p = json!({"name": "p", "value": "1"});
+        [HttpRoute::test("my-route-ns", "web")
+            .parent("my-gw")
+            .rule(|r| {
+                r.matching(|m| m.set("queryParams", json!([q, p])))
+                    .backend("my-svc", 80)
+            })
+            .build()]
+    };
     let regex_warnings = |b: &GatewayBuild| -> Vec<String> {
         b.stack
             .warnings
@@ -382,18 +377,15 @@ fn regular_expression_query_params_and_grpc_headers_are_literal_with_a_warning()
             .filter(|m| m.contains("RegularExpression"))
             .collect()
     };
-    let b = alb(http, "[]").unwrap();
+    let b = alb(&web(false), &[]).unwrap();
     assert_eq!(
         regex_warnings(&b),
         vec![
             r#"HTTPRoute my-route-ns/web: queryParams q of type RegularExpression is matched as the literal value "a.*" (the load balancer takes no regular expression there)"#
         ]
     );
-    let grpc = GRPC.replace(
-        r#"{name: x-tenant, value: "a,b"}"#,
-        r#"{name: x-tenant, value: "a.*", type: RegularExpression}"#,
-    );
-    let b = alb("[]", &grpc).unwrap();
+    let grpc = greeter_with(json!({"name": "x-tenant", "value": "a.*", "type": "RegularExpression"}));
+    let b = alb(&[], &grpc).unwrap();
     let w = regex_warnings(&b);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(
@@ -401,9 +393,8 @@ fn regular_expression_query_params_and_grpc_headers_are_literal_with_a_warning()
         "{w:?}"
     );
     // Exact matches say nothing.
-    assert!(regex_warnings(&alb("[]", GRPC).unwrap()).is_empty());
-    let exact = http.replace(", type: RegularExpression", "");
-    assert!(regex_warnings(&alb(&exact, "[]").unwrap()).is_empty());
+    assert!(regex_warnings(&alb(&[], &greeter()).unwrap()).is_empty());
+    assert!(regex_warnings(&alb(&web(true), &[]).unwrap()).is_empty());
 }
 
 #[test]
@@ -412,26 +403,25 @@ fn an_explicit_empty_matches_list_is_a_match_less_rule_as_upstream() {
     // the rule no path condition and the lowest precedence, so a regex rule on the same
     // hostname still comes first. Without a hostname the rule would have no condition at all,
     // which the ALB refuses: it matches every path instead.
-    let http = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: api, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw}]
-    hostnames: [api.example.com]
-    rules:
-    - matches: []
-      backendRefs: [{name: my-svc, port: 80}]
-    - matches: [{path: {type: RegularExpression, value: "/v[0-9]+/.*"}}]
-      backendRefs: [{name: my-svc, port: 80}]
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: any, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw}]
-    rules: [{matches: [], backendRefs: [{name: my-svc, port: 80}]}]
-"#;
-    let b = alb(http, "[]").unwrap();
+    let route = |name: &str| {
+        HttpRoute::test("my-route-ns", name)
+            .created_at("2025-01-01T00:00:00Z")
+            .parent("my-gw")
+    };
+    let http = [
+        route("api")
+            .hostname("api.example.com")
+            .rule(|r| r.no_matches().backend("my-svc", 80))
+            .rule(|r| {
+                r.matching(|m| m.path("RegularExpression", "/v[0-9]+/.*"))
+                    .backend("my-svc", 80)
+            })
+            .build(),
+        route("any")
+            .rule(|r| r.no_matches().backend("my-svc", 80))
+            .build(),
+    ];
+    let b = alb(&http, &[]).unwrap();
     let rules: Vec<(&str, Vec<RuleCondition>)> = b
         .stack
         .listener_rules
@@ -467,7 +457,7 @@ fn an_explicit_empty_matches_list_is_a_match_less_rule_as_upstream() {
 fn the_last_listener_configuration_for_a_port_wins_as_upstreams_map() {
     // The CRD does not make `protocolPort` unique; upstream indexes the entries by port, so the
     // last one is the listener's configuration.
-    let gw: Gateway = yaml(ALB_GATEWAY);
+    let gw = alb_gateway();
     let lbc: LoadBalancerConfiguration = yaml(
         r#"
 apiVersion: gateway.k8s.aws/v1
@@ -479,17 +469,11 @@ spec:
   - {protocolPort: "HTTPS:443", defaultCertificate: "arn:aws:acm:us-east-1:1:certificate/last", sslPolicy: last-policy}
 "#,
     );
-    let http: Vec<HttpRoute> = yaml(
-        r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: web, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw}]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-"#,
-    );
-    let services: Vec<Service> = yaml(SERVICES);
+    let http = [HttpRoute::test("my-route-ns", "web")
+        .parent("my-gw")
+        .rule(|r| r.backend("my-svc", 80))
+        .build()];
+    let services = services();
     let inputs = GatewayInputs {
         gateway_config: Some(&lbc),
         http_routes: &http,

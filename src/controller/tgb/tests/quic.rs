@@ -8,13 +8,13 @@ use base64::Engine;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{json, Value};
 
-use super::endpoints::PodEndpoint;
-use super::gates::Desired;
-use super::info::PodInfo;
-use super::quic::*;
-use super::reconcile::missing_note;
-use super::targets::*;
 use crate::aws::{TargetDescription, TargetHealth, TargetHealthDescription, TargetHealthState};
+use crate::controller::tgb::endpoints::PodEndpoint;
+use crate::controller::tgb::gates::Desired;
+use crate::controller::tgb::info::PodInfo;
+use crate::controller::tgb::quic::*;
+use crate::controller::tgb::reconcile::missing_note;
+use crate::controller::tgb::targets::*;
 use crate::crd::TargetGroupBinding;
 use crate::webhook::quic_server_id::{QuicServerIdInjector, ServerIdGenerator, EPOCH_MS};
 

@@ -14,42 +14,42 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 use serde_json::{json, Value};
 
-use super::config::ModelConfig;
-use super::group::{ClassifiedIngress, ClusterObjects, IngressGroup};
-use super::subnets::SubnetInfo;
-use super::types::{GroupId, LoadBalancerScheme, TargetType};
-use super::upstream_json::{render, PlanFacts};
-use super::{build_stack, BuildEnv};
 use crate::crd::IngressClassParams;
+use crate::model::config::ModelConfig;
+use crate::model::group::{ClassifiedIngress, ClusterObjects, IngressGroup};
+use crate::model::subnets::SubnetInfo;
+use crate::model::types::{GroupId, LoadBalancerScheme, TargetType};
+use crate::model::upstream_json::{render, PlanFacts};
+use crate::model::{build_stack, BuildEnv};
 
-const BASE: &str = include_str!("golden_ingress/base.json");
-const INPUTS: &str = include_str!("golden_ingress/cases.yaml");
-const SERVICES: &str = include_str!("golden_ingress/services.yaml");
+const BASE: &str = include_str!("../golden_ingress/base.json");
+const INPUTS: &str = include_str!("../golden_ingress/cases.yaml");
+const SERVICES: &str = include_str!("../golden_ingress/services.yaml");
 
 const CASES: &[(&str, &str)] = &[
-    ("ingress_vanilla_internal", include_str!("golden_ingress/ingress_vanilla_internal.patch.json")),
-    ("ingress_backend_sg_feature_disabled", include_str!("golden_ingress/ingress_backend_sg_feature_disabled.patch.json")),
-    ("ingress_vanilla_internet_facing", include_str!("golden_ingress/ingress_vanilla_internet_facing.patch.json")),
-    ("ingress_using_acm_and_internet_facing_case_with_the_same_acm_certificate_for_default_and_sni_listener", include_str!("golden_ingress/ingress_using_acm_and_internet_facing_case_with_the_same_acm_certificate_for_default_and_sni_listener.patch.json")),
-    ("ingress_using_acm_and_internet_facing", include_str!("golden_ingress/ingress_using_acm_and_internet_facing.patch.json")),
-    ("ingress_referenced_same_service_port_with_both_name_and_port", include_str!("golden_ingress/ingress_referenced_same_service_port_with_both_name_and_port.patch.json")),
-    ("ingress_inboundcidrs_in_ingressclassparams", include_str!("golden_ingress/ingress_inboundcidrs_in_ingressclassparams.patch.json")),
-    ("ingress_ssl_policy_in_ingressclassparams", include_str!("golden_ingress/ingress_ssl_policy_in_ingressclassparams.patch.json")),
-    ("ingress_certificate_arn_in_ingressclassparams", include_str!("golden_ingress/ingress_certificate_arn_in_ingressclassparams.patch.json")),
-    ("ingress_target_type_in_ingressclassparams", include_str!("golden_ingress/ingress_target_type_in_ingressclassparams.patch.json")),
-    ("ingress_wafv2aclarn_in_ingressclassparams", include_str!("golden_ingress/ingress_wafv2aclarn_in_ingressclassparams.patch.json")),
-    ("ingress_not_using_subnet_auto_discovery_and_internal", include_str!("golden_ingress/ingress_not_using_subnet_auto_discovery_and_internal.patch.json")),
-    ("ingress_with_sg_annotation", include_str!("golden_ingress/ingress_with_sg_annotation.patch.json")),
-    ("ingress_with_ipv6_service", include_str!("golden_ingress/ingress_with_ipv6_service.patch.json")),
-    ("target_type_ip_with_named_target_port", include_str!("golden_ingress/target_type_ip_with_named_target_port.patch.json")),
-    ("default_target_type_ip_with_named_target_port", include_str!("golden_ingress/default_target_type_ip_with_named_target_port.patch.json")),
-    ("ingress_default_ipv4_cidr_when_no_ip_range", include_str!("golden_ingress/ingress_default_ipv4_cidr_when_no_ip_range.patch.json")),
-    ("ingress_default_dualstack_cidr_when_no_ip_range", include_str!("golden_ingress/ingress_default_dualstack_cidr_when_no_ip_range.patch.json")),
-    ("ingress_ingress_with_managed_prefix_list_in_ingressclassparam", include_str!("golden_ingress/ingress_ingress_with_managed_prefix_list_in_ingressclassparam.patch.json")),
-    ("ingress_ingress_with_managed_prefix_list_in_ingressclassparam_input_prefixlistsidslegacy", include_str!("golden_ingress/ingress_ingress_with_managed_prefix_list_in_ingressclassparam_input_prefixlistsidslegacy.patch.json")),
-    ("ingress_ingress_with_managed_prefix_list", include_str!("golden_ingress/ingress_ingress_with_managed_prefix_list.patch.json")),
-    ("ingress_ingress_mixed_ip_address_managed_prefix_list", include_str!("golden_ingress/ingress_ingress_mixed_ip_address_managed_prefix_list.patch.json")),
-    ("ingress_vanilla_with_default_load_balancer_scheme_internet_facing", include_str!("golden_ingress/ingress_vanilla_with_default_load_balancer_scheme_internet_facing.patch.json")),
+    ("ingress_vanilla_internal", include_str!("../golden_ingress/ingress_vanilla_internal.patch.json")),
+    ("ingress_backend_sg_feature_disabled", include_str!("../golden_ingress/ingress_backend_sg_feature_disabled.patch.json")),
+    ("ingress_vanilla_internet_facing", include_str!("../golden_ingress/ingress_vanilla_internet_facing.patch.json")),
+    ("ingress_using_acm_and_internet_facing_case_with_the_same_acm_certificate_for_default_and_sni_listener", include_str!("../golden_ingress/ingress_using_acm_and_internet_facing_case_with_the_same_acm_certificate_for_default_and_sni_listener.patch.json")),
+    ("ingress_using_acm_and_internet_facing", include_str!("../golden_ingress/ingress_using_acm_and_internet_facing.patch.json")),
+    ("ingress_referenced_same_service_port_with_both_name_and_port", include_str!("../golden_ingress/ingress_referenced_same_service_port_with_both_name_and_port.patch.json")),
+    ("ingress_inboundcidrs_in_ingressclassparams", include_str!("../golden_ingress/ingress_inboundcidrs_in_ingressclassparams.patch.json")),
+    ("ingress_ssl_policy_in_ingressclassparams", include_str!("../golden_ingress/ingress_ssl_policy_in_ingressclassparams.patch.json")),
+    ("ingress_certificate_arn_in_ingressclassparams", include_str!("../golden_ingress/ingress_certificate_arn_in_ingressclassparams.patch.json")),
+    ("ingress_target_type_in_ingressclassparams", include_str!("../golden_ingress/ingress_target_type_in_ingressclassparams.patch.json")),
+    ("ingress_wafv2aclarn_in_ingressclassparams", include_str!("../golden_ingress/ingress_wafv2aclarn_in_ingressclassparams.patch.json")),
+    ("ingress_not_using_subnet_auto_discovery_and_internal", include_str!("../golden_ingress/ingress_not_using_subnet_auto_discovery_and_internal.patch.json")),
+    ("ingress_with_sg_annotation", include_str!("../golden_ingress/ingress_with_sg_annotation.patch.json")),
+    ("ingress_with_ipv6_service", include_str!("../golden_ingress/ingress_with_ipv6_service.patch.json")),
+    ("target_type_ip_with_named_target_port", include_str!("../golden_ingress/target_type_ip_with_named_target_port.patch.json")),
+    ("default_target_type_ip_with_named_target_port", include_str!("../golden_ingress/default_target_type_ip_with_named_target_port.patch.json")),
+    ("ingress_default_ipv4_cidr_when_no_ip_range", include_str!("../golden_ingress/ingress_default_ipv4_cidr_when_no_ip_range.patch.json")),
+    ("ingress_default_dualstack_cidr_when_no_ip_range", include_str!("../golden_ingress/ingress_default_dualstack_cidr_when_no_ip_range.patch.json")),
+    ("ingress_ingress_with_managed_prefix_list_in_ingressclassparam", include_str!("../golden_ingress/ingress_ingress_with_managed_prefix_list_in_ingressclassparam.patch.json")),
+    ("ingress_ingress_with_managed_prefix_list_in_ingressclassparam_input_prefixlistsidslegacy", include_str!("../golden_ingress/ingress_ingress_with_managed_prefix_list_in_ingressclassparam_input_prefixlistsidslegacy.patch.json")),
+    ("ingress_ingress_with_managed_prefix_list", include_str!("../golden_ingress/ingress_ingress_with_managed_prefix_list.patch.json")),
+    ("ingress_ingress_mixed_ip_address_managed_prefix_list", include_str!("../golden_ingress/ingress_ingress_mixed_ip_address_managed_prefix_list.patch.json")),
+    ("ingress_vanilla_with_default_load_balancer_scheme_internet_facing", include_str!("../golden_ingress/ingress_vanilla_with_default_load_balancer_scheme_internet_facing.patch.json")),
 ];
 
 const STANDARD_RULES: &str = r#"

@@ -19,35 +19,47 @@
 
 use serde_json::{json, Value};
 
-use super::gateway::{build_alb_gateway_stack, build_nlb_gateway_stack, GatewayInputs};
-use super::types::{LoadBalancerScheme, TargetType};
-use super::upstream_json::{
+use crate::model::gateway::{build_alb_gateway_stack, build_nlb_gateway_stack, GatewayInputs};
+use crate::model::types::{LoadBalancerScheme, TargetType};
+use crate::model::upstream_json::{
     render, PlanFacts, LISTENER, LISTENER_RULE, LOAD_BALANCER, SECURITY_GROUP, TARGET_GROUP,
     TARGET_GROUP_BINDING,
 };
-use super::ModelConfig;
+use crate::model::ModelConfig;
 
 const SUITES: &[(&str, &str)] = &[
     (
         "target_groups",
-        include_str!("golden_gateway/target_groups.yaml"),
+        include_str!("../golden_gateway/target_groups.yaml"),
     ),
     (
         "load_balancer",
-        include_str!("golden_gateway/load_balancer.yaml"),
+        include_str!("../golden_gateway/load_balancer.yaml"),
     ),
-    ("listeners", include_str!("golden_gateway/listeners.yaml")),
-    ("precedence", include_str!("golden_gateway/precedence.yaml")),
+    (
+        "listeners",
+        include_str!("../golden_gateway/listeners.yaml"),
+    ),
+    (
+        "precedence",
+        include_str!("../golden_gateway/precedence.yaml"),
+    ),
     (
         "listener_validation",
-        include_str!("golden_gateway/listener_validation.yaml"),
+        include_str!("../golden_gateway/listener_validation.yaml"),
     ),
-    ("attachment", include_str!("golden_gateway/attachment.yaml")),
+    (
+        "attachment",
+        include_str!("../golden_gateway/attachment.yaml"),
+    ),
     (
         "lb_config_merge",
-        include_str!("golden_gateway/lb_config_merge.yaml"),
+        include_str!("../golden_gateway/lb_config_merge.yaml"),
     ),
-    ("tg_config", include_str!("golden_gateway/tg_config.yaml")),
+    (
+        "tg_config",
+        include_str!("../golden_gateway/tg_config.yaml"),
+    ),
 ];
 
 /// Objects of one case, by kind.
@@ -178,16 +190,16 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
     };
     // Upstream's merger tests: the merged configuration itself, nothing built from it.
     if case["mergeOnly"].as_bool() == Some(true) {
-        let merged = super::gateway::build::merged_config(&inputs);
+        let merged = crate::model::gateway::build::merged_config(&inputs);
         return Ok(json!({ "$mergedConfig": serde_json::to_value(merged).unwrap() }));
     }
     // Upstream's TargetGroupConfiguration tests: the props resolved for the case's (first)
     // HTTPRoute and the Service `propsFor` names, over the Gateway's default configuration.
     if let Some(svc) = case.get("propsFor") {
-        use super::gateway::target_groups::{over_default, props_for, route_props};
-        let route = super::gateway::routes::http_route(&o.http_routes[0]);
+        use crate::model::gateway::target_groups::{over_default, props_for, route_props};
+        let route = crate::model::gateway::routes::http_route(&o.http_routes[0]);
         let (ns, name) = (svc["namespace"].as_str(), svc["name"].as_str());
-        let default = super::gateway::build::default_target_group_config(&inputs)?;
+        let default = crate::model::gateway::build::default_target_group_config(&inputs)?;
         let props = over_default(
             props_for(
                 &o.tg_configs,
@@ -201,7 +213,7 @@ fn replay(name: &str, case: &Value) -> Result<Value, String> {
     }
     let cfg = config(&case["settings"]);
     // The VPC's subnets where a case resolves them (upstream's tests mock the EC2 answer).
-    let vpc: Option<Vec<super::subnets::SubnetInfo>> = case.get("vpcSubnets").map(|v| {
+    let vpc: Option<Vec<crate::model::subnets::SubnetInfo>> = case.get("vpcSubnets").map(|v| {
         serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{name}: vpcSubnets: {e}"))
     });
     let built = match case["lb"].as_str().unwrap_or("alb") {

@@ -1,24 +1,26 @@
 //! LoadBalancerConfiguration fields against upstream's `pkg/gateway/model` and
 //! `config_resolver.go`: explicit `securityGroups` with `manageBackendSecurityGroupRules`,
 //! `loadBalancerSubnetsSelector`, the ALB-only address pools, and `defaultTargetGroupConfiguration`
-//! merged under the Services' own TargetGroupConfigurations — inputs as manifests.
+//! merged under the Services' own TargetGroupConfigurations — configurations as manifests.
 
-use super::listeners::LbKind;
-use super::tests::{cfg, yaml, GATEWAY, SERVICES};
-use super::*;
+use serde_json::{json, Value};
+
+use super::{cfg, gateway, services, yaml, UID};
+use crate::fixtures::TestObject;
+use crate::model::gateway::listeners::LbKind;
+use crate::model::gateway::*;
 use crate::model::subnets::SubnetInfo;
 use crate::model::types::{Subnets, TargetType, Token};
 use crate::model::{ModelConfig, ModelError};
 use gateway_api::apis::experimental::{tcproutes::TcpRoute, udproutes::UdpRoute};
 
-const ROUTE: &str = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: my-route, namespace: my-route-ns}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: http}]
-    rules: [{backendRefs: [{name: my-svc, port: 80}]}]
-"#;
+/// `my-route-ns/my-route` on listener `http` of `my-gw-ns/my-gw`, to `my-svc` port 80.
+fn route() -> Vec<HttpRoute> {
+    let route = HttpRoute::test("my-route-ns", "my-route")
+        .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("http"))
+        .rule(|r| r.backend("my-svc", 80));
+    vec![route.build()]
+}
 
 /// A LoadBalancerConfiguration `name` in `namespace` with `spec` (YAML flow mapping).
 pub(super) fn lbc(namespace: &str, name: &str, spec: &str) -> LoadBalancerConfiguration {
@@ -33,7 +35,8 @@ pub(super) struct Case {
     pub(super) tg_configs: String,
     pub(super) cfg: ModelConfig,
     pub(super) subnets: Option<Vec<SubnetInfo>>,
-    pub(super) gateway_yaml: String,
+    /// The Gateway built (`gateway()` unless said).
+    pub(super) gw: Gateway,
 }
 
 impl Default for Case {
@@ -44,16 +47,15 @@ impl Default for Case {
             tg_configs: "[]".into(),
             cfg: cfg(),
             subnets: None,
-            gateway_yaml: GATEWAY.into(),
+            gw: gateway(),
         }
     }
 }
 
 impl Case {
     pub(super) fn build(&self, lb: LbKind) -> Result<GatewayBuild, ModelError> {
-        let gw: Gateway = yaml(&self.gateway_yaml);
-        let routes: Vec<HttpRoute> = yaml(ROUTE);
-        let services: Vec<Service> = yaml(SERVICES);
+        let routes = route();
+        let services = services();
         let tg_configs: Vec<TargetGroupConfiguration> = yaml(&self.tg_configs);
         let inputs = GatewayInputs {
             class_config: self.class.as_ref(),
@@ -61,7 +63,7 @@ impl Case {
             http_routes: &routes,
             services: &services,
             tg_configs: &tg_configs,
-            ..GatewayInputs::new(&gw)
+            ..GatewayInputs::new(&self.gw)
         };
         let subnets = self.subnets.as_deref();
         match lb {
@@ -445,25 +447,22 @@ pub(super) fn nlb_gateway(
     subnets: Option<Vec<SubnetInfo>>,
     existing: Option<&crate::model::service::ExistingNlb>,
 ) -> Result<GatewayBuild, ModelError> {
-    let gw: Gateway = yaml(
-        r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-route-ns, uid: 11111111-2222-3333-4444-555555555555}
-spec:
-  gatewayClassName: nlb
-  infrastructure: {parametersRef: {group: gateway.k8s.aws, kind: LoadBalancerConfiguration, name: lbc}}
-  listeners:
-  - {name: tcp, port: 80, protocol: TCP}
-  - {name: udp, port: 53, protocol: UDP}
-"#,
-    );
-    let route = |kind: &str, section: &str| {
-        format!("apiVersion: gateway.networking.k8s.io/v1alpha2\nkind: {kind}\nmetadata: {{name: r-{section}, namespace: my-route-ns}}\nspec: {{parentRefs: [{{name: my-gw, sectionName: {section}}}], rules: [{{backendRefs: [{{name: my-svc, port: 80}}]}}]}}\n")
-    };
-    let tcp: Vec<TcpRoute> = vec![yaml(&route("TCPRoute", "tcp"))];
-    let udp: Vec<UdpRoute> = vec![yaml(&route("UDPRoute", "udp"))];
-    let services: Vec<Service> = yaml(SERVICES);
+    let gw = Gateway::test("my-route-ns", "my-gw")
+        .uid(UID)
+        .nlb()
+        .parameters_ref("gateway.k8s.aws", "LoadBalancerConfiguration", "lbc")
+        .listener("tcp", "TCP", 80)
+        .listener("udp", "UDP", 53)
+        .build();
+    let tcp = [TcpRoute::test("my-route-ns", "r-tcp")
+        .parent_with("my-gw", |p| p.section("tcp"))
+        .rule(|r| r.backend("my-svc", 80))
+        .build()];
+    let udp = [UdpRoute::test("my-route-ns", "r-udp")
+        .parent_with("my-gw", |p| p.section("udp"))
+        .rule(|r| r.backend("my-svc", 80))
+        .build()];
+    let services = services();
     let config = lbc("my-route-ns", "lbc", lbc_spec);
     let vpc = vec!["10.0.0.0/16".to_string()];
     let inputs = GatewayInputs {
@@ -725,7 +724,7 @@ fn target_control_port_is_refused_for_instance_targets_and_non_http_protocols() 
         target_control_port: Some(3000),
         ..TargetGroupProps::default()
     };
-    let err = super::target_groups::target_control_port(
+    let err = crate::model::gateway::target_groups::target_control_port(
         Some(&props),
         crate::model::types::Protocol::Tcp,
         TargetType::Ip,
@@ -777,22 +776,40 @@ pub(super) fn warnings(b: &GatewayBuild) -> Vec<&str> {
         .collect()
 }
 
-/// The test Gateway with `extra` (YAML lines under `spec`, indented two spaces) and its `http`
-/// listener carrying `tls`.
-fn gateway_with(extra: &str, tls: &str) -> Case {
+/// The test Gateway with its `http` listener only, `extra` fields under `spec` and that listener
+/// carrying `tls` when given.
+fn gateway_with(extra: &[(&str, Value)], tls: Option<Value>) -> Case {
+    let mut gw = Gateway::test("my-gw-ns", "my-gw")
+        .uid(UID)
+        .alb()
+        .listener_with("http", "HTTP", 80, |l| match tls {
+            Some(tls) => l.from_all().set("tls", tls),
+            None => l.from_all(),
+        });
+    for (field, value) in extra {
+        gw = gw.set(&["spec", *field], value.clone());
+    }
     Case {
-        gateway_yaml: format!(
-            "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: my-gw, namespace: my-gw-ns, uid: 11111111-2222-3333-4444-555555555555}}\nspec:\n  gatewayClassName: alb\n{extra}  listeners:\n  - {{name: http, port: 80, protocol: HTTP, allowedRoutes: {{namespaces: {{from: All}}}}{tls}}}\n"
-        ),
+        gw: gw.build(),
         ..Case::default()
     }
 }
 
 #[test]
 fn gateway_tls_and_addresses_are_a_warning_not_silently_ignored() {
-    assert_eq!(warnings(&gateway_with("", "").alb()), Vec::<&str>::new());
-    let extra = "  tls: {frontend: {default: {validation: {caCertificateRefs: [{group: '', kind: ConfigMap, name: ca}]}}}, backend: {clientCertificateRef: {name: client}}}\n  addresses: [{type: IPAddress, value: 10.0.0.1}]\n";
-    let b = gateway_with(extra, "").alb();
+    assert_eq!(warnings(&gateway_with(&[], None).alb()), Vec::<&str>::new());
+    let ca = json!({"group": "", "kind": "ConfigMap", "name": "ca"});
+    let extra = [
+        (
+            "tls",
+            json!({
+                "frontend": {"default": {"validation": {"caCertificateRefs": [ca]}}},
+                "backend": {"clientCertificateRef": {"name": "client"}},
+            }),
+        ),
+        ("addresses", json!([{"type": "IPAddress", "value": "10.0.0.1"}])),
+    ];
+    let b = gateway_with(&extra, None).alb();
     let w = warnings(&b);
     assert_eq!(w.len(), 3, "{w:?}");
     assert!(w[0].contains("spec.tls.frontend"), "{w:?}");
@@ -802,8 +819,8 @@ fn gateway_tls_and_addresses_are_a_warning_not_silently_ignored() {
 
 #[test]
 fn listener_certificate_refs_and_tls_options_are_a_warning_naming_the_listener() {
-    let tls = ", tls: {certificateRefs: [{name: my-cert}], options: {example.com/x: y}}";
-    let b = gateway_with("", tls).alb();
+    let tls = json!({"certificateRefs": [{"name": "my-cert"}], "options": {"example.com/x": "y"}});
+    let b = gateway_with(&[], Some(tls)).alb();
     let w = warnings(&b);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(

@@ -1,6 +1,7 @@
 //! The ALB Gateway model against upstream: target group names from upstream's
 //! `model_build_target_group_test.go` cases, rule order from `route_rule_precedence.go`, and
-//! listener/attachment refusals with upstream's reasons and messages — inputs as manifests.
+//! listener/attachment refusals with upstream's reasons and messages — inputs built with
+//! `crate::fixtures`. The fixtures the other test modules share are here too.
 
 use super::attach::compatible_hostnames;
 use super::conditions::header_values;
@@ -8,7 +9,19 @@ use super::names::{target_group_name, TargetGroupNameInputs};
 use super::*;
 use crate::model::action::{Action, RuleCondition};
 use crate::model::types::{Protocol, ProtocolVersion, StackKind, TargetType, Token};
+use crate::fixtures::{ListenerFixture, TestObject};
 use crate::model::ModelConfig;
+
+mod addons;
+mod backends;
+mod certificates;
+mod existing_nlb;
+mod filters;
+mod grants;
+mod lb_config;
+mod listener_sets;
+mod routes;
+mod unread;
 
 pub(super) fn yaml<T: serde::de::DeserializeOwned>(s: &str) -> T {
     serde_yaml::from_str(s).unwrap()
@@ -66,59 +79,79 @@ fn target_group_names_equal_upstreams_builder_test_cases() {
     );
 }
 
-pub(super) const GATEWAY: &str = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-gw-ns, uid: 11111111-2222-3333-4444-555555555555}
-spec:
-  gatewayClassName: alb
-  listeners:
-  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
-  - {name: other, port: 8080, protocol: HTTP}
-"#;
+/// The uid of the shared test Gateway (upstream's builder tests use it too).
+pub(super) const UID: &str = "11111111-2222-3333-4444-555555555555";
 
-const ROUTES: &str = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: my-route, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: http}]
-    rules:
-    - backendRefs: [{name: my-svc, namespace: my-route-ns, port: 80}]
-    - matches: [{path: {type: Exact, value: /api/v1}, headers: [{name: x-env, value: "a,b\\,c"}]}]
-      backendRefs:
-      - {name: my-svc, port: 80, weight: 3}
-      - {name: other-svc, port: 80, weight: 1}
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: newer, namespace: my-route-ns, creationTimestamp: "2025-02-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns}]
-    hostnames: [app.example.com]
-    rules:
-    - matches: [{path: {type: PathPrefix, value: /shop/}}]
-      backendRefs: [{name: missing, port: 80}]
-"#;
+/// The ALB Gateway `my-gw-ns/my-gw`: listener `http` (port 80) takes routes from every
+/// namespace, listener `other` (8080) is as `other` makes it (by default it takes routes from
+/// the Gateway's own namespace).
+pub(super) fn gateway_with_other(
+    other: impl FnOnce(ListenerFixture) -> ListenerFixture,
+) -> Gateway {
+    Gateway::test("my-gw-ns", "my-gw")
+        .uid(UID)
+        .alb()
+        .listener_with("http", "HTTP", 80, |l| l.from_all())
+        .listener_with("other", "HTTP", 8080, other)
+        .build()
+}
 
-pub(super) const SERVICES: &str = r#"
-- apiVersion: v1
-  kind: Service
-  metadata: {name: my-svc, namespace: my-route-ns, uid: s1}
-  spec: {type: NodePort, ports: [{port: 80, targetPort: 80, nodePort: 30080}]}
-- apiVersion: v1
-  kind: Service
-  metadata: {name: other-svc, namespace: my-route-ns, uid: s2}
-  spec: {type: NodePort, ports: [{port: 80, targetPort: http, nodePort: 30081}]}
-"#;
+/// [`gateway_with_other`] with a plain `other` listener.
+pub(super) fn gateway() -> Gateway {
+    gateway_with_other(|l| l)
+}
 
-fn build(gateway: &str, routes: &str) -> Result<GatewayBuild, crate::model::ModelError> {
-    let gw: Gateway = yaml(gateway);
-    let routes: Vec<HttpRoute> = yaml(routes);
-    let services: Vec<Service> = yaml(SERVICES);
+/// `my-route` (a catch-all rule and an `/api/v1` rule with a header match and two weighted
+/// backends, on listener `http`) and `newer` (a `/shop/` rule to a Service that does not exist,
+/// with `newer_host` as its hostname when given), both of `my-route-ns`.
+fn routes_with(newer_host: Option<&str>) -> Vec<HttpRoute> {
+    let my_route = HttpRoute::test("my-route-ns", "my-route")
+        .created_at("2025-01-01T00:00:00Z")
+        .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("http"))
+        .rule(|r| r.backend_with("my-svc", |b| b.namespace("my-route-ns").port(80)))
+        .rule(|r| {
+            r.matching(|m| m.path_exact("/api/v1").header("x-env", "a,b\\,c"))
+                .backend_with("my-svc", |b| b.port(80).weight(3))
+                .backend_with("other-svc", |b| b.port(80).weight(1))
+        });
+    let mut newer = HttpRoute::test("my-route-ns", "newer")
+        .created_at("2025-02-01T00:00:00Z")
+        .parent_with("my-gw", |p| p.namespace("my-gw-ns"));
+    if let Some(host) = newer_host {
+        newer = newer.hostname(host);
+    }
+    let newer = newer.rule(|r| r.path_prefix("/shop/").backend("missing", 80));
+    vec![my_route.build(), newer.build()]
+}
+
+/// [`routes_with`] `newer` on `app.example.com`.
+fn routes() -> Vec<HttpRoute> {
+    routes_with(Some("app.example.com"))
+}
+
+/// The NodePort Services of `my-route-ns`: `my-svc` (port 80 to target port 80, node port
+/// 30080) and `other-svc` (port 80 to the target port named `http`, node port 30081).
+pub(super) fn services() -> Vec<Service> {
+    vec![
+        Service::test("my-route-ns", "my-svc")
+            .uid("s1")
+            .service_type("NodePort")
+            .port(80, |p| p.target(80).node_port(30080))
+            .build(),
+        Service::test("my-route-ns", "other-svc")
+            .uid("s2")
+            .service_type("NodePort")
+            .port(80, |p| p.target("http").node_port(30081))
+            .build(),
+    ]
+}
+
+fn build(gw: &Gateway, routes: &[HttpRoute]) -> Result<GatewayBuild, crate::model::ModelError> {
+    let services = services();
     let inputs = GatewayInputs {
-        http_routes: &routes,
+        http_routes: routes,
         services: &services,
-        ..GatewayInputs::new(&gw)
+        ..GatewayInputs::new(gw)
     };
     build_alb_gateway_stack(&inputs, &cfg(), None)
 }
@@ -138,7 +171,7 @@ fn paths(c: &[RuleCondition]) -> Vec<String> {
 
 #[test]
 fn alb_stack_from_a_gateway_and_two_http_routes() {
-    let b = build(GATEWAY, ROUTES).unwrap();
+    let b = build(&gateway(), &routes()).unwrap();
     let s = &b.stack;
     assert_eq!(s.kind, StackKind::AlbGateway);
     assert_eq!(s.stack_id, "my-gw-ns/my-gw");
@@ -257,27 +290,22 @@ fn alb_stack_from_a_gateway_and_two_http_routes() {
 
 #[test]
 fn older_route_wins_ties_and_catch_all_goes_last() {
-    let routes = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: b-new, namespace: my-gw-ns, creationTimestamp: "2025-03-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw}]
-    rules: [{matches: [{path: {type: PathPrefix, value: /x}}], backendRefs: [{name: s, port: 80}]}]
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: a-old, namespace: my-gw-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw}]
-    rules: [{matches: [{path: {type: PathPrefix, value: /y}}], backendRefs: [{name: s, port: 80}]}]
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: foreign, namespace: elsewhere}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: other}]
-    rules: [{backendRefs: [{name: s, port: 80}]}]
-"#;
-    let b = build(GATEWAY, routes).unwrap();
+    let route = |name: &str, created: &str, path: &str| {
+        HttpRoute::test("my-gw-ns", name)
+            .created_at(created)
+            .parent("my-gw")
+            .rule(|r| r.path_prefix(path).backend("s", 80))
+            .build()
+    };
+    let routes = [
+        route("b-new", "2025-03-01T00:00:00Z", "/x"),
+        route("a-old", "2025-01-01T00:00:00Z", "/y"),
+        HttpRoute::test("elsewhere", "foreign")
+            .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("other"))
+            .rule(|r| r.backend("s", 80))
+            .build(),
+    ];
+    let b = build(&gateway(), &routes).unwrap();
     // Both routes attach to both listeners (same namespace, no sectionName): ports 80 and 8080.
     let order: Vec<(i32, i32, &str)> = b
         .stack
@@ -325,19 +353,13 @@ impl ListenerPort for crate::model::types::ListenerRule {
 
 #[test]
 fn listener_validation_uses_upstreams_reasons() {
-    let gw = r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-gw-ns}
-spec:
-  gatewayClassName: alb
-  listeners:
-  - {name: a, port: 80, protocol: HTTP}
-  - {name: b, port: 80, protocol: HTTPS}
-  - {name: c, port: 81, protocol: TCP}
-  - {name: d, port: 82, protocol: HTTP, allowedRoutes: {kinds: [{kind: TCPRoute}]}}
-"#;
-    let gw: Gateway = yaml(gw);
+    let gw = Gateway::test("my-gw-ns", "my-gw")
+        .alb()
+        .listener("a", "HTTP", 80)
+        .listener("b", "HTTPS", 80)
+        .listener("c", "TCP", 81)
+        .listener_with("d", "HTTP", 82, |l| l.route_kinds(&["TCPRoute"]))
+        .build();
     let v = listeners::validate(&gw.spec.listeners, listeners::LbKind::Alb);
     assert!(v["a"].valid);
     assert_eq!(
@@ -385,11 +407,8 @@ fn hostnames_intersect_wildcard_aware() {
 #[test]
 fn an_ip_listener_hostname_met_by_a_route_with_hostnames_fails_the_gateway_as_upstream() {
     // Upstream's `hostnameCheck`: a loader error, not a route refusal; its text swaps the names.
-    let gateway = GATEWAY.replace(
-        "{name: other, port: 8080, protocol: HTTP}",
-        "{name: other, port: 8080, protocol: HTTP, hostname: 10.0.0.1, allowedRoutes: {namespaces: {from: All}}}",
-    );
-    let err = build(&gateway, ROUTES).unwrap_err();
+    let gateway = gateway_with_other(|l| l.hostname("10.0.0.1").from_all());
+    let err = build(&gateway, &routes()).unwrap_err();
     assert_eq!(
         err,
         crate::model::ModelError::ListenersNotValid {
@@ -398,8 +417,8 @@ fn an_ip_listener_hostname_met_by_a_route_with_hostnames_fails_the_gateway_as_up
         }
     );
     // A route without hostnames takes the listener's as it is: no error.
-    let without = ROUTES.replace("    hostnames: [app.example.com]\n", "");
-    assert_ne!(without, ROUTES);
+    let without = routes_with(None);
+    assert_ne!(without, routes());
     let b = build(&gateway, &without).unwrap();
     assert_eq!(b.attachment.attached_routes["other"], 1);
 }

@@ -1,4 +1,6 @@
-//! Pure-function tests: endpoint selection and node filtering.
+//! Tests of the TargetGroupBinding controller. Here, pure functions: endpoint selection and node
+//! filtering; by concept beside it: `gates` (readiness gates), `networking` and
+//! `networking_sync` (security group rules), `quic` (QUIC server ids).
 
 use std::collections::HashMap;
 
@@ -7,6 +9,11 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::endpoints::*;
 use super::info::*;
+
+mod gates;
+mod networking;
+mod networking_sync;
+mod quic;
 
 fn ep(addr: &str, pod: &str, ready: Option<bool>, terminating: Option<bool>) -> EndpointInfo {
     EndpointInfo {

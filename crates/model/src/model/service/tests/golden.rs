@@ -1,5 +1,5 @@
 //! Golden tests: cases of upstream's `pkg/service/model_builder_test.go` (the Service, the
-//! builder settings, and the stack upstream expects, in `golden/*.json`) replayed through our
+//! builder settings, and the stack upstream expects, in `../golden/*.json`) replayed through our
 //! model and compared with upstream's expected JSON via `upstream_json::render`, names and
 //! hashes included. Each case runs with TCP_UDP merging on and off, as upstream's table does.
 
@@ -8,43 +8,43 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Service;
 use serde_json::Value;
 
-use super::{build_service_stack, ExistingNlb, ServiceEnv};
 use crate::model::config::ModelConfig;
+use crate::model::service::{build_service_stack, ExistingNlb, ServiceEnv};
 use crate::model::subnets::SubnetInfo;
 use crate::model::types::{LoadBalancerScheme, TargetType};
 use crate::model::upstream_json::{render, PlanFacts};
 
 const CASES: &[(&str, &str)] = &[
-    ("additional_resource_tags", include_str!("golden/additional_resource_tags.json")),
-    ("additional_resource_tags_with_sg", include_str!("golden/additional_resource_tags_with_sg.json")),
-    ("default_ip_target", include_str!("golden/default_ip_target.json")),
-    ("disable_sg_annotation_should_disable_sg_management_without_the_feature_flag", include_str!("golden/disable_sg_annotation_should_disable_sg_management_without_the_feature_flag.json")),
-    ("dualstack_service", include_str!("golden/dualstack_service.json")),
-    ("dualstack_service_with_sg", include_str!("golden/dualstack_service_with_sg.json")),
-    ("instance_mode_external_traffic_policy_cluster", include_str!("golden/instance_mode_external_traffic_policy_cluster.json")),
-    ("instance_mode_external_traffic_policy_cluster_with_sg", include_str!("golden/instance_mode_external_traffic_policy_cluster_with_sg.json")),
-    ("instance_mode_external_traffic_policy_local", include_str!("golden/instance_mode_external_traffic_policy_local.json")),
-    ("instance_mode_external_traffic_policy_local_udp_as_protocol_with_sg", include_str!("golden/instance_mode_external_traffic_policy_local_udp_as_protocol_with_sg.json")),
-    ("instance_mode_external_traffic_policy_local_with_sg", include_str!("golden/instance_mode_external_traffic_policy_local_with_sg.json")),
-    ("instance_mode_tcp_udp_same_port_test", include_str!("golden/instance_mode_tcp_udp_same_port_test.json")),
-    ("ip_target_preserve_client_ip_scheme_internal", include_str!("golden/ip_target_preserve_client_ip_scheme_internal.json")),
-    ("ip_target_preserve_client_ip_scheme_internal_with_sg", include_str!("golden/ip_target_preserve_client_ip_scheme_internal_with_sg.json")),
-    ("ipv6_for_nlb", include_str!("golden/ipv6_for_nlb.json")),
-    ("ipv6_for_nlb_internet_facing_scheme", include_str!("golden/ipv6_for_nlb_internet_facing_scheme.json")),
-    ("ipv6_for_nlb_internet_facing_scheme_with_sg", include_str!("golden/ipv6_for_nlb_internet_facing_scheme_with_sg.json")),
-    ("ipv6_for_nlb_with_sg", include_str!("golden/ipv6_for_nlb_with_sg.json")),
-    ("manage_backend_rules_with_manual_security_groups", include_str!("golden/manage_backend_rules_with_manual_security_groups.json")),
-    ("multiple_listeners_multiple_target_groups", include_str!("golden/multiple_listeners_multiple_target_groups.json")),
-    ("multiple_listeners_multiple_target_groups_with_sg", include_str!("golden/multiple_listeners_multiple_target_groups_with_sg.json")),
-    ("simple_service", include_str!("golden/simple_service.json")),
-    ("simple_service_with_default_load_balancer_scheme_internet_facing", include_str!("golden/simple_service_with_default_load_balancer_scheme_internet_facing.json")),
-    ("simple_service_with_nlb_sg", include_str!("golden/simple_service_with_nlb_sg.json")),
-    ("spec_loadbalancerclass_specified", include_str!("golden/spec_loadbalancerclass_specified.json")),
-    ("spec_loadbalancerclass_specified_with_sg", include_str!("golden/spec_loadbalancerclass_specified_with_sg.json")),
-    ("tls_and_access_logging_annotations", include_str!("golden/tls_and_access_logging_annotations.json")),
-    ("tls_and_access_logging_annotations_with_sg", include_str!("golden/tls_and_access_logging_annotations_with_sg.json")),
-    ("with_backend_sg_rule_management_disabled_for_legacy_nlb", include_str!("golden/with_backend_sg_rule_management_disabled_for_legacy_nlb.json")),
-    ("with_security_groups_annotation", include_str!("golden/with_security_groups_annotation.json")),
+    ("additional_resource_tags", include_str!("../golden/additional_resource_tags.json")),
+    ("additional_resource_tags_with_sg", include_str!("../golden/additional_resource_tags_with_sg.json")),
+    ("default_ip_target", include_str!("../golden/default_ip_target.json")),
+    ("disable_sg_annotation_should_disable_sg_management_without_the_feature_flag", include_str!("../golden/disable_sg_annotation_should_disable_sg_management_without_the_feature_flag.json")),
+    ("dualstack_service", include_str!("../golden/dualstack_service.json")),
+    ("dualstack_service_with_sg", include_str!("../golden/dualstack_service_with_sg.json")),
+    ("instance_mode_external_traffic_policy_cluster", include_str!("../golden/instance_mode_external_traffic_policy_cluster.json")),
+    ("instance_mode_external_traffic_policy_cluster_with_sg", include_str!("../golden/instance_mode_external_traffic_policy_cluster_with_sg.json")),
+    ("instance_mode_external_traffic_policy_local", include_str!("../golden/instance_mode_external_traffic_policy_local.json")),
+    ("instance_mode_external_traffic_policy_local_udp_as_protocol_with_sg", include_str!("../golden/instance_mode_external_traffic_policy_local_udp_as_protocol_with_sg.json")),
+    ("instance_mode_external_traffic_policy_local_with_sg", include_str!("../golden/instance_mode_external_traffic_policy_local_with_sg.json")),
+    ("instance_mode_tcp_udp_same_port_test", include_str!("../golden/instance_mode_tcp_udp_same_port_test.json")),
+    ("ip_target_preserve_client_ip_scheme_internal", include_str!("../golden/ip_target_preserve_client_ip_scheme_internal.json")),
+    ("ip_target_preserve_client_ip_scheme_internal_with_sg", include_str!("../golden/ip_target_preserve_client_ip_scheme_internal_with_sg.json")),
+    ("ipv6_for_nlb", include_str!("../golden/ipv6_for_nlb.json")),
+    ("ipv6_for_nlb_internet_facing_scheme", include_str!("../golden/ipv6_for_nlb_internet_facing_scheme.json")),
+    ("ipv6_for_nlb_internet_facing_scheme_with_sg", include_str!("../golden/ipv6_for_nlb_internet_facing_scheme_with_sg.json")),
+    ("ipv6_for_nlb_with_sg", include_str!("../golden/ipv6_for_nlb_with_sg.json")),
+    ("manage_backend_rules_with_manual_security_groups", include_str!("../golden/manage_backend_rules_with_manual_security_groups.json")),
+    ("multiple_listeners_multiple_target_groups", include_str!("../golden/multiple_listeners_multiple_target_groups.json")),
+    ("multiple_listeners_multiple_target_groups_with_sg", include_str!("../golden/multiple_listeners_multiple_target_groups_with_sg.json")),
+    ("simple_service", include_str!("../golden/simple_service.json")),
+    ("simple_service_with_default_load_balancer_scheme_internet_facing", include_str!("../golden/simple_service_with_default_load_balancer_scheme_internet_facing.json")),
+    ("simple_service_with_nlb_sg", include_str!("../golden/simple_service_with_nlb_sg.json")),
+    ("spec_loadbalancerclass_specified", include_str!("../golden/spec_loadbalancerclass_specified.json")),
+    ("spec_loadbalancerclass_specified_with_sg", include_str!("../golden/spec_loadbalancerclass_specified_with_sg.json")),
+    ("tls_and_access_logging_annotations", include_str!("../golden/tls_and_access_logging_annotations.json")),
+    ("tls_and_access_logging_annotations_with_sg", include_str!("../golden/tls_and_access_logging_annotations_with_sg.json")),
+    ("with_backend_sg_rule_management_disabled_for_legacy_nlb", include_str!("../golden/with_backend_sg_rule_management_disabled_for_legacy_nlb.json")),
+    ("with_security_groups_annotation", include_str!("../golden/with_security_groups_annotation.json")),
 ];
 
 fn s<'a>(v: &'a Value, k: &str) -> Option<&'a str> {

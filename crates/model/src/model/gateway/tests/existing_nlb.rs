@@ -2,7 +2,7 @@
 //! without any nor takes every group off one that has some, so flipping `disableSecurityGroup`
 //! fails the build (before any AWS call) instead of the deploy half-way.
 
-use super::tests_lb_config::nlb_gateway;
+use super::lb_config::nlb_gateway;
 use crate::model::service::ExistingNlb;
 use crate::model::types::{LoadBalancerScheme, Token};
 

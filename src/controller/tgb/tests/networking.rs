@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::json;
 
-use super::info::PodInfo;
-use super::networking::*;
 use crate::aws::{IpPermission, IpRange, Tags};
+use crate::controller::tgb::info::PodInfo;
+use crate::controller::tgb::networking::*;
 use crate::crd::target_group_binding::TargetGroupBindingNetworking;
 
 pub(super) fn net(v: serde_json::Value) -> TargetGroupBindingNetworking {
@@ -261,7 +261,7 @@ fn pod_projection_keeps_named_ports_and_the_branch_eni() {
         "status": { "podIP": "10.0.0.5" }
     }))
     .unwrap();
-    let info = PodInfo::from_pod(&pod, super::quic::DEFAULT_ENV_NAME);
+    let info = PodInfo::from_pod(&pod, crate::controller::tgb::quic::DEFAULT_ENV_NAME);
     assert_eq!(
         info.container_ports.to_vec(),
         vec![("http".to_string(), 8080), ("proxy".to_string(), 15001)]
@@ -275,7 +275,7 @@ fn pod_projection_keeps_named_ports_and_the_branch_eni() {
         .unwrap()
         .insert("vpc.amazonaws.com/pod-eni".into(), "{".into());
     assert_eq!(
-        PodInfo::from_pod(&broken, super::quic::DEFAULT_ENV_NAME).branch_eni,
+        PodInfo::from_pod(&broken, crate::controller::tgb::quic::DEFAULT_ENV_NAME).branch_eni,
         None
     );
 }

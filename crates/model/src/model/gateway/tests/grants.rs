@@ -3,32 +3,35 @@
 //! ResolvedRefs False, `RefNotPermitted`), and a parentRef to a Gateway in another namespace
 //! needs the listener's `allowedRoutes`.
 
-use super::load::RouteProblem;
-use super::routes::{RouteKind, RouteRef};
-use super::tests::{cfg, yaml, GATEWAY};
-use super::*;
+use super::{cfg, gateway, yaml};
+use crate::fixtures::TestObject;
 use crate::model::action::Action;
+use crate::model::gateway::load::RouteProblem;
+use crate::model::gateway::routes::{RouteKind, RouteRef};
+use crate::model::gateway::*;
 
-const ROUTE: &str = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: app, namespace: apps}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: http}]
-    rules: [{backendRefs: [{name: api, namespace: backends, port: 80}]}]
-"#;
+/// The HTTPRoute `apps/app` on listener `http` of `my-gw-ns/my-gw`, to the Service `api` of
+/// namespace `backends`.
+fn route() -> Vec<HttpRoute> {
+    let route = HttpRoute::test("apps", "app")
+        .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("http"))
+        .rule(|r| r.backend_with("api", |b| b.namespace("backends").port(80)));
+    vec![route.build()]
+}
 
-const BACKEND: &str = r#"
-- apiVersion: v1
-  kind: Service
-  metadata: {name: api, namespace: backends, uid: s1}
-  spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
-"#;
+/// The NodePort Service `backends/api` (port 80 to 8080, node port 30080).
+fn api_service() -> Vec<Service> {
+    let svc = Service::test("backends", "api")
+        .uid("s1")
+        .service_type("NodePort")
+        .port(80, |p| p.target(8080).node_port(30080));
+    vec![svc.build()]
+}
 
 fn build_with(grants: &str) -> GatewayBuild {
-    let gw: Gateway = yaml(GATEWAY);
-    let routes: Vec<HttpRoute> = yaml(ROUTE);
-    let services: Vec<Service> = yaml(BACKEND);
+    let gw = gateway();
+    let routes = route();
+    let services = api_service();
     let grants: Vec<ReferenceGrant> = yaml(grants);
     let inputs = GatewayInputs {
         http_routes: &routes,
@@ -113,18 +116,13 @@ fn a_reference_grant_that_does_not_match_exactly_allows_nothing() {
 
 #[test]
 fn a_route_in_another_namespace_attaches_only_where_allowed_routes_allows() {
-    // GATEWAY: listener "http" allows All namespaces, "other" the Gateway's own (default).
-    let routes: Vec<HttpRoute> = yaml(
-        r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: app, namespace: apps}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: other}, {name: my-gw}]
-    rules: [{backendRefs: [{name: api, port: 80}]}]
-"#,
-    );
-    let gw: Gateway = yaml(GATEWAY);
+    // gateway(): listener "http" allows All namespaces, "other" the Gateway's own (default).
+    let routes = [HttpRoute::test("apps", "app")
+        .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("other"))
+        .parent("my-gw")
+        .rule(|r| r.backend("api", 80))
+        .build()];
+    let gw = gateway();
     let inputs = GatewayInputs {
         http_routes: &routes,
         ..GatewayInputs::new(&gw)
@@ -148,27 +146,13 @@ fn a_route_in_another_namespace_attaches_only_where_allowed_routes_allows() {
 #[test]
 fn allowed_routes_from_none_refuses_every_namespace_like_upstream() {
     // The gateway-api crate has no `None` variant; the manifest is normalised first.
-    let mut doc: serde_json::Value = yaml(
-        r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: my-gw, namespace: my-gw-ns}
-spec:
-  gatewayClassName: alb
-  listeners:
-  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: None}}}
-"#,
-    );
+    let mut doc = Gateway::test("my-gw-ns", "my-gw")
+        .alb()
+        .listener_with("http", "HTTP", 80, |l| l.from_namespaces("None"))
+        .into_value();
     normalize_gateway(&mut doc);
     let gw: Gateway = serde_json::from_value(doc).unwrap();
-    let routes: Vec<HttpRoute> = yaml(
-        r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: same, namespace: my-gw-ns}
-  spec: {parentRefs: [{name: my-gw}]}
-"#,
-    );
+    let routes = [HttpRoute::test("my-gw-ns", "same").parent("my-gw").build()];
     let inputs = GatewayInputs {
         http_routes: &routes,
         ..GatewayInputs::new(&gw)
@@ -180,18 +164,13 @@ spec:
 
 /// The route with one rule whose only backendRef is `backend` (YAML).
 fn build_backend(backend: &str) -> Result<GatewayBuild, crate::model::ModelError> {
-    let gw: Gateway = yaml(GATEWAY);
-    let routes: Vec<HttpRoute> = yaml(&format!(
-        r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {{name: app, namespace: backends}}
-  spec:
-    parentRefs: [{{name: my-gw, namespace: my-gw-ns, sectionName: http}}]
-    rules: [{{backendRefs: [{backend}]}}]
-"#
-    ));
-    let services: Vec<Service> = yaml(BACKEND);
+    let gw = gateway();
+    let backend_ref: serde_json::Value = yaml(backend);
+    let routes = [HttpRoute::test("backends", "app")
+        .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("http"))
+        .rule(|r| r.set("backendRefs", vec![backend_ref]))
+        .build()];
+    let services = api_service();
     let inputs = GatewayInputs {
         http_routes: &routes,
         services: &services,

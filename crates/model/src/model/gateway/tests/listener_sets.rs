@@ -4,25 +4,31 @@
 
 use gateway_api::apis::standard::listenersets::ListenerSet;
 use k8s_openapi::api::core::v1::Namespace;
+use serde_json::{json, Value};
 
-use super::listener_sets::handshake;
-use super::tests::{cfg, yaml, SERVICES};
-use super::*;
+use super::{cfg, services, yaml, UID};
+use crate::fixtures::TestObject;
+use crate::model::gateway::listener_sets::handshake;
+use crate::model::gateway::*;
 use crate::model::types::Protocol;
 
-fn gateway(allowed: &str) -> Gateway {
-    yaml(&format!(
-        r#"
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {{name: my-gw, namespace: my-gw-ns, uid: 11111111-2222-3333-4444-555555555555}}
-spec:
-  gatewayClassName: alb
-  {allowed}
-  listeners:
-  - {{name: http, port: 80, protocol: HTTP, allowedRoutes: {{namespaces: {{from: All}}}}}}
-"#
-    ))
+/// The ALB Gateway `my-gw-ns/my-gw` (listener `http`, port 80, for every namespace) with
+/// `allowed` as its `allowedListeners`.
+fn gateway(allowed: Option<Value>) -> Gateway {
+    let gw = Gateway::test("my-gw-ns", "my-gw")
+        .uid(UID)
+        .alb()
+        .listener_with("http", "HTTP", 80, |l| l.from_all());
+    let gw = match allowed {
+        Some(allowed) => gw.set(&["spec", "allowedListeners"], allowed),
+        None => gw,
+    };
+    gw.build()
+}
+
+/// `allowedListeners` from namespaces `from` (`None`, `Same`, `All`).
+fn allowed_from(from: &str) -> Option<Value> {
+    Some(json!({"namespaces": {"from": from}}))
 }
 
 fn set(ns: &str, name: &str, created: &str, listeners: &str) -> ListenerSet {
@@ -80,30 +86,26 @@ fn the_gateway_allows_no_listener_set_unless_allowed_listeners_says_so() {
     ];
     let all = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     // Default (no allowedListeners) and `from: None`: every set naming the Gateway is rejected.
-    for allowed in ["", "allowedListeners: {namespaces: {from: None}}"] {
-        let (ok, rejected) = accepted_names(&gateway(allowed), &sets);
-        assert!(ok.is_empty(), "{allowed}: {ok:?}");
+    for allowed in [None, allowed_from("None")] {
+        let (ok, rejected) = accepted_names(&gateway(allowed.clone()), &sets);
+        assert!(ok.is_empty(), "{allowed:?}: {ok:?}");
         assert_eq!(
             rejected,
             all(&["my-gw-ns/same", "team-a/labelled", "team-b/plain"])
         );
     }
-    let (ok, rejected) = accepted_names(
-        &gateway("allowedListeners: {namespaces: {from: Same}}"),
-        &sets,
-    );
+    let (ok, rejected) = accepted_names(&gateway(allowed_from("Same")), &sets);
     assert_eq!(ok, all(&["my-gw-ns/same"]));
     assert_eq!(rejected, all(&["team-a/labelled", "team-b/plain"]));
-    let (ok, _) = accepted_names(
-        &gateway("allowedListeners: {namespaces: {from: All}}"),
-        &sets,
-    );
+    let (ok, _) = accepted_names(&gateway(allowed_from("All")), &sets);
     assert_eq!(
         ok,
         all(&["my-gw-ns/same", "team-a/labelled", "team-b/plain"])
     );
-    let selector = "allowedListeners: {namespaces: {from: Selector, selector: {matchLabels: {gw-access: \"true\"}}}}";
-    let (ok, rejected) = accepted_names(&gateway(selector), &sets);
+    let selector = json!({"namespaces": {
+        "from": "Selector", "selector": {"matchLabels": {"gw-access": "true"}}
+    }});
+    let (ok, rejected) = accepted_names(&gateway(Some(selector)), &sets);
     assert_eq!(ok, all(&["team-a/labelled"]));
     assert_eq!(rejected, all(&["my-gw-ns/same", "team-b/plain"]));
 }
@@ -112,16 +114,13 @@ fn the_gateway_allows_no_listener_set_unless_allowed_listeners_says_so() {
 fn a_set_naming_another_gateway_is_neither_accepted_nor_rejected() {
     let mut other = set("my-gw-ns", "other", "2025-01-01T00:00:00Z", L8080);
     other.spec.parent_ref.name = "another-gw".into();
-    let (ok, rejected) = accepted_names(
-        &gateway("allowedListeners: {namespaces: {from: All}}"),
-        &[other],
-    );
+    let (ok, rejected) = accepted_names(&gateway(allowed_from("All")), &[other]);
     assert!(ok.is_empty() && rejected.is_empty());
 }
 
 #[test]
 fn conflicts_go_to_the_gateway_then_the_oldest_set_then_namespace_and_name() {
-    let gw = gateway("allowedListeners: {namespaces: {from: All}}");
+    let gw = gateway(allowed_from("All"));
     let sets = [
         // Same creation second as `a-first`: `ns/name` decides.
         set(
@@ -188,24 +187,25 @@ fn conflicts_go_to_the_gateway_then_the_oldest_set_then_namespace_and_name() {
     assert!(v(3).valid);
 }
 
-const ROUTES: &str = r#"
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: via-set, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
-  spec:
-    parentRefs: [{kind: ListenerSet, name: extra-listeners, namespace: my-gw-ns}]
-    rules:
-    - backendRefs: [{name: my-svc, port: 80}]
-- apiVersion: gateway.networking.k8s.io/v1
-  kind: HTTPRoute
-  metadata: {name: via-gateway, namespace: my-route-ns, creationTimestamp: "2025-01-01T00:00:00Z"}
-  spec:
-    parentRefs: [{name: my-gw, namespace: my-gw-ns, sectionName: extra}]
-    rules:
-    - backendRefs: [{name: my-svc, port: 80}]
-"#;
+/// `via-set` attaches through the ListenerSet `my-gw-ns/extra-listeners`, `via-gateway` names
+/// the set's listener `extra` as a section of the Gateway.
+fn routes() -> Vec<HttpRoute> {
+    let route = |name: &str| {
+        HttpRoute::test("my-route-ns", name)
+            .created_at("2025-01-01T00:00:00Z")
+            .rule(|r| r.backend("my-svc", 80))
+    };
+    vec![
+        route("via-set")
+            .parent_with("extra-listeners", |p| p.kind("ListenerSet").namespace("my-gw-ns"))
+            .build(),
+        route("via-gateway")
+            .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("extra"))
+            .build(),
+    ]
+}
 
-fn build_with(allowed: &str) -> GatewayBuild {
+fn build_with(allowed: Option<Value>) -> GatewayBuild {
     let gw = gateway(allowed);
     let sets = [set(
         "my-gw-ns",
@@ -213,8 +213,8 @@ fn build_with(allowed: &str) -> GatewayBuild {
         "2025-01-01T00:00:00Z",
         L8080,
     )];
-    let routes: Vec<HttpRoute> = yaml(ROUTES);
-    let services: Vec<Service> = yaml(SERVICES);
+    let routes = routes();
+    let services = services();
     let inputs = GatewayInputs {
         http_routes: &routes,
         services: &services,
@@ -226,7 +226,7 @@ fn build_with(allowed: &str) -> GatewayBuild {
 
 #[test]
 fn a_listener_set_adds_a_listener_that_routes_attach_to_by_kind_listener_set() {
-    let built = build_with("allowedListeners: {namespaces: {from: Same}}");
+    let built = build_with(allowed_from("Same"));
     let ports: Vec<(i32, Protocol)> = built
         .stack
         .listeners
@@ -257,7 +257,7 @@ fn a_listener_set_adds_a_listener_that_routes_attach_to_by_kind_listener_set() {
 
 #[test]
 fn a_rejected_listener_set_adds_nothing_and_its_routes_attach_nowhere() {
-    let built = build_with("");
+    let built = build_with(None);
     assert!(built.stack.listeners.is_empty());
     assert!(built.listener_sets.is_empty());
     assert_eq!(built.rejected_sets.len(), 1);
