@@ -19,10 +19,12 @@ use aws_load_balancer_controller::crd::global_accelerator::{
     GlobalAccelerator, GlobalAcceleratorStatus, FINALIZER,
 };
 use aws_load_balancer_controller::model::ModelConfig;
+use aws_load_balancer_controller::watch::gateway::resource_as;
+use gateway_api::apis::standard::referencegrants::ReferenceGrant;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::Ingress;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use kube_test_apiserver::{Options, TestApiServer};
 use serde_json::{json, Value};
@@ -480,18 +482,20 @@ async fn a_reference_grant_lets_a_cross_namespace_ingress_in_on_its_own_event() 
     })
     .await;
     assert!(r.endpoints().is_empty(), "no grant, no endpoint");
-    crate::support::gateway_crds::create(
-        &r.client,
-        r#"
-apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {name: accelerators, namespace: shop}
-spec:
-  from: [{group: aga.k8s.aws, kind: GlobalAccelerator, namespace: edge}]
-  to: [{group: networking.k8s.io, kind: Ingress}]
-"#,
-    )
-    .await;
+    let ar = resource_as::<ReferenceGrant>("v1beta1");
+    let grant: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "ReferenceGrant",
+        "metadata": {"name": "accelerators", "namespace": "shop"},
+        "spec": {
+            "from": [{"group": "aga.k8s.aws", "kind": "GlobalAccelerator", "namespace": NS}],
+            "to": [{"group": "networking.k8s.io", "kind": "Ingress"}]
+        }
+    }))
+    .unwrap();
+    Api::<DynamicObject>::namespaced_with(r.client.clone(), "shop", &ar)
+        .create(&PostParams::default(), &grant)
+        .await
+        .unwrap();
     eventually("the granted Ingress's ALB is the endpoint", WAIT, || async {
         r.endpoints() == [alb.clone()]
     })

@@ -5,7 +5,8 @@
 //! GlobalAccelerator pointing at the Ingress gets an accelerator whose endpoint is that ALB and
 //! its status; an edit of its endpoint's weight reaches AWS; deleting it removes the accelerator
 //! and releases the finalizer. Every request the controller made is one the chart's RBAC allows.
-//! First, the test server against the SDK client the binary builds.
+//! First, the test server against the SDK client the binary builds; last, `diff` reporting a
+//! GlobalAccelerator's writes without sending them.
 
 use std::time::Duration;
 
@@ -13,18 +14,21 @@ use crate::e2e_pod_gates::kubectl;
 use crate::ingress::{inventory, DEMO, WAIT};
 use crate::support::e2e::Cluster;
 use crate::support::ga_server::{GaServer, ACCOUNT};
-use crate::support::moto_cloud::cloud;
+use crate::support::moto_cloud::{cloud, endpoints_flag};
+use crate::takeover::diff::run_diff_with;
 use crate::tgb::eventually;
-use aws_load_balancer_controller::aws::fake::GaDeployment;
+use aws_load_balancer_controller::aws::fake::{spec, GaDeployment};
 use aws_load_balancer_controller::aws::{build_global_accelerator, AwsConfig, Fence};
 use aws_load_balancer_controller::crd::global_accelerator::{GlobalAccelerator, FINALIZER};
 use aws_load_balancer_controller::model::aga::{
     Accelerator, AgaIpAddressType, AgaListener, AgaProtocol, ClientAffinity,
     EndpointConfiguration, EndpointGroup, PortRange,
 };
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::networking::v1::Ingress;
-use kube::api::Api;
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
+use serde_json::json;
 
 const ACCELERATOR: &str = r#"
 apiVersion: aga.k8s.aws/v1beta1
@@ -280,5 +284,95 @@ async fn global_accelerator_on_an_ingress_alb_through_the_binary_then_edit_then_
     ]);
 
     drop(ctl);
+    k8s.server.stop().await;
+}
+
+/// `diff` with the gate on reports a GlobalAccelerator's reconcile as the controller would make
+/// it (finalizer, the accelerator, its listener and endpoint group on the ALB the Ingress's
+/// status names, then the status) and sends none of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_shows_a_global_accelerators_writes_and_sends_none() {
+    let c = cloud().await;
+    let ga = GaServer::start().await;
+    let k8s = Cluster::start().await;
+    let lb = c
+        .elb
+        .create_load_balancer(&spec::alb("aga-web", &c.subnets, &[]))
+        .await
+        .unwrap();
+    let client = k8s.client.clone();
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "demo"}})).unwrap();
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    // Another controller's Ingress (no class of ours), whose status names the ALB.
+    let ing: Ingress = serde_json::from_value(json!({
+        "metadata": {"name": "app", "namespace": "demo"},
+        "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}}
+    }))
+    .unwrap();
+    let ingresses: Api<Ingress> = Api::namespaced(client.clone(), "demo");
+    ingresses
+        .create(&PostParams::default(), &ing)
+        .await
+        .unwrap();
+    let status = json!({"status": {"loadBalancer": {"ingress": [
+        {"hostname": lb.dns_name.to_ascii_lowercase(), "ports": [{"port": 80, "protocol": "TCP"}]}
+    ]}}});
+    ingresses
+        .patch_status("app", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    let obj: GlobalAccelerator = serde_json::from_value(json!({
+        "apiVersion": "aga.k8s.aws/v1beta1", "kind": "GlobalAccelerator",
+        "metadata": {"name": "web", "namespace": "demo"},
+        "spec": {"listeners": [{"endpointGroups": [{"endpoints": [{"type": "Ingress", "name": "app"}]}]}]}
+    }))
+    .unwrap();
+    Api::<GlobalAccelerator>::namespaced(client.clone(), "demo")
+        .create(&PostParams::default(), &obj)
+        .await
+        .unwrap();
+
+    let endpoints = format!("{},GlobalAccelerator={}", endpoints_flag(&c.moto), ga.endpoint);
+    let gate = "--feature-gates=GlobalAcceleratorController=true".to_string();
+    let (code, report, stderr) = run_diff_with(&c, &k8s.kubeconfig, &endpoints, &[gate]).await;
+    assert_eq!(code, 2, "writes pending; stderr:\n{stderr}");
+    let stack = report["stacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "globalaccelerator")
+        .unwrap_or_else(|| panic!("no globalaccelerator stack: {report}"));
+    assert_eq!(stack["stack"], "demo/web");
+    assert!(stack.get("error").is_none(), "{stack}");
+    let calls: Vec<&str> = stack["writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["call"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            "kubernetes:patch GlobalAccelerator",
+            "globalaccelerator:CreateAccelerator",
+            "globalaccelerator:CreateListener",
+            "globalaccelerator:CreateEndpointGroup",
+            "kubernetes:patch GlobalAccelerator/status",
+        ],
+        "{stack}"
+    );
+    assert!(
+        stack["writes"][3].to_string().contains(&lb.arn),
+        "the endpoint is the ALB: {stack}"
+    );
+    assert!(
+        ga.fake.write_calls().is_empty(),
+        "diff sent {:?}",
+        ga.fake.write_calls()
+    );
+    assert!(ga.fake.count("ListAccelerators") > 0, "diff read the account");
     k8s.server.stop().await;
 }

@@ -114,14 +114,19 @@ impl EndpointSource for CachedSource<'_> {
     }
 
     fn load_balancer_arn(&self, dns_name: &str) -> Result<String, String> {
-        let described = match self.load_balancers {
-            Some(Ok(lbs)) => Ok(lbs.as_slice()),
-            Some(Err(e)) => Err(e.as_str()),
-            // Not described: only an EndpointID endpoint was expected; none found.
-            None => Ok(&[][..]),
-        };
-        load_balancer_arn_by_dns(dns_name, described)
+        resolve(self.load_balancers, dns_name)
     }
+}
+
+/// The ARN of the load balancer named `dns_name` among those a pass `described`, with
+/// upstream's errors (nothing described counts as no load balancer found).
+pub fn resolve(described: Option<&Described>, dns_name: &str) -> Result<String, String> {
+    let described = match described {
+        Some(Ok(lbs)) => Ok(lbs.as_slice()),
+        Some(Err(e)) => Err(e.as_str()),
+        None => Ok(&[][..]),
+    };
+    load_balancer_arn_by_dns(dns_name, described)
 }
 
 #[cfg(test)]
