@@ -467,6 +467,16 @@ impl Kube {
             return;
         }
         controllers.register_gateway(&watches, &cfg);
+        // Gate `GlobalAcceleratorController`: its kinds register, as upstream sets the
+        // controller up, only when the API server serves the CRD.
+        let aga = crate::controller::aga::AgaControllerConfig::from(&cfg);
+        if aga.enabled() {
+            let served = crate::controller::aga::detect::detect(&client, &token).await;
+            if token.is_cancelled() {
+                return;
+            }
+            controllers.register_aga(&watches, served);
+        }
         let bindings = indexes.bindings.clone();
         let watches = {
             let (client, cfg, token) = (client.clone(), cfg.clone(), token.clone());

@@ -76,8 +76,7 @@ fn global_accelerator_validator_is_served_with_its_gate_outside_special_partitio
     let ga = webhook::aga_validator::PATH;
     let serves = |gate: bool, region: Option<&str>| {
         let mut cfg = config();
-        // Set after parsing: the flag parser still refuses the gate while the controller is
-        // missing; the route table is what upstream registers once it is on.
+        // Set after parsing, so one parsed config serves every case.
         cfg.feature_gates
             .insert("GlobalAcceleratorController".into(), gate);
         cfg.aws_region = region.map(str::to_string);

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::aws::{self, AwsMetrics, Cloud};
 use crate::config::Config;
+use crate::controller::aga::{self, AgaControllerConfig};
 use crate::controller::gateway::{self, GatewayControllerConfig};
 use crate::controller::gateway_class::{self, GatewayClassConfig};
 use crate::controller::ingress::{self, IngressConfig};
@@ -223,6 +224,9 @@ pub struct Controllers {
     /// GatewayClasses and the `gateway.k8s.aws` configurations' finalizers (either Gateway gate
     /// after CRD detection), set with the Gateway controllers.
     pub gateway_class: std::sync::OnceLock<gateway_class::Warm>,
+    /// GlobalAccelerators (gate `GlobalAcceleratorController` and the CRD served), set before
+    /// the watches start.
+    aga: std::sync::OnceLock<aga::Warm>,
 }
 
 impl Controllers {
@@ -238,7 +242,16 @@ impl Controllers {
             service: service::Warm::register(watches, &crate::model::ModelConfig::from(cfg)),
             gateway: std::sync::OnceLock::new(),
             gateway_class: std::sync::OnceLock::new(),
+            aga: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Registers the GlobalAccelerator controller for the kinds discovery found `served`
+    /// (`None`: gate off, or no CRD; before the watches start; a second call changes nothing).
+    pub fn register_aga(&self, watches: &Watches, served: Option<aga::Served>) {
+        if let Some(warm) = served.and_then(|s| aga::Warm::register(watches, s)) {
+            let _ = self.aga.set(warm);
+        }
     }
 
     /// Registers the Gateway controllers whose gates stayed on after CRD detection (before the
@@ -359,6 +372,25 @@ async fn run_leading(
                 )
             }),
     );
+    // Gate `GlobalAcceleratorController` (off by default), a partition with Global Accelerator
+    // (the resolved region) and the CRD served.
+    let accelerators = async {
+        if let Some(w) = warm.aga.get() {
+            aga::lead(
+                w,
+                client.clone(),
+                cloud.global_accelerator.clone(),
+                cloud.elbv2.clone(),
+                AgaControllerConfig {
+                    region: cloud.resolved.region.clone(),
+                    controller_metrics: metrics.clone(),
+                    ..AgaControllerConfig::from(&*cfg)
+                },
+                token.clone(),
+            )
+            .await
+        }
+    };
     let tgb = tgb::lead(
         &warm.tgb,
         client.clone(),
@@ -370,7 +402,7 @@ async fn run_leading(
         },
         token.clone(),
     );
-    futures::join!(ingress, services, classes, gateways, tgb);
+    futures::join!(ingress, services, classes, gateways, accelerators, tgb);
 }
 
 /// Runs the reconcilers until `shutdown`: directly, or only while elected when

@@ -3,6 +3,7 @@
 //! they share: finalizer add/remove, best-effort event publishing and a capped per-object error
 //! backoff.
 
+pub mod aga;
 pub mod deployer;
 pub mod gateway;
 pub mod gateway_class;

@@ -10,12 +10,14 @@
 //! same recording layers ([`bindings::diff_bindings`]).
 //!
 //! Stacks are [`StackDiff`]s: [`groups::diff_groups`] for Ingress groups,
-//! [`services::diff_services`] for LoadBalancer Services and [`gateways::diff_gateways`] for
-//! Gateways add their own. Every stack is listed first, then computed one at a time in that
+//! [`services::diff_services`] for LoadBalancer Services, [`gateways::diff_gateways`] for
+//! Gateways and [`accelerators::diff_accelerators`] for GlobalAccelerators (gate
+//! `GlobalAcceleratorController`) add their own. Every stack is listed first, then computed one at a time in that
 //! order, and each is printed as soon as it is computed ([`output::Sink`]), with a progress
 //! line on a terminal ([`progress::Progress`]): the output is that of the whole report,
 //! deterministic, without minutes of silence before it.
 
+pub mod accelerators;
 pub mod bindings;
 pub mod gateway_objects;
 pub mod gateways;
@@ -51,9 +53,9 @@ pub struct DiffArgs {
     #[command(flatten)]
     pub controller: ControllerArgs,
     /// Read Ingress, Service, IngressClass, IngressClassParams, Namespace, Secret, Gateway API
-    /// (GatewayClass, Gateway, routes, ReferenceGrant, ListenerSet) and gateway.k8s.aws
-    /// configuration objects from these manifest files or directories instead of the cluster
-    /// (Kubernetes writes are then not shown).
+    /// (GatewayClass, Gateway, routes, ReferenceGrant, ListenerSet), gateway.k8s.aws
+    /// configuration and GlobalAccelerator objects from these manifest files or directories
+    /// instead of the cluster (Kubernetes writes are then not shown).
     #[arg(short = 'f', long = "filename")]
     pub filename: Vec<PathBuf>,
     /// Output format.
@@ -68,7 +70,7 @@ pub struct DiffArgs {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StackDiff {
-    /// `ingress`, `service`, `gateway` or `targetgroupbinding`.
+    /// `ingress`, `service`, `gateway`, `globalaccelerator` or `targetgroupbinding`.
     pub kind: &'static str,
     /// Group / stack id (`ns/name` or the explicit group name).
     pub stack: String,
@@ -157,18 +159,38 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         .with_enhanced_default_behavior(true);
     let mut notes = Vec::new();
     let mut gw_gates = cfg.gateway.clone();
+    // Gate `GlobalAcceleratorController`, in a partition with Global Accelerator.
+    let aga_on = crate::model::aga::controller_enabled(
+        cfg.gate("GlobalAcceleratorController"),
+        &cloud.resolved.region,
+    );
+    let mut planned_accelerators = Vec::new();
     let (objs, client, gw_stores) = if files.is_empty() {
         let (objs, client, stores) = Box::pin(read_cluster(cfg, &mut gw_gates, &mut notes)).await?;
+        if aga_on {
+            planned_accelerators =
+                Box::pin(read_accelerators(cfg, &client.0, &mut notes)).await?;
+        }
         (objs, Some(client), stores)
     } else {
         notes.push(
             "objects read from manifests: Kubernetes writes (finalizers, TargetGroupBindings, status) are not shown".into(),
         );
         let gate = icfg.model.gate("GatewayListenerSet");
-        let (objs, stores) = read_manifests(files, gate, &cfg.watch_namespaces, &mut notes)?;
+        let (objs, stores) = read_manifests(
+            files,
+            gate,
+            &cfg.watch_namespaces,
+            &mut planned_accelerators,
+            &mut notes,
+        )?;
         gateway_objects::add_cluster_objects(&stores, &objs);
+        if !aga_on {
+            planned_accelerators.clear();
+        }
         (objs, None, Some(stores))
     };
+    accelerators::plan(&mut planned_accelerators);
     let env = groups::Env {
         recorder: &recorder,
         deployer: &deployer,
@@ -198,6 +220,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         ("ingress", planned_groups.len()),
         ("service", planned_services.len()),
         ("gateway", planned_gateways.len()),
+        ("globalaccelerator", planned_accelerators.len()),
         (
             "targetgroupbinding",
             planned_bindings.as_ref().map_or(0, |b| b.count()),
@@ -242,6 +265,27 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
             &env,
             &genv,
             &planned_gateways,
+            sink,
+        ))
+        .await?;
+    }
+    if !planned_accelerators.is_empty() {
+        let aenv = accelerators::AgaEnv {
+            recorder: &recorder,
+            ga: cloud.global_accelerator.as_ref(),
+            elbv2: cloud.elbv2.as_ref(),
+            objs: &objs,
+            gateways: gw_stores.as_ref(),
+            builder: crate::model::aga::AgaConfig::new(&icfg.model, &cloud.resolved.region),
+            opts: crate::deploy::aga::AgaOptions {
+                cluster: cfg.cluster_name.clone(),
+                external_managed_tags: cfg.external_managed_tags.clone(),
+            },
+            kube: client.is_some(),
+        };
+        Box::pin(accelerators::diff_accelerators(
+            &aenv,
+            &planned_accelerators,
             sink,
         ))
         .await?;
@@ -361,14 +405,34 @@ async fn read_cluster(
     Ok((objs, (client, kc), stores))
 }
 
+/// The GlobalAccelerators of the cluster as the controller watches them; none (noted) when the
+/// API server does not serve their CRD.
+async fn read_accelerators(
+    cfg: &Config,
+    client: &kube::Client,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Vec<crate::crd::global_accelerator::GlobalAccelerator>> {
+    let served = crate::controller::aga::detect::served(client)
+        .await
+        .context("discovering the GlobalAccelerator CRD")?;
+    if !served.accelerators {
+        notes.push("the cluster does not serve GlobalAccelerators: none".into());
+        return Ok(Vec::new());
+    }
+    groups::list(client, &cfg.watch_namespaces)
+        .await
+        .context("listing GlobalAccelerators")
+}
+
 /// The objects of the manifests: the Gateway kinds in the Gateway controllers' stores, the
-/// rest as `plan` reads them.
+/// GlobalAccelerators in `accelerators`, the rest as `plan` reads them.
 /// As from the cluster, only what the controllers' watches see (`--watch-namespace`): the
 /// objects elsewhere are left out, with a note each.
 fn read_manifests(
     files: &[PathBuf],
     listener_sets: bool,
     namespaces: &[String],
+    accelerators: &mut Vec<crate::crd::global_accelerator::GlobalAccelerator>,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<(ClusterObjects, crate::controller::gateway::Stores)> {
     let mut objs = ClusterObjects::default();
@@ -394,6 +458,17 @@ fn read_manifests(
             for doc in docs {
                 if let Some(note) = crate::plan::outside_watch(&doc, namespaces) {
                     notes.push(note);
+                } else if doc.get("kind").and_then(serde_json::Value::as_str)
+                    == Some("GlobalAccelerator")
+                {
+                    let mut ga: crate::crd::global_accelerator::GlobalAccelerator =
+                        serde_json::from_value(doc).with_context(|| {
+                            format!("{}: GlobalAccelerator", p.display())
+                        })?;
+                    ga.metadata
+                        .namespace
+                        .get_or_insert_with(|| "default".into());
+                    accelerators.push(ga);
                 } else if !gateway_objects::take(&stores, &doc, &p)? {
                     crate::plan::add_object(&mut objs, doc, &p)?;
                 }

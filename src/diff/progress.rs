@@ -132,6 +132,7 @@ fn label(kind: &str) -> &'static str {
         "ingress" => "ingress groups",
         "service" => "services",
         "gateway" => "gateways",
+        "globalaccelerator" => "globalaccelerators",
         "targetgroupbinding" => "targetgroupbindings",
         _ => "stacks",
     }

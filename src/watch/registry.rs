@@ -33,6 +33,7 @@ use super::trim;
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
 };
+use crate::crd::global_accelerator::GlobalAccelerator;
 use crate::crd::{AlbTargetControlConfig, IngressClassParams};
 
 /// Every kind the process may watch.
@@ -55,6 +56,8 @@ pub struct Watches {
     pub secrets: Named<Secret>,
     /// Gateway API and `gateway.k8s.aws` kinds (watched only when a Gateway controller runs).
     pub gateway: GatewayKinds,
+    /// `aga.k8s.aws` GlobalAccelerators (watched only when their controller runs).
+    pub global_accelerators: Kind<GlobalAccelerator>,
 }
 
 impl Default for Watches {
@@ -74,6 +77,7 @@ impl Default for Watches {
             nodes: Kind::new("nodes").with_trim(trim::managed_fields),
             secrets: Named::new("secrets"),
             gateway: GatewayKinds::default(),
+            global_accelerators: Kind::new("globalaccelerators").with_trim(trim::managed_fields),
         }
     }
 }

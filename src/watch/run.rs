@@ -122,6 +122,7 @@ impl Watches {
             alb_target_control_configs(w, c),
             cluster(w, |w| &w.namespaces, c),
             cluster(w, |w| &w.nodes, c),
+            namespaced(w, |w| &w.global_accelerators, c, ns),
             secrets,
         ]
         .into_iter()

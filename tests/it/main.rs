@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per area.
 
+mod aga_controller;
 mod aws;
 mod aws_setup;
 mod chaos;
@@ -7,6 +8,7 @@ mod chart;
 mod deploy;
 mod e2e_acm_create;
 mod e2e_addons;
+mod e2e_aga;
 mod e2e_ca_bundle;
 mod e2e_diff_plan_annotation;
 mod e2e_diff_scope;

@@ -382,11 +382,8 @@ fn bad_aws_api_throttle_fails_at_start() {
 /// naming the flag and its value.
 #[test]
 fn inert_flags_are_warned_about_at_start() {
-    let flag = aws_load_balancer_controller::config::inert::inert_flag(
-        "globalaccelerator-max-concurrent-reconciles",
-    )
-    .unwrap();
-    let (ctl, _bundle, _dir) = start(&["--globalaccelerator-max-concurrent-reconciles=5"]);
+    let flag = aws_load_balancer_controller::config::inert::inert_flag("aws-vpc-tag-key").unwrap();
+    let (ctl, _bundle, _dir) = start(&["--aws-vpc-tag-key=5"]);
     let message = format!(
         "--{} is not acted on by this build: {}",
         flag.long, flag.why

@@ -295,12 +295,12 @@ pub struct ReconcileArgs {
     /// Concurrent NLB Gateway reconciles.
     #[arg(long, default_value_t = 3)]
     pub nlb_gateway_max_concurrent_reconciles: u32,
-    /// Concurrent GlobalAccelerator reconciles.
-    #[arg(long, default_value = "1", value_parser = Inert::parse)]
-    pub globalaccelerator_max_concurrent_reconciles: Inert,
+    /// Concurrent GlobalAccelerator reconciles (0: one, as upstream).
+    #[arg(long, default_value_t = 1)]
+    pub globalaccelerator_max_concurrent_reconciles: u32,
     /// Maximum GlobalAccelerator retry backoff.
-    #[arg(long, default_value = "1000s", value_parser = Inert::parse)]
-    pub globalaccelerator_max_exponential_backoff_delay: Inert,
+    #[arg(long, default_value = "1000s")]
+    pub globalaccelerator_max_exponential_backoff_delay: String,
     /// Maximum TargetGroupBinding retry backoff (upstream default 1000s; ours caps far lower).
     #[arg(long, default_value = "1000s")]
     pub targetgroupbinding_max_exponential_backoff_delay: String,

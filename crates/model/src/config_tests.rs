@@ -324,6 +324,31 @@ fn inert_flags_set_are_refused_or_warned_about() {
             }
         }
     }
+}
+
+/// The GlobalAccelerator controller's two flags are acted on: parsed with upstream's defaults
+/// (1 worker, 1000s), no warning when set, a malformed value failing the start with the flag's
+/// name.
+#[test]
+fn globalaccelerator_flags_are_acted_on() {
+    let d = parse(&["--cluster-name=a"]).unwrap();
+    assert_eq!(d.globalaccelerator_max_concurrent_reconciles, 1);
+    assert_eq!(d.globalaccelerator_max_backoff, Duration::from_secs(1000));
+    let c = parse(&[
+        "--cluster-name=a",
+        "--globalaccelerator-max-concurrent-reconciles=5",
+        "--globalaccelerator-max-exponential-backoff-delay=90s",
+    ])
+    .unwrap();
+    assert!(c.inert_warnings.is_empty(), "{:?}", c.inert_warnings);
+    assert_eq!(c.globalaccelerator_max_concurrent_reconciles, 5);
+    assert_eq!(c.globalaccelerator_max_backoff, Duration::from_secs(90));
+    for flag in [
+        "globalaccelerator-max-concurrent-reconciles",
+        "globalaccelerator-max-exponential-backoff-delay",
+    ] {
+        assert!(inert::inert_flag(flag).is_none(), "--{flag}");
+    }
     let err = parse(&[
         "--cluster-name=a",
         "--globalaccelerator-max-concurrent-reconciles=many",
@@ -428,6 +453,19 @@ fn unimplemented_gates_are_refused_and_quic_env_name_is_checked() {
             "{err}"
         );
     }
+    // The GlobalAccelerator controller is in this build: its gate turns on (off by default).
+    assert!(!UNSUPPORTED_GATES
+        .iter()
+        .any(|(gate, _)| *gate == "GlobalAcceleratorController"));
+    assert!(!parse(&["--cluster-name=a"])
+        .unwrap()
+        .gate("GlobalAcceleratorController"));
+    let c = parse(&[
+        "--cluster-name=a",
+        "--feature-gates=GlobalAcceleratorController=true",
+    ])
+    .unwrap();
+    assert!(c.gate("GlobalAcceleratorController"));
     let c = parse(&[
         "--cluster-name=a",
         "--feature-gates=ALBTargetControlAgent=false",

@@ -1,8 +1,9 @@
 //! The offline `plan` command: reads manifests as kept in git (multi-document YAML or JSON;
-//! Ingress, Service, IngressClass, IngressClassParams, Namespace, Secret, and GatewayClass,
-//! Gateway, HTTPRoute, TCPRoute, UDPRoute, LoadBalancerConfiguration, TargetGroupConfiguration)
-//! and prints, per Ingress group, per LoadBalancer Service and per Gateway this controller would
-//! own, the stack it would deploy. No cluster and no AWS access.
+//! Ingress, Service, IngressClass, IngressClassParams, Namespace, Secret, GatewayClass,
+//! Gateway, HTTPRoute, TCPRoute, UDPRoute, LoadBalancerConfiguration, TargetGroupConfiguration,
+//! ReferenceGrant and GlobalAccelerator) and prints, per Ingress group, per LoadBalancer
+//! Service, per Gateway and (gate `GlobalAcceleratorController`) per GlobalAccelerator this
+//! controller would own, the stack it would deploy. No cluster and no AWS access.
 //!
 //! Fit for a CI gate: plain YAML (or JSON) that any loader reads, exit status 1 when an object
 //! fails its model build or a document cannot be read (the others are still planned), and a
@@ -18,6 +19,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use serde::Serialize;
 
+mod aga;
 mod cluster;
 mod gateway;
 mod manifests;
@@ -199,6 +201,9 @@ struct Plan {
     /// One entry per Gateway of a class this controller owns.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     gateways: Vec<gateway::GatewayPlan>,
+    /// One entry per GlobalAccelerator (gate `GlobalAcceleratorController`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    accelerators: Vec<aga::AcceleratorPlan>,
 }
 
 impl Plan {
@@ -217,9 +222,11 @@ impl Plan {
             .sum();
         let services = self.services.iter().filter(|s| s.error.is_some()).count();
         let gateways = self.gateways.iter().filter(|g| g.failed()).count();
+        let accelerators = self.accelerators.iter().filter(|a| a.failed()).count();
         groups
             + services
             + gateways
+            + accelerators
             + self.ingresses_not_in_any_group.len()
             + self.unread_documents.len()
     }
@@ -249,6 +256,7 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
     }
     let mut objs = ClusterObjects::default();
     let mut gateways = gateway::GatewayManifests::default();
+    let mut accelerators = aga::AgaManifests::default();
     // What `--watch-namespace` hides from the controllers is not planned.
     let mut outside = Vec::new();
     let mut texts = Vec::new();
@@ -300,7 +308,11 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
                 }
                 let read = match gateways.take(&doc, f) {
                     Ok(true) => Ok(()),
-                    Ok(false) => add_object(&mut objs, doc, f),
+                    Ok(false) => match accelerators.take(&doc, f) {
+                        Ok(true) => Ok(()),
+                        Ok(false) => add_object(&mut objs, doc, f),
+                        Err(e) => Err(e),
+                    },
                     Err(e) => Err(e),
                 };
                 if let Err(e) = read {
@@ -353,6 +365,31 @@ pub fn run(mut args: PlanArgs, out: &mut dyn Write) -> anyhow::Result<u8> {
             "feature gate EnableServiceController is off: no Service gets a load balancer".into(),
         );
     }
+    // GlobalAccelerators last: their endpoints are the load balancers planned above.
+    let mut planned = aga::PlannedLbs::new();
+    for g in &plan.groups {
+        if let Some(stack) = &g.stack {
+            aga::plan_ingress_lbs(stack, &mut planned);
+        }
+    }
+    for s in &plan.services {
+        if let Some(stack) = &s.stack {
+            let (ns, name) = s
+                .service
+                .split_once('/')
+                .unwrap_or(("default", s.service.as_str()));
+            aga::plan_service_lb(&s.service, objs.service(ns, name), stack, &mut planned);
+        }
+    }
+    plan.accelerators = aga::accelerator_plans(
+        &accelerators,
+        &objs,
+        &gateways,
+        &planned,
+        &cfg,
+        flags.aws_region.as_deref(),
+        &mut plan.notes,
+    );
     plan.notes.extend(outside);
     plan.notes.extend(node_port_notes);
     let text = match args.output.as_str() {
@@ -458,6 +495,7 @@ fn make_plan(objs: &ClusterObjects, cfg: &ModelConfig, env: &BuildEnv) -> Plan {
         services: Vec::new(),
         ingresses_not_in_any_group: errors,
         gateways: Vec::new(),
+        accelerators: Vec::new(),
     }
 }
 

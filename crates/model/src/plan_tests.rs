@@ -1034,3 +1034,121 @@ spec:
     assert!(stack.get("certificates").is_none(), "{stack}");
     assert_eq!(stack["listeners"][0]["port"], 80);
 }
+
+const AGA_MANIFESTS: &str = r#"
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {type: NodePort, ports: [{port: 80, targetPort: 8080, nodePort: 30080}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: shop
+  annotations:
+    kubernetes.io/ingress.class: alb
+    alb.ingress.kubernetes.io/scheme: internet-facing
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+---
+apiVersion: aga.k8s.aws/v1beta1
+kind: GlobalAccelerator
+metadata: {name: edge, namespace: shop}
+spec:
+  listeners:
+  - endpointGroups:
+    - endpoints:
+      - {type: Ingress, name: web}
+---
+apiVersion: aga.k8s.aws/v1beta1
+kind: GlobalAccelerator
+metadata: {name: api, namespace: shop}
+spec:
+  name: shop-api
+  listeners:
+  - protocol: TCP
+    portRanges: [{fromPort: 443, toPort: 443}]
+    endpointGroups:
+    - endpoints:
+      - {type: Service, name: missing}
+"#;
+
+/// GlobalAccelerators of the manifests are planned under their gate: an Ingress's ALB of the same
+/// files is the endpoint (its listener ports discovered, its ARN a noted placeholder naming the
+/// planned ALB, in `--aws-region`); a missing Service is left out with the loader's reason and
+/// the accelerator still planned; the gate off plans none, with a note.
+#[test]
+fn plan_shows_global_accelerators_on_the_load_balancers_of_the_manifests() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("aga.yaml");
+    std::fs::write(&f, AGA_MANIFESTS).unwrap();
+    let flags = [
+        "--feature-gates=GlobalAcceleratorController=true",
+        "--aws-region=us-east-1",
+    ];
+    let mut out = Vec::new();
+    let status = run(args(vec![f.clone()], &flags), &mut out).unwrap();
+    assert_eq!(status, EXIT_PLANNED);
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let alb = v["groups"][0]["stack"]["loadBalancer"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let accs = v["accelerators"].as_array().unwrap();
+    assert_eq!(accs.len(), 2, "{v}");
+    // Sorted by namespace/name: shop/api, then shop/edge.
+    let api = &accs[0];
+    assert_eq!(api["accelerator"], "shop/api");
+    assert_eq!(api["stack"]["accelerator"]["name"], "shop-api");
+    let group = &api["stack"]["listeners"][0]["endpointGroups"][0];
+    assert_eq!(group["region"], "us-east-1");
+    assert!(group.get("endpointConfigurations").is_none(), "{group}");
+    let note = api["endpoints"][0]["note"].as_str().unwrap();
+    assert_eq!(api["endpoints"][0]["endpoint"], "Service/shop/missing");
+    assert!(note.contains("Referenced resource not found"), "{note}");
+    let edge = &accs[1];
+    assert_eq!(edge["accelerator"], "shop/edge");
+    let listener = &edge["stack"]["listeners"][0];
+    assert_eq!(listener["protocol"], "TCP");
+    assert_eq!(
+        listener["portRanges"],
+        serde_json::json!([{"fromPort": 80, "toPort": 80}])
+    );
+    let endpoint = &listener["endpointGroups"][0]["endpointConfigurations"][0];
+    assert_eq!(
+        endpoint["endpointId"],
+        format!("arn:aws:elasticloadbalancing:us-east-1:000000000000:loadbalancer/app/{alb}/0000000000000000")
+    );
+    assert_eq!(edge["endpoints"][0]["endpoint"], "Ingress/shop/web");
+    assert!(
+        edge["endpoints"][0]["note"]
+            .as_str()
+            .unwrap()
+            .contains(&alb),
+        "{edge}"
+    );
+    let name = edge["stack"]["accelerator"]["name"].as_str().unwrap();
+    assert!(name.starts_with("k8s_shop_edge_"), "{name}");
+    assert_eq!(
+        edge["stack"]["accelerator"]["tags"]["elbv2.k8s.aws/cluster-region"],
+        "us-east-1"
+    );
+
+    // Gate off (upstream's default): none planned, said in a note.
+    let mut out = Vec::new();
+    run(args(vec![f], &[]), &mut out).unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert!(v.get("accelerators").is_none(), "{v}");
+    assert!(
+        v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("GlobalAcceleratorController is off")),
+        "{v}"
+    );
+}

@@ -34,8 +34,17 @@ const SVC: &str = "Service reconciler: runs only once AWS resolves; its requests
 const NS: &str = "Ingress class loader: IngressClassParams namespaceSelector needs the Ingress's Namespace labels";
 const MC: &str = "multi-cluster TargetGroupBindings' target ConfigMaps (upstream's cluster-wide grant, kept so bindings survive a chart swap); written by the TargetGroupBinding reconciler, which runs only once AWS resolves; every verb used under enforced RBAC in e2e_rbac_enforced (moto)";
 const GW: &str = "Gateway API (upstream's grants): the Gateway controllers run only once AWS resolves and their CRDs are served; checked in e2e_gateway (moto)";
+const AGA: &str = "GlobalAccelerator controller (gate GlobalAcceleratorController, off by default; upstream's grants): runs only once AWS resolves; its requests are checked against this RBAC in e2e_aga";
 const TCA: &str = "ALB target control agent injector (gate ALBTargetControlAgent, off by default): its configurations' watch; checked against this RBAC in e2e_target_control_agent";
 const NOT_EXERCISED: &[(&str, &str)] = &[
+    ("cluster get aga.k8s.aws/globalaccelerators", AGA),
+    ("cluster list aga.k8s.aws/globalaccelerators", AGA),
+    ("cluster patch aga.k8s.aws/globalaccelerators", AGA),
+    ("cluster watch aga.k8s.aws/globalaccelerators", AGA),
+    ("cluster patch aga.k8s.aws/globalaccelerators/finalizers", AGA),
+    ("cluster update aga.k8s.aws/globalaccelerators/finalizers", AGA),
+    ("cluster patch aga.k8s.aws/globalaccelerators/status", AGA),
+    ("cluster update aga.k8s.aws/globalaccelerators/status", AGA),
     ("cluster create core/configmaps", MC),
     ("cluster delete core/configmaps", MC),
     ("cluster get core/configmaps", MC),

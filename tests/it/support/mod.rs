@@ -3,6 +3,7 @@
 pub mod client;
 pub mod e2e;
 pub mod freeze_proxy;
+pub mod ga_server;
 pub mod gateway;
 pub mod gateway_crds;
 pub mod health_check;

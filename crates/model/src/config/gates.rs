@@ -8,11 +8,9 @@ use crate::goflags::parse_bool_map;
 /// Feature gates with upstream's names and defaults (`--feature-gates`); one list, shared with the model.
 pub use crate::model::config::FEATURE_GATE_DEFAULTS;
 
-/// Gates upstream knows that this build refuses to turn on, with what is missing.
-pub const UNSUPPORTED_GATES: &[(&str, &str)] = &[(
-    "GlobalAcceleratorController",
-    "the Global Accelerator controller and its webhook are not implemented",
-)];
+/// Gates upstream knows that this build refuses to turn on, with what is missing (none today:
+/// the last one, `GlobalAcceleratorController`, has its controller and webhook).
+pub const UNSUPPORTED_GATES: &[(&str, &str)] = &[];
 
 /// Parses `--feature-gates` over upstream's defaults; unknown names are an error as upstream.
 pub fn feature_gates(raw: &str) -> Result<BTreeMap<String, bool>, ConfigError> {

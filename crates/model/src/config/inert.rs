@@ -51,17 +51,6 @@ fn any_text(_: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn count(raw: &str) -> Result<(), String> {
-    raw.trim()
-        .parse::<u32>()
-        .map(|_| ())
-        .map_err(|_| "must be a non-negative integer".to_string())
-}
-
-fn duration(raw: &str) -> Result<(), String> {
-    crate::goflags::parse_duration(raw).map(|_| ())
-}
-
 /// Every flag this build accepts without acting on it. Nothing else is marked in `--help`.
 pub const INERT_FLAGS: &[InertFlag] = &[
     InertFlag {
@@ -71,22 +60,6 @@ pub const INERT_FLAGS: &[InertFlag] = &[
               --aws-vpc-tags is used for the VPC lookup",
         when_set: WhenSet::Warn,
         syntax: any_text,
-    },
-    InertFlag {
-        long: "globalaccelerator-max-concurrent-reconciles",
-        default: "1",
-        why: "tunes upstream's GlobalAccelerator controller, which is not in this build (its \
-              gate GlobalAcceleratorController is refused)",
-        when_set: WhenSet::Warn,
-        syntax: count,
-    },
-    InertFlag {
-        long: "globalaccelerator-max-exponential-backoff-delay",
-        default: "1000s",
-        why: "tunes upstream's GlobalAccelerator controller, which is not in this build (its \
-              gate GlobalAcceleratorController is refused)",
-        when_set: WhenSet::Warn,
-        syntax: duration,
     },
 ];
 
