@@ -151,7 +151,7 @@ fn http_get(port: u16, path: &str) -> (u16, String) {
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).unwrap();
     let raw = text(&raw);
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((raw.as_str(), ""));
     let status: u16 = head.split_whitespace().nth(1).unwrap().parse().unwrap();
     let chunked = head
         .lines()

@@ -37,7 +37,7 @@ pub const DEFAULT_PORT: u16 = 8080;
 /// Refuses what the console cannot act on: the output flags (it writes no file) and
 /// `--ingress-name` (it shows every Gateway with a plan).
 fn check_flags(args: &MigrateArgs) -> Result<(), MigrateError> {
-    let refuse = |flag: &str, why: &str| {
+    let refuse = |flag: &str, why: &str| -> Result<(), MigrateError> {
         Err(MigrateError::Flags(format!("{flag} cannot be used with --console ({why})")))
     };
     if args.output_dir != DEFAULT_OUTPUT_DIR {

@@ -51,7 +51,7 @@ pub fn service_ref_with(fields: &Fields, services: &[Service]) -> String {
             named_port(services, ns, name, s).map_or_else(|| s.clone(), |n| n.to_string())
         }
         Some(Value::Number(n)) => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 => format!("{}", f as i64),
+            Some(f) if f.fract() == 0.0 => (f as i64).to_string(),
             _ => n.to_string(),
         },
         Some(other) => other.to_string(),

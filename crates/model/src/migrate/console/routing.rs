@@ -69,13 +69,19 @@ fn reference(v: &Value) -> Option<(&str, &str, &str)> {
     v.get("$ref").and_then(Value::as_str).and_then(parse_ref)
 }
 
-fn resources<'a>(doc: &'a Value, kind: &str) -> impl Iterator<Item = (&'a String, &'a Value)> {
-    doc.get("resources")
+/// `(id, spec)` of every resource of `kind` in the plan.
+fn resources<'a>(doc: &'a Value, kind: &str) -> Vec<(&'a String, &'a Value)> {
+    let Some(by_id) = doc
+        .get("resources")
         .and_then(|r| r.get(kind))
         .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
+    else {
+        return Vec::new();
+    };
+    by_id
+        .iter()
         .map(|(id, r)| (id, r.get("spec").unwrap_or(&Value::Null)))
+        .collect()
 }
 
 fn decode<T: serde::de::DeserializeOwned>(v: Option<&Value>, what: &str) -> Result<T, ConsoleError> {
