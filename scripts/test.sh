@@ -41,4 +41,13 @@ if ! command -v openssl >/dev/null 2>&1; then
   (apt-get update -qq && apt-get install -y -qq openssl) >/dev/null
 fi
 
+# chromium: the migration console's page is loaded headless (tests/it/migrate_console.rs). Debian's
+# package; as root without sudo, else through sudo -n. If it cannot be installed the test fails
+# saying so (it is never skipped).
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo -n"; fi
+  ($SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends chromium) >/dev/null \
+    || echo "scripts/test.sh: could not install chromium; tests/it/migrate_console.rs will fail" >&2
+fi
+
 cargo test --workspace --locked "$@"

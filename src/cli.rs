@@ -35,7 +35,7 @@ pub enum Command {
     /// Print the AWS and Kubernetes writes a reconcile would make now, without making them.
     Diff(Box<crate::diff::DiffArgs>),
     /// Translate Ingresses to Gateway API objects (upstream's lbc-migrate); --verify routes
-    /// every derived request through both ALB stacks.
+    /// every derived request through both ALB stacks; --console serves the migration console.
     #[command(after_help = crate::migrate::EXIT_STATUS_HELP)]
     Migrate(Box<crate::migrate::MigrateArgs>),
     /// Print the version, commit and build date (as --version).

@@ -24,8 +24,8 @@ use crate::controller::gateway::Stores;
 use crate::crd::global_accelerator::{GlobalAccelerator, GlobalAcceleratorStatus, FINALIZER};
 use crate::deploy::aga::{delete, deploy_with, AgaDeletion, AgaOptions};
 use crate::model::aga::{
-    build_aga_stack, desired_endpoints, listeners_to_describe, load_endpoints,
-    status_after_deploy, status_while_deleting, AgaConfig, EndpointSource, Lookup,
+    build_aga_stack, desired_endpoints, listeners_to_describe, load_endpoints, status_after_deploy,
+    status_while_deleting, AgaConfig, EndpointSource, Lookup,
 };
 use crate::model::ClusterObjects;
 
@@ -158,7 +158,11 @@ fn status_text(s: &GlobalAcceleratorStatus) -> String {
 }
 
 fn status_write(ga: &GlobalAccelerator, new: &GlobalAcceleratorStatus) -> Write {
-    let before = ga.status.as_ref().map(status_text).filter(|t| !t.is_empty());
+    let before = ga
+        .status
+        .as_ref()
+        .map(status_text)
+        .filter(|t| !t.is_empty());
     kube_write(
         "patch GlobalAccelerator/status",
         ga.key(),

@@ -168,8 +168,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
     let (objs, client, gw_stores) = if files.is_empty() {
         let (objs, client, stores) = Box::pin(read_cluster(cfg, &mut gw_gates, &mut notes)).await?;
         if aga_on {
-            planned_accelerators =
-                Box::pin(read_accelerators(cfg, &client.0, &mut notes)).await?;
+            planned_accelerators = Box::pin(read_accelerators(cfg, &client.0, &mut notes)).await?;
         }
         (objs, Some(client), stores)
     } else {
@@ -462,9 +461,8 @@ fn read_manifests(
                     == Some("GlobalAccelerator")
                 {
                     let mut ga: crate::crd::global_accelerator::GlobalAccelerator =
-                        serde_json::from_value(doc).with_context(|| {
-                            format!("{}: GlobalAccelerator", p.display())
-                        })?;
+                        serde_json::from_value(doc)
+                            .with_context(|| format!("{}: GlobalAccelerator", p.display()))?;
                     ga.metadata
                         .namespace
                         .get_or_insert_with(|| "default".into());

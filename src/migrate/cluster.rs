@@ -21,7 +21,7 @@ pub struct ClusterReaderOptions {
 }
 
 /// The client of `--kubeconfig`, else `$KUBECONFIG` or `~/.kube/config` (then in-cluster).
-async fn client(kubeconfig: &str) -> Result<kube::Client, MigrateError> {
+pub(crate) async fn client(kubeconfig: &str) -> Result<kube::Client, MigrateError> {
     let build = |e: String| MigrateError::Read(format!("failed to build kubeconfig: {e}"));
     let config = if kubeconfig.is_empty() {
         kube::Config::infer()

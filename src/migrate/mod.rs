@@ -1,11 +1,12 @@
 //! `aws-load-balancer-controller migrate`: upstream's `lbc-migrate` with its flags, messages and
 //! output (the translation, the files and the checks live in `albc_model::migrate`), the
-//! cluster read with kube's client (`cluster`), and this build's additions: `--verify` (both
-//! ALB stacks built and every derived request routed through each) and the cutover plan
-//! printed after the files. `--console` and `--port` (upstream's migration console) are not in
-//! this build and are refused, never ignored.
+//! cluster read with kube's client (`cluster`), upstream's migration console (`--console`,
+//! `--port`: `console`), and this build's additions: `--verify` (both ALB stacks built and every
+//! derived request routed through each; the console shows its table too), the console over
+//! files, and the cutover plan printed after the files.
 
 pub mod cluster;
+pub mod console;
 
 use std::io::Write;
 
@@ -68,10 +69,12 @@ pub struct MigrateArgs {
     /// through both, and report each answered differently, and each setting that differs.
     #[arg(long, default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_bool)]
     pub verify: bool,
-    /// Upstream's migration console: not in this build (refused).
+    /// Launch the migration console web UI to compare ingress and gateway dry-run models
+    /// (this build: and route every derived request through both; with -f/--input-dir, the
+    /// stacks built from the files)
     #[arg(long, default_value = "false", num_args = 0..=1, require_equals = true, default_missing_value = "true", value_parser = parse_bool)]
     pub console: bool,
-    /// Upstream's console port: not in this build (refused).
+    /// Local port for the console web server (only with --console) [default: 8080]
     #[arg(long)]
     pub port: Option<u16>,
 }
@@ -122,9 +125,13 @@ fn migrate(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, MigrateError> {
-    if args.console || args.port.is_some() {
+    if args.console {
+        console::run_command(args, err)?;
+        return Ok(EXIT_OK);
+    }
+    if args.port.is_some() {
         return Err(MigrateError::Flags(
-            "--console and --port (the migration console) are not in this build; use --verify to compare the Ingress and Gateway stacks offline".into(),
+            "--port can only be used with --console".into(),
         ));
     }
     let opts = args.options();

@@ -233,8 +233,12 @@ async fn an_accelerator_follows_its_ingress_alb_and_goes_with_its_object() {
     let (alb2, dns2) = r.alb("edge-two").await;
     r.ingress(NS, "app", &dns1).await;
     r.fake.clear_calls();
-    r.create_accelerator(NS, "web", discovered(json!({"type": "Ingress", "name": "app"})))
-        .await;
+    r.create_accelerator(
+        NS,
+        "web",
+        discovered(json!({"type": "Ingress", "name": "app"})),
+    )
+    .await;
 
     // Created: finalizer, accelerator, a TCP 80 listener (from the Ingress's status) and its
     // endpoint group on the ALB; the status names it, Ready Unknown while AWS provisions.
@@ -315,7 +319,11 @@ async fn an_accelerator_follows_its_ingress_alb_and_goes_with_its_object() {
     .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(r.ga_writes(), Vec::<String>::new());
-    assert_eq!(r.status(NS, "web").await, settled, "the status is left as it is");
+    assert_eq!(
+        r.status(NS, "web").await,
+        settled,
+        "the status is left as it is"
+    );
 
     // The Ingress's hostname moves to another ALB: its event alone (the accelerator is settled,
     // no requeue pending) brings the pass that replaces the endpoint.
@@ -385,8 +393,12 @@ async fn an_accelerator_follows_its_ingress_alb_and_goes_with_its_object() {
 async fn a_missing_service_is_a_warning_endpoint_until_it_appears() {
     let r = Running::start(config(), false).await;
     let (alb, dns) = r.alb("api").await;
-    r.create_accelerator(NS, "api", tcp_80(json!([{"type": "Service", "name": "api"}])))
-        .await;
+    r.create_accelerator(
+        NS,
+        "api",
+        tcp_80(json!([{"type": "Service", "name": "api"}])),
+    )
+    .await;
     // Deployed without the endpoint, with upstream's Warning; the status is written as usual.
     eventually("WarningEndpoints", WAIT, || async {
         r.events(NS, "api").await.iter().any(|(t, reason, note)| {
@@ -414,26 +426,29 @@ async fn a_missing_service_is_a_warning_endpoint_until_it_appears() {
     }))
     .unwrap();
     let services: Api<Service> = Api::namespaced(r.client.clone(), NS);
-    services
-        .create(&PostParams::default(), &svc)
-        .await
-        .unwrap();
+    services.create(&PostParams::default(), &svc).await.unwrap();
     let status = json!({"status": {"loadBalancer": {"ingress": [{"hostname": dns}]}}});
     services
         .patch_status("api", &PatchParams::default(), &Patch::Merge(&status))
         .await
         .unwrap();
-    eventually("the Service's load balancer is the endpoint", WAIT, || async {
-        r.endpoints() == [alb.clone()]
-    })
+    eventually(
+        "the Service's load balancer is the endpoint",
+        WAIT,
+        || async { r.endpoints() == [alb.clone()] },
+    )
     .await;
 }
 
 #[tokio::test]
 async fn a_gateway_endpoint_without_the_gateway_api_is_upstreams_fatal_load_error() {
     let r = Running::start(config(), false).await;
-    r.create_accelerator(NS, "gw", tcp_80(json!([{"type": "Gateway", "name": "public"}])))
-        .await;
+    r.create_accelerator(
+        NS,
+        "gw",
+        tcp_80(json!([{"type": "Gateway", "name": "public"}])),
+    )
+    .await;
     eventually("FailedEndpointLoad", WAIT, || async {
         r.events(NS, "gw").await.iter().any(|(t, reason, note)| {
             t == "Warning"
@@ -496,8 +511,10 @@ async fn a_reference_grant_lets_a_cross_namespace_ingress_in_on_its_own_event() 
         .create(&PostParams::default(), &grant)
         .await
         .unwrap();
-    eventually("the granted Ingress's ALB is the endpoint", WAIT, || async {
-        r.endpoints() == [alb.clone()]
-    })
+    eventually(
+        "the granted Ingress's ALB is the endpoint",
+        WAIT,
+        || async { r.endpoints() == [alb.clone()] },
+    )
     .await;
 }

@@ -21,8 +21,8 @@ use aws_load_balancer_controller::aws::fake::{spec, GaDeployment};
 use aws_load_balancer_controller::aws::{build_global_accelerator, AwsConfig, Fence};
 use aws_load_balancer_controller::crd::global_accelerator::{GlobalAccelerator, FINALIZER};
 use aws_load_balancer_controller::model::aga::{
-    Accelerator, AgaIpAddressType, AgaListener, AgaProtocol, ClientAffinity,
-    EndpointConfiguration, EndpointGroup, PortRange,
+    Accelerator, AgaIpAddressType, AgaListener, AgaProtocol, ClientAffinity, EndpointConfiguration,
+    EndpointGroup, PortRange,
 };
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::networking::v1::Ingress;
@@ -74,7 +74,10 @@ async fn the_ga_test_server_speaks_the_sdks_protocol() {
     assert!(made.enabled);
     assert!(!made.ip_sets.is_empty(), "{made:?}");
     assert_eq!(client.describe_accelerator(&made.arn).await.unwrap(), made);
-    assert_eq!(client.list_accelerators().await.unwrap(), vec![made.clone()]);
+    assert_eq!(
+        client.list_accelerators().await.unwrap(),
+        vec![made.clone()]
+    );
     assert_eq!(
         client.list_tags_for_resource(&made.arn).await.unwrap(),
         want.tags
@@ -95,7 +98,8 @@ async fn the_ga_test_server_speaks_the_sdks_protocol() {
         client.list_listeners(&made.arn).await.unwrap(),
         vec![l.clone()]
     );
-    let remote = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/web/0123456789abcdef";
+    let remote =
+        "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/web/0123456789abcdef";
     let group = EndpointGroup {
         id: "g".into(),
         region: "us-west-2".into(),
@@ -267,7 +271,12 @@ async fn global_accelerator_on_an_ingress_alb_through_the_binary_then_edit_then_
     })
     .await;
     assert!(ga.fake.ga_accelerators().is_empty());
-    let ops: Vec<String> = ga.fake.write_calls().into_iter().map(|(_, op)| op).collect();
+    let ops: Vec<String> = ga
+        .fake
+        .write_calls()
+        .into_iter()
+        .map(|(_, op)| op)
+        .collect();
     let disabled = ops.iter().rposition(|o| o == "UpdateAccelerator");
     let deleted = ops.iter().position(|o| o == "DeleteAccelerator");
     assert!(
@@ -335,7 +344,11 @@ async fn diff_shows_a_global_accelerators_writes_and_sends_none() {
         .await
         .unwrap();
 
-    let endpoints = format!("{},GlobalAccelerator={}", endpoints_flag(&c.moto), ga.endpoint);
+    let endpoints = format!(
+        "{},GlobalAccelerator={}",
+        endpoints_flag(&c.moto),
+        ga.endpoint
+    );
     let gate = "--feature-gates=GlobalAcceleratorController=true".to_string();
     let (code, report, stderr) = run_diff_with(&c, &k8s.kubeconfig, &endpoints, &[gate]).await;
     assert_eq!(code, 2, "writes pending; stderr:\n{stderr}");
@@ -373,6 +386,9 @@ async fn diff_shows_a_global_accelerators_writes_and_sends_none() {
         "diff sent {:?}",
         ga.fake.write_calls()
     );
-    assert!(ga.fake.count("ListAccelerators") > 0, "diff read the account");
+    assert!(
+        ga.fake.count("ListAccelerators") > 0,
+        "diff read the account"
+    );
     k8s.server.stop().await;
 }

@@ -120,10 +120,7 @@ fn manifests_with(
         .service_type("NodePort")
         .selector("app", "web")
         .port(80, |p| {
-            p.name("http")
-                .target(8080)
-                .node_port(30080)
-                .protocol("TCP")
+            p.name("http").target(8080).node_port(30080).protocol("TCP")
         });
     let gw = Gateway::test("demo", "gw")
         .class("aws-alb")
@@ -347,7 +344,11 @@ spec:
 async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
     let r = Running::start().await;
     let dry_run = |gw: Fixture<Gateway>| gw.annotation("gateway.k8s.aws/dry-run", "true");
-    create_objects(&r.h.client, manifests_with("HTTP", 80, dry_run, |rule| rule)).await;
+    create_objects(
+        &r.h.client,
+        manifests_with("HTTP", 80, dry_run, |rule| rule),
+    )
+    .await;
     accept_class(&r.h.client, "aws-alb").await;
     eventually("the plan annotation", WAIT, || async {
         r.gateways()
@@ -384,7 +385,11 @@ async fn an_https_gateway_gets_its_certificates_from_acm_discovery() {
     let listener = json!([{"name": "web", "port": 443, "protocol": "HTTPS",
         "hostname": "shop.example.com"}]);
     let with_host = |gw: Fixture<Gateway>| gw.set(&["spec", "listeners"], listener);
-    create_objects(&r.h.client, manifests_with("HTTPS", 443, with_host, |rule| rule)).await;
+    create_objects(
+        &r.h.client,
+        manifests_with("HTTPS", 443, with_host, |rule| rule),
+    )
+    .await;
     accept_class(&r.h.client, "aws-alb").await;
     let want = "Failed build model due to no certificate found for host: shop.example.com";
     eventually("FailedBuildModel naming the host", WAIT, || async {

@@ -37,6 +37,8 @@ mod gateway_node_selector;
 mod ingress;
 mod leader;
 mod migrate_cli;
+mod migrate_console;
+mod migrate_moto;
 mod plan_cli;
 mod process;
 mod quic_targets;

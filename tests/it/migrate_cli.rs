@@ -103,13 +103,12 @@ fn flag_combinations_are_refused_with_upstreams_words() {
         );
         assert_eq!(text(&out.stderr), *want, "{args:?}");
     }
-    // Upstream's console is not in this build: refused, never ignored.
-    let out = migrate(&["--console"]);
+    // `--port` belongs to the console (tests/it/migrate_console.rs).
+    let out = migrate(&["-f", "x.yaml", "--port", "9000"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("not in this build"),
-        "{}",
-        text(&out.stderr)
+    assert_eq!(
+        text(&out.stderr),
+        "Error: --port can only be used with --console\n"
     );
 }
 

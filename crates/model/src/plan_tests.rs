@@ -1144,11 +1144,10 @@ fn plan_shows_global_accelerators_on_the_load_balancers_of_the_manifests() {
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert!(v.get("accelerators").is_none(), "{v}");
     assert!(
-        v["notes"]
-            .as_array()
+        v["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
             .unwrap()
-            .iter()
-            .any(|n| n.as_str().unwrap().contains("GlobalAcceleratorController is off")),
+            .contains("GlobalAcceleratorController is off")),
         "{v}"
     );
 }

@@ -79,7 +79,9 @@ pub async fn detect(client: &kube::Client, shutdown: &CancellationToken) -> Opti
         return None;
     }
     if !served.gateways {
-        tracing::info!("Gateway API CRDs not found, skipping Gateway and ReferenceGrant event watch setup");
+        tracing::info!(
+            "Gateway API CRDs not found, skipping Gateway and ReferenceGrant event watch setup"
+        );
     }
     Some(served)
 }

@@ -175,7 +175,10 @@ impl Feed {
         if self.queue.get().is_none() {
             return;
         }
-        let from_namespaces: BTreeSet<String> = now.into_iter().chain(previous.into_iter().flatten()).collect();
+        let from_namespaces: BTreeSet<String> = now
+            .into_iter()
+            .chain(previous.into_iter().flatten())
+            .collect();
         if from_namespaces.is_empty() {
             return;
         }
@@ -278,20 +281,32 @@ mod tests {
         let web = ga("edge", "web", json!([{"type": "Ingress", "name": "app"}]));
         let other = ga("edge", "other", json!([{"type": "Service", "name": "app"}]));
         f.tracker().update(&key_of(&web), &desired_endpoints(&web));
-        f.tracker().update(&key_of(&other), &desired_endpoints(&other));
-        f.on_endpoint(GlobalAcceleratorEndpointType::Ingress, ingress("edge", "app").as_ref());
+        f.tracker()
+            .update(&key_of(&other), &desired_endpoints(&other));
+        f.on_endpoint(
+            GlobalAcceleratorEndpointType::Ingress,
+            ingress("edge", "app").as_ref(),
+        );
         assert_eq!(drain(&q).await, ["edge/web"]);
-        f.on_endpoint(GlobalAcceleratorEndpointType::Ingress, ingress("other", "app").as_ref());
-        assert!(q.is_empty(), "same name in another namespace is another object");
+        f.on_endpoint(
+            GlobalAcceleratorEndpointType::Ingress,
+            ingress("other", "app").as_ref(),
+        );
+        assert!(
+            q.is_empty(),
+            "same name in another namespace is another object"
+        );
         // A deleted accelerator stops listening.
         f.on_accelerator(&web, true);
-        f.on_endpoint(GlobalAcceleratorEndpointType::Ingress, ingress("edge", "app").as_ref());
+        f.on_endpoint(
+            GlobalAcceleratorEndpointType::Ingress,
+            ingress("edge", "app").as_ref(),
+        );
         assert!(q.is_empty());
     }
 
     #[tokio::test]
-    async fn a_reference_grant_queues_the_accelerators_of_its_from_namespaces_that_cross_into_it()
-    {
+    async fn a_reference_grant_queues_the_accelerators_of_its_from_namespaces_that_cross_into_it() {
         let served = Served {
             accelerators: true,
             gateways: true,
@@ -311,7 +326,8 @@ mod tests {
         );
         f.accelerators.reset(&[crossing, local, elsewhere]);
         drain(&q).await;
-        let from_edge = json!([{"group": "aga.k8s.aws", "kind": "GlobalAccelerator", "namespace": "edge"}]);
+        let from_edge =
+            json!([{"group": "aga.k8s.aws", "kind": "GlobalAccelerator", "namespace": "edge"}]);
         let from_routes = json!([{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": "edge"}]);
         f.on_reference_grant(&grant("backend", "allow", from_edge), false);
         assert_eq!(drain(&q).await, ["edge/crossing"]);

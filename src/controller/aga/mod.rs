@@ -265,7 +265,10 @@ mod tests {
     #[test]
     fn flags_gate_and_partition_follow_upstream() {
         let d = from_flags(&[]);
-        assert_eq!(d.concurrency, 1, "--globalaccelerator-max-concurrent-reconciles default");
+        assert_eq!(
+            d.concurrency, 1,
+            "--globalaccelerator-max-concurrent-reconciles default"
+        );
         assert_eq!(d.max_backoff, Duration::from_secs(1000));
         assert_eq!(d.base_backoff, Duration::from_secs(5));
         assert!(!d.enabled(), "GlobalAcceleratorController defaults off");
@@ -284,7 +287,10 @@ mod tests {
             region: "cn-north-1".into(),
             ..c.clone()
         };
-        assert!(!china.enabled(), "no Global Accelerator in the China partition");
+        assert!(
+            !china.enabled(),
+            "no Global Accelerator in the China partition"
+        );
         // Upstream treats 0 as controller-runtime's default of one worker.
         let zero = from_flags(&["--globalaccelerator-max-concurrent-reconciles=0"]);
         assert_eq!(zero.concurrency, 1);

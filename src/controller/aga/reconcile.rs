@@ -21,8 +21,8 @@ use crate::model::aga::status::{
     REASON_DEPLOYMENT_FAILED, REASON_ENDPOINT_LOAD_FAILED, REASON_MODEL_BUILD_FAILED,
 };
 use crate::model::aga::{
-    build_aga_stack, desired_endpoints, listeners_to_describe, load_endpoints,
-    status_after_deploy, status_after_failure, status_while_deleting, LoadedEndpointStatus,
+    build_aga_stack, desired_endpoints, listeners_to_describe, load_endpoints, status_after_deploy,
+    status_after_failure, status_while_deleting, LoadedEndpointStatus,
 };
 
 /// Upstream's GlobalAccelerator event reasons beyond the shared ones (`pkg/k8s/events.go`).

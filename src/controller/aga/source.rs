@@ -157,7 +157,8 @@ mod tests {
             "arn:aws:elasticloadbalancing:us-west-2:1:loadbalancer/app/k8s-demo-app/1"
         );
         assert_eq!(
-            src.load_balancer_arn("other.elb.amazonaws.com").unwrap_err(),
+            src.load_balancer_arn("other.elb.amazonaws.com")
+                .unwrap_err(),
             "no load balancer found for dns other.elb.amazonaws.com"
         );
         let failed: Described = Err("throttled".into());
@@ -185,8 +186,10 @@ mod tests {
         assert_eq!(src.reference_grants("ns").unwrap(), vec![]);
         assert_eq!(src.ingress("ns", "app"), Lookup::NotFound);
         let ing: Arc<Ingress> = Arc::new(
-            serde_json::from_value(serde_json::json!({"metadata": {"name": "app", "namespace": "ns"}}))
-                .unwrap(),
+            serde_json::from_value(
+                serde_json::json!({"metadata": {"name": "app", "namespace": "ns"}}),
+            )
+            .unwrap(),
         );
         feed.ingresses.apply(&ing);
         assert_eq!(src.ingress("ns", "app"), Lookup::Found((*ing).clone()));

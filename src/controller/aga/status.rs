@@ -53,7 +53,11 @@ pub async fn write(
     let new = serde_json::to_value(status).map_err(kube::Error::SerdeError)?;
     let body = serde_json::json!({ "status": merge_patch(&old, &new) });
     match api_of(client, ga)
-        .patch_status(&ga.name_any(), &PatchParams::default(), &Patch::Merge(&body))
+        .patch_status(
+            &ga.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&body),
+        )
         .await
     {
         Ok(_) => Ok(()),

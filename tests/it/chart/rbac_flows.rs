@@ -41,8 +41,14 @@ const NOT_EXERCISED: &[(&str, &str)] = &[
     ("cluster list aga.k8s.aws/globalaccelerators", AGA),
     ("cluster patch aga.k8s.aws/globalaccelerators", AGA),
     ("cluster watch aga.k8s.aws/globalaccelerators", AGA),
-    ("cluster patch aga.k8s.aws/globalaccelerators/finalizers", AGA),
-    ("cluster update aga.k8s.aws/globalaccelerators/finalizers", AGA),
+    (
+        "cluster patch aga.k8s.aws/globalaccelerators/finalizers",
+        AGA,
+    ),
+    (
+        "cluster update aga.k8s.aws/globalaccelerators/finalizers",
+        AGA,
+    ),
     ("cluster patch aga.k8s.aws/globalaccelerators/status", AGA),
     ("cluster update aga.k8s.aws/globalaccelerators/status", AGA),
     ("cluster create core/configmaps", MC),

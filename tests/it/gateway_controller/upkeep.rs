@@ -40,10 +40,20 @@ async fn patch_gateway(r: &Running, body: serde_json::Value) {
 async fn infrastructure_labels_and_annotations_are_the_bindings_and_follow_edits() {
     let r = Running::start().await;
     let infrastructure = |gw: Fixture<Gateway>| {
-        gw.set(&["spec", "infrastructure", "labels"], json!({"team": "web"}))
-            .set(&["spec", "infrastructure", "annotations"], json!({"example.com/owner": "alice"}))
+        gw.set(
+            &["spec", "infrastructure", "labels"],
+            json!({"team": "web"}),
+        )
+        .set(
+            &["spec", "infrastructure", "annotations"],
+            json!({"example.com/owner": "alice"}),
+        )
     };
-    create_objects(&r.h.client, manifests_with("HTTP", 80, infrastructure, |rule| rule)).await;
+    create_objects(
+        &r.h.client,
+        manifests_with("HTTP", 80, infrastructure, |rule| rule),
+    )
+    .await;
     accept_class(&r.h.client, "aws-alb").await;
     eventually("SuccessfullyReconciled", WAIT, || async {
         r.h.event_reasons("demo", "gw")

@@ -15,7 +15,10 @@ use super::*;
 
 fn https_app(ns: &str, name: &str, host: &str) -> Vec<Value> {
     app_with(ns, name, 30231, None, Some(host), |ingress| {
-        ingress.annotation("alb.ingress.kubernetes.io/listen-ports", r#"[{"HTTPS": 443}]"#)
+        ingress.annotation(
+            "alb.ingress.kubernetes.io/listen-ports",
+            r#"[{"HTTPS": 443}]"#,
+        )
     })
 }
 
@@ -32,7 +35,8 @@ async fn a_host_without_certificate_is_a_failed_build_with_no_aws_write() {
         },
     )));
     let h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
-    h.apply_objects(https_app("tls", "web", "shop.example.com")).await;
+    h.apply_objects(https_app("tls", "web", "shop.example.com"))
+        .await;
     let want = "Failed build model due to ingress: tls/web: no certificate found for host: shop.example.com";
     eventually("FailedBuildModel naming the host", WAIT, || async {
         h.events("tls", "web")

@@ -186,9 +186,12 @@ async fn two_paths_become_upstream_resources_then_edit_and_delete() {
 async fn explicit_group_of_three_shares_one_alb_in_group_order() {
     let (fake, vpc) = fake_aws();
     let h = start(&fake, &vpc).await;
-    h.apply_objects(app("a", "alpha", 30101, Some(("team", 3)))).await;
-    h.apply_objects(app("b", "beta", 30102, Some(("team", 1)))).await;
-    h.apply_objects(app("c", "gamma", 30103, Some(("team", 2)))).await;
+    h.apply_objects(app("a", "alpha", 30101, Some(("team", 3))))
+        .await;
+    h.apply_objects(app("b", "beta", 30102, Some(("team", 1))))
+        .await;
+    h.apply_objects(app("c", "gamma", 30103, Some(("team", 2))))
+        .await;
     for (ns, n) in [("a", "alpha"), ("b", "beta"), ("c", "gamma")] {
         eventually("member status", WAIT, || async {
             h.hostname(ns, n).await.is_some()
@@ -405,7 +408,8 @@ async fn a_web_acl_name_that_does_not_resolve_makes_no_aws_write_for_the_group()
     let missing = |ingress: Fixture<Ingress>| {
         ingress.annotation("alb.ingress.kubernetes.io/wafv2-acl-name", "no-such-acl")
     };
-    h.apply_objects(app_with("waf", "web", 30213, None, None, missing)).await;
+    h.apply_objects(app_with("waf", "web", 30213, None, None, missing))
+        .await;
     eventually(
         "a FailedDeployModel event with upstream's text",
         WAIT,

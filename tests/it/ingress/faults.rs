@@ -58,9 +58,12 @@ async fn throttling_and_server_errors_at_20_percent_converge_without_duplicates(
     fake.set_throttle_rate(0.2);
     fake.set_server_error_rate(0.2);
     let h = start(&fake, &vpc).await;
-    h.apply_objects(app("a", "alpha", 30101, Some(("team", 1)))).await;
-    h.apply_objects(app("b", "beta", 30102, Some(("team", 2)))).await;
-    h.apply_objects(app("c", "gamma", 30103, Some(("team", 3)))).await;
+    h.apply_objects(app("a", "alpha", 30101, Some(("team", 1))))
+        .await;
+    h.apply_objects(app("b", "beta", 30102, Some(("team", 2))))
+        .await;
+    h.apply_objects(app("c", "gamma", 30103, Some(("team", 3))))
+        .await;
     for (ns, n) in [("a", "alpha"), ("b", "beta"), ("c", "gamma")] {
         eventually(
             "member status under faults",

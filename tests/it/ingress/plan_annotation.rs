@@ -67,8 +67,10 @@ async fn plan_on_the_first_member_only_unchanged_not_patched_and_cleared_when_th
     cfg.model.feature_gates.insert(GATE.into(), true);
     let mut h = Harness::start_with(fake.clone(), fake.clone(), &vpc, cfg).await;
     // `b` has the lower group.order: it is the group's first member.
-    h.apply_objects(app("demo", "a", 30101, Some(("g", 2)))).await;
-    h.apply_objects(app("demo", "b", 30102, Some(("g", 1)))).await;
+    h.apply_objects(app("demo", "a", 30101, Some(("g", 2))))
+        .await;
+    h.apply_objects(app("demo", "b", 30102, Some(("g", 1))))
+        .await;
     eventually("both members served", WAIT, || async {
         h.hostname("demo", "a").await.is_some() && h.hostname("demo", "b").await.is_some()
     })

@@ -139,8 +139,10 @@ const BAD_INTERVAL: &str = "alb.ingress.kubernetes.io/healthcheck-interval-secon
 async fn a_member_with_an_invalid_edit_keeps_its_routes_while_the_group_deploys() {
     let (fake, vpc) = fake_aws();
     let mut h = start(&fake, &vpc).await;
-    h.apply_objects(app("s1", "one", 30401, Some(("shared", 1)))).await;
-    h.apply_objects(app("s2", "two", 30402, Some(("shared", 2)))).await;
+    h.apply_objects(app("s1", "one", 30401, Some(("shared", 1))))
+        .await;
+    h.apply_objects(app("s2", "two", 30402, Some(("shared", 2))))
+        .await;
     eventually("both members served", WAIT, || async {
         let inv = inventory(fake.as_ref(), fake.as_ref(), "shared").await;
         inv.rules.len() == 2 && h.hostname("s2", "two").await.is_some()
@@ -246,7 +248,10 @@ async fn namespace_events_reconcile_only_groups_whose_selector_flips() {
     // Of the class team-a by name, with an annotation no one reads instead of the class one.
     let sel = app_with("sel", "site", 30502, None, None, |ingress| {
         ingress
-            .set(&["metadata", "annotations"], json!({"test.example/none": "x"}))
+            .set(
+                &["metadata", "annotations"],
+                json!({"test.example/none": "x"}),
+            )
             .class("team-a")
     });
     h.apply_objects(sel).await;

@@ -18,8 +18,8 @@ use aws_load_balancer_controller::aws::global_accelerator::{
 };
 use aws_load_balancer_controller::aws::{AwsError, GlobalAccelerator, Tags};
 use aws_load_balancer_controller::model::aga::{
-    Accelerator, AgaIpAddressType, AgaListener, AgaProtocol, ClientAffinity,
-    EndpointConfiguration, EndpointGroup, PortOverride, PortRange,
+    Accelerator, AgaIpAddressType, AgaListener, AgaProtocol, ClientAffinity, EndpointConfiguration,
+    EndpointGroup, PortOverride, PortRange,
 };
 use axum::body::Bytes;
 use axum::extract::State;

@@ -52,16 +52,14 @@ fn any_text(_: &str) -> Result<(), String> {
 }
 
 /// Every flag this build accepts without acting on it. Nothing else is marked in `--help`.
-pub const INERT_FLAGS: &[InertFlag] = &[
-    InertFlag {
-        long: "aws-vpc-tag-key",
-        default: "Name",
-        why: "deprecated upstream, where it no longer has an effect either: every tag of \
+pub const INERT_FLAGS: &[InertFlag] = &[InertFlag {
+    long: "aws-vpc-tag-key",
+    default: "Name",
+    why: "deprecated upstream, where it no longer has an effect either: every tag of \
               --aws-vpc-tags is used for the VPC lookup",
-        when_set: WhenSet::Warn,
-        syntax: any_text,
-    },
-];
+    when_set: WhenSet::Warn,
+    syntax: any_text,
+}];
 
 /// The start of the mark `--help` appends to an inert flag's help.
 pub const MARK: &str = "[not acted on by this build:";

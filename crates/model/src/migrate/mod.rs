@@ -12,12 +12,14 @@
 //! `reader` (manifest files), `warnings` (upstream's input checks), `unsupported` (what the
 //! translation does not carry, warned instead of dropped in silence), `writer` with `goyaml` (the
 //! files, byte for byte as upstream's printers write them), `options` (flags and their
-//! combination errors), `run` (upstream's `Migrate`), `cutover` (the cutover plan) and `verify`
-//! (both stacks built and every derived request routed through each, as ALB does).
+//! combination errors), `run` (upstream's `Migrate`), `cutover` (the cutover plan), `verify`
+//! (both stacks built and every derived request routed through each, as ALB does) and `console`
+//! (the migration console's comparisons: upstream's plan diff and `verify`'s table).
 
 pub mod actions;
 pub mod annotations;
 pub mod conditions;
+pub mod console;
 pub mod cutover;
 pub mod gateway;
 pub mod goyaml;
@@ -121,6 +123,9 @@ pub enum MigrateError {
     /// `--verify` could not run (its configuration), as opposed to differences it found.
     #[error("{0}")]
     Verify(String),
+    /// The migration console could not start or serve.
+    #[error("{0}")]
+    Console(String),
 }
 
 impl MigrateError {
@@ -133,6 +138,7 @@ impl MigrateError {
             MigrateError::Translate(m) => MigrateError::Translate(wrap(m)),
             MigrateError::Write(m) => MigrateError::Write(wrap(m)),
             MigrateError::Verify(m) => MigrateError::Verify(wrap(m)),
+            MigrateError::Console(m) => MigrateError::Console(wrap(m)),
         }
     }
 }

@@ -74,6 +74,15 @@ pub fn decode_resources(
 ) -> Result<(), String> {
     let docs =
         crate::plan::parse_documents(text).map_err(|e| format!("error parsing document: {e}"))?;
+    decode_documents(docs, out, log)
+}
+
+/// Adds parsed manifest documents to `out`.
+pub fn decode_documents(
+    docs: Vec<Value>,
+    out: &mut InputResources,
+    log: &mut dyn Write,
+) -> Result<(), String> {
     for doc in docs {
         add_document(doc, out, log)?;
     }

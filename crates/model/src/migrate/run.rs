@@ -24,31 +24,12 @@ pub struct Migrated {
 /// the input holds no Ingress.
 pub fn run(
     opts: &MigrateOptions,
-    mut resources: InputResources,
+    resources: InputResources,
     log: &mut dyn Write,
 ) -> Result<Option<Migrated>, MigrateError> {
-    if resources.ingresses.is_empty() {
-        let _ = writeln!(log, "No Ingress resources found in input.");
+    let Some((resources, mut output)) = translate_input(resources, log)? else {
         return Ok(None);
-    }
-    resources.normalize_namespaces();
-    let _ = writeln!(
-        log,
-        "Found {} Ingress(es), {} Service(s), {} IngressClass(es), {} IngressClassParams",
-        resources.ingresses.len(),
-        resources.services.len(),
-        resources.ingress_classes.len(),
-        resources.ingress_class_params.len()
-    );
-    let mut output =
-        translate(&resources).map_err(|e| e.context("failed to translate resources"))?;
-    for w in &output.warnings {
-        let _ = if w.ends_with('\n') {
-            write!(log, "{w}")
-        } else {
-            writeln!(log, "{w}")
-        };
-    }
+    };
     if opts.dry_run {
         set_dry_run(&mut output);
     }
@@ -67,6 +48,36 @@ pub fn run(
         output,
         files,
     }))
+}
+
+/// The translation half of [`run`] (also the console's over files): nothing to do without
+/// Ingresses; namespaces defaulted; the counts and the translation's warnings on `log`.
+pub fn translate_input(
+    mut resources: InputResources,
+    log: &mut dyn Write,
+) -> Result<Option<(InputResources, OutputResources)>, MigrateError> {
+    if resources.ingresses.is_empty() {
+        let _ = writeln!(log, "No Ingress resources found in input.");
+        return Ok(None);
+    }
+    resources.normalize_namespaces();
+    let _ = writeln!(
+        log,
+        "Found {} Ingress(es), {} Service(s), {} IngressClass(es), {} IngressClassParams",
+        resources.ingresses.len(),
+        resources.services.len(),
+        resources.ingress_classes.len(),
+        resources.ingress_class_params.len()
+    );
+    let output = translate(&resources).map_err(|e| e.context("failed to translate resources"))?;
+    for w in &output.warnings {
+        let _ = if w.ends_with('\n') {
+            write!(log, "{w}")
+        } else {
+            writeln!(log, "{w}")
+        };
+    }
+    Ok(Some((resources, output)))
 }
 
 /// Every Gateway gets `gateway.k8s.aws/dry-run: "true"`: the controller then writes the plan it

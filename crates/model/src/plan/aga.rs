@@ -52,7 +52,9 @@ impl AgaManifests {
         }
         let mut ga: GlobalAccelerator = serde_json::from_value(doc.clone())
             .with_context(|| format!("{}: GlobalAccelerator", file.display()))?;
-        ga.metadata.namespace.get_or_insert_with(|| "default".into());
+        ga.metadata
+            .namespace
+            .get_or_insert_with(|| "default".into());
         self.accelerators.push(ga);
         Ok(true)
     }
@@ -144,7 +146,12 @@ pub(super) fn plan_ingress_lbs(stack: &Stack, out: &mut PlannedLbs) {
 }
 
 /// A Service's stack gets its NLB; its status lists the spec's ports.
-pub(super) fn plan_service_lb(key: &str, svc: Option<&Service>, stack: &Stack, out: &mut PlannedLbs) {
+pub(super) fn plan_service_lb(
+    key: &str,
+    svc: Option<&Service>,
+    stack: &Stack,
+    out: &mut PlannedLbs,
+) {
     let Some(lb) = &stack.load_balancer else {
         return;
     };
@@ -214,12 +221,14 @@ impl EndpointSource for PlanSource<'_> {
                 })
                 .collect();
             let status = svc.status.get_or_insert_with(Default::default);
-            status.load_balancer.get_or_insert_with(Default::default).ingress =
-                Some(vec![LoadBalancerIngress {
-                    hostname: Some(lb.dns_name(self.region)),
-                    ports: (!ports.is_empty()).then_some(ports),
-                    ..Default::default()
-                }]);
+            status
+                .load_balancer
+                .get_or_insert_with(Default::default)
+                .ingress = Some(vec![LoadBalancerIngress {
+                hostname: Some(lb.dns_name(self.region)),
+                ports: (!ports.is_empty()).then_some(ports),
+                ..Default::default()
+            }]);
         }
         Lookup::Found(svc)
     }
@@ -251,12 +260,14 @@ impl EndpointSource for PlanSource<'_> {
                 })
                 .collect();
             let status = ing.status.get_or_insert_with(Default::default);
-            status.load_balancer.get_or_insert_with(Default::default).ingress =
-                Some(vec![IngressLoadBalancerIngress {
-                    hostname: Some(lb.dns_name(self.region)),
-                    ip: None,
-                    ports: (!ports.is_empty()).then_some(ports),
-                }]);
+            status
+                .load_balancer
+                .get_or_insert_with(Default::default)
+                .ingress = Some(vec![IngressLoadBalancerIngress {
+                hostname: Some(lb.dns_name(self.region)),
+                ip: None,
+                ports: (!ports.is_empty()).then_some(ports),
+            }]);
         }
         Lookup::Found(ing)
     }

@@ -202,8 +202,7 @@ fn only_a_load_balancer_configuration_of_our_group_passes_unremarked() {
     assert_eq!(ours, None);
     let other_kind = foreign_parameters_ref("parametersRef", GROUP, "ConfigMap", "c").unwrap();
     assert!(
-        other_kind
-            .starts_with("parametersRef names ConfigMap \"c\" of group \"gateway.k8s.aws\""),
+        other_kind.starts_with("parametersRef names ConfigMap \"c\" of group \"gateway.k8s.aws\""),
         "{other_kind}"
     );
     let other_group = foreign_parameters_ref("p", "example.com", "LoadBalancerConfiguration", "c");

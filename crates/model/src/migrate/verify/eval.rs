@@ -11,6 +11,8 @@ use std::fmt;
 
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde::ser::SerializeStruct;
+use serde::Serialize;
 
 use super::glob::{regex_match, wildcard_match};
 use super::request::Request;
@@ -18,7 +20,8 @@ use crate::model::action::{Action, RedirectConfig, RuleCondition, Transform};
 use crate::model::{Listener, ListenerRule, Protocol, Stack, Token};
 
 /// What the client gets (or the backend, for a forward).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Outcome {
     /// No listener on the port: the connection is refused.
     NoListener,
@@ -26,7 +29,12 @@ pub enum Outcome {
     Answer { pre: Vec<String>, last: Final },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum Final {
     Forward {
         /// Backend key and weight (none for a single target), sorted by key.
@@ -103,10 +111,21 @@ pub struct Evaluation {
     pub matched: String,
 }
 
+/// The answer as the report prints it (`answer`), the rule, and the answer's parts.
+impl Serialize for Evaluation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Evaluation", 3)?;
+        st.serialize_field("answer", &self.outcome.to_string())?;
+        st.serialize_field("matched", &self.matched)?;
+        st.serialize_field("outcome", &self.outcome)?;
+        st.end()
+    }
+}
+
 /// A stack ready to route requests.
 pub struct Alb<'a> {
     stack: &'a Stack,
-    /// Target group id → backend key (`ns/svc:port`).
+    /// Target group id (or, for a stack ELBv2 described, ARN) → backend key (`ns/svc:port`).
     keys: BTreeMap<String, String>,
 }
 
@@ -170,6 +189,21 @@ impl<'a> Alb<'a> {
         Alb { stack, keys }
     }
 
+    /// A stack whose target groups are told by `backends` rather than by its bindings: target
+    /// group id (a dry-run plan's references) or ARN (rules as ELBv2 describes them) → backend
+    /// key (`ns/svc:port`, see [`backend_key`]). Only the stack's listeners and rules are read.
+    pub fn with_backends(stack: &'a Stack, backends: BTreeMap<String, String>) -> Alb<'a> {
+        Alb {
+            stack,
+            keys: backends,
+        }
+    }
+
+    /// The stack routed.
+    pub fn stack(&self) -> &'a Stack {
+        self.stack
+    }
+
     /// The key of a forward target.
     pub fn target_key(&self, t: &Token) -> String {
         match t {
@@ -178,7 +212,11 @@ impl<'a> Alb<'a> {
                 .get(id)
                 .cloned()
                 .unwrap_or_else(|| format!("target group {id}")),
-            Token::Literal(arn) => target_group_key(arn),
+            Token::Literal(arn) => self
+                .keys
+                .get(arn)
+                .cloned()
+                .unwrap_or_else(|| target_group_key(arn)),
             other => format!("{other:?}"),
         }
     }

@@ -17,22 +17,31 @@ pub mod stacks;
 use std::fmt::Write;
 
 use k8s_openapi::api::core::v1::Service;
+use serde::Serialize;
 
 use self::eval::{Alb, Evaluation};
 use self::request::{derive_requests, Request};
 use super::{InputResources, MigrateError, OutputResources};
 use crate::model::{ModelConfig, Stack};
 
-/// A request the two stacks answer differently.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A request with the answers of both stacks: a difference when they disagree (`differs`).
+/// The report keeps the differences only; the migration console shows every request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RequestDifference {
     pub request: Request,
     pub ingress: Evaluation,
     pub gateway: Evaluation,
 }
 
+impl RequestDifference {
+    /// Whether the two stacks answer the request differently.
+    pub fn differs(&self) -> bool {
+        self.ingress.outcome != self.gateway.outcome
+    }
+}
+
 /// A setting that differs (`ingress`/`gateway` as shown: `(unset)` when absent).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AttributeDifference {
     /// `load balancer`, `listener <port>` or `target group <ns/svc:port>`.
     pub scope: String,
@@ -42,7 +51,8 @@ pub struct AttributeDifference {
 }
 
 /// The check of one generated Gateway.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct GroupVerdict {
     /// `Ingress ns/name` or `IngressGroup name`.
     pub label: String,
@@ -66,7 +76,7 @@ impl GroupVerdict {
 }
 
 /// The whole check.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct VerifyReport {
     pub groups: Vec<GroupVerdict>,
 }
@@ -146,22 +156,31 @@ pub fn compare_stacks(
     gateway: &Stack,
     services: &[Service],
 ) -> (usize, Vec<RequestDifference>) {
-    let ia = Alb::new(ingress, services);
-    let ga = Alb::new(gateway, services);
-    let requests = derive_requests(&[ingress, gateway]);
-    let mut differences = Vec::new();
-    for r in &requests {
-        let i = ia.evaluate(r);
-        let g = ga.evaluate(r);
-        if i.outcome != g.outcome {
-            differences.push(RequestDifference {
-                request: r.clone(),
-                ingress: i,
-                gateway: g,
-            });
-        }
-    }
-    (requests.len(), differences)
+    compare_albs(&Alb::new(ingress, services), &Alb::new(gateway, services))
+}
+
+/// [`compare_stacks`] for ALBs made otherwise (from dry-run plans, or from the rules ELBv2
+/// describes, with [`Alb::with_backends`]).
+pub fn compare_albs(ingress: &Alb, gateway: &Alb) -> (usize, Vec<RequestDifference>) {
+    let all = route_all(ingress, gateway);
+    let n = all.len();
+    (
+        n,
+        all.into_iter().filter(RequestDifference::differs).collect(),
+    )
+}
+
+/// Every request derived from the rules of both ALBs, with the answer of each (alike or not),
+/// in the order of the requests.
+pub fn route_all(ingress: &Alb, gateway: &Alb) -> Vec<RequestDifference> {
+    derive_requests(&[ingress.stack(), gateway.stack()])
+        .into_iter()
+        .map(|r| RequestDifference {
+            ingress: ingress.evaluate(&r),
+            gateway: gateway.evaluate(&r),
+            request: r,
+        })
+        .collect()
 }
 
 /// Checks every Gateway of `output` against the Ingresses of `input` (namespaces defaulted).

@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::net::IpAddr;
 
+use serde::Serialize;
+
 use super::glob::{concretize, regex_witness};
 use crate::model::action::RuleCondition;
 use crate::model::{ListenerRule, Stack};
@@ -22,7 +24,7 @@ pub const OTHER_SOURCE: &str = "198.51.100.10";
 pub const UNMATCHED_HOST: &str = "unmatched.invalid";
 
 /// One HTTP request to one listener port.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Request {
     pub port: i32,
     pub method: String,

@@ -34,6 +34,16 @@ pub fn objects(
     output: &OutputResources,
     cfg: &ModelConfig,
 ) -> Result<Objects, MigrateError> {
+    objects_from_documents(input, all_documents(output), cfg)
+}
+
+/// [`objects`] with the Gateway side read from `documents` (the generated objects as written,
+/// possibly edited since) rather than from a translation.
+pub fn objects_from_documents(
+    input: &InputResources,
+    documents: Vec<Value>,
+    cfg: &ModelConfig,
+) -> Result<Objects, MigrateError> {
     let mut cluster = ClusterObjects {
         ingresses: input.ingresses.clone(),
         services: input.services.clone(),
@@ -55,7 +65,7 @@ pub fn objects(
         .map(|(ns, name)| placeholder_secret(&ns, &name))
         .collect();
     let mut gateways = GatewayManifests::default();
-    for mut doc in all_documents(output) {
+    for mut doc in documents {
         admit(&mut doc);
         gateways.take(&doc, Path::new("(generated)")).map_err(|e| {
             MigrateError::Verify(format!("reading the generated objects back: {e:#}"))

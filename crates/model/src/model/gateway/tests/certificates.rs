@@ -14,7 +14,9 @@ fn gateway() -> Gateway {
     Gateway::test("my-gw-ns", "my-gw")
         .uid("u1")
         .alb()
-        .listener_with("wild", "HTTPS", 443, |l| l.hostname("*.example.com").from_all())
+        .listener_with("wild", "HTTPS", 443, |l| {
+            l.hostname("*.example.com").from_all()
+        })
         .listener_with("open", "HTTPS", 8443, |l| l.from_all())
         .listener_with("http", "HTTP", 80, |l| l.from_all())
         .build()
@@ -147,7 +149,9 @@ fn nlb_gateway() -> Gateway {
     Gateway::test("my-route-ns", "my-gw")
         .uid("u1")
         .nlb()
-        .listener_with("term", "TLS", 8443, |l| l.hostname("*.example.com").tls_mode("Terminate"))
+        .listener_with("term", "TLS", 8443, |l| {
+            l.hostname("*.example.com").tls_mode("Terminate")
+        })
         .listener_with("bare", "TLS", 9443, |l| l.tls_mode("Terminate"))
         .listener_with("pass", "TLS", 443, |l| l.tls_mode("Passthrough"))
         .build()

@@ -807,7 +807,10 @@ fn gateway_tls_and_addresses_are_a_warning_not_silently_ignored() {
                 "backend": {"clientCertificateRef": {"name": "client"}},
             }),
         ),
-        ("addresses", json!([{"type": "IPAddress", "value": "10.0.0.1"}])),
+        (
+            "addresses",
+            json!([{"type": "IPAddress", "value": "10.0.0.1"}]),
+        ),
     ];
     let b = gateway_with(&extra, None).alb();
     let w = warnings(&b);

@@ -197,7 +197,9 @@ fn routes() -> Vec<HttpRoute> {
     };
     vec![
         route("via-set")
-            .parent_with("extra-listeners", |p| p.kind("ListenerSet").namespace("my-gw-ns"))
+            .parent_with("extra-listeners", |p| {
+                p.kind("ListenerSet").namespace("my-gw-ns")
+            })
             .build(),
         route("via-gateway")
             .parent_with("my-gw", |p| p.namespace("my-gw-ns").section("extra"))

@@ -7,9 +7,9 @@ use super::attach::compatible_hostnames;
 use super::conditions::header_values;
 use super::names::{target_group_name, TargetGroupNameInputs};
 use super::*;
+use crate::fixtures::{ListenerFixture, TestObject};
 use crate::model::action::{Action, RuleCondition};
 use crate::model::types::{Protocol, ProtocolVersion, StackKind, TargetType, Token};
-use crate::fixtures::{ListenerFixture, TestObject};
 use crate::model::ModelConfig;
 
 mod addons;

@@ -169,7 +169,9 @@ fn nlb_gateway() -> Gateway {
     Gateway::test("my-route-ns", "my-gw")
         .uid("u1")
         .nlb()
-        .listener_with("pass", "TLS", 443, |l| l.hostname("*.example.com").tls_mode("Passthrough"))
+        .listener_with("pass", "TLS", 443, |l| {
+            l.hostname("*.example.com").tls_mode("Passthrough")
+        })
         .listener_with("term", "TLS", 8443, |l| l.tls_mode("Terminate"))
         .build()
 }
@@ -384,7 +386,8 @@ fn regular_expression_query_params_and_grpc_headers_are_literal_with_a_warning()
             r#"HTTPRoute my-route-ns/web: queryParams q of type RegularExpression is matched as the literal value "a.*" (the load balancer takes no regular expression there)"#
         ]
     );
-    let grpc = greeter_with(json!({"name": "x-tenant", "value": "a.*", "type": "RegularExpression"}));
+    let grpc =
+        greeter_with(json!({"name": "x-tenant", "value": "a.*", "type": "RegularExpression"}));
     let b = alb(&[], &grpc).unwrap();
     let w = regex_warnings(&b);
     assert_eq!(w.len(), 1, "{w:?}");

@@ -40,7 +40,8 @@ fn listeners_under(
 
 /// HTTP on 80, HTTPS on 443.
 fn alb_listeners(gw: Fixture<Gateway>) -> Fixture<Gateway> {
-    gw.listener("http", "HTTP", 80).listener("https", "HTTPS", 443)
+    gw.listener("http", "HTTP", 80)
+        .listener("https", "HTTPS", 443)
 }
 
 /// TCP on 80, TLS on 443.
