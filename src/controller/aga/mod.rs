@@ -252,7 +252,7 @@ pub async fn lead(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::Cli;
+    use crate::cli::Cli;
     use clap::Parser;
 
     fn from_flags(args: &[&str]) -> AgaControllerConfig {
