@@ -217,6 +217,21 @@ impl Deployer {
         Ok(id)
     }
 
+    /// The shared backend SG as [`Self::backend_sg`] would give it, for a Gateway's dry-run
+    /// plan; reads only: `None` while it does not exist yet (a dry run creates nothing).
+    pub(crate) async fn planned_backend_sg(
+        &self,
+        want: &model::BackendSecurityGroup,
+    ) -> Result<Option<String>> {
+        if let Some(id) = &want.group_id {
+            return Ok(Some(id.clone()));
+        }
+        if let Some(id) = self.backend_sg.lock().await.clone() {
+            return Ok(Some(id));
+        }
+        self.find_backend_sg().await
+    }
+
     /// Whether the remembered backend SG no longer is the one AWS has (deleted, or replaced);
     /// then it is forgotten so the next use finds or creates it again.
     pub(crate) async fn forget_stale_backend_sg(&self) -> bool {

@@ -224,8 +224,9 @@ async fn one_gateway(
     let has_finalizer = gw.finalizers().iter().any(|f| f == k.finalizer);
     let annotations = gw.annotations();
     if annotations.get(DRY_RUN_ANNOTATION).map(String::as_str) == Some("true") && !has_finalizer {
-        // Upstream's dry run: the plan goes into an annotation, nothing is deployed.
-        let plan = serde_json::to_string(&stack).unwrap_or_default();
+        // Upstream's dry run: the plan (upstream's stack schema, as the controller writes it)
+        // goes into an annotation, nothing is deployed.
+        let plan = crate::controller::gateway::plan::text(env.deployer, &stack).await;
         let have = annotations.get(DRY_RUN_PLAN_ANNOTATION);
         if env.client.is_some() && have != Some(&plan) {
             writes.push(kube_write(

@@ -339,7 +339,10 @@ spec:
 }
 
 /// Upstream's dry run: a Gateway not yet provisioned with `gateway.k8s.aws/dry-run: "true"` gets
-/// its stack in `gateway.k8s.aws/dry-run-plan`, and nothing is written to AWS, no finalizer.
+/// its stack in `gateway.k8s.aws/dry-run-plan`, in upstream's stack schema (what its stack
+/// marshaller writes: `id`, `resources` by upstream's resource types and ids, references as
+/// `$ref`), and nothing is written to AWS (the backend security group not created: ""), no
+/// finalizer; later passes leave the text as it is. With dry run off, the plan goes.
 #[tokio::test]
 async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
     let r = Running::start().await;
@@ -360,9 +363,42 @@ async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
     })
     .await;
     let gw = r.gateways().get("gw").await.unwrap();
-    let plan: serde_json::Value =
-        serde_json::from_str(&gw.annotations()["gateway.k8s.aws/dry-run-plan"]).unwrap();
-    assert_eq!(plan["stackId"], "demo/gw", "{plan}");
+    let text = gw.annotations()["gateway.k8s.aws/dry-run-plan"].clone();
+    let plan: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(plan["id"], "demo/gw", "{plan}");
+    assert!(plan.get("stackId").is_none(), "not our model's JSON: {plan}");
+    let res = &plan["resources"];
+    let lb = &res["AWS::ElasticLoadBalancingV2::LoadBalancer"]["LoadBalancer"]["spec"];
+    assert_eq!(lb["type"], "application", "{plan}");
+    assert_eq!(
+        lb["securityGroups"],
+        serde_json::json!([
+            {"$ref": "#/resources/AWS::EC2::SecurityGroup/ManagedLBSecurityGroup/status/groupID"},
+            ""
+        ]),
+        "the managed group by reference; the backend group, not created by a dry run, empty"
+    );
+    let rule = &res["AWS::ElasticLoadBalancingV2::ListenerRule"]["80:1"]["spec"];
+    assert_eq!(
+        rule["listenerARN"]["$ref"],
+        "#/resources/AWS::ElasticLoadBalancingV2::Listener/80/status/listenerARN"
+    );
+    let tg_id = "demo/gw:demo-route:HTTPRoute-demo-web:8080";
+    assert_eq!(
+        rule["actions"][0]["forwardConfig"]["targetGroups"][0]["targetGroupARN"]["$ref"],
+        format!("#/resources/AWS::ElasticLoadBalancingV2::TargetGroup/{tg_id}/status/targetGroupARN")
+    );
+    assert_eq!(
+        res["AWS::ElasticLoadBalancingV2::TargetGroup"][tg_id]["spec"]["port"],
+        30080
+    );
+    let tgb = &res["K8S::ElasticLoadBalancingV2::TargetGroupBinding"][tg_id]["spec"]["template"];
+    assert_eq!(tgb["spec"]["serviceRef"], serde_json::json!({"name": "web", "port": 80}));
+    assert_eq!(
+        res["FrontendNLBTargetGroup"],
+        serde_json::json!({"FrontendNLBTargetGroup": {"TargetGroups": {}}})
+    );
+    assert!(res["AWS::EC2::SecurityGroup"]["ManagedLBSecurityGroup"]["spec"].is_object());
     assert!(gw.finalizers().is_empty());
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
@@ -370,6 +406,26 @@ async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
         "{:?}",
         r.fake.write_calls()
     );
+    let gw = r.gateways().get("gw").await.unwrap();
+    assert_eq!(
+        gw.annotations()["gateway.k8s.aws/dry-run-plan"], text,
+        "a later pass writes the same text"
+    );
+
+    let off = serde_json::json!({"metadata": {"annotations": {"gateway.k8s.aws/dry-run": null}}});
+    r.gateways()
+        .patch("gw", &PatchParams::default(), &Patch::Merge(&off))
+        .await
+        .unwrap();
+    eventually("the plan annotation removed", WAIT, || async {
+        !r.gateways()
+            .get("gw")
+            .await
+            .unwrap()
+            .annotations()
+            .contains_key("gateway.k8s.aws/dry-run-plan")
+    })
+    .await;
 }
 
 /// HTTPS without configured certificates: ACM discovery over the listener's hostname. A host

@@ -18,6 +18,7 @@ mod feed;
 pub(crate) mod inputs;
 pub(crate) mod kind;
 mod listener_set_status;
+pub(crate) mod plan;
 mod reconcile;
 mod refs;
 pub(crate) mod secrets;

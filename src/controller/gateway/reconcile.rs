@@ -5,21 +5,20 @@
 //! `FailedBuildModel` Warning, Accepted False `Invalid` `Check Gateway Events for more
 //! information.` — or, for upstream's route loader errors, `ListenersNotValid` with their
 //! message — and no AWS write; ACM certificate discovery belongs to it); a dry run writes the
-//! plan annotation instead of deploying; otherwise finalizer → deploy (AWS, then the
-//! TargetGroupBinding objects) → status → `SuccessfullyReconciled`. (Upstream reports its
-//! requeue while the load balancer provisions as a `FailedUpdateStatus` Warning; provisioning is
-//! not a failure and Warnings page people, so here the Gateway's `Programmed` condition says
-//! `Pending` instead.) A deleted Gateway: refused while its configuration, or the live load
-//! balancer's attribute, protects the load balancer (before its add-ons come off); else
-//! bindings, then the stack, go, and the finalizer is released only once AWS shows no load
-//! balancer of the stack.
+//! plan annotation (`plan`: upstream's stack schema) instead of deploying; otherwise finalizer
+//! → deploy (AWS, then the TargetGroupBinding objects) → status → `SuccessfullyReconciled`.
+//! (Upstream reports its requeue while the load balancer provisions as a `FailedUpdateStatus`
+//! Warning; provisioning is not a failure and Warnings page people, so here the Gateway's
+//! `Programmed` condition says `Pending` instead.) A deleted Gateway: refused while its
+//! configuration, or the live load balancer's attribute, protects the load balancer (before
+//! its add-ons come off); else bindings, then the stack, go, and the finalizer is released only
+//! once AWS shows no load balancer of the stack.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
 use gateway_api::apis::standard::gateways::Gateway;
-use kube::api::{Patch, PatchParams};
 use kube::ResourceExt;
 
 use super::config::{self, Configs};
@@ -29,7 +28,7 @@ use super::inputs::Owned;
 use super::kind::kind;
 use super::status::{self, fail_status, write_failure};
 use super::{Ctx, GatewayError};
-use crate::controller::skeleton::{api_of, reason, Failed};
+use crate::controller::skeleton::{reason, Failed};
 use crate::model::gateway::addons::ActiveAddons;
 use crate::model::gateway::listeners::LbKind;
 use crate::model::gateway::{
@@ -215,14 +214,14 @@ async fn planned_only(
     let dry_run = gw.annotations().get(DRY_RUN_ANNOTATION).map(String::as_str) == Some("true");
     if dry_run && gw.metadata.deletion_timestamp.is_none() {
         if !gw.finalizers().iter().any(|f| f == finalizer) {
-            write_plan(ctx, gw, stack).await?;
+            super::plan::write(ctx, gw, stack).await?;
             tracing::info!(gateway = %key, "dry-run plan generated");
             return Ok(true);
         }
         tracing::info!(gateway = %key, "Ignoring dry-run annotation on already-provisioned Gateway");
     }
     if gw.annotations().contains_key(DRY_RUN_PLAN_ANNOTATION) {
-        clear_plan(ctx, gw).await?;
+        super::plan::clear(ctx, gw).await?;
     }
     Ok(false)
 }
@@ -282,34 +281,6 @@ impl Configs {
             ..GatewayInputs::new(gw)
         }
     }
-}
-
-async fn write_plan(ctx: &Ctx, gw: &Gateway, stack: &Stack) -> Result<(), GatewayError> {
-    let plan = serde_json::to_string(stack).unwrap_or_default();
-    if gw.annotations().get(DRY_RUN_PLAN_ANNOTATION) == Some(&plan) {
-        return Ok(());
-    }
-    let body = serde_json::json!({"metadata": {"annotations": {DRY_RUN_PLAN_ANNOTATION: plan}}});
-    api_of(&ctx.client, gw)
-        .patch(
-            &gw.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&body),
-        )
-        .await?;
-    Ok(())
-}
-
-async fn clear_plan(ctx: &Ctx, gw: &Gateway) -> Result<(), GatewayError> {
-    let body = serde_json::json!({"metadata": {"annotations": {DRY_RUN_PLAN_ANNOTATION: null}}});
-    api_of(&ctx.client, gw)
-        .patch(
-            &gw.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&body),
-        )
-        .await?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -9,12 +9,18 @@
 //! out. Facts our model leaves to the deployer (the auto-created backend security group, the
 //! discovered subnets, security-group names) come from [`PlanFacts`]; an unknown one is omitted (subnets) or shown
 //! as "" (backend SG), never guessed. Serialisation is deterministic: objects are built in a
-//! fixed order from sorted collections.
+//! fixed order from sorted collections, and the text ([`to_string`]) has Go's key order
+//! (`order`: struct fields as upstream declares them, map keys sorted).
+//!
+//! Gateway stacks add what Ingress stacks lack: the `alb`-type target groups of an NLB
+//! Gateway's `Gateway` backends (as target groups, with their state under
+//! `FrontendNLBTargetGroup`, which every Gateway stack carries, as upstream's builder adds it).
 
 use serde_json::{json, Map, Value};
 
 mod listeners;
 mod load_balancers;
+mod order;
 mod target_groups;
 mod values;
 
@@ -72,11 +78,16 @@ pub fn render(stack: &Stack, facts: &PlanFacts) -> Value {
         .into_iter()
         .flat_map(|f| &f.target_groups)
         .map(|t| (t.id.clone(), target_groups::alb_target_group(t)));
+    let gateway_tgs = stack
+        .alb_target_groups
+        .iter()
+        .map(|t| (t.id.clone(), target_groups::alb_target_group(t)));
     let tgs = stack
         .target_groups
         .iter()
         .map(|t| (t.id.clone(), target_group(t)))
-        .chain(fe_tgs);
+        .chain(fe_tgs)
+        .chain(gateway_tgs);
     group(TARGET_GROUP, tgs.collect());
     let tgbs = stack
         .target_group_bindings
@@ -103,13 +114,17 @@ pub fn render(stack: &Stack, facts: &PlanFacts) -> Value {
             group(SHIELD_PROTECTION, vec![(lb.id.clone(), spec)]);
         }
     }
-    if is_ingress_stack(stack) {
+    if is_ingress_stack(stack) || is_gateway_stack(stack) {
         // Not a `spec` resource: upstream marshals the desired-state struct itself.
-        let states: Map<String, Value> = fe
+        let ingress_states = fe
             .into_iter()
             .flat_map(|f| &f.target_groups)
-            .map(|t| (t.name.clone(), target_groups::frontend_state(t)))
-            .collect();
+            .map(|t| (t.name.clone(), target_groups::frontend_state(t)));
+        let gateway_states = stack
+            .alb_target_groups
+            .iter()
+            .map(|t| (t.name.clone(), r.gateway_backend_state(t)));
+        let states: Map<String, Value> = ingress_states.chain(gateway_states).collect();
         res.insert(
             FRONTEND_NLB_TARGET_GROUP.into(),
             json!({ FRONTEND_NLB_TARGET_GROUP: {"TargetGroups": states} }),
@@ -118,11 +133,12 @@ pub fn render(stack: &Stack, facts: &PlanFacts) -> Value {
     json!({"id": stack.stack_id, "resources": res})
 }
 
-/// [`render`] as the compact JSON text upstream writes into the annotation, escaped as Go's
-/// `json.Marshal` escapes (`<`, `>`, `&`, U+2028, U+2029 as `\uXXXX`; they only occur inside
-/// strings, so the value is unchanged).
+/// [`render`] as the compact JSON text upstream writes into the annotation: keys in Go's
+/// order, escaped as Go's `json.Marshal` escapes (`<`, `>`, `&`, U+2028, U+2029 as `\uXXXX`;
+/// they only occur inside strings, so the value is unchanged).
 pub fn to_string(stack: &Stack, facts: &PlanFacts) -> String {
-    let text = render(stack, facts).to_string();
+    let mut text = String::new();
+    order::write(&render(stack, facts), &order::PLAN, &mut text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -141,6 +157,12 @@ fn is_ingress_stack(stack: &Stack) -> bool {
         .load_balancer
         .as_ref()
         .is_some_and(|lb| lb.lb_type == "application")
+}
+
+/// A Gateway's stack, ALB or NLB (upstream's Gateway builder adds the frontend-NLB state to
+/// both).
+fn is_gateway_stack(stack: &Stack) -> bool {
+    matches!(stack.kind, StackKind::AlbGateway | StackKind::NlbGateway)
 }
 
 #[cfg(test)]

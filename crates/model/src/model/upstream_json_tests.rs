@@ -239,3 +239,129 @@ fn gateway_tracking_tags_and_stack_labels_are_left_out() {
         json!({"labelfoo": "labelbar"})
     );
 }
+
+/// Go's `encoding/json` writes struct fields in declaration order and map keys sorted: the
+/// text follows upstream's types (`TargetGroupSpec`, `TargetGroupHealthCheckConfig`,
+/// `LoadBalancerSpec`, `SubnetMapping`), a key they do not know comes last, nothing is dropped.
+#[test]
+fn the_text_has_gos_key_order() {
+    let tg = json!({"id": "s", "resources": {"AWS::ElasticLoadBalancingV2::TargetGroup": {"t": {"spec": {
+        "tags": {"b": "2", "a": "1"}, "zzz": 1, "name": "n",
+        "healthCheckConfig": {"protocol": "TCP", "port": 80}}}}}});
+    let mut out = String::new();
+    order::write(&tg, &order::PLAN, &mut out);
+    assert_eq!(
+        out,
+        r#"{"id":"s","resources":{"AWS::ElasticLoadBalancingV2::TargetGroup":{"t":{"spec":{"name":"n","healthCheckConfig":{"port":80,"protocol":"TCP"},"tags":{"a":"1","b":"2"},"zzz":1}}}}}"#
+    );
+    let lb = json!({"resources": {"AWS::ElasticLoadBalancingV2::LoadBalancer": {"LoadBalancer": {"spec": {
+        "type": "network", "subnetMapping": [{"subnetID": "subnet-1", "allocationID": "eip-1"}],
+        "name": "lb"}}}}, "id": "s"});
+    let mut out = String::new();
+    order::write(&lb, &order::PLAN, &mut out);
+    assert_eq!(
+        out,
+        r#"{"id":"s","resources":{"AWS::ElasticLoadBalancingV2::LoadBalancer":{"LoadBalancer":{"spec":{"name":"lb","type":"network","subnetMapping":[{"allocationID":"eip-1","subnetID":"subnet-1"}]}}}}}"#
+    );
+    // The whole plan's text is the rendered value, reordered only.
+    let s = stack();
+    let text = to_string(&s, &PlanFacts::default());
+    assert!(
+        text.starts_with(r#"{"id":"demo/web","resources":{"AWS::EC2::SecurityGroup":{"ManagedLBSecurityGroup":{"spec":{"groupName":"#),
+        "{text}"
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap(),
+        render(&s, &PlanFacts::default())
+    );
+}
+
+/// An NLB Gateway's `Gateway` backend (upstream's `buildTargetGroupFromGateway`): an `alb`-type
+/// target group, and its `FrontendNlbTargetGroupState` with the NLB listener's port and the
+/// other Gateway's ALB as a literal target. Every Gateway stack carries that state (upstream's
+/// builder always adds it), a Service stack none.
+#[test]
+fn gateway_backends_are_alb_target_groups_with_their_frontend_state() {
+    let alb = "arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/shop/1";
+    let tg = AlbTargetGroup {
+        id: "demo/edge:demo-r:TCPRoute-demo-shop:80".into(),
+        name: "k8s-demo-r-0123456789".into(),
+        port: 80,
+        protocol: Protocol::Tcp,
+        ip_address_type: "ipv4".into(),
+        health_check: HealthCheck {
+            port: "traffic-port".into(),
+            protocol: Protocol::Http,
+            path: "/".into(),
+            matcher: BTreeMap::from([("httpCode".into(), "200-399".into())]),
+            interval_seconds: 15,
+            timeout_seconds: 5,
+            healthy_threshold_count: 3,
+            unhealthy_threshold_count: 3,
+        },
+        tags: BTreeMap::new(),
+        target_port: 80,
+        target_arn: Some(alb.into()),
+        attributes: BTreeMap::from([(
+            "deregistration_delay.timeout_seconds".into(),
+            "30".into(),
+        )]),
+    };
+    let forward = Action::Forward {
+        config: ForwardConfig {
+            target_groups: vec![TargetGroupTuple {
+                target_group_arn: Token::TargetGroupArn(tg.id.clone()),
+                weight: Some(1),
+            }],
+            target_group_stickiness_config: None,
+        },
+    };
+    let mut listener = Listener::new(8080, Protocol::Tcp, vec![forward]);
+    listener.id = "8080".into();
+    let s = Stack {
+        stack_id: "demo/edge".into(),
+        kind: StackKind::NlbGateway,
+        listeners: vec![listener],
+        alb_target_groups: vec![tg.clone()],
+        ..Default::default()
+    };
+    let v = render(&s, &PlanFacts::default());
+    assert_eq!(
+        spec(&v, TARGET_GROUP, &tg.id),
+        &json!({"name": "k8s-demo-r-0123456789", "targetType": "alb", "port": 80,
+            "protocol": "TCP", "ipAddressType": "ipv4",
+            "healthCheckConfig": {"port": "traffic-port", "protocol": "HTTP", "path": "/",
+                "matcher": {"httpCode": "200-399"}, "intervalSeconds": 15, "timeoutSeconds": 5,
+                "healthyThresholdCount": 3, "unhealthyThresholdCount": 3},
+            "targetGroupAttributes": [{"key": "deregistration_delay.timeout_seconds", "value": "30"}]})
+    );
+    assert_eq!(
+        v["resources"][FRONTEND_NLB_TARGET_GROUP][FRONTEND_NLB_TARGET_GROUP]["TargetGroups"],
+        json!({"k8s-demo-r-0123456789": {
+            "Name": "k8s-demo-r-0123456789",
+            "ARN": {"$ref": format!("#/resources/{TARGET_GROUP}/{}/status/targetGroupARN", tg.id)},
+            "Port": 8080,
+            "TargetARN": alb,
+            "TargetPort": 80
+        }})
+    );
+    let text = to_string(&s, &PlanFacts::default());
+    assert!(
+        text.contains(r#"{"Name":"k8s-demo-r-0123456789","ARN":{"$ref":"#),
+        "{text}"
+    );
+    let alb_gateway = Stack {
+        kind: StackKind::AlbGateway,
+        ..Default::default()
+    };
+    assert_eq!(
+        render(&alb_gateway, &PlanFacts::default())["resources"][FRONTEND_NLB_TARGET_GROUP],
+        json!({ FRONTEND_NLB_TARGET_GROUP: {"TargetGroups": {}} })
+    );
+    let service = Stack {
+        kind: StackKind::Service,
+        ..Default::default()
+    };
+    let v = render(&service, &PlanFacts::default());
+    assert!(v["resources"].get(FRONTEND_NLB_TARGET_GROUP).is_none(), "{v}");
+}

@@ -540,3 +540,7 @@ fn empty_node_selector_is_kept_for_instance_targets() {
         );
     }
 }
+
+/// The dry-run plan of whole Gateways, compared with upstream's marshalled text.
+#[path = "golden_gateway_plan.rs"]
+mod plan;

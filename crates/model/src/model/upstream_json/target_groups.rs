@@ -1,5 +1,7 @@
 //! Target groups and their TargetGroupBindings in upstream's schema: health check, attributes,
-//! target control port, and the binding's networking rules and references.
+//! target control port, and the binding's networking rules and references; the `alb`-type
+//! target groups (an Ingress's frontend NLB, an NLB Gateway's `Gateway` backends) with their
+//! `FrontendNlbTargetGroupState`.
 
 use std::collections::BTreeMap;
 
@@ -51,7 +53,7 @@ pub(super) fn target_group(tg: &TargetGroup) -> Value {
     o
 }
 
-/// A frontend NLB target group (type `alb`).
+/// A target group of type `alb` (frontend NLB, or a Gateway backend of an NLB Gateway).
 pub(super) fn alb_target_group(tg: &AlbTargetGroup) -> Value {
     let plain = TargetGroup {
         id: tg.id.clone(),
@@ -63,7 +65,7 @@ pub(super) fn alb_target_group(tg: &AlbTargetGroup) -> Value {
         ip_address_type: tg.ip_address_type.clone(),
         health_check: tg.health_check.clone(),
         target_control_port: None,
-        attributes: Default::default(),
+        attributes: tg.attributes.clone(),
         tags: tg.tags.clone(),
         service_uid: String::new(),
     };
@@ -84,6 +86,41 @@ pub(super) fn frontend_state(tg: &AlbTargetGroup) -> Value {
 }
 
 impl Renderer<'_> {
+    /// Upstream's `FrontendNlbTargetGroupState` of a Gateway backend's target group
+    /// (`buildTargetGroupFromGateway`): `Port` is the NLB listener forwarding to it (the lowest
+    /// such port, as ours are built in port order), the target the other Gateway's ALB ARN as
+    /// a literal, `TargetPort` the target group's port.
+    pub(super) fn gateway_backend_state(&self, tg: &AlbTargetGroup) -> Value {
+        let arn = Token::TargetGroupArn(tg.id.clone());
+        let forwards_here = |l: &&Listener| {
+            l.default_actions.iter().any(|a| match a {
+                Action::Forward { config } => config
+                    .target_groups
+                    .iter()
+                    .any(|t| t.target_group_arn == arn),
+                _ => false,
+            })
+        };
+        // Every such target group is built for a listener's forward; its own port otherwise.
+        let port = self
+            .stack
+            .listeners
+            .iter()
+            .find(forwards_here)
+            .map_or(tg.port, |l| l.port);
+        let target = match &tg.target_arn {
+            Some(alb) => json!(alb),
+            None => resource_ref(LOAD_BALANCER, "LoadBalancer", "loadBalancerARN"),
+        };
+        json!({
+            "Name": tg.name,
+            "ARN": resource_ref(TARGET_GROUP, &tg.id, "targetGroupARN"),
+            "Port": port,
+            "TargetARN": target,
+            "TargetPort": tg.port,
+        })
+    }
+
     pub(super) fn binding(&self, b: &TargetGroupBindingResource) -> Value {
         let s = &b.spec;
         let mut spec = json!({"targetGroupARN": self.token(&s.target_group_arn),
