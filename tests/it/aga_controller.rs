@@ -267,7 +267,7 @@ async fn an_accelerator_follows_its_ingress_alb_and_goes_with_its_object() {
         ),
         (80, 80)
     );
-    assert_eq!(r.endpoints(), [alb1.clone()]);
+    assert_eq!(r.endpoints(), std::slice::from_ref(&alb1));
     let writes = r.ga_writes();
     assert_eq!(
         writes,

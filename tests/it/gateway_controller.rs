@@ -366,7 +366,10 @@ async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
     let text = gw.annotations()["gateway.k8s.aws/dry-run-plan"].clone();
     let plan: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(plan["id"], "demo/gw", "{plan}");
-    assert!(plan.get("stackId").is_none(), "not our model's JSON: {plan}");
+    assert!(
+        plan.get("stackId").is_none(),
+        "not our model's JSON: {plan}"
+    );
     let res = &plan["resources"];
     let lb = &res["AWS::ElasticLoadBalancingV2::LoadBalancer"]["LoadBalancer"]["spec"];
     assert_eq!(lb["type"], "application", "{plan}");
@@ -386,14 +389,19 @@ async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
     let tg_id = "demo/gw:demo-route:HTTPRoute-demo-web:8080";
     assert_eq!(
         rule["actions"][0]["forwardConfig"]["targetGroups"][0]["targetGroupARN"]["$ref"],
-        format!("#/resources/AWS::ElasticLoadBalancingV2::TargetGroup/{tg_id}/status/targetGroupARN")
+        format!(
+            "#/resources/AWS::ElasticLoadBalancingV2::TargetGroup/{tg_id}/status/targetGroupARN"
+        )
     );
     assert_eq!(
         res["AWS::ElasticLoadBalancingV2::TargetGroup"][tg_id]["spec"]["port"],
         30080
     );
     let tgb = &res["K8S::ElasticLoadBalancingV2::TargetGroupBinding"][tg_id]["spec"]["template"];
-    assert_eq!(tgb["spec"]["serviceRef"], serde_json::json!({"name": "web", "port": 80}));
+    assert_eq!(
+        tgb["spec"]["serviceRef"],
+        serde_json::json!({"name": "web", "port": 80})
+    );
     assert_eq!(
         res["FrontendNLBTargetGroup"],
         serde_json::json!({"FrontendNLBTargetGroup": {"TargetGroups": {}}})
@@ -408,7 +416,8 @@ async fn a_dry_run_gateway_gets_its_plan_annotation_and_no_aws_write() {
     );
     let gw = r.gateways().get("gw").await.unwrap();
     assert_eq!(
-        gw.annotations()["gateway.k8s.aws/dry-run-plan"], text,
+        gw.annotations()["gateway.k8s.aws/dry-run-plan"],
+        text,
         "a later pass writes the same text"
     );
 

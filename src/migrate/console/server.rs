@@ -59,11 +59,20 @@ fn param<'a>(q: &'a HashMap<String, String>, name: &str) -> Option<&'a str> {
 }
 
 /// `namespace` and `gateway`, or upstream's 400.
-fn gateway_params(q: &HashMap<String, String>) -> Result<(&str, &str), Response> {
-    let ns = param(q, "namespace")
-        .ok_or_else(|| error(StatusCode::BAD_REQUEST, "missing ?namespace= parameter"))?;
-    let gw = param(q, "gateway")
-        .ok_or_else(|| error(StatusCode::BAD_REQUEST, "missing ?gateway= parameter"))?;
+// Boxed: a Response is large, and the happy path should not carry its size.
+fn gateway_params(q: &HashMap<String, String>) -> Result<(&str, &str), Box<Response>> {
+    let ns = param(q, "namespace").ok_or_else(|| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            "missing ?namespace= parameter",
+        ))
+    })?;
+    let gw = param(q, "gateway").ok_or_else(|| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            "missing ?gateway= parameter",
+        ))
+    })?;
     Ok((ns, gw))
 }
 
@@ -169,7 +178,7 @@ async fn gateways(State(c): Shared, Query(q): Params) -> Response {
 async fn diff(State(c): Shared, Query(q): Params) -> Response {
     let (ns, gw) = match gateway_params(&q) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let report = match c.source.report(ns, gw).await {
         Ok(r) => r,
@@ -195,7 +204,7 @@ struct VerifyBody<'a> {
 async fn verify(State(c): Shared, Query(q): Params) -> Response {
     let (ns, gw) = match gateway_params(&q) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     match c.source.report(ns, gw).await {
         Ok(r) => Json(VerifyBody {

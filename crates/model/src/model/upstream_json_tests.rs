@@ -302,10 +302,7 @@ fn gateway_backends_are_alb_target_groups_with_their_frontend_state() {
         tags: BTreeMap::new(),
         target_port: 80,
         target_arn: Some(alb.into()),
-        attributes: BTreeMap::from([(
-            "deregistration_delay.timeout_seconds".into(),
-            "30".into(),
-        )]),
+        attributes: BTreeMap::from([("deregistration_delay.timeout_seconds".into(), "30".into())]),
     };
     let forward = Action::Forward {
         config: ForwardConfig {
@@ -363,5 +360,8 @@ fn gateway_backends_are_alb_target_groups_with_their_frontend_state() {
         ..Default::default()
     };
     let v = render(&service, &PlanFacts::default());
-    assert!(v["resources"].get(FRONTEND_NLB_TARGET_GROUP).is_none(), "{v}");
+    assert!(
+        v["resources"].get(FRONTEND_NLB_TARGET_GROUP).is_none(),
+        "{v}"
+    );
 }

@@ -75,10 +75,12 @@ pub fn flatten_map(prefix: &str, m: &Map<String, Value>, out: &mut Fields) {
     }
 }
 
-/// A plan in upstream's schema. This build's Gateway controller writes the model's own stack
-/// JSON into `gateway.k8s.aws/dry-run-plan` (`{"stackId": ...}`, no `resources`); such a plan
-/// is rendered in upstream's schema first, so both plans compare field by field. Anything else
-/// is returned as written.
+/// A plan in upstream's schema. Every current writer produces it — upstream's controllers, and
+/// this build's Ingress and Gateway controllers (`model::upstream_json`) — so a plan with
+/// `resources`, or any text that is not our older format, is returned as written. Builds
+/// before the Gateway controller wrote upstream's schema put the model's own stack JSON into
+/// `gateway.k8s.aws/dry-run-plan` (`{"stackId": ...}`, no `resources`), and clusters may still
+/// carry such a plan: it is rendered in upstream's schema, so both plans compare field by field.
 pub fn upstream_plan(raw: &str) -> String {
     let Ok(doc) = serde_json::from_str::<Value>(raw) else {
         return raw.to_string();
@@ -86,11 +88,15 @@ pub fn upstream_plan(raw: &str) -> String {
     if doc.get("resources").is_some() || doc.get("stackId").is_none() {
         return raw.to_string();
     }
-    match serde_json::from_value::<crate::model::Stack>(doc) {
-        Ok(stack) => crate::model::upstream_json::to_string(
-            &stack,
-            &crate::model::upstream_json::PlanFacts::default(),
-        ),
-        Err(_) => raw.to_string(),
-    }
+    legacy_plan(doc).unwrap_or_else(|| raw.to_string())
+}
+
+/// An older build's Gateway plan (the model's stack JSON) in upstream's schema; `None` when it
+/// does not read as a stack.
+fn legacy_plan(doc: Value) -> Option<String> {
+    let stack = serde_json::from_value::<crate::model::Stack>(doc).ok()?;
+    Some(crate::model::upstream_json::to_string(
+        &stack,
+        &crate::model::upstream_json::PlanFacts::default(),
+    ))
 }

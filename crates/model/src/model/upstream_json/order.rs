@@ -306,7 +306,10 @@ const LISTENERS: Shape = Map(&Struct(&[("spec", &LISTENER_SPEC), ("status", &ANY
 const LISTENER_RULES: Shape = Map(&Struct(&[("spec", &LISTENER_RULE_SPEC), ("status", &ANY)]));
 const TARGET_GROUPS: Shape = Map(&Struct(&[("spec", &TARGET_GROUP_SPEC), ("status", &ANY)]));
 const SECURITY_GROUPS: Shape = Map(&Struct(&[("spec", &SECURITY_GROUP_SPEC), ("status", &ANY)]));
-const BINDINGS: Shape = Map(&Struct(&[("spec", &BINDING_RESOURCE_SPEC), ("status", &ANY)]));
+const BINDINGS: Shape = Map(&Struct(&[
+    ("spec", &BINDING_RESOURCE_SPEC),
+    ("status", &ANY),
+]));
 const CERTIFICATES: Shape = Map(&Struct(&[("spec", &CERTIFICATE_SPEC), ("status", &ANY)]));
 const WAFV2_ASSOCIATIONS: Shape = Map(&Struct(&[("spec", &WAFV2_SPEC)]));
 const WAF_REGIONAL_ASSOCIATIONS: Shape = Map(&Struct(&[("spec", &WAF_REGIONAL_SPEC)]));
@@ -360,7 +363,7 @@ pub(super) fn write(v: &Value, shape: &Shape, out: &mut String) {
                 }
                 Map(s) => {
                     for (k, v) in m {
-                        field(k.as_str(), v, *s, &mut *out);
+                        field(k.as_str(), v, s, &mut *out);
                     }
                 }
                 Keyed(by_key) => {

@@ -1,8 +1,9 @@
 //! A plan's routing read back (`routing`) answers every request as the stack it was rendered
 //! from: the README samples' Ingress and Gateway stacks (named ports, HTTPS, the ssl-redirect,
-//! an IngressGroup), rendered as the controllers write their plans; this build's Gateway
-//! controller's own plan format is read too; and a seeded mistake is found from the plans as
-//! from the stacks.
+//! an IngressGroup), rendered as the controllers write their plans; the Gateway plan as the
+//! Gateway controller writes it (upstream's schema) is read as written, and the format older
+//! builds wrote (the model's stack JSON) still reads; and a seeded mistake is found from the
+//! plans as from the stacks.
 
 use serde_json::Value;
 
@@ -79,23 +80,57 @@ fn a_plans_routing_answers_as_its_stack() {
     assert!(named_ports > 0);
 }
 
-/// This build's Gateway controller writes the model's stack JSON into
-/// `gateway.k8s.aws/dry-run-plan`; the console renders it in upstream's schema.
+/// The Gateway controller writes its plan in upstream's schema (`upstream_json::to_string`,
+/// with the backend security group it found): read as written, every resource of the stack
+/// under upstream's type and id, its routing intact. A plan an older build wrote (the model's
+/// stack JSON, `stackId`) is still read, rendered in upstream's schema.
 #[test]
-fn the_model_stack_json_is_read_as_upstreams_plan() {
+fn the_gateway_controllers_plan_is_read_as_written_and_older_plans_still_read() {
+    use crate::migrate::console::model::parse_stack;
+    use crate::model::upstream_json::{
+        FRONTEND_NLB_TARGET_GROUP, LISTENER, LISTENER_RULE, LOAD_BALANCER, TARGET_GROUP,
+        TARGET_GROUP_BINDING,
+    };
     let input = one_ingress("/api", "Prefix");
     let output = translate(&input).unwrap();
     let cfg = default_model_config().unwrap();
     let objs = stacks::objects(&input, &output, &cfg).unwrap();
     let (gateway, _) = stacks::gateway_stack(&objs, &cfg, &output.groups[0]).unwrap();
-    let ours = serde_json::to_string(&gateway).unwrap();
-    let upstream = to_string(&gateway, &PlanFacts::default());
-    assert_eq!(upstream_plan(&ours), upstream);
-    // A plan in upstream's schema, or text that is no plan, is left as written.
-    assert_eq!(upstream_plan(&upstream), upstream);
+    let facts = PlanFacts {
+        backend_sg: Some("sg-0123456789abcdef0".into()),
+        ..Default::default()
+    };
+    let written = to_string(&gateway, &facts);
+    assert_eq!(upstream_plan(&written), written);
+    let tree = parse_stack(&upstream_plan(&written)).unwrap();
+    let ids = |kind: &str| tree.get(kind).map_or(0, |r| r.len());
+    assert_eq!(ids(LOAD_BALANCER), 1);
+    assert_eq!(ids(LISTENER), gateway.listeners.len());
+    assert_eq!(ids(LISTENER_RULE), gateway.listener_rules.len());
+    assert_eq!(ids(TARGET_GROUP), gateway.target_groups.len());
+    assert_eq!(
+        ids(TARGET_GROUP_BINDING),
+        gateway.target_group_bindings.len()
+    );
+    assert_eq!(ids(FRONTEND_NLB_TARGET_GROUP), 1);
+    let rule = &tree[LISTENER_RULE][&gateway.listener_rules[0].id];
+    assert!(rule["spec.listenerARN.$ref"].is_string(), "{rule:?}");
+    let routing = parse_routing(&upstream_plan(&written)).unwrap();
+    assert_eq!(
+        routing.stack.listener_rules.len(),
+        gateway.listener_rules.len()
+    );
+    assert_eq!(routing.backends.len(), gateway.target_group_bindings.len());
+    // An older build's plan: rendered in upstream's schema (without the facts it never had).
+    let older = serde_json::to_string(&gateway).unwrap();
+    assert_eq!(
+        upstream_plan(&older),
+        to_string(&gateway, &PlanFacts::default())
+    );
+    let doc: Value = serde_json::from_str(&upstream_plan(&older)).unwrap();
+    assert!(doc["resources"].is_object() && doc.get("stackId").is_none());
+    // Text that is no plan is left as written.
     assert_eq!(upstream_plan("not json"), "not json");
-    let doc: Value = serde_json::from_str(&upstream_plan(&ours)).unwrap();
-    assert!(doc["resources"].is_object());
 }
 
 /// The seeded mistake (one path type changed) is found from the two plans as from the stacks:

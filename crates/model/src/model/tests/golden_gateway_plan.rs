@@ -41,12 +41,12 @@ use crate::model::types::Stack;
 use crate::model::upstream_json::{to_string, PlanFacts};
 
 const ALB: (&str, &str) = (
-    include_str!("golden_gateway/plan/alb.yaml"),
-    include_str!("golden_gateway/plan/alb.json"),
+    include_str!("../golden_gateway/plan/alb.yaml"),
+    include_str!("../golden_gateway/plan/alb.json"),
 );
 const NLB: (&str, &str) = (
-    include_str!("golden_gateway/plan/nlb.yaml"),
-    include_str!("golden_gateway/plan/nlb.json"),
+    include_str!("../golden_gateway/plan/nlb.yaml"),
+    include_str!("../golden_gateway/plan/nlb.json"),
 );
 
 /// The stack of the case's one Gateway (an NLB one when `nlb`).
@@ -66,7 +66,10 @@ fn build(case: &str, nlb: bool) -> Stack {
         .lb_configs
         .iter()
         .find(|c| c.metadata.name.as_deref() == lbc_name && c.metadata.namespace.as_deref() == ns);
-    assert!(gateway_config.is_some(), "the case's LoadBalancerConfiguration");
+    assert!(
+        gateway_config.is_some(),
+        "the case's LoadBalancerConfiguration"
+    );
     let inputs = GatewayInputs {
         gateway_config,
         http_routes: &o.http_routes,
@@ -120,7 +123,11 @@ fn check((case, want): (&str, &str), nlb: bool) {
     let got: Value = serde_json::from_str(&text).unwrap();
     let expected: Value = serde_json::from_str(want).unwrap();
     assert_eq!(got, expected, "got:\n{got:#}\nwant:\n{expected:#}");
-    assert_eq!(text, compact(want), "the fields are upstream's, not in Go's order");
+    assert_eq!(
+        text,
+        compact(want),
+        "the fields are upstream's, not in Go's order"
+    );
     // Written again, the same text: the controller sends no patch for an unchanged plan.
     assert_eq!(to_string(&stack, &facts), text);
 }
