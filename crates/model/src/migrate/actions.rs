@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use super::httproute::{lookup_named_port, ServiceRef};
 use super::lr_config::{
     build_listener_rule_configuration, extension_ref_filter, lrc_action, lrc_name,
 };
@@ -17,6 +16,7 @@ use super::objects::{
     FILTER_REQUEST_REDIRECT, FULL_PATH_MODIFIER,
 };
 use super::pre_routing::enum_value;
+use super::service_ref::{lookup_named_port, ServiceRef};
 use super::{go_quote, MigrateError, SERVICE_PORT_USE_ANNOTATION, TARGET_GROUP_NAME_BACKEND_KIND};
 use crate::crd::gateway::listener_rule_configuration::{
     ActionType, FixedResponseActionConfig, ForwardActionConfig, RedirectActionConfig,

@@ -25,25 +25,11 @@ use super::objects::{
     GATEWAY_API_VERSION, PATH_EXACT, PATH_PREFIX, PATH_REGEX,
 };
 use super::pre_routing::{build_auth_action, build_jwt_validation_action};
+use super::service_ref::{lookup_named_port, ServiceRef};
 use super::transforms::translate_transforms;
 use super::{annotations_of, go_quote, MigrateError};
 use crate::annotations::{suffix, AnnotationMap};
 use crate::crd::gateway::ListenerRuleConfiguration;
-
-/// A Service port an Ingress routes to (its TargetGroupConfiguration's key).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ServiceRef {
-    pub namespace: String,
-    pub name: String,
-    pub port: i32,
-}
-
-impl ServiceRef {
-    /// `ns/name:port`.
-    pub fn key(&self) -> String {
-        format!("{}/{}:{}", self.namespace, self.name, self.port)
-    }
-}
 
 /// A rule that needs a route of its own: its `conditions.*` name hosts.
 #[derive(Debug, Clone)]
@@ -530,35 +516,6 @@ pub fn resolve_service_port(
         )));
     }
     lookup_named_port(namespace, &svc.name, name, services)
-}
-
-/// A Service port by name (a Service the input does not have cannot be resolved).
-pub fn lookup_named_port(
-    namespace: &str,
-    svc: &str,
-    port_name: &str,
-    services: &BTreeMap<String, Service>,
-) -> Result<i32, MigrateError> {
-    let key = format!("{namespace}/{svc}");
-    let s = services.get(&key).ok_or_else(|| {
-        MigrateError::Translate(format!(
-            "service {key} not found, cannot resolve named port {}",
-            go_quote(port_name)
-        ))
-    })?;
-    s.spec
-        .as_ref()
-        .and_then(|spec| spec.ports.as_ref())
-        .into_iter()
-        .flatten()
-        .find(|p| p.name.as_deref() == Some(port_name))
-        .map(|p| p.port)
-        .ok_or_else(|| {
-            MigrateError::Translate(format!(
-                "service {key} has no port named {}",
-                go_quote(port_name)
-            ))
-        })
 }
 
 /// The route that redirects one HTTP listener to HTTPS on `ssl_port` with a 301.

@@ -34,6 +34,7 @@ pub mod options;
 pub mod pre_routing;
 pub mod reader;
 pub mod run;
+pub mod service_ref;
 pub mod tg_config;
 pub mod transforms;
 pub mod translate;

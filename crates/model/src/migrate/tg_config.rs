@@ -6,11 +6,11 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use super::annotations::{get_bool, get_int32, get_string, get_string_map};
-use super::httproute::ServiceRef;
 use super::icp::apply_ingress_class_params_to_tg_props;
 use super::lb_config::dropped;
 use super::names::tg_config_name;
 use super::pre_routing::enum_value;
+use super::service_ref::ServiceRef;
 use super::MIGRATION_TAG_KEY;
 use crate::annotations::{suffix, AnnotationMap};
 use crate::crd::gateway::target_group_configuration::{

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 
-use super::differ::{semantic_equal, DiffEntry, DiffStatus};
+use super::entry::{semantic_equal, DiffEntry, DiffStatus};
 use crate::migrate::MIGRATION_TAG_KEY;
 use crate::model::upstream_json::{
     LISTENER_RULE, LOAD_BALANCER, SECURITY_GROUP, TARGET_GROUP, TARGET_GROUP_BINDING,

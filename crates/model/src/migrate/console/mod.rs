@@ -15,6 +15,7 @@ pub mod classify;
 pub mod correlate;
 pub mod differ;
 pub mod discovery;
+pub mod entry;
 pub mod files;
 pub mod model;
 pub mod routing;

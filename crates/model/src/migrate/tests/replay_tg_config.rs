@@ -6,8 +6,8 @@ use crate::crd::gateway::target_group_configuration::{
     HealthCheckProtocol, TargetGroupProps, TgProtocol, TgProtocolVersion, TgTargetType,
 };
 use crate::crd::gateway::TargetGroupConfiguration;
-use crate::migrate::httproute::ServiceRef;
 use crate::migrate::names::tg_config_name;
+use crate::migrate::service_ref::ServiceRef;
 use crate::migrate::tg_config::*;
 use crate::migrate::MIGRATION_TAG_KEY;
 

@@ -2,7 +2,7 @@
 //! upstream's generated `k8s_<ns>_<name>_<hash>`), address type, BYOIP addresses, tags, and what
 //! of the object identifies the accelerator in AWS (uid, the ARN its status names).
 
-use super::build::AgaConfig;
+use super::config::AgaConfig;
 use super::tags::accelerator_tags;
 use crate::crd::global_accelerator::{GlobalAccelerator, IpAddressType};
 use crate::model::naming::sha256_hex;

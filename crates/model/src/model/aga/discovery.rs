@@ -11,10 +11,38 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::networking::v1::Ingress;
 
 use super::endpoints::{ElbListener, EndpointResource, LoadedEndpoint};
-use super::listener::can_apply_auto_discovery;
 use super::loader::{ingress_alb_dns, object_key};
 use crate::crd::global_accelerator::{GlobalAccelerator, GlobalAcceleratorEndpointType};
 use crate::model::types::aga::AgaProtocol;
+
+/// Whether auto-discovery applies (upstream's `canApplyAutoDiscoveryForGA`): exactly one
+/// listener, with one endpoint group of one endpoint, lacking `protocol` or `portRanges`, and
+/// exactly one loaded endpoint that loaded (an EndpointID with its ARN, the others with their
+/// object).
+pub fn can_apply_auto_discovery(ga: &GlobalAccelerator, loaded: &[LoadedEndpoint]) -> bool {
+    let Some([listener]) = ga.spec.listeners.as_deref() else {
+        return false;
+    };
+    let Some([group]) = listener.endpoint_groups.as_deref() else {
+        return false;
+    };
+    if group.endpoints.as_ref().map_or(0, Vec::len) != 1 {
+        return false;
+    }
+    if listener.protocol.is_some() && listener.port_ranges.is_some() {
+        return false;
+    }
+    let [endpoint] = loaded else {
+        return false;
+    };
+    if !endpoint.is_usable() {
+        return false;
+    }
+    match endpoint.endpoint_type {
+        GlobalAcceleratorEndpointType::EndpointID => !endpoint.arn.is_empty(),
+        _ => endpoint.resource.is_some(),
+    }
+}
 
 /// The ports of one protocol an endpoint serves.
 #[derive(Debug, Clone, PartialEq, Eq)]

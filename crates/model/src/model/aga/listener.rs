@@ -3,12 +3,12 @@
 //! endpoint group of one endpoint, missing its protocol or ports, becomes the listeners the
 //! endpoint serves (one per protocol found, TCP before UDP, ports folded into ranges).
 
-use super::discovery::protocol_ports;
+use super::discovery::{can_apply_auto_discovery, protocol_ports};
 use super::endpoints::LoadedEndpoint;
 use super::ports::consolidate_port_ranges;
 use crate::crd::global_accelerator::{
-    self as crd, ClientAffinityType, GlobalAccelerator, GlobalAcceleratorEndpointType,
-    GlobalAcceleratorListener, GlobalAcceleratorProtocol,
+    self as crd, ClientAffinityType, GlobalAccelerator, GlobalAcceleratorListener,
+    GlobalAcceleratorProtocol,
 };
 use crate::model::types::aga::{AgaListener, AgaProtocol, ClientAffinity, PortRange};
 
@@ -24,35 +24,6 @@ fn spec_protocol(p: AgaProtocol) -> GlobalAcceleratorProtocol {
     match p {
         AgaProtocol::Tcp => GlobalAcceleratorProtocol::Tcp,
         AgaProtocol::Udp => GlobalAcceleratorProtocol::Udp,
-    }
-}
-
-/// Whether auto-discovery applies (upstream's `canApplyAutoDiscoveryForGA`): exactly one
-/// listener, with one endpoint group of one endpoint, lacking `protocol` or `portRanges`, and
-/// exactly one loaded endpoint that loaded (an EndpointID with its ARN, the others with their
-/// object).
-pub fn can_apply_auto_discovery(ga: &GlobalAccelerator, loaded: &[LoadedEndpoint]) -> bool {
-    let Some([listener]) = ga.spec.listeners.as_deref() else {
-        return false;
-    };
-    let Some([group]) = listener.endpoint_groups.as_deref() else {
-        return false;
-    };
-    if group.endpoints.as_ref().map_or(0, Vec::len) != 1 {
-        return false;
-    }
-    if listener.protocol.is_some() && listener.port_ranges.is_some() {
-        return false;
-    }
-    let [endpoint] = loaded else {
-        return false;
-    };
-    if !endpoint.is_usable() {
-        return false;
-    }
-    match endpoint.endpoint_type {
-        GlobalAcceleratorEndpointType::EndpointID => !endpoint.arn.is_empty(),
-        _ => endpoint.resource.is_some(),
     }
 }
 

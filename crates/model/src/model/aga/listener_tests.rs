@@ -8,7 +8,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::crd::global_accelerator::GlobalAcceleratorEndpoint;
+use crate::crd::global_accelerator::{GlobalAcceleratorEndpoint, GlobalAcceleratorEndpointType};
 use crate::model::aga::endpoints::LoadedEndpointStatus;
 use crate::model::aga::test_support::{endpoint, ga, ingress, listener, loaded, named_in, service};
 

@@ -20,6 +20,7 @@
 
 pub mod accelerator;
 pub mod build;
+pub mod config;
 pub mod discovery;
 pub mod dns;
 pub mod endpoint_group;
@@ -31,7 +32,8 @@ pub mod references;
 pub mod status;
 pub mod tags;
 
-pub use build::{build_aga_stack, AgaConfig};
+pub use build::build_aga_stack;
+pub use config::AgaConfig;
 pub use discovery::listeners_to_describe;
 pub use dns::{load_balancer_arn_by_dns, DescribedLoadBalancer};
 pub use endpoints::{

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::build::AgaConfig;
+use super::config::AgaConfig;
 use crate::crd::global_accelerator::GlobalAccelerator;
 use crate::model::types::aga::RESOURCE_ID_ACCELERATOR;
 use crate::model::types::TAG_CLUSTER;
