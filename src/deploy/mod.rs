@@ -30,6 +30,7 @@ pub mod listener;
 pub mod load_balancer;
 pub mod mtls;
 pub mod oidc_secrets;
+pub mod plan_facts;
 pub mod preflight;
 pub mod resolve;
 pub mod rule;
@@ -51,6 +52,7 @@ use std::time::Duration;
 pub use cert_discovery::CertDiscovery;
 pub use certificate::{CertificateTiming, Certificates};
 pub use error::{Error, Result};
+pub use plan_facts::BackendSgInPlan;
 pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
 

@@ -13,52 +13,17 @@ use kube::ResourceExt;
 
 use super::{Ctx, GatewayError};
 use crate::controller::skeleton::api_of;
-use crate::deploy::Deployer;
+use crate::deploy::{BackendSgInPlan, Deployer};
 use crate::model::gateway::DRY_RUN_PLAN_ANNOTATION;
-use crate::model::upstream_json::{self, PlanFacts};
+use crate::model::upstream_json;
 use crate::model::Stack;
 
 /// The plan text of `stack`, with what the model leaves to the deployer read from AWS.
 pub(crate) async fn text(deployer: &Deployer, stack: &Stack) -> String {
-    upstream_json::to_string(stack, &facts(deployer, stack).await)
-}
-
-/// The facts of the plan; one that cannot be read is left as the model has it.
-async fn facts(deployer: &Deployer, stack: &Stack) -> PlanFacts {
-    let backend_sg = match &stack.backend_security_group {
-        Some(b) => match deployer.planned_backend_sg(b).await {
-            Ok(id) => id,
-            Err(error) => {
-                tracing::warn!(%error, "dry-run plan: cannot read the backend security group");
-                None
-            }
-        },
-        None => None,
-    };
-    let subnets = match deployer.planned_subnets(stack).await {
-        Ok(s) => s,
-        Err(error) => {
-            tracing::warn!(%error, "dry-run plan: cannot resolve the load balancer's subnets");
-            None
-        }
-    };
-    let security_groups = match &stack.load_balancer {
-        Some(lb) if !lb.security_group_names_or_ids.is_empty() => {
-            match deployer.planned_security_groups(lb).await {
-                Ok(ids) => Some(ids),
-                Err(error) => {
-                    tracing::warn!(%error, "dry-run plan: cannot resolve the security groups");
-                    None
-                }
-            }
-        }
-        _ => None,
-    };
-    PlanFacts {
-        backend_sg,
-        subnets,
-        security_groups,
-    }
+    upstream_json::to_string(
+        stack,
+        &deployer.plan_facts(stack, BackendSgInPlan::ReadOnly).await,
+    )
 }
 
 /// Writes the plan of `stack` onto `gw`, unless it already carries that text.

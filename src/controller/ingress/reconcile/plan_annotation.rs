@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 
 use super::{api_of, Ctx};
 use crate::annotations::DRY_RUN_PLAN;
-use crate::deploy::Deployer;
-use crate::model::upstream_json::{self, PlanFacts};
+use crate::deploy::{BackendSgInPlan, Deployer};
+use crate::model::upstream_json;
 use crate::model::Stack;
 
 /// Upstream's feature-gate name.
@@ -38,50 +38,12 @@ pub(crate) async fn wanted(deployer: &Deployer, gate_on: bool, stack: &Stack) ->
     if !gate_on {
         return None;
     }
-    let facts = facts(deployer, stack).await;
+    // The backend security group found or created, as upstream's builder does (the deploy
+    // that follows uses it).
+    let facts = deployer
+        .plan_facts(stack, BackendSgInPlan::FindOrCreate)
+        .await;
     Some(upstream_json::to_string(stack, &facts))
-}
-
-/// What upstream's model builder resolves itself: the auto-created backend security group
-/// (found or created here, as upstream's builder does, and remembered by the deployer that
-/// uses it next), the load balancer's subnets (found as the deploy will: the current ones
-/// kept, else discovered) and the ids of the security groups named by annotation. One that
-/// cannot be resolved is left as the model has it.
-async fn facts(deployer: &Deployer, stack: &Stack) -> PlanFacts {
-    let backend_sg = match &stack.backend_security_group {
-        Some(b) if b.group_id.is_none() => match deployer.backend_sg(b).await {
-            Ok(id) => Some(id),
-            Err(error) => {
-                tracing::warn!(%error, "dry-run plan: cannot resolve the backend security group");
-                None
-            }
-        },
-        _ => None,
-    };
-    let subnets = match deployer.planned_subnets(stack).await {
-        Ok(s) => s,
-        Err(error) => {
-            tracing::warn!(%error, "dry-run plan: cannot resolve the load balancer's subnets");
-            None
-        }
-    };
-    let security_groups = match &stack.load_balancer {
-        Some(lb) if !lb.security_group_names_or_ids.is_empty() => {
-            match deployer.planned_security_groups(lb).await {
-                Ok(ids) => Some(ids),
-                Err(error) => {
-                    tracing::warn!(%error, "dry-run plan: cannot resolve the security groups");
-                    None
-                }
-            }
-        }
-        _ => None,
-    };
-    PlanFacts {
-        backend_sg,
-        subnets,
-        security_groups,
-    }
 }
 
 /// Sets (`Some`) or removes (`None`) the plan annotation of `ing`; no request when it already
