@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use aws_config::retry::RetryConfig;
 use aws_config::{BehaviorVersion, Region};
 
-use super::send;
+use super::{all_pages, send};
 use crate::aws::caller::Caller;
 use crate::aws::config::{endpoint_for, AwsConfig};
 use crate::aws::error::{AwsError, Result};
@@ -79,16 +79,10 @@ fn empty(op: &str) -> AwsError {
     }
 }
 
-fn next(token: Option<&str>) -> Option<String> {
-    token.filter(|t| !t.is_empty()).map(str::to_string)
-}
-
 #[async_trait]
 impl GlobalAccelerator for SdkGlobalAccelerator {
     async fn list_accelerators(&self) -> Result<Vec<DescribedAccelerator>> {
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
+        all_pages(|token| async move {
             let page = send(&self.caller, SVC, "ListAccelerators", || {
                 self.client
                     .list_accelerators()
@@ -97,12 +91,10 @@ impl GlobalAccelerator for SdkGlobalAccelerator {
                     .send()
             })
             .await?;
-            out.extend(page.accelerators().iter().map(accelerator_from));
-            match next(page.next_token()) {
-                Some(t) => token = Some(t),
-                None => return Ok(out),
-            }
-        }
+            let items = page.accelerators().iter().map(accelerator_from).collect();
+            Ok((items, page.next_token().map(String::from)))
+        })
+        .await
     }
 
     async fn describe_accelerator(&self, arn: &str) -> Result<DescribedAccelerator> {
@@ -196,9 +188,7 @@ impl GlobalAccelerator for SdkGlobalAccelerator {
     }
 
     async fn list_listeners(&self, accelerator_arn: &str) -> Result<Vec<DescribedListener>> {
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
+        all_pages(|token| async move {
             let page = send(&self.caller, SVC, "ListListeners", || {
                 self.client
                     .list_listeners()
@@ -208,12 +198,10 @@ impl GlobalAccelerator for SdkGlobalAccelerator {
                     .send()
             })
             .await?;
-            out.extend(page.listeners().iter().map(listener_from));
-            match next(page.next_token()) {
-                Some(t) => token = Some(t),
-                None => return Ok(out),
-            }
-        }
+            let items = page.listeners().iter().map(listener_from).collect();
+            Ok((items, page.next_token().map(String::from)))
+        })
+        .await
     }
 
     async fn create_listener(
@@ -258,9 +246,7 @@ impl GlobalAccelerator for SdkGlobalAccelerator {
         &self,
         listener_arn: &str,
     ) -> Result<Vec<DescribedEndpointGroup>> {
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
+        all_pages(|token| async move {
             let page = send(&self.caller, SVC, "ListEndpointGroups", || {
                 self.client
                     .list_endpoint_groups()
@@ -270,12 +256,10 @@ impl GlobalAccelerator for SdkGlobalAccelerator {
                     .send()
             })
             .await?;
-            out.extend(page.endpoint_groups().iter().map(group_from));
-            match next(page.next_token()) {
-                Some(t) => token = Some(t),
-                None => return Ok(out),
-            }
-        }
+            let items = page.endpoint_groups().iter().map(group_from).collect();
+            Ok((items, page.next_token().map(String::from)))
+        })
+        .await
     }
 
     async fn create_endpoint_group(
