@@ -1,5 +1,10 @@
 //! Benchmarks, one module per area under `benches/bench/`: `cargo bench --bench bench -- <area>`
-//! (no area = all; `tgb-process` needs the controller binary of the same profile). Figures are printed; they are reported in issue notes, never asserted.
+//! (no area = all). Figures are printed; they are reported in issue notes, never asserted.
+//!
+//! Areas: `admission`, `admission-index`, `webhook`, `aws`, `model`, `tgb`, `gates`,
+//! `tgb-process` (`TGB_PROCESS_SIZE=13k|300k`), `targets`, `deploy`, `diff`, `ingress`
+//! (`INGRESS_BENCH_SIZE=1000|5000`), `service`. `tgb-process` and `targets` run the controller
+//! binary of the same profile (or `$ALBC_BIN`) against moto_server.
 
 #[path = "bench/admission.rs"]
 mod admission;
@@ -23,8 +28,14 @@ mod ingress;
 mod model;
 #[path = "../tests/it/support/moto.rs"]
 mod moto;
+#[path = "bench/process.rs"]
+mod process;
+#[path = "bench/report.rs"]
+mod report;
 #[path = "bench/service.rs"]
 mod service;
+#[path = "bench/targets.rs"]
+mod targets;
 #[path = "bench/tgb.rs"]
 mod tgb;
 #[path = "bench/tgb_process.rs"]
@@ -60,6 +71,9 @@ fn main() {
     }
     if wanted("tgb-process") {
         tgb_process::run();
+    }
+    if wanted("targets") {
+        targets::run();
     }
     if wanted("deploy") {
         deploy::run();

@@ -22,9 +22,30 @@ use kube_test_apiserver::{Options, TestApiServer};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-pub const BINDINGS: usize = 500;
-pub const PODS_PER: usize = 20;
+/// How many ip TargetGroupBindings there are and how many pods stand behind each: what [`seed`]
+/// and [`apply_slices`] build (one Service, target group and EndpointSlice per binding).
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    pub bindings: usize,
+    pub pods_per: usize,
+}
+
+impl Shape {
+    /// Pods behind all the bindings.
+    pub fn pods(self) -> usize {
+        self.bindings * self.pods_per
+    }
+}
+
+/// This area's cluster, also `tgb-process`'s default one: 10,000 pods behind 500 bindings.
+pub const SHAPE: Shape = Shape {
+    bindings: 500,
+    pods_per: 20,
+};
 pub const NS: &str = "default";
+/// Requests in flight while seeding the API server (and target groups in moto or the fake):
+/// the seed is set up before anything is measured, so it only has to be quick.
+const SEED_CONCURRENCY: usize = 64;
 
 pub fn proc_kib(field: &str) -> u64 {
     proc_status_kib("self", field)
@@ -53,15 +74,25 @@ fn mem(label: &str) -> u64 {
     rss
 }
 
-fn ip(b: usize, p: usize) -> String {
-    let n = b * PODS_PER + p;
-    format!("10.0.{}.{}", n / 250, n % 250 + 1)
+/// Pod IPs in 10.0.0.0/8 that [`pod_ip`] hands out: 250 per /24 (hosts .1 to .250).
+pub const POD_IPS: usize = 256 * 256 * 250;
+
+/// The `n`th pod IP in 10.0.0.0/8, 250 per /24: 10.0.0.1 … 10.0.0.250, 10.0.1.1 …, 10.1.0.1
+/// after 64,000; unique for every `n` below [`POD_IPS`].
+pub fn pod_ip(n: usize) -> String {
+    assert!(n < POD_IPS, "pod {n} is beyond 10.0.0.0/8");
+    format!("10.{}.{}.{}", n / (256 * 250), (n / 250) % 256, n % 250 + 1)
 }
 
-fn slice(b: usize, pods: usize) -> serde_json::Value {
+/// The IP of pod `p` of binding `b`: the first `shape.pods()` of [`pod_ip`].
+fn ip(shape: Shape, b: usize, p: usize) -> String {
+    pod_ip(b * shape.pods_per + p)
+}
+
+fn slice(shape: Shape, b: usize, pods: usize) -> serde_json::Value {
     let eps: Vec<_> = (0..pods)
         .map(|p| {
-            json!({ "addresses": [ip(b, p)], "conditions": { "ready": true },
+            json!({ "addresses": [ip(shape, b, p)], "conditions": { "ready": true },
                     "targetRef": { "kind": "Pod", "name": format!("p{b}-{p}") } })
         })
         .collect();
@@ -75,14 +106,15 @@ fn slice(b: usize, pods: usize) -> serde_json::Value {
     })
 }
 
-pub async fn apply_slices(client: &kube::Client, pods: usize) {
+/// Server-side applies every binding's EndpointSlice with its first `pods` pods, all ready.
+pub async fn apply_slices(client: &kube::Client, shape: Shape, pods: usize) {
     let api: Api<EndpointSlice> = Api::namespaced(client.clone(), NS);
-    stream::iter(0..BINDINGS)
+    stream::iter(0..shape.bindings)
         .for_each_concurrent(32, |b| {
             let api = api.clone();
             async move {
                 let pp = PatchParams::apply("bench").force();
-                api.patch(&format!("s{b}-abc"), &pp, &Patch::Apply(&slice(b, pods)))
+                api.patch(&format!("s{b}-abc"), &pp, &Patch::Apply(&slice(shape, b, pods)))
                     .await
                     .expect("slice");
             }
@@ -92,6 +124,28 @@ pub async fn apply_slices(client: &kube::Client, pods: usize) {
 
 /// Waits until every target group holds exactly `n` targets; returns the time taken.
 pub async fn wait_targets(elb: &dyn ElbV2, arns: &[String], n: usize, start: Instant) -> Duration {
+    wait_targets_every(
+        elb,
+        arns,
+        n,
+        start,
+        Duration::from_millis(10),
+        Duration::from_secs(300),
+    )
+    .await
+}
+
+/// [`wait_targets`], asking again every `poll` about the target groups not there yet (each
+/// pass asks once per such group, so a long interval keeps the polling off a slow AWS fake),
+/// and failing after `patience` from `start`.
+pub async fn wait_targets_every(
+    elb: &dyn ElbV2,
+    arns: &[String],
+    n: usize,
+    start: Instant,
+    poll: Duration,
+    patience: Duration,
+) -> Duration {
     let mut pending: Vec<&String> = arns.iter().collect();
     while !pending.is_empty() {
         let mut still = Vec::new();
@@ -107,20 +161,23 @@ pub async fn wait_targets(elb: &dyn ElbV2, arns: &[String], n: usize, start: Ins
             }
         }
         pending = still;
-        assert!(
-            start.elapsed() < Duration::from_secs(300),
-            "targets did not converge"
-        );
+        assert!(start.elapsed() < patience, "targets did not converge");
         if !pending.is_empty() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            tokio::time::sleep(poll).await;
         }
     }
     start.elapsed()
 }
 
 /// Creates the CRDs, one Ready node, and per binding a target group (in `elb`), a Service,
-/// `PODS_PER` running pods and the ip TargetGroupBinding.
-pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str) -> Vec<String> {
+/// `shape.pods_per` running pods and the ip TargetGroupBinding; returns the target groups' ARNs
+/// in binding order.
+pub async fn seed(
+    client: &kube::Client,
+    elb: &dyn ElbV2,
+    vpc: &str,
+    shape: Shape,
+) -> Vec<String> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in all_crds() {
         crds.create(&PostParams::default(), &crd)
@@ -136,20 +193,23 @@ pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str) -> Vec<Stri
         .create(&PostParams::default(), &node)
         .await
         .expect("node");
-    let mut arns = Vec::new();
-    for b in 0..BINDINGS {
-        let tg = elb
-            .create_target_group((&spec::ip_target_group(&format!("tg-{b}"), 80)).into(), vpc)
-            .await
-            .expect("tg");
-        arns.push(tg.arn);
-    }
+    // In binding order (`buffered`, not `buffer_unordered`): binding b's ARN is arns[b].
+    let arns: Vec<String> = stream::iter(0..shape.bindings)
+        .map(|b| async move {
+            elb.create_target_group((&spec::ip_target_group(&format!("tg-{b}"), 80)).into(), vpc)
+                .await
+                .expect("tg")
+                .arn
+        })
+        .buffered(16)
+        .collect()
+        .await;
     let svcs: Api<Service> = Api::namespaced(client.clone(), NS);
     let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
     let tgbs: Api<TargetGroupBinding> = Api::namespaced(client.clone(), NS);
-    stream::iter(0..BINDINGS)
-        .for_each_concurrent(16, |b| {
-            let (svcs, pods, tgbs, arn) = (svcs.clone(), pods.clone(), tgbs.clone(), arns[b].clone());
+    stream::iter(0..shape.bindings)
+        .for_each_concurrent(SEED_CONCURRENCY, |b| {
+            let svcs = svcs.clone();
             async move {
                 let svc: Service = serde_json::from_value(json!({
                     "metadata": { "name": format!("s{b}") },
@@ -157,20 +217,22 @@ pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str) -> Vec<Stri
                 }))
                 .expect("svc");
                 svcs.create(&PostParams::default(), &svc).await.expect("svc");
-                for p in 0..PODS_PER {
-                    let name = format!("p{b}-{p}");
-                    let pod: Pod = serde_json::from_value(json!({
-                        "metadata": { "name": name },
-                        "spec": { "nodeName": "node-a", "containers": [{ "name": "c", "image": "x" }] }
-                    }))
-                    .expect("pod");
-                    pods.create(&PostParams::default(), &pod).await.expect("pod");
-                    let st = json!({ "status": { "podIP": ip(b, p), "conditions": [
-                        { "type": "ContainersReady", "status": "True" }, { "type": "Ready", "status": "True" } ] } });
-                    pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&st))
-                        .await
-                        .expect("pod status");
-                }
+            }
+        })
+        .await;
+    stream::iter(0..shape.pods())
+        .for_each_concurrent(SEED_CONCURRENCY, |n| {
+            let pods = pods.clone();
+            let (b, p) = (n / shape.pods_per, n % shape.pods_per);
+            async move {
+                create_running_pod(&pods, &format!("p{b}-{p}"), None, &ip(shape, b, p)).await
+            }
+        })
+        .await;
+    stream::iter(0..shape.bindings)
+        .for_each_concurrent(SEED_CONCURRENCY, |b| {
+            let (tgbs, arn) = (tgbs.clone(), arns[b].clone());
+            async move {
                 let tgb: TargetGroupBinding = serde_json::from_value(json!({
                     "apiVersion": "elbv2.k8s.aws/v1beta1", "kind": "TargetGroupBinding",
                     "metadata": { "name": format!("b{b}") },
@@ -185,6 +247,24 @@ pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str) -> Vec<Stri
     arns
 }
 
+/// Creates pod `name` on node-a (labelled `app: <app>` when given) and sets its status as the
+/// kubelet would: running at `ip`, containers ready, Ready. Two requests: the API server drops
+/// the status a pod is created with (it starts `Pending`), as the real one does.
+pub async fn create_running_pod(pods: &Api<Pod>, name: &str, app: Option<&str>, ip: &str) {
+    let labels = app.map(|a| json!({ "app": a })).unwrap_or_else(|| json!({}));
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": { "name": name, "labels": labels },
+        "spec": { "nodeName": "node-a", "containers": [{ "name": "c", "image": "x" }] }
+    }))
+    .expect("pod");
+    pods.create(&PostParams::default(), &pod).await.expect("pod");
+    let st = json!({ "status": { "podIP": ip, "conditions": [
+        { "type": "ContainersReady", "status": "True" }, { "type": "Ready", "status": "True" } ] } });
+    pods.patch_status(name, &PatchParams::default(), &Patch::Merge(&st))
+        .await
+        .expect("pod status");
+}
+
 pub fn run() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -197,11 +277,12 @@ pub fn run() {
         let fake = Arc::new(FakeAws::new());
         let t = Instant::now();
         let vpc = fake.add_vpc("10.0.0.0/8", Tags::new());
-        let arns = seed(&client, fake.as_ref(), &vpc).await;
-        apply_slices(&client, 0).await;
+        let arns = seed(&client, fake.as_ref(), &vpc, SHAPE).await;
+        apply_slices(&client, SHAPE, 0).await;
         println!(
-            "tgb/seed: {BINDINGS} bindings, {} pods in {:.2} s",
-            BINDINGS * PODS_PER,
+            "tgb/seed: {} bindings, {} pods in {:.2} s",
+            SHAPE.bindings,
+            SHAPE.pods(),
             t.elapsed().as_secs_f64()
         );
         let base = mem("baseline (server holds all objects, controller not started)");
@@ -223,24 +304,26 @@ pub fn run() {
             let done = list.items.iter().filter(|b| {
                 b.status.as_ref().and_then(|s| s.observed_generation) == b.metadata.generation
             });
-            if done.count() == BINDINGS {
+            if done.count() == SHAPE.bindings {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         println!(
-            "tgb/startup: {BINDINGS} bindings reconciled (caches synced, finalizers, status) in {:.2} s (concurrency {concurrency})",
+            "tgb/startup: {} bindings reconciled (caches synced, finalizers, status) in {:.2} s (concurrency {concurrency})",
+            SHAPE.bindings,
             start.elapsed().as_secs_f64()
         );
 
         fake.clear_calls();
         let start = Instant::now();
-        apply_slices(&client, PODS_PER).await;
+        apply_slices(&client, SHAPE, SHAPE.pods_per).await;
         let pushed = start.elapsed();
-        let took = wait_targets(fake.as_ref(), &arns, PODS_PER, start).await;
+        let took = wait_targets(fake.as_ref(), &arns, SHAPE.pods_per, start).await;
         println!(
-            "tgb/burst-up: {} endpoints added across {BINDINGS} slices (written in {:.2} s) -> all registered after {:.2} s; RegisterTargets requests: {}",
-            BINDINGS * PODS_PER,
+            "tgb/burst-up: {} endpoints added across {} slices (written in {:.2} s) -> all registered after {:.2} s; RegisterTargets requests: {}",
+            SHAPE.pods(),
+            SHAPE.bindings,
             pushed.as_secs_f64(),
             took.as_secs_f64(),
             fake.count("RegisterTargets")
@@ -249,11 +332,11 @@ pub fn run() {
 
         fake.clear_calls();
         let start = Instant::now();
-        apply_slices(&client, PODS_PER - 5).await;
-        let took = wait_targets(fake.as_ref(), &arns, PODS_PER - 5, start).await;
+        apply_slices(&client, SHAPE, SHAPE.pods_per - 5).await;
+        let took = wait_targets(fake.as_ref(), &arns, SHAPE.pods_per - 5, start).await;
         println!(
             "tgb/burst-down: {} endpoints removed -> all deregistered after {:.2} s; DeregisterTargets requests: {}",
-            BINDINGS * 5,
+            SHAPE.bindings * 5,
             took.as_secs_f64(),
             fake.count("DeregisterTargets")
         );

@@ -1,62 +1,114 @@
-//! Issue #19 item 3, and the TargetGroupBinding reconciler as users run it: the real controller
-//! binary (its own process, so its memory is measured alone) against the in-memory API server in
-//! this process and a private moto_server, in a cluster of 13,000 pods (10,000 behind 500
-//! bindings), 3,000 Services and 6,000 Secrets. Reports the time from process start to `/readyz`
-//! passing and to every binding reconciled, the controller's peak (VmHWM) and steady (VmRSS once
-//! settled) resident memory next to the goals (ready ≤ 10 s, steady ≤ 64 MiB, peak ≤ 96 MiB),
-//! then the time from a burst of EndpointSlice changes to all targets registered in moto (moto's
-//! own latency included: it is a Python server).
+//! Issue #19 item 3 and issue #43, and the TargetGroupBinding reconciler as users run it: the real
+//! controller binary (its own process, so its memory is measured alone) against the in-memory
+//! API server in this process and a private moto_server. `TGB_PROCESS_SIZE` picks the cluster:
+//!
+//! - `13k` (default): 13,000 pods (10,000 behind 500 bindings), 3,000 Services, 6,000 Secrets;
+//!   goals ready ≤ 10 s, steady RSS ≤ 64 MiB, peak ≤ 96 MiB;
+//! - `300k`: 300,000 pods (100,000 behind 5,000 bindings), 30,000 Services, 60,000 Secrets;
+//!   goals ready ≤ 5 s, steady RSS ≤ 96 MiB, peak ≤ 128 MiB.
+//!
+//! Reports the time from process start to `/readyz` passing and to every binding reconciled, the
+//! controller's peak (VmHWM) and steady (VmRSS once settled) resident memory next to the goals,
+//! then (13k only) the time from a burst of EndpointSlice changes to all targets registered in
+//! moto (moto's own latency included: it is a Python server). `TGB_PROCESS_HEAPTRACK=1` runs the
+//! controller under heaptrack (its memory figures are then heaptrack's too);
+//! `TGB_PROCESS_THROTTLE` replaces the ELBv2 client throttle (`--aws-api-throttle`).
 
-use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use aws_load_balancer_controller::aws::{build, parse_api_endpoints, AwsConfig, Ec2Query};
 use aws_load_balancer_controller::crd::TargetGroupBinding;
 use futures::{stream, StreamExt};
 use k8s_openapi::api::core::v1::{Pod, Secret, Service};
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, ListParams, PostParams};
 use kube_test_apiserver::{Options, TestApiServer};
 use serde_json::json;
 
-use crate::moto::Moto;
-use crate::tgb::{apply_slices, proc_status_kib, seed, wait_targets, BINDINGS, NS, PODS_PER};
+use crate::process::{heaptrack_wanted, Controller, Launch, MotoAws};
+use crate::report::print_goal;
+use crate::tgb::{
+    apply_slices, create_running_pod, pod_ip, seed, wait_targets, Shape, NS, SHAPE,
+};
 
-/// The cluster of item 3 beyond what the bindings use: pods behind no binding, Services of no
-/// binding, Secrets (about 1 KiB each, like TLS and token Secrets).
-const PODS: usize = 13_000;
-const SERVICES: usize = 3_000;
-const SECRETS: usize = 6_000;
-const READY_GOAL_S: f64 = 10.0;
-const STEADY_GOAL_MIB: f64 = 64.0;
-const PEAK_GOAL_MIB: f64 = 96.0;
+/// A cluster the controller starts in, and the goals there.
+struct Size {
+    name: &'static str,
+    /// The bindings and the pods behind them.
+    shape: Shape,
+    /// Pods, Services (one per binding among them) and Secrets (about 1 KiB each, like TLS and
+    /// token Secrets) in all.
+    pods: usize,
+    services: usize,
+    secrets: usize,
+    ready_goal_s: f64,
+    steady_goal_mib: f64,
+    peak_goal_mib: f64,
+    /// Whether the EndpointSlice bursts run once the start is measured. At 5,000 bindings a
+    /// burst is at least 5,000 RegisterTargets calls, (5,000 − 20) ÷ 4/s ≈ 21 min under the
+    /// default throttle; the `targets` area measures registration instead.
+    bursts: bool,
+}
 
-async fn rest_of_cluster(client: &kube::Client) {
+const SIZE_13K: Size = Size {
+    name: "13k",
+    shape: SHAPE,
+    pods: 13_000,
+    services: 3_000,
+    secrets: 6_000,
+    ready_goal_s: 10.0,
+    steady_goal_mib: 64.0,
+    peak_goal_mib: 96.0,
+    bursts: true,
+};
+
+const SIZE_300K: Size = Size {
+    name: "300k",
+    shape: Shape {
+        bindings: 5_000,
+        pods_per: 20,
+    },
+    pods: 300_000,
+    services: 30_000,
+    secrets: 60_000,
+    ready_goal_s: 5.0,
+    steady_goal_mib: 96.0,
+    peak_goal_mib: 128.0,
+    bursts: false,
+};
+
+/// The size `TGB_PROCESS_SIZE` names (`13k` when unset).
+fn size() -> Size {
+    match std::env::var("TGB_PROCESS_SIZE").as_deref() {
+        Err(_) | Ok("") | Ok("13k") => SIZE_13K,
+        Ok("300k") => SIZE_300K,
+        Ok(other) => panic!("TGB_PROCESS_SIZE={other}: expected 13k or 300k"),
+    }
+}
+
+/// Requests in flight while seeding the rest of the cluster.
+const SEED_CONCURRENCY: usize = 64;
+/// Pod IPs per second octet of [`pod_ip`]: the pods behind no binding start at the first
+/// second octet the bindings' pods leave free (10.1.0.1 in the 13k cluster).
+const IPS_PER_OCTET: usize = 256 * 250;
+
+/// The cluster beyond what the bindings use: pods behind no binding, Services of no binding,
+/// Secrets.
+async fn rest_of_cluster(client: &kube::Client, size: &Size) {
     let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
     let svcs: Api<Service> = Api::namespaced(client.clone(), NS);
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NS);
     let pp = PostParams::default();
-    stream::iter(0..PODS - BINDINGS * PODS_PER)
-        .for_each_concurrent(16, |i| {
-            let (pods, pp) = (pods.clone(), pp.clone());
+    let first_ip = size.shape.pods().div_ceil(IPS_PER_OCTET) * IPS_PER_OCTET;
+    stream::iter(0..size.pods - size.shape.pods())
+        .for_each_concurrent(SEED_CONCURRENCY, |i| {
+            let pods = pods.clone();
             async move {
-                let name = format!("other-{i}");
-                let pod: Pod = serde_json::from_value(json!({
-                    "metadata": { "name": name, "labels": { "app": format!("other{}", i % 100) } },
-                    "spec": { "nodeName": "node-a", "containers": [{ "name": "c", "image": "x" }] }
-                }))
-                .expect("pod");
-                pods.create(&pp, &pod).await.expect("pod");
-                let st = json!({ "status": { "podIP": format!("10.1.{}.{}", i / 250, i % 250 + 1),
-                    "conditions": [{ "type": "Ready", "status": "True" }] } });
-                pods.patch_status(&name, &PatchParams::default(), &Patch::Merge(&st))
-                    .await
-                    .expect("pod status");
+                let (name, app) = (format!("other-{i}"), format!("other{}", i % 100));
+                create_running_pod(&pods, &name, Some(app.as_str()), &pod_ip(first_ip + i)).await;
             }
         })
         .await;
-    stream::iter(0..SERVICES - BINDINGS)
-        .for_each_concurrent(16, |i| {
+    stream::iter(0..size.services - size.shape.bindings)
+        .for_each_concurrent(SEED_CONCURRENCY, |i| {
             let (svcs, pp) = (svcs.clone(), pp.clone());
             async move {
                 let svc: Service = serde_json::from_value(json!({
@@ -70,8 +122,8 @@ async fn rest_of_cluster(client: &kube::Client) {
         })
         .await;
     let blob = "x".repeat(768);
-    stream::iter(0..SECRETS)
-        .for_each_concurrent(16, |i| {
+    stream::iter(0..size.secrets)
+        .for_each_concurrent(SEED_CONCURRENCY, |i| {
             let (secrets, pp, blob) = (secrets.clone(), pp.clone(), blob.clone());
             async move {
                 let secret: Secret = serde_json::from_value(json!({
@@ -85,93 +137,17 @@ async fn rest_of_cluster(client: &kube::Client) {
         .await;
 }
 
-/// Whether `GET /readyz` on 127.0.0.1:`port` answers 200.
-fn ready(port: u16) -> bool {
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"GET /readyz HTTP/1.0\r\nHost: localhost\r\n\r\n")
-        .is_err()
-    {
-        return false;
-    }
-    let mut head = [0u8; 12];
-    s.read_exact(&mut head).is_ok() && head.ends_with(b"200")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
-
-/// The controller binary next to this bench (`<target>/<profile>/deps/bench-*` →
-/// `<target>/<profile>/aws-load-balancer-controller`), or `$ALBC_BIN`.
-fn controller_binary() -> std::path::PathBuf {
-    if let Some(p) = std::env::var_os("ALBC_BIN") {
-        return p.into();
-    }
-    let exe = std::env::current_exe().expect("current exe");
-    let bin = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("bench lives in <target>/<profile>/deps")
-        .join("aws-load-balancer-controller");
-    assert!(
-        bin.exists(),
-        "{} not found: build it with the same profile (`cargo build --profile perf --bins`) or set ALBC_BIN",
-        bin.display()
-    );
-    bin
-}
-
-fn mem(pid: u32, label: &str) -> (u64, u64) {
-    let pid = pid.to_string();
-    let kib = |field| proc_status_kib(&pid, field);
-    let (rss, hwm) = (kib("VmRSS:"), kib("VmHWM:"));
-    let mib = |k: u64| k as f64 / 1024.0;
-    // VmRSS = RssAnon (heap, stacks) + RssFile (the binary's code and data pages it touched).
-    println!(
-        "tgb-process/memory {label}: controller VmRSS {:.1} MiB (anon {:.1}, file {:.1}), VmHWM {:.1} MiB",
-        mib(rss),
-        mib(kib("RssAnon:")),
-        mib(kib("RssFile:")),
-        mib(hwm)
-    );
-    (rss, hwm)
-}
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 pub fn run() {
+    let size = size();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let bin = controller_binary();
-        let moto = Moto::start();
-        std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
-        std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
-        let endpoints = format!("elasticloadbalancing={0},ec2={0}", moto.endpoint);
-        let aws = AwsConfig {
-            region: Some("us-west-2".into()),
-            vpc_id: Some("vpc-unused".into()),
-            api_endpoints: parse_api_endpoints(&endpoints).expect("endpoints"),
-            ..Default::default()
-        };
-        let (elb, ec2, _) = build(&aws, None).await.expect("sdk");
-        let vpc = ec2.describe_vpcs(&Ec2Query::default()).await.expect("vpcs")[0].clone();
+        let shape = size.shape;
+        let aws = MotoAws::start().await;
+        let elb = aws.elb.clone();
 
         let server = TestApiServer::start(Options::default())
             .await
@@ -181,116 +157,111 @@ pub fn run() {
         let kubeconfig = dir.path().join("kubeconfig");
         server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
         let t = Instant::now();
-        let arns = seed(&client, elb.as_ref(), &vpc.id).await;
-        apply_slices(&client, 0).await;
-        rest_of_cluster(&client).await;
+        let arns = seed(&client, elb.as_ref(), &aws.vpc_id, shape).await;
+        apply_slices(&client, shape, 0).await;
+        let bound = t.elapsed().as_secs_f64();
+        rest_of_cluster(&client, &size).await;
+        let seeded = t.elapsed().as_secs_f64();
         println!(
-            "tgb-process/seed: {BINDINGS} target groups in moto; {BINDINGS} bindings, {PODS} pods ({} behind bindings), {SERVICES} Services, {SECRETS} Secrets in {:.1} s",
-            BINDINGS * PODS_PER,
-            t.elapsed().as_secs_f64()
+            "tgb-process/seed ({}): {} target groups in moto; {} bindings, {} pods ({} behind bindings), {} Services, {} Secrets in {seeded:.1} s ({bound:.1} s for the bindings' part; {:.0} objects/s)",
+            size.name,
+            shape.bindings,
+            shape.bindings,
+            size.pods,
+            shape.pods(),
+            size.services,
+            size.secrets,
+            (shape.bindings + size.pods + size.services + size.secrets) as f64 / seeded
         );
 
-        let certs = dir.path().join("certs");
-        let status = Command::new(&bin)
-            .args(["certs", "generate", "--service=bench", "--namespace=kube-system", "--out"])
-            .arg(&certs)
-            .stderr(Stdio::null())
-            .status()
-            .expect("certs generate");
-        assert!(status.success());
-        let health = free_port();
-        let started = Instant::now();
-        let child = Command::new(&bin)
-            .args([
-                "--cluster-name=bench",
-                "--aws-region=us-west-2",
-                "--log-level=info",
-                "--webhook-bind-host=127.0.0.1",
-                "--webhook-bind-port=0",
-                "--metrics-bind-addr=127.0.0.1:0",
-            ])
-            .arg(format!("--health-probe-bind-addr=127.0.0.1:{health}"))
-            .arg(format!("--aws-vpc-id={}", vpc.id))
+        let heaptrack = heaptrack_wanted("TGB_PROCESS_HEAPTRACK");
+        let mut ctl = Controller::start(Launch {
+            area: "tgb-process",
+            dir: dir.path(),
+            kubeconfig: &kubeconfig,
+            endpoints: &aws.endpoints,
+            vpc_id: &aws.vpc_id,
             // Upstream's default client throttle for Register/DeregisterTargets (4/s, burst 20)
             // alone makes 500 target groups take ~120 s; `TGB_PROCESS_THROTTLE` overrides it
             // (e.g. `elasticloadbalancing:RegisterTargets|DeregisterTargets=100:200`).
-            .args(
-                std::env::var("TGB_PROCESS_THROTTLE")
-                    .map(|t| vec![format!("--aws-api-throttle={t}")])
-                    .unwrap_or_default(),
-            )
-            .arg(format!("--aws-api-endpoints={endpoints}"))
-            .arg(format!("--webhook-cert-dir={}", certs.display()))
-            .arg(format!("--kubeconfig={}", kubeconfig.display()))
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.path().join("controller.log")).expect("log file"))
-            .spawn()
-            .expect("start controller");
-        let mut child = Killed(child);
-        let pid = child.0.id();
-        while !ready(health) {
-            if let Ok(Some(status)) = child.0.try_wait() {
-                let log = std::fs::read_to_string(dir.path().join("controller.log")).unwrap_or_default();
-                panic!("the controller exited ({status}):\n{log}");
-            }
-            assert!(started.elapsed() < Duration::from_secs(300), "never ready");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let to_ready = started.elapsed().as_secs_f64();
-        mem(pid, "at /readyz");
+            extra_args: std::env::var("TGB_PROCESS_THROTTLE")
+                .map(|t| vec![format!("--aws-api-throttle={t}")])
+                .unwrap_or_default(),
+            heaptrack,
+        });
+        let to_ready = ctl.wait_ready().await.as_secs_f64();
+        ctl.mem("at /readyz");
         let tgbs: Api<TargetGroupBinding> = Api::namespaced(client.clone(), NS);
+        // Listing every binding costs the API server (in this process, on the same 2 cores as
+        // the controller): at 5,000 bindings ask every 500 ms.
+        let poll = Duration::from_millis((shape.bindings as u64 / 10).max(50));
+        let patience = Duration::from_secs(600 + shape.bindings as u64 / 5);
         loop {
             let list = tgbs.list(&ListParams::default()).await.expect("list");
             let done = list.items.iter().filter(|b| {
                 b.status.as_ref().and_then(|s| s.observed_generation) == b.metadata.generation
             });
-            if done.count() == BINDINGS {
+            if done.count() == shape.bindings {
                 break;
             }
-            assert!(started.elapsed() < Duration::from_secs(600), "bindings never settled");
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert!(ctl.started.elapsed() < patience, "bindings never settled");
+            tokio::time::sleep(poll).await;
         }
-        let to_settled = started.elapsed().as_secs_f64();
+        let to_settled = ctl.started.elapsed().as_secs_f64();
         tokio::time::sleep(Duration::from_secs(5)).await;
-        let (steady, peak) = mem(pid, "5 s after every binding reconciled (steady)");
+        let (steady, peak) = ctl.mem("5 s after every binding reconciled (steady)");
         let mib = |k: u64| k as f64 / 1024.0;
-        println!(
-            "tgb-process/startup: ready after {to_ready:.2} s (goal <= {READY_GOAL_S} s, ratio {:.2}); all {BINDINGS} bindings reconciled after {to_settled:.2} s",
-            to_ready / READY_GOAL_S
+        let caveat = ctl.rss_caveat();
+        print_goal("tgb-process/startup ready", to_ready, "s", size.ready_goal_s, "");
+        print_goal(
+            "tgb-process/startup steady RSS",
+            mib(steady),
+            "MiB",
+            size.steady_goal_mib,
+            caveat,
+        );
+        print_goal(
+            "tgb-process/startup peak RSS",
+            mib(peak),
+            "MiB",
+            size.peak_goal_mib,
+            caveat,
         );
         println!(
-            "tgb-process/startup memory: steady {:.1} MiB (goal <= {STEADY_GOAL_MIB}, ratio {:.2}), peak {:.1} MiB (goal <= {PEAK_GOAL_MIB}, ratio {:.2})",
-            mib(steady),
-            mib(steady) / STEADY_GOAL_MIB,
-            mib(peak),
-            mib(peak) / PEAK_GOAL_MIB
+            "tgb-process/startup: all {} bindings reconciled after {to_settled:.2} s",
+            shape.bindings
         );
 
-        let start = Instant::now();
-        apply_slices(&client, PODS_PER).await;
-        let took = wait_targets(elb.as_ref(), &arns, PODS_PER, start).await;
-        println!(
-            "tgb-process/burst-up: {} endpoints across {BINDINGS} slices -> all registered in moto after {:.1} s",
-            BINDINGS * PODS_PER,
-            took.as_secs_f64()
-        );
-        mem(pid, "after registration");
-        let start = Instant::now();
-        apply_slices(&client, PODS_PER - 5).await;
-        let took = wait_targets(elb.as_ref(), &arns, PODS_PER - 5, start).await;
-        println!(
-            "tgb-process/burst-down: {} endpoints removed -> all deregistered in moto after {:.1} s",
-            BINDINGS * 5,
-            took.as_secs_f64()
-        );
-        mem(pid, "end");
-        drop(child);
-        let kept = std::env::temp_dir().join("tgb-process-controller.log");
-        if std::fs::copy(dir.path().join("controller.log"), &kept).is_ok() {
-            println!("tgb-process: controller log kept at {}", kept.display());
+        if size.bursts {
+            let start = Instant::now();
+            apply_slices(&client, shape, shape.pods_per).await;
+            let took = wait_targets(elb.as_ref(), &arns, shape.pods_per, start).await;
+            println!(
+                "tgb-process/burst-up: {} endpoints across {} slices -> all registered in moto after {:.1} s",
+                shape.pods(),
+                shape.bindings,
+                took.as_secs_f64()
+            );
+            ctl.mem("after registration");
+            let start = Instant::now();
+            apply_slices(&client, shape, shape.pods_per - 5).await;
+            let took = wait_targets(elb.as_ref(), &arns, shape.pods_per - 5, start).await;
+            println!(
+                "tgb-process/burst-down: {} endpoints removed -> all deregistered in moto after {:.1} s",
+                shape.bindings * 5,
+                took.as_secs_f64()
+            );
+            ctl.mem("end");
+        } else {
+            println!(
+                "tgb-process/bursts: skipped at {} ({} target groups: at least {} RegisterTargets calls, throttle-bound; the `targets` area measures registration)",
+                size.name,
+                shape.bindings,
+                shape.bindings
+            );
         }
+        ctl.stop();
         server.stop().await;
-        drop(moto);
+        drop(aws);
     });
 }
