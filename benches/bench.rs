@@ -1,5 +1,7 @@
 //! Benchmarks, one module per area under `benches/bench/`: `cargo bench --bench bench -- <area>`
-//! (no area = all; `tgb-process` needs the controller binary of the same profile). Figures are printed; they are reported in issue notes, never asserted.
+//! (no area = all but `admission` and `reads`, which run only when named; `tgb-process` needs
+//! the controller binary of the same profile). Figures are printed; they are reported in issue
+//! notes, never asserted.
 
 #[path = "bench/admission.rs"]
 mod admission;
@@ -23,6 +25,8 @@ mod ingress;
 mod model;
 #[path = "../tests/it/support/moto.rs"]
 mod moto;
+#[path = "bench/reads.rs"]
+mod reads;
 #[path = "bench/service.rs"]
 mod service;
 #[path = "bench/tgb.rs"]
@@ -72,5 +76,10 @@ fn main() {
     }
     if wanted("service") {
         service::run();
+    }
+    // Only when asked for: about half an hour (the whole cluster's cold start, then every
+    // controller's passes).
+    if filter.as_deref() == Some("reads") {
+        reads::run();
     }
 }

@@ -12,7 +12,6 @@
 //! per resource per resync (goal ≤ 1), resyncs counted from controller-runtime's
 //! `controller_runtime_reconcile_total`.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use aws_load_balancer_controller::aws::throttle::default_rules;
@@ -20,12 +19,15 @@ use aws_load_balancer_controller::aws::Service;
 use aws_load_balancer_controller::controller::ingress::{self, IngressConfig};
 use aws_load_balancer_controller::controller::metrics::ControllerMetrics;
 use aws_load_balancer_controller::model::ModelConfig;
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::networking::v1::Ingress;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use prometheus_client::registry::Registry;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+
+use super::fixtures::{
+    by_op, ingress_has_status, ingress_object, ingress_objects, ingresses_with_status, reconciles,
+};
 
 const GROUPS: usize = 100;
 const PER_GROUP: usize = 10;
@@ -33,64 +35,6 @@ const LATENCY: Duration = Duration::from_millis(50);
 /// The shortened resync period of the steady-state run and how many periods it lasts.
 const SYNC: Duration = Duration::from_secs(60);
 const PERIODS: u32 = 3;
-
-async fn objects(client: &kube::Client) {
-    let pp = PostParams::default();
-    for g in 0..GROUPS {
-        let ns = format!("ns{g}");
-        let n: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
-        Api::<Namespace>::all(client.clone())
-            .create(&pp, &n)
-            .await
-            .unwrap();
-        for i in 0..PER_GROUP {
-            let svc: k8s_openapi::api::core::v1::Service = serde_json::from_value(json!({
-                "metadata": {"name": format!("svc{i}"), "namespace": ns},
-                "spec": {"type": "NodePort", "ports": [{"port": 80, "targetPort": 8080, "nodePort": 30000 + i}]}
-            }))
-            .unwrap();
-            Api::<k8s_openapi::api::core::v1::Service>::namespaced(client.clone(), &ns)
-                .create(&pp, &svc)
-                .await
-                .unwrap();
-            Api::<Ingress>::namespaced(client.clone(), &ns)
-                .create(&pp, &ingress(g, i, &format!("app{i}.group{g}.example.com")))
-                .await
-                .unwrap();
-        }
-    }
-}
-
-fn ingress(g: usize, i: usize, host: &str) -> Ingress {
-    serde_json::from_value(json!({
-        "metadata": {"name": format!("ing{i}"), "namespace": format!("ns{g}"), "annotations": {
-            "kubernetes.io/ingress.class": "alb",
-            "alb.ingress.kubernetes.io/group.name": format!("group{g}")}},
-        "spec": {"rules": [{"host": host, "http": {"paths": [
-            {"path": "/", "pathType": "Prefix",
-             "backend": {"service": {"name": format!("svc{i}"), "port": {"number": 80}}}}]}}]}
-    }))
-    .unwrap()
-}
-
-fn has_status(i: &Ingress) -> bool {
-    i.status
-        .as_ref()
-        .and_then(|s| s.load_balancer.as_ref())
-        .and_then(|l| l.ingress.as_ref())
-        .is_some_and(|v| !v.is_empty())
-}
-
-async fn with_status(client: &kube::Client) -> usize {
-    Api::<Ingress>::all(client.clone())
-        .list(&Default::default())
-        .await
-        .map(|l| l.items)
-        .unwrap_or_default()
-        .iter()
-        .filter(|i| has_status(i))
-        .count()
-}
 
 /// The client-throttle floor of `ops` (ELBv2 operation names): per upstream default bucket,
 /// (calls beyond its burst) ÷ its rate; the slowest bucket bounds the run.
@@ -115,17 +59,6 @@ fn throttle_floor(ops: &[String]) -> (f64, String) {
     worst
 }
 
-fn by_op(ops: &[String]) -> String {
-    let mut m: BTreeMap<&str, usize> = BTreeMap::new();
-    for o in ops {
-        *m.entry(o).or_default() += 1;
-    }
-    m.iter()
-        .map(|(o, n)| format!("{o} {n}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 fn config(sync_period: Duration, metrics: ControllerMetrics) -> IngressConfig {
     IngressConfig {
         model: ModelConfig {
@@ -138,25 +71,10 @@ fn config(sync_period: Duration, metrics: ControllerMetrics) -> IngressConfig {
     }
 }
 
-/// `controller_runtime_reconcile_total{controller="ingress",result="success"}` in `registry`.
-fn reconciles(registry: &Registry) -> u64 {
-    let mut out = String::new();
-    prometheus_client::encoding::text::encode(&mut out, registry).unwrap();
-    out.lines()
-        .find(|l| {
-            l.starts_with("controller_runtime_reconcile_total{")
-                && l.contains(r#"controller="ingress""#)
-                && l.contains(r#"result="success""#)
-        })
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
 async fn run_both() {
     let server = super::fixtures::api_server_with_crds().await;
     let client = server.client();
-    objects(&client).await;
+    ingress_objects(&client, GROUPS, PER_GROUP).await;
     let (fake, vpc) = super::fixtures::fake_account();
     fake.set_latency(LATENCY);
     let total = GROUPS * PER_GROUP;
@@ -183,13 +101,13 @@ async fn run_both() {
     // the cold start is under way (the first group has status).
     let last = (0..GROUPS).max_by_key(|g| format!("group{g}")).unwrap();
     let ings: Api<Ingress> = Api::namespaced(client.clone(), &format!("ns{last}"));
-    while with_status(&client).await == 0 {
+    while ingresses_with_status(&client).await == 0 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let before = ings.get("ing0").await.unwrap();
     let mut user = None;
-    if !has_status(&before) {
-        let changed = ingress(last, 0, &format!("changed.group{last}.example.com"));
+    if !ingress_has_status(&before) {
+        let changed = ingress_object(last, 0, &format!("changed.group{last}.example.com"));
         ings.patch(
             "ing0",
             &PatchParams::default(),
@@ -197,18 +115,19 @@ async fn run_both() {
         )
         .await
         .unwrap();
-        user = Some((Instant::now(), with_status(&client).await));
+        user = Some((Instant::now(), ingresses_with_status(&client).await));
     }
     let mut user_latency = None;
     loop {
         if user_latency.is_none() {
             if let Some((at, done_then)) = user {
-                if has_status(&ings.get("ing0").await.unwrap()) {
-                    user_latency = Some((at.elapsed(), done_then, with_status(&client).await));
+                if ingress_has_status(&ings.get("ing0").await.unwrap()) {
+                    let done_after = ingresses_with_status(&client).await;
+                    user_latency = Some((at.elapsed(), done_then, done_after));
                 }
             }
         }
-        if with_status(&client).await >= total {
+        if ingresses_with_status(&client).await >= total {
             break;
         }
         assert!(
@@ -275,7 +194,11 @@ async fn run_both() {
         token.clone(),
     ));
     tokio::time::sleep(SYNC * PERIODS).await;
-    let passes = reconciles(&registry) as f64 / GROUPS as f64;
+    let succeeded = reconciles(&registry, "ingress")
+        .get("success")
+        .copied()
+        .unwrap_or(0);
+    let passes = succeeded as f64 / GROUPS as f64;
     let calls = fake.calls();
     let describes = calls
         .iter()

@@ -76,8 +76,13 @@ fn slice(b: usize, pods: usize) -> serde_json::Value {
 }
 
 pub async fn apply_slices(client: &kube::Client, pods: usize) {
+    apply_slices_of(client, BINDINGS, pods).await
+}
+
+/// The EndpointSlice of each of the first `bindings` Services with its first `pods` pods ready.
+pub async fn apply_slices_of(client: &kube::Client, bindings: usize, pods: usize) {
     let api: Api<EndpointSlice> = Api::namespaced(client.clone(), NS);
-    stream::iter(0..BINDINGS)
+    stream::iter(0..bindings)
         .for_each_concurrent(32, |b| {
             let api = api.clone();
             async move {
@@ -127,8 +132,24 @@ pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str) -> Vec<Stri
             .await
             .expect("crd");
     }
+    seed_bindings(client, elb, vpc, BINDINGS, PODS_PER, None).await
+}
+
+/// With the CRDs in place: the Ready node `node-a` (with `provider_id`, which instance targets
+/// need), and per binding `b{i}` (`bindings` of them) a target group `tg-{i}` (in `elb`), a
+/// Service `s{i}`, `pods_per` running pods on `node-a` and the ip TargetGroupBinding; returns
+/// the target-group ARNs.
+pub async fn seed_bindings(
+    client: &kube::Client,
+    elb: &dyn ElbV2,
+    vpc: &str,
+    bindings: usize,
+    pods_per: usize,
+    provider_id: Option<&str>,
+) -> Vec<String> {
     let node: Node = serde_json::from_value(json!({
         "metadata": { "name": "node-a" },
+        "spec": { "providerID": provider_id },
         "status": { "conditions": [{ "type": "Ready", "status": "True" }] }
     }))
     .expect("node");
@@ -137,7 +158,7 @@ pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str) -> Vec<Stri
         .await
         .expect("node");
     let mut arns = Vec::new();
-    for b in 0..BINDINGS {
+    for b in 0..bindings {
         let tg = elb
             .create_target_group((&spec::ip_target_group(&format!("tg-{b}"), 80)).into(), vpc)
             .await
@@ -147,7 +168,7 @@ pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str) -> Vec<Stri
     let svcs: Api<Service> = Api::namespaced(client.clone(), NS);
     let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
     let tgbs: Api<TargetGroupBinding> = Api::namespaced(client.clone(), NS);
-    stream::iter(0..BINDINGS)
+    stream::iter(0..bindings)
         .for_each_concurrent(16, |b| {
             let (svcs, pods, tgbs, arn) = (svcs.clone(), pods.clone(), tgbs.clone(), arns[b].clone());
             async move {
@@ -157,7 +178,7 @@ pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str) -> Vec<Stri
                 }))
                 .expect("svc");
                 svcs.create(&PostParams::default(), &svc).await.expect("svc");
-                for p in 0..PODS_PER {
+                for p in 0..pods_per {
                     let name = format!("p{b}-{p}");
                     let pod: Pod = serde_json::from_value(json!({
                         "metadata": { "name": name },
