@@ -1,10 +1,11 @@
 //! Benchmarks, one module per area under `benches/bench/`: `cargo bench --bench bench -- <area>`
-//! (no area = all). Figures are printed; they are reported in issue notes, never asserted.
+//! (no area = all but `admission` and `reads`, which run only when named). Figures are printed;
+//! they are reported in issue notes, never asserted.
 //!
 //! Areas: `admission`, `admission-index`, `webhook`, `aws`, `model`, `tgb`, `gates`,
 //! `tgb-process` (`TGB_PROCESS_SIZE=13k|300k`), `targets`, `deploy`, `diff`, `ingress`
-//! (`INGRESS_BENCH_SIZE=1000|5000`), `service`. `tgb-process` and `targets` run the controller
-//! binary of the same profile (or `$ALBC_BIN`) against moto_server.
+//! (`INGRESS_BENCH_SIZE=1000|5000`), `service`, `reads`. `tgb-process` and `targets` run the
+//! controller binary of the same profile (or `$ALBC_BIN`) against moto_server.
 
 #[path = "bench/admission.rs"]
 mod admission;
@@ -30,6 +31,8 @@ mod model;
 mod moto;
 #[path = "bench/process.rs"]
 mod process;
+#[path = "bench/reads.rs"]
+mod reads;
 #[path = "bench/report.rs"]
 mod report;
 #[path = "bench/service.rs"]
@@ -86,5 +89,10 @@ fn main() {
     }
     if wanted("service") {
         service::run();
+    }
+    // Only when asked for: about half an hour (the whole cluster's cold start, then every
+    // controller's passes).
+    if filter.as_deref() == Some("reads") {
+        reads::run();
     }
 }

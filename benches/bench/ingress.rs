@@ -26,14 +26,15 @@ use aws_load_balancer_controller::aws::Service;
 use aws_load_balancer_controller::controller::ingress::{self, IngressConfig};
 use aws_load_balancer_controller::controller::metrics::ControllerMetrics;
 use aws_load_balancer_controller::model::ModelConfig;
-use futures::{stream, StreamExt};
-use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::networking::v1::Ingress;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, Patch, PatchParams};
 use prometheus_client::registry::Registry;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use super::fixtures::{
+    by_op, ingress_has_status, ingress_object, ingress_objects, ingresses_with_status, reconciles,
+};
 use crate::report::print_goal;
 
 /// A cluster of Ingress groups and the cold start's goal there.
@@ -73,70 +74,6 @@ const LATENCY: Duration = Duration::from_millis(50);
 /// The shortened resync period of the steady-state run and how many periods it lasts.
 const SYNC: Duration = Duration::from_secs(60);
 const PERIODS: u32 = 3;
-
-async fn objects(client: &kube::Client, size: &Size) {
-    // A group's objects in order, groups side by side: it is all set up before the clock starts.
-    stream::iter(0..size.groups)
-        .for_each_concurrent(16, |g| group_objects(client, g, size.per_group))
-        .await;
-}
-
-/// Group `g`'s namespace, and per Ingress its NodePort Service and the Ingress.
-async fn group_objects(client: &kube::Client, g: usize, per_group: usize) {
-    let pp = PostParams::default();
-    let ns = format!("ns{g}");
-    let n: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
-    Api::<Namespace>::all(client.clone())
-        .create(&pp, &n)
-        .await
-        .unwrap();
-    for i in 0..per_group {
-        let svc: k8s_openapi::api::core::v1::Service = serde_json::from_value(json!({
-            "metadata": {"name": format!("svc{i}"), "namespace": ns},
-            "spec": {"type": "NodePort", "ports": [{"port": 80, "targetPort": 8080, "nodePort": 30000 + i}]}
-        }))
-        .unwrap();
-        Api::<k8s_openapi::api::core::v1::Service>::namespaced(client.clone(), &ns)
-            .create(&pp, &svc)
-            .await
-            .unwrap();
-        Api::<Ingress>::namespaced(client.clone(), &ns)
-            .create(&pp, &ingress(g, i, &format!("app{i}.group{g}.example.com")))
-            .await
-            .unwrap();
-    }
-}
-
-fn ingress(g: usize, i: usize, host: &str) -> Ingress {
-    serde_json::from_value(json!({
-        "metadata": {"name": format!("ing{i}"), "namespace": format!("ns{g}"), "annotations": {
-            "kubernetes.io/ingress.class": "alb",
-            "alb.ingress.kubernetes.io/group.name": format!("group{g}")}},
-        "spec": {"rules": [{"host": host, "http": {"paths": [
-            {"path": "/", "pathType": "Prefix",
-             "backend": {"service": {"name": format!("svc{i}"), "port": {"number": 80}}}}]}}]}
-    }))
-    .unwrap()
-}
-
-fn has_status(i: &Ingress) -> bool {
-    i.status
-        .as_ref()
-        .and_then(|s| s.load_balancer.as_ref())
-        .and_then(|l| l.ingress.as_ref())
-        .is_some_and(|v| !v.is_empty())
-}
-
-async fn with_status(client: &kube::Client) -> usize {
-    Api::<Ingress>::all(client.clone())
-        .list(&Default::default())
-        .await
-        .map(|l| l.items)
-        .unwrap_or_default()
-        .iter()
-        .filter(|i| has_status(i))
-        .count()
-}
 
 /// The client-throttle floor of `ops` (ELBv2 operation names): per upstream default bucket,
 /// (calls beyond its burst) ÷ its rate; the slowest bucket bounds the run.
@@ -198,17 +135,6 @@ fn write_throttle_floor(writes: &[(Service, String)]) -> (f64, Vec<String>, Vec<
     (floor, lines, free)
 }
 
-fn by_op(ops: &[String]) -> String {
-    let mut m: BTreeMap<&str, usize> = BTreeMap::new();
-    for o in ops {
-        *m.entry(o).or_default() += 1;
-    }
-    m.iter()
-        .map(|(o, n)| format!("{o} {n}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 fn config(sync_period: Duration, metrics: ControllerMetrics) -> IngressConfig {
     IngressConfig {
         model: ModelConfig {
@@ -232,15 +158,6 @@ fn metric_sum(registry: &Registry, metric: &str, labels: &[&str]) -> f64 {
         .sum()
 }
 
-/// `controller_runtime_reconcile_total{controller="ingress",result="success"}` in `registry`.
-fn reconciles(registry: &Registry) -> u64 {
-    metric_sum(
-        registry,
-        "controller_runtime_reconcile_total",
-        &[r#"controller="ingress""#, r#"result="success""#],
-    ) as u64
-}
-
 /// The progress the controller's metrics show: reconciles by result, and the queue's depth
 /// (all priorities).
 fn progress(registry: &Registry) -> String {
@@ -261,7 +178,7 @@ async fn run_both(size: Size) {
     let server = super::fixtures::api_server_with_crds().await;
     let client = server.client();
     let t = Instant::now();
-    objects(&client, &size).await;
+    ingress_objects(&client, groups, per_group).await;
     let total = groups * per_group;
     println!(
         "ingress/seed: {total} Ingresses (and as many Services) in {groups} namespaces in {:.1} s",
@@ -293,13 +210,13 @@ async fn run_both(size: Size) {
     // the cold start is under way (the first group has status).
     let last = (0..groups).max_by_key(|g| format!("group{g}")).unwrap();
     let ings: Api<Ingress> = Api::namespaced(client.clone(), &format!("ns{last}"));
-    while with_status(&client).await == 0 {
+    while ingresses_with_status(&client).await == 0 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let before = ings.get("ing0").await.unwrap();
     let mut user = None;
-    if !has_status(&before) {
-        let changed = ingress(last, 0, &format!("changed.group{last}.example.com"));
+    if !ingress_has_status(&before) {
+        let changed = ingress_object(last, 0, &format!("changed.group{last}.example.com"));
         ings.patch(
             "ing0",
             &PatchParams::default(),
@@ -307,7 +224,7 @@ async fn run_both(size: Size) {
         )
         .await
         .unwrap();
-        user = Some((Instant::now(), with_status(&client).await));
+        user = Some((Instant::now(), ingresses_with_status(&client).await));
     }
     let mut user_latency = None;
     let mut next_progress = start + PROGRESS;
@@ -316,19 +233,19 @@ async fn run_both(size: Size) {
             println!(
                 "ingress/cold progress at {:.0} s: {} of {total} Ingresses with status; {}",
                 start.elapsed().as_secs_f64(),
-                with_status(&client).await,
+                ingresses_with_status(&client).await,
                 progress(&cold_registry)
             );
             next_progress += PROGRESS;
         }
         if user_latency.is_none() {
             if let Some((at, done_then)) = user {
-                if has_status(&ings.get("ing0").await.unwrap()) {
-                    user_latency = Some((at.elapsed(), done_then, with_status(&client).await));
+                if ingress_has_status(&ings.get("ing0").await.unwrap()) {
+                    user_latency = Some((at.elapsed(), done_then, ingresses_with_status(&client).await));
                 }
             }
         }
-        if with_status(&client).await >= total {
+        if ingresses_with_status(&client).await >= total {
             break;
         }
         assert!(
@@ -425,7 +342,11 @@ async fn run_both(size: Size) {
         token.clone(),
     ));
     tokio::time::sleep(SYNC * PERIODS).await;
-    let passes = reconciles(&registry) as f64 / groups as f64;
+    let succeeded = reconciles(&registry, "ingress")
+        .get("success")
+        .copied()
+        .unwrap_or(0);
+    let passes = succeeded as f64 / groups as f64;
     let calls = fake.calls();
     let describes = calls
         .iter()

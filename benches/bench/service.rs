@@ -8,60 +8,18 @@ use std::time::{Duration, Instant};
 
 use aws_load_balancer_controller::controller::service::{self, ServiceConfig};
 use aws_load_balancer_controller::model::ModelConfig;
-use k8s_openapi::api::core::v1::{Namespace, Service};
-use kube::api::{Api, PostParams};
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
+
+use super::fixtures::{lb_service_objects, services_with_status};
 
 const NAMESPACES: usize = 10;
 const PER_NAMESPACE: usize = 50;
 const LATENCY: Duration = Duration::from_millis(50);
 
-async fn objects(client: &kube::Client) {
-    let pp = PostParams::default();
-    for n in 0..NAMESPACES {
-        let ns = format!("ns{n}");
-        let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
-        Api::<Namespace>::all(client.clone())
-            .create(&pp, &obj)
-            .await
-            .unwrap();
-        for i in 0..PER_NAMESPACE {
-            let svc: Service = serde_json::from_value(json!({
-                "metadata": {"name": format!("svc{i}"), "namespace": ns},
-                "spec": {"type": "LoadBalancer", "loadBalancerClass": "service.k8s.aws/nlb",
-                         "ports": [{"port": 80, "targetPort": 8080, "nodePort": 30000 + i, "protocol": "TCP"}]}
-            }))
-            .unwrap();
-            Api::<Service>::namespaced(client.clone(), &ns)
-                .create(&pp, &svc)
-                .await
-                .unwrap();
-        }
-    }
-}
-
-async fn with_status(client: &kube::Client) -> usize {
-    Api::<Service>::all(client.clone())
-        .list(&Default::default())
-        .await
-        .map(|l| l.items)
-        .unwrap_or_default()
-        .iter()
-        .filter(|s| {
-            s.status
-                .as_ref()
-                .and_then(|s| s.load_balancer.as_ref())
-                .and_then(|l| l.ingress.as_ref())
-                .is_some_and(|v| !v.is_empty())
-        })
-        .count()
-}
-
 async fn one(concurrency: usize) {
     let server = super::fixtures::api_server_with_crds().await;
     let client = server.client();
-    objects(&client).await;
+    lb_service_objects(&client, "ns", NAMESPACES, PER_NAMESPACE).await;
 
     // Upstream's default ELBv2 throttle and SDK retries.
     let (fake, vpc) = super::fixtures::fake_account();
@@ -86,7 +44,7 @@ async fn one(concurrency: usize) {
         token.clone(),
     ));
     let total = NAMESPACES * PER_NAMESPACE;
-    while with_status(&client).await < total {
+    while services_with_status(&client).await < total {
         assert!(
             start.elapsed() < Duration::from_secs(1800),
             "bench did not converge"

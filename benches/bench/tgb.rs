@@ -184,8 +184,23 @@ pub async fn seed(
             .await
             .expect("crd");
     }
+    seed_bindings(client, elb, vpc, shape, None).await
+}
+
+/// With the CRDs in place: the Ready node `node-a` (with `provider_id`, which instance targets
+/// need), and per binding `b{i}` a target group `tg-{i}` (in `elb`), a Service `s{i}`,
+/// `shape.pods_per` running pods on `node-a` and the ip TargetGroupBinding; returns the target
+/// groups' ARNs in binding order.
+pub async fn seed_bindings(
+    client: &kube::Client,
+    elb: &dyn ElbV2,
+    vpc: &str,
+    shape: Shape,
+    provider_id: Option<&str>,
+) -> Vec<String> {
     let node: Node = serde_json::from_value(json!({
         "metadata": { "name": "node-a" },
+        "spec": { "providerID": provider_id },
         "status": { "conditions": [{ "type": "Ready", "status": "True" }] }
     }))
     .expect("node");
