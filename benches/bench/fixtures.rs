@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use aws_load_balancer_controller::aws::fake::FakeAws;
 use aws_load_balancer_controller::aws::{Caller, Tags};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Namespace, Service as CoreService};
 use k8s_openapi::api::networking::v1::Ingress;
 use kube::api::{Api, PostParams};
 use prometheus_client::registry::Registry;
-use futures::StreamExt;
 use serde_json::json;
 
 /// `groups` explicit groups of `per_group` Ingresses, each with its own NodePort Service.

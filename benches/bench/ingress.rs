@@ -18,7 +18,6 @@
 //! per resource per resync (goal ≤ 1), resyncs counted from controller-runtime's
 //! `controller_runtime_reconcile_total`.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use aws_load_balancer_controller::aws::throttle::default_rules;
@@ -241,7 +240,11 @@ async fn run_both(size: Size) {
         if user_latency.is_none() {
             if let Some((at, done_then)) = user {
                 if ingress_has_status(&ings.get("ing0").await.unwrap()) {
-                    user_latency = Some((at.elapsed(), done_then, ingresses_with_status(&client).await));
+                    user_latency = Some((
+                        at.elapsed(),
+                        done_then,
+                        ingresses_with_status(&client).await,
+                    ));
                 }
             }
         }

@@ -120,7 +120,13 @@ impl Controller {
         let bin = controller_binary();
         let certs = launch.dir.join("certs");
         let status = Command::new(&bin)
-            .args(["certs", "generate", "--service=bench", "--namespace=kube-system", "--out"])
+            .args([
+                "certs",
+                "generate",
+                "--service=bench",
+                "--namespace=kube-system",
+                "--out",
+            ])
             .arg(&certs)
             .stderr(Stdio::null())
             .status()

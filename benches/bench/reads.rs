@@ -683,7 +683,11 @@ async fn run_all() {
         fmt(writes.cold_h.max(writes.warm_h)),
         writes_of(&{
             let mut all = Counts::new();
-            for c in restart.iter().chain(windows.iter()).chain(std::iter::once(&bg)) {
+            for c in restart
+                .iter()
+                .chain(windows.iter())
+                .chain(std::iter::once(&bg))
+            {
                 for (k, v) in c {
                     *all.entry(k.clone()).or_default() += v;
                 }

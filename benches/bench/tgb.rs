@@ -114,9 +114,13 @@ pub async fn apply_slices(client: &kube::Client, shape: Shape, pods: usize) {
             let api = api.clone();
             async move {
                 let pp = PatchParams::apply("bench").force();
-                api.patch(&format!("s{b}-abc"), &pp, &Patch::Apply(&slice(shape, b, pods)))
-                    .await
-                    .expect("slice");
+                api.patch(
+                    &format!("s{b}-abc"),
+                    &pp,
+                    &Patch::Apply(&slice(shape, b, pods)),
+                )
+                .await
+                .expect("slice");
             }
         })
         .await;
@@ -172,12 +176,7 @@ pub async fn wait_targets_every(
 /// Creates the CRDs, one Ready node, and per binding a target group (in `elb`), a Service,
 /// `shape.pods_per` running pods and the ip TargetGroupBinding; returns the target groups' ARNs
 /// in binding order.
-pub async fn seed(
-    client: &kube::Client,
-    elb: &dyn ElbV2,
-    vpc: &str,
-    shape: Shape,
-) -> Vec<String> {
+pub async fn seed(client: &kube::Client, elb: &dyn ElbV2, vpc: &str, shape: Shape) -> Vec<String> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in all_crds() {
         crds.create(&PostParams::default(), &crd)
@@ -231,7 +230,9 @@ pub async fn seed_bindings(
                     "spec": { "ports": [{ "port": 80, "targetPort": 8080 }] }
                 }))
                 .expect("svc");
-                svcs.create(&PostParams::default(), &svc).await.expect("svc");
+                svcs.create(&PostParams::default(), &svc)
+                    .await
+                    .expect("svc");
             }
         })
         .await;
@@ -255,7 +256,9 @@ pub async fn seed_bindings(
                               "serviceRef": { "name": format!("s{b}"), "port": 80 } }
                 }))
                 .expect("tgb");
-                tgbs.create(&PostParams::default(), &tgb).await.expect("tgb");
+                tgbs.create(&PostParams::default(), &tgb)
+                    .await
+                    .expect("tgb");
             }
         })
         .await;
@@ -266,13 +269,17 @@ pub async fn seed_bindings(
 /// kubelet would: running at `ip`, containers ready, Ready. Two requests: the API server drops
 /// the status a pod is created with (it starts `Pending`), as the real one does.
 pub async fn create_running_pod(pods: &Api<Pod>, name: &str, app: Option<&str>, ip: &str) {
-    let labels = app.map(|a| json!({ "app": a })).unwrap_or_else(|| json!({}));
+    let labels = app
+        .map(|a| json!({ "app": a }))
+        .unwrap_or_else(|| json!({}));
     let pod: Pod = serde_json::from_value(json!({
         "metadata": { "name": name, "labels": labels },
         "spec": { "nodeName": "node-a", "containers": [{ "name": "c", "image": "x" }] }
     }))
     .expect("pod");
-    pods.create(&PostParams::default(), &pod).await.expect("pod");
+    pods.create(&PostParams::default(), &pod)
+        .await
+        .expect("pod");
     let st = json!({ "status": { "podIP": ip, "conditions": [
         { "type": "ContainersReady", "status": "True" }, { "type": "Ready", "status": "True" } ] } });
     pods.patch_status(name, &PatchParams::default(), &Patch::Merge(&st))

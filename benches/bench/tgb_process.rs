@@ -25,9 +25,7 @@ use serde_json::json;
 
 use crate::process::{heaptrack_wanted, Controller, Launch, MotoAws};
 use crate::report::print_goal;
-use crate::tgb::{
-    apply_slices, create_running_pod, pod_ip, seed, wait_targets, Shape, NS, SHAPE,
-};
+use crate::tgb::{apply_slices, create_running_pod, pod_ip, seed, wait_targets, Shape, NS, SHAPE};
 
 /// A cluster the controller starts in, and the goals there.
 struct Size {
