@@ -386,18 +386,15 @@ impl PodScope {
         if let Some(new) = selector.as_deref() {
             scope.add_selector(new);
         }
-        let slices = if selector.as_deref() == Some("") {
-            c.slices_of(namespace, name)
-        } else {
-            Vec::new()
-        };
+        let slices = c.slices_of(namespace, name);
         self.grew(&mut inner, namespace, name, selector.as_deref(), &slices, c);
     }
 
     /// Endpoint slice `key` changed (`new`: what it is now; `None`: gone), in the slice cache.
-    /// The pods it names that are not kept are refilled when its Service selects by no selector
-    /// (a Service that selects keeps its pods from their first event, before any endpoint
-    /// names them).
+    /// The pods it names that are not kept are refilled when its Service selects by no selector.
+    /// A Service that selects keeps its pods from their first event, before any endpoint names
+    /// them; a few it names and does not select (their labels changed, or endpoints written by
+    /// hand) are refilled by name once the pods have listed (before, the cache is still empty).
     pub fn slice_changed(&self, key: &ObjKey, new: Option<&Slices>, c: &Sources) {
         let mut inner = self.write();
         inner.unname(key);
@@ -407,18 +404,22 @@ impl PodScope {
         let Some(bound) = inner.bound(&key.0, svc) else {
             return;
         };
-        let by_hand = bound.selector.as_deref() == Some("");
+        let selector = bound.selector.clone();
         let pods = named_pods(slices);
         inner.name(key, svc, &pods);
-        if by_hand {
-            self.refill_missing(&mut inner, &key.0, svc, &pods, c);
+        match selector.as_deref() {
+            None => {}
+            Some("") => self.refill_missing(&mut inner, &key.0, svc, &pods, c, true),
+            Some(_) if c.pods.is_synced() => {
+                self.refill_missing(&mut inner, &key.0, svc, &pods, c, false)
+            }
+            Some(_) => {}
         }
     }
 
     /// Bound Service `ns/svc` came into the scope or changed its selector to `selector`: asks
-    /// for the pods it now takes in (those its selector selects or, when it selects by no
-    /// selector, those its endpoints `slices` name that are not kept; none while it does not
-    /// exist).
+    /// for the pods it now takes in (those its selector selects, and those its endpoints
+    /// `slices` name that are not kept; none while it does not exist).
     fn grew(
         &self,
         inner: &mut Inner,
@@ -428,15 +429,13 @@ impl PodScope {
         slices: &[(ObjKey, Vec<SliceInfo>)],
         c: &Sources,
     ) {
+        let pods: BTreeSet<&str> = slices
+            .iter()
+            .flat_map(|(_, infos)| named_pods(infos))
+            .collect();
         match selector {
             None => {}
-            Some("") => {
-                let pods: BTreeSet<&str> = slices
-                    .iter()
-                    .flat_map(|(_, infos)| named_pods(infos))
-                    .collect();
-                self.refill_missing(inner, ns, svc, &pods, c);
-            }
+            Some("") => self.refill_missing(inner, ns, svc, &pods, c, true),
             Some(selector) => {
                 let Some(refills) = self.refills.get() else {
                     return;
@@ -445,12 +444,16 @@ impl PodScope {
                 if let Some(ticket) = refills.request(ns, selector, "") {
                     inner.wait_for(ns, svc, ticket);
                 }
+                // And the few its endpoints name that its selector may not select.
+                self.refill_missing(inner, ns, svc, &pods, c, false);
             }
         }
     }
 
     /// Asks for the pods of `pods` the pod cache does not hold (their events came while no
-    /// bound Service named them), for Service `ns/svc`'s reconciles to wait on.
+    /// bound Service named them), for Service `ns/svc`'s reconciles to wait on: by name when
+    /// they are few; when many, the whole namespace if `many_too`, else none (a selecting
+    /// Service's selector refill brings those).
     fn refill_missing(
         &self,
         inner: &mut Inner,
@@ -458,6 +461,7 @@ impl PodScope {
         svc: &str,
         pods: &BTreeSet<&str>,
         c: &Sources,
+        many_too: bool,
     ) {
         let Some(refills) = self.refills.get() else {
             return;
@@ -471,6 +475,9 @@ impl PodScope {
                 .collect()
         };
         let ticket = if missing.len() > REFILL_BY_NAME {
+            if !many_too {
+                return;
+            }
             refills.request(ns, "", "")
         } else {
             missing

@@ -246,3 +246,44 @@ async fn a_growing_scope_asks_for_refills_once_the_pods_watch_runs() {
     assert!(refills.pop().is_none(), "one list for them all");
     refills.finish(r.ticket);
 }
+
+/// A selecting Service's endpoints may name pods its selector does not select (their labels
+/// changed, or endpoints written by hand): a few of them, not kept, are refilled by name, when
+/// the Service is bound and, once the pods have listed, when its endpoints change.
+#[tokio::test]
+async fn a_few_pods_a_selecting_service_names_but_does_not_select_are_refilled_by_name() {
+    let c = Cluster::new(&[svc("ns", "api", Some(json!({"app": "api"})))]);
+    c.slices.apply(&slice("ns", "api-1", "api", &["odd"]));
+    let refills = Arc::new(Refills::default());
+    c.caches.scope.set_refills(refills.clone());
+    refills.start();
+    c.bind("ns", "api-tgb", Some("api"));
+    let by_selector = refills.pop().expect("the selector's pods");
+    assert_eq!(by_selector.labels, "app=api");
+    let by_name = refills.pop().expect("the pod named and not selected");
+    assert_eq!(by_name.fields, "metadata.name=odd");
+    assert!(refills.pop().is_none());
+    refills.finish(by_name.ticket);
+
+    // Before the pods have listed, endpoint changes ask nothing (the cache is still empty).
+    c.slices.apply(&slice("ns", "api-1", "api", &["odd", "odd-2"]));
+    assert!(refills.pop().is_none());
+    let pods = Feed::<Pod, PodInfo>::new(
+        c.caches.clone(),
+        |c| &c.pods,
+        project_pod("QUIC_ID".into(), c.caches.clone()),
+        Box::new(|_, _, _| {}),
+    );
+    pods.relist_begin();
+    pods.relist_end();
+    c.slices.apply(&slice("ns", "api-1", "api", &["odd", "odd-3"]));
+    let r = refills.pop().expect("once listed, the missing ones by name");
+    assert_eq!(r.fields, "metadata.name=odd");
+    let r = refills.pop().expect("both");
+    assert_eq!(r.fields, "metadata.name=odd-3");
+    // Many at once: left to the selector (no namespace list for a selecting Service).
+    let many: Vec<String> = (0..20).map(|i| format!("p-{i}")).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    c.slices.apply(&slice("ns", "api-1", "api", &many));
+    assert!(refills.pop().is_none());
+}
