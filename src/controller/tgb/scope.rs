@@ -264,11 +264,12 @@ impl PodScope {
                     .insert(name.to_string(), svc.to_string());
             }
             None => {
-                if let Some(b) = inner.bindings.get_mut(namespace) {
+                let emptied = inner.bindings.get_mut(namespace).is_some_and(|b| {
                     b.remove(name);
-                    if b.is_empty() {
-                        inner.bindings.remove(namespace);
-                    }
+                    b.is_empty()
+                });
+                if emptied {
+                    inner.bindings.remove(namespace);
                 }
             }
         }
