@@ -56,8 +56,9 @@ fn main() -> ExitCode {
 
 // jemalloc, configured at build time (`.cargo/config.toml`): under glibc's malloc the freed
 // memory of a large first list (13,000 Pods) stays in per-thread arenas, which only a restart
-// with GLIBC_TUNABLES could prevent. Figures in docs/performance.md.
-#[cfg(not(target_env = "msvc"))]
+// with GLIBC_TUNABLES could prevent. Figures in docs/performance.md. Feature `heap-profile`
+// keeps the system allocator, the one heaptrack intercepts (jemalloc's calls are invisible to it).
+#[cfg(all(not(target_env = "msvc"), not(feature = "heap-profile")))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
