@@ -170,6 +170,10 @@ pub enum TgbError {
     /// The binding or its Service cannot work as specified.
     #[error("{0}")]
     Invalid(String),
+    /// The pods behind the binding's Service are still being listed (`scope`): the pass is
+    /// retried rather than taking their targets out.
+    #[error("{0}")]
+    PodsNotListed(String),
 }
 
 impl From<NetError> for TgbError {

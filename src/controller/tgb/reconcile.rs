@@ -180,8 +180,13 @@ async fn reconcile_ip(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, Tg
         return backend_not_found(ctx, tgb, msg).await;
     };
     // Pods this binding newly brings into the cache's scope are listed first (see `scope`):
-    // acting without them would deregister their targets.
-    ctx.caches.scope.covered(&ns, svc_name).await;
+    // acting without them would deregister their targets, so a list that does not come in
+    // time fails the pass (retried with backoff) instead.
+    if !ctx.caches.scope.covered(&ns, svc_name).await {
+        return Err(TgbError::PodsNotListed(format!(
+            "the pods of service {ns}/{svc_name} are not listed yet"
+        )));
+    }
     let slices = ctx.caches.slices_of(&ns, svc_name);
     let ipv6 = tgb.spec.ip_address_type == Some(TargetGroupIpAddressType::Ipv6);
     let endpoints = {

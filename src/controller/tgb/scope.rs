@@ -495,8 +495,9 @@ impl PodScope {
     }
 
     /// Returns once the pods of Service `namespace/service` have been brought in (at once
-    /// unless a refill of them is under way).
-    pub async fn covered(&self, namespace: &str, service: &str) {
+    /// unless a refill of them is under way): `false` when they were not within
+    /// [`COVERED_WAIT`], and the caller must not act on the pods at hand.
+    pub async fn covered(&self, namespace: &str, service: &str) -> bool {
         let ticket = {
             let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
             inner
@@ -505,18 +506,11 @@ impl PodScope {
                 .copied()
         };
         let (Some(ticket), Some(refills)) = (ticket, self.refills.get()) else {
-            return;
+            return true;
         };
-        if tokio::time::timeout(COVERED_WAIT, refills.wait(ticket))
+        tokio::time::timeout(COVERED_WAIT, refills.wait(ticket))
             .await
-            .is_err()
-        {
-            tracing::warn!(
-                namespace,
-                service,
-                "the pods of this Service were not refilled in time; reconciling with the pods at hand"
-            );
-        }
+            .is_ok()
     }
 }
 

@@ -177,6 +177,22 @@ fn the_pod_projection_keeps_gated_referenced_and_scoped_pods_only() {
     );
 }
 
+// On tokio's paused clock: the wait runs out at once, in virtual time.
+#[tokio::test(start_paused = true)]
+async fn a_refill_that_never_completes_fails_the_wait_rather_than_acting_without_the_pods() {
+    let c = Cluster::new(&[svc("ns", "api", Some(json!({"app": "api"})))]);
+    let scope = &c.caches.scope;
+    let refills = Arc::new(Refills::default());
+    scope.set_refills(refills.clone());
+    refills.start();
+    c.bind("ns", "api-tgb", Some("api"));
+    let _never_finished = refills.pop().expect("the pods of api are refilled");
+    assert!(
+        !scope.covered("ns", "api").await,
+        "not covered: the reconcile must not read the pods at hand"
+    );
+}
+
 #[tokio::test]
 async fn a_growing_scope_asks_for_refills_once_the_pods_watch_runs() {
     let c = Cluster::new(&[
@@ -192,7 +208,7 @@ async fn a_growing_scope_asks_for_refills_once_the_pods_watch_runs() {
         refills.pop().is_none(),
         "before the pods watch starts, its first list reads everything"
     );
-    scope.covered("ns", "web").await;
+    assert!(scope.covered("ns", "web").await);
 
     refills.start();
     c.bind("ns", "api-tgb", Some("api"));
@@ -207,9 +223,9 @@ async fn a_growing_scope_asks_for_refills_once_the_pods_watch_runs() {
             "a reconcile of api waits for the refill"
         );
         refills.finish(r.ticket);
-        covered.await;
+        assert!(covered.await, "covered once the refill is done");
     }
-    scope.covered("ns", "web").await;
+    assert!(scope.covered("ns", "web").await);
 
     // A second binding of a covered Service asks nothing; a selector change does.
     c.bind("ns", "web-tgb-2", Some("web"));
