@@ -13,6 +13,7 @@ mod driver;
 pub mod gateway;
 mod named;
 pub mod namespaces;
+mod refill;
 mod registry;
 mod run;
 mod store;
@@ -21,7 +22,8 @@ pub mod trim;
 use std::sync::Arc;
 
 pub use count::Count;
-pub use driver::{drive, Kind, Synced};
+pub use driver::{drive, drive_with, Kind, Lister, Page, Synced};
+pub use refill::{Refill, Refills};
 pub use named::{Named, Ref, Wanted};
 pub use registry::Watches;
 pub use store::Store;

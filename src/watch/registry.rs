@@ -19,14 +19,15 @@ use gateway_api::apis::standard::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1::{Endpoints, Namespace, Node, Pod, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
-use kube::api::DynamicObject;
+use kube::api::{DynamicObject, ListParams};
 use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use kube::runtime::watcher;
 use kube::runtime::WatchStreamExt;
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
-use super::driver::{drive, Kind};
+use super::driver::{drive, drive_with, Kind, Lister, Page};
+use super::refill::Refill;
 use super::named::Named;
 use super::namespaces as scope;
 use super::trim;
@@ -134,7 +135,8 @@ impl Default for GatewayKinds {
 
 pub(super) type Driver = BoxFuture<'static, ()>;
 
-/// The driver of a namespaced kind, limited like `--watch-namespace` (empty: all).
+/// The driver of a namespaced kind, limited like `--watch-namespace` (empty: all), once the
+/// kinds it starts after have listed; it makes the refills its indexes ask for.
 pub(super) fn namespaced<K>(
     watches: &Arc<Watches>,
     kind: fn(&Watches) -> &Kind<K>,
@@ -152,9 +154,58 @@ where
     K::DynamicType: Default,
 {
     kind(watches).wanted().then(|| {
-        let events = scope::watch::<K>(client.clone(), namespaces, watcher::Config::default());
-        let w = watches.clone();
-        async move { drive(kind(&w), events).await }.boxed()
+        let after = kind(watches).prerequisites();
+        let (w, client, namespaces) = (watches.clone(), client.clone(), namespaces.to_vec());
+        async move {
+            for s in after {
+                s.wait().await;
+            }
+            let events = scope::watch::<K>(client.clone(), &namespaces, watcher::Config::default());
+            let lister = lister::<K>(client, namespaces);
+            drive_with(kind(&w), events, Some(lister)).await
+        }
+        .boxed()
+    })
+}
+
+/// Objects per page of a refill's list (the watcher's own page size).
+const REFILL_PAGE: u32 = 500;
+
+/// Lists for refills: a page of one namespace's objects the refill's selectors match, none in
+/// a namespace outside `--watch-namespace` (never watched).
+fn lister<K>(client: kube::Client, namespaces: Vec<String>) -> Lister<K>
+where
+    K: Resource<Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+    K::DynamicType: Default,
+{
+    Box::new(move |r: &Refill, token: Option<String>| {
+        if !namespaces.is_empty() && !namespaces.iter().any(|n| *n == r.namespace) {
+            let none: Page<K> = (Vec::new(), None);
+            return futures::future::ready(Ok::<_, kube::Error>(none)).boxed();
+        }
+        let api = Api::<K>::namespaced(client.clone(), &r.namespace);
+        let mut params = ListParams::default().limit(REFILL_PAGE);
+        if !r.labels.is_empty() {
+            params = params.labels(&r.labels);
+        }
+        if !r.fields.is_empty() {
+            params = params.fields(&r.fields);
+        }
+        if let Some(token) = &token {
+            params = params.continue_token(token);
+        }
+        async move {
+            let list = api.list(&params).await?;
+            let next = list.metadata.continue_.filter(|t| !t.is_empty());
+            Ok::<Page<K>, kube::Error>((list.items, next))
+        }
+        .boxed()
     })
 }
 
@@ -175,9 +226,16 @@ where
     K::DynamicType: Default,
 {
     kind(watches).wanted().then(|| {
+        let after = kind(watches).prerequisites();
         let api = Api::<K>::all(client.clone());
         let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
         let w = watches.clone();
-        async move { drive(kind(&w), events).await }.boxed()
+        async move {
+            for s in after {
+                s.wait().await;
+            }
+            drive(kind(&w), events).await
+        }
+        .boxed()
     })
 }

@@ -208,3 +208,51 @@ async fn indexes_see_objects_trimmed() {
     drive(&kind, events).await;
     assert_eq!(*log.0.lock().unwrap(), ["reset x", "apply y", "delete x"]);
 }
+
+/// A refill asked for during a list is listed page by page between two events, each object
+/// handed to the indexes at once and staged with the list in progress (its end must not drop
+/// them), and its ticket is done once the last page is in.
+#[tokio::test]
+async fn a_refill_is_listed_page_by_page_between_events() {
+    use futures::{FutureExt, StreamExt};
+    let kind = Arc::new(Kind::<String>::new("things"));
+    let s = Arc::new(Streaming::default());
+    kind.register(s.clone());
+    let refills = kind.refills();
+    let lister: Lister<String> = Box::new(|r: &Refill, token: Option<String>| {
+        let page: Page<String> = match token.as_deref() {
+            None => (vec![format!("{}/a", r.namespace)], Some("next".to_string())),
+            Some(_) => (vec![format!("{}/b", r.namespace)], None),
+        };
+        futures::future::ready(Ok::<_, kube::Error>(page)).boxed()
+    });
+    let (tx, rx) = futures::channel::mpsc::unbounded();
+    tx.unbounded_send(Event::Init).unwrap();
+    tx.unbounded_send(Event::InitApply("x".to_string())).unwrap();
+    let k = kind.clone();
+    let driver = tokio::spawn(async move { drive_with(&*k, rx.map(ok), Some(lister)).await });
+    while !s.staged.lock().unwrap().contains(&"x".to_string()) {
+        tokio::task::yield_now().await;
+    }
+    let ticket = refills.request("ns", "", "").expect("the driver runs");
+    refills.wait(ticket).await;
+    assert_eq!(*s.log.lock().unwrap(), ["apply ns/a", "apply ns/b"]);
+    tx.unbounded_send(Event::InitDone).unwrap();
+    tx.unbounded_send(Event::Apply("y".to_string())).unwrap();
+    drop(tx);
+    driver.await.unwrap();
+    assert_eq!(
+        *s.log.lock().unwrap(),
+        ["apply ns/a", "apply ns/b", "relisted x,ns/a,ns/b", "apply y"]
+    );
+}
+
+/// Without a lister (a kind whose indexes ask for no refills), no refill is ever made: one
+/// asked for is not needed.
+#[tokio::test]
+async fn without_a_lister_no_refill_is_asked_for() {
+    let kind = Kind::<String>::new("things");
+    kind.register(Arc::new(Log::default()));
+    drive(&kind, stream::iter(vec![ok(Event::Init), ok(Event::InitDone)])).await;
+    assert_eq!(kind.refills().request("ns", "", ""), None);
+}

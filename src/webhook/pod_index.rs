@@ -19,16 +19,57 @@ pub struct BindingEntry {
     pub service: String,
 }
 
-/// `spec.selector` of a Service (empty selects nothing, as upstream).
-/// Kept as an exact-size list: a map node would hold room for eleven pairs per Service.
+/// `spec.selector` of a Service (empty selects nothing, as upstream), as the feeds hand it in.
 pub type Selector = Box<[(String, String)]>;
+
+/// A selector as kept: each key and value followed by a NUL (neither can hold one: the API
+/// server validates selectors as labels), in one allocation. Every Service's is kept (a
+/// binding may name any Service later); a list of string pairs cost three allocations and a
+/// 48-byte slot per pair, ~70 bytes more per Service.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Packed(Box<str>);
+
+impl Packed {
+    fn of(selector: &[(String, String)]) -> Packed {
+        let mut s = String::new();
+        for (k, v) in selector {
+            s.push_str(k);
+            s.push('\0');
+            s.push_str(v);
+            s.push('\0');
+        }
+        Packed(s.into_boxed_str())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn pairs(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        let mut parts = self.0.split_terminator('\0');
+        std::iter::from_fn(move || Some((parts.next()?, parts.next()?)))
+    }
+}
+
+/// namespace → service name → selector.
+type ServiceMap = HashMap<String, HashMap<Box<str>, Packed>>;
 
 #[derive(Debug, Default)]
 struct Sources {
     /// namespace → binding name → entry; BTreeMap keeps upstream's name order for gate order.
     bindings: HashMap<String, BTreeMap<String, BindingEntry>>,
-    /// namespace → service name → selector.
-    services: HashMap<String, HashMap<String, Selector>>,
+    services: ServiceMap,
+}
+
+fn insert_service(map: &mut ServiceMap, namespace: &str, name: &str, selector: Packed) {
+    let name: Box<str> = name.into();
+    if let Some(ns) = map.get_mut(namespace) {
+        ns.insert(name, selector);
+    } else {
+        map.entry(namespace.to_string())
+            .or_default()
+            .insert(name, selector);
+    }
 }
 
 /// Start and end of a text in [`Compiled::text`].
@@ -54,7 +95,7 @@ impl Compiled {
     /// The namespace's candidates, or `None` when it has none.
     fn of(
         bindings: Option<&BTreeMap<String, BindingEntry>>,
-        services: Option<&HashMap<String, Selector>>,
+        services: Option<&HashMap<Box<str>, Packed>>,
     ) -> Option<Compiled> {
         let (bindings, services) = (bindings?, services?);
         let (mut text, mut gates, mut pairs) = (String::new(), Vec::new(), Vec::new());
@@ -67,7 +108,10 @@ impl Compiled {
             if b.target_type.as_deref() != Some("ip") {
                 continue;
             }
-            let Some(selector) = services.get(&b.service).filter(|s| !s.is_empty()) else {
+            let Some(selector) = services
+                .get(b.service.as_str())
+                .filter(|s| !s.is_empty())
+            else {
                 continue;
             };
             let start = text.len() as u32;
@@ -75,7 +119,7 @@ impl Compiled {
             text.push_str(name);
             let gate = (start, text.len() as u32);
             let first = pairs.len() as u32;
-            for (k, v) in selector.iter() {
+            for (k, v) in selector.pairs() {
                 let k = push(&mut text, k);
                 let v = push(&mut text, v);
                 pairs.push((k, v));
@@ -103,6 +147,8 @@ impl Compiled {
 pub struct PodGateIndex {
     sources: Arc<Mutex<Sources>>,
     compiled: Arc<RwLock<HashMap<Box<str>, Compiled>>>,
+    /// The Services of a relist in progress (taken one at a time), swapped in when it completes.
+    relisting_services: Arc<Mutex<ServiceMap>>,
     bindings_synced: Arc<AtomicBool>,
     services_synced: Arc<AtomicBool>,
 }
@@ -161,17 +207,8 @@ impl PodGateIndex {
     }
 
     pub fn upsert_service(&self, namespace: &str, name: &str, selector: Selector) {
-        self.change(namespace, |s| {
-            let name = name.to_string();
-            match s.services.get_mut(namespace) {
-                Some(ns) => ns.insert(name, selector),
-                None => s
-                    .services
-                    .entry(namespace.to_string())
-                    .or_default()
-                    .insert(name, selector),
-            };
-        });
+        let selector = Packed::of(&selector);
+        self.change(namespace, |s| insert_service(&mut s.services, namespace, name, selector));
     }
 
     pub fn remove_service(&self, namespace: &str, name: &str) {
@@ -200,10 +237,42 @@ impl PodGateIndex {
 
     /// Replaces every Service (a watch relist).
     pub fn reset_services(&self, all: Vec<(String, String, Selector)>) {
-        let mut map: HashMap<String, HashMap<String, Selector>> = HashMap::new();
+        let mut map = ServiceMap::new();
         for (ns, name, sel) in all {
-            map.entry(ns).or_default().insert(name, sel);
+            insert_service(&mut map, &ns, &name, Packed::of(&sel));
         }
+        self.replace_services(map);
+    }
+
+    /// A relist of Services starts (again, if one was cut short): nothing staged.
+    pub fn services_relist_begin(&self) {
+        self.relisting_services
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    /// One Service of the relist in progress (not visible until it completes).
+    pub fn services_relist_apply(&self, namespace: &str, name: &str, selector: Selector) {
+        let mut staged = self
+            .relisting_services
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        insert_service(&mut staged, namespace, name, Packed::of(&selector));
+    }
+
+    /// The relist completed: what was staged is every Service.
+    pub fn services_relist_end(&self) {
+        let map = std::mem::take(
+            &mut *self
+                .relisting_services
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        self.replace_services(map);
+    }
+
+    fn replace_services(&self, map: ServiceMap) {
         let mut sources = self.sources.lock().unwrap_or_else(|p| p.into_inner());
         sources.services = map;
         let compiled = Self::recompile_all(&sources);

@@ -98,6 +98,26 @@ impl watch::Index<Service> for PodGateIndex {
     fn reset(&self, objs: &[Arc<Service>]) {
         self.reset_services(objs.iter().filter_map(|o| service_entry(o)).collect());
     }
+
+    // Only the selector of each listed Service is kept: the whole list is never held for
+    // this index.
+    fn streams_relist(&self) -> bool {
+        true
+    }
+
+    fn relist_begin(&self) {
+        self.services_relist_begin();
+    }
+
+    fn relist_apply(&self, obj: &Arc<Service>) {
+        if let Some((ns, name, selector)) = service_entry(obj) {
+            self.services_relist_apply(&ns, &name, selector);
+        }
+    }
+
+    fn relist_end(&self) {
+        self.services_relist_end();
+    }
 }
 
 /// The bindings behind the duplicate-target-group check.

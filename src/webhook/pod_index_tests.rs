@@ -45,6 +45,13 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// The sources as plain maps, for the definition.
+#[derive(Debug, Default)]
+struct Model {
+    bindings: HashMap<String, BTreeMap<String, BindingEntry>>,
+    services: HashMap<String, HashMap<String, Selector>>,
+}
+
 fn sel(pairs: &[usize]) -> Selector {
     // A selector is a map: the last value of a key wins.
     let map: BTreeMap<String, String> = pairs
@@ -56,7 +63,7 @@ fn sel(pairs: &[usize]) -> Selector {
 
 /// The definition, over plain maps: `ip` bindings in name order whose Service exists with a
 /// non-empty selector the labels satisfy.
-fn expected(model: &Sources, ns: &str, labels: &BTreeMap<&str, &str>) -> Vec<String> {
+fn expected(model: &Model, ns: &str, labels: &BTreeMap<&str, &str>) -> Vec<String> {
     let Some(bindings) = model.bindings.get(ns) else {
         return Vec::new();
     };
@@ -80,7 +87,7 @@ fn expected(model: &Sources, ns: &str, labels: &BTreeMap<&str, &str>) -> Vec<Str
         .collect()
 }
 
-fn apply(idx: &PodGateIndex, model: &mut Sources, op: &Op) {
+fn apply(idx: &PodGateIndex, model: &mut Model, op: &Op) {
     match op.clone() {
         Op::Binding(n, m, Some(e)) => {
             idx.upsert_binding(NAMESPACES[n], NAMES[m], e.clone());
@@ -138,7 +145,7 @@ proptest! {
         pods in prop::collection::vec(selector(), 1..4),
     ) {
         let idx = PodGateIndex::default();
-        let mut model = Sources::default();
+        let mut model = Model::default();
         for op in &ops {
             apply(&idx, &mut model, op);
             for ns in NAMESPACES {
@@ -178,4 +185,56 @@ fn a_service_change_alone_moves_the_gates_of_its_namespace_only() {
     idx.remove_service("a", "web");
     assert!(idx.gates_for("a", labels).is_empty(), "Service gone");
     assert_eq!(idx.sizes(), (2, 0));
+}
+
+#[test]
+fn a_selector_packs_and_unpacks_its_pairs() {
+    let pairs = |s: &[(&str, &str)]| -> Vec<(String, String)> {
+        let sel: Vec<(String, String)> = s
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let packed = Packed::of(&sel);
+        assert_eq!(packed.is_empty(), s.is_empty());
+        packed
+            .pairs()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    assert!(pairs(&[]).is_empty());
+    let two = [("app", "web"), ("example.com/tier", "front")];
+    let want: Vec<(String, String)> = two
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(pairs(&two), want);
+    assert_eq!(pairs(&[("", "")]), [(String::new(), String::new())]);
+}
+
+/// A relist taken one Service at a time answers as one handed in whole, and shows nothing
+/// (nor counts as synced) before it completes.
+#[test]
+fn a_streamed_service_relist_answers_as_a_whole_one() {
+    let ip = |svc: &str| BindingEntry {
+        target_type: Some("ip".into()),
+        service: svc.into(),
+    };
+    let web: Selector = [("app".to_string(), "web".to_string())].into();
+    let (whole, streamed) = (PodGateIndex::default(), PodGateIndex::default());
+    for idx in [&whole, &streamed] {
+        idx.reset_bindings(vec![("a".into(), "tgb".into(), ip("web"))]);
+    }
+    whole.reset_services(vec![("a".into(), "web".into(), web.clone())]);
+    streamed.services_relist_begin();
+    streamed.services_relist_apply("a", "old", web.clone());
+    // Cut short: a new relist starts over.
+    streamed.services_relist_begin();
+    streamed.services_relist_apply("a", "web", web);
+    let labels = |k: &str| (k == "app").then_some("web");
+    assert!(!streamed.synced(), "not synced before the relist completes");
+    assert!(streamed.gates_for("a", labels).is_empty(), "nothing shown");
+    streamed.services_relist_end();
+    assert!(streamed.synced());
+    assert_eq!(streamed.gates_for("a", labels), whole.gates_for("a", labels));
+    assert_eq!(streamed.sizes(), (1, 1), "the cut-short relist left nothing");
 }

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use k8s_openapi::api::networking::v1::{Ingress, IngressSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::model::group::key_of;
 use crate::model::{
@@ -79,6 +80,32 @@ impl LastGood {
 
     pub fn forget(&self, group: &GroupId) {
         self.lock().remove(group);
+    }
+
+    /// The group's last deployed member configurations, as Ingresses carrying only their name,
+    /// namespace, annotations and spec (what a snapshot reads to tell which Services a member
+    /// built from one of them may use).
+    pub fn earlier(&self, group: &GroupId) -> Vec<Ingress> {
+        let g = self.lock();
+        let Some(members) = g.get(group) else {
+            return Vec::new();
+        };
+        members
+            .iter()
+            .map(|(key, cfg)| {
+                let (ns, name) = key.split_once('/').unwrap_or(("default", key.as_str()));
+                Ingress {
+                    metadata: ObjectMeta {
+                        name: Some(name.to_string()),
+                        namespace: Some(ns.to_string()),
+                        annotations: cfg.annotations.clone(),
+                        ..Default::default()
+                    },
+                    spec: cfg.spec.clone(),
+                    status: None,
+                }
+            })
+            .collect()
     }
 
     fn get(&self, group: &GroupId, key: &str) -> Option<Config> {

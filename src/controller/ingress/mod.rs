@@ -20,6 +20,7 @@ mod objects;
 mod reconcile;
 mod refs;
 pub(crate) mod secrets;
+mod service_view;
 mod status;
 mod warm;
 

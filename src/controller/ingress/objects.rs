@@ -9,6 +9,8 @@ use std::sync::Mutex;
 use k8s_openapi::api::core::v1::{Namespace, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
 
+use super::service_view::ServiceViews;
+
 use crate::crd::IngressClassParams;
 use crate::model::group::{
     classify, finalizer_groups, group_id, key_of, selector_matches, ClassifiedIngress,
@@ -23,7 +25,8 @@ const NAME_LABEL: &str = "kubernetes.io/metadata.name";
 #[derive(Clone, Default)]
 pub struct Stores {
     pub ingresses: Store<Ingress>,
-    pub services: Store<Service>,
+    /// What the model reads of every Service, not the whole objects (see `service_view`).
+    pub services: ServiceViews,
     pub classes: Store<IngressClass>,
     pub params: Store<IngressClassParams>,
     pub namespaces: Store<Namespace>,
@@ -57,8 +60,6 @@ impl Stores {
             .collect()
     }
 
-    /// What the model needs to build `group`: its members and former members, the Services of
-    /// their namespaces, and the class objects.
     /// Whether any live Ingress of ours belongs to a group other than `group`.
     pub fn other_groups_exist(&self, group: &GroupId, ingress_class: &str) -> bool {
         let objs = self.class_objects();
@@ -70,22 +71,23 @@ impl Stores {
         })
     }
 
-    pub fn snapshot(&self, group: &GroupId, ingress_class: &str) -> ClusterObjects {
+    /// What the model needs to build `group`: its members and former members, the Services
+    /// they mention (or `earlier`, the members' last deployed configurations, which a member
+    /// whose own edit fails is built from, mentions), and the class objects.
+    pub fn snapshot(
+        &self,
+        group: &GroupId,
+        ingress_class: &str,
+        earlier: &[Ingress],
+    ) -> ClusterObjects {
         let mut objs = self.class_objects();
-        let mut namespaces = BTreeSet::new();
         for ing in self.ingresses.state() {
             if groups_of(&ing, &objs, ingress_class).contains(group) {
-                namespaces.insert(ing.metadata.namespace.clone().unwrap_or_default());
                 objs.ingresses.push((*ing).clone());
             }
         }
-        objs.services = self
-            .services
-            .state()
-            .iter()
-            .filter(|s| namespaces.contains(s.metadata.namespace.as_deref().unwrap_or_default()))
-            .map(|s| (**s).clone())
-            .collect();
+        let readers: Vec<&Ingress> = objs.ingresses.iter().chain(earlier).collect();
+        objs.services = self.services.named_by(&readers);
         // Store order is arbitrary; the model sorts members, but keep snapshots stable anyway.
         objs.ingresses.sort_by_key(|i| key_of(&i.metadata));
         objs
@@ -126,9 +128,19 @@ pub struct Fingerprints {
 impl Fingerprints {
     /// Records `value` for `key`; true when it differs from the last one.
     pub fn changed(&self, key: String, value: &serde_json::Value) -> bool {
+        self.changed_to(key, Self::hash(value))
+    }
+
+    /// The fingerprint of `value` (what [`Fingerprints::changed`] records).
+    pub fn hash(value: &serde_json::Value) -> u64 {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         value.to_string().hash(&mut h);
-        let fp = h.finish();
+        h.finish()
+    }
+
+    /// Records fingerprint `fp` (from [`Fingerprints::hash`]) for `key`; true when it differs
+    /// from the last one.
+    pub fn changed_to(&self, key: String, fp: u64) -> bool {
         let mut g = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         g.insert(key, fp) != Some(fp)
     }

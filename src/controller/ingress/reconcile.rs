@@ -65,7 +65,8 @@ async fn staged<T, E>(
 pub async fn reconcile(ctx: &Ctx, id: &GroupId) -> Result<Option<Duration>, IngressError> {
     let class = &ctx.cfg.model.ingress_class;
     let start = std::time::Instant::now();
-    let mut objs = ctx.stores.snapshot(id, class);
+    let earlier = ctx.last_good.earlier(id);
+    let mut objs = ctx.stores.snapshot(id, class, &earlier);
     // The Secrets OIDC actions read are an input like the Services (upstream's GetSecret: the
     // watched copy, else the API server; a failure other than NotFound fails the build).
     match super::secrets::inputs(&ctx.stores.secrets, &ctx.client, &objs).await {

@@ -4,7 +4,7 @@
 //! queue.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::core::v1::{Namespace, Secret, Service};
 use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
@@ -14,11 +14,12 @@ use kube::{Resource, ResourceExt};
 use super::objects::{self, Fingerprints, Stores};
 use super::refs::references_service;
 use super::secrets::Tracker;
+use super::service_view::ServiceView;
 use crate::controller::skeleton::{Priority, Queue, QueueSlot, Source};
 use crate::crd::IngressClassParams;
 use crate::model::group::key_of;
 use crate::model::{oidc, GroupId};
-use crate::watch::{OnEvent, Synced, Watches};
+use crate::watch::{Index, OnEvent, Synced, Watches};
 
 /// Turns watch events into queued groups. Fingerprints are kept on every replica; groups are
 /// queued only while a term of leadership has attached its queue (after its full resync).
@@ -83,25 +84,28 @@ impl Triggers {
         }
     }
 
-    fn service(&self, svc: &Service, deleted: bool) {
-        self.track_secret("Service", &svc.metadata, deleted);
-        let key = key_of(&svc.metadata);
+    /// A Service event, read out of the object as it arrived (see [`ServiceEvent`]).
+    fn service_seen(&self, ev: &ServiceEvent, deleted: bool) {
+        let refs = if deleted {
+            BTreeSet::new()
+        } else {
+            ev.secret_refs.clone()
+        };
+        self.secret_refs.update(format!("Service/{}", ev.key), refs);
         let changed = if deleted {
-            self.services.forget(&key);
+            self.services.forget(&ev.key);
             true
         } else {
-            self.services
-                .changed(key, &objects::service_fingerprint(svc))
+            self.services.changed_to(ev.key.clone(), ev.fingerprint)
         };
         let Some(queue) = self.queue().filter(|_| changed) else {
             return;
         };
-        let ns = svc.metadata.namespace.as_deref().unwrap_or("default");
-        let name = svc.name_any();
+        let (ns, name) = (ev.namespace.as_str(), ev.name.as_str());
         let objs = self.stores.class_objects();
         for ing in self.stores.ingresses.state() {
             if ing.metadata.namespace.as_deref().unwrap_or("default") == ns
-                && references_service(&ing, &name)
+                && references_service(&ing, name)
             {
                 for g in objects::groups_of(&ing, &objs, &self.class) {
                     queue.add(g);
@@ -131,13 +135,12 @@ impl Triggers {
         let services: Vec<String> = self
             .stores
             .services
-            .state()
-            .iter()
-            .filter(|s| {
-                in_ns(&s.metadata)
-                    && oidc::secret_name(s.metadata.annotations.as_ref()).as_deref() == Some(name)
+            .in_namespace(ns)
+            .into_iter()
+            .filter(|(_, v)| {
+                oidc::secret_name(v.annotations().as_ref()).as_deref() == Some(name)
             })
-            .map(|s| s.name_any())
+            .map(|(svc, _)| svc)
             .collect();
         let objs = self.stores.class_objects();
         for ing in self.stores.ingresses.state() {
@@ -195,8 +198,109 @@ impl Triggers {
     }
 }
 
+/// What a Service event tells the triggers and the store, read out of the object as it
+/// arrives, so neither keeps the object: its key, its view, the fingerprint of what the model
+/// reads and the Secrets its `auth-idp-oidc` names.
+struct ServiceEvent {
+    /// `ns/name` (an absent namespace read as `default`, as the model does).
+    key: String,
+    namespace: String,
+    name: String,
+    /// The store's key (namespace as the object has it).
+    store_key: (String, String),
+    view: Arc<ServiceView>,
+    fingerprint: u64,
+    secret_refs: BTreeSet<crate::watch::Ref>,
+}
+
+impl ServiceEvent {
+    fn of(svc: &Service) -> ServiceEvent {
+        ServiceEvent {
+            key: key_of(&svc.metadata),
+            namespace: svc
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into()),
+            name: svc.name_any(),
+            store_key: (svc.namespace().unwrap_or_default(), svc.name_any()),
+            view: Arc::new(ServiceView::of(svc)),
+            fingerprint: Fingerprints::hash(&objects::service_fingerprint(svc)),
+            secret_refs: oidc::secret_refs([&svc.metadata]),
+        }
+    }
+}
+
+/// The Service store and trigger as one index, so a relist is taken one Service at a time (a
+/// first list of 30,000 Services is never held whole): the events are staged, then the store
+/// is swapped and the trigger runs for each listed Service, in list order, as the store and
+/// its trigger did when they were handed the whole list (a Service gone from the list is
+/// dropped from the store; the trigger, as before, hears nothing of it).
+struct ServiceWatch {
+    trig: Arc<Triggers>,
+    relisting: Mutex<Vec<ServiceEvent>>,
+}
+
+impl ServiceWatch {
+    fn staged(&self) -> std::sync::MutexGuard<'_, Vec<ServiceEvent>> {
+        self.relisting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn replace_all(&self, listed: Vec<ServiceEvent>) {
+        let views = &self.trig.stores.services;
+        views.replace(
+            listed
+                .iter()
+                .map(|e| (e.store_key.clone(), e.view.clone()))
+                .collect(),
+        );
+        for ev in &listed {
+            self.trig.service_seen(ev, false);
+        }
+    }
+}
+
+impl Index<Service> for ServiceWatch {
+    fn apply(&self, obj: &Arc<Service>) {
+        let ev = ServiceEvent::of(obj);
+        self.trig
+            .stores
+            .services
+            .set(ev.store_key.clone(), ev.view.clone());
+        self.trig.service_seen(&ev, false);
+    }
+
+    fn delete(&self, obj: &Arc<Service>) {
+        let ev = ServiceEvent::of(obj);
+        self.trig.stores.services.remove(&ev.store_key);
+        self.trig.service_seen(&ev, true);
+    }
+
+    fn reset(&self, objs: &[Arc<Service>]) {
+        self.replace_all(objs.iter().map(|o| ServiceEvent::of(o)).collect());
+    }
+
+    fn streams_relist(&self) -> bool {
+        true
+    }
+
+    fn relist_begin(&self) {
+        self.staged().clear();
+    }
+
+    fn relist_apply(&self, obj: &Arc<Service>) {
+        self.staged().push(ServiceEvent::of(obj));
+    }
+
+    fn relist_end(&self) {
+        let listed = std::mem::take(&mut *self.staged());
+        self.replace_all(listed);
+    }
+}
+
 /// What the controller keeps between terms of leadership: whole-object stores (the model's
-/// input) and the triggers' fingerprints, fed from process start by the process's watches.
+/// input; of Services, only what the model reads) and the triggers' fingerprints, fed from
+/// process start by the process's watches.
 pub struct Warm {
     pub(super) stores: Stores,
     pub(super) trig: Arc<Triggers>,
@@ -234,10 +338,9 @@ impl Warm {
         watches.ingresses.register(Arc::new(OnEvent {
             f: move |o: &Ingress, d| t.ingress(o, d),
         }));
-        let t = trig.clone();
-        watches.services.register(Arc::new(stores.services.clone()));
-        watches.services.register(Arc::new(OnEvent {
-            f: move |o: &Service, d| t.service(o, d),
+        watches.services.register(Arc::new(ServiceWatch {
+            trig: trig.clone(),
+            relisting: Mutex::new(Vec::new()),
         }));
         let t = trig.clone();
         watches

@@ -1,6 +1,7 @@
-//! The Service controller's view of the Service watch, as a [`watch::Index`]: a store of every
-//! watched Service (what a reconcile reads) and upstream's event filter deciding which events
-//! queue a reconcile. Create ⇒ queued when the Service qualifies or still holds our finalizer;
+//! The Service controller's view of the Service watch, as a [`watch::Index`]: a store of the
+//! Services the controller handles or must still clean up (what a reconcile reads; every other
+//! Service, most often a ClusterIP one, is not kept: ~2 KiB each) and upstream's event filter
+//! deciding which events queue a reconcile. Create ⇒ queued when the Service qualifies or still holds our finalizer;
 //! update ⇒ the same, but only when annotations, spec or "being deleted" changed (status,
 //! label and finalizer edits queue nothing) or when the object is unchanged (a re-list, as
 //! upstream's informer resync); delete ⇒ only forgotten (the finalizer turns a deletion into an
@@ -20,7 +21,11 @@ use crate::watch::Index;
 /// process start; Services are queued only while a term of leadership has attached its queue.
 pub struct ServiceFeed {
     cfg: ModelConfig,
+    /// Only the Services [`ServiceFeed::wanted`] says yes to: a reconcile of any other returns
+    /// at once (it neither qualifies nor holds our finalizer), so not keeping it changes nothing.
     services: Mutex<HashMap<String, Arc<Service>>>,
+    /// The wanted Services of a relist in progress, in list order, swapped in when it completes.
+    relisting: Mutex<Vec<Arc<Service>>>,
     queue: QueueSlot<String>,
 }
 
@@ -29,11 +34,13 @@ impl ServiceFeed {
         Self {
             cfg,
             services: Mutex::new(HashMap::new()),
+            relisting: Mutex::new(Vec::new()),
             queue: QueueSlot::default(),
         }
     }
 
-    /// The Service `ns/name` as last seen.
+    /// The Service `ns/name` as last seen, if the controller handles it or must still clean it
+    /// up (no other Service is kept: see [`ServiceFeed::wanted`]).
     pub fn get(&self, key: &str) -> Option<Arc<Service>> {
         self.lock().get(key).cloned()
     }
@@ -96,8 +103,29 @@ impl Source<String> for ServiceFeed {
     }
 }
 
+impl ServiceFeed {
+    /// `wanted` (in list order) is now every Service kept; each is offered against the version
+    /// it replaces.
+    fn replace_all(&self, wanted: Vec<Arc<Service>>) {
+        let fresh: HashMap<String, Arc<Service>> =
+            wanted.iter().map(|s| (service_key(s), s.clone())).collect();
+        let old = std::mem::replace(&mut *self.lock(), fresh);
+        for s in &wanted {
+            self.offer(old.get(&service_key(s)), s);
+        }
+    }
+}
+
+/// A Service that stops being wanted is dropped (its events would queue nothing, and a queued
+/// key finds nothing to do, as it would on the Service itself); one that becomes wanted is
+/// offered with no old version, which counts as a change, as the update that made it wanted
+/// did before.
 impl Index<Service> for ServiceFeed {
     fn apply(&self, obj: &Arc<Service>) {
+        if !self.wanted(obj) {
+            self.lock().remove(&service_key(obj));
+            return;
+        }
         let old = self.lock().insert(service_key(obj), obj.clone());
         self.offer(old.as_ref(), obj);
     }
@@ -107,12 +135,34 @@ impl Index<Service> for ServiceFeed {
     }
 
     fn reset(&self, objs: &[Arc<Service>]) {
-        let fresh: HashMap<String, Arc<Service>> =
-            objs.iter().map(|s| (service_key(s), s.clone())).collect();
-        let old = std::mem::replace(&mut *self.lock(), fresh);
-        for s in objs {
-            self.offer(old.get(&service_key(s)), s);
+        self.replace_all(objs.iter().filter(|s| self.wanted(s)).cloned().collect());
+    }
+
+    // The relist is taken one Service at a time, so a first list of 30,000 Services is never
+    // held whole for this index.
+    fn streams_relist(&self) -> bool {
+        true
+    }
+
+    fn relist_begin(&self) {
+        self.relisting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    fn relist_apply(&self, obj: &Arc<Service>) {
+        if self.wanted(obj) {
+            self.relisting
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(obj.clone());
         }
+    }
+
+    fn relist_end(&self) {
+        let wanted = std::mem::take(&mut *self.relisting.lock().unwrap_or_else(|p| p.into_inner()));
+        self.replace_all(wanted);
     }
 }
 
@@ -193,6 +243,54 @@ mod tests {
                 json!({"metadata": {"deletionTimestamp": "2024-01-01T00:00:00Z"}})
             )
         ));
+    }
+
+    #[test]
+    fn only_services_we_handle_or_must_clean_up_are_kept() {
+        let (f, q) = feed();
+        let cluster_ip = svc(
+            "1",
+            json!({"metadata": {"name": "db"}, "spec": {"type": "ClusterIP", "loadBalancerClass": null}}),
+        );
+        f.apply(&cluster_ip);
+        assert!(f.get("ns/db").is_none(), "a ClusterIP Service is not kept");
+        assert!(q.is_empty());
+        // It becomes a load balancer: kept and queued, as the update did when it was kept.
+        f.apply(&svc("2", json!({"metadata": {"name": "db"}})));
+        assert!(f.get("ns/db").is_some());
+        assert_eq!(q.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_streamed_relist_keeps_and_queues_what_a_whole_one_does() {
+        let (whole, wq) = feed();
+        let (streamed, sq) = feed();
+        let objs = [
+            svc("1", json!({})),
+            svc("1", json!({"metadata": {"name": "db"}, "spec": {"type": "ClusterIP", "loadBalancerClass": null}})),
+            svc("1", json!({"metadata": {"name": "old", "finalizers": ["service.k8s.aws/resources"]},
+                             "spec": {"type": "ClusterIP", "loadBalancerClass": null}})),
+        ];
+        whole.reset(&objs);
+        streamed.relist_begin();
+        for o in &objs {
+            streamed.relist_apply(o);
+        }
+        assert_eq!(sq.len(), 0, "nothing is queued before the relist completes");
+        assert!(streamed.get("ns/web").is_none(), "nor shown");
+        streamed.relist_end();
+        for key in ["ns/web", "ns/db", "ns/old"] {
+            assert_eq!(whole.get(key).is_some(), streamed.get(key).is_some(), "{key}");
+        }
+        assert!(streamed.get("ns/db").is_none());
+        assert_eq!(wq.len(), 2);
+        assert_eq!(sq.len(), 2);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..2 {
+            a.push(wq.next().await);
+            b.push(sq.next().await);
+        }
+        assert_eq!(a, b, "the same keys in the same order");
     }
 
     #[test]

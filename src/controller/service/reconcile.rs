@@ -7,18 +7,19 @@
 //! a Warning, and the finalizer stays), the bindings go, then every AWS resource of the stack,
 //! then the status, then the finalizer.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Service;
-use kube::{Resource, ResourceExt};
+use kube::{Api, Resource, ResourceExt};
 
 use super::{status, Ctx, ServiceError};
 use crate::controller::ingress::sync_bindings;
 use crate::controller::skeleton::{api_of, reason, Failed};
 use crate::controller::{add_finalizer, remove_finalizer};
 use crate::model::service::{
-    build_service_stack, is_pending_finalization, is_service_supported, service_key, ServiceEnv,
-    SERVICE_FINALIZER,
+    build_service_stack, is_pending_finalization, is_service_supported, service_key,
+    weighted_backend_names, ServiceEnv, SERVICE_FINALIZER,
 };
 use crate::model::tags::{TagContext, SERVICE_TAG_PREFIX};
 use crate::model::{GroupId, Stack};
@@ -48,14 +49,12 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Service
         .rec
         .staged("build_model", async {
             let env = if supported {
-                // Weighted backends from the Service cache, as upstream's cached client reads
-                // them (they are not watched: changing one queues nothing).
+                // Weighted backends (they are not watched: changing one queues nothing).
+                let backends = backend_services(ctx, &svc).await?;
                 ctx.env
                     .read(&ctx.deployer, key)
                     .await?
-                    .with_backends_of(&svc, |ns, name| {
-                        ctx.feed.get(&format!("{ns}/{name}")).map(|s| (*s).clone())
-                    })
+                    .with_backends_of(&svc, |_, name| backends.get(name).cloned())
             } else {
                 ServiceEnv::default()
             };
@@ -89,6 +88,35 @@ pub async fn reconcile(ctx: &Ctx, key: &str) -> Result<Option<Duration>, Service
         Err(e) => Err(e),
         Ok(()) => Ok(Some(ctx.cfg.sync_period)),
     }
+}
+
+/// The Services `svc`'s weighted actions name (in its namespace), by name: from the feed when
+/// it keeps them (Services the controller handles), else read from the API server. Upstream
+/// reads them from its cache of every Service; the feed keeps only the Services the controller
+/// handles, and a backend is most often a NodePort or ClusterIP Service it does not, so the
+/// rare Service with weighted backends pays one read per backend per reconcile rather than
+/// every Service of the cluster being kept whole. A Service that does not exist is left out
+/// (the build says it is not found, as with the cache).
+async fn backend_services(
+    ctx: &Ctx,
+    svc: &Service,
+) -> Result<BTreeMap<String, Service>, ServiceError> {
+    let ns = svc.namespace().unwrap_or_else(|| "default".into());
+    let mut found = BTreeMap::new();
+    for name in weighted_backend_names(svc) {
+        let backend = match ctx.feed.get(&format!("{ns}/{name}")) {
+            Some(kept) => Some((*kept).clone()),
+            None => {
+                Api::<Service>::namespaced(ctx.client.clone(), &ns)
+                    .get_opt(&name)
+                    .await?
+            }
+        };
+        if let Some(b) = backend {
+            found.insert(name, b);
+        }
+    }
+    Ok(found)
 }
 
 async fn deploy(ctx: &Ctx, svc: &Service, stack: &Stack) -> Result<(), ServiceError> {

@@ -13,6 +13,7 @@ use kube::{Resource, ResourceExt};
 use crate::watch::Index;
 
 use super::info::{NodeInfo, PodInfo, ServiceInfo, SliceInfo};
+use super::scope::{PodScope, Sources};
 
 /// `(namespace, name)`; namespace is empty for cluster-scoped objects.
 pub type ObjKey = (String, String);
@@ -86,6 +87,8 @@ pub struct Caches {
     /// Keyed by EndpointSlice (or Endpoints object); the value carries the Service name.
     pub slices: Projected<(String, Vec<SliceInfo>)>,
     pub index: PodIndex,
+    /// Which pods are kept (see `scope`).
+    pub scope: PodScope,
     /// `namespace/name` of the bindings present in the cluster that do not decode (a value
     /// these types do not know, e.g. from a newer CRD), with the decode error: they count as
     /// present, never as gone, and their reconciles say so in a Warning event.
@@ -120,6 +123,15 @@ impl Caches {
                 warned.insert(key.to_string(), e.clone());
                 Some(e)
             }
+        }
+    }
+
+    /// The caches the pod scope reads.
+    pub fn scope_sources(&self) -> Sources<'_> {
+        Sources {
+            services: &self.services,
+            slices: &self.slices,
+            pods: &self.pods,
         }
     }
 
@@ -182,6 +194,12 @@ impl PodIndex {
         if !pods.is_empty() {
             g.by_binding.insert(bkey, pods);
         }
+    }
+
+    /// Whether some binding's last reconcile referenced the pod.
+    pub fn references(&self, ns: &str, pod: &str) -> bool {
+        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        g.by_pod.contains_key(&(ns.to_string(), pod.to_string()))
     }
 
     pub fn bindings_of(&self, ns: &str, pod: &str) -> Vec<String> {
@@ -302,11 +320,35 @@ where
     }
 }
 
-/// The pod projection; `quic_env` is `--quic-environment-variable-name`.
+/// The pod projection, `None` (not kept) for a pod no binding may read: one without a
+/// target-health readiness gate, referenced by no binding's last reconcile, and neither named
+/// by the endpoints of nor selected by a Service an ip binding of its namespace names (see
+/// `scope`). `quic_env` is `--quic-environment-variable-name`.
 pub fn project_pod(
     quic_env: String,
+    caches: Arc<Caches>,
 ) -> impl Fn(&k8s_openapi::api::core::v1::Pod) -> Option<PodInfo> + Send + Sync + 'static {
-    move |p: &k8s_openapi::api::core::v1::Pod| Some(PodInfo::from_pod(p, &quic_env))
+    move |p: &k8s_openapi::api::core::v1::Pod| {
+        let ns = p.namespace().unwrap_or_default();
+        let name = p.name_any();
+        let kept = has_health_gate(p)
+            || caches.scope.wants(&ns, &name, p.metadata.labels.as_ref())
+            || caches.index.references(&ns, &name);
+        kept.then(|| PodInfo::from_pod(p, &quic_env))
+    }
+}
+
+/// Whether the pod has a readiness gate of a target-health type (such a pod is kept whatever
+/// selects it: the gates of a deleted binding are released from the cache).
+fn has_health_gate(p: &k8s_openapi::api::core::v1::Pod) -> bool {
+    p.spec
+        .iter()
+        .flat_map(|s| s.readiness_gates.iter().flatten())
+        .any(|g| {
+            super::info::GATE_PREFIXES
+                .iter()
+                .any(|pre| g.condition_type.starts_with(pre))
+        })
 }
 
 pub fn project_node(n: &k8s_openapi::api::core::v1::Node) -> Option<NodeInfo> {

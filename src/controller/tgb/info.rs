@@ -202,12 +202,22 @@ pub struct ServiceInfo {
     /// `spec.type` (`ClusterIP` when unset).
     pub type_: String,
     pub ports: Vec<ServicePortInfo>,
+    /// `spec.selector` as a label selector (`k=v,k2=v2`, in key order; empty when it has
+    /// none): which pods the controller keeps for a binding of this Service (see `scope`).
+    pub selector: Box<str>,
 }
 
 impl ServiceInfo {
     pub fn from_service(s: &Service) -> ServiceInfo {
         let spec = s.spec.as_ref();
+        let selector: Vec<String> = spec
+            .and_then(|s| s.selector.as_ref())
+            .iter()
+            .flat_map(|m| m.iter())
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         ServiceInfo {
+            selector: selector.join(",").into(),
             type_: spec
                 .and_then(|s| s.type_.clone())
                 .unwrap_or_else(|| "ClusterIP".into()),

@@ -3,12 +3,12 @@
 //! readiness gates in step with AWS.
 //!
 //! Watch-driven: the process's watches of Services, EndpointSlices, Pods and Nodes feed small
-//! projected caches on every replica ([`Warm`]), and while leading each change enqueues only
-//! the bindings it concerns. Error retries back off exponentially up to
-//! `max_backoff`; target health is polled only while a gated pod is not True, 0.5 s after a
-//! registration and then as long again as the targets have waited, up to `requeue` (upstream's
-//! flag, which upstream polls at throughout; see [`polls`]); a settled binding relies on the
-//! watches and the `resync` period.
+//! projected caches on every replica ([`Warm`]; of pods, only those a binding may read: see
+//! `scope`), and while leading each change enqueues only the bindings it concerns. Error
+//! retries back off exponentially up to `max_backoff`; target health is polled only while a
+//! gated pod is not True, 0.5 s after a registration and then as long again as the targets
+//! have waited, up to `requeue` (upstream's flag, which upstream polls at throughout; see
+//! [`polls`]); a settled binding relies on the watches and the `resync` period.
 
 mod cache;
 pub mod endpoints;
@@ -19,6 +19,7 @@ pub mod networking;
 mod polls;
 pub mod quic;
 mod reconcile;
+mod scope;
 pub mod selector;
 pub mod sg_rules;
 mod sync;

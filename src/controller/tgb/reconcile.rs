@@ -179,6 +179,9 @@ async fn reconcile_ip(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, Tg
         let msg = format!("backend not found: unable to find port {p} on service {ns}/{svc_name}");
         return backend_not_found(ctx, tgb, msg).await;
     };
+    // Pods this binding newly brings into the cache's scope are listed first (see `scope`):
+    // acting without them would deregister their targets.
+    ctx.caches.scope.covered(&ns, svc_name).await;
     let slices = ctx.caches.slices_of(&ns, svc_name);
     let ipv6 = tgb.spec.ip_address_type == Some(TargetGroupIpAddressType::Ipv6);
     let endpoints = {

@@ -15,6 +15,7 @@ use kube::ResourceExt;
 use super::cache::{self, Caches, Feed, ObjKey, OnChange};
 use super::info::{PodInfo, SliceInfo, GATE_PREFIXES};
 use crate::controller::skeleton::{Priority, QueueSlot, Source};
+use crate::crd::target_group_binding::TargetType;
 use crate::crd::TargetGroupBinding;
 use crate::watch::{self, Synced, Watches};
 
@@ -119,6 +120,11 @@ impl Bindings {
     }
 }
 
+/// The Service of an ip binding (the only kind that reads pods).
+fn ip_service(tgb: &TargetGroupBinding) -> Option<&str> {
+    (tgb.spec.target_type == Some(TargetType::Ip)).then_some(tgb.spec.service_ref.name.as_str())
+}
+
 impl watch::Index<DynamicObject> for Bindings {
     fn apply(&self, obj: &Arc<DynamicObject>) {
         let key = key_of(obj);
@@ -135,9 +141,14 @@ impl watch::Index<DynamicObject> for Bindings {
                 }
             }
         };
+        let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
+        // Before the trigger: the reconcile it queues finds the pods' refill asked for.
+        let sources = self.caches.scope_sources();
+        self.caches
+            .scope
+            .set_binding(&ns, &name, ip_service(&tgb), &sources);
         self.write(&Event::Apply(tgb));
-        self.trig
-            .send(&obj.namespace().unwrap_or_default(), &obj.name_any());
+        self.trig.send(&ns, &name);
     }
 
     fn delete(&self, obj: &Arc<DynamicObject>) {
@@ -148,6 +159,9 @@ impl watch::Index<DynamicObject> for Bindings {
         {
             self.write(&Event::Delete(tgb));
         }
+        let (ns, name) = (obj.namespace().unwrap_or_default(), obj.name_any());
+        let sources = self.caches.scope_sources();
+        self.caches.scope.set_binding(&ns, &name, None, &sources);
     }
 
     fn reset(&self, objs: &[Arc<DynamicObject>]) {
@@ -163,6 +177,15 @@ impl watch::Index<DynamicObject> for Bindings {
             })
             .collect();
         *self.undecodable() = bad;
+        let ip: Vec<(String, String, String)> = all
+            .iter()
+            .filter_map(|tgb| {
+                let svc = ip_service(tgb)?;
+                Some((tgb.namespace().unwrap_or_default(), tgb.name_any(), svc.to_string()))
+            })
+            .collect();
+        let sources = self.caches.scope_sources();
+        self.caches.scope.reset_bindings(ip, &sources);
         {
             let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             w.apply_watcher_event(&Event::Init);
@@ -202,18 +225,25 @@ impl Warm {
             trig: trig.clone(),
             caches: caches.clone(),
         }));
-        let t = trig.clone();
-        let on_service: OnChange<_> = Box::new(move |(ns, n): &ObjKey, _, _| t.by_service(ns, n));
+        caches.scope.set_refills(watches.pods.refills());
+        let (t, c) = (trig.clone(), caches.clone());
+        let on_service: OnChange<_> = Box::new(move |(ns, n): &ObjKey, _, _| {
+            c.scope.service_changed(ns, n, &c.scope_sources());
+            t.by_service(ns, n)
+        });
         watches.services.register(Arc::new(Feed::<Service, _>::new(
             caches.clone(),
             |c| &c.services,
             cache::project_service,
             on_service,
         )));
-        let t = trig.clone();
-        let on_slice = move |(ns, _): &ObjKey,
+        let (t, c) = (trig.clone(), caches.clone());
+        let on_slice = move |key: &ObjKey,
                              old: Option<&(String, Vec<SliceInfo>)>,
                              new: Option<&(String, Vec<SliceInfo>)>| {
+            // Before the trigger: the reconcile it queues finds the pods' refill asked for.
+            c.scope.slice_changed(key, new, &c.scope_sources());
+            let ns = &key.0;
             let svcs: BTreeSet<&str> = old
                 .iter()
                 .chain(new.iter())
@@ -263,9 +293,15 @@ impl Warm {
         watches.pods.register(Arc::new(Feed::<Pod, _>::new(
             caches.clone(),
             |c| &c.pods,
-            cache::project_pod(quic_env.to_string()),
+            cache::project_pod(quic_env.to_string(), caches.clone()),
             on_pod,
         )));
+        // Which pods are kept depends on the bindings, Services and endpoints (see `scope`):
+        // their lists come first (and the webhooks, which need the first two, are ready
+        // sooner).
+        watches.pods.start_after(watches.bindings.synced());
+        watches.pods.start_after(watches.services.synced());
+        watches.pods.start_after(slices_synced.clone());
         let t = trig.clone();
         watches.nodes.register(Arc::new(Feed::<Node, _>::new(
             caches.clone(),

@@ -271,6 +271,7 @@ fn service_port_by_number_or_name() {
                 node_port: None,
             },
         ],
+        ..Default::default()
     };
     assert_eq!(
         find_service_port(&svc, &IntOrString::Int(443))
