@@ -1,6 +1,7 @@
 //! The load balancer: found among the VPC's load balancers by stack tags in the shared inventory
-//! (through the tagging API under gate `EnableRGTAPI`, see `tagged`), paired by resource id, created or updated in
-//! place (security groups, subnets, IP address type, attributes, tags). Scheme or type changes
+//! (through the tagging API under gate `EnableRGTAPI`, see `tagged`), paired by resource id,
+//! created or updated in place (security groups, subnets, IP address type, attributes, tags)
+//! and described again after a create or change, for the inventory. Scheme or type changes
 //! cannot be made in place: the old one is deleted first (as upstream does) and a new one
 //! created.
 

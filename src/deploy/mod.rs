@@ -308,7 +308,11 @@ impl Deployer {
     pub(crate) fn invalidate_if_stale(&self, e: &Error) {
         if let Error::Aws { source, what } = e {
             if inventory::stales(source) {
-                tracing::debug!(error = %source, step = %what, "the inventory may be stale; listing again at the next read");
+                tracing::debug!(
+                    error = %source,
+                    step = %what,
+                    "the inventory may be stale; listing again at the next read"
+                );
                 self.inventory.invalidate();
             }
         }

@@ -1,8 +1,8 @@
 //! Security groups: the stack's managed (frontend) SG — found by stack tags among the VPC's
 //! cluster-tagged groups of the shared inventory, created, its ingress permissions and tags
-//! reconciled (and the inventory told how it left them) — the cluster's shared backend SG (found or
-//! created once per `Deployer`, never deleted here), and bounded deletion that waits out
-//! DependencyViolation.
+//! reconciled (and the inventory told how it left them) — the cluster's shared backend SG
+//! (found or created once per `Deployer`, never deleted here), and bounded deletion that waits
+//! out DependencyViolation.
 
 use std::collections::BTreeSet;
 

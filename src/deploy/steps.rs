@@ -183,10 +183,16 @@ impl Deployer {
         // The certificates created for members in place of their tokens.
         let listeners = super::certificate::listeners_with_certificates(stack, res)?;
         let have = self.describe_listeners_of(lb_arn).await?;
+        // AWS keeps rules on ALB listeners only: an NLB's have their default actions and nothing
+        // to describe (as the frontend NLB's listeners never had).
+        let rules_possible = !stack
+            .load_balancer
+            .as_ref()
+            .is_some_and(|l| l.lb_type == "network");
         // The rules of the listeners that stay, described first so that their tags and the
         // listeners' come in one DescribeTags (20 ARNs a request) rather than one per kind.
         let mut have_rules: BTreeMap<String, Vec<aws::Rule>> = BTreeMap::new();
-        for h in &have {
+        for h in have.iter().filter(|_| rules_possible) {
             if listeners.iter().any(|w| w.port == i32::from(h.port)) {
                 have_rules.insert(h.arn.clone(), self.describe_rules_of(&h.arn).await?);
             }
@@ -215,6 +221,9 @@ impl Deployer {
                 .filter(|r| r.listener_arn == Token::ListenerArn(*port))
                 .cloned()
                 .collect();
+            if !rules_possible && rules.is_empty() {
+                continue;
+            }
             let described = have_rules.remove(arn);
             rule_leftovers.extend(
                 self.sync_rules(stack.kind, arn, described, &rules, res)

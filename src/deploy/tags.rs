@@ -95,9 +95,9 @@ pub fn diff(desired: &Tags, actual: &Tags, policy: &TagPolicy) -> TagDiff {
 /// grow it forever.
 pub const TAG_CACHE_MAX_ENTRIES: usize = 4096;
 
-/// Listener and rule tags by ARN, shared by the concurrent deploys of one `Deployer`. Entries expire after
-/// the TTL and are dropped when read stale; past `max` entries the stale ones go, then the
-/// oldest.
+/// Listener and rule tags by ARN, shared by the concurrent deploys of one `Deployer`. Entries
+/// expire after the TTL and are dropped when read stale; past `max` entries the stale ones go,
+/// then the oldest.
 #[derive(Debug)]
 pub struct TagCache {
     entries: Mutex<HashMap<String, (Instant, Tags)>>,
