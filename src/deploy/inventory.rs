@@ -266,7 +266,12 @@ impl Inventory {
     async fn list_now(&self) -> Result<()> {
         let started = Instant::now();
         let (epoch, known) = self.begin();
-        let listed = self.list(known).await;
+        let mut listed = self.list(known.clone()).await;
+        // A resource deleted between the listing and DescribeTags (anyone's, anywhere in the
+        // VPC) fails the tags request: once more, rather than failing every deploy waiting.
+        if matches!(&listed, Err(Error::Aws { source, .. }) if source.is_not_found()) {
+            listed = self.list(known).await;
+        }
         self.finish(epoch, started, listed)
     }
 

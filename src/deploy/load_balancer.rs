@@ -45,9 +45,17 @@ impl Deployer {
             return Ok(found);
         }
         self.inventory.ensure(None).await?;
-        Ok(self
-            .inventory
-            .lbs_where(|_, t| tags::is_owned(t, &self.cluster, kind, stack_id)))
+        Ok(self.listed_lbs(kind, stack_id))
+    }
+
+    /// The stack's load balancers as the inventory has them now (listed by the caller).
+    pub(crate) fn listed_lbs(
+        &self,
+        kind: StackKind,
+        stack_id: &str,
+    ) -> Vec<(aws::LoadBalancer, Tags)> {
+        self.inventory
+            .lbs_where(|_, t| tags::is_owned(t, &self.cluster, kind, stack_id))
     }
 
     /// Describes the load balancer `arn` again after this deploy created or changed it, into

@@ -126,9 +126,7 @@ impl Deployer {
     ) -> Result<Vec<aws::SecurityGroup>> {
         if self.tagging.is_none() {
             self.inventory.ensure(None).await?;
-            return Ok(self
-                .inventory
-                .sgs_where(|g| tags::is_owned(&g.tags, &self.cluster, kind, stack_id)));
+            return Ok(self.listed_sgs(kind, stack_id));
         }
         let q = Ec2Query::default()
             .filter("vpc-id", [self.vpc_id.as_str()])
@@ -142,6 +140,12 @@ impl Deployer {
             .into_iter()
             .filter(|g| tags::is_owned(&g.tags, &self.cluster, kind, stack_id))
             .collect())
+    }
+
+    /// The stack's security groups as the inventory has them now (listed by the caller).
+    pub(crate) fn listed_sgs(&self, kind: StackKind, stack_id: &str) -> Vec<aws::SecurityGroup> {
+        self.inventory
+            .sgs_where(|g| tags::is_owned(&g.tags, &self.cluster, kind, stack_id))
     }
 
     /// Creates or updates the managed SG; the matched group is removed from `existing`.

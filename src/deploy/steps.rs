@@ -74,19 +74,28 @@ pub(super) struct Leftovers<'a> {
 
 impl Deployer {
     /// The stack's security groups, target groups and load balancers in AWS (`sid`: its stack
-    /// id), the frontend NLB's apart. A stack being deleted (no load balancer) reads a listing
-    /// begun after it was asked for: everything of the stack goes, also what appeared within
-    /// the inventory's TTL.
+    /// id), the frontend NLB's apart: from one look at the inventory. A stack being deleted (no
+    /// load balancer) reads a listing begun after it was asked for: everything of the stack
+    /// goes, also what appeared within the inventory's TTL.
     pub(super) async fn find_owned(&self, stack: &Stack, sid: &str) -> Result<Owned> {
         let kind = stack.kind;
-        if stack.load_balancer.is_none() && self.tagging.is_none() {
+        let (sgs, mut tgs, mut lbs) = if self.tagging.is_none() {
+            let deleting = stack.load_balancer.is_none();
             self.inventory
-                .ensure(Some(std::time::Instant::now()))
+                .ensure(deleting.then(std::time::Instant::now))
                 .await?;
-        }
-        let sgs = self.find_owned_sgs(kind, sid).await?;
-        let mut tgs = self.find_owned_tgs(kind, sid).await?;
-        let mut lbs = self.find_owned_lbs(kind, sid).await?;
+            (
+                self.listed_sgs(kind, sid),
+                self.listed_tgs(kind, sid),
+                self.listed_lbs(kind, sid),
+            )
+        } else {
+            (
+                self.find_owned_sgs(kind, sid).await?,
+                self.find_owned_tgs(kind, sid).await?,
+                self.find_owned_lbs(kind, sid).await?,
+            )
+        };
         let frontend = frontend_nlb::split(stack, &mut lbs, &mut tgs);
         Ok(Owned {
             sgs,

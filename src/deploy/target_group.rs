@@ -112,9 +112,17 @@ impl Deployer {
             return Ok(found);
         }
         self.inventory.ensure(None).await?;
-        Ok(self
-            .inventory
-            .tgs_where(|_, t| tags::is_owned(t, &self.cluster, kind, stack_id)))
+        Ok(self.listed_tgs(kind, stack_id))
+    }
+
+    /// The stack's target groups as the inventory has them now (listed by the caller).
+    pub(crate) fn listed_tgs(
+        &self,
+        kind: StackKind,
+        stack_id: &str,
+    ) -> Vec<(aws::TargetGroup, Tags)> {
+        self.inventory
+            .tgs_where(|_, t| tags::is_owned(t, &self.cluster, kind, stack_id))
     }
 
     /// Creates the target group `tg` of the model in the VPC; into the inventory at once, so
