@@ -22,9 +22,7 @@ use std::time::{Duration, Instant};
 
 use super::error::{Context, Error, Result};
 use super::tags::{CLUSTER_TAG, LEGACY_CLUSTER_TAG, TAG_CACHE_TTL};
-use crate::aws::{
-    self, AwsError, Ec2, Ec2Query, ElbV2, LoadBalancerQuery, Tags, TargetGroupQuery,
-};
+use crate::aws::{self, AwsError, Ec2, Ec2Query, ElbV2, LoadBalancerQuery, Tags, TargetGroupQuery};
 
 /// How long one listing serves every deployer of the process. Well under any resync period
 /// (10 h by default; controllers with a shorter one cap it to half of it, see [`ttl_for`]), so a

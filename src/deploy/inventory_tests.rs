@@ -70,7 +70,10 @@ fn errors_that_may_mean_a_stale_inventory() {
     assert!(stales(&e("DuplicateTargetGroupName", Some(400))));
     assert!(stales(&e("InvalidSecurityGroup", Some(400))));
     assert!(stales(&e("InternalFailure", Some(500))), "outcome unknown");
-    assert!(!stales(&e("Throttling", Some(400))), "refused: nothing changed");
+    assert!(
+        !stales(&e("Throttling", Some(400))),
+        "refused: nothing changed"
+    );
     assert!(!stales(&e("ValidationError", Some(400))));
     assert!(!stales(&e("AccessDenied", Some(403))));
 }
@@ -124,7 +127,11 @@ async fn only_the_vpcs_resources_and_the_cluster_tagged_groups_are_kept() {
     let tgs = inv.tgs_where(|_, _| true);
     assert_eq!(names(&tgs), ["ours"]);
     assert_eq!(tgs[0].1, t(&[("a", "1")]));
-    let mut sgs: Vec<String> = inv.sgs_where(|_| true).into_iter().map(|g| g.name).collect();
+    let mut sgs: Vec<String> = inv
+        .sgs_where(|_| true)
+        .into_iter()
+        .map(|g| g.name)
+        .collect();
     sgs.sort();
     assert_eq!(sgs, ["current", "legacy"]);
 }
@@ -217,7 +224,10 @@ async fn our_own_writes_update_the_inventory() {
     inv.gone("arn:made");
     assert_eq!(names(&inv.tgs_where(|_, _| true)), ["kept"]);
     let id = sg(&fake, "made-sg", &vpc, t(&[(CLUSTER_TAG, "c")])).await;
-    assert!(inv.sgs_where(|g| g.id == id).is_empty(), "not ours to know yet");
+    assert!(
+        inv.sgs_where(|g| g.id == id).is_empty(),
+        "not ours to know yet"
+    );
     inv.put_sg(aws::SecurityGroup {
         id: id.clone(),
         ..Default::default()
@@ -225,17 +235,18 @@ async fn our_own_writes_update_the_inventory() {
     assert_eq!(inv.sgs_where(|g| g.id == id).len(), 1);
     inv.sg_gone(&id);
     assert!(inv.sgs_where(|g| g.id == id).is_empty());
-    assert_eq!(fake.count("DescribeTargetGroups"), 1, "no listing for any of it");
+    assert_eq!(
+        fake.count("DescribeTargetGroups"),
+        1,
+        "no listing for any of it"
+    );
 }
 
 #[tokio::test]
 async fn a_failed_listing_is_an_error_and_the_next_reader_lists_again() {
     let (fake, vpc) = account();
     let inv = inventory(&fake, &vpc);
-    fake.fail_nth_call(
-        1,
-        AwsError::from_code("InternalFailure", "boom", Some(500)),
-    );
+    fake.fail_nth_call(1, AwsError::from_code("InternalFailure", "boom", Some(500)));
     let err = inv.ensure(None).await.unwrap_err();
     assert!(
         matches!(&err, Error::Aws { source, .. } if source.code() == "InternalFailure"),

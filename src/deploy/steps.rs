@@ -194,10 +194,10 @@ impl Deployer {
         let have = self.describe_listeners_of(lb_arn).await?;
         // AWS keeps rules on ALB listeners only: an NLB's have their default actions and nothing
         // to describe (as the frontend NLB's listeners never had).
-        let rules_possible = !stack
+        let rules_possible = stack
             .load_balancer
             .as_ref()
-            .is_some_and(|l| l.lb_type == "network");
+            .is_none_or(|l| l.lb_type != "network");
         // The rules of the listeners that stay, described first so that their tags and the
         // listeners' come in one DescribeTags (20 ARNs a request) rather than one per kind.
         let mut have_rules: BTreeMap<String, Vec<aws::Rule>> = BTreeMap::new();

@@ -148,13 +148,7 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
         cloud.ec2.clone(),
         cloud.resolved.vpc_id.clone(),
     ));
-    let deployer = recorded_deployer(
-        cfg,
-        &icfg,
-        &cloud,
-        CertDiscovery::for_ingresses,
-        &inventory,
-    );
+    let deployer = recorded_deployer(cfg, &icfg, &cloud, CertDiscovery::for_ingresses, &inventory);
     // Gate `EnableCertificateManagement`: the certificates Ingresses ask for, requested through
     // the recorder (which describes them as issued); a real one still pending is not waited for.
     let deployer = if cfg.gate("EnableCertificateManagement") {
@@ -167,14 +161,9 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
     // The Gateway controllers' own ACM discovery, as the controller builds it (it never leaves
     // out the certificates `EnableCertificateManagement` made); upstream's Gateway deployers
     // always reset dropped listener settings, whatever `EnhancedDefaultBehavior` says.
-    let gw_deployer = recorded_deployer(
-        cfg,
-        &icfg,
-        &cloud,
-        CertDiscovery::for_gateways,
-        &inventory,
-    )
-    .with_enhanced_default_behavior(true);
+    let gw_deployer =
+        recorded_deployer(cfg, &icfg, &cloud, CertDiscovery::for_gateways, &inventory)
+            .with_enhanced_default_behavior(true);
     let mut notes = Vec::new();
     let mut gw_gates = cfg.gateway.clone();
     // Gate `GlobalAcceleratorController`, in a partition with Global Accelerator.

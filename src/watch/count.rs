@@ -15,7 +15,11 @@ use super::Index;
 /// has fixed keys, so one key always hashes the same.
 fn hashed<K: Resource>(obj: &K) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    obj.meta().namespace.as_deref().unwrap_or_default().hash(&mut h);
+    obj.meta()
+        .namespace
+        .as_deref()
+        .unwrap_or_default()
+        .hash(&mut h);
     obj.name_any().hash(&mut h);
     h.finish()
 }
@@ -122,7 +126,11 @@ mod tests {
         let c = Count::default();
         let index: &dyn Index<Service> = &c;
         index.reset(&[svc("ab", "c"), svc("a", "bc"), svc("a", "b")]);
-        assert_eq!(c.get(), Some(3), "the split between namespace and name counts");
+        assert_eq!(
+            c.get(),
+            Some(3),
+            "the split between namespace and name counts"
+        );
         index.delete(&svc("a", "bc"));
         assert_eq!(c.get(), Some(2));
         index.delete(&svc("a", "bc"));

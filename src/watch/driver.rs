@@ -74,10 +74,7 @@ impl<K> Kind<K> {
 
     /// The kinds this one's watch waits for.
     pub(super) fn prerequisites(&self) -> Vec<Synced> {
-        self.after
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.after.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Where an index asks for objects it did not keep and now wants ([`Refills`]).

@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 pub use count::Count;
 pub use driver::{drive, drive_with, Kind, Lister, Page, Synced};
-pub use refill::{Refill, Refills};
 pub use named::{Named, Ref, Wanted};
+pub use refill::{Refill, Refills};
 pub use registry::Watches;
 pub use store::Store;
 

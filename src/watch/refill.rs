@@ -66,9 +66,10 @@ impl Refills {
             if !st.running {
                 return None;
             }
-            let queued = st.queue.iter().find(|r| {
-                r.namespace == namespace && r.labels == labels && r.fields == fields
-            });
+            let queued = st
+                .queue
+                .iter()
+                .find(|r| r.namespace == namespace && r.labels == labels && r.fields == fields);
             if let Some(r) = queued {
                 return Some(r.ticket);
             }
@@ -136,11 +137,19 @@ mod tests {
     #[tokio::test]
     async fn refills_are_made_once_running_in_order_and_once_each() {
         let r = Refills::default();
-        assert_eq!(r.request("ns", "app=web", ""), None, "not running: not needed");
+        assert_eq!(
+            r.request("ns", "app=web", ""),
+            None,
+            "not running: not needed"
+        );
         assert!(r.pop().is_none());
         r.start();
         let a = r.request("ns", "app=web", "").unwrap();
-        assert_eq!(r.request("ns", "app=web", ""), Some(a), "asked again while queued");
+        assert_eq!(
+            r.request("ns", "app=web", ""),
+            Some(a),
+            "asked again while queued"
+        );
         let b = r.request("ns", "", "metadata.name=p").unwrap();
         assert!(b > a);
         assert!(!r.is_done(a));
@@ -150,7 +159,10 @@ mod tests {
         assert!(r.is_done(a) && !r.is_done(b));
         r.wait(a).await;
         let second = r.next().await;
-        assert_eq!((second.ticket, second.fields.as_str()), (b, "metadata.name=p"));
+        assert_eq!(
+            (second.ticket, second.fields.as_str()),
+            (b, "metadata.name=p")
+        );
         r.finish(b);
         r.wait(b).await;
         let c = r.request("ns", "app=web", "").unwrap();

@@ -27,9 +27,9 @@ use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
 use super::driver::{drive, drive_with, Kind, Lister, Page};
-use super::refill::Refill;
 use super::named::Named;
 use super::namespaces as scope;
+use super::refill::Refill;
 use super::trim;
 use crate::crd::gateway::{
     ListenerRuleConfiguration, LoadBalancerConfiguration, TargetGroupConfiguration,
@@ -185,7 +185,7 @@ where
     K::DynamicType: Default,
 {
     Box::new(move |r: &Refill, token: Option<String>| {
-        if !namespaces.is_empty() && !namespaces.iter().any(|n| *n == r.namespace) {
+        if !namespaces.is_empty() && !namespaces.contains(&r.namespace) {
             let none: Page<K> = (Vec::new(), None);
             return futures::future::ready(Ok::<_, kube::Error>(none)).boxed();
         }

@@ -228,7 +228,8 @@ async fn a_refill_is_listed_page_by_page_between_events() {
     });
     let (tx, rx) = futures::channel::mpsc::unbounded();
     tx.unbounded_send(Event::Init).unwrap();
-    tx.unbounded_send(Event::InitApply("x".to_string())).unwrap();
+    tx.unbounded_send(Event::InitApply("x".to_string()))
+        .unwrap();
     let k = kind.clone();
     let driver = tokio::spawn(async move { drive_with(&*k, rx.map(ok), Some(lister)).await });
     while !s.staged.lock().unwrap().contains(&"x".to_string()) {
@@ -243,7 +244,12 @@ async fn a_refill_is_listed_page_by_page_between_events() {
     driver.await.unwrap();
     assert_eq!(
         *s.log.lock().unwrap(),
-        ["apply ns/a", "apply ns/b", "relisted x,ns/a,ns/b", "apply y"]
+        [
+            "apply ns/a",
+            "apply ns/b",
+            "relisted x,ns/a,ns/b",
+            "apply y"
+        ]
     );
 }
 
@@ -253,6 +259,10 @@ async fn a_refill_is_listed_page_by_page_between_events() {
 async fn without_a_lister_no_refill_is_asked_for() {
     let kind = Kind::<String>::new("things");
     kind.register(Arc::new(Log::default()));
-    drive(&kind, stream::iter(vec![ok(Event::Init), ok(Event::InitDone)])).await;
+    drive(
+        &kind,
+        stream::iter(vec![ok(Event::Init), ok(Event::InitDone)]),
+    )
+    .await;
     assert_eq!(kind.refills().request("ns", "", ""), None);
 }

@@ -108,10 +108,7 @@ impl Compiled {
             if b.target_type.as_deref() != Some("ip") {
                 continue;
             }
-            let Some(selector) = services
-                .get(b.service.as_str())
-                .filter(|s| !s.is_empty())
-            else {
+            let Some(selector) = services.get(b.service.as_str()).filter(|s| !s.is_empty()) else {
                 continue;
             };
             let start = text.len() as u32;
@@ -208,7 +205,9 @@ impl PodGateIndex {
 
     pub fn upsert_service(&self, namespace: &str, name: &str, selector: Selector) {
         let selector = Packed::of(&selector);
-        self.change(namespace, |s| insert_service(&mut s.services, namespace, name, selector));
+        self.change(namespace, |s| {
+            insert_service(&mut s.services, namespace, name, selector)
+        });
     }
 
     pub fn remove_service(&self, namespace: &str, name: &str) {

@@ -235,6 +235,13 @@ fn a_streamed_service_relist_answers_as_a_whole_one() {
     assert!(streamed.gates_for("a", labels).is_empty(), "nothing shown");
     streamed.services_relist_end();
     assert!(streamed.synced());
-    assert_eq!(streamed.gates_for("a", labels), whole.gates_for("a", labels));
-    assert_eq!(streamed.sizes(), (1, 1), "the cut-short relist left nothing");
+    assert_eq!(
+        streamed.gates_for("a", labels),
+        whole.gates_for("a", labels)
+    );
+    assert_eq!(
+        streamed.sizes(),
+        (1, 1),
+        "the cut-short relist left nothing"
+    );
 }

@@ -138,7 +138,10 @@ fn a_rebuilt_service_carries_exactly_the_fields_the_model_reads() {
     .unwrap();
     assert_eq!(rebuilt, want);
     let bare = ServiceView::of(&objs.services[2]).to_service("shop", "unrelated");
-    assert_eq!(bare.metadata.annotations, None, "no annotation kept, none shown");
+    assert_eq!(
+        bare.metadata.annotations, None,
+        "no annotation kept, none shown"
+    );
 }
 
 #[test]

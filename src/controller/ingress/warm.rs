@@ -137,9 +137,7 @@ impl Triggers {
             .services
             .in_namespace(ns)
             .into_iter()
-            .filter(|(_, v)| {
-                oidc::secret_name(v.annotations().as_ref()).as_deref() == Some(name)
-            })
+            .filter(|(_, v)| oidc::secret_name(v.annotations().as_ref()).as_deref() == Some(name))
             .map(|(svc, _)| svc)
             .collect();
         let objs = self.stores.class_objects();

@@ -267,9 +267,15 @@ mod tests {
         let (streamed, sq) = feed();
         let objs = [
             svc("1", json!({})),
-            svc("1", json!({"metadata": {"name": "db"}, "spec": {"type": "ClusterIP", "loadBalancerClass": null}})),
-            svc("1", json!({"metadata": {"name": "old", "finalizers": ["service.k8s.aws/resources"]},
-                             "spec": {"type": "ClusterIP", "loadBalancerClass": null}})),
+            svc(
+                "1",
+                json!({"metadata": {"name": "db"}, "spec": {"type": "ClusterIP", "loadBalancerClass": null}}),
+            ),
+            svc(
+                "1",
+                json!({"metadata": {"name": "old", "finalizers": ["service.k8s.aws/resources"]},
+                             "spec": {"type": "ClusterIP", "loadBalancerClass": null}}),
+            ),
         ];
         whole.reset(&objs);
         streamed.relist_begin();
@@ -280,7 +286,11 @@ mod tests {
         assert!(streamed.get("ns/web").is_none(), "nor shown");
         streamed.relist_end();
         for key in ["ns/web", "ns/db", "ns/old"] {
-            assert_eq!(whole.get(key).is_some(), streamed.get(key).is_some(), "{key}");
+            assert_eq!(
+                whole.get(key).is_some(),
+                streamed.get(key).is_some(),
+                "{key}"
+            );
         }
         assert!(streamed.get("ns/db").is_none());
         assert_eq!(wq.len(), 2);

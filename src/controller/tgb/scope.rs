@@ -55,12 +55,15 @@ fn named_pods(slices: &[SliceInfo]) -> BTreeSet<&str> {
         .collect()
 }
 
+/// Selectors by the value of their first pair.
+type SelectorsByValue = HashMap<Box<str>, Vec<Box<str>>>;
+
 /// What the ip bindings of one namespace select.
 #[derive(Debug, Default)]
 struct NsScope {
     /// The bound Services' non-empty selectors (`k=v,k2=v2`, once per Service), by the key and
     /// value of their first pair: a pod is looked up by each of its labels.
-    by_first: HashMap<Box<str>, HashMap<Box<str>, Vec<Box<str>>>>,
+    by_first: HashMap<Box<str>, SelectorsByValue>,
     /// Each bound Service.
     services: HashMap<String, Bound>,
 }

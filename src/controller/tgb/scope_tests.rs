@@ -106,7 +106,11 @@ fn pods_selected_by_an_ip_bindings_service_are_kept_and_no_others() {
     c.bind("ns", "web-tgb", Some("web"));
     // An instance binding (no Service given) reads no pods.
     c.bind("ns", "api-tgb", None);
-    let front = [("app", "web"), ("tier", "front"), ("pod-template-hash", "x")];
+    let front = [
+        ("app", "web"),
+        ("tier", "front"),
+        ("pod-template-hash", "x"),
+    ];
     assert!(c.wants("ns", "p", &front));
     assert!(!c.wants("ns", "p", &[("app", "web")]), "every pair counts");
     assert!(!c.wants("ns", "p", &[("app", "api")]));
@@ -128,12 +132,16 @@ fn pods_selected_by_an_ip_bindings_service_are_kept_and_no_others() {
 fn pods_the_endpoints_of_a_bound_service_name_are_kept_whatever_their_labels() {
     // A Service without a selector, its endpoints written by hand (as the benchmarks do).
     let c = Cluster::new(&[svc("ns", "manual", None), svc("ns", "other", None)]);
-    c.slices.apply(&slice("ns", "manual-1", "manual", &["a", "b"]));
+    c.slices
+        .apply(&slice("ns", "manual-1", "manual", &["a", "b"]));
     c.slices.apply(&slice("ns", "other-1", "other", &["c"]));
     assert!(!c.wants("ns", "a", &[]), "nothing bound yet");
     c.bind("ns", "tgb", Some("manual"));
     assert!(c.wants("ns", "a", &[]) && c.wants("ns", "b", &[]));
-    assert!(!c.wants("ns", "c", &[]), "named by an unbound Service's endpoints");
+    assert!(
+        !c.wants("ns", "c", &[]),
+        "named by an unbound Service's endpoints"
+    );
     assert!(!c.wants("other-ns", "a", &[]));
     c.slices.apply(&slice("ns", "manual-1", "manual", &["b"]));
     assert!(!c.wants("ns", "a", &[]), "no longer named");
@@ -217,14 +225,19 @@ async fn a_growing_scope_asks_for_refills_once_the_pods_watch_runs() {
     assert!(refills.pop().is_none());
     c.services
         .apply(&svc("ns", "late", Some(json!({"app": "late"}))));
-    let r = refills.pop().expect("the pods of the Service that appeared");
+    let r = refills
+        .pop()
+        .expect("the pods of the Service that appeared");
     assert_eq!(r.labels, "app=late");
     refills.finish(r.ticket);
 
     // Endpoints of a bound Service naming pods the cache does not hold: by name when few,
     // the whole namespace when many.
     c.bind("ns", "manual-tgb", Some("manual"));
-    assert!(refills.pop().is_none(), "no selector, no endpoints yet: nothing to list");
+    assert!(
+        refills.pop().is_none(),
+        "no selector, no endpoints yet: nothing to list"
+    );
     c.slices.apply(&slice("ns", "manual-1", "manual", &["m-1"]));
     let r = refills.pop().expect("the one pod named");
     assert_eq!(
@@ -266,7 +279,8 @@ async fn a_few_pods_a_selecting_service_names_but_does_not_select_are_refilled_b
     refills.finish(by_name.ticket);
 
     // Before the pods have listed, endpoint changes ask nothing (the cache is still empty).
-    c.slices.apply(&slice("ns", "api-1", "api", &["odd", "odd-2"]));
+    c.slices
+        .apply(&slice("ns", "api-1", "api", &["odd", "odd-2"]));
     assert!(refills.pop().is_none());
     let pods = Feed::<Pod, PodInfo>::new(
         c.caches.clone(),
@@ -276,8 +290,11 @@ async fn a_few_pods_a_selecting_service_names_but_does_not_select_are_refilled_b
     );
     pods.relist_begin();
     pods.relist_end();
-    c.slices.apply(&slice("ns", "api-1", "api", &["odd", "odd-3"]));
-    let r = refills.pop().expect("once listed, the missing ones by name");
+    c.slices
+        .apply(&slice("ns", "api-1", "api", &["odd", "odd-3"]));
+    let r = refills
+        .pop()
+        .expect("once listed, the missing ones by name");
     assert_eq!(r.fields, "metadata.name=odd");
     let r = refills.pop().expect("both");
     assert_eq!(r.fields, "metadata.name=odd-3");

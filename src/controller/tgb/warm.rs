@@ -181,7 +181,11 @@ impl watch::Index<DynamicObject> for Bindings {
             .iter()
             .filter_map(|tgb| {
                 let svc = ip_service(tgb)?;
-                Some((tgb.namespace().unwrap_or_default(), tgb.name_any(), svc.to_string()))
+                Some((
+                    tgb.namespace().unwrap_or_default(),
+                    tgb.name_any(),
+                    svc.to_string(),
+                ))
             })
             .collect();
         let sources = self.caches.scope_sources();

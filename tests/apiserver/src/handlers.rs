@@ -386,46 +386,49 @@ fn list(app: &App, p: &ResPath, q: &HashMap<String, String>) -> ApiResult<Respon
             )));
         }
     }
-    let (items, rv) = selected(app, p, q)?;
-    let key = |o: &Value| {
-        let m = |f: &str| {
-            o.pointer(&format!("/metadata/{f}"))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        (m("namespace"), m("name"))
-    };
-    let mut items: &[Arc<Value>] = &items;
-    if let Some(token) = q.get("continue").filter(|c| !c.is_empty()) {
-        let bad = || ApiError::BadRequest("continue key is not valid".into());
-        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(token)
-            .map_err(|_| bad())?;
-        let c: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
-        let (trv, tns, tname) = (
-            c["rv"].as_u64().unwrap_or(0),
-            c["ns"].as_str().unwrap_or(""),
-            c["name"].as_str().unwrap_or(""),
-        );
-        if trv < compacted {
-            return Err(ApiError::Gone("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into()));
-        }
-        let start = items.partition_point(|o| key(o) <= (tns.to_string(), tname.to_string()));
-        items = &items[start..];
-    }
     let limit = q
         .get("limit")
         .and_then(|l| l.parse::<usize>().ok())
         .filter(|l| *l > 0);
+    let after = match q.get("continue").filter(|c| !c.is_empty()) {
+        None => None,
+        Some(token) => {
+            let bad = || ApiError::BadRequest("continue key is not valid".into());
+            let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(token)
+                .map_err(|_| bad())?;
+            let c: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
+            if c["rv"].as_u64().unwrap_or(0) < compacted {
+                return Err(ApiError::Gone("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into()));
+            }
+            let part = |f: &str| c[f].as_str().unwrap_or("").to_string();
+            Some((part("ns"), part("name")))
+        }
+    };
+    let (labels, fields) = selectors(q)?;
+    let (items, remaining, rv) = app.store.list_page(
+        def,
+        p.ns.as_deref(),
+        after,
+        |o| labels.matches(o) && fields.matches(o),
+        limit.unwrap_or(usize::MAX),
+    );
     let mut meta = json!({"resourceVersion": rv.to_string()});
-    if let Some(limit) = limit.filter(|l| *l < items.len()) {
-        let (ns, name) = key(&items[limit - 1]);
-        let token = json!({"rv": rv, "ns": ns, "name": name}).to_string();
-        meta["continue"] = json!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token));
-        meta["remainingItemCount"] = json!(items.len() - limit);
-        items = &items[..limit];
+    if remaining > 0 {
+        if let Some(last) = items.last() {
+            let m = |f: &str| {
+                last.pointer(&format!("/metadata/{f}"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let token = json!({"rv": rv, "ns": m("namespace"), "name": m("name")}).to_string();
+            meta["continue"] =
+                json!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token));
+            meta["remainingItemCount"] = json!(remaining);
+        }
     }
+    let items: &[Arc<Value>] = &items;
     // Written by hand so 10,000 stored objects are serialized without being copied.
     let av = def.api_version();
     let mut out = format!(

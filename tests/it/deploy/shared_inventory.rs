@@ -109,7 +109,11 @@ async fn what_a_deploy_creates_or_changes_is_found_by_the_next_without_a_listing
     d.deploy(&stack).await.unwrap();
     fake.clear_calls();
     d.deploy(&stack).await.unwrap();
-    assert_eq!(write_ops(&fake), Vec::<String>::new(), "nothing created again");
+    assert_eq!(
+        write_ops(&fake),
+        Vec::<String>::new(),
+        "nothing created again"
+    );
     assert_eq!(listings(&fake), [0, 0, 0]);
 
     // Tags and inbound CIDRs edited: tags of the load balancer, target groups, security group,
@@ -145,8 +149,8 @@ async fn a_load_balancer_deleted_out_of_band_is_recreated_once_the_ttl_has_passe
     let fake = fake();
     let vpc = network(&fake);
     let stack = build_one(SHOP, &vpc);
-    let inv = Shared::new(fake.clone(), fake.clone(), vpc.clone())
-        .with_ttl(Duration::from_millis(300));
+    let inv =
+        Shared::new(fake.clone(), fake.clone(), vpc.clone()).with_ttl(Duration::from_millis(300));
     let d = deployer(&fake, &vpc).with_inventory(Arc::new(inv));
     let old = d.deploy(&stack).await.unwrap().load_balancer.unwrap().arn;
     fake.delete_load_balancer(&old).await.unwrap();
