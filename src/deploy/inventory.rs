@@ -11,7 +11,9 @@
 //! so a create is never repeated and a deleted resource never found again because the listing
 //! predates them. Whatever says the inventory may no longer match AWS (a NotFound on one of its
 //! resources, a Duplicate, a write whose outcome is unknown) invalidates it: the next caller
-//! lists again. A stack deletion always reads a listing made after it began.
+//! lists again. A stack deletion always reads a listing made after it began, and a load
+//! balancer is created only on a listing begun once its step found none (a listing made
+//! earlier may show the target groups someone just made but not the load balancer made next).
 //!
 //! Under gate `EnableRGTAPI` deployers find their stacks through the tagging API (see `tagged`)
 //! and do not read this inventory.

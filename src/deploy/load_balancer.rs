@@ -28,6 +28,17 @@ pub fn needs_replacement(have: &aws::LoadBalancer, want: &model::LoadBalancer) -
     have.scheme != want.scheme.as_str() || have.lb_type != want.lb_type
 }
 
+/// Whether `have` (tagged `have_tags`) is the load balancer `want` of a `kind` stack: its
+/// resource id, and nothing that only a new one could change (scheme, type).
+pub fn pairs_with(
+    kind: StackKind,
+    want: &model::LoadBalancer,
+    have: &aws::LoadBalancer,
+    have_tags: &Tags,
+) -> bool {
+    tags::resource_id(have_tags, kind) == Some(want.id.as_str()) && !needs_replacement(have, want)
+}
+
 /// Outcome of the load-balancer step.
 #[derive(Debug, Default)]
 pub(crate) struct LbOutcome {
@@ -107,10 +118,7 @@ impl Deployer {
         let owned = self.find_owned_lbs(stack.kind, &stack.stack_id).await?;
         let current = owned
             .iter()
-            .find(|(l, t)| {
-                tags::resource_id(t, stack.kind) == Some(want.id.as_str())
-                    && !needs_replacement(l, want)
-            })
+            .find(|(l, t)| pairs_with(stack.kind, want, l, t))
             .map(|(l, _)| l);
         Ok(match self.desired_subnets(want, current).await? {
             Some(ids) => Some(ids),
@@ -135,9 +143,9 @@ impl Deployer {
         mut existing: Vec<(aws::LoadBalancer, Tags)>,
         r: &Resolved,
     ) -> Result<LbOutcome> {
-        let pos = existing.iter().position(|(l, t)| {
-            tags::resource_id(t, kind) == Some(want.id.as_str()) && !needs_replacement(l, want)
-        });
+        let pos = existing
+            .iter()
+            .position(|(l, t)| pairs_with(kind, want, l, t));
         let current = pos.map(|i| existing.remove(i));
         // Upstream deletes unmatched load balancers first: a replacement (scheme or type
         // change) may reuse the old one's name, its EIPs and its target groups (a target group
@@ -212,11 +220,12 @@ impl Deployer {
                 .await
                 .ctx(|| format!("set security groups of {}", lb.name))?;
         }
-        // As AWS describes it (settings the create answer may leave out), for the next deploy.
-        Ok(self
-            .describe_lb_again(&lb.arn, &lb.name)
-            .await?
-            .unwrap_or(lb))
+        // Into the inventory as AWS describes it (settings the create answer may leave out),
+        // for the next deploy. This deploy reports it as created, state included, as upstream
+        // does: a describe made at once may already say `active` (moto's does), which would
+        // have a Gateway Programmed by the pass that created its load balancer.
+        self.describe_lb_again(&lb.arn, &lb.name).await?;
+        Ok(lb)
     }
 
     /// `ModifyCapacityReservation` once the load balancer is no longer provisioning (upstream

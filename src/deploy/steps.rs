@@ -149,6 +149,7 @@ impl Deployer {
     ) -> Result<LoadBalancers> {
         let (lb, mut leftovers) = match &stack.load_balancer {
             Some(want) => {
+                let owned = self.lbs_to_create_on(stack, want, owned).await?;
                 let o = self
                     .sync_load_balancer(stack.kind, want, owned, res)
                     .await?;
@@ -176,6 +177,35 @@ impl Deployer {
             leftovers,
             listener_leftovers,
         })
+    }
+
+    /// The stack's load balancers the load-balancer step works on: `owned` when `want` is
+    /// among them; else, since that step will create one, the inventory's from a listing begun
+    /// now (the frontend NLB's left out). The listing the deploy started with may show the
+    /// target groups and security groups someone else just made (upstream's controller putting
+    /// its stack in place, say) but not the load balancer they made next: created on it, the
+    /// stack would have two (a name taken is no refusal where the settings match). Under
+    /// `EnableRGTAPI` the look is the deploy's own already.
+    async fn lbs_to_create_on(
+        &self,
+        stack: &Stack,
+        want: &model::LoadBalancer,
+        owned: Vec<(aws::LoadBalancer, Tags)>,
+    ) -> Result<Vec<(aws::LoadBalancer, Tags)>> {
+        let kind = stack.kind;
+        let found = owned
+            .iter()
+            .any(|(l, t)| super::load_balancer::pairs_with(kind, want, l, t));
+        if found || self.tagging.is_some() {
+            return Ok(owned);
+        }
+        self.inventory
+            .ensure(Some(std::time::Instant::now()))
+            .await?;
+        let mut lbs = self.listed_lbs(kind, &stack.stack_id);
+        // Split off as at the start of the deploy; the frontend NLB's step keeps what it had.
+        frontend_nlb::split(stack, &mut lbs, &mut Vec::new());
+        Ok(lbs)
     }
 
     /// Listeners and their rules on the load balancer `lb_arn`, then WAFv2, WAF Classic and

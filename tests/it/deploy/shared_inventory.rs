@@ -2,7 +2,8 @@
 //! controllers list the account once, concurrent deploys wait for one listing, what a deploy
 //! creates or changes is found by the next one without a listing, out-of-band deletions are seen
 //! after the TTL, an invalidation or a NotFound, a deletion reads a listing made after it began,
-//! resources without our tags are never touched, listener and rule tags come in one
+//! a load balancer of the stack made elsewhere after the listing is adopted rather than made
+//! twice, resources without our tags are never touched, listener and rule tags come in one
 //! DescribeTags, and an NLB's listeners have no rules read.
 
 use std::collections::BTreeMap;
@@ -234,6 +235,45 @@ async fn a_deletion_reads_a_listing_made_after_it_began() {
         .await
         .unwrap();
     assert!(!left.iter().any(|t| t.arn == late.arn), "{left:#?}");
+}
+
+/// A load balancer of the stack that someone else made after the inventory was listed
+/// (upstream's controller putting the stack in place, right after its target groups): the
+/// deploy that would create one lists again first, finds it and keeps it; never a second.
+#[tokio::test]
+async fn a_load_balancer_made_elsewhere_after_the_listing_is_adopted_not_made_twice() {
+    let fake = fake();
+    let vpc = network(&fake);
+    let stack = build_one(SHOP, &vpc);
+    let d = deployer(&fake, &vpc);
+    // Listed now, well within the TTL of what follows: nothing of the stack yet.
+    let kind = model::StackKind::Ingress;
+    assert!(!d.has_load_balancer_of(kind, "shop").await.unwrap());
+    let want = stack.load_balancer.clone().unwrap();
+    let subnets: Vec<String> = fake
+        .describe_subnets(&Ec2Query::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    // Another name than ours (the fake, as AWS, would answer a create of the same name with
+    // the existing one), the stack's tags.
+    let theirs = model::LoadBalancer {
+        tags: want.tags.clone(),
+        ..spec::load_balancer("made-elsewhere", &want.lb_type, want.scheme, &subnets, &[])
+    };
+    let theirs = fake.create_load_balancer(&theirs).await.unwrap();
+    fake.clear_calls();
+    let out = d.deploy(&stack).await.unwrap();
+    assert_eq!(fake.count("CreateLoadBalancer"), 0, "{:?}", fake.calls());
+    assert_eq!(out.load_balancer.unwrap().arn, theirs.arn);
+    let now = inventory(fake.as_ref(), fake.as_ref(), "shop").await;
+    assert_eq!(now.lbs.len(), 1, "{now:#?}");
+    assert_eq!(now.listeners.len(), 1);
+    fake.clear_calls();
+    d.deploy(&stack).await.unwrap();
+    assert_eq!(write_ops(&fake), Vec::<String>::new(), "kept as it is now");
 }
 
 /// What AWS says of these resources: load balancers, target groups, security groups, tags.
