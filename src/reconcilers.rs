@@ -18,7 +18,7 @@ use crate::controller::leader::{self, LeaderConfig, Leadership};
 use crate::controller::metrics::ControllerMetrics;
 use crate::controller::service::{self, ServiceConfig};
 use crate::controller::tgb::{self, TgbConfig};
-use crate::deploy::{CertDiscovery, Certificates};
+use crate::deploy::{inventory, CertDiscovery, Certificates, Inventory};
 use crate::model::gateway::listeners::LbKind;
 use crate::watch::Watches;
 use crate::webhook::indexes::TgbIndex;
@@ -282,6 +282,23 @@ async fn run_leading(
     metrics: ControllerMetrics,
     token: CancellationToken,
 ) {
+    // One inventory of the VPC's load balancers, target groups and cluster security groups for
+    // the Ingress, Service and Gateway deployers of this term: a resync pass lists the account
+    // once, not once per stack. A dry run reads it anew at every deploy (TTL zero): a write it
+    // only pretends to make must not hide the same pending write from the next pass.
+    let ttl = if cfg.dry_run {
+        Duration::ZERO
+    } else {
+        inventory::ttl_for(cfg.sync_period)
+    };
+    let shared = Arc::new(
+        Inventory::new(
+            cloud.elbv2.clone(),
+            cloud.ec2.clone(),
+            cloud.resolved.vpc_id.clone(),
+        )
+        .with_ttl(ttl),
+    );
     let ingress = ingress::lead(
         &warm.ingress,
         client.clone(),
@@ -298,6 +315,7 @@ async fn run_leading(
             certificates: cfg
                 .gate("EnableCertificateManagement")
                 .then(|| Arc::new(Certificates::new(cloud.acm.clone(), cloud.route53.clone()))),
+            inventory: Some(shared.clone()),
             ..IngressConfig::from(&*cfg)
         },
         token.clone(),
@@ -307,6 +325,7 @@ async fn run_leading(
         metrics: cloud.metrics.clone(),
         controller_metrics: metrics.clone(),
         tagging: cloud.tagging.clone(),
+        inventory: Some(shared.clone()),
         ..ServiceConfig::from(&*cfg)
     };
     // Feature gate `EnableServiceController` (default on), as upstream's main.go.
@@ -359,6 +378,7 @@ async fn run_leading(
                     addons: cloud.addons.clone(),
                     tagging: cloud.tagging.clone(),
                     vpc_cidrs: cloud.vpc_cidrs.iter().map(ToString::to_string).collect(),
+                    inventory: Some(shared.clone()),
                     ..GatewayControllerConfig::from_flags(&cfg, lb)
                 };
                 gateway::lead(

@@ -154,13 +154,8 @@ impl Deployer {
                         .await?
                 }
                 None => {
-                    let created = self
-                        .elbv2
-                        .create_target_group(tg.into(), &self.vpc_id)
-                        .await
-                        .ctx(|| format!("create target group {}", tg.name))?;
-                    self.tag_cache.put(&created.arn, tg.tags.clone());
-                    created.arn
+                    self.create_target_group(tg.into(), &tg.name, &tg.tags)
+                        .await?
                 }
             };
             self.sync_tg_attributes(&arn, &tg.attributes).await?;

@@ -10,36 +10,40 @@ use crate::aws;
 use crate::model;
 
 impl Deployer {
-    /// First step of an update: removes an IPAM pool the model no longer asks for.
+    /// First step of an update: removes an IPAM pool the model no longer asks for; returns
+    /// whether it did.
     pub(crate) async fn remove_unwanted_ipam_pool(
         &self,
         want: &model::LoadBalancer,
         have: &aws::LoadBalancer,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         if have.ipv4_ipam_pool_id.is_some() && want.ipv4_ipam_pool_id.is_none() {
             self.elbv2
                 .modify_ip_pools(&have.arn, None)
                 .await
                 .ctx(|| format!("remove the IPAM pool of {}", have.name))?;
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
     }
 
-    /// Last step of an update: sets the wanted IPAM pool when it differs.
+    /// Last step of an update: sets the wanted IPAM pool when it differs; returns whether it
+    /// did.
     pub(crate) async fn set_wanted_ipam_pool(
         &self,
         want: &model::LoadBalancer,
         have: &aws::LoadBalancer,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         if let Some(id) = &want.ipv4_ipam_pool_id {
             if have.ipv4_ipam_pool_id.as_ref() != Some(id) {
                 self.elbv2
                     .modify_ip_pools(&have.arn, Some(id))
                     .await
                     .ctx(|| format!("set the IPAM pool of {}", have.name))?;
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(false)
     }
 }
 

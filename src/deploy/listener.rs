@@ -144,12 +144,8 @@ pub(crate) struct ListenerOutcome {
 }
 
 impl Deployer {
-    pub(crate) async fn sync_listeners(
-        &self,
-        lb_arn: &str,
-        want: &[model::Listener],
-        r: &Resolved,
-    ) -> Result<ListenerOutcome> {
+    /// The listeners of the load balancer `lb_arn`, OIDC client secrets filled in.
+    pub(crate) async fn describe_listeners_of(&self, lb_arn: &str) -> Result<Vec<aws::Listener>> {
         let mut have: Vec<aws::Listener> = self
             .elbv2
             .describe_listeners(lb_arn)
@@ -158,6 +154,27 @@ impl Deployer {
         for h in &mut have {
             self.oidc_secrets.fill(&h.arn, &mut h.default_actions);
         }
+        Ok(have)
+    }
+
+    pub(crate) async fn sync_listeners(
+        &self,
+        lb_arn: &str,
+        want: &[model::Listener],
+        r: &Resolved,
+    ) -> Result<ListenerOutcome> {
+        let have = self.describe_listeners_of(lb_arn).await?;
+        self.sync_described_listeners(lb_arn, have, want, r).await
+    }
+
+    /// [`Self::sync_listeners`] with the listeners already described (`have`).
+    pub(crate) async fn sync_described_listeners(
+        &self,
+        lb_arn: &str,
+        mut have: Vec<aws::Listener>,
+        want: &[model::Listener],
+        r: &Resolved,
+    ) -> Result<ListenerOutcome> {
         let matched_arns: Vec<String> = have
             .iter()
             .filter(|h| want.iter().any(|w| w.port == i32::from(h.port)))

@@ -1,6 +1,7 @@
-//! The load balancer: found among the VPC's load balancers by stack tags (through the tagging
-//! API under gate `EnableRGTAPI`, see `tagged`), paired by resource id, created or updated in
-//! place (security groups, subnets, IP address type, attributes, tags). Scheme or type changes
+//! The load balancer: found among the VPC's load balancers by stack tags in the shared inventory
+//! (through the tagging API under gate `EnableRGTAPI`, see `tagged`), paired by resource id,
+//! created or updated in place (security groups, subnets, IP address type, attributes, tags)
+//! and described again after a create or change, for the inventory. Scheme or type changes
 //! cannot be made in place: the old one is deleted first (as upstream does) and a new one
 //! created.
 
@@ -27,6 +28,17 @@ pub fn needs_replacement(have: &aws::LoadBalancer, want: &model::LoadBalancer) -
     have.scheme != want.scheme.as_str() || have.lb_type != want.lb_type
 }
 
+/// Whether `have` (tagged `have_tags`) is the load balancer `want` of a `kind` stack: its
+/// resource id, and nothing that only a new one could change (scheme, type).
+pub fn pairs_with(
+    kind: StackKind,
+    want: &model::LoadBalancer,
+    have: &aws::LoadBalancer,
+    have_tags: &Tags,
+) -> bool {
+    tags::resource_id(have_tags, kind) == Some(want.id.as_str()) && !needs_replacement(have, want)
+}
+
 /// Outcome of the load-balancer step.
 #[derive(Debug, Default)]
 pub(crate) struct LbOutcome {
@@ -43,24 +55,43 @@ impl Deployer {
         if let Some(found) = self.tagged_lbs(kind, stack_id).await? {
             return Ok(found);
         }
-        let all = self
+        self.inventory.ensure(None).await?;
+        Ok(self.listed_lbs(kind, stack_id))
+    }
+
+    /// The stack's load balancers as the inventory has them now (listed by the caller).
+    pub(crate) fn listed_lbs(
+        &self,
+        kind: StackKind,
+        stack_id: &str,
+    ) -> Vec<(aws::LoadBalancer, Tags)> {
+        self.inventory
+            .lbs_where(|_, t| tags::is_owned(t, &self.cluster, kind, stack_id))
+    }
+
+    /// Describes the load balancer `arn` again after this deploy created or changed it, into
+    /// the inventory: the next deploy compares with what AWS says, not with what was asked.
+    /// `None` when AWS no longer lists it.
+    async fn describe_lb_again(&self, arn: &str, name: &str) -> Result<Option<aws::LoadBalancer>> {
+        let q = LoadBalancerQuery {
+            arns: vec![arn.to_string()],
+            ..Default::default()
+        };
+        let found = self
             .elbv2
-            .describe_load_balancers(&LoadBalancerQuery::default())
+            .describe_load_balancers(&q)
             .await
-            .ctx(|| "list load balancers".into())?;
-        let in_vpc: Vec<aws::LoadBalancer> = all
-            .into_iter()
-            .filter(|l| l.vpc_id == self.vpc_id)
-            .collect();
-        let arns: Vec<String> = in_vpc.iter().map(|l| l.arn.clone()).collect();
-        let mut tags = self.elb_tags(&arns).await?;
-        Ok(in_vpc
-            .into_iter()
-            .filter_map(|l| {
-                let t = tags.remove(&l.arn)?;
-                tags::is_owned(&t, &self.cluster, kind, stack_id).then_some((l, t))
-            })
-            .collect())
+            .ctx(|| format!("describe load balancer {name}"))?;
+        match found.into_iter().find(|l| l.arn == arn) {
+            Some(lb) => {
+                self.inventory.put_lb(lb.clone(), None);
+                Ok(Some(lb))
+            }
+            None => {
+                self.inventory.gone(arn);
+                Ok(None)
+            }
+        }
     }
 
     async fn desired_sgs(&self, want: &model::LoadBalancer, r: &Resolved) -> Result<Vec<String>> {
@@ -87,10 +118,7 @@ impl Deployer {
         let owned = self.find_owned_lbs(stack.kind, &stack.stack_id).await?;
         let current = owned
             .iter()
-            .find(|(l, t)| {
-                tags::resource_id(t, stack.kind) == Some(want.id.as_str())
-                    && !needs_replacement(l, want)
-            })
+            .find(|(l, t)| pairs_with(stack.kind, want, l, t))
             .map(|(l, _)| l);
         Ok(match self.desired_subnets(want, current).await? {
             Some(ids) => Some(ids),
@@ -115,9 +143,9 @@ impl Deployer {
         mut existing: Vec<(aws::LoadBalancer, Tags)>,
         r: &Resolved,
     ) -> Result<LbOutcome> {
-        let pos = existing.iter().position(|(l, t)| {
-            tags::resource_id(t, kind) == Some(want.id.as_str()) && !needs_replacement(l, want)
-        });
+        let pos = existing
+            .iter()
+            .position(|(l, t)| pairs_with(kind, want, l, t));
         let current = pos.map(|i| existing.remove(i));
         // Upstream deletes unmatched load balancers first: a replacement (scheme or type
         // change) may reuse the old one's name, its EIPs and its target groups (a target group
@@ -177,7 +205,9 @@ impl Deployer {
             .create_load_balancer(&resolved)
             .await
             .ctx(|| format!("create load balancer {}", want.name))?;
-        self.tag_cache.put(&lb.arn, want.tags.clone());
+        // In the inventory at once, so that a failure from here on never makes the next deploy
+        // create it again.
+        self.inventory.put_lb(lb.clone(), Some(want.tags.clone()));
         // Upstream sets the PrivateLink enforcement right after the create (CreateLoadBalancer
         // has no such parameter); an NLB without security groups has nothing to enforce.
         if let Some(pl) = want
@@ -190,6 +220,11 @@ impl Deployer {
                 .await
                 .ctx(|| format!("set security groups of {}", lb.name))?;
         }
+        // Into the inventory as AWS describes it (settings the create answer may leave out),
+        // for the next deploy. This deploy reports it as created, state included, as upstream
+        // does: a describe made at once may already say `active` (moto's does), which would
+        // have a Gateway Programmed by the pass that created its load balancer.
+        self.describe_lb_again(&lb.arn, &lb.name).await?;
         Ok(lb)
     }
 
@@ -200,7 +235,12 @@ impl Deployer {
     /// balancer still provisioning asks for another pass after the stabilization interval
     /// ([`Error::NotReady`]) once its listeners, rules and add-ons are already in place.
     pub(crate) async fn sync_capacity(&self, lb: &aws::LoadBalancer, units: i32) -> Result<()> {
-        if lb.state == "provisioning" {
+        // AWS moves the state on its own: read now, not as the inventory last listed it.
+        let state = match self.describe_lb_again(&lb.arn, &lb.name).await? {
+            Some(now) => now.state,
+            None => lb.state.clone(),
+        };
+        if state == "provisioning" {
             return Err(Error::NotReady {
                 reason: format!("monitor provisioning state for load balancer: {}", lb.name),
                 retry_after: self.lb_stabilization_interval,
@@ -229,9 +269,33 @@ impl Deployer {
         sgs: &[String],
         subnets: Option<Vec<String>>,
     ) -> Result<()> {
-        let arn = &have.arn;
         super::ip_pools::log_coip_drift(want, have);
-        self.remove_unwanted_ipam_pool(want, have).await?;
+        match self.update_lb_settings(want, have, sgs, subnets).await {
+            Ok(true) => {
+                self.describe_lb_again(&have.arn, &have.name).await?;
+            }
+            Ok(false) => {}
+            // Some settings may have changed before the failure: listed again next time.
+            Err(e) => {
+                self.inventory.invalidate();
+                return Err(e);
+            }
+        }
+        self.reconcile_elb_tags(&have.arn, &want.tags, have_tags)
+            .await
+    }
+
+    /// The settings of an existing load balancer brought to the model's (tags apart); returns
+    /// whether anything was written.
+    async fn update_lb_settings(
+        &self,
+        want: &model::LoadBalancer,
+        have: &aws::LoadBalancer,
+        sgs: &[String],
+        subnets: Option<Vec<String>>,
+    ) -> Result<bool> {
+        let arn = &have.arn;
+        let mut wrote = self.remove_unwanted_ipam_pool(want, have).await?;
         let nlb = is_network(want);
         // AWS never adds security groups to an NLB created without any, nor removes all of
         // them from one that has some; the model already keeps such an NLB as it is.
@@ -247,6 +311,7 @@ impl Deployer {
                 .set_security_groups(arn, sgs, pl)
                 .await
                 .ctx(|| format!("set security groups of {}", have.name))?;
+            wrote = true;
         }
         // IP address type before subnets: IPv6 addresses in the mappings need a dualstack NLB.
         let ipt = ip_type(want.ip_address_type);
@@ -255,6 +320,7 @@ impl Deployer {
                 .set_ip_address_type(arn, ipt)
                 .await
                 .ctx(|| format!("set IP address type of {}", have.name))?;
+            wrote = true;
         }
         let want_nat = prefix_nat(want);
         let have_nat = have
@@ -284,9 +350,10 @@ impl Deployer {
                 .set_subnets(arn, &m, want_nat.as_deref().filter(|_| nat_differs))
                 .await
                 .ctx(|| format!("set subnets of {}", have.name))?;
+            wrote = true;
         }
-        self.set_wanted_ipam_pool(want, have).await?;
-        self.reconcile_elb_tags(arn, &want.tags, have_tags).await
+        wrote |= self.set_wanted_ipam_pool(want, have).await?;
+        Ok(wrote)
     }
 
     /// The NLB a Service stack already has, as the Service model needs it (its scheme, subnets
@@ -327,6 +394,14 @@ impl Deployer {
 
     /// [`Self::check_deletable`] for a stack of either kind.
     pub async fn check_deletable_of(&self, kind: StackKind, stack_id: &str) -> Result<()> {
+        let checked = self.check_owned_deletable(kind, stack_id).await;
+        if let Err(e) = &checked {
+            self.invalidate_if_stale(e);
+        }
+        checked
+    }
+
+    async fn check_owned_deletable(&self, kind: StackKind, stack_id: &str) -> Result<()> {
         for (lb, _) in self.find_owned_lbs(kind, stack_id).await? {
             let attrs = self
                 .elbv2
@@ -363,6 +438,7 @@ impl Deployer {
                 })
             }
         }
+        self.inventory.gone(arn);
         self.tag_cache.forget(arn);
         Ok(())
     }

@@ -5,7 +5,8 @@
 //! and last the ALB registered behind the frontend NLB (`frontend_nlb`; also an NLB
 //! Gateway's `alb`-type target groups of Gateway backends, each with another Gateway's ALB).
 //! Existing resources are found by ownership tags (cluster + stack, legacy cluster key
-//! accepted) and paired with model resources by the resource tag — `ingress.k8s.aws/*` for
+//! accepted) in the process's shared [`Inventory`] of the VPC (see [`inventory`]) and paired
+//! with model resources by the resource tag — `ingress.k8s.aws/*` for
 //! Ingress stacks, `service.k8s.aws/*` for Service (NLB) stacks (`Stack::kind`); anything
 //! without our cluster and stack tags is never touched. A second deploy of an unchanged stack
 //! makes no write call. An empty stack (no load balancer) deletes everything tagged with it.
@@ -24,6 +25,7 @@ pub mod certificate;
 pub mod compare;
 mod error;
 pub mod frontend_nlb;
+pub mod inventory;
 pub mod ip_pools;
 pub mod lb_subnets;
 pub mod listener;
@@ -52,6 +54,7 @@ use std::time::Duration;
 pub use cert_discovery::CertDiscovery;
 pub use certificate::{CertificateTiming, Certificates};
 pub use error::{Error, Result};
+pub use inventory::Inventory;
 pub use plan_facts::BackendSgInPlan;
 pub use sg_resolver::resolve_security_groups;
 pub use tgb::ResolvedTargetGroupBinding;
@@ -77,7 +80,11 @@ pub struct Deployer {
     tagging: Option<Arc<dyn ResourceTagging>>,
     delete_interval: Duration,
     delete_timeout: Duration,
+    /// Listener and rule tags (load balancers and target groups have theirs in `inventory`).
     tag_cache: tags::TagCache,
+    /// The VPC's load balancers, target groups and cluster security groups: the process's
+    /// shared one ([`Self::with_inventory`]), else this deployer's own.
+    inventory: Arc<Inventory>,
     backend_sg: tokio::sync::Mutex<Option<String>>,
     /// OIDC client secrets last sent, by listener/rule (AWS never describes them).
     oidc_secrets: oidc_secrets::SentSecrets,
@@ -143,11 +150,13 @@ impl Deployer {
         cluster: impl Into<String>,
         vpc_id: impl Into<String>,
     ) -> Self {
+        let vpc_id = vpc_id.into();
+        let inventory = Arc::new(Inventory::new(elbv2.clone(), ec2.clone(), vpc_id.clone()));
         Self {
             elbv2,
             ec2,
             cluster: cluster.into(),
-            vpc_id: vpc_id.into(),
+            vpc_id,
             external_managed_tags: vec![],
             listener_rules_tagging: true,
             enhanced_defaults: false,
@@ -155,6 +164,7 @@ impl Deployer {
             delete_interval: Duration::from_secs(2),
             delete_timeout: Duration::from_secs(120),
             tag_cache: tags::TagCache::default(),
+            inventory,
             backend_sg: tokio::sync::Mutex::new(None),
             oidc_secrets: Default::default(),
             addons: addons::Addons::default(),
@@ -219,6 +229,26 @@ impl Deployer {
         self
     }
 
+    /// The inventory shared by every deployer of the process (built next to the AWS clients),
+    /// instead of this deployer's own. One of another VPC is refused: the deployer keeps its own.
+    pub fn with_inventory(mut self, inventory: Arc<Inventory>) -> Self {
+        if inventory.vpc_id() == self.vpc_id {
+            self.inventory = inventory;
+        } else {
+            tracing::warn!(
+                inventory_vpc = inventory.vpc_id(),
+                vpc = %self.vpc_id,
+                "the shared inventory is of another VPC; this deployer keeps its own"
+            );
+        }
+        self
+    }
+
+    /// The inventory this deployer reads.
+    pub fn inventory(&self) -> &Arc<Inventory> {
+        &self.inventory
+    }
+
     /// How deletes of in-use security groups / target groups are retried.
     pub fn with_delete_retry(mut self, interval: Duration, timeout: Duration) -> Self {
         self.delete_interval = interval;
@@ -242,7 +272,7 @@ impl Deployer {
             .backend_security_group
             .as_ref()
             .is_some_and(|b| b.group_id.is_none());
-        match self.deploy_once(stack).await {
+        match self.deploy_checked(stack).await {
             // Only an AWS error can come from a vanished group; the others (invalid stack,
             // protection, a lost lease) would only cost a describe call.
             Err(e @ Error::Aws { .. })
@@ -257,9 +287,34 @@ impl Deployer {
                     && self.forget_stale_backend_sg().await =>
             {
                 tracing::info!(error = %e, "the backend security group was gone; deploying again with it resolved anew");
-                self.deploy_once(stack).await
+                self.deploy_checked(stack).await
             }
             other => other,
+        }
+    }
+
+    /// [`Self::deploy_once`]; an error saying the inventory may no longer match AWS invalidates
+    /// it, so the retry lists again.
+    async fn deploy_checked(&self, stack: &Stack) -> Result<DeployResult> {
+        let out = self.deploy_once(stack).await;
+        if let Err(e) = &out {
+            self.invalidate_if_stale(e);
+        }
+        out
+    }
+
+    /// Invalidates the inventory when `e` says it may no longer match AWS (a resource taken from
+    /// it is gone, one it lacks exists, a write's outcome is unknown); the error stays as it is.
+    pub(crate) fn invalidate_if_stale(&self, e: &Error) {
+        if let Error::Aws { source, what } = e {
+            if inventory::stales(source) {
+                tracing::debug!(
+                    error = %source,
+                    step = %what,
+                    "the inventory may be stale; listing again at the next read"
+                );
+                self.inventory.invalidate();
+            }
         }
     }
 

@@ -119,18 +119,8 @@ pub fn want_rule(r: &model::ListenerRule, listener_arn: &str, res: &Resolved) ->
 }
 
 impl Deployer {
-    /// Reconciles the rules of one listener; returns the rules to delete in the cleanup phase.
-    pub(crate) async fn sync_rules(
-        &self,
-        kind: StackKind,
-        listener_arn: &str,
-        want: &[model::ListenerRule],
-        res: &Resolved,
-    ) -> Result<Vec<String>> {
-        let want: Vec<WantRule> = want
-            .iter()
-            .map(|r| want_rule(r, listener_arn, res))
-            .collect::<Result<_>>()?;
+    /// The non-default rules of one listener, OIDC client secrets filled in.
+    pub(crate) async fn describe_rules_of(&self, listener_arn: &str) -> Result<Vec<aws::Rule>> {
         let described = self
             .elbv2
             .describe_rules(listener_arn)
@@ -140,6 +130,28 @@ impl Deployer {
         for r in &mut rules {
             self.oidc_secrets.fill(&r.arn, &mut r.actions);
         }
+        Ok(rules)
+    }
+
+    /// Reconciles the rules of one listener (`described`: its rules from
+    /// [`Self::describe_rules_of`], when already read); returns the rules to delete in the
+    /// cleanup phase.
+    pub(crate) async fn sync_rules(
+        &self,
+        kind: StackKind,
+        listener_arn: &str,
+        described: Option<Vec<aws::Rule>>,
+        want: &[model::ListenerRule],
+        res: &Resolved,
+    ) -> Result<Vec<String>> {
+        let want: Vec<WantRule> = want
+            .iter()
+            .map(|r| want_rule(r, listener_arn, res))
+            .collect::<Result<_>>()?;
+        let rules = match described {
+            Some(rules) => rules,
+            None => self.describe_rules_of(listener_arn).await?,
+        };
         let arns: Vec<String> = rules.iter().map(|r| r.arn.clone()).collect();
         let mut tag_map = if self.listener_rules_tagging && !arns.is_empty() {
             self.elb_tags(&arns).await?

@@ -1,7 +1,8 @@
-//! Security groups: the stack's managed (frontend) SG — found by stack tags in the VPC, created,
-//! its ingress permissions and tags reconciled — the cluster's shared backend SG (found or
-//! created once per `Deployer`, never deleted here), and bounded deletion that waits out
-//! DependencyViolation.
+//! Security groups: the stack's managed (frontend) SG — found by stack tags among the VPC's
+//! cluster-tagged groups of the shared inventory, created, its ingress permissions and tags
+//! reconciled (and the inventory told how it left them) — the cluster's shared backend SG
+//! (found or created once per `Deployer`, never deleted here), and bounded deletion that waits
+//! out DependencyViolation.
 
 use std::collections::BTreeSet;
 
@@ -115,12 +116,18 @@ impl Deployer {
         }
     }
 
-    /// Security groups in the VPC tagged with this cluster (or legacy cluster key) and stack.
+    /// Security groups in the VPC tagged with this cluster (or legacy cluster key) and stack:
+    /// from the inventory; under gate `EnableRGTAPI`, which has no inventory listed, with a
+    /// DescribeSecurityGroups of the stack's own.
     pub(crate) async fn find_owned_sgs(
         &self,
         kind: StackKind,
         stack_id: &str,
     ) -> Result<Vec<aws::SecurityGroup>> {
+        if self.tagging.is_none() {
+            self.inventory.ensure(None).await?;
+            return Ok(self.listed_sgs(kind, stack_id));
+        }
         let q = Ec2Query::default()
             .filter("vpc-id", [self.vpc_id.as_str()])
             .filter(&format!("tag:{}", kind.stack_tag()), [stack_id]);
@@ -135,6 +142,12 @@ impl Deployer {
             .collect())
     }
 
+    /// The stack's security groups as the inventory has them now (listed by the caller).
+    pub(crate) fn listed_sgs(&self, kind: StackKind, stack_id: &str) -> Vec<aws::SecurityGroup> {
+        self.inventory
+            .sgs_where(|g| tags::is_owned(&g.tags, &self.cluster, kind, stack_id))
+    }
+
     /// Creates or updates the managed SG; the matched group is removed from `existing`.
     pub(crate) async fn sync_managed_sg(
         &self,
@@ -146,10 +159,11 @@ impl Deployer {
         let found = existing
             .iter()
             .position(|g| tags::resource_id(&g.tags, kind) == Some(want.id.as_str()));
-        let (id, actual, actual_tags) = match found {
+        let (mut group, actual) = match found {
             Some(i) => {
                 let g = existing.remove(i);
-                (g.id, actual_perms(&g.ingress), g.tags)
+                let actual = actual_perms(&g.ingress);
+                (g, actual)
             }
             None => {
                 let req = self.sg_request(&want.name, &want.description, &want.tags);
@@ -158,9 +172,14 @@ impl Deployer {
                     .create_security_group(&req)
                     .await
                     .ctx(|| format!("create security group {}", want.name))?;
-                (id, BTreeSet::new(), want.tags.clone())
+                let created = aws::SecurityGroup::created(id, &req);
+                // In the inventory at once: a failure from here on never makes the next deploy
+                // create it again.
+                self.inventory.put_sg(created.clone());
+                (created, BTreeSet::new())
             }
         };
+        let id = group.id.clone();
         let (add, remove) = perm_diff(&desired, &actual);
         if !add.is_empty() {
             self.ec2
@@ -174,8 +193,20 @@ impl Deployer {
                 .await
                 .ctx(|| format!("revoke ingress on {id}"))?;
         }
-        self.reconcile_ec2_tags(&id, &want.tags, &actual_tags)
+        let changed = !add.is_empty() || !remove.is_empty();
+        if changed {
+            // Exactly the model's permissions now, as the inventory keeps them for the next
+            // deploy (one source per permission, which compares equal).
+            group.ingress = to_permissions(&desired);
+            self.inventory.put_sg(group.clone());
+        }
+        let tags_now = self
+            .reconcile_ec2_tags(&id, &want.tags, &group.tags)
             .await?;
+        if tags_now != group.tags {
+            group.tags = tags_now;
+            self.inventory.put_sg(group);
+        }
         Ok(id)
     }
 
@@ -207,10 +238,14 @@ impl Deployer {
             Some(id) => id,
             None => {
                 let req = self.sg_request(&want.name, &want.description, &want.tags);
-                self.ec2
+                let id = self
+                    .ec2
                     .create_security_group(&req)
                     .await
-                    .ctx(|| format!("create backend security group {}", want.name))?
+                    .ctx(|| format!("create backend security group {}", want.name))?;
+                self.inventory
+                    .put_sg(aws::SecurityGroup::created(id.clone(), &req));
+                id
             }
         };
         *cached = Some(id.clone());
@@ -278,7 +313,9 @@ impl Deployer {
     pub(crate) async fn delete_sg(&self, id: &str) -> Result<()> {
         let what = format!("security group {id}");
         self.delete_with_retry(&what, || self.ec2.delete_security_group(id))
-            .await
+            .await?;
+        self.inventory.sg_gone(id);
+        Ok(())
     }
 
     /// Runs a delete until it succeeds, the resource is gone, or it stays in use past the timeout.

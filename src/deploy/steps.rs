@@ -74,12 +74,28 @@ pub(super) struct Leftovers<'a> {
 
 impl Deployer {
     /// The stack's security groups, target groups and load balancers in AWS (`sid`: its stack
-    /// id), the frontend NLB's apart.
+    /// id), the frontend NLB's apart: from one look at the inventory. A stack being deleted (no
+    /// load balancer) reads a listing begun after it was asked for: everything of the stack
+    /// goes, also what appeared within the inventory's TTL.
     pub(super) async fn find_owned(&self, stack: &Stack, sid: &str) -> Result<Owned> {
         let kind = stack.kind;
-        let sgs = self.find_owned_sgs(kind, sid).await?;
-        let mut tgs = self.find_owned_tgs(kind, sid).await?;
-        let mut lbs = self.find_owned_lbs(kind, sid).await?;
+        let (sgs, mut tgs, mut lbs) = if self.tagging.is_none() {
+            let deleting = stack.load_balancer.is_none();
+            self.inventory
+                .ensure(deleting.then(std::time::Instant::now))
+                .await?;
+            (
+                self.listed_sgs(kind, sid),
+                self.listed_tgs(kind, sid),
+                self.listed_lbs(kind, sid),
+            )
+        } else {
+            (
+                self.find_owned_sgs(kind, sid).await?,
+                self.find_owned_tgs(kind, sid).await?,
+                self.find_owned_lbs(kind, sid).await?,
+            )
+        };
         let frontend = frontend_nlb::split(stack, &mut lbs, &mut tgs);
         Ok(Owned {
             sgs,
@@ -133,6 +149,7 @@ impl Deployer {
     ) -> Result<LoadBalancers> {
         let (lb, mut leftovers) = match &stack.load_balancer {
             Some(want) => {
+                let owned = self.lbs_to_create_on(stack, want, owned).await?;
                 let o = self
                     .sync_load_balancer(stack.kind, want, owned, res)
                     .await?;
@@ -162,6 +179,35 @@ impl Deployer {
         })
     }
 
+    /// The stack's load balancers the load-balancer step works on: `owned` when `want` is
+    /// among them; else, since that step will create one, the inventory's from a listing begun
+    /// now (the frontend NLB's left out). The listing the deploy started with may show the
+    /// target groups and security groups someone else just made (upstream's controller putting
+    /// its stack in place, say) but not the load balancer they made next: created on it, the
+    /// stack would have two (a name taken is no refusal where the settings match). Under
+    /// `EnableRGTAPI` the look is the deploy's own already.
+    async fn lbs_to_create_on(
+        &self,
+        stack: &Stack,
+        want: &model::LoadBalancer,
+        owned: Vec<(aws::LoadBalancer, Tags)>,
+    ) -> Result<Vec<(aws::LoadBalancer, Tags)>> {
+        let kind = stack.kind;
+        let found = owned
+            .iter()
+            .any(|(l, t)| super::load_balancer::pairs_with(kind, want, l, t));
+        if found || self.tagging.is_some() {
+            return Ok(owned);
+        }
+        self.inventory
+            .ensure(Some(std::time::Instant::now()))
+            .await?;
+        let mut lbs = self.listed_lbs(kind, &stack.stack_id);
+        // Split off as at the start of the deploy; the frontend NLB's step keeps what it had.
+        frontend_nlb::split(stack, &mut lbs, &mut Vec::new());
+        Ok(lbs)
+    }
+
     /// Listeners and their rules on the load balancer `lb_arn`, then WAFv2, WAF Classic and
     /// Shield (upstream's order, after the rules); returns the listeners and the rules no model
     /// resource kept.
@@ -175,7 +221,36 @@ impl Deployer {
         res.load_balancer_arn = Some(lb_arn.to_string());
         // The certificates created for members in place of their tokens.
         let listeners = super::certificate::listeners_with_certificates(stack, res)?;
-        let ls = self.sync_listeners(lb_arn, &listeners, res).await?;
+        let have = self.describe_listeners_of(lb_arn).await?;
+        // AWS keeps rules on ALB listeners only: an NLB's have their default actions and nothing
+        // to describe (as the frontend NLB's listeners never had).
+        let rules_possible = stack
+            .load_balancer
+            .as_ref()
+            .is_none_or(|l| l.lb_type != "network");
+        // The rules of the listeners that stay, described first so that their tags and the
+        // listeners' come in one DescribeTags (20 ARNs a request) rather than one per kind.
+        let mut have_rules: BTreeMap<String, Vec<aws::Rule>> = BTreeMap::new();
+        for h in have.iter().filter(|_| rules_possible) {
+            if listeners.iter().any(|w| w.port == i32::from(h.port)) {
+                have_rules.insert(h.arn.clone(), self.describe_rules_of(&h.arn).await?);
+            }
+        }
+        if self.listener_rules_tagging {
+            let arns: Vec<String> = have_rules
+                .iter()
+                .flat_map(|(l, rules)| {
+                    std::iter::once(l.clone()).chain(rules.iter().map(|r| r.arn.clone()))
+                })
+                .collect();
+            if !arns.is_empty() {
+                // Into the tag cache, where the listener and rule steps read them.
+                self.elb_tags(&arns).await?;
+            }
+        }
+        let ls = self
+            .sync_described_listeners(lb_arn, have, &listeners, res)
+            .await?;
         res.listener_arns = ls.arns.clone();
         let mut rule_leftovers = Vec::new();
         for (port, arn) in &ls.arns {
@@ -185,7 +260,14 @@ impl Deployer {
                 .filter(|r| r.listener_arn == Token::ListenerArn(*port))
                 .cloned()
                 .collect();
-            rule_leftovers.extend(self.sync_rules(stack.kind, arn, &rules, res).await?);
+            if !rules_possible && rules.is_empty() {
+                continue;
+            }
+            let described = have_rules.remove(arn);
+            rule_leftovers.extend(
+                self.sync_rules(stack.kind, arn, described, &rules, res)
+                    .await?,
+            );
         }
         self.sync_addons(addon_plan, lb_arn).await?;
         Ok((ls.leftovers, rule_leftovers))

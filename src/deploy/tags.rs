@@ -1,7 +1,8 @@
 //! Ownership tags: which AWS resources belong to a stack, the tag diff (ignoring upstream's
 //! legacy keys and `--external-managed-tags`), AddTags/RemoveTags (ELBv2) and
-//! CreateTags/DeleteTags (EC2), and a tag cache for ELBv2 ARNs like upstream's (20 min TTL),
-//! kept current with the writes this deployer makes.
+//! CreateTags/DeleteTags (EC2), and a tag cache for listener and rule ARNs like upstream's
+//! (20 min TTL), kept current with the writes this deployer makes (load balancers and target
+//! groups keep theirs in the shared inventory, with the same TTL).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -90,13 +91,13 @@ pub fn diff(desired: &Tags, actual: &Tags, policy: &TagPolicy) -> TagDiff {
     TagDiff { add, remove }
 }
 
-/// Most ARNs the tag cache holds. Every load balancer of the VPC is read (ours or not), so
-/// without a bound churn of foreign or deleted resources would grow it forever.
+/// Most ARNs the tag cache holds: without a bound, churn of deleted listeners and rules would
+/// grow it forever.
 pub const TAG_CACHE_MAX_ENTRIES: usize = 4096;
 
-/// ELBv2 tags by ARN, shared by the concurrent deploys of one `Deployer`. Entries expire after
-/// the TTL and are dropped when read stale; past `max` entries the stale ones go, then the
-/// oldest.
+/// Listener and rule tags by ARN, shared by the concurrent deploys of one `Deployer`. Entries
+/// expire after the TTL and are dropped when read stale; past `max` entries the stale ones go,
+/// then the oldest.
 #[derive(Debug)]
 pub struct TagCache {
     entries: Mutex<HashMap<String, (Instant, Tags)>>,
@@ -159,7 +160,8 @@ impl TagCache {
 }
 
 impl Deployer {
-    /// Tags of ELBv2 resources: from the cache, DescribeTags (20 ARNs per request) for the rest.
+    /// Tags of listeners and rules: from the cache, DescribeTags (20 ARNs per request) for the
+    /// rest.
     pub(crate) async fn elb_tags(&self, arns: &[String]) -> Result<BTreeMap<String, Tags>> {
         let mut out = BTreeMap::new();
         let mut missing = Vec::new();
@@ -210,18 +212,21 @@ impl Deployer {
             let mut now = actual.clone();
             now.extend(d.add);
             now.retain(|k, _| !d.remove.contains(k));
+            // A load balancer's or target group's in the inventory, a listener's or rule's here.
+            self.inventory.put_tags(arn, now.clone());
             self.tag_cache.put(arn, now);
         }
         Ok(())
     }
 
-    /// Brings the tags of one EC2 resource (security group) from `actual` to `desired`.
+    /// Brings the tags of one EC2 resource (security group) from `actual` to `desired`; returns
+    /// the tags it has then.
     pub(crate) async fn reconcile_ec2_tags(
         &self,
         id: &str,
         desired: &Tags,
         actual: &Tags,
-    ) -> Result<()> {
+    ) -> Result<Tags> {
         let d = diff(desired, actual, &self.tag_policy());
         let ids = [id.to_string()];
         if !d.add.is_empty() {
@@ -236,7 +241,10 @@ impl Deployer {
                 .await
                 .ctx(|| format!("untag {id}"))?;
         }
-        Ok(())
+        let mut now = actual.clone();
+        now.extend(d.add);
+        now.retain(|k, _| !d.remove.contains(k));
+        Ok(now)
     }
 
     pub(crate) fn tag_policy(&self) -> TagPolicy {

@@ -1,4 +1,5 @@
-//! Target groups: found by stack tags among the VPC's target groups, paired by resource id,
+//! Target groups: found by stack tags among the VPC's target groups (the shared inventory, or
+//! the tagging API under gate `EnableRGTAPI`), paired by resource id,
 //! created, health check / attributes / tags reconciled, and replaced (new one created, old one
 //! deleted in the cleanup phase) only when AWS cannot change it in place: target type,
 //! protocol, protocol version or target-control port differ (upstream's rule; port and name
@@ -9,7 +10,7 @@ use std::collections::BTreeMap;
 use super::error::{Context, Result};
 use super::tags;
 use super::Deployer;
-use crate::aws::{self, Attributes, Tags, TargetGroupQuery};
+use crate::aws::{self, Attributes, Tags};
 use crate::model::{self, StackKind};
 
 /// AWS cannot change these in place; upstream replaces the target group. The target-control
@@ -83,10 +84,18 @@ impl Deployer {
         tags: &Tags,
     ) -> Result<String> {
         if health_check_differs(hc, &have.health_check) {
-            self.elbv2
+            let modified = self
+                .elbv2
                 .modify_target_group(&have.arn, hc)
                 .await
                 .ctx(|| format!("modify target group {}", have.name))?;
+            // As AWS answered, for the next deploy; an answer without the target group leaves
+            // the inventory to be listed again.
+            if modified.arn == have.arn {
+                self.inventory.put_tg(modified, None);
+            } else {
+                self.inventory.invalidate();
+            }
         }
         self.reconcile_elb_tags(&have.arn, tags, have_tags).await?;
         Ok(have.arn)
@@ -102,24 +111,36 @@ impl Deployer {
         if let Some(found) = self.tagged_tgs(kind, stack_id).await? {
             return Ok(found);
         }
-        let all = self
+        self.inventory.ensure(None).await?;
+        Ok(self.listed_tgs(kind, stack_id))
+    }
+
+    /// The stack's target groups as the inventory has them now (listed by the caller).
+    pub(crate) fn listed_tgs(
+        &self,
+        kind: StackKind,
+        stack_id: &str,
+    ) -> Vec<(aws::TargetGroup, Tags)> {
+        self.inventory
+            .tgs_where(|_, t| tags::is_owned(t, &self.cluster, kind, stack_id))
+    }
+
+    /// Creates the target group `tg` of the model in the VPC; into the inventory at once, so
+    /// the next deploy finds it.
+    pub(crate) async fn create_target_group(
+        &self,
+        tg: aws::NewTargetGroup<'_>,
+        name: &str,
+        tags: &Tags,
+    ) -> Result<String> {
+        let created = self
             .elbv2
-            .describe_target_groups(&TargetGroupQuery::default())
+            .create_target_group(tg, &self.vpc_id)
             .await
-            .ctx(|| "list target groups".into())?;
-        let in_vpc: Vec<aws::TargetGroup> = all
-            .into_iter()
-            .filter(|t| t.vpc_id.as_deref() == Some(self.vpc_id.as_str()))
-            .collect();
-        let arns: Vec<String> = in_vpc.iter().map(|t| t.arn.clone()).collect();
-        let mut tags = self.elb_tags(&arns).await?;
-        Ok(in_vpc
-            .into_iter()
-            .filter_map(|t| {
-                let tg_tags = tags.remove(&t.arn)?;
-                tags::is_owned(&tg_tags, &self.cluster, kind, stack_id).then_some((t, tg_tags))
-            })
-            .collect())
+            .ctx(|| format!("create target group {name}"))?;
+        let arn = created.arn.clone();
+        self.inventory.put_tg(created, Some(tags.clone()));
+        Ok(arn)
     }
 
     pub(crate) async fn sync_target_groups(
@@ -140,13 +161,8 @@ impl Deployer {
                         .await?
                 }
                 None => {
-                    let created = self
-                        .elbv2
-                        .create_target_group(tg.into(), &self.vpc_id)
-                        .await
-                        .ctx(|| format!("create target group {}", tg.name))?;
-                    self.tag_cache.put(&created.arn, tg.tags.clone());
-                    created.arn
+                    self.create_target_group(tg.into(), &tg.name, &tg.tags)
+                        .await?
                 }
             };
             self.sync_tg_attributes(&arn, &tg.attributes).await?;
@@ -185,6 +201,7 @@ impl Deployer {
         let what = format!("target group {arn}");
         self.delete_with_retry(&what, || self.elbv2.delete_target_group(arn))
             .await?;
+        self.inventory.gone(arn);
         self.tag_cache.forget(arn);
         Ok(())
     }

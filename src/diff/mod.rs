@@ -40,7 +40,7 @@ use crate::config::{Config, GatewayConfig};
 use crate::controller::deployer::{deployer, DeployerParts};
 use crate::controller::gateway::Stores;
 use crate::controller::ingress::IngressConfig;
-use crate::deploy::{CertDiscovery, CertificateTiming, Certificates, Deployer};
+use crate::deploy::{CertDiscovery, CertificateTiming, Certificates, Deployer, Inventory};
 use crate::model::ClusterObjects;
 use albc_model::args::ControllerArgs;
 pub use output::{Sink, Totals};
@@ -142,7 +142,13 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
     if icfg.model.vpc_id.is_none() {
         icfg.model.vpc_id = Some(cloud.resolved.vpc_id.clone());
     }
-    let deployer = recorded_deployer(cfg, &icfg, &cloud, CertDiscovery::for_ingresses);
+    // One listing of the VPC for every stack of the report, as the controllers share one.
+    let inventory = Arc::new(Inventory::new(
+        cloud.elbv2.clone(),
+        cloud.ec2.clone(),
+        cloud.resolved.vpc_id.clone(),
+    ));
+    let deployer = recorded_deployer(cfg, &icfg, &cloud, CertDiscovery::for_ingresses, &inventory);
     // Gate `EnableCertificateManagement`: the certificates Ingresses ask for, requested through
     // the recorder (which describes them as issued); a real one still pending is not waited for.
     let deployer = if cfg.gate("EnableCertificateManagement") {
@@ -155,8 +161,9 @@ pub async fn collect(cfg: &Config, files: &[PathBuf], sink: &mut Sink<'_>) -> an
     // The Gateway controllers' own ACM discovery, as the controller builds it (it never leaves
     // out the certificates `EnableCertificateManagement` made); upstream's Gateway deployers
     // always reset dropped listener settings, whatever `EnhancedDefaultBehavior` says.
-    let gw_deployer = recorded_deployer(cfg, &icfg, &cloud, CertDiscovery::for_gateways)
-        .with_enhanced_default_behavior(true);
+    let gw_deployer =
+        recorded_deployer(cfg, &icfg, &cloud, CertDiscovery::for_gateways, &inventory)
+            .with_enhanced_default_behavior(true);
     let mut notes = Vec::new();
     let mut gw_gates = cfg.gateway.clone();
     // Gate `GlobalAcceleratorController`, in a partition with Global Accelerator.
@@ -353,12 +360,15 @@ fn recorded_deployer(
     icfg: &IngressConfig,
     cloud: &Cloud,
     discovery: fn(&Config, Arc<dyn crate::aws::Acm>) -> Arc<CertDiscovery>,
+    inventory: &Arc<Inventory>,
 ) -> Deployer {
     let parts = DeployerParts {
         tagging: None,
         addons: cloud.addons.clone(),
         lb_stabilization_interval: cfg.lb_stabilization_monitor_interval,
         cert_discovery: Some(discovery(cfg, cloud.acm.clone())),
+        inventory: Some(inventory.clone()),
+        sync_period: cfg.sync_period,
     };
     let vpc_id = &cloud.resolved.vpc_id;
     deployer(

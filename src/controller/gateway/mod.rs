@@ -82,6 +82,9 @@ pub struct GatewayControllerConfig {
     /// `--lb-stabilization-monitor-interval`: the requeue while the load balancer provisions
     /// before its capacity reservation (`minimumLoadBalancerCapacity`).
     pub lb_stabilization_interval: Duration,
+    /// The ELBv2/EC2 inventory every deployer of the process shares (`None`: the controller
+    /// lists for itself, with a TTL of at most half its resync period).
+    pub inventory: Option<Arc<crate::deploy::Inventory>>,
 }
 
 impl GatewayControllerConfig {
@@ -103,6 +106,7 @@ impl GatewayControllerConfig {
             addons: Default::default(),
             tagging: None,
             lb_stabilization_interval: crate::deploy::DEFAULT_LB_STABILIZATION_INTERVAL,
+            inventory: None,
         }
     }
 
@@ -344,6 +348,8 @@ pub async fn lead(
         addons: cfg.addons.clone(),
         lb_stabilization_interval: cfg.lb_stabilization_interval,
         cert_discovery: cfg.cert_discovery.clone(),
+        inventory: cfg.inventory.clone(),
+        sync_period: cfg.sync_period,
     };
     // Upstream's Gateway deployers always reset listener settings a configuration dropped,
     // whatever `EnhancedDefaultBehavior` says.

@@ -83,6 +83,9 @@ pub struct IngressConfig {
     /// `--lb-stabilization-monitor-interval`: the requeue while the load balancer provisions
     /// before its capacity reservation.
     pub lb_stabilization_interval: Duration,
+    /// The ELBv2/EC2 inventory every deployer of the process shares (`None`: the controller
+    /// lists for itself, with a TTL of at most half its resync period).
+    pub inventory: Option<Arc<crate::deploy::Inventory>>,
 }
 
 impl Default for IngressConfig {
@@ -103,6 +106,7 @@ impl Default for IngressConfig {
             cert_discovery: None,
             certificates: None,
             lb_stabilization_interval: crate::deploy::DEFAULT_LB_STABILIZATION_INTERVAL,
+            inventory: None,
         }
     }
 }
@@ -192,6 +196,8 @@ pub async fn lead(
         addons: cfg.addons.clone(),
         lb_stabilization_interval: cfg.lb_stabilization_interval,
         cert_discovery: cfg.cert_discovery.clone(),
+        inventory: cfg.inventory.clone(),
+        sync_period: cfg.sync_period,
     };
     let mut deployer = deployer(elbv2, ec2, &vpc_id, &cfg.model, parts);
     if let Some((interval, timeout)) = cfg.delete_retry {

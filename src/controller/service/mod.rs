@@ -60,6 +60,9 @@ pub struct ServiceConfig {
     pub lb_stabilization_interval: Duration,
     /// Resource Groups Tagging API client, which the deployer uses under gate `EnableRGTAPI`.
     pub tagging: Option<Arc<dyn crate::aws::ResourceTagging>>,
+    /// The ELBv2/EC2 inventory every deployer of the process shares (`None`: the controller
+    /// lists for itself, with a TTL of at most half its resync period).
+    pub inventory: Option<Arc<crate::deploy::Inventory>>,
 }
 
 impl Default for ServiceConfig {
@@ -77,6 +80,7 @@ impl Default for ServiceConfig {
             controller_metrics: ControllerMetrics::default(),
             lb_stabilization_interval: crate::deploy::DEFAULT_LB_STABILIZATION_INTERVAL,
             tagging: None,
+            inventory: None,
         }
     }
 }
@@ -195,6 +199,8 @@ pub async fn lead(
         addons: Default::default(),
         lb_stabilization_interval: cfg.lb_stabilization_interval,
         cert_discovery: None,
+        inventory: cfg.inventory.clone(),
+        sync_period: cfg.sync_period,
     };
     let deployer = deployer(elbv2, ec2.clone(), &vpc_id, &cfg.model, parts);
     let reachability = cfg.model.gate("SubnetDiscoveryByReachability");

@@ -282,6 +282,9 @@ async fn upstream_made_frontend_nlb_is_adopted_with_zero_writes_and_never_delete
     alb_only.frontend_nlb = None;
     let alb = d.deploy(&alb_only).await.unwrap().load_balancer.unwrap();
     let (nlb_arn, tg_arn) = upstream_frontend_nlb(&fake, &vpc, &stack, &alb.arn).await;
+    // Made outside this deployer after its inventory was listed: as after a restart (or once
+    // the inventory's TTL has passed), a fresh one finds them.
+    let d = deployer(&fake, &vpc);
 
     fake.clear_calls();
     let out = d.deploy(&stack).await.unwrap();

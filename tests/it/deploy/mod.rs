@@ -1,6 +1,7 @@
 //! Tests of the stack deployer: FakeAws for the idempotency, edit, deletion and fault cases
 //! (call counts from its log), moto for a real-SDK deploy and adoption of upstream-made resources;
 //! the `nlb*` modules do the same for Service (NLB) stacks.
+//! `shared_inventory` covers the inventory of the VPC the deployers of a process share.
 
 mod acm_create;
 pub(crate) mod acm_discovery;
@@ -23,6 +24,7 @@ mod nlb_faults;
 mod nlb_moto;
 mod oidc;
 mod refusals;
+mod shared_inventory;
 mod target_control;
 mod transforms;
 

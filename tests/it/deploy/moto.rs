@@ -1,6 +1,7 @@
 //! The deployer on moto through the real SDK clients (`aws::build` with `--aws-api-endpoints`):
-//! one deploy of a two-path Ingress creates upstream's resources; resources pre-created exactly
-//! as upstream leaves them are adopted with no create or delete call (counted by the AWS metrics).
+//! one deploy of a two-path Ingress creates upstream's resources (and reports the new load
+//! balancer as the create answered); resources pre-created exactly as upstream leaves them are
+//! adopted with no create or delete call (counted by the AWS metrics).
 
 use aws_load_balancer_controller::deploy::Deployer;
 use aws_load_balancer_controller::model::Stack;
@@ -110,6 +111,22 @@ async fn moto_deploy_creates_upstream_resources_then_writes_nothing() {
     d.delete_stack("demo/app").await.unwrap();
     let inv = inventory(c.elb.as_ref(), c.ec2.as_ref(), "demo/app").await;
     assert!(inv.lbs.is_empty() && inv.tgs.is_empty() && inv.sgs.is_empty());
+}
+
+/// The pass that creates the load balancer reports it as CreateLoadBalancer answered
+/// (`provisioning`, upstream's status), though moto's describe right after already says
+/// `active` (a Gateway would be Programmed before its routes are in); the next pass reports
+/// what AWS described since.
+#[tokio::test]
+async fn moto_a_new_load_balancer_is_reported_as_created_then_as_described() {
+    let c = cloud().await;
+    let stack = build_one(DEMO, &c.vpc);
+    let d = deployer(&c);
+    let made = d.deploy(&stack).await.unwrap().load_balancer.unwrap();
+    assert_eq!(made.state, "provisioning", "as the create answered");
+    let next = d.deploy(&stack).await.unwrap().load_balancer.unwrap();
+    assert_eq!(next.arn, made.arn);
+    assert_eq!(next.state, "active", "as described after the create");
 }
 
 #[tokio::test]
