@@ -318,6 +318,23 @@ pub fn aggregate<'a>(
     out
 }
 
+/// Whether one of our rules in `current` already allows `p`: same protocol and peer, and a port
+/// range holding p's. Used while only authorizing after a restart: the bindings seen so far make
+/// a partial aggregate, and in restricted mode (one range per source group) its range for a
+/// group is narrower than the one the full aggregate put there before the restart; granting it
+/// would add a rule that the first full pass revokes again.
+pub fn covered(p: &Perm, current: &[(Perm, Option<String>)]) -> bool {
+    let (Some(from), Some(to)) = (p.from, p.to) else {
+        return false;
+    };
+    current.iter().any(|(c, description)| {
+        is_ours(description.as_deref())
+            && c.protocol == p.protocol
+            && c.peer == p.peer
+            && matches!((c.from, c.to), (Some(cf), Some(ct)) if cf <= from && to <= ct)
+    })
+}
+
 /// What to change on a group holding `current` so it holds `desired`: rules to authorize, and
 /// rules of ours (by label) to revoke, with the description they carry.
 pub fn diff(

@@ -16,8 +16,8 @@ use crate::crd::target_group_binding::TargetGroupBindingNetworking;
 
 use super::eni::{EniInfo, EniResolver, PodTarget, ENI_CACHE_TTL};
 use super::networking::{
-    aggregate, diff, permissions, rule_description, select_endpoint_sg, NetError, Perm, PodPorts,
-    CLUSTER_TAG_PREFIX,
+    aggregate, covered, diff, explode, permissions, rule_description, select_endpoint_sg, NetError,
+    Perm, PodPorts, CLUSTER_TAG_PREFIX,
 };
 
 /// How long a described security group (rules and tags) is trusted; our own writes drop it.
@@ -304,8 +304,14 @@ impl Networking {
                 .map(|(p, d)| p.to_ip_permission(d))
                 .collect()
         };
+        let held = if authorize_only {
+            explode(current)
+        } else {
+            Vec::new()
+        };
         let grant: Vec<_> = grant
             .iter()
+            .filter(|p| !authorize_only || !covered(p, &held))
             .map(|p| p.to_ip_permission(Some(rule_description())))
             .collect();
         if revoke_first && !revoke.is_empty() {

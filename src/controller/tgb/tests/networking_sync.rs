@@ -117,6 +117,87 @@ fn net_from(lb: &str, port: serde_json::Value) -> TargetGroupBindingNetworking {
 }
 
 #[tokio::test]
+async fn a_restart_writes_nothing_where_the_merged_range_already_stands() {
+    // Restricted mode merges a source group's ports into one range: before the restart two
+    // bindings made tcp 8080-9090 from the load balancer's group. After it, the first binding
+    // alone makes 8080-8080, which that rule already allows.
+    let fake = Arc::new(FakeAws::new());
+    let vpc = fake.add_vpc("10.0.0.0/16", BTreeMap::new());
+    let subnet = fake
+        .add_subnet(&vpc, "10.0.1.0/24", "us-west-2a", BTreeMap::new())
+        .unwrap();
+    let lb = sg(&fake, &vpc, "lb", BTreeMap::new()).await;
+    let node = sg(
+        &fake,
+        &vpc,
+        "node",
+        tags(&[("kubernetes.io/cluster/c1", "owned")]),
+    )
+    .await;
+    fake.add_instance(&subnet, "10.0.1.10", std::slice::from_ref(&node))
+        .unwrap();
+    let merged = perm("tcp", 8080, 9090, group(&lb)).to_ip_permission(Some(rule_description()));
+    fake.authorize_ingress(&node, &[merged]).await.unwrap();
+    let cfg = NetConfig {
+        cluster_name: "c1".into(),
+        vpc_id: vpc.clone(),
+        restricted: true,
+        ..Default::default()
+    };
+    let net = Networking::new(fake.clone(), cfg);
+    let pods = [pod_target("default/p", "10.0.1.10")];
+    let a = net
+        .for_pods(&net_from(&lb, json!(8080)), &pods)
+        .await
+        .unwrap();
+    let b = net
+        .for_pods(&net_from(&lb, json!(9090)), &pods)
+        .await
+        .unwrap();
+    let both: BTreeSet<String> = ["default/a".to_string(), "default/b".to_string()].into();
+    fake.clear_calls();
+
+    net.reconcile("default/a", a, &both).await.unwrap();
+    net.reconcile("default/b", b, &both).await.unwrap();
+    let writes: Vec<_> = fake
+        .calls()
+        .into_iter()
+        .filter(|(_, op)| op.contains("Authorize") || op.contains("Revoke"))
+        .collect();
+    assert!(writes.is_empty(), "no rule written, got {writes:?}");
+
+    // A range the standing rule does not hold is still authorized while only authorizing.
+    let net = Networking::new(
+        fake.clone(),
+        NetConfig {
+            cluster_name: "c1".into(),
+            vpc_id: vpc.clone(),
+            restricted: true,
+            ..Default::default()
+        },
+    );
+    let c = net
+        .for_pods(&net_from(&lb, json!(7070)), &pods)
+        .await
+        .unwrap();
+    let c_and_d: BTreeSet<String> = ["default/c".to_string(), "default/d".to_string()].into();
+    net.reconcile("default/c", c, &c_and_d).await.unwrap();
+    let g = fake
+        .describe_security_groups(&Ec2Query::ids([node.clone()]))
+        .await
+        .unwrap();
+    let mut have: Vec<Perm> = explode(&g[0].ingress).into_iter().map(|(p, _)| p).collect();
+    have.sort();
+    assert_eq!(
+        have,
+        vec![
+            perm("tcp", 7070, 7070, group(&lb)),
+            perm("tcp", 8080, 9090, group(&lb))
+        ]
+    );
+}
+
+#[tokio::test]
 async fn unresolvable_pods_are_named() {
     let fake = Arc::new(FakeAws::new());
     let net = Networking::new(fake.clone(), NetConfig::default());
