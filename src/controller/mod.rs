@@ -5,6 +5,7 @@
 
 pub mod aga;
 pub mod deployer;
+pub mod events;
 pub mod gateway;
 pub mod gateway_class;
 pub mod ingress;
@@ -16,13 +17,13 @@ pub mod service;
 pub mod skeleton;
 pub mod tgb;
 
+pub use events::Events;
+
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Patch, PatchParams};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Api, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
@@ -79,61 +80,6 @@ where
     .map(|_| ())
 }
 
-/// Publishes events for one controller. Failures are logged, never returned: an event is
-/// a courtesy to the user and must not fail a reconcile.
-#[derive(Clone)]
-pub struct Events {
-    recorder: std::sync::Arc<Recorder>,
-}
-
-impl Events {
-    pub fn new(client: kube::Client, controller: &str) -> Self {
-        let reporter = Reporter {
-            controller: controller.to_string(),
-            instance: std::env::var("POD_NAME").ok(),
-        };
-        Self {
-            recorder: std::sync::Arc::new(Recorder::new(client, reporter)),
-        }
-    }
-
-    pub async fn normal(&self, obj: &ObjectReference, reason: &str, note: String) {
-        self.publish(obj, EventType::Normal, reason, note).await
-    }
-
-    pub async fn warning(&self, obj: &ObjectReference, reason: &str, note: String) {
-        self.publish(obj, EventType::Warning, reason, note).await
-    }
-
-    async fn publish(&self, obj: &ObjectReference, type_: EventType, reason: &str, note: String) {
-        let ev = Event {
-            type_,
-            reason: reason.to_string(),
-            note: Some(event_note(note)),
-            action: "Reconcile".to_string(),
-            secondary: None,
-        };
-        if let Err(e) = self.recorder.publish(&ev, obj).await {
-            tracing::warn!(error = %e, reason, "failed to publish event");
-        }
-    }
-}
-
-/// events.k8s.io/v1 refuses a note over 1 KiB, and the user would see no event at all: longer
-/// notes (a JSON parse error quoting a whole annotation) are cut at a character boundary.
-fn event_note(mut text: String) -> String {
-    const MAX: usize = 1024;
-    if text.len() > MAX {
-        let mut end = MAX - 3;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push_str("...");
-    }
-    text
-}
-
 /// Exponential per-object backoff for failed reconciles: `base · 2^(failures-1)`, capped.
 /// A success resets the object's count.
 #[derive(Debug)]
@@ -170,15 +116,6 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn event_notes_fit_the_api_limit_at_a_character_boundary() {
-        assert_eq!(event_note("short".into()), "short");
-        let long = "é".repeat(600); // 1,200 bytes
-        let cut = event_note(long);
-        assert!(cut.len() <= 1024, "{}", cut.len());
-        assert!(cut.ends_with("..."));
-    }
 
     #[test]
     fn backoff_doubles_up_to_the_cap_and_resets_on_success() {

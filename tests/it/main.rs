@@ -27,6 +27,7 @@ mod e2e_switch;
 mod e2e_target_control_agent;
 mod e2e_target_control_port;
 mod e2e_tgb;
+mod events;
 mod gateway_addons;
 mod gateway_backends;
 mod gateway_class;
