@@ -135,7 +135,13 @@ impl Events {
             seen.by_key
                 .get(&key)
                 .filter(|w| w.last + SERIES_WINDOW > now)
-                .map(|w| (w.namespace.clone(), w.name.clone(), w.count + 1))
+                .map(|w| {
+                    (
+                        w.namespace.clone(),
+                        w.name.clone(),
+                        w.count.saturating_add(1),
+                    )
+                })
         };
         if let Some((namespace, name, count)) = repeat {
             let series = EventSeries {
@@ -149,7 +155,8 @@ impl Events {
                 .await
             {
                 Ok(_) => {
-                    if let Some(w) = self.seen().by_key.get_mut(&key) {
+                    // Unless a concurrent publish replaced the entry meanwhile (a new Event).
+                    if let Some(w) = self.seen().by_key.get_mut(&key).filter(|w| w.name == name) {
                         w.count = count;
                         w.last = now;
                     }
@@ -191,7 +198,7 @@ impl Events {
         Event {
             metadata: ObjectMeta {
                 namespace: Some(obj.namespace.clone().unwrap_or_else(|| "default".into())),
-                name: Some(format!("{base}.{:x}", now.as_nanosecond())),
+                name: Some(event_name(base, now)),
                 ..Default::default()
             },
             action: Some("Reconcile".into()),
@@ -207,9 +214,24 @@ impl Events {
     }
 }
 
+/// `<object>.<time in hex nanoseconds>`, as kube's recorder names Events, with the object's
+/// name cut so the whole stays a valid name (at most 253 characters; kube's recorder does not
+/// cut, and the API server refuses the Event of an object with a name near that length).
+fn event_name(base: &str, now: Timestamp) -> String {
+    const MAX: usize = 253;
+    let suffix = format!(".{:x}", now.as_nanosecond());
+    let mut end = base.len().min(MAX - suffix.len());
+    while !base.is_char_boundary(end) {
+        end -= 1;
+    }
+    let base = base[..end].trim_end_matches(['.', '-']);
+    format!("{base}{suffix}")
+}
+
 /// What makes two Events one series, as kube's recorder keys them: type, action, reason,
 /// reporter and the whole reference (so a new resourceVersion starts a new series), not the
-/// note.
+/// note. A 64-bit hash: two keys colliding (odds about n² / 2^64) would only count one
+/// object's repeat in another's series.
 fn event_key(
     kind: Kind,
     reason: &str,
@@ -258,6 +280,21 @@ mod tests {
         let cut = event_note(long);
         assert!(cut.len() <= 1024, "{}", cut.len());
         assert!(cut.ends_with("..."));
+    }
+
+    #[test]
+    fn event_names_stay_valid_for_long_object_names() {
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        assert_eq!(event_name("b", now), format!("b.{:x}", now.as_nanosecond()));
+        let long = format!("{}-x", "a".repeat(260));
+        let name = event_name(&long, now);
+        assert!(name.len() <= 253, "{}", name.len());
+        assert!(name.starts_with("aaa") && name.ends_with(&format!(".{:x}", now.as_nanosecond())));
+        let dashed = format!("{}{}", "a".repeat(233), "-".repeat(30));
+        assert!(
+            !event_name(&dashed, now).contains("-."),
+            "no '-' before the dot"
+        );
     }
 
     #[test]

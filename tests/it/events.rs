@@ -57,6 +57,14 @@ async fn repeats_patch_one_series_and_a_deleted_event_starts_a_new_one() {
         Some("targetGroupBinding")
     );
     assert_eq!(e.regarding.as_ref(), Some(&a));
+    let (created, last) = (
+        e.event_time.as_ref().unwrap().0,
+        e.series.as_ref().unwrap().last_observed_time.0,
+    );
+    assert!(
+        last >= created,
+        "the series was last observed after the Event was made"
+    );
 
     events
         .warning(&a, "FailedNetworkReconcile", "boom".into())

@@ -324,6 +324,10 @@ pub fn aggregate<'a>(
 /// group is narrower than the one the full aggregate put there before the restart; granting it
 /// would add a rule that the first full pass revokes again.
 pub fn covered(p: &Perm, current: &[(Perm, Option<String>)]) -> bool {
+    // Ports only: for ICMP `from` and `to` are a type and a code, not a range.
+    if !matches!(p.protocol.as_str(), "tcp" | "udp") {
+        return false;
+    }
     let (Some(from), Some(to)) = (p.from, p.to) else {
         return false;
     };

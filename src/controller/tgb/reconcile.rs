@@ -204,7 +204,11 @@ async fn reconcile_ip(ctx: &Ctx, tgb: &TargetGroupBinding) -> Result<Outcome, Tg
     // Every pod the Service's slices mention, selected or not: its changes concern us.
     let mut referenced: Vec<String> = slices
         .iter()
-        .flat_map(|s| s.endpoints.iter().filter_map(|e| e.pod.clone()))
+        .flat_map(|s| {
+            s.endpoints
+                .iter()
+                .filter_map(|e| e.pod.as_deref().map(str::to_string))
+        })
         .collect();
     referenced.sort();
     referenced.dedup();

@@ -456,7 +456,7 @@ fn endpoints_objects_become_one_slice_per_subset_and_family() {
     let seen: Vec<_> = v4
         .endpoints
         .iter()
-        .map(|e| (e.address.as_str(), e.ready, e.pod.as_deref(), e.terminating))
+        .map(|e| (&*e.address, e.ready, e.pod.as_deref(), e.terminating))
         .collect();
     assert_eq!(
         seen,
@@ -467,7 +467,7 @@ fn endpoints_objects_become_one_slice_per_subset_and_family() {
     );
     assert_eq!(v4.endpoints[0].node.as_deref(), Some("n1"));
     assert_eq!(slices[1].address_type, "IPv6");
-    assert_eq!(slices[1].endpoints[0].address, "fd00::1");
+    assert_eq!(&*slices[1].endpoints[0].address, "fd00::1");
     assert_eq!(slices[2].ports, vec![(String::new(), Some(9090))]);
     assert_eq!(
         slices[2].endpoints[0].pod, None,

@@ -279,3 +279,34 @@ fn pod_projection_keeps_named_ports_and_the_branch_eni() {
         None
     );
 }
+
+#[test]
+fn covered_means_a_port_range_of_ours_holding_the_ports() {
+    let ours = Some(rule_description());
+    let held = vec![
+        (perm("tcp", 8000, 9000, group("sg-a")), ours.clone()),
+        (perm("icmp", 3, 4, group("sg-a")), ours),
+        (
+            perm("tcp", 0, 65535, group("sg-b")),
+            Some("a user's rule".into()),
+        ),
+    ];
+    assert!(covered(&perm("tcp", 8080, 8080, group("sg-a")), &held));
+    assert!(covered(&perm("tcp", 8000, 9000, group("sg-a")), &held));
+    assert!(
+        !covered(&perm("tcp", 8080, 9090, group("sg-a")), &held),
+        "wider"
+    );
+    assert!(
+        !covered(&perm("udp", 8080, 8080, group("sg-a")), &held),
+        "another protocol"
+    );
+    assert!(
+        !covered(&perm("tcp", 8080, 8080, group("sg-b")), &held),
+        "not ours"
+    );
+    assert!(
+        !covered(&perm("icmp", 3, 3, group("sg-a")), &held),
+        "type and code, not ports"
+    );
+}

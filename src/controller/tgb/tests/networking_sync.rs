@@ -35,8 +35,17 @@ fn pod_target(key: &str, ip: &str) -> (PodTarget, Vec<(String, i32)>) {
     (t, vec![("http".into(), 8080)])
 }
 
-#[tokio::test]
-async fn registry_authorizes_first_revokes_only_when_all_computed_and_caches_lookups() {
+/// A VPC with a load balancer group and a node (10.0.1.10) whose primary group carries the
+/// cluster tag, plus `extra` further groups on the node; the networking manager of cluster `c1`
+/// in restricted mode (upstream's default).
+struct Vpc {
+    fake: Arc<FakeAws>,
+    vpc: String,
+    lb: String,
+    node: String,
+}
+
+async fn vpc_with_node(extra: &[&str]) -> Vpc {
     let fake = Arc::new(FakeAws::new());
     let vpc = fake.add_vpc("10.0.0.0/16", BTreeMap::new());
     let subnet = fake
@@ -50,16 +59,36 @@ async fn registry_authorizes_first_revokes_only_when_all_computed_and_caches_loo
         tags(&[("kubernetes.io/cluster/c1", "owned")]),
     )
     .await;
-    let extra = sg(&fake, &vpc, "extra", BTreeMap::new()).await;
-    fake.add_instance(&subnet, "10.0.1.10", &[node.clone(), extra])
-        .unwrap();
-    let cfg = NetConfig {
-        cluster_name: "c1".into(),
-        vpc_id: vpc.clone(),
-        restricted: true,
-        ..Default::default()
-    };
-    let net = Networking::new(fake.clone(), cfg);
+    let mut groups = vec![node.clone()];
+    for name in extra {
+        groups.push(sg(&fake, &vpc, name, BTreeMap::new()).await);
+    }
+    fake.add_instance(&subnet, "10.0.1.10", &groups).unwrap();
+    Vpc {
+        fake,
+        vpc,
+        lb,
+        node,
+    }
+}
+
+impl Vpc {
+    fn networking(&self) -> Networking {
+        let cfg = NetConfig {
+            cluster_name: "c1".into(),
+            vpc_id: self.vpc.clone(),
+            restricted: true,
+            ..Default::default()
+        };
+        Networking::new(self.fake.clone(), cfg)
+    }
+}
+
+#[tokio::test]
+async fn registry_authorizes_first_revokes_only_when_all_computed_and_caches_lookups() {
+    let v = vpc_with_node(&["extra"]).await;
+    let net = v.networking();
+    let (fake, lb, node) = (v.fake.clone(), v.lb.clone(), v.node.clone());
     let n = net_from(&lb, json!("http"));
     let pods = [pod_target("default/a", "10.0.1.10")];
     let wanted = net.for_pods(&n, &pods).await.unwrap();
@@ -121,30 +150,11 @@ async fn a_restart_writes_nothing_where_the_merged_range_already_stands() {
     // Restricted mode merges a source group's ports into one range: before the restart two
     // bindings made tcp 8080-9090 from the load balancer's group. After it, the first binding
     // alone makes 8080-8080, which that rule already allows.
-    let fake = Arc::new(FakeAws::new());
-    let vpc = fake.add_vpc("10.0.0.0/16", BTreeMap::new());
-    let subnet = fake
-        .add_subnet(&vpc, "10.0.1.0/24", "us-west-2a", BTreeMap::new())
-        .unwrap();
-    let lb = sg(&fake, &vpc, "lb", BTreeMap::new()).await;
-    let node = sg(
-        &fake,
-        &vpc,
-        "node",
-        tags(&[("kubernetes.io/cluster/c1", "owned")]),
-    )
-    .await;
-    fake.add_instance(&subnet, "10.0.1.10", std::slice::from_ref(&node))
-        .unwrap();
+    let v = vpc_with_node(&[]).await;
+    let (fake, lb, node) = (v.fake.clone(), v.lb.clone(), v.node.clone());
     let merged = perm("tcp", 8080, 9090, group(&lb)).to_ip_permission(Some(rule_description()));
     fake.authorize_ingress(&node, &[merged]).await.unwrap();
-    let cfg = NetConfig {
-        cluster_name: "c1".into(),
-        vpc_id: vpc.clone(),
-        restricted: true,
-        ..Default::default()
-    };
-    let net = Networking::new(fake.clone(), cfg);
+    let net = v.networking();
     let pods = [pod_target("default/p", "10.0.1.10")];
     let a = net
         .for_pods(&net_from(&lb, json!(8080)), &pods)
@@ -167,15 +177,7 @@ async fn a_restart_writes_nothing_where_the_merged_range_already_stands() {
     assert!(writes.is_empty(), "no rule written, got {writes:?}");
 
     // A range the standing rule does not hold is still authorized while only authorizing.
-    let net = Networking::new(
-        fake.clone(),
-        NetConfig {
-            cluster_name: "c1".into(),
-            vpc_id: vpc.clone(),
-            restricted: true,
-            ..Default::default()
-        },
-    );
+    let net = v.networking();
     let c = net
         .for_pods(&net_from(&lb, json!(7070)), &pods)
         .await
