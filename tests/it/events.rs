@@ -21,6 +21,17 @@ fn binding(name: &str) -> ObjectReference {
     }
 }
 
+/// What a binding's every successful reconcile reports.
+async fn reconciled(events: &Events, obj: &ObjectReference) {
+    events
+        .normal(
+            obj,
+            "SuccessfullyReconciled",
+            "Successfully reconciled".into(),
+        )
+        .await;
+}
+
 #[tokio::test]
 async fn repeats_patch_one_series_and_a_deleted_event_starts_a_new_one() {
     let server = TestApiServer::start(Options::default()).await.unwrap();
@@ -36,13 +47,7 @@ async fn repeats_patch_one_series_and_a_deleted_event_starts_a_new_one() {
 
     let a = binding("a");
     for _ in 0..3 {
-        events
-            .normal(
-                &a,
-                "SuccessfullyReconciled",
-                "Successfully reconciled".into(),
-            )
-            .await;
+        reconciled(&events, &a).await;
     }
     let got = list().await;
     assert_eq!(got.len(), 1, "{got:?}");
@@ -69,13 +74,7 @@ async fn repeats_patch_one_series_and_a_deleted_event_starts_a_new_one() {
     events
         .warning(&a, "FailedNetworkReconcile", "boom".into())
         .await;
-    events
-        .normal(
-            &binding("b"),
-            "SuccessfullyReconciled",
-            "Successfully reconciled".into(),
-        )
-        .await;
+    reconciled(&events, &binding("b")).await;
     assert_eq!(
         list().await.len(),
         3,
@@ -88,13 +87,7 @@ async fn repeats_patch_one_series_and_a_deleted_event_starts_a_new_one() {
     )
     .await
     .unwrap();
-    events
-        .normal(
-            &a,
-            "SuccessfullyReconciled",
-            "Successfully reconciled".into(),
-        )
-        .await;
+    reconciled(&events, &a).await;
     let again: Vec<Event> = list()
         .await
         .into_iter()
