@@ -31,8 +31,15 @@ use crate::support::moto_cloud::{calls_by_op, cloud, new_writes, raw_ec2, settle
 /// The cluster name of upstream's test tables (their names are pinned to it in `names`).
 pub const CLUSTER: &str = "cluster-dummy";
 
-/// Creates the user's objects of one shape; Ingresses already carry upstream's `finalizer`.
-pub async fn apply(client: &kube::Client, ns: &str, yaml: &str, finalizer: &str) {
+/// Creates the user's objects of one shape whose kind `keep` accepts; Ingresses already carry
+/// upstream's `finalizer`.
+pub async fn apply_kinds(
+    client: &kube::Client,
+    ns: &str,
+    yaml: &str,
+    finalizer: &str,
+    keep: impl Fn(&str) -> bool,
+) {
     let obj: k8s_openapi::api::core::v1::Namespace =
         serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
     let _ = Api::all(client.clone())
@@ -40,6 +47,9 @@ pub async fn apply(client: &kube::Client, ns: &str, yaml: &str, finalizer: &str)
         .await;
     let pp = PostParams::default();
     for mut doc in aws_load_balancer_controller::plan::parse_documents(yaml).unwrap() {
+        if !keep(doc["kind"].as_str().unwrap()) {
+            continue;
+        }
         match doc["kind"].as_str().unwrap() {
             "Service" => {
                 let s: Service = serde_json::from_value(doc).unwrap();
